@@ -1,0 +1,27 @@
+"""spart_ros.core: SPART's kinematics and dynamics in plain numpy (no ROS).
+
+Frames, numbering and shapes follow SPART (see docs/conventions.md): every
+vector is projected in the inertial frame unless said otherwise, twists are
+[angular; linear velocity of the CoM], per-link arrays are stacked on the last
+axis ((3, n), (3, 3, n), (6, 6, n, n)), link id k is index k - 1.
+"""
+from .errors import (SpartError, ModelError, URDFError, TopologyError,
+                     UnsupportedJointError, InertiaError, SingularModelError,
+                     InputError)
+from .model import Robot, Link, Joint, BaseLink, JointLimits, RobotKeys, RobotBuilder
+from .connectivity import connectivity_map
+from .urdf import robot_from_urdf
+from .dh import robot_from_dh
+from .attitude import (skew_symmetric, euler_axis_dcm, angles321_dcm, angles123_dcm,
+                       dcm_angles321, quaternion_dcm, dcm_quaternion, rpy_rotation)
+from .kinematics import kinematics
+from .differential_kinematics import differential_kinematics
+from .velocities import velocities
+from .accelerations import accelerations
+from .jacobians import jacobian, jacobian_dot, point_jacobian, point_jacobian_dot
+from .center_of_mass import center_of_mass
+from .natural_orthogonal_complement import natural_orthogonal_complement, natural_orthogonal_complement_dot
+from .inertia import inertia_in_inertial_frame, composite_body_inertia
+from .generalized_inertia import generalized_inertia, generalized_inertia_noc
+from .convective_inertia import convective_inertia, convective_inertia_noc
+from .dynamics import forward_dynamics, inverse_dynamics, floating_inverse_dynamics, gravity_wrenches

@@ -1,0 +1,55 @@
+"""Argument checks done once at each public entry: shape, length, finiteness.
+
+Messages name the argument, the expected shape and what was given, so a ROS
+node can pass them on to its user unchanged.
+"""
+import numpy as np
+
+from .errors import InputError
+
+
+def array(name, x, shape):
+    """``x`` as an array of exactly ``shape`` (ints; None = any); float unless symbolic.
+
+    Raises InputError naming ``name`` for a wrong shape or a NaN / infinite entry.
+    """
+    try:
+        a = np.asarray(x)
+    except Exception as err:  # ragged lists and the like
+        raise InputError(f'{name}: cannot be read as an array ({err})') from None
+    if a.dtype != object:
+        if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+            raise InputError(f'{name}: expected numbers, got dtype {a.dtype}')
+        a = a.astype(float, copy=False)
+    if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
+        want = 'x'.join('?' if s is None else str(s) for s in shape) or 'scalar'
+        raise InputError(f'{name}: expected shape ({want}), got {a.shape}')
+    if a.dtype != object and not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
+    return a
+
+
+def vector(name, x, n):
+    """A 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
+    a = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim == 0 and n == 1:
+        a = a.reshape(1)
+    if a.ndim == 1 and a.shape[0] != n:
+        raise InputError(f'{name}: expected length {n}, got length {a.shape[0]}')
+    return array(name, a, (n,))
+
+
+def link_id(name, i, robot):
+    """A SPART link id 0..n."""
+    if isinstance(i, str):
+        return robot.link_index(i)
+    try:
+        k = int(i)
+    except (TypeError, ValueError):
+        raise InputError(f'{name}: expected a link id or name, got {i!r}') from None
+    if k != i or not 0 <= k <= robot.n_links_joints:
+        raise InputError(f'{name}: link id {i!r} out of range 0..{robot.n_links_joints}')
+    return k

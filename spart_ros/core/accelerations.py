@@ -1,0 +1,51 @@
+"""Link twist derivatives (SPART: Accelerations)."""
+from collections import namedtuple
+
+from . import _backend as bk
+from . import _checks as chk
+from .attitude import cross
+from .model import FIXED
+
+AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
+
+
+def twist_rate_map(omega, *like):
+    """Omega = blkdiag([w]x, [w]x), (6, 6): d/dt of a vector fixed in a body turning at w."""
+    from .attitude import skew_symmetric
+    S = skew_symmetric(omega)
+    Om = bk.zeros((6, 6), S, *like)
+    Om[0:3, 0:3] = S
+    Om[3:6, 3:6] = S
+    return Om
+
+
+def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
+    """Twist derivatives of the base and every link.  (SPART: Accelerations)
+
+    ``u0dot`` (6,) = [base angular acceleration in the BASE frame; base CoM
+    acceleration in the inertial frame]; ``umdot`` (n_q,).  Returns ``t0dot``
+    (6,) and ``tLdot`` (6, n): [angular acceleration; CoM acceleration], inertial.
+    """
+    n = robot.n_links_joints
+    u0 = chk.vector('u0', u0, 6)
+    um = chk.vector('um', um, robot.n_q)
+    u0dot = chk.vector('u0dot', u0dot, 6)
+    umdot = chk.vector('umdot', umdot, robot.n_q)
+    w0 = t0[0:3]
+    t0dot = bk.zeros(6, t0, P0, u0, u0dot)
+    t0dot[:] = P0 @ u0dot
+    t0dot[0:3] = t0dot[0:3] + cross(w0, P0[0:3, 0:3] @ u0[0:3])
+    tLdot = bk.zeros((6, n), t0, tL, P0, pm, u0, um, u0dot, umdot)
+    for i, joint in enumerate(robot.joints):
+        p = joint.parent_link
+        if p == 0:
+            tp, tpdot, Bip = t0, t0dot, Bi0[:, :, i]
+        else:
+            tp, tpdot, Bip = tL[:, p - 1], tLdot[:, p - 1], Bij[:, :, i, p - 1]
+        tLdot[:, i] = Bip @ tpdot
+        # d/dt of B_ip: its lower-left block is [r_p - r_i]x
+        tLdot[3:6, i] = tLdot[3:6, i] + cross(tp[3:6] - tL[3:6, i], tp[0:3])
+        if joint.type != FIXED:
+            k = joint.q_id - 1
+            tLdot[:, i] = tLdot[:, i] + twist_rate_map(tL[0:3, i]) @ pm[:, i] * um[k] + pm[:, i] * umdot[k]
+    return AccelerationsResult(t0dot, tLdot)

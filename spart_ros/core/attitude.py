@@ -1,0 +1,146 @@
+"""Attitude helpers: skew matrices, rotations, DCMs, Euler angles, quaternions.
+
+SPART's attitude functions return Direction Cosine Matrices (DCM): the
+matrix that maps inertial-frame components to body-frame components, i.e.
+the TRANSPOSE of the active rotation of the body.  SPART quaternions are
+[x, y, z, w] (vector first, scalar last) -- the same order as ROS messages'
+fields, but remember that quaternion_dcm returns the transpose of
+tf_transformations.quaternion_matrix.
+"""
+import numpy as np
+
+from . import _backend as bk
+from .errors import InputError
+
+
+def skew_symmetric(x):
+    """[x]x, the (3, 3) matrix with skew_symmetric(x) @ y == cross(x, y).  (SPART: SkewSym)"""
+    S = bk.zeros((3, 3), x)
+    S[0, 1], S[0, 2] = -x[2], x[1]
+    S[1, 0], S[1, 2] = x[2], -x[0]
+    S[2, 0], S[2, 1] = -x[1], x[0]
+    return S
+
+
+def cross(a, b):
+    """cross(a, b) for 3-vectors, written out (np.cross is slow and mishandles object arrays)."""
+    out = bk.zeros(3, a, b)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+def quaternion_dcm(q):
+    """DCM of the quaternion q = [x, y, z, w] (scalar last).  (SPART: quat_DCM)
+
+    Returns the (3, 3) DCM, inertial -> body, i.e. the transpose of the active
+    rotation matrix of q.
+    """
+    q1, q2, q3, q4 = q[0], q[1], q[2], q[3]
+    D = bk.zeros((3, 3), q)
+    D[0, 0] = 1 - 2 * (q2 ** 2 + q3 ** 2)
+    D[0, 1] = 2 * (q1 * q2 + q3 * q4)
+    D[0, 2] = 2 * (q1 * q3 - q2 * q4)
+    D[1, 0] = 2 * (q2 * q1 - q3 * q4)
+    D[1, 1] = 1 - 2 * (q1 ** 2 + q3 ** 2)
+    D[1, 2] = 2 * (q2 * q3 + q1 * q4)
+    D[2, 0] = 2 * (q3 * q1 + q2 * q4)
+    D[2, 1] = 2 * (q3 * q2 - q1 * q4)
+    D[2, 2] = 1 - 2 * (q1 ** 2 + q2 ** 2)
+    return D
+
+
+def dcm_quaternion(DCM):
+    """Quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).  (SPART: DCM_quat)
+
+    Uses the largest of the four squared components (Shepperd), as SPART does,
+    so it is accurate for every rotation; the sign follows that component.
+    """
+    D = np.asarray(DCM, dtype=float)
+    tr = D[0, 0] + D[1, 1] + D[2, 2]
+    qs = np.array([1 + 2 * D[0, 0] - tr, 1 + 2 * D[1, 1] - tr, 1 + 2 * D[2, 2] - tr, 1 + tr]) / 4
+    k = int(np.argmax(qs))
+    ql = np.sqrt(qs[k])
+    if k == 0:
+        q = [ql, (D[0, 1] + D[1, 0]) / (4 * ql), (D[2, 0] + D[0, 2]) / (4 * ql), (D[1, 2] - D[2, 1]) / (4 * ql)]
+    elif k == 1:
+        q = [(D[0, 1] + D[1, 0]) / (4 * ql), ql, (D[1, 2] + D[2, 1]) / (4 * ql), (D[2, 0] - D[0, 2]) / (4 * ql)]
+    elif k == 2:
+        q = [(D[2, 0] + D[0, 2]) / (4 * ql), (D[1, 2] + D[2, 1]) / (4 * ql), ql, (D[0, 1] - D[1, 0]) / (4 * ql)]
+    else:
+        q = [(D[1, 2] - D[2, 1]) / (4 * ql), (D[2, 0] - D[0, 2]) / (4 * ql), (D[0, 1] - D[1, 0]) / (4 * ql), ql]
+    return np.array(q)
+
+
+def euler_axis_dcm(e, alpha):
+    """DCM of a rotation by ``alpha`` about the unit axis ``e``.  (SPART: Euler_DCM)
+
+    ``euler_axis_dcm(e, a).T`` is the active rotation about e by a.
+    """
+    s, c = bk.sin(alpha / 2), bk.cos(alpha / 2)
+    q = bk.zeros(4, e, alpha)
+    q[0], q[1], q[2], q[3] = e[0] * s, e[1] * s, e[2] * s, c
+    return quaternion_dcm(q)
+
+
+def angles321_dcm(angles):
+    """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.  (SPART: Angles321_DCM)
+
+    Equals (Rz(psi) Ry(theta) Rx(phi)).T, the transpose of the URDF rpy rotation.
+    """
+    phi, theta, psi = angles[0], angles[1], angles[2]
+    cf, sf, ct, st, cp, sp = bk.cos(phi), bk.sin(phi), bk.cos(theta), bk.sin(theta), bk.cos(psi), bk.sin(psi)
+    D = bk.zeros((3, 3), angles)
+    D[0, :] = [ct * cp, ct * sp, -st]
+    D[1, :] = [sf * st * cp - cf * sp, sf * st * sp + cf * cp, sf * ct]
+    D[2, :] = [cf * st * cp + sf * sp, cf * st * sp - sf * cp, cf * ct]
+    return D
+
+
+def angles123_dcm(angles):
+    """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 1-2-3 sequence.  (SPART: Angles123_DCM)
+
+    Equals (Rx(phi) Ry(theta) Rz(psi)).T.
+    """
+    phi, theta, psi = angles[0], angles[1], angles[2]
+    cf, sf, ct, st, cp, sp = bk.cos(phi), bk.sin(phi), bk.cos(theta), bk.sin(theta), bk.cos(psi), bk.sin(psi)
+    C1 = np.array([[1, 0, 0], [0, cf, sf], [0, -sf, cf]])
+    C2 = np.array([[ct, 0, -st], [0, 1, 0], [st, 0, ct]])
+    C3 = np.array([[cp, sp, 0], [-sp, cp, 0], [0, 0, 1]])
+    return C3 @ C2 @ C1
+
+
+def dcm_angles321(DCM):
+    """Euler angles [phi, theta, psi] (3-2-1) of a DCM; inverse of angles321_dcm.  (SPART: DCM_Angles321)
+
+    theta is in [-pi/2, pi/2]; at theta = +-pi/2 the split of phi and psi is arbitrary.
+    """
+    D = np.asarray(DCM, dtype=float)
+    theta = -np.arcsin(np.clip(D[0, 2], -1.0, 1.0))
+    phi = np.arctan2(D[1, 2], D[2, 2])
+    psi = np.arctan2(D[0, 1], D[0, 0])
+    return np.array([phi, theta, psi])
+
+
+def rpy_rotation(rpy):
+    """Active rotation of URDF ``rpy``: Rz(yaw) Ry(pitch) Rx(roll), shape (3, 3)."""
+    return angles321_dcm(rpy).T
+
+
+def quaternion_from_ros(x, y, z, w):
+    """Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w), normalized.
+
+    Raises InputError for a zero or non-finite quaternion.
+    """
+    q = np.array([x, y, z, w], dtype=float)
+    nrm = np.linalg.norm(q)
+    if not np.isfinite(nrm) or nrm < 1e-12:
+        raise InputError(f'quaternion (x, y, z, w) = {tuple(q)} is not a rotation (zero or not finite)')
+    return quaternion_dcm(q / nrm).T
+
+
+def quaternion_to_ros(R):
+    """ROS quaternion (x, y, z, w) of an active rotation matrix R (body -> world)."""
+    q = dcm_quaternion(np.asarray(R).T)
+    return q if q[3] >= 0 else -q

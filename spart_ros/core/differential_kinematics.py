@@ -1,0 +1,63 @@
+"""Twist-propagation matrices (SPART: DiffKinematics)."""
+from collections import namedtuple
+
+from . import _backend as bk
+from . import _checks as chk
+from .attitude import cross, skew_symmetric
+from .model import REVOLUTE, PRISMATIC
+
+DiffKinematicsResult = namedtuple('DiffKinematicsResult', 'Bij Bi0 P0 pm')
+
+
+def twist_propagation(r_from, r_to, *like):
+    """B = [I 0; [r_from - r_to]x I], (6, 6): the twist at ``r_to`` of a rigid body whose
+    twist at ``r_from`` is t is B t (angular part first)."""
+    B = bk.eye(6, r_from, r_to, *like)
+    B[3:6, 0:3] = skew_symmetric(r_from - r_to)
+    return B
+
+
+def base_twist_map(R0):
+    """P0 = blkdiag(R0, I3), (6, 6): t0 = P0 u0."""
+    P0 = bk.eye(6, R0)
+    P0[0:3, 0:3] = R0
+    return P0
+
+
+def joint_twist_vector(joint_type, e, g):
+    """pm column: [e; e x g] revolute, [0; e] prismatic, 0 fixed, (6,)."""
+    p = bk.zeros(6, e, g)
+    if joint_type == REVOLUTE:
+        p[0:3] = e
+        p[3:6] = cross(e, g)
+    elif joint_type == PRISMATIC:
+        p[3:6] = e
+    return p
+
+
+def differential_kinematics(R0, r0, rL, e, g, robot):
+    """Twist-propagation matrices and joint twist vectors.  (SPART: DiffKinematics)
+
+    Inputs from :func:`kinematics` (inertial frame): ``R0`` (3, 3), ``r0`` (3,),
+    ``rL``, ``e``, ``g`` (3, n).  Returns (Bij, Bi0, P0, pm): ``Bij`` (6, 6, n, n),
+    Bij[:, :, i-1, j-1] maps link j's twist to link i's (zero unless j is on i's
+    path to the base); ``Bi0`` (6, 6, n) from the base to each link; ``P0`` (6, 6)
+    = blkdiag(R0, I3); ``pm`` (6, n) each joint's twist-propagation vector.
+    """
+    n = robot.n_links_joints
+    R0 = chk.array('R0', R0, (3, 3))
+    r0 = chk.vector('r0', r0, 3)
+    rL, e, g = (chk.array(nm, x, (3, n)) for nm, x in (('rL', rL), ('e', e), ('g', g)))
+    Bij = bk.zeros((6, 6, n, n), R0, r0, rL, e, g)
+    for i in range(n):
+        for j in range(n):
+            if robot.con.branch[i, j]:
+                Bij[:, :, i, j] = twist_propagation(rL[:, j], rL[:, i], Bij)
+    Bi0 = bk.zeros((6, 6, n), R0, r0, rL)
+    for i in range(n):
+        Bi0[:, :, i] = twist_propagation(r0, rL[:, i], Bi0)
+    P0 = base_twist_map(R0)
+    pm = bk.zeros((6, n), e, g)
+    for i, joint in enumerate(robot.joints):
+        pm[:, i] = joint_twist_vector(joint.type, e[:, i], g[:, i])
+    return DiffKinematicsResult(Bij, Bi0, P0, pm)

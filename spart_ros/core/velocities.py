@@ -1,0 +1,30 @@
+"""Link twists from generalized velocities (SPART: Velocities)."""
+from collections import namedtuple
+
+from . import _backend as bk
+from . import _checks as chk
+from .model import FIXED
+
+VelocitiesResult = namedtuple('VelocitiesResult', 't0 tL')
+
+
+def velocities(Bij, Bi0, P0, pm, u0, um, robot):
+    """Twists of the base and every link.  (SPART: Velocities)
+
+    ``u0`` (6,) = [base angular velocity in the BASE frame; base CoM velocity in
+    the inertial frame]; ``um`` (n_q,) joint rates.  Returns ``t0`` (6,) and
+    ``tL`` (6, n): [angular velocity; CoM velocity], inertial frame.  The
+    recursion goes from each link's PARENT (SPART's own code uses link i-1,
+    wrong for trees branching below the base).
+    """
+    n = robot.n_links_joints
+    u0 = chk.vector('u0', u0, 6)
+    um = chk.vector('um', um, robot.n_q)
+    t0 = P0 @ u0
+    tL = bk.zeros((6, n), Bij, Bi0, P0, pm, u0, um)
+    for i, joint in enumerate(robot.joints):
+        p = joint.parent_link
+        tL[:, i] = Bi0[:, :, i] @ t0 if p == 0 else Bij[:, :, i, p - 1] @ tL[:, p - 1]
+        if joint.type != FIXED:
+            tL[:, i] = tL[:, i] + pm[:, i] * um[joint.q_id - 1]
+    return VelocitiesResult(t0, tL)

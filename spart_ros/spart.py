@@ -1,0 +1,40 @@
+"""SPART's function set under SPART's names, for porting MATLAB scripts line by line.
+
+``from spart_ros import spart`` then ``spart.Kinematics(R0, r0, qm, robot)``:
+same argument order, same array shapes (MATLAB [3 x n] is (3, n), [3x3xn] is
+(3, 3, n), [6x6xnxn] is (6, 6, n, n); column vectors are 1-D), same ids (link
+id k is index k - 1).  Each name is an alias of the documented core function
+named beside it; results are named tuples that unpack like MATLAB's outputs.
+
+Beyond SPART: ``ID``, ``FD`` and ``Floating_ID`` take ``gravity=`` (a vector in
+the inertial frame); ``Jacob``/``Jacobdot`` accept a link name for ``i``.
+SPART bugs not copied: Velocities and FD recurse from each link's parent (not
+link i-1); DH_Serial2robot reads ``name``.
+"""
+from .core import attitude as _attitude
+from .core.accelerations import accelerations as Accelerations
+from .core.attitude import (angles123_dcm as Angles123_DCM, angles321_dcm as Angles321_DCM,
+                            dcm_angles321 as DCM_Angles321, dcm_quaternion as DCM_quat,
+                            euler_axis_dcm as Euler_DCM, quaternion_dcm as quat_DCM,
+                            skew_symmetric as SkewSym)
+from .core.center_of_mass import center_of_mass as Center_of_Mass
+from .core.connectivity import connectivity_map as ConnectivityMap
+from .core.convective_inertia import convective_inertia as CIM, convective_inertia_noc as CIM_NOC
+from .core.dh import robot_from_dh as DH_Serial2robot
+from .core.differential_kinematics import differential_kinematics as DiffKinematics
+from .core.dynamics import (floating_inverse_dynamics as Floating_ID, forward_dynamics as FD,
+                            inverse_dynamics as ID)
+from .core.generalized_inertia import generalized_inertia as GIM, generalized_inertia_noc as GIM_NOC
+from .core.inertia import composite_body_inertia as MCB, inertia_in_inertial_frame as I_I
+from .core.jacobians import jacobian as Jacob, jacobian_dot as Jacobdot
+from .core.kinematics import kinematics as Kinematics
+from .core.natural_orthogonal_complement import (natural_orthogonal_complement as NOC,
+                                                 natural_orthogonal_complement_dot as NOCdot)
+from .core.urdf import robot_from_urdf as urdf2robot
+from .core.velocities import velocities as Velocities
+
+__all__ = ['urdf2robot', 'DH_Serial2robot', 'ConnectivityMap', 'Kinematics', 'DiffKinematics', 'Velocities',
+           'Accelerations', 'Jacob', 'Jacobdot', 'Center_of_Mass', 'NOC', 'NOCdot', 'I_I', 'MCB', 'GIM', 'CIM',
+           'GIM_NOC', 'CIM_NOC', 'FD', 'ID', 'Floating_ID', 'Angles321_DCM', 'Angles123_DCM', 'DCM_Angles321',
+           'quat_DCM', 'DCM_quat', 'Euler_DCM', 'SkewSym']
+del _attitude
