@@ -10,9 +10,19 @@ import math
 import numpy as np
 
 
+_ndarray, _float, _object = np.ndarray, np.dtype(float), np.dtype(object)
+
+
 def is_symbolic(*values):
     """True when any value is (or holds) a sympy expression."""
     for v in values:
+        t = type(v)
+        if t is _ndarray:  # the common case first: float arrays
+            if v.dtype is _object or v.dtype == _object:
+                return True
+            continue
+        if t is float or t is int:
+            continue
         if getattr(v, 'symbolic', None) is True:  # a symbolic Robot
             return True
         if isinstance(v, np.ndarray):

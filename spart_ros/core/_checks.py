@@ -3,9 +3,13 @@
 Messages name the argument, the expected shape and what was given, so a ROS
 node can pass them on to its user unchanged.
 """
+import math
+
 import numpy as np
 
 from .errors import InputError
+
+_ndarray, _float = np.ndarray, np.dtype(float)
 
 
 def array(name, x, shape):
@@ -13,6 +17,8 @@ def array(name, x, shape):
 
     Raises InputError naming ``name`` for a wrong shape or a NaN / infinite entry.
     """
+    if type(x) is _ndarray and x.dtype == _float and x.shape == shape and math.isfinite(x.sum()):
+        return x  # fast path: the sum is finite only if every entry is
     try:
         a = np.asarray(x)
     except Exception as err:  # ragged lists and the like
@@ -32,6 +38,8 @@ def array(name, x, shape):
 
 def vector(name, x, n):
     """A 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
+    if type(x) is _ndarray and x.shape == (n,) and x.dtype == _float and math.isfinite(x.sum()):
+        return x
     a = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]

@@ -1,8 +1,12 @@
 """Link twist derivatives (SPART: Accelerations)."""
 from collections import namedtuple
 
+import numpy as np
+
 from . import _backend as bk
 from . import _checks as chk
+from . import _compiled
+from .velocities import _maps
 from .attitude import cross
 from .model import FIXED
 
@@ -31,6 +35,13 @@ def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     um = chk.vector('um', um, robot.n_q)
     u0dot = chk.vector('u0dot', u0dot, 6)
     umdot = chk.vector('umdot', umdot, robot.n_q)
+    if not bk.is_symbolic(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot):
+        Bij, Bi0, P0, pm = _maps(Bij, Bi0, P0, pm, n)
+        t0 = chk.vector('t0', t0, 6)
+        tL = chk.array('tL', tL, (6, n))
+        t0dot, tLdot = np.empty(6), np.empty((6, n))
+        _compiled.accelerations(robot.packed()[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot, tLdot)
+        return AccelerationsResult(t0dot, tLdot)
     w0 = t0[0:3]
     t0dot = bk.zeros(6, t0, P0, u0, u0dot)
     t0dot[:] = P0 @ u0dot
@@ -47,5 +58,9 @@ def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
         tLdot[3:6, i] = tLdot[3:6, i] + cross(tp[3:6] - tL[3:6, i], tp[0:3])
         if joint.type != FIXED:
             k = joint.q_id - 1
-            tLdot[:, i] = tLdot[:, i] + twist_rate_map(tL[0:3, i]) @ pm[:, i] * um[k] + pm[:, i] * umdot[k]
+            w = tL[0:3, i]
+            rate = bk.zeros(6, w, pm)  # Omega_i pm_i = [w x pa; w x pl]
+            rate[0:3] = cross(w, pm[0:3, i])
+            rate[3:6] = cross(w, pm[3:6, i])
+            tLdot[:, i] = tLdot[:, i] + rate * um[k] + pm[:, i] * umdot[k]
     return AccelerationsResult(t0dot, tLdot)

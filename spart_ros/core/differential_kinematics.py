@@ -1,8 +1,11 @@
 """Twist-propagation matrices (SPART: DiffKinematics)."""
 from collections import namedtuple
 
+import numpy as np
+
 from . import _backend as bk
 from . import _checks as chk
+from . import _compiled
 from .attitude import cross, skew_symmetric
 from .model import REVOLUTE, PRISMATIC
 
@@ -48,6 +51,8 @@ def differential_kinematics(R0, r0, rL, e, g, robot):
     R0 = chk.array('R0', R0, (3, 3))
     r0 = chk.vector('r0', r0, 3)
     rL, e, g = (chk.array(nm, x, (3, n)) for nm, x in (('rL', rL), ('e', e), ('g', g)))
+    if not bk.is_symbolic(R0, r0, rL, e, g):
+        return _differential_kinematics_numeric(R0, r0, rL, e, g, robot)
     Bij = bk.zeros((6, 6, n, n), R0, r0, rL, e, g)
     for i in range(n):
         for j in range(n):
@@ -61,3 +66,11 @@ def differential_kinematics(R0, r0, rL, e, g, robot):
     for i, joint in enumerate(robot.joints):
         pm[:, i] = joint_twist_vector(joint.type, e[:, i], g[:, i])
     return DiffKinematicsResult(Bij, Bi0, P0, pm)
+
+
+
+def _differential_kinematics_numeric(R0, r0, rL, e, g, robot):
+    n = robot.n_links_joints
+    out = DiffKinematicsResult(np.empty((6, 6, n, n)), np.empty((6, 6, n)), np.empty((6, 6)), np.empty((6, n)))
+    _compiled.differential_kinematics(robot.packed()[0], robot.con.branch, R0, r0, rL, e, g, *out)
+    return out

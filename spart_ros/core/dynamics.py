@@ -12,6 +12,8 @@ import numpy as np
 
 from . import _backend as bk
 from . import _checks as chk
+from . import _compiled
+from .velocities import _maps
 from .accelerations import accelerations
 from .attitude import cross
 from .errors import SingularModelError
@@ -48,6 +50,15 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     """
     n = robot.n_links_joints
     wF0, wFm = gravity_wrenches(wF0, wFm, robot, gravity)
+    if not bk.is_symbolic(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot):
+        Bij, Bi0, P0, pm = _maps(Bij, Bi0, P0, pm, n)
+        t0, t0dot = chk.vector('t0', t0, 6), chk.vector('t0dot', t0dot, 6)
+        tL, tLdot = chk.array('tL', tL, (6, n)), chk.array('tLdot', tLdot, (6, n))
+        I0, Im = chk.array('I0', I0, (3, 3)), chk.array('Im', Im, (3, 3, n))
+        tau0, taum = np.empty(6), np.empty(robot.n_q)
+        _compiled.inverse_dynamics(*robot.packed(), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0,
+                                   tau0, taum)
+        return InverseDynamicsResult(tau0, taum)
     # Newton-Euler at each CoM: wq = M tdot + W M t - wF
     wq0 = bk.zeros(6, t0, t0dot, I0, wF0)
     wq0[0:3] = I0 @ t0dot[0:3] + cross(t0[0:3], I0 @ t0[0:3]) - wF0[0:3]

@@ -1,8 +1,11 @@
 """Link inertias in the inertial frame and composite-body inertias (SPART: I_I, MCB)."""
 from collections import namedtuple
 
+import numpy as np
+
 from . import _backend as bk
 from . import _checks as chk
+from . import _compiled
 
 InertiaResult = namedtuple('InertiaResult', 'I0 Im')
 CompositeInertiaResult = namedtuple('CompositeInertiaResult', 'M0_tilde Mm_tilde')
@@ -16,6 +19,10 @@ def inertia_in_inertial_frame(R0, RL, robot):
     n = robot.n_links_joints
     R0 = chk.array('R0', R0, (3, 3))
     RL = chk.array('RL', RL, (3, 3, n))
+    if not bk.is_symbolic(R0, RL, robot):
+        I0, Im = np.empty((3, 3)), np.empty((3, 3, n))
+        _compiled.inertia_in_inertial_frame(*robot.packed(), R0, RL, I0, Im)
+        return InertiaResult(I0, Im)
     I0 = R0 @ robot.base_link.inertia @ R0.T
     Im = bk.zeros((3, 3, n), R0, RL, robot)
     for i, link in enumerate(robot.links):

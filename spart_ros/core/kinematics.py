@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _backend as bk
 from . import _checks as chk
+from . import _compiled
 from .attitude import euler_axis_dcm
 from .model import homogeneous, REVOLUTE, PRISMATIC
 
@@ -25,6 +26,8 @@ def kinematics(R0, r0, qm, robot):
     R0 = chk.array('R0', R0, (3, 3))
     r0 = chk.vector('r0', r0, 3)
     qm = chk.vector('qm', qm, robot.n_q)
+    if not bk.is_symbolic(R0, r0, qm, robot):
+        return _kinematics_numeric(R0, r0, qm, robot)
     TJ = bk.zeros((4, 4, n), R0, r0, qm, robot)
     TL = bk.zeros((4, 4, n), R0, r0, qm, robot)
     T0 = homogeneous(R0, r0)
@@ -37,7 +40,7 @@ def kinematics(R0, r0, qm, robot):
         elif joint.type == PRISMATIC:
             T_q = homogeneous(None, joint.axis * qm[joint.q_id - 1])
         else:
-            T_q = np.eye(4)
+            T_q = bk.eye(4, robot)
         TL[:, :, i - 1] = TJ[:, :, i - 1] @ T_q @ robot.links[i - 1].T
     RJ = TJ[:3, :3, :].copy()
     RL = TL[:3, :3, :].copy()
@@ -48,3 +51,12 @@ def kinematics(R0, r0, qm, robot):
         e[:, i] = RJ[:, :, i] @ joint.axis
     g = rL - rJ
     return KinematicsResult(RJ, RL, rJ, rL, e, g)
+
+
+
+def _kinematics_numeric(R0, r0, qm, robot):
+    n = robot.n_links_joints
+    out = KinematicsResult(np.empty((3, 3, n)), np.empty((3, 3, n)), np.empty((3, n)), np.empty((3, n)),
+                           np.empty((3, n)), np.empty((3, n)))
+    _compiled.kinematics(*robot.packed(), R0, r0, qm, *out)
+    return out

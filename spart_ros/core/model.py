@@ -119,6 +119,8 @@ class Robot:
         self.symbolic = bk.is_symbolic(base_link.mass, base_link.inertia, base_link.T,
                                        *[(l.mass, l.inertia, l.T) for l in self.links],
                                        *[(j.axis, j.T) for j in self.joints])
+        if self.symbolic:
+            _exact_model(self)
         self.masses = np.array([l.mass for l in self.links], dtype=object if self.symbolic else float)
         from .connectivity import connectivity_map
         self.con = Connectivity(*connectivity_map(self))
@@ -145,6 +147,11 @@ class Robot:
     def q_names(self):
         """Names of the moving joints in joint-variable order (length n_q)."""
         return [j.name for j in sorted((j for j in self.joints if j.type != FIXED), key=lambda j: j.q_id)]
+
+    def packed(self):
+        """(mi, mf): the model packed for the compiled kernels (built once, numeric models only)."""
+        from ._compiled import packed
+        return packed(self)
 
     @property
     def total_mass(self):
@@ -225,6 +232,26 @@ class Robot:
                                      'has a singular generalized inertia matrix (use a fixed base)')
 
 
+def _exact(a):
+    """Object array with integral floats (0.0, 1.0, -1.0...) replaced by exact sympy Integers."""
+    import sympy
+    out = np.empty(np.shape(a), dtype=object)
+    for idx, v in np.ndenumerate(np.asarray(a, dtype=object)):
+        out[idx] = sympy.Integer(int(v)) if isinstance(v, (float, int, np.number)) and float(v).is_integer() \
+            else sympy.sympify(v)
+    return out
+
+
+def _exact_model(robot):
+    """Make every array of a symbolic model exact, so that no 1.0 leaks into expressions."""
+    b = robot.base_link
+    b.inertia, b.T = _exact(b.inertia), _exact(b.T)
+    for link in robot.links:
+        link.inertia, link.T = _exact(link.inertia), _exact(link.T)
+    for joint in robot.joints:
+        joint.axis, joint.T = _exact(joint.axis), _exact(joint.T)
+
+
 def check_mass_inertia(name, mass, inertia):
     """Raise InertiaError unless mass >= 0 and inertia is a symmetric, positive
     semi-definite (3, 3) matrix whose principal moments satisfy the triangle inequality."""
@@ -247,9 +274,10 @@ def check_mass_inertia(name, mass, inertia):
 
 
 def homogeneous(R=None, p=None):
-    """4x4 transform from a rotation (3, 3) and a translation (3,); object dtype if symbolic."""
-    R = np.eye(3) if R is None else R
-    p = np.zeros(3) if p is None else p
+    """4x4 transform from a rotation (3, 3) and a translation (3,); object dtype if symbolic
+    (the defaults are integer so that symbolic transforms stay exact)."""
+    R = np.eye(3, dtype=int) if R is None else R
+    p = np.zeros(3, dtype=int) if p is None else p
     T = bk.eye(4, R, p)
     T[:3, :3] = R
     T[:3, 3] = p
