@@ -61,3 +61,48 @@ def link_id(name, i, robot):
     if k != i or not 0 <= k <= robot.n_links_joints:
         raise InputError(f'{name}: link id {i!r} out of range 0..{robot.n_links_joints}')
     return k
+
+
+# Shapes of the SPART-named functions' array arguments, by argument name (n links, nq joint variables).
+SHAPES = {
+    'R0': lambda n, nq: (3, 3), 'r0': lambda n, nq: (3,), 'qm': lambda n, nq: (nq,),
+    'u0': lambda n, nq: (6,), 'um': lambda n, nq: (nq,), 'u0dot': lambda n, nq: (6,),
+    'umdot': lambda n, nq: (nq,), 'RL': lambda n, nq: (3, 3, n), 'rL': lambda n, nq: (3, n),
+    'e': lambda n, nq: (3, n), 'g': lambda n, nq: (3, n), 'Bij': lambda n, nq: (6, 6, n, n),
+    'Bi0': lambda n, nq: (6, 6, n), 'P0': lambda n, nq: (6, 6), 'pm': lambda n, nq: (6, n),
+    't0': lambda n, nq: (6,), 'tL': lambda n, nq: (6, n), 't0dot': lambda n, nq: (6,),
+    'tLdot': lambda n, nq: (6, n), 'rp': lambda n, nq: (3,), 'tp': lambda n, nq: (6,),
+    'I0': lambda n, nq: (3, 3), 'Im': lambda n, nq: (3, 3, n), 'M0_tilde': lambda n, nq: (6, 6),
+    'Mm_tilde': lambda n, nq: (6, 6, n), 'H0': lambda n, nq: (6, 6),
+    'N': lambda n, nq: (6 + 6 * n, 6 + nq), 'Ndot': lambda n, nq: (6 + 6 * n, 6 + nq),
+    'wF0': lambda n, nq: (6,), 'wFm': lambda n, nq: (6, n), 'tau0': lambda n, nq: (6,),
+    'taum': lambda n, nq: (nq,), 'gravity': lambda n, nq: (3,), 'offset': lambda n, nq: (3,),
+}
+
+
+def checked(fn):
+    """Decorator: check every array argument named in SHAPES once, at the entry.
+
+    Shapes follow from ``robot`` (n, n_q); lists become arrays, (k, 1) columns
+    become 1-D; a wrong shape or a NaN raises InputError naming the argument.
+    Optional arguments left at None are not checked.
+    """
+    import functools
+    import inspect
+    sig = inspect.signature(fn)
+    names = [p for p in sig.parameters if p in SHAPES]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        a = bound.arguments
+        robot = a['robot']
+        n, nq = robot.n_links_joints, robot.n_q
+        for name in names:
+            x = a.get(name)
+            if x is None:
+                continue
+            shape = SHAPES[name](n, nq)
+            a[name] = vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
+        return fn(*bound.args, **bound.kwargs)
+    return wrapper

@@ -23,6 +23,7 @@ def twist_rate_map(omega, *like):
     return Om
 
 
+@chk.checked
 def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     """Twist derivatives of the base and every link.  (SPART: Accelerations)
 

@@ -2,6 +2,7 @@
 from . import _checks as chk
 
 
+@chk.checked
 def center_of_mass(r0, rL, robot):
     """Mass-weighted mean of the base and link CoM vectors.  (SPART: Center_of_Mass)
 

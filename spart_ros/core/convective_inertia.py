@@ -7,6 +7,7 @@ convective (Coriolis and centrifugal) generalized force.
 from collections import namedtuple
 
 from . import _backend as bk
+from . import _checks as chk
 from .accelerations import twist_rate_map
 from .attitude import skew_symmetric
 from .generalized_inertia import body_inertias
@@ -57,6 +58,7 @@ def _convective(rows, t0, tL, I0, Im, robot):
     return C
 
 
+@chk.checked
 def convective_inertia(t0, tL, I0, Im, M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, robot):
     """Blocks of C = [C0 C0m; Cm0 Cm].  (SPART: CIM)
 
@@ -68,6 +70,7 @@ def convective_inertia(t0, tL, I0, Im, M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, rob
     return ConvectiveInertiaResult(C[0:6, 0:6], C[0:6, 6:], C[6:, 0:6], C[6:, 6:])
 
 
+@chk.checked
 def convective_inertia_noc(N, Ndot, t0, tL, I0, Im, robot):
     """C = N' (M Ndot + W M N), (6 + n_q, 6 + n_q).  (SPART: CIM_NOC)"""
     rows = ((N[6 * k:6 * k + 6, :], Ndot[6 * k:6 * k + 6, :]) for k in range(robot.n_links_joints + 1))

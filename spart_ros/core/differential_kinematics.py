@@ -38,6 +38,7 @@ def joint_twist_vector(joint_type, e, g):
     return p
 
 
+@chk.checked
 def differential_kinematics(R0, r0, rL, e, g, robot):
     """Twist-propagation matrices and joint twist vectors.  (SPART: DiffKinematics)
 

@@ -39,6 +39,7 @@ def gravity_wrenches(wF0, wFm, robot, gravity=None):
     return wF0, wFm
 
 
+@chk.checked
 def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity=None):
     """Generalized forces that produce the given twist rates.  (SPART: ID)
 
@@ -92,6 +93,7 @@ def _solve_spd(H, rhs, robot, what):
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
+@chk.checked
 def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, robot, gravity=None):
     """Generalized accelerations from generalized forces (floating base).  (SPART: FD)
 
@@ -114,6 +116,7 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     return ForwardDynamicsResult(udot[0:6], udot[6:])
 
 
+@chk.checked
 def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, umdot,
                               robot, gravity=None):
     """Joint efforts and base acceleration for given joint accelerations, with the

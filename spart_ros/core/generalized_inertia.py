@@ -2,12 +2,14 @@
 from collections import namedtuple
 
 from . import _backend as bk
+from . import _checks as chk
 from .inertia import spatial_inertia
 from .model import FIXED
 
 GeneralizedInertiaResult = namedtuple('GeneralizedInertiaResult', 'H0 H0m Hm')
 
 
+@chk.checked
 def generalized_inertia(M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, robot):
     """Blocks of H = [H0 H0m; H0m' Hm] from composite inertias.  (SPART: GIM)
 
@@ -40,6 +42,7 @@ def body_inertias(I0, Im, robot):
         [spatial_inertia(Im[:, :, i], robot.links[i].mass, Im) for i in range(robot.n_links_joints)]
 
 
+@chk.checked
 def generalized_inertia_noc(N, I0, Im, robot):
     """H = N' M N, (6 + n_q, 6 + n_q), from the natural orthogonal complement.  (SPART: GIM_NOC)"""
     H = bk.zeros((N.shape[1], N.shape[1]), N, I0, Im)

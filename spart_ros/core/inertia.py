@@ -11,6 +11,7 @@ InertiaResult = namedtuple('InertiaResult', 'I0 Im')
 CompositeInertiaResult = namedtuple('CompositeInertiaResult', 'M0_tilde Mm_tilde')
 
 
+@chk.checked
 def inertia_in_inertial_frame(R0, RL, robot):
     """Inertia tensors about each CoM, projected in the inertial frame.  (SPART: I_I)
 
@@ -39,6 +40,7 @@ def spatial_inertia(I, m, *like):
     return M
 
 
+@chk.checked
 def composite_body_inertia(I0, Im, Bij, Bi0, robot):
     """Mass-composite (subtree) spatial inertias, leaves to base.  (SPART: MCB)
 

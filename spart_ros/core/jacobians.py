@@ -19,6 +19,7 @@ def _rate_block(v, *like):
     return D
 
 
+@chk.checked
 def jacobian(rp, r0, rL, P0, pm, i, robot):
     """Geometric Jacobian of point ``rp`` (3,) fixed on link ``i``.  (SPART: Jacob)
 
@@ -40,6 +41,7 @@ def jacobian(rp, r0, rL, P0, pm, i, robot):
     return JacobianResult(J0, Jm)
 
 
+@chk.checked
 def jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot):
     """Time derivative of :func:`jacobian`.  (SPART: Jacobdot)
 
@@ -72,6 +74,7 @@ def _point(link, offset, R0, r0, RL, rL, robot):
     return i, r, rp
 
 
+@chk.checked
 def point_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot):
     """Jacobian of a point on any link, the base included.
 
@@ -84,6 +87,7 @@ def point_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot):
     return jacobian(rp, r0, rL, P0, pm, i, robot)
 
 
+@chk.checked
 def point_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot):
     """Time derivative of :func:`point_jacobian` (same arguments plus the twists
     ``t0`` (6,) and ``tL`` (6, n)).  Returns (J0dot (6, 6), Jmdot (6, n_q))."""

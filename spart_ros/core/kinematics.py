@@ -12,6 +12,7 @@ from .model import homogeneous, REVOLUTE, PRISMATIC
 KinematicsResult = namedtuple('KinematicsResult', 'RJ RL rJ rL e g')
 
 
+@chk.checked
 def kinematics(R0, r0, qm, robot):
     """Positions and orientations of every joint and link.  (SPART: Kinematics)
 

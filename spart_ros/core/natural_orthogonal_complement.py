@@ -1,8 +1,10 @@
 """The natural orthogonal complement N (t = N u) and its derivative (SPART: NOC, NOCdot)."""
 from . import _backend as bk
+from . import _checks as chk
 from .jacobians import jacobian, jacobian_dot
 
 
+@chk.checked
 def natural_orthogonal_complement(r0, rL, P0, pm, robot):
     """N, (6 + 6n, 6 + n_q): the stacked twists [t0; t1; ...; tn] = N [u0; um].  (SPART: NOC)"""
     n, nq = robot.n_links_joints, robot.n_q
@@ -15,6 +17,7 @@ def natural_orthogonal_complement(r0, rL, P0, pm, robot):
     return N
 
 
+@chk.checked
 def natural_orthogonal_complement_dot(r0, t0, rL, tL, P0, pm, robot):
     """dN/dt, (6 + 6n, 6 + n_q).  (SPART: NOCdot)"""
     from .attitude import skew_symmetric

@@ -17,6 +17,7 @@ def _maps(Bij, Bi0, P0, pm, n):
             chk.array('pm', pm, (6, n)))
 
 
+@chk.checked
 def velocities(Bij, Bi0, P0, pm, u0, um, robot):
     """Twists of the base and every link.  (SPART: Velocities)
 
