@@ -92,17 +92,27 @@ def checked(fn):
     sig = inspect.signature(fn)
     names = [p for p in sig.parameters if p in SHAPES]
 
+    params = list(sig.parameters)
+    robot_at = params.index('robot')
+    plan = [(params.index(name), name, SHAPES[name]) for name in names]
+
+    def check(name, x, shape_of, robot):
+        shape = shape_of(robot.n_links_joints, robot.n_q)
+        return vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
-        a = bound.arguments
-        robot = a['robot']
-        n, nq = robot.n_links_joints, robot.n_q
-        for name in names:
-            x = a.get(name)
-            if x is None:
-                continue
-            shape = SHAPES[name](n, nq)
-            a[name] = vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
-        return fn(*bound.args, **bound.kwargs)
+        if kwargs or len(args) <= robot_at:  # keywords: bind by name (slower, same checks)
+            bound = sig.bind(*args, **kwargs)
+            a = bound.arguments
+            for _, name, shape_of in plan:
+                if a.get(name) is not None:
+                    a[name] = check(name, a[name], shape_of, a['robot'])
+            return fn(*bound.args, **bound.kwargs)
+        args = list(args)
+        robot = args[robot_at]
+        for at, name, shape_of in plan:
+            if at < len(args) and args[at] is not None:
+                args[at] = check(name, args[at], shape_of, robot)
+        return fn(*args)
     return wrapper
