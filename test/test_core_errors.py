@@ -1,0 +1,433 @@
+"""Errors and warnings of the core: each bad model or input raises the right
+``spart_ros.core.errors`` class, with a message that names the link, joint or argument."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+from core_helpers import load_robot, random_state, run_chain
+from spart_ros import spart
+from spart_ros.core import errors
+from spart_ros.core.errors import (InertiaError, InputError, ModelError, SingularModelError, SpartError,
+                                   TopologyError, UnsupportedJointError, URDFError)
+
+
+def link(name, mass=1.0, ixx=0.1, iyy=0.1, izz=0.1, ixy=0.0, ixz=0.0, iyz=0.0, xyz='0 0 0', inertial=True):
+    if not inertial:
+        return f'<link name="{name}"/>'
+    return (f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="0 0 0"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" izz="{izz}"/></inertial></link>')
+
+
+def joint(name, parent, child, type='revolute', axis='0 0 1', xyz='0 0 0.5'):
+    ax = '' if axis is None else f'<axis xyz="{axis}"/>'
+    lim = '<limit lower="-1" upper="1" effort="10" velocity="1"/>' if type in ('revolute', 'prismatic') else ''
+    return (f'<joint name="{name}" type="{type}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="0 0 0"/>{ax}{lim}</joint>')
+
+
+def urdf(*parts, name='test_robot'):
+    return f'<?xml version="1.0"?>\n<robot name="{name}">\n' + '\n'.join(parts) + '\n</robot>'
+
+
+def arm(*extra, base=None, l1=None, l2=None, j1=None, j2=None):
+    """base -j1-> l1 -j2-> l2, each replaceable."""
+    return urdf(base or link('base', 10.0), l1 or link('l1'), l2 or link('l2'),
+                j1 or joint('j1', 'base', 'l1'), j2 or joint('j2', 'l1', 'l2'), *extra)
+
+
+def build(text):
+    return spart.urdf2robot(text)[0]
+
+
+def test_hierarchy():
+    for cls in (ModelError, URDFError, TopologyError, UnsupportedJointError, InertiaError, SingularModelError,
+                InputError):
+        assert issubclass(cls, SpartError) and issubclass(cls, ValueError)
+    for cls in (URDFError, TopologyError, UnsupportedJointError, InertiaError, SingularModelError):
+        assert issubclass(cls, ModelError)
+    assert errors.SpartError is SpartError
+
+
+def test_valid_arm_builds():
+    robot = build(arm())
+    assert robot.n_q == 2 and robot.link_names == ['base', 'l1', 'l2']
+
+
+# --- not URDF -------------------------------------------------------------------------------
+@pytest.mark.parametrize('text,words', [
+    ('this is just a sentence', ['this is just a sentence']),
+    ('<robot name="x"><link name="a"', ['XML']),
+    ('<html><body>hello</body></html>', ['<html>', '<robot>']),
+    ('<?xml version="1.0"?><sdf version="1.6"><model name="m"/></sdf>', ['<sdf>']),
+])
+def test_not_urdf(text, words):
+    with pytest.raises(URDFError) as err:
+        spart.urdf2robot(text)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_missing_file_and_wrong_type():
+    with pytest.raises(URDFError, match='no_such_robot.urdf'):
+        spart.urdf2robot('/tmp/no_such_dir/no_such_robot.urdf')
+    with pytest.raises(URDFError, match='int'):
+        spart.urdf2robot(42)
+
+
+# --- links: inertial, mass, inertia ---------------------------------------------------------
+def test_link_without_inertial():
+    with pytest.raises(URDFError, match="'l1'.*<inertial>"):
+        build(arm(l1=link('l1', inertial=False)))
+
+
+def test_negative_mass():
+    with pytest.raises(InertiaError, match="'l2'.*mass"):
+        build(arm(l2=link('l2', mass=-1.0)))
+
+
+def test_negative_base_mass():
+    with pytest.raises(InertiaError, match="'base'.*mass"):
+        build(arm(base=link('base', mass=-5.0)))
+
+
+def test_inertia_not_positive_semidefinite():
+    with pytest.raises(InertiaError, match="'l1'.*positive semi-definite"):
+        build(arm(l1=link('l1', ixx=-0.1, iyy=0.1, izz=0.1)))
+    # symmetric with positive diagonal but an off-diagonal making it indefinite
+    with pytest.raises(InertiaError, match="'l1'.*positive semi-definite"):
+        build(arm(l1=link('l1', ixx=0.1, iyy=0.1, izz=0.1, ixy=0.2)))
+
+
+def test_inertia_breaks_triangle_inequality():
+    with pytest.raises(InertiaError, match="'l2'.*triangle inequality"):
+        build(arm(l2=link('l2', ixx=0.1, iyy=0.1, izz=0.5)))
+
+
+def test_inertia_triangle_inequality_on_principal_moments():
+    """A rotated tensor is judged by its principal moments, not its diagonal."""
+    R = spart.Angles321_DCM([0.3, -0.5, 1.1]).T
+    bad = R @ np.diag([0.1, 0.1, 0.5]) @ R.T
+    i = dict(ixx=bad[0, 0], iyy=bad[1, 1], izz=bad[2, 2], ixy=bad[0, 1], ixz=bad[0, 2], iyz=bad[1, 2])
+    with pytest.raises(InertiaError, match="'l1'.*triangle"):
+        build(arm(l1=link('l1', **i)))
+    good = R @ np.diag([0.2, 0.3, 0.4]) @ R.T
+    i = dict(ixx=good[0, 0], iyy=good[1, 1], izz=good[2, 2], ixy=good[0, 1], ixz=good[0, 2], iyz=good[1, 2])
+    build(arm(l1=link('l1', **i)))
+
+
+# --- singular models ------------------------------------------------------------------------
+def test_prismatic_joint_moving_no_mass():
+    text = arm(link('finger', mass=0.0, ixx=0, iyy=0, izz=0),
+               joint('slide', 'l2', 'finger', type='prismatic', axis='1 0 0'))
+    with pytest.raises(SingularModelError, match="'slide'"):
+        build(text)
+
+
+def test_revolute_joint_moving_nothing():
+    text = arm(link('flag', mass=0.0, ixx=0, iyy=0, izz=0), joint('turn', 'l2', 'flag'))
+    with pytest.raises(SingularModelError, match="'turn'"):
+        build(text)
+
+
+def test_prismatic_joint_moving_only_inertia_is_singular():
+    """A prismatic joint moving a subtree of zero mass (but some inertia) still has zero inertia."""
+    text = arm(link('disk', mass=0.0, ixx=0.1, iyy=0.1, izz=0.1),
+               joint('slide', 'l2', 'disk', type='prismatic', axis='1 0 0'))
+    with pytest.raises(SingularModelError, match="'slide'"):
+        build(text)
+
+
+def test_zero_mass_end_effector_on_fixed_joint_is_accepted():
+    text = arm(link('tool', mass=0.0, ixx=0, iyy=0, izz=0), joint('tool_mount', 'l2', 'tool', type='fixed',
+                                                                 axis=None))
+    robot = build(text)
+    assert robot.link_names[-1] == 'tool' and robot.n_q == 2
+    s = random_state(robot, 0)
+    o = run_chain(robot, s)
+    assert np.all(np.isfinite(o.u0dot_fd)) and np.all(np.isfinite(o.umdot_fd))
+    assert np.linalg.eigvalsh(o.H).min() > 0
+
+
+def _massless_tree():
+    """A massless base turning a massless link that has inertia (fixed-base use is fine)."""
+    return urdf(link('world', mass=0.0, ixx=0, iyy=0, izz=0),
+                link('wheel', mass=0.0, ixx=0.1, iyy=0.1, izz=0.2), joint('spin', 'world', 'wheel'))
+
+
+def test_massless_fixed_base_is_accepted_but_floating_fd_is_not():
+    robot = build(_massless_tree())
+    s = random_state(robot, 0)
+    o = run_chain_fixed(robot, s)
+    assert o.Hm.shape == (1, 1) and o.Hm[0, 0] == pytest.approx(0.2)
+    with pytest.raises(SingularModelError, match="'test_robot'.*mass"):
+        spart.FD(s.tau0, s.taum, s.wF0, s.wFm, o.t0, o.tL, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, s.u0, s.um, robot)
+    with pytest.raises(SingularModelError, match="'test_robot'.*mass"):
+        spart.Floating_ID(s.wF0, s.wFm, o.Mm_tilde, o.H0, o.t0, o.tL, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0,
+                          s.u0, s.um, s.umdot, robot)
+    with pytest.raises(SingularModelError, match='mass'):
+        spart.Center_of_Mass(s.r0, o.rL, robot)
+
+
+def test_massless_base_floating_system():
+    """A massless base welded to massive links floats fine; a massless base on a revolute
+    joint does not (turning the base against the joint moves no mass: H is singular)."""
+    massless = link('world', mass=0.0, ixx=0, iyy=0, izz=0)
+    robot = build(arm(base=massless, j1=joint('j1', 'world', 'l1', type='fixed', axis=None)))
+    o = run_chain(robot, random_state(robot, 1))
+    assert np.all(np.isfinite(o.u0dot_fd)) and np.linalg.eigvalsh(o.H).min() > 0
+    robot = build(arm(base=massless, j1=joint('j1', 'world', 'l1')))  # fine as a fixed-base arm
+    with pytest.raises(SingularModelError, match="'test_robot'.*generalized inertia"):
+        run_chain(robot, random_state(robot, 1))
+
+
+def run_chain_fixed(robot, s):
+    """The chain up to GIM (no FD): what a fixed-base user calls."""
+    from types import SimpleNamespace
+    o = SimpleNamespace()
+    o.RJ, o.RL, o.rJ, o.rL, o.e, o.g = spart.Kinematics(s.R0, s.r0, s.qm, robot)
+    o.Bij, o.Bi0, o.P0, o.pm = spart.DiffKinematics(s.R0, s.r0, o.rL, o.e, o.g, robot)
+    o.t0, o.tL = spart.Velocities(o.Bij, o.Bi0, o.P0, o.pm, s.u0, s.um, robot)
+    o.I0, o.Im = spart.I_I(s.R0, o.RL, robot)
+    o.M0_tilde, o.Mm_tilde = spart.MCB(o.I0, o.Im, o.Bij, o.Bi0, robot)
+    o.H0, o.H0m, o.Hm = spart.GIM(o.M0_tilde, o.Mm_tilde, o.Bij, o.Bi0, o.P0, o.pm, robot)
+    return o
+
+
+# --- topology -------------------------------------------------------------------------------
+def test_cycle_without_root():
+    text = urdf(link('a'), link('b'), link('c'), joint('ab', 'a', 'b'), joint('bc', 'b', 'c'), joint('ca', 'c', 'a'))
+    with pytest.raises(TopologyError, match='cycle'):
+        build(text)
+
+
+def test_cycle_beside_a_root():
+    text = urdf(link('base'), link('a'), link('b'), joint('ab', 'a', 'b'), joint('ba', 'b', 'a'))
+    with pytest.raises(TopologyError) as err:
+        build(text)
+    msg = str(err.value)
+    assert 'cycle' in msg or 'two parent' in msg
+    assert "'a'" in msg or "'b'" in msg
+
+
+def test_several_roots():
+    text = urdf(link('base'), link('l1'), link('island'), link('other_island'), joint('j1', 'base', 'l1'))
+    with pytest.raises(TopologyError) as err:
+        build(text)
+    for name in ('base', 'island', 'other_island'):
+        assert f"'{name}'" in str(err.value)
+
+
+def test_link_with_two_parents():
+    text = arm(joint('j3', 'base', 'l2', xyz='1 0 0'))
+    with pytest.raises(TopologyError) as err:
+        build(text)
+    assert "'l2'" in str(err.value) and "'j2'" in str(err.value) and "'j3'" in str(err.value)
+
+
+def test_joint_to_undefined_link():
+    text = arm(joint('j3', 'l2', 'ghost'))
+    with pytest.raises((TopologyError, URDFError), match='ghost'):
+        build(text)
+
+
+@pytest.mark.parametrize('jtype', ['planar', 'floating'])
+def test_unsupported_joint_types(jtype):
+    text = arm(link('extra'), joint('weird_joint', 'l2', 'extra', type=jtype))
+    with pytest.raises(UnsupportedJointError) as err:
+        build(text)
+    assert "'weird_joint'" in str(err.value) and jtype in str(err.value)
+
+
+def test_unsupported_joint_type_in_builder():
+    from spart_ros.core.model import RobotBuilder
+    b = RobotBuilder('b')
+    b.add_link('base', 1.0, np.eye(3))
+    b.add_link('top', 1.0, np.eye(3))
+    with pytest.raises(UnsupportedJointError, match="'hover'.*floating"):
+        b.add_joint('hover', 'floating', 'base', 'top')
+
+
+# --- axes -----------------------------------------------------------------------------------
+def test_moving_joint_without_axis_warns_and_uses_x():
+    with pytest.warns(UserWarning, match="'j2'.*axis"):
+        robot = build(arm(j2=joint('j2', 'l1', 'l2', axis=None)))
+    np.testing.assert_array_equal(robot.joints[1].axis, [1.0, 0.0, 0.0])
+    # the motion really is about x
+    s = random_state(robot, 0)
+    RJ, RL, rJ, rL, e, g = spart.Kinematics(s.R0, s.r0, s.qm, robot)
+    np.testing.assert_allclose(e[:, 1], RJ[:, 0, 1], atol=1e-15)
+
+
+def test_non_unit_axis_warns_and_normalizes():
+    with pytest.warns(UserWarning, match="'j1'.*normalized"):
+        robot = build(arm(j1=joint('j1', 'base', 'l1', axis='0 3 4')))
+    np.testing.assert_allclose(robot.joints[0].axis, [0.0, 0.6, 0.8], atol=1e-15)
+    with pytest.warns(UserWarning, match="'j2'"):
+        robot2 = build(arm(j2=joint('j2', 'l1', 'l2', type='prismatic', axis='0 0 2')))
+    np.testing.assert_allclose(robot2.joints[1].axis, [0.0, 0.0, 1.0], atol=1e-15)
+
+
+def test_unit_axes_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        build(arm(j1=joint('j1', 'base', 'l1', axis='0.36 0.48 0.8')))
+        load_robot.__wrapped__('branched_two_arm_spacecraft')
+
+
+def test_zero_axis():
+    with pytest.raises(ModelError, match="'j1'.*axis"):
+        build(arm(j1=joint('j1', 'base', 'l1', axis='0 0 0')))
+
+
+# --- numeric inputs -------------------------------------------------------------------------
+@pytest.fixture(scope='module')
+def chain():
+    robot = load_robot('branched_two_arm_spacecraft')
+    s = random_state(robot, 0)
+    return robot, s, run_chain(robot, s)
+
+
+def test_qm_wrong_length(chain):
+    robot, s, o = chain
+    with pytest.raises(InputError, match=r'qm.*8'):
+        spart.Kinematics(s.R0, s.r0, s.qm[:-1], robot)
+    with pytest.raises(InputError, match='qm'):
+        spart.Kinematics(s.R0, s.r0, np.concatenate([s.qm, [0.0]]), robot)
+
+
+def test_R0_wrong_shape(chain):
+    robot, s, o = chain
+    for bad in (np.eye(4), np.eye(3)[:2], np.zeros(9), [[1, 0, 0], [0, 1, 0]]):
+        with pytest.raises(InputError, match='R0'):
+            spart.Kinematics(bad, s.r0, s.qm, robot)
+    with pytest.raises(InputError, match='R0'):
+        spart.I_I(np.eye(2), o.RL, robot)
+
+
+def test_ragged_and_non_numeric_inputs(chain):
+    robot, s, o = chain
+    with pytest.raises(InputError, match='r0'):
+        spart.Kinematics(s.R0, ['a', 'b', 'c'], s.qm, robot)
+    with pytest.raises(InputError, match='R0'):
+        spart.Kinematics([[1, 0, 0], [0, 1], [0, 0, 1]], s.r0, s.qm, robot)
+
+
+def _call(robot, s, o, fn, **override):
+    """Call SPART function ``fn`` on the chain's values, with some arguments replaced."""
+    f = getattr(spart, fn)
+    env = dict(vars(s))
+    env.update(vars(o))
+    k = 4
+    env.update(rp=o.rL[:, k - 1], tp=o.tL[:, k - 1], i=k, robot=robot)
+    env.update(override)
+    names = [p for p in inspect.signature(f).parameters if p != 'gravity']
+    return f(*[env[p] for p in names], **({'gravity': override['gravity']} if 'gravity' in override else {}))
+
+
+# (function, argument) pairs a user fills in from their own data
+USER_INPUTS = [('Kinematics', 'R0'), ('Kinematics', 'r0'), ('Kinematics', 'qm'),
+               ('DiffKinematics', 'rL'), ('DiffKinematics', 'e'), ('DiffKinematics', 'g'),
+               ('Velocities', 'u0'), ('Velocities', 'um'),
+               ('Accelerations', 'u0'), ('Accelerations', 'um'), ('Accelerations', 'u0dot'),
+               ('Accelerations', 'umdot'),
+               ('Jacob', 'rp'), ('Jacob', 'r0'), ('Jacobdot', 'rp'), ('Jacobdot', 'tp'), ('Jacobdot', 't0'),
+               ('Center_of_Mass', 'r0'), ('Center_of_Mass', 'rL'), ('I_I', 'R0'), ('I_I', 'RL'),
+               ('FD', 'tau0'), ('FD', 'taum'), ('FD', 'wF0'), ('FD', 'wFm'), ('FD', 'u0'), ('FD', 'um'),
+               ('ID', 'wF0'), ('ID', 'wFm'),
+               ('Floating_ID', 'wF0'), ('Floating_ID', 'wFm'), ('Floating_ID', 'u0'), ('Floating_ID', 'um'),
+               ('Floating_ID', 'umdot')]
+
+
+@pytest.mark.parametrize('fn,arg', USER_INPUTS, ids=[f'{f}-{a}' for f, a in USER_INPUTS])
+@pytest.mark.parametrize('bad', [np.nan, np.inf, -np.inf], ids=['nan', 'inf', '-inf'])
+def test_non_finite_user_inputs(chain, fn, arg, bad):
+    robot, s, o = chain
+    x = np.array(vars(s).get(arg, vars(o).get(arg)) if arg not in ('rp', 'tp') else
+                 (o.rL[:, 3] if arg == 'rp' else o.tL[:, 3]), dtype=float)
+    x.flat[x.size // 2] = bad
+    with pytest.raises(InputError) as err:
+        _call(robot, s, o, fn, **{arg: x})
+    assert str(err.value).startswith(arg + ':'), f'{fn}: message {err.value!s} does not name {arg}'
+    assert 'NaN' in str(err.value) or 'inf' in str(err.value)
+
+
+@pytest.mark.parametrize('fn,arg', USER_INPUTS, ids=[f'{f}-{a}' for f, a in USER_INPUTS])
+def test_wrong_length_user_inputs(chain, fn, arg):
+    robot, s, o = chain
+    x = np.array(vars(s).get(arg, vars(o).get(arg)) if arg not in ('rp', 'tp') else
+                 (o.rL[:, 3] if arg == 'rp' else o.tL[:, 3]), dtype=float)
+    x = x[..., :-1]
+    with pytest.raises(InputError) as err:
+        _call(robot, s, o, fn, **{arg: x})
+    assert str(err.value).startswith(arg + ':'), f'{fn}: message {err.value!s} does not name {arg}'
+
+
+@pytest.mark.parametrize('fn', ['ID', 'FD', 'Floating_ID'])
+def test_gravity_argument_checked(chain, fn):
+    robot, s, o = chain
+    with pytest.raises(InputError, match='gravity'):
+        _call(robot, s, o, fn, gravity=[0.0, np.nan, -9.81])
+    with pytest.raises(InputError, match='gravity'):
+        _call(robot, s, o, fn, gravity=[0.0, -9.81])
+
+
+SPART_FUNCTIONS = ['Kinematics', 'DiffKinematics', 'Velocities', 'Accelerations', 'Jacob', 'Jacobdot',
+                   'Center_of_Mass', 'NOC', 'NOCdot', 'I_I', 'MCB', 'GIM', 'CIM', 'GIM_NOC', 'CIM_NOC', 'FD', 'ID',
+                   'Floating_ID']
+
+
+@pytest.mark.parametrize('fn', SPART_FUNCTIONS)
+def test_every_array_argument_is_checked(chain, fn):
+    """Every array argument of every SPART-named function (intermediate ones too: Bij, P0, t0,
+    Im, N, ...): a NaN or a wrong shape raises InputError naming that argument, never a
+    silent NaN result, a numpy error, or an error naming another argument."""
+    robot, s, o = chain
+    names = [p for p in inspect.signature(getattr(spart, fn)).parameters if p not in ('robot', 'gravity', 'i')]
+    env = dict(vars(s))
+    env.update(vars(o))
+    env.update(rp=o.rL[:, 3], tp=o.tL[:, 3])
+    problems = []
+    for arg in names:
+        for kind in ('NaN', 'shape'):
+            x = np.array(env[arg], dtype=float)
+            if kind == 'NaN':
+                x.flat[0] = np.nan
+            else:
+                x = x[..., :-1]
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter('ignore')
+                    _call(robot, s, o, fn, **{arg: x})
+                problems.append(f'{arg} ({kind}): no error')
+            except InputError as err:
+                if not str(err).startswith(arg + ':'):
+                    problems.append(f'{arg} ({kind}): InputError names another argument: {err}')
+            except Exception as err:  # noqa: BLE001 - reporting which
+                problems.append(f'{arg} ({kind}): {type(err).__name__}: {err}')
+    assert not problems, f'{fn}: unchecked arguments:\n  ' + '\n  '.join(problems)
+
+
+def test_jacob_link_errors(chain):
+    robot, s, o = chain
+    with pytest.raises(ModelError, match="'no_such_link'"):
+        spart.Jacob(o.rL[:, 0], s.r0, o.rL, o.P0, o.pm, 'no_such_link', robot)
+    with pytest.raises(ModelError, match="'no_such_link'"):
+        spart.Jacobdot(o.rL[:, 0], o.tL[:, 0], s.r0, o.t0, o.rL, o.tL, o.P0, o.pm, 'no_such_link', robot)
+    from spart_ros.core import jacobians
+    with pytest.raises(ModelError, match="'no_such_link'"):
+        jacobians.point_jacobian('no_such_link', None, s.R0, s.r0, o.RL, o.rL, o.P0, o.pm, robot)
+    for bad in (-1, robot.n_links_joints + 1, 2.5):
+        with pytest.raises(InputError, match='link id'):
+            spart.Jacob(o.rL[:, 0], s.r0, o.rL, o.P0, o.pm, bad, robot)
+
+
+def test_model_name_lookups(chain):
+    robot, s, o = chain
+    assert robot.link_index('a_tip') == 7
+    assert robot.q_position('b_elbow') == 7
+    with pytest.raises(ModelError, match="'a_camera_mount'.*fixed"):
+        robot.q_position('a_camera_mount')
+    with pytest.raises(ModelError, match="'nope'"):
+        robot.q_position('nope')
