@@ -23,10 +23,14 @@ CoM velocity, inertial], um (n_q,); wrenches [torque; force] at CoMs in the
 inertial frame; gravity (3,) in the inertial frame.  ``floating=False`` pins
 the base (u0, u0dot ignored; tau0 is then the wrench the base mount carries).
 
-Returned arrays are this object's buffers, overwritten by the next call of the
-same method (no allocation on the hot path): copy them to keep them.
+Returned arrays are this object's buffers, overwritten by the next call (the
+dynamics methods share one output row): copy them to keep them.  Nothing is
+allocated on the hot path.
 """
+from functools import partial
+
 import numpy as np
+from numba.core.errors import TypingError
 
 from ..errors import InputError, SingularModelError, ModelError
 from ..model import FIXED
@@ -36,59 +40,67 @@ __all__ = ['FastDynamics']
 
 
 def _pack(robot):
+    """(mi, W): the tree as ints and a float array with the model in its rows (see kernels)."""
     if robot.symbolic:
         raise ModelError(f'robot {robot.name!r} is symbolic: the fast path needs numeric masses and transforms')
     n = robot.n_links_joints
     mi = np.zeros(2 + 3 * n, dtype=np.int64)
     mi[0], mi[1] = n, robot.n_q
-    mf = np.zeros((n + 1, K.MF_COLS))
-    mf[0, K.MASS] = robot.base_link.mass
-    mf[0, K.IBODY:K.IBODY + 9] = np.asarray(robot.base_link.inertia, float).ravel()
+    W = np.zeros((n + 3, max(K.COLS, 6 + robot.n_q)))
+    W[0, K.MASS] = robot.base_link.mass
+    W[0, K.IBODY:K.IBODY + 9] = np.asarray(robot.base_link.inertia, float).ravel()
     for i, (link, joint) in enumerate(zip(robot.links, robot.joints), start=1):
         mi[2 + 3 * (i - 1):5 + 3 * (i - 1)] = (joint.parent_link, joint.type,
                                                 joint.q_id - 1 if joint.type != FIXED else -1)
-        mf[i, K.MASS] = link.mass
-        mf[i, K.IBODY:K.IBODY + 9] = np.asarray(link.inertia, float).ravel()
+        W[i, K.MASS] = link.mass
+        W[i, K.IBODY:K.IBODY + 9] = np.asarray(link.inertia, float).ravel()
         TJ, TL = np.asarray(joint.T, float), np.asarray(link.T, float)
-        mf[i, K.TJR:K.TJR + 9] = TJ[:3, :3].ravel()
-        mf[i, K.TJP:K.TJP + 3] = TJ[:3, 3]
-        mf[i, K.TLR:K.TLR + 9] = TL[:3, :3].ravel()
-        mf[i, K.TLP:K.TLP + 3] = TL[:3, 3]
-        mf[i, K.AXIS:K.AXIS + 3] = np.asarray(joint.axis, float)
-    return mi, mf
+        W[i, K.TJR:K.TJR + 9] = TJ[:3, :3].ravel()
+        W[i, K.TJP:K.TJP + 3] = TJ[:3, 3]
+        W[i, K.TLR:K.TLR + 9] = TL[:3, :3].ravel()
+        W[i, K.TLP:K.TLP + 3] = TL[:3, 3]
+        W[i, K.AXIS:K.AXIS + 3] = np.asarray(joint.axis, float)
+    return mi, W
 
 
 def _arr(x):
-    return x if type(x) is np.ndarray else np.asarray(x, dtype=float)
-
-
-def _arrays(*xs):
-    """The inputs as arrays; a no-op (one type test each) when they already are."""
-    for x in xs:
-        if type(x) is not np.ndarray:
-            return tuple(_arr(x) for x in xs)
-    return xs
+    return None if x is None else np.ascontiguousarray(x, dtype=float)
 
 
 class FastDynamics:
-    """Compiled dynamics of one robot; see the module docstring for the methods."""
+    """Compiled dynamics of one robot; see the module docstring for the methods.
+
+    Pass C-contiguous float64 arrays: anything else (lists, int arrays, transposed
+    views) is accepted but converted, or compiled for once, at extra cost.
+    """
 
     def __init__(self, robot):
         self.robot = robot
         self.n, self.n_q = robot.n_links_joints, robot.n_q
         n, nq = self.n, self.n_q
-        self._mi, self._mf = _pack(robot)
-        self._ws = np.zeros((n + 2, max(K.WS_COLS, 84)))
+        mi, W = _pack(robot)
+        self._mi, self._W = mi, W.copy()
+        out = self._W[n + 2]
+        self._base_out, self._joint_out = out[0:6], out[6:6 + nq]
         z = np.zeros
         self._zero6, self._zero3, self._zero_wFm, self._zero_q = z(6), z(3), z((6, n)), z(nq)
-        self._tau0, self._taum = z(6), z(nq)
-        self._u0dot, self._umdot = z(6), z(nq)
-        self._ftaum, self._fu0dot = z(6 + nq)[6:], z(6)
         self._H = z((6 + nq, 6 + nq))
         self._J, self._Jbias = z((6, 6 + nq)), z(6)
         self._rL, self._tL, self._com = z((3, n + 1)), z((6, n + 1)), z(6)
+        bind = lambda kernel: partial(kernel, mi, self._W)  # noqa: E731
+        self._rnea, self._floating_rnea, self._aba = bind(K.rnea), bind(K.floating_rnea), bind(K.aba)
+        self._crba, self._point_jacobian, self._twists = bind(K.crba), bind(K.point_jacobian), bind(K.twists_and_com)
 
-    # -- error decoding -------------------------------------------------------------------
+    # -- plumbing -------------------------------------------------------------------------
+    def _call(self, kernel, *args):
+        """Run a kernel; convert non-array inputs once if numba cannot type them; raise on error."""
+        try:
+            code = kernel(*args)
+        except TypingError:
+            code = kernel(*[_arr(a) if isinstance(a, (list, tuple)) else a for a in args])
+        if code:
+            self._raise(code, args)
+
     def _raise(self, code, args):
         if code == K.SINGULAR:
             raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state '
@@ -101,73 +113,53 @@ class FastDynamics:
                     'gravity': '(3,)', 'offset': '(3,)', 'qm': f'({self.n_q},)', 'um': f'({self.n_q},)',
                     'umdot': f'({self.n_q},)', 'taum': f'({self.n_q},)', 'wFm': f'(6, {self.n})',
                     'link': f'a link id 0..{self.n}'}.get(name, '?')
-        got = args.get(name)
-        got = np.shape(got) if got is not None and name != 'link' else got
-        raise InputError(f'{name}: expected {expected}, got {got}')
+        raise InputError(f'{name}: expected shape {expected}')
 
     def _loads(self, wF0, wFm, gravity):
-        use = wF0 is not None or wFm is not None or gravity is not None
+        """All three load arrays (zeros for the missing ones) once any is given."""
         return (self._zero6 if wF0 is None else _arr(wF0), self._zero_wFm if wFm is None else _arr(wFm),
-                self._zero3 if gravity is None else _arr(gravity), use)
+                self._zero3 if gravity is None else _arr(gravity))
 
     # -- algorithms -----------------------------------------------------------------------
     def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
-        R0, r0, qm, u0, um, u0dot, umdot = _arrays(R0, r0, qm, u0, um, u0dot, umdot)
-        wF0, wFm, g, use = self._loads(wF0, wFm, gravity)
-        code = K.rnea(self._mi, self._mf, self._ws, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, g, floating,
-                      True, use, self._tau0, self._taum)
-        if code:
-            self._raise(code, locals())
-        return self._tau0, self._taum
+        if wF0 is not None or wFm is not None or gravity is not None:
+            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
+        return self._base_out, self._joint_out
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
-        R0, r0, qm, u0, um = _arrays(R0, r0, qm, u0, um)
-        wF0, wFm, g, use = self._loads(wF0, wFm, gravity)
-        code = K.rnea(self._mi, self._mf, self._ws, R0, r0, qm, u0, um, self._zero6, self._zero_q, wF0, wFm, g,
-                      floating, False, use, self._tau0, self._taum)
-        if code:
-            self._raise(code, locals())
-        return self._tau0, self._taum
+        if wF0 is not None or wFm is not None or gravity is not None:
+            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        self._call(self._rnea, R0, r0, qm, u0, um, None, None, wF0, wFm, gravity, floating)
+        return self._base_out, self._joint_out
 
     def gravity_forces(self, R0, r0, qm, gravity):
         """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity."""
-        R0, r0, qm, gravity = _arrays(R0, r0, qm, gravity)
-        code = K.rnea(self._mi, self._mf, self._ws, R0, r0, qm, self._zero6, self._zero_q, self._zero6,
-                      self._zero_q, self._zero6, self._zero_wFm, gravity, False, False, True, self._tau0, self._taum)
-        if code:
-            self._raise(code, locals())
-        return self._tau0, self._taum
+        wF0, wFm, gravity = self._loads(None, None, gravity)
+        self._call(self._rnea, R0, r0, qm, self._zero6, self._zero_q, None, None, wF0, wFm, gravity, False)
+        return self._base_out, self._joint_out
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
         """(taum (n_q,), u0dot (6,)) for joint accelerations umdot with the base free (tau0 = 0),
         O(n) (SPART Floating_ID)."""
-        R0, r0, qm, u0, um, umdot = _arrays(R0, r0, qm, u0, um, umdot)
-        wF0, wFm, g, use = self._loads(wF0, wFm, gravity)
-        code = K.floating_rnea(self._mi, self._mf, self._ws, R0, r0, qm, u0, um, umdot, wF0, wFm, g, use,
-                               self._ftaum, self._fu0dot)
-        if code:
-            self._raise(code, locals())
-        return self._ftaum, self._fu0dot
+        if wF0 is not None or wFm is not None or gravity is not None:
+            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity)
+        return self._joint_out, self._base_out
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
         """(u0dot (6,), umdot (n_q,)) under generalized forces tau0, taum and the loads, O(n)
         (SPART FD).  With floating=False the base stays still and u0dot = 0."""
-        R0, r0, qm, u0, um, tau0, taum = _arrays(R0, r0, qm, u0, um, tau0, taum)
-        wF0, wFm, g, use = self._loads(wF0, wFm, gravity)
-        code = K.aba(self._mi, self._mf, self._ws, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, g, floating, use,
-                     self._u0dot, self._umdot)
-        if code:
-            self._raise(code, locals())
-        return self._u0dot, self._umdot
+        if wF0 is not None or wFm is not None or gravity is not None:
+            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating)
+        return self._base_out, self._joint_out
 
     def mass_matrix(self, R0, r0, qm):
         """H (6 + n_q, 6 + n_q) for u = [u0; um] (SPART GIM); a fixed base uses H[6:, 6:]."""
-        R0, r0, qm = _arrays(R0, r0, qm)
-        code = K.crba(self._mi, self._mf, self._ws, R0, r0, qm, self._H)
-        if code:
-            self._raise(code, locals())
+        self._call(self._crba, R0, r0, qm, self._H)
         return self._H
 
     def jacobian(self, link, R0, r0, qm, u0=None, um=None, offset=None, floating=True, bias=True):
@@ -175,28 +167,23 @@ class FastDynamics:
 
         ``offset`` (3,): the point from the link CoM, in the link CoM frame.  Rows are
         [angular velocity of the link; velocity of the point], inertial frame, so that
-        t_p = J [u0; um] and d/dt t_p = J [u0dot; umdot] + Jdot u.  With
-        floating=False the bias ignores u0 (the base columns stay in J).  bias=False
-        skips the bias pass (the returned bias is then stale) for a cheaper call.
+        t_p = J [u0; um] and d/dt t_p = J [u0dot; umdot] + Jdot u.  With floating=False
+        the bias ignores u0 (the base columns stay in J).  bias=False skips the bias pass
+        (the returned bias is then stale) for a cheaper call; u0 and um may then be None.
         """
-        if isinstance(link, str):
+        if type(link) is str:
             link = self.robot.link_index(link)
-        R0, r0, qm = _arrays(R0, r0, qm)
-        u0 = self._zero6 if u0 is None else _arr(u0)
-        um = self._zero_q if um is None else _arr(um)
-        offset = self._zero3 if offset is None else _arr(offset)
-        code = K.point_jacobian(self._mi, self._mf, self._ws, R0, r0, qm, u0, um, int(link), offset, floating,
-                                bias, self._J, self._Jbias)
-        if code:
-            self._raise(code, locals())
+        if bias:
+            if u0 is None:
+                u0 = self._zero6
+            if um is None:
+                um = self._zero_q
+        self._call(self._point_jacobian, R0, r0, qm, u0, um, link, self._zero3 if offset is None else offset,
+                   floating, self._J, self._Jbias if bias else None)
         return self._J, self._Jbias
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)): CoM positions and twists [omega; CoM
         velocity] of the base (column 0) and links, and [system CoM; its velocity]."""
-        R0, r0, qm, u0, um = _arrays(R0, r0, qm, u0, um)
-        code = K.twists_and_com(self._mi, self._mf, self._ws, R0, r0, qm, u0, um, floating, self._rL, self._tL,
-                                self._com)
-        if code:
-            self._raise(code, locals())
+        self._call(self._twists, R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
         return self._rL, self._tL, self._com

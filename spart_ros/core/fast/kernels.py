@@ -9,25 +9,28 @@ millions of metres from the origin.
 
 Spatial motion vectors are [omega; v_O] (v_O: velocity of the body point at O),
 force vectors [n_O; f].  Per-body data live in the rows of a workspace array
-``ws`` (row 0 = base, row i = link i, row n+1 = scratch) at the column offsets
-below; the model is packed in ``mi`` (ints) and ``mf`` (floats).  No kernel
-allocates.
+``W`` (row 0 = base, row i = link i, row n+1 = scratch, row n+2 = outputs) at
+the column offsets below, the constant model in the same rows after them, and
+the tree in ``mi`` (ints).  No kernel allocates.
 """
 import numpy as np
 from numba import njit
 
-# --- model packing -------------------------------------------------------------------
-# mi = [n, nq, (parent, joint type, q index) for links 1..n]
-# mf[i] = [mass, inertia about CoM in the CoM frame (9), joint frame in parent CoM frame:
-#          rotation (9) + translation (3), CoM frame in joint frame: rotation (9) +
-#          translation (3), joint axis (3)]
-MASS, IBODY, TJR, TJP, TLR, TLP, AXIS = 0, 1, 10, 19, 22, 31, 34
-MF_COLS = 37
-
-# --- workspace columns ---------------------------------------------------------------
+# --- workspace columns (per body row) -------------------------------------------------
 R, X, IW, S, XJ, V, A, F, IC, PA, U, DINV, UU, C, E, G, RJ = (
     0, 9, 12, 21, 27, 30, 36, 42, 48, 84, 90, 96, 97, 98, 104, 107, 110)
 WS_COLS = 119
+
+# --- model columns, after the workspace ones in the same rows ---------------------------
+# mi = [n, nq, (parent, joint type, q index) for links 1..n]
+# W[i, MF0:] = [mass, inertia about CoM in the CoM frame (9), joint frame in parent CoM frame:
+#               rotation (9) + translation (3), CoM frame in joint frame: rotation (9) +
+#               translation (3), joint axis (3)]
+MF0 = WS_COLS
+MASS, IBODY, TJR, TJP, TLR, TLP, AXIS = (MF0 + k for k in (0, 1, 10, 19, 22, 31, 34))
+MF_COLS = 37
+COLS = MF0 + MF_COLS
+# rows: 0 base, 1..n links, n + 1 scratch, n + 2 outputs ([6 base values, n_q joint values])
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 # error codes returned by the entry kernels (index into ARGUMENT_NAMES); 0 = ok
@@ -64,11 +67,11 @@ def _dot6(a, b):
 
 
 @njit(cache=True)
-def _inertia_times(ws, mf, i, vel, out):
+def _inertia_times(W, i, vel, out):
     """out = I_i^O vel: spatial momentum of body i moving with spatial velocity vel."""
-    m = mf[i, MASS]
-    x = ws[i, X:X + 3]
-    Iw = ws[i, IW:IW + 9]
+    m = W[i, MASS]
+    x = W[i, X:X + 3]
+    Iw = W[i, IW:IW + 9]
     # velocity of the CoM: v_O + w x x
     vc0 = vel[3] + vel[1] * x[2] - vel[2] * x[1]
     vc1 = vel[4] + vel[2] * x[0] - vel[0] * x[2]
@@ -81,11 +84,11 @@ def _inertia_times(ws, mf, i, vel, out):
 
 
 @njit(cache=True)
-def _spatial_inertia(ws, mf, i, out):
+def _spatial_inertia(W, i, out):
     """out (36, row-major 6x6) = I_i^O = [[Ic + m[x]'[x], m[x]], [m[x]', m 1]]."""
-    m = mf[i, MASS]
-    x0, x1, x2 = ws[i, X], ws[i, X + 1], ws[i, X + 2]
-    Iw = ws[i, IW:IW + 9]
+    m = W[i, MASS]
+    x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
+    Iw = W[i, IW:IW + 9]
     # m [x]'[x] = m (|x|^2 1 - x x')
     xx = x0 * x0 + x1 * x1 + x2 * x2
     xs = (x0, x1, x2)
@@ -140,10 +143,16 @@ def _crf_add(vel, h, out):
 # --- input checks ---------------------------------------------------------------------
 @njit(cache=True)
 def _finite(a):
-    for v in a.ravel():
-        if not np.isfinite(v):
-            return False
-    return True
+    """True if every entry is finite: x * 0 is 0 for finite x and NaN otherwise."""
+    acc = 0.0
+    if a.ndim == 1:
+        for k in range(a.shape[0]):
+            acc += a[k] * 0.0
+    else:
+        for r in range(a.shape[0]):
+            for c in range(a.shape[1]):
+                acc += a[r, c] * 0.0
+    return acc == 0.0
 
 
 @njit(cache=True)
@@ -200,29 +209,29 @@ def check_loads(mi, wF0, wFm, gravity):
 
 # --- passes ---------------------------------------------------------------------------
 @njit(cache=True)
-def forward_kinematics(mi, mf, ws, R0, r0, qm):
+def forward_kinematics(mi, W, R0, r0, qm, with_inertia=True):
     """Link frames, CoM positions relative to O, world inertias, joint motion subspaces."""
     n = mi[0]
     for r in range(3):
         for c in range(3):
-            ws[0, R + 3 * r + c] = R0[r, c]
-        ws[0, X + r] = 0.0
-        ws[0, E + r] = 0.0
+            W[0, R + 3 * r + c] = R0[r, c]
+        W[0, X + r] = 0.0
+        W[0, E + r] = 0.0
     for k in range(6):
-        ws[0, S + k] = 0.0
-    scratch = ws[n + 1]
+        W[0, S + k] = 0.0
+    scratch = W[n + 1]
     for i in range(n + 1):
         if i > 0:
             p = mi[2 + 3 * (i - 1)]
             jt = mi[3 + 3 * (i - 1)]
             qi = mi[4 + 3 * (i - 1)]
-            RJi = ws[i, RJ:RJ + 9]
-            _mat3_mul(ws[p, R:R + 9], mf[i, TJR:TJR + 9], RJi)
-            _mat3_vec(ws[p, R:R + 9], mf[i, TJP:TJP + 3], ws[i, XJ:XJ + 3])
+            RJi = W[i, RJ:RJ + 9]
+            _mat3_mul(W[p, R:R + 9], W[i, TJR:TJR + 9], RJi)
+            _mat3_vec(W[p, R:R + 9], W[i, TJP:TJP + 3], W[i, XJ:XJ + 3])
             for k in range(3):
-                ws[i, XJ + k] += ws[p, X + k]
-            ax = mf[i, AXIS:AXIS + 3]
-            _mat3_vec(RJi, ax, ws[i, E:E + 3])
+                W[i, XJ + k] += W[p, X + k]
+            ax = W[i, AXIS:AXIS + 3]
+            _mat3_vec(RJi, ax, W[i, E:E + 3])
             Rq = scratch[0:9]
             if jt == REVOLUTE:
                 q = qm[qi]
@@ -237,64 +246,68 @@ def forward_kinematics(mi, mf, ws, R0, r0, qm):
                     Rq[k] = 1.0 if k % 4 == 0 else 0.0
             RJq = scratch[9:18]
             _mat3_mul(RJi, Rq, RJq)
-            _mat3_mul(RJq, mf[i, TLR:TLR + 9], ws[i, R:R + 9])
+            _mat3_mul(RJq, W[i, TLR:TLR + 9], W[i, R:R + 9])
             # CoM: joint origin + RJ (axis q if prismatic) + RJ Rq TLp
             loc = scratch[18:21]
-            _mat3_vec(RJq, mf[i, TLP:TLP + 3], loc)
+            _mat3_vec(RJq, W[i, TLP:TLP + 3], loc)
             for k in range(3):
-                ws[i, X + k] = ws[i, XJ + k] + loc[k]
-                ws[i, G + k] = loc[k]
+                W[i, X + k] = W[i, XJ + k] + loc[k]
+                W[i, G + k] = loc[k]
             if jt == PRISMATIC:
                 q = qm[qi]
                 for k in range(3):
-                    ws[i, X + k] += ws[i, E + k] * q
-                    ws[i, G + k] += ws[i, E + k] * q
+                    W[i, X + k] += W[i, E + k] * q
+                    W[i, G + k] += W[i, E + k] * q
             # joint motion subspace at O
-            e = ws[i, E:E + 3]
+            e = W[i, E:E + 3]
             if jt == REVOLUTE:
-                ws[i, S], ws[i, S + 1], ws[i, S + 2] = e[0], e[1], e[2]
-                _cross(ws[i, XJ:XJ + 3], e, ws[i, S + 3:S + 6])
+                W[i, S], W[i, S + 1], W[i, S + 2] = e[0], e[1], e[2]
+                _cross(W[i, XJ:XJ + 3], e, W[i, S + 3:S + 6])
             elif jt == PRISMATIC:
-                ws[i, S], ws[i, S + 1], ws[i, S + 2] = 0.0, 0.0, 0.0
-                ws[i, S + 3], ws[i, S + 4], ws[i, S + 5] = e[0], e[1], e[2]
+                W[i, S], W[i, S + 1], W[i, S + 2] = 0.0, 0.0, 0.0
+                W[i, S + 3], W[i, S + 4], W[i, S + 5] = e[0], e[1], e[2]
             else:
                 for k in range(6):
-                    ws[i, S + k] = 0.0
+                    W[i, S + k] = 0.0
+        if not with_inertia:
+            continue
         # rotational inertia about the CoM in the world axes: R Ib R'
         tmp = scratch[0:9]
-        Ri = ws[i, R:R + 9]
-        Ib = mf[i, IBODY:IBODY + 9]
+        Ri = W[i, R:R + 9]
+        Ib = W[i, IBODY:IBODY + 9]
         for r in range(3):
             for c in range(3):
                 tmp[3 * r + c] = Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
         for r in range(3):
             for c in range(3):
-                ws[i, IW + 3 * r + c] = tmp[3 * r] * Ri[3 * c] + tmp[3 * r + 1] * Ri[3 * c + 1] + tmp[3 * r + 2] * Ri[3 * c + 2]
+                W[i, IW + 3 * r + c] = tmp[3 * r] * Ri[3 * c] + tmp[3 * r + 1] * Ri[3 * c + 1] + tmp[3 * r + 2] * Ri[3 * c + 2]
 
 
 @njit(cache=True)
-def base_motion(ws, u, ud, floating, with_accel, use_ud):
+def base_motion(W, u, ud, floating, with_accel):
     """Base spatial velocity and acceleration at O from SPART's u0 / u0dot.
 
     V0 = [R0 u0[:3]; u0[3:]] (O is the base CoM); A0 = [R0 u0dot[:3]; u0dot[3:] - w0 x v0].
     """
     for k in range(6):
-        ws[0, V + k] = 0.0
-        ws[0, A + k] = 0.0
+        W[0, V + k] = 0.0
+        W[0, A + k] = 0.0
     if floating:
-        _mat3_vec(ws[0, R:R + 9], u[0:3], ws[0, V:V + 3])
-        ws[0, V + 3], ws[0, V + 4], ws[0, V + 5] = u[3], u[4], u[5]
+        _mat3_vec(W[0, R:R + 9], u[0:3], W[0, V:V + 3])
+        W[0, V + 3], W[0, V + 4], W[0, V + 5] = u[3], u[4], u[5]
         if with_accel:
-            if use_ud:
-                _mat3_vec(ws[0, R:R + 9], ud[0:3], ws[0, A:A + 3])
-            w, v = ws[0, V:V + 3], ws[0, V + 3:V + 6]
-            ws[0, A + 3] = (ud[3] if use_ud else 0.0) - (w[1] * v[2] - w[2] * v[1])
-            ws[0, A + 4] = (ud[4] if use_ud else 0.0) - (w[2] * v[0] - w[0] * v[2])
-            ws[0, A + 5] = (ud[5] if use_ud else 0.0) - (w[0] * v[1] - w[1] * v[0])
+            a3 = a4 = a5 = 0.0
+            if ud is not None:
+                _mat3_vec(W[0, R:R + 9], ud[0:3], W[0, A:A + 3])
+                a3, a4, a5 = ud[3], ud[4], ud[5]
+            w, v = W[0, V:V + 3], W[0, V + 3:V + 6]
+            W[0, A + 3] = a3 - (w[1] * v[2] - w[2] * v[1])
+            W[0, A + 4] = a4 - (w[2] * v[0] - w[0] * v[2])
+            W[0, A + 5] = a5 - (w[0] * v[1] - w[1] * v[0])
 
 
 @njit(cache=True)
-def velocity_acceleration_pass(mi, ws, um, umdot, with_accel, use_qdd):
+def velocity_acceleration_pass(mi, W, um, umdot, with_accel):
     """V_i = V_p + s qd;  A_i = A_p + (V_i x s) qd + s qdd  (c_i stored)."""
     n = mi[0]
     for i in range(1, n + 1):
@@ -302,30 +315,31 @@ def velocity_acceleration_pass(mi, ws, um, umdot, with_accel, use_qdd):
         jt = mi[3 + 3 * (i - 1)]
         qi = mi[4 + 3 * (i - 1)]
         for k in range(6):
-            ws[i, V + k] = ws[p, V + k]
-            ws[i, C + k] = 0.0
+            W[i, V + k] = W[p, V + k]
+            W[i, C + k] = 0.0
         if jt != FIXED:
             qd = um[qi]
             for k in range(6):
-                ws[i, V + k] += ws[i, S + k] * qd
-            _crm(ws[i, V:V + 6], ws[i, S:S + 6], ws[i, C:C + 6])
+                W[i, V + k] += W[i, S + k] * qd
+            _crm(W[i, V:V + 6], W[i, S:S + 6], W[i, C:C + 6])
             for k in range(6):
-                ws[i, C + k] *= qd
+                W[i, C + k] *= qd
         if with_accel:
             for k in range(6):
-                ws[i, A + k] = ws[p, A + k] + ws[i, C + k]
-            if jt != FIXED and use_qdd:
-                qdd = umdot[qi]
-                for k in range(6):
-                    ws[i, A + k] += ws[i, S + k] * qdd
+                W[i, A + k] = W[p, A + k] + W[i, C + k]
+            if umdot is not None:
+                if jt != FIXED:
+                    qdd = umdot[qi]
+                    for k in range(6):
+                        W[i, A + k] += W[i, S + k] * qdd
 
 
 @njit(cache=True)
-def external_forces(mi, mf, ws, wF0, wFm, gravity, sign, target):
-    """ws[:, target] += sign * (external wrench + m g) of each body, moved from its CoM to O."""
+def external_forces(mi, W, wF0, wFm, gravity, sign, target):
+    """W[:, target] += sign * (external wrench + m g) of each body, moved from its CoM to O."""
     n = mi[0]
     for i in range(n + 1):
-        m = mf[i, MASS]
+        m = W[i, MASS]
         if i == 0:
             t0, t1, t2, f0, f1, f2 = wF0[0], wF0[1], wF0[2], wF0[3], wF0[4], wF0[5]
         else:
@@ -334,67 +348,67 @@ def external_forces(mi, mf, ws, wF0, wFm, gravity, sign, target):
         f0 += m * gravity[0]
         f1 += m * gravity[1]
         f2 += m * gravity[2]
-        x = ws[i, X:X + 3]
-        ws[i, target] += sign * (t0 + x[1] * f2 - x[2] * f1)
-        ws[i, target + 1] += sign * (t1 + x[2] * f0 - x[0] * f2)
-        ws[i, target + 2] += sign * (t2 + x[0] * f1 - x[1] * f0)
-        ws[i, target + 3] += sign * f0
-        ws[i, target + 4] += sign * f1
-        ws[i, target + 5] += sign * f2
+        x = W[i, X:X + 3]
+        W[i, target] += sign * (t0 + x[1] * f2 - x[2] * f1)
+        W[i, target + 1] += sign * (t1 + x[2] * f0 - x[0] * f2)
+        W[i, target + 2] += sign * (t2 + x[0] * f1 - x[1] * f0)
+        W[i, target + 3] += sign * f0
+        W[i, target + 4] += sign * f1
+        W[i, target + 5] += sign * f2
 
 
 @njit(cache=True)
-def body_forces(mi, mf, ws):
+def body_forces(mi, W):
     """F_i = I_i A_i + V_i x_f (I_i V_i): the force each body's motion needs (at O)."""
     n = mi[0]
-    scratch = ws[n + 1]
+    scratch = W[n + 1]
     h = scratch[0:6]
     for i in range(n + 1):
-        _inertia_times(ws, mf, i, ws[i, A:A + 6], ws[i, F:F + 6])
-        _inertia_times(ws, mf, i, ws[i, V:V + 6], h)
-        _crf_add(ws[i, V:V + 6], h, ws[i, F:F + 6])
+        _inertia_times(W, i, W[i, A:A + 6], W[i, F:F + 6])
+        _inertia_times(W, i, W[i, V:V + 6], h)
+        _crf_add(W[i, V:V + 6], h, W[i, F:F + 6])
 
 
 @njit(cache=True)
-def accumulate_forces(mi, ws, taum):
+def accumulate_forces(mi, W, taum):
     """Backward pass: F_p += F_i; taum = s_i . F_i."""
     n = mi[0]
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         qi = mi[4 + 3 * (i - 1)]
         if mi[3 + 3 * (i - 1)] != FIXED:
-            taum[qi] = _dot6(ws[i, S:S + 6], ws[i, F:F + 6])
+            taum[qi] = _dot6(W[i, S:S + 6], W[i, F:F + 6])
         for k in range(6):
-            ws[p, F + k] += ws[i, F + k]
+            W[p, F + k] += W[i, F + k]
 
 
 @njit(cache=True)
-def base_generalized_force(ws, out):
+def base_generalized_force(W, out):
     """tau0 = S0' F0 = [R0' n_O; f] (torque in the base frame, force in the inertial frame)."""
-    Rb = ws[0, R:R + 9]
+    Rb = W[0, R:R + 9]
     for r in range(3):
-        out[r] = Rb[r] * ws[0, F] + Rb[3 + r] * ws[0, F + 1] + Rb[6 + r] * ws[0, F + 2]
-        out[3 + r] = ws[0, F + 3 + r]
+        out[r] = Rb[r] * W[0, F] + Rb[3 + r] * W[0, F + 1] + Rb[6 + r] * W[0, F + 2]
+        out[3 + r] = W[0, F + 3 + r]
 
 
 @njit(cache=True)
-def composite_inertias(mi, mf, ws):
+def composite_inertias(mi, W):
     """IC_i = sum of I^O over the subtree of i (no transforms in a common frame)."""
     n = mi[0]
     for i in range(n + 1):
-        _spatial_inertia(ws, mf, i, ws[i, IC:IC + 36])
+        _spatial_inertia(W, i, W[i, IC:IC + 36])
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         for k in range(36):
-            ws[p, IC + k] += ws[i, IC + k]
+            W[p, IC + k] += W[i, IC + k]
 
 
 @njit(cache=True)
-def base_block(ws, row, M, out):
+def base_block(W, row, M, out):
     """out (6x6 row-major) = S0' M S0 for the 6x6 matrix M (row-major view)."""
-    Rb = ws[0, R:R + 9]
+    Rb = W[0, R:R + 9]
     # S0 = [[R0, 0], [0, 1]] (O at the base CoM)
-    tmp = ws[row, 0:36]
+    tmp = W[row, 0:36]
     for r in range(6):
         for c in range(6):
             if c < 3:
@@ -410,9 +424,9 @@ def base_block(ws, row, M, out):
 
 
 @njit(cache=True)
-def base_transpose_times(ws, f, out):
+def base_transpose_times(W, f, out):
     """out = S0' f for a 6-vector f."""
-    Rb = ws[0, R:R + 9]
+    Rb = W[0, R:R + 9]
     for r in range(3):
         out[r] = Rb[r] * f[0] + Rb[3 + r] * f[1] + Rb[6 + r] * f[2]
         out[3 + r] = f[3 + r]
@@ -448,182 +462,191 @@ def cholesky_solve6(M, b):
     return True
 
 
-# --- entry kernels: one call per algorithm, error code out --------------------------------
+# --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
+# Outputs go to row n + 2 of W ([6 base values, n_q joint values]) or to the given arrays.
+# Loads (wF0, wFm, gravity) are all arrays or all None; accelerations None mean zero.
 SINGULAR = 300
 
 
 @njit(cache=True)
-def _prepare(mi, mf, ws, R0, r0, qm, u0, um):
+def _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot):
     code = check_state(mi, R0, r0, qm, u0, um)
-    if code == 0:
-        forward_kinematics(mi, mf, ws, R0, r0, qm)
+    if code == 0 and u0dot is not None:
+        code = check_vector(u0dot, 6, 6)
+    if code == 0 and umdot is not None:
+        code = check_vector(umdot, mi[1], 7)
     return code
 
 
 @njit(cache=True)
-def rnea(mi, mf, ws, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, use_acc, use_loads,
-         tau0, taum):
-    """Recursive Newton-Euler: tau0 (6,), taum (n_q,) for the given motion and loads.
+def _add_loads(mi, W, wF0, wFm, gravity, target):
+    if wF0 is not None:
+        external_forces(mi, W, wF0, wFm, gravity, -1.0, target)
 
-    use_acc False: zero accelerations (bias forces); use_loads False: no wrenches, no gravity."""
-    code = _prepare(mi, mf, ws, R0, r0, qm, u0, um)
-    if code:
-        return code
-    if use_acc:
-        code = check_vector(u0dot, 6, 6)
-        if code == 0:
-            code = check_vector(umdot, mi[1], 7)
-    if code == 0 and use_loads:
-        code = check_loads(mi, wF0, wFm, gravity)
-    if code:
-        return code
-    base_motion(ws, u0, u0dot, floating, True, use_acc)
-    velocity_acceleration_pass(mi, ws, um, umdot, True, use_acc)
-    body_forces(mi, mf, ws)
-    if use_loads:
-        external_forces(mi, mf, ws, wF0, wFm, gravity, -1.0, F)
-    accumulate_forces(mi, ws, taum)
-    base_generalized_force(ws, tau0)
+
+@njit(cache=True)
+def _loads_code(mi, wF0, wFm, gravity):
+    if wF0 is not None:
+        return check_loads(mi, wF0, wFm, gravity)
     return 0
 
 
 @njit(cache=True)
-def floating_rnea(mi, mf, ws, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, use_loads, taum, u0dot):
-    """Base unactuated: taum (n_q,) and u0dot (6,) for given umdot such that tau0 = 0."""
-    n = mi[0]
-    code = _prepare(mi, mf, ws, R0, r0, qm, u0, um)
+def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
+    """Recursive Newton-Euler: row n+2 of W = [tau0 (6), taum (n_q)]."""
+    n, nq = mi[0], mi[1]
+    code = _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot)
     if code == 0:
-        code = check_vector(umdot, mi[1], 7)
-    if code == 0 and use_loads:
-        code = check_loads(mi, wF0, wFm, gravity)
+        code = _loads_code(mi, wF0, wFm, gravity)
     if code:
         return code
-    base_motion(ws, u0, u0, True, True, False)
-    velocity_acceleration_pass(mi, ws, um, umdot, True, True)
-    body_forces(mi, mf, ws)
-    if use_loads:
-        external_forces(mi, mf, ws, wF0, wFm, gravity, -1.0, F)
-    accumulate_forces(mi, ws, taum)
-    composite_inertias(mi, mf, ws)
-    scratch = ws[n + 1]
+    forward_kinematics(mi, W, R0, r0, qm)
+    base_motion(W, u0, u0dot, floating, True)
+    velocity_acceleration_pass(mi, W, um, umdot, True)
+    body_forces(mi, W)
+    _add_loads(mi, W, wF0, wFm, gravity, F)
+    out = W[n + 2]
+    accumulate_forces(mi, W, out[6:6 + nq])
+    base_generalized_force(W, out[0:6])
+    return 0
+
+
+@njit(cache=True)
+def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity):
+    """Base unactuated: row n+2 of W = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
+    n, nq = mi[0], mi[1]
+    code = _check_motion(mi, R0, r0, qm, u0, um, None, umdot)
+    if code == 0:
+        code = _loads_code(mi, wF0, wFm, gravity)
+    if code:
+        return code
+    forward_kinematics(mi, W, R0, r0, qm)
+    base_motion(W, u0, None, True, True)
+    velocity_acceleration_pass(mi, W, um, umdot, True)
+    body_forces(mi, W)
+    _add_loads(mi, W, wF0, wFm, gravity, F)
+    out = W[n + 2]
+    taum, u0dot = out[6:6 + nq], out[0:6]
+    accumulate_forces(mi, W, taum)
+    composite_inertias(mi, W)
+    scratch = W[n + 1]
     H0 = scratch[36:72]
-    base_block(ws, n + 1, ws[0, IC:IC + 36], H0)
-    base_generalized_force(ws, u0dot)
+    base_block(W, n + 1, W[0, IC:IC + 36], H0)
+    base_generalized_force(W, u0dot)
     if not cholesky_solve6(H0, u0dot):
         return SINGULAR
     for k in range(6):
         u0dot[k] = -u0dot[k]
     # the base acceleration adds the same spatial acceleration dA = S0 u0dot to every body
     dA = scratch[72:78]
-    _mat3_vec(ws[0, R:R + 9], u0dot[0:3], dA[0:3])
+    _mat3_vec(W[0, R:R + 9], u0dot[0:3], dA[0:3])
     dA[3], dA[4], dA[5] = u0dot[3], u0dot[4], u0dot[5]
     f = scratch[78:84]
     for i in range(1, n + 1):
         if mi[3 + 3 * (i - 1)] != FIXED:
-            _mat6_vec(ws[i, IC:IC + 36], dA, f)
-            taum[mi[4 + 3 * (i - 1)]] += _dot6(ws[i, S:S + 6], f)
+            _mat6_vec(W[i, IC:IC + 36], dA, f)
+            taum[mi[4 + 3 * (i - 1)]] += _dot6(W[i, S:S + 6], f)
     return 0
 
 
 @njit(cache=True)
-def aba(mi, mf, ws, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, use_loads, u0dot, umdot):
-    """Articulated-body algorithm: u0dot (6,) and umdot (n_q,) for generalized forces tau0, taum."""
-    n = mi[0]
-    code = _prepare(mi, mf, ws, R0, r0, qm, u0, um)
+def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
+    """Articulated-body algorithm: row n+2 of W = [u0dot (6), umdot (n_q)]."""
+    n, nq = mi[0], mi[1]
+    code = check_state(mi, R0, r0, qm, u0, um)
     if code == 0:
         code = check_vector(tau0, 6, 12)
     if code == 0:
-        code = check_vector(taum, mi[1], 11)
-    if code == 0 and use_loads:
-        code = check_loads(mi, wF0, wFm, gravity)
+        code = check_vector(taum, nq, 11)
+    if code == 0:
+        code = _loads_code(mi, wF0, wFm, gravity)
     if code:
         return code
-    base_motion(ws, u0, u0, floating, True, False)   # A0 = bias part only
-    velocity_acceleration_pass(mi, ws, um, um, False, False)
-    scratch = ws[n + 1]
+    forward_kinematics(mi, W, R0, r0, qm)
+    base_motion(W, u0, None, floating, True)   # A0 = its bias part only
+    velocity_acceleration_pass(mi, W, um, None, False)
+    scratch = W[n + 1]
     h = scratch[0:6]
     for i in range(n + 1):
-        _spatial_inertia(ws, mf, i, ws[i, IC:IC + 36])
-        _inertia_times(ws, mf, i, ws[i, V:V + 6], h)
+        _spatial_inertia(W, i, W[i, IC:IC + 36])
+        _inertia_times(W, i, W[i, V:V + 6], h)
         for k in range(6):
-            ws[i, PA + k] = 0.0
-        _crf_add(ws[i, V:V + 6], h, ws[i, PA:PA + 6])
-    if use_loads:
-        external_forces(mi, mf, ws, wF0, wFm, gravity, -1.0, PA)
+            W[i, PA + k] = 0.0
+        _crf_add(W[i, V:V + 6], h, W[i, PA:PA + 6])
+    _add_loads(mi, W, wF0, wFm, gravity, PA)
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
-        IA = ws[i, IC:IC + 36]
-        pA = ws[i, PA:PA + 6]
+        IA = W[i, IC:IC + 36]
+        pA = W[i, PA:PA + 6]
         if mi[3 + 3 * (i - 1)] != FIXED:
-            s = ws[i, S:S + 6]
-            Ui = ws[i, U:U + 6]
+            s = W[i, S:S + 6]
+            Ui = W[i, U:U + 6]
             _mat6_vec(IA, s, Ui)
             D = _dot6(s, Ui)
             if not D > 0.0:
                 return SINGULAR
-            ws[i, DINV] = 1.0 / D
-            ws[i, UU] = taum[mi[4 + 3 * (i - 1)]] - _dot6(s, pA)
+            W[i, DINV] = 1.0 / D
+            W[i, UU] = taum[mi[4 + 3 * (i - 1)]] - _dot6(s, pA)
             for r in range(6):
                 for c in range(6):
                     IA[6 * r + c] -= Ui[r] * Ui[c] / D
             # pa = pA + Ia c + U u / D
-            _mat6_vec(IA, ws[i, C:C + 6], h)
+            _mat6_vec(IA, W[i, C:C + 6], h)
             for k in range(6):
-                pA[k] += h[k] + Ui[k] * ws[i, UU] / D
+                pA[k] += h[k] + Ui[k] * W[i, UU] / D
         for k in range(36):
-            ws[p, IC + k] += IA[k]
+            W[p, IC + k] += IA[k]
         for k in range(6):
-            ws[p, PA + k] += pA[k]
+            W[p, PA + k] += pA[k]
+    out = W[n + 2]
+    u0dot, umdot = out[0:6], out[6:6 + nq]
     if floating:
         # S0' (IA0 (S0 u0dot + A0b) + pA0) = tau0
         M = scratch[36:72]
-        base_block(ws, n + 1, ws[0, IC:IC + 36], M)
-        _mat6_vec(ws[0, IC:IC + 36], ws[0, A:A + 6], h)
+        base_block(W, n + 1, W[0, IC:IC + 36], M)
+        _mat6_vec(W[0, IC:IC + 36], W[0, A:A + 6], h)
         for k in range(6):
-            h[k] += ws[0, PA + k]
+            h[k] += W[0, PA + k]
         rhs = scratch[72:78]
-        base_transpose_times(ws, h, rhs)
+        base_transpose_times(W, h, rhs)
         for k in range(6):
             u0dot[k] = tau0[k] - rhs[k]
         if not cholesky_solve6(M, u0dot):
             return SINGULAR
         dA = scratch[78:84]
-        _mat3_vec(ws[0, R:R + 9], u0dot[0:3], dA[0:3])
+        _mat3_vec(W[0, R:R + 9], u0dot[0:3], dA[0:3])
         for k in range(3):
-            ws[0, A + k] += dA[k]
-            ws[0, A + 3 + k] += u0dot[3 + k]
+            W[0, A + k] += dA[k]
+            W[0, A + 3 + k] += u0dot[3 + k]
     else:
         for k in range(6):
             u0dot[k] = 0.0
-            ws[0, A + k] = 0.0
+            W[0, A + k] = 0.0
     for i in range(1, n + 1):
         p = mi[2 + 3 * (i - 1)]
         for k in range(6):
-            ws[i, A + k] = ws[p, A + k] + ws[i, C + k]
+            W[i, A + k] = W[p, A + k] + W[i, C + k]
         if mi[3 + 3 * (i - 1)] != FIXED:
-            qi = mi[4 + 3 * (i - 1)]
-            qdd = (ws[i, UU] - _dot6(ws[i, U:U + 6], ws[i, A:A + 6])) * ws[i, DINV]
-            umdot[qi] = qdd
+            qdd = (W[i, UU] - _dot6(W[i, U:U + 6], W[i, A:A + 6])) * W[i, DINV]
+            umdot[mi[4 + 3 * (i - 1)]] = qdd
             for k in range(6):
-                ws[i, A + k] += ws[i, S + k] * qdd
+                W[i, A + k] += W[i, S + k] * qdd
     return 0
 
 
 @njit(cache=True)
-def crba(mi, mf, ws, R0, r0, qm, H):
+def crba(mi, W, R0, r0, qm, H):
     """Composite-rigid-body algorithm: H (6 + n_q, 6 + n_q), u = [u0; um] ordering."""
     n = mi[0]
     nq = mi[1]
-    if H.shape[0] != 6 + nq or H.shape[1] != 6 + nq:
-        return BAD_SHAPE
     code = check_pose(mi, R0, r0, qm)
     if code:
         return code
-    forward_kinematics(mi, mf, ws, R0, r0, qm)
-    composite_inertias(mi, mf, ws)
-    scratch = ws[n + 1]
+    forward_kinematics(mi, W, R0, r0, qm)
+    composite_inertias(mi, W)
+    scratch = W[n + 1]
     H0 = scratch[36:72]
-    base_block(ws, n + 1, ws[0, IC:IC + 36], H0)
+    base_block(W, n + 1, W[0, IC:IC + 36], H0)
     for r in range(6):
         for c in range(6):
             H[r, c] = H0[6 * r + c]
@@ -633,48 +656,50 @@ def crba(mi, mf, ws, R0, r0, qm, H):
         if mi[3 + 3 * (i - 1)] == FIXED:
             continue
         a = 6 + mi[4 + 3 * (i - 1)]
-        _mat6_vec(ws[i, IC:IC + 36], ws[i, S:S + 6], f)
-        H[a, a] = _dot6(ws[i, S:S + 6], f)
-        base_transpose_times(ws, f, col)
+        _mat6_vec(W[i, IC:IC + 36], W[i, S:S + 6], f)
+        H[a, a] = _dot6(W[i, S:S + 6], f)
+        base_transpose_times(W, f, col)
         for r in range(6):
             H[r, a] = col[r]
             H[a, r] = col[r]
+        # ancestors couple through the subtree's momentum; other branches stay zero
         j = mi[2 + 3 * (i - 1)]
         while j > 0:
             if mi[3 + 3 * (j - 1)] != FIXED:
                 b = 6 + mi[4 + 3 * (j - 1)]
-                H[a, b] = _dot6(ws[j, S:S + 6], f)
+                H[a, b] = _dot6(W[j, S:S + 6], f)
                 H[b, a] = H[a, b]
             j = mi[2 + 3 * (j - 1)]
-    # joints on different branches do not couple
     return 0
 
 
 @njit(cache=True)
-def point_jacobian(mi, mf, ws, R0, r0, qm, u0, um, link, offset, floating, with_bias, J, bias):
-    """J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame) and bias = Jdot u (6,).
-
-    Rows: [angular velocity of the link; velocity of the point], inertial frame."""
+def point_jacobian(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
+    """J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame) and, unless
+    ``bias`` is None, bias = Jdot u (6,).  Rows: [angular velocity of the link; velocity of
+    the point], inertial frame."""
     n = mi[0]
     nq = mi[1]
-    code = _prepare(mi, mf, ws, R0, r0, qm, u0, um)
+    if bias is not None:
+        code = check_state(mi, R0, r0, qm, u0, um)
+    else:
+        code = check_pose(mi, R0, r0, qm)
     if code == 0:
         code = check_vector(offset, 3, 13)
     if code:
         return code
     if link < 0 or link > n:
         return BAD_SHAPE + 14
-    if J.shape[0] != 6 or J.shape[1] != 6 + nq:
-        return BAD_SHAPE
-    scratch = ws[n + 1]
+    forward_kinematics(mi, W, R0, r0, qm, False)
+    scratch = W[n + 1]
     xp = scratch[0:3]
-    _mat3_vec(ws[link, R:R + 9], offset, xp)
+    _mat3_vec(W[link, R:R + 9], offset, xp)
     for k in range(3):
-        xp[k] += ws[link, X + k]
+        xp[k] += W[link, X + k]
     for r in range(6):
         for c in range(6 + nq):
             J[r, c] = 0.0
-    Rb = ws[0, R:R + 9]
+    Rb = W[0, R:R + 9]
     for c in range(3):
         J[0, c], J[1, c], J[2, c] = Rb[c], Rb[3 + c], Rb[6 + c]
         # (R0 e_c) x xp
@@ -686,18 +711,18 @@ def point_jacobian(mi, mf, ws, R0, r0, qm, u0, um, link, offset, floating, with_
     while j > 0:
         if mi[3 + 3 * (j - 1)] != FIXED:
             b = 6 + mi[4 + 3 * (j - 1)]
-            s = ws[j, S:S + 6]
+            s = W[j, S:S + 6]
             J[0, b], J[1, b], J[2, b] = s[0], s[1], s[2]
             J[3, b] = s[3] + s[1] * xp[2] - s[2] * xp[1]
             J[4, b] = s[4] + s[2] * xp[0] - s[0] * xp[2]
             J[5, b] = s[5] + s[0] * xp[1] - s[1] * xp[0]
         j = mi[2 + 3 * (j - 1)]
-    if not with_bias:
+    if bias is None:
         return 0
     # bias: the point's acceleration at zero generalized acceleration
-    base_motion(ws, u0, u0, floating, True, False)
-    velocity_acceleration_pass(mi, ws, um, um, True, False)
-    Ak, Vk = ws[link, A:A + 6], ws[link, V:V + 6]
+    base_motion(W, u0, None, floating, True)
+    velocity_acceleration_pass(mi, W, um, None, True)
+    Ak, Vk = W[link, A:A + 6], W[link, V:V + 6]
     w0, w1, w2 = Vk[0], Vk[1], Vk[2]
     vp0 = Vk[3] + w1 * xp[2] - w2 * xp[1]
     vp1 = Vk[4] + w2 * xp[0] - w0 * xp[2]
@@ -710,22 +735,23 @@ def point_jacobian(mi, mf, ws, R0, r0, qm, u0, um, link, offset, floating, with_
 
 
 @njit(cache=True)
-def twists_and_com(mi, mf, ws, R0, r0, qm, u0, um, floating, rL, tL, com):
+def twists_and_com(mi, W, R0, r0, qm, u0, um, floating, rL, tL, com):
     """rL (3, n+1) CoM positions, tL (6, n+1) twists [omega; CoM velocity] (column 0 = base),
     com (6,) = [system CoM position; its velocity]; inertial frame."""
     n = mi[0]
-    code = _prepare(mi, mf, ws, R0, r0, qm, u0, um)
+    code = check_state(mi, R0, r0, qm, u0, um)
     if code:
         return code
-    base_motion(ws, u0, u0, floating, False, False)
-    velocity_acceleration_pass(mi, ws, um, um, False, False)
+    forward_kinematics(mi, W, R0, r0, qm, False)
+    base_motion(W, u0, None, floating, False)
+    velocity_acceleration_pass(mi, W, um, None, False)
     mtot = 0.0
     for k in range(6):
         com[k] = 0.0
     for i in range(n + 1):
-        x = ws[i, X:X + 3]
-        Vi = ws[i, V:V + 6]
-        m = mf[i, MASS]
+        x = W[i, X:X + 3]
+        Vi = W[i, V:V + 6]
+        m = W[i, MASS]
         mtot += m
         for k in range(3):
             rL[k, i] = r0[k] + x[k]
@@ -742,3 +768,235 @@ def twists_and_com(mi, mf, ws, R0, r0, qm, u0, um, floating, rL, tL, com):
     for k in range(3):
         com[k] += r0[k]
     return 0
+
+
+# --- SPART-layout kernels: the float path of the SPART-named functions --------------------
+# Same model packing (the model columns of W); outputs in SPART's shapes, given by the caller.
+# They live in this file so that numba's on-disk cache, keyed on this file, sees any change
+# of the column constants they use.
+
+@njit(cache=True)
+def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
+    n = mi[0]
+    Rq = np.empty((3, 3))
+    for i in range(n):
+        p = mi[2 + 3 * i]
+        jt = mi[3 + 3 * i]
+        qi = mi[4 + 3 * i]
+        ax = mf[i + 1, AXIS:AXIS + 3]
+        for r in range(3):
+            for c in range(3):
+                acc = 0.0
+                for k in range(3):
+                    Rp = R0[r, k] if p == 0 else RL[r, k, p - 1]
+                    acc += Rp * mf[i + 1, TJR + 3 * k + c]
+                RJ[r, c, i] = acc
+            acc = r0[r] if p == 0 else rL[r, p - 1]
+            for k in range(3):
+                Rp = R0[r, k] if p == 0 else RL[r, k, p - 1]
+                acc += Rp * mf[i + 1, TJP + k]
+            rJ[r, i] = acc
+        # rotation of the joint variable
+        if jt == REVOLUTE:
+            q = qm[qi]
+            cq, sq = np.cos(q), np.sin(q)
+            t = 1.0 - cq
+            x, y, z = ax[0], ax[1], ax[2]
+            Rq[0, 0], Rq[0, 1], Rq[0, 2] = cq + t * x * x, t * x * y - sq * z, t * x * z + sq * y
+            Rq[1, 0], Rq[1, 1], Rq[1, 2] = t * x * y + sq * z, cq + t * y * y, t * y * z - sq * x
+            Rq[2, 0], Rq[2, 1], Rq[2, 2] = t * x * z - sq * y, t * y * z + sq * x, cq + t * z * z
+        else:
+            for r in range(3):
+                for c in range(3):
+                    Rq[r, c] = 1.0 if r == c else 0.0
+        shift = qm[qi] if jt == PRISMATIC else 0.0
+        for r in range(3):
+            # RJq row r
+            a0 = RJ[r, 0, i] * Rq[0, 0] + RJ[r, 1, i] * Rq[1, 0] + RJ[r, 2, i] * Rq[2, 0]
+            a1 = RJ[r, 0, i] * Rq[0, 1] + RJ[r, 1, i] * Rq[1, 1] + RJ[r, 2, i] * Rq[2, 1]
+            a2 = RJ[r, 0, i] * Rq[0, 2] + RJ[r, 1, i] * Rq[1, 2] + RJ[r, 2, i] * Rq[2, 2]
+            for c in range(3):
+                RL[r, c, i] = a0 * mf[i + 1, TLR + c] + a1 * mf[i + 1, TLR + 3 + c] + a2 * mf[i + 1, TLR + 6 + c]
+            com0 = mf[i + 1, TLP] + ax[0] * shift
+            com1 = mf[i + 1, TLP + 1] + ax[1] * shift
+            com2 = mf[i + 1, TLP + 2] + ax[2] * shift
+            rL[r, i] = rJ[r, i] + a0 * com0 + a1 * com1 + a2 * com2
+            e[r, i] = RJ[r, 0, i] * ax[0] + RJ[r, 1, i] * ax[1] + RJ[r, 2, i] * ax[2]
+            g[r, i] = rL[r, i] - rJ[r, i]
+
+
+@njit(cache=True)
+def spart_velocities(mi, Bij, Bi0, P0, pm, u0, um, t0, tL):
+    n = mi[0]
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += P0[r, c] * u0[c]
+        t0[r] = acc
+    for i in range(n):
+        p = mi[2 + 3 * i]
+        for r in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += (Bi0[r, c, i] * t0[c]) if p == 0 else (Bij[r, c, i, p - 1] * tL[c, p - 1])
+            tL[r, i] = acc
+        if mi[3 + 3 * i] != FIXED:
+            qd = um[mi[4 + 3 * i]]
+            for r in range(6):
+                tL[r, i] += pm[r, i] * qd
+
+
+@njit(cache=True)
+def spart__cross_add(a0, a1, a2, b0, b1, b2, out, col, row0, scale):
+    out[row0, col] += scale * (a1 * b2 - a2 * b1)
+    out[row0 + 1, col] += scale * (a2 * b0 - a0 * b2)
+    out[row0 + 2, col] += scale * (a0 * b1 - a1 * b0)
+
+
+@njit(cache=True)
+def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot, tLdot):
+    n = mi[0]
+    w = np.empty(3)
+    for r in range(3):
+        w[r] = P0[r, 0] * u0[0] + P0[r, 1] * u0[1] + P0[r, 2] * u0[2]
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += P0[r, c] * u0dot[c]
+        t0dot[r] = acc
+    t0dot[0] += t0[1] * w[2] - t0[2] * w[1]
+    t0dot[1] += t0[2] * w[0] - t0[0] * w[2]
+    t0dot[2] += t0[0] * w[1] - t0[1] * w[0]
+    for i in range(n):
+        p = mi[2 + 3 * i]
+        for r in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += (Bi0[r, c, i] * t0dot[c]) if p == 0 else (Bij[r, c, i, p - 1] * tLdot[c, p - 1])
+            tLdot[r, i] = acc
+        if p == 0:
+            wp0, wp1, wp2, vp0, vp1, vp2 = t0[0], t0[1], t0[2], t0[3], t0[4], t0[5]
+        else:
+            wp0, wp1, wp2 = tL[0, p - 1], tL[1, p - 1], tL[2, p - 1]
+            vp0, vp1, vp2 = tL[3, p - 1], tL[4, p - 1], tL[5, p - 1]
+        # d/dt of B_ip: (v_p - v_i) x w_p
+        spart__cross_add(vp0 - tL[3, i], vp1 - tL[4, i], vp2 - tL[5, i], wp0, wp1, wp2, tLdot, i, 3, 1.0)
+        if mi[3 + 3 * i] != FIXED:
+            k = mi[4 + 3 * i]
+            qd, qdd = um[k], umdot[k]
+            spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[0, i], pm[1, i], pm[2, i], tLdot, i, 0, qd)
+            spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[3, i], pm[4, i], pm[5, i], tLdot, i, 3, qd)
+            for r in range(6):
+                tLdot[r, i] += pm[r, i] * qdd
+
+
+@njit(cache=True)
+def spart_inertia_in_inertial_frame(mi, mf, R0, RL, I0, Im):
+    n = mi[0]
+    for i in range(n + 1):
+        for r in range(3):
+            for c in range(3):
+                acc = 0.0
+                for a in range(3):
+                    Ra = R0[r, a] if i == 0 else RL[r, a, i - 1]
+                    for b in range(3):
+                        Rb = R0[c, b] if i == 0 else RL[c, b, i - 1]
+                        acc += Ra * mf[i, IBODY + 3 * a + b] * Rb
+                if i == 0:
+                    I0[r, c] = acc
+                else:
+                    Im[r, c, i - 1] = acc
+
+
+@njit(cache=True)
+def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum):
+    n = mi[0]
+    wq = np.empty((6, n))
+    wq0 = np.empty(6)
+    for i in range(n + 1):
+        m = mf[i, MASS]
+        for r in range(3):
+            if i == 0:
+                Iw = I0[r, 0] * t0[0] + I0[r, 1] * t0[1] + I0[r, 2] * t0[2]
+                wq0[r] = I0[r, 0] * t0dot[0] + I0[r, 1] * t0dot[1] + I0[r, 2] * t0dot[2] - wF0[r]
+                wq0[3 + r] = m * t0dot[3 + r] - wF0[3 + r]
+            else:
+                wq[r, i - 1] = (Im[r, 0, i - 1] * tLdot[0, i - 1] + Im[r, 1, i - 1] * tLdot[1, i - 1]
+                                + Im[r, 2, i - 1] * tLdot[2, i - 1] - wFm[r, i - 1])
+                wq[3 + r, i - 1] = m * tLdot[3 + r, i - 1] - wFm[3 + r, i - 1]
+        # + w x (I w)
+        if i == 0:
+            w0, w1, w2 = t0[0], t0[1], t0[2]
+            h0 = I0[0, 0] * w0 + I0[0, 1] * w1 + I0[0, 2] * w2
+            h1 = I0[1, 0] * w0 + I0[1, 1] * w1 + I0[1, 2] * w2
+            h2 = I0[2, 0] * w0 + I0[2, 1] * w1 + I0[2, 2] * w2
+            wq0[0] += w1 * h2 - w2 * h1
+            wq0[1] += w2 * h0 - w0 * h2
+            wq0[2] += w0 * h1 - w1 * h0
+        else:
+            k = i - 1
+            w0, w1, w2 = tL[0, k], tL[1, k], tL[2, k]
+            h0 = Im[0, 0, k] * w0 + Im[0, 1, k] * w1 + Im[0, 2, k] * w2
+            h1 = Im[1, 0, k] * w0 + Im[1, 1, k] * w1 + Im[1, 2, k] * w2
+            h2 = Im[2, 0, k] * w0 + Im[2, 1, k] * w1 + Im[2, 2, k] * w2
+            wq[0, k] += w1 * h2 - w2 * h1
+            wq[1, k] += w2 * h0 - w0 * h2
+            wq[2, k] += w0 * h1 - w1 * h0
+    for i in range(n - 1, -1, -1):
+        p = mi[2 + 3 * i]
+        for r in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += (Bi0[c, r, i] if p == 0 else Bij[c, r, i, p - 1]) * wq[c, i]
+            if p == 0:
+                wq0[r] += acc
+            else:
+                wq[r, p - 1] += acc
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += P0[c, r] * wq0[c]
+        tau0[r] = acc
+    for i in range(n):
+        if mi[3 + 3 * i] != FIXED:
+            acc = 0.0
+            for r in range(6):
+                acc += pm[r, i] * wq[r, i]
+            taum[mi[4 + 3 * i]] = acc
+
+
+@njit(cache=True)
+def spart_differential_kinematics(mi, branch, R0, r0, rL, e, g, Bij, Bi0, P0, pm):
+    n = mi[0]
+    Bij[:] = 0.0
+    for i in range(n):
+        for j in range(n):
+            if branch[i, j]:
+                for k in range(6):
+                    Bij[k, k, i, j] = 1.0
+                d0, d1, d2 = rL[0, j] - rL[0, i], rL[1, j] - rL[1, i], rL[2, j] - rL[2, i]
+                Bij[3, 1, i, j], Bij[3, 2, i, j] = -d2, d1
+                Bij[4, 0, i, j], Bij[4, 2, i, j] = d2, -d0
+                Bij[5, 0, i, j], Bij[5, 1, i, j] = -d1, d0
+    Bi0[:] = 0.0
+    pm[:] = 0.0
+    for i in range(n):
+        for k in range(6):
+            Bi0[k, k, i] = 1.0
+        d0, d1, d2 = r0[0] - rL[0, i], r0[1] - rL[1, i], r0[2] - rL[2, i]
+        Bi0[3, 1, i], Bi0[3, 2, i] = -d2, d1
+        Bi0[4, 0, i], Bi0[4, 2, i] = d2, -d0
+        Bi0[5, 0, i], Bi0[5, 1, i] = -d1, d0
+        jt = mi[3 + 3 * i]
+        if jt == REVOLUTE:
+            pm[0, i], pm[1, i], pm[2, i] = e[0, i], e[1, i], e[2, i]
+            pm[3, i] = e[1, i] * g[2, i] - e[2, i] * g[1, i]
+            pm[4, i] = e[2, i] * g[0, i] - e[0, i] * g[2, i]
+            pm[5, i] = e[0, i] * g[1, i] - e[1, i] * g[0, i]
+        elif jt == PRISMATIC:
+            pm[3, i], pm[4, i], pm[5, i] = e[0, i], e[1, i], e[2, i]
+    P0[:] = 0.0
+    for r in range(3):
+        for c in range(3):
+            P0[r, c] = R0[r, c]
+        P0[3 + r, 3 + r] = 1.0

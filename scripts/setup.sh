@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Set up spart_ros from a clean checkout: Python 3.11 venv with the pinned
+# ROS 2 Kilted wheels, the CMake include-path quirk, colcon build of
+# spart_interfaces + spart_ros. Idempotent: a second run only checks stamps.
+#
+#   bash scripts/setup.sh            # set up / update
+#   SPART_FORCE_BUILD=1 bash scripts/setup.sh   # rebuild even if nothing changed
+#   PYTHON=/path/to/python3.11 bash scripts/setup.sh
+#
+# Needs only python3.11 (with venv + pip), gcc/g++/cmake and the package
+# registry. See DEVELOPERS.md.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+REQ="$ROOT/requirements.txt"
+say() { echo "[setup] $*"; }
+die() { echo "[setup] ERROR: $*" >&2; exit 1; }
+
+# --- 1. Python 3.11 ---------------------------------------------------------
+if [[ -n "${PYTHON:-}" ]]; then
+  PY="$PYTHON"
+elif command -v python3.11 >/dev/null 2>&1; then
+  PY=python3.11
+else
+  PY=python3
+fi
+command -v "$PY" >/dev/null 2>&1 || die "Python 3.11 is required but '$PY' was not found (set PYTHON=/path/to/python3.11)."
+PYVER="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo unknown)"
+[[ "$PYVER" == "3.11" ]] || die "Python 3.11 is required (the ROS 2 Kilted wheels are cp311), but $(command -v "$PY") is Python $PYVER; set PYTHON=/path/to/python3.11."
+
+# --- 2. venv ----------------------------------------------------------------
+if [[ -x "$VENV/bin/python" ]]; then
+  VENVVER="$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo broken)"
+  [[ "$VENVVER" == "3.11" ]] || die "$VENV is Python $VENVVER, not 3.11: delete it (rm -rf .venv) and run again."
+else
+  say "creating $VENV ($("$PY" -V 2>&1))"
+  "$PY" -m venv "$VENV"
+fi
+# colcon must never crawl the venv (it holds package.xml files of its own).
+touch "$VENV/COLCON_IGNORE"
+# The venv is this machine's "ROS install" (the wheels put share/ament_index,
+# share/*/cmake and lib/*.so under it): give it the local_setup files a ROS
+# underlay has, so sourcing it works like /opt/ros/<distro>/local_setup.sh
+# and colcon does not warn about it on AMENT_PREFIX_PATH.
+underlay="# ROS 2 underlay: the ROS wheels pip-installed in this venv (written by spart_ros scripts/setup.sh)
+case \":\${AMENT_PREFIX_PATH:-}:\" in *\":$VENV:\"*) ;; *) export AMENT_PREFIX_PATH=\"$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}\" ;; esac
+case \":\${CMAKE_PREFIX_PATH:-}:\" in *\":$VENV:\"*) ;; *) export CMAKE_PREFIX_PATH=\"$VENV\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}\" ;; esac"
+for f in local_setup.sh local_setup.bash; do
+  [[ "$(cat "$VENV/$f" 2>/dev/null || true)" == "$underlay" ]] || printf '%s\n' "$underlay" > "$VENV/$f"
+done
+
+# --- 3. pinned requirements (skipped when the stamp matches) ---------------
+[[ -f "$REQ" ]] || die "$REQ is missing."
+REQ_HASH="$( (cat "$REQ"; "$VENV/bin/python" -V) | sha256sum | cut -d' ' -f1)"
+PIP_STAMP="$VENV/.spart_requirements.sha256"
+if [[ "$(cat "$PIP_STAMP" 2>/dev/null || true)" != "$REQ_HASH" ]]; then
+  say "installing pinned requirements (requirements.txt) into .venv ..."
+  start=$SECONDS
+  # uv (pinned in requirements.txt, installed with pip) downloads in parallel:
+  # ~20 s instead of ~2 min for pip on a fresh venv. pip is the fallback.
+  UV_PIN="$(grep -E '^uv==' "$REQ" || true)"
+  installed=""
+  if [[ -n "$UV_PIN" && -z "${SPART_NO_UV:-}" ]]; then
+    if [[ "$("$VENV/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "${UV_PIN#uv==}" ]]; then
+      "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "$UV_PIN" 2>&1 \
+        | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+    fi
+    if UV_LINK_MODE=copy "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" \
+         -r "$REQ"; then
+      installed=uv
+    else
+      say "uv failed; falling back to pip"
+    fi
+  fi
+  if [[ -z "$installed" ]]; then
+    # (the grep drops this machine's pip.conf noise about absent local indexes)
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-input -r "$REQ" 2>&1 \
+      | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+    installed=pip
+  fi
+  echo "$REQ_HASH" > "$PIP_STAMP"
+  say "requirements installed with $installed in $((SECONDS - start)) s"
+else
+  say "requirements up to date (stamp matches requirements.txt)"
+fi
+
+# --- 4. CMake include paths named by the wheels' exported targets ----------
+# The ROS wheels were built in a manylinux image: their *_rosidl_generator_py
+# CMake targets export /opt/python/cp311-cp311/... include directories, and
+# CMake refuses to generate when those paths do not exist. Point them at this
+# venv's real Python and NumPy headers.
+PY_INC="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+NP_INC="$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')"
+[[ -f "$PY_INC/Python.h" ]] || die "Python headers not found at $PY_INC (install the python3.11 development headers)."
+link_dir() {  # link_dir TARGET LINK
+  local target="$1" link="$2"
+  if [[ "$(readlink "$link" 2>/dev/null || true)" == "$target" ]]; then return 0; fi
+  if [[ -e "$link" && ! -L "$link" ]]; then
+    # A real directory (e.g. a real manylinux Python): fine if it has headers.
+    return 0
+  fi
+  mkdir -p "$(dirname "$link")" 2>/dev/null && ln -sfn "$target" "$link" 2>/dev/null \
+    || die "cannot create the symlink $link -> $target (needs write access to /opt; run as root or: sudo mkdir -p $(dirname "$link") && sudo ln -sfn $target $link)"
+  say "linked $link -> $target"
+}
+link_dir "$PY_INC" /opt/python/cp311-cp311/include/python3.11
+link_dir "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include
+
+# --- 5. colcon build (skipped when no source file changed) ------------------
+# shellcheck source=env.sh
+source "$ROOT/scripts/env.sh" --no-install
+cd "$ROOT"
+src_hash() {
+  # Everything that goes into the install space (not the tests: colcon test
+  # runs them from the source tree).
+  # The checkout path and the pinned wheels are part of it: the install
+  # space holds absolute paths, and spart_interfaces links the wheels' libs.
+  {
+    echo "$ROOT"
+    echo "$REQ_HASH"
+    find package.xml setup.py setup.cfg resource launch config urdf spart_ros \
+         spart_interfaces -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
+         ! -name '*.nbi' ! -name '*.nbc' -print0 2>/dev/null \
+      | sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -d' ' -f1
+}
+BUILD_HASH="$(src_hash)"
+BUILD_STAMP="$ROOT/install/.spart_build.sha256"
+if [[ -z "${SPART_FORCE_BUILD:-}" && -f "$ROOT/install/setup.bash" \
+      && "$(cat "$BUILD_STAMP" 2>/dev/null || true)" == "$BUILD_HASH" ]]; then
+  say "build up to date (no source change since the last colcon build)"
+else
+  say "colcon build (spart_interfaces, spart_ros) ..."
+  start=$SECONDS
+  rm -f "$BUILD_STAMP"
+  # (byte-compile the installed Python even where PYTHONDONTWRITEBYTECODE is set)
+  env -u PYTHONDONTWRITEBYTECODE colcon build --paths . spart_interfaces \
+      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF
+  echo "$BUILD_HASH" > "$BUILD_STAMP"
+  say "colcon build done in $((SECONDS - start)) s"
+fi
+say "ready: source scripts/env.sh"

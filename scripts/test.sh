@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Set up (scripts/setup.sh), then run every test of spart_ros and
+# spart_interfaces with colcon: `colcon test` + `colcon test-result --verbose`.
+# Exits non-zero on any failure; the last line printed is pytest's summary.
+#
+#   bash scripts/test.sh                                   # everything
+#   bash scripts/test.sh --pytest-args -k smoke            # extra colcon test args
+#
+# Each run gets its own DDS domain: ROS_DOMAIN_ID random in 1..100 unless set.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$ROOT/scripts/setup.sh" || exit $?
+# shellcheck source=env.sh
+source "$ROOT/scripts/env.sh" || exit 1
+cd "$ROOT" || exit 1
+
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( RANDOM % 100 + 1 ))}"
+echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID RMW_IMPLEMENTATION=$RMW_IMPLEMENTATION"
+
+LOG="$(mktemp -t spart_test.XXXXXX.log)"
+trap 'rm -f "$LOG"' EXIT
+
+start=$SECONDS
+colcon test --paths . spart_interfaces \
+    --event-handlers console_direct+ console_stderr- \
+    --return-code-on-test-failure "$@" 2>&1 | tee "$LOG"
+test_rc=${PIPESTATUS[0]}
+echo "[test] colcon test finished in $((SECONDS - start)) s (exit code $test_rc)"
+
+colcon test-result --test-result-base build --verbose
+result_rc=$?
+
+# pytest's closing line, e.g. "====== 21 passed, 1 skipped in 12.34s ======"
+summary="$(grep -aE '^=+ .*\b(passed|failed|errors?|skipped|deselected|no tests ran)\b.* in [0-9.]+s.* =+$' "$LOG" | tail -n 1)"
+rc=0
+if [[ $test_rc -ne 0 || $result_rc -ne 0 ]]; then rc=1; fi
+if [[ -z "$summary" ]]; then
+  echo "[test] ERROR: pytest printed no summary line (did pytest run at all?)"
+  rc=1
+elif ! grep -qE '\b[1-9][0-9]* passed\b' <<<"$summary"; then
+  echo "[test] ERROR: no test passed"
+  rc=1
+fi
+if [[ $rc -eq 0 ]]; then echo "[test] OK"; else echo "[test] FAILED"; fi
+[[ -n "$summary" ]] && echo "$summary"
+exit $rc
