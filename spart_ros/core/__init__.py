@@ -5,6 +5,8 @@ vector is projected in the inertial frame unless said otherwise, twists are
 [angular; linear velocity of the CoM], per-link arrays are stacked on the last
 axis ((3, n), (3, 3, n), (6, 6, n, n)), link id k is index k - 1.
 """
+import numpy as np
+
 from .errors import (SpartError, ModelError, URDFError, TopologyError,
                      UnsupportedJointError, InertiaError, SingularModelError,
                      InputError)
@@ -25,3 +27,15 @@ from .inertia import inertia_in_inertial_frame, composite_body_inertia
 from .generalized_inertia import generalized_inertia, generalized_inertia_noc
 from .convective_inertia import convective_inertia, convective_inertia_noc
 from .dynamics import forward_dynamics, inverse_dynamics, floating_inverse_dynamics, gravity_wrenches
+
+
+def spart_chain_warm_up(robot):
+    """Run the SPART-named chain once on float inputs (compiles or loads its kernels)."""
+    n, nq = robot.n_links_joints, robot.n_q
+    R0, r0, z6, q = np.eye(3), np.zeros(3), np.zeros(6), np.zeros(nq)
+    RJ, RL, rJ, rL, e, g = kinematics(R0, r0, q, robot)
+    Bij, Bi0, P0, pm = differential_kinematics(R0, r0, rL, e, g, robot)
+    t0, tL = velocities(Bij, Bi0, P0, pm, z6, q, robot)
+    I0, Im = inertia_in_inertial_frame(R0, RL, robot)
+    t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, z6, q, z6, q, robot)
+    inverse_dynamics(z6, np.zeros((6, n)), t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot)
