@@ -198,6 +198,29 @@ def test_gravity_forces(model, seed):
     close(gm, ref.gm, 'gravity forces, joint rows')
 
 
+@pytest.mark.parametrize('model,seed', CASES[::3], ids=IDS[::3])
+def test_model_gravity_equals_per_call_gravity(model, seed):
+    """FastDynamics(robot, gravity=g) uses g wherever a call gives no gravity, and a
+    per-call gravity overrides it; the default model gravity is zero."""
+    robot, s, o, ref = case(model, seed)
+    fd0 = FastDynamics(robot)
+    assert np.array_equal(fd0.gravity, np.zeros(3))
+    fd = FastDynamics(robot, gravity=GRAVITY)
+    assert np.array_equal(fd.gravity, GRAVITY)
+    g0, gm = (x.copy() for x in fd.gravity_forces(s.R0, s.r0, s.qm))
+    close(g0, ref.g0, 'model gravity, base rows')
+    close(gm, ref.gm, 'model gravity, joint rows')
+    a = [x.copy() for x in fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)]
+    b = fd0.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot, gravity=GRAVITY)
+    close(a[0], b[0], 'ID tau0, model vs per-call gravity')
+    close(a[1], b[1], 'ID taum, model vs per-call gravity')
+    zero = fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot, gravity=np.zeros(3))
+    c = fd0.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
+    close(np.concatenate(zero), np.concatenate(c), 'per-call zero gravity overrides the model gravity')
+    with pytest.raises(InputError, match='gravity'):
+        fd.gravity = [0.0, np.nan, 1.0]
+
+
 @pytest.mark.parametrize('model,seed', CASES, ids=IDS)
 def test_jacobian_every_link(model, seed):
     robot, s, o, ref = case(model, seed)
@@ -359,7 +382,7 @@ METHODS = ('inverse_dynamics', 'bias_forces', 'gravity_forces', 'floating_invers
 
 
 def test_every_method_is_covered():
-    public = {k for k in vars(FastDynamics) if not k.startswith('_')}
+    public = {k for k in vars(FastDynamics) if not k.startswith('_')} - {'gravity'}
     assert public == set(METHODS), public ^ set(METHODS)
     assert [name for name, _ in calls(None, None)] == list(METHODS)
 

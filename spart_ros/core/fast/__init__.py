@@ -17,7 +17,9 @@ jacobian                    J (6, 6 + n_q) of a point and Jdot u             Jac
 twists                      CoM positions, twists, system CoM                Velocities
 ==========================  ==============================================  ===========
 
-State arguments are SPART's: R0 (3, 3) base CoM frame -> inertial, r0 (3,)
+Gravity is a property of the object (``FastDynamics(robot, gravity=[0, 0, -9.81])`` or
+``fd.gravity = ...``; zero by default, for space), used by every call that gives no
+``gravity=`` of its own.  State arguments are SPART's: R0 (3, 3) base CoM frame -> inertial, r0 (3,)
 base CoM, qm (n_q,), u0 (6,) = [base angular velocity in the base frame; base
 CoM velocity, inertial], um (n_q,); wrenches [torque; force] at CoMs in the
 inertial frame; gravity (3,) in the inertial frame.  ``floating=False`` pins
@@ -74,7 +76,7 @@ class FastDynamics:
     views) is accepted but converted, or compiled for once, at extra cost.
     """
 
-    def __init__(self, robot):
+    def __init__(self, robot, gravity=None):
         self.robot = robot
         self.n, self.n_q = robot.n_links_joints, robot.n_q
         n, nq = self.n, self.n_q
@@ -89,7 +91,24 @@ class FastDynamics:
         self._rL, self._tL, self._com = z((3, n + 1)), z((6, n + 1)), z(6)
         bind = lambda kernel: partial(kernel, mi, self._W)  # noqa: E731
         self._rnea, self._floating_rnea, self._aba = bind(K.rnea), bind(K.floating_rnea), bind(K.aba)
-        self._crba, self._point_jacobian, self._twists = bind(K.crba), bind(K.point_jacobian), bind(K.twists_and_com)
+        self._crba, self._twists = bind(K.crba), bind(K.twists_and_com)
+        self._jacobian, self._jacobian_and_bias = bind(K.jacobian), bind(K.jacobian_and_bias)
+        self._gravity = self._W[0, K.GRAVITY:K.GRAVITY + 3]
+        if gravity is not None:
+            self.gravity = gravity
+
+    @property
+    def gravity(self):
+        """The model's gravity (3,), inertial frame [m/s^2], used when a call gives none
+        (default zero: space).  Set it once, like Pinocchio's ``model.gravity``."""
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, g):
+        g = np.asarray(g, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise InputError(f'gravity: expected 3 finite numbers, got {g!r}')
+        self._gravity[:] = g
 
     # -- plumbing -------------------------------------------------------------------------
     def _call(self, kernel, *args):
@@ -115,45 +134,44 @@ class FastDynamics:
                     'link': f'a link id 0..{self.n}'}.get(name, '?')
         raise InputError(f'{name}: expected shape {expected}')
 
-    def _loads(self, wF0, wFm, gravity):
-        """All three load arrays (zeros for the missing ones) once any is given."""
-        return (self._zero6 if wF0 is None else _arr(wF0), self._zero_wFm if wFm is None else _arr(wFm),
-                self._zero3 if gravity is None else _arr(gravity))
+    def _wrenches(self, wF0, wFm):
+        """Both wrench arrays (zeros for the missing one) once either is given."""
+        return self._zero6 if wF0 is None else _arr(wF0), self._zero_wFm if wFm is None else _arr(wFm)
 
     # -- algorithms -----------------------------------------------------------------------
     def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
-        if wF0 is not None or wFm is not None or gravity is not None:
-            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        if wF0 is not None or wFm is not None:
+            wF0, wFm = self._wrenches(wF0, wFm)
         self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
         return self._base_out, self._joint_out
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
-        if wF0 is not None or wFm is not None or gravity is not None:
-            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        if wF0 is not None or wFm is not None:
+            wF0, wFm = self._wrenches(wF0, wFm)
         self._call(self._rnea, R0, r0, qm, u0, um, None, None, wF0, wFm, gravity, floating)
         return self._base_out, self._joint_out
 
-    def gravity_forces(self, R0, r0, qm, gravity):
-        """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity."""
-        wF0, wFm, gravity = self._loads(None, None, gravity)
-        self._call(self._rnea, R0, r0, qm, self._zero6, self._zero_q, None, None, wF0, wFm, gravity, False)
+    def gravity_forces(self, R0, r0, qm, gravity=None):
+        """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity
+        (``gravity`` (3,), or the model's)."""
+        self._call(self._rnea, R0, r0, qm, self._zero6, self._zero_q, None, None, None, None, gravity, False)
         return self._base_out, self._joint_out
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
         """(taum (n_q,), u0dot (6,)) for joint accelerations umdot with the base free (tau0 = 0),
         O(n) (SPART Floating_ID)."""
-        if wF0 is not None or wFm is not None or gravity is not None:
-            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        if wF0 is not None or wFm is not None:
+            wF0, wFm = self._wrenches(wF0, wFm)
         self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity)
         return self._joint_out, self._base_out
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
         """(u0dot (6,), umdot (n_q,)) under generalized forces tau0, taum and the loads, O(n)
         (SPART FD).  With floating=False the base stays still and u0dot = 0."""
-        if wF0 is not None or wFm is not None or gravity is not None:
-            wF0, wFm, gravity = self._loads(wF0, wFm, gravity)
+        if wF0 is not None or wFm is not None:
+            wF0, wFm = self._wrenches(wF0, wFm)
         self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating)
         return self._base_out, self._joint_out
 
@@ -173,13 +191,13 @@ class FastDynamics:
         """
         if type(link) is str:
             link = self.robot.link_index(link)
-        if bias:
-            if u0 is None:
-                u0 = self._zero6
-            if um is None:
-                um = self._zero_q
-        self._call(self._point_jacobian, R0, r0, qm, u0, um, link, self._zero3 if offset is None else offset,
-                   floating, self._J, self._Jbias if bias else None)
+        if offset is None:
+            offset = self._zero3
+        if not bias:
+            self._call(self._jacobian, R0, r0, qm, link, offset, self._J)
+            return self._J, self._Jbias
+        self._call(self._jacobian_and_bias, R0, r0, qm, self._zero6 if u0 is None else u0,
+                   self._zero_q if um is None else um, link, offset, floating, self._J, self._Jbias)
         return self._J, self._Jbias
 
     def twists(self, R0, r0, qm, u0, um, floating=True):

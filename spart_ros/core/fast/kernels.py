@@ -29,7 +29,8 @@ WS_COLS = 119
 MF0 = WS_COLS
 MASS, IBODY, TJR, TJP, TLR, TLP, AXIS = (MF0 + k for k in (0, 1, 10, 19, 22, 31, 34))
 MF_COLS = 37
-COLS = MF0 + MF_COLS
+GRAVITY = MF0 + MF_COLS       # row 0 only: the model's gravity (3), inertial frame
+COLS = GRAVITY + 3
 # rows: 0 base, 1..n links, n + 1 scratch, n + 2 outputs ([6 base values, n_q joint values])
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
@@ -189,19 +190,22 @@ def check_state(mi, R0, r0, qm, u0, um):
 
 @njit(cache=True)
 def check_loads(mi, wF0, wFm, gravity):
+    """Wrenches (both arrays or both None) and gravity (array or None)."""
     n = mi[0]
-    if wF0.shape[0] != 6:
-        return BAD_SHAPE + 8
-    if wFm.shape[0] != 6 or wFm.shape[1] != n:
-        return BAD_SHAPE + 9
-    if gravity.shape[0] != 3:
-        return BAD_SHAPE + 10
-    if not _finite(wF0):
-        return NOT_FINITE + 8
-    if not _finite(wFm):
-        return NOT_FINITE + 9
-    if not _finite(gravity):
-        return NOT_FINITE + 10
+    if wF0 is not None:
+        if wF0.shape[0] != 6:
+            return BAD_SHAPE + 8
+        if wFm.shape[0] != 6 or wFm.shape[1] != n:
+            return BAD_SHAPE + 9
+        if not _finite(wF0):
+            return NOT_FINITE + 8
+        if not _finite(wFm):
+            return NOT_FINITE + 9
+    if gravity is not None:
+        if gravity.shape[0] != 3:
+            return BAD_SHAPE + 10
+        if not _finite(gravity):
+            return NOT_FINITE + 10
     return 0
 
 
@@ -335,26 +339,36 @@ def velocity_acceleration_pass(mi, W, um, umdot, with_accel):
 
 
 @njit(cache=True)
+def _add_wrench(W, i, t0, t1, t2, f0, f1, f2, sign, target):
+    """W[i, target:target+6] += sign * ([t; f] applied at body i's CoM, moved to O)."""
+    x = W[i, X:X + 3]
+    W[i, target] += sign * (t0 + x[1] * f2 - x[2] * f1)
+    W[i, target + 1] += sign * (t1 + x[2] * f0 - x[0] * f2)
+    W[i, target + 2] += sign * (t2 + x[0] * f1 - x[1] * f0)
+    W[i, target + 3] += sign * f0
+    W[i, target + 4] += sign * f1
+    W[i, target + 5] += sign * f2
+
+
+@njit(cache=True)
 def external_forces(mi, W, wF0, wFm, gravity, sign, target):
-    """W[:, target] += sign * (external wrench + m g) of each body, moved from its CoM to O."""
+    """W[:, target] += sign * (external wrenches + m g) of each body, moved from its CoM to O.
+
+    wF0/wFm None: no wrenches; gravity None: the model's gravity (row 0 of W)."""
     n = mi[0]
-    for i in range(n + 1):
-        m = W[i, MASS]
-        if i == 0:
-            t0, t1, t2, f0, f1, f2 = wF0[0], wF0[1], wF0[2], wF0[3], wF0[4], wF0[5]
-        else:
-            t0, t1, t2 = wFm[0, i - 1], wFm[1, i - 1], wFm[2, i - 1]
-            f0, f1, f2 = wFm[3, i - 1], wFm[4, i - 1], wFm[5, i - 1]
-        f0 += m * gravity[0]
-        f1 += m * gravity[1]
-        f2 += m * gravity[2]
-        x = W[i, X:X + 3]
-        W[i, target] += sign * (t0 + x[1] * f2 - x[2] * f1)
-        W[i, target + 1] += sign * (t1 + x[2] * f0 - x[0] * f2)
-        W[i, target + 2] += sign * (t2 + x[0] * f1 - x[1] * f0)
-        W[i, target + 3] += sign * f0
-        W[i, target + 4] += sign * f1
-        W[i, target + 5] += sign * f2
+    if gravity is None:
+        g0, g1, g2 = W[0, GRAVITY], W[0, GRAVITY + 1], W[0, GRAVITY + 2]
+    else:
+        g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    if g0 != 0.0 or g1 != 0.0 or g2 != 0.0:
+        for i in range(n + 1):
+            m = W[i, MASS]
+            _add_wrench(W, i, 0.0, 0.0, 0.0, m * g0, m * g1, m * g2, sign, target)
+    if wF0 is not None:
+        _add_wrench(W, 0, wF0[0], wF0[1], wF0[2], wF0[3], wF0[4], wF0[5], sign, target)
+        for i in range(1, n + 1):
+            _add_wrench(W, i, wFm[0, i - 1], wFm[1, i - 1], wFm[2, i - 1], wFm[3, i - 1], wFm[4, i - 1],
+                        wFm[5, i - 1], sign, target)
 
 
 @njit(cache=True)
@@ -464,7 +478,8 @@ def cholesky_solve6(M, b):
 
 # --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
 # Outputs go to row n + 2 of W ([6 base values, n_q joint values]) or to the given arrays.
-# Loads (wF0, wFm, gravity) are all arrays or all None; accelerations None mean zero.
+# Wrenches (wF0, wFm) are both arrays or both None (none); gravity None = the model's gravity;
+# accelerations None mean zero.
 SINGULAR = 300
 
 
@@ -480,15 +495,12 @@ def _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot):
 
 @njit(cache=True)
 def _add_loads(mi, W, wF0, wFm, gravity, target):
-    if wF0 is not None:
-        external_forces(mi, W, wF0, wFm, gravity, -1.0, target)
+    external_forces(mi, W, wF0, wFm, gravity, -1.0, target)
 
 
 @njit(cache=True)
 def _loads_code(mi, wF0, wFm, gravity):
-    if wF0 is not None:
-        return check_loads(mi, wF0, wFm, gravity)
-    return 0
+    return check_loads(mi, wF0, wFm, gravity)
 
 
 @njit(cache=True)
@@ -674,25 +686,11 @@ def crba(mi, W, R0, r0, qm, H):
 
 
 @njit(cache=True)
-def point_jacobian(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
-    """J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame) and, unless
-    ``bias`` is None, bias = Jdot u (6,).  Rows: [angular velocity of the link; velocity of
-    the point], inertial frame."""
-    n = mi[0]
-    nq = mi[1]
-    if bias is not None:
-        code = check_state(mi, R0, r0, qm, u0, um)
-    else:
-        code = check_pose(mi, R0, r0, qm)
-    if code == 0:
-        code = check_vector(offset, 3, 13)
-    if code:
-        return code
-    if link < 0 or link > n:
-        return BAD_SHAPE + 14
-    forward_kinematics(mi, W, R0, r0, qm, False)
-    scratch = W[n + 1]
-    xp = scratch[0:3]
+def _fill_jacobian(mi, W, link, offset, J):
+    """J (6, 6 + n_q) of the point ``offset`` (link CoM frame) on ``link``; needs the kinematics.
+    Leaves the point (relative to O) in the scratch row, columns 0..2."""
+    n, nq = mi[0], mi[1]
+    xp = W[n + 1, 0:3]
     _mat3_vec(W[link, R:R + 9], offset, xp)
     for k in range(3):
         xp[k] += W[link, X + k]
@@ -717,9 +715,42 @@ def point_jacobian(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
             J[4, b] = s[4] + s[2] * xp[0] - s[0] * xp[2]
             J[5, b] = s[5] + s[0] * xp[1] - s[1] * xp[0]
         j = mi[2 + 3 * (j - 1)]
-    if bias is None:
-        return 0
-    # bias: the point's acceleration at zero generalized acceleration
+
+
+@njit(cache=True)
+def _check_jacobian(mi, link, offset, J):
+    code = check_vector(offset, 3, 13)
+    if code == 0 and (link < 0 or link > mi[0]):
+        code = BAD_SHAPE + 14
+    return code
+
+
+@njit(cache=True)
+def jacobian(mi, W, R0, r0, qm, link, offset, J):
+    """J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame).
+    Rows: [angular velocity of the link; velocity of the point], inertial frame."""
+    code = check_pose(mi, R0, r0, qm)
+    if code == 0:
+        code = _check_jacobian(mi, link, offset, J)
+    if code:
+        return code
+    forward_kinematics(mi, W, R0, r0, qm, False)
+    _fill_jacobian(mi, W, link, offset, J)
+    return 0
+
+
+@njit(cache=True)
+def jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
+    """:func:`jacobian` and bias = Jdot u (6,), the point's acceleration at zero udot."""
+    n = mi[0]
+    code = check_state(mi, R0, r0, qm, u0, um)
+    if code == 0:
+        code = _check_jacobian(mi, link, offset, J)
+    if code:
+        return code
+    forward_kinematics(mi, W, R0, r0, qm, False)
+    _fill_jacobian(mi, W, link, offset, J)
+    xp = W[n + 1, 0:3]
     base_motion(W, u0, None, floating, True)
     velocity_acceleration_pass(mi, W, um, None, True)
     Ak, Vk = W[link, A:A + 6], W[link, V:V + 6]

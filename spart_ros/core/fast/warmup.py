@@ -31,20 +31,22 @@ def warm_up():
     robot = _tiny_robot()
     fd = FastDynamics(robot)
     R0, r0, q, z6, nq = np.eye(3), np.zeros(3), np.zeros(robot.n_q), np.zeros(6), robot.n_q
-    loads = dict(wF0=np.zeros(6), wFm=np.zeros((6, robot.n_links_joints)), gravity=np.array([0, 0, -9.81]))
+    wrenches = dict(wF0=np.zeros(6), wFm=np.zeros((6, robot.n_links_joints)))
+    gravity = np.array([0.0, 0.0, -9.81])
+    # each combination of given / None loads is its own compiled version
+    variants = [{}, dict(gravity=gravity), wrenches, dict(wrenches, gravity=gravity)]
     for floating in (True, False):
-        fd.inverse_dynamics(R0, r0, q, z6, q, z6, q, floating=floating)
-        fd.inverse_dynamics(R0, r0, q, z6, q, z6, q, floating=floating, **loads)
-        fd.bias_forces(R0, r0, q, z6, q, floating=floating)
-        fd.bias_forces(R0, r0, q, z6, q, floating=floating, **loads)
-        fd.forward_dynamics(R0, r0, q, z6, q, z6, np.zeros(nq), floating=floating)
-        fd.forward_dynamics(R0, r0, q, z6, q, z6, np.zeros(nq), floating=floating, **loads)
+        for loads in variants:
+            fd.inverse_dynamics(R0, r0, q, z6, q, z6, q, floating=floating, **loads)
+            fd.bias_forces(R0, r0, q, z6, q, floating=floating, **loads)
+            fd.forward_dynamics(R0, r0, q, z6, q, z6, np.zeros(nq), floating=floating, **loads)
         fd.jacobian(robot.n_links_joints, R0, r0, q, z6, q, floating=floating)
-        fd.jacobian(robot.n_links_joints, R0, r0, q, floating=floating, bias=False)
         fd.twists(R0, r0, q, z6, q, floating=floating)
-    fd.gravity_forces(R0, r0, q, loads['gravity'])
-    fd.floating_inverse_dynamics(R0, r0, q, z6, q, q)
-    fd.floating_inverse_dynamics(R0, r0, q, z6, q, q, **loads)
+    fd.jacobian(robot.n_links_joints, R0, r0, q, bias=False)
+    fd.gravity_forces(R0, r0, q)
+    fd.gravity_forces(R0, r0, q, gravity)
+    for loads in variants:
+        fd.floating_inverse_dynamics(R0, r0, q, z6, q, q, **loads)
     fd.mass_matrix(R0, r0, q)
     spart_chain_warm_up(robot)
     return time.perf_counter() - start
