@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Benchmark: latency of the spart_dynamics node, joint_states in -> ~/jacobians out.
+
+Starts the INSTALLED dynamics_node (7-DoF arm on a floating base, test/data/urdf/
+arm7_floating.urdf by default; every output topic on) as its own process, gives it an
+odometry, then publishes sensor_msgs/JointState at 1 kHz for a few seconds, each with a
+unique stamp = the wall-clock time of its publication (time.time_ns, the same clock in
+both processes), and receives ~/jacobians.  Latency of one message = receipt time - its
+stamp (so it includes the publisher's serialization, DDS both ways, the node's
+callback and the receiver's deserialization).  Messages are matched by stamp: a joint
+state whose Jacobians never arrive is a drop.
+
+    source scripts/env.sh
+    python benchmarks/bench_node_latency.py [--rate 1000] [--seconds 5] [--urdf PATH]
+        [--executor events|single]
+
+Target (issue 5): p99 <= 2 ms, none dropped.  Prints the numbers; exits 1 when the
+target is missed (0 otherwise).  Not part of the test suite.
+"""
+import argparse
+import gc
+import multiprocessing
+import os
+import struct
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'test'))
+
+import rclpy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from builtin_interfaces.msg import Time  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from spart_interfaces.msg import Jacobians  # noqa: E402
+
+from node_helpers import start_node  # noqa: E402  (test/node_helpers.py: node processes)
+
+STAMP = struct.Struct('<iI')
+DEFAULT_URDF = os.path.join(ROOT, 'test', 'data', 'urdf', 'arm7_floating.urdf')
+READY = r'spart_dynamics\]: base floating, world frame'
+
+
+def qos(reliability, depth):
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=reliability,
+                      durability=DurabilityPolicy.VOLATILE)
+
+
+def stamp_of(ns):
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def cpu_snapshot(pids):
+    """(wall s, CPU s of the whole machine, of the node, of the publisher, of this process)."""
+    tick = os.sysconf('SC_CLK_TCK')
+    with open('/proc/stat') as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(fields) - fields[3] - fields[4]         # minus idle and iowait
+
+    def proc_cpu(pid):
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                parts = f.read().rsplit(')', 1)[1].split()
+            return (int(parts[11]) + int(parts[12])) / tick
+        except (OSError, IndexError, ValueError):
+            return float('nan')
+    own = os.times()
+    return (time.monotonic(), busy / tick, *[proc_cpu(p) for p in pids], own.user + own.system)
+
+
+def publisher(ns, names, base_link, rate, n_total, go, out):
+    """Child process: an odometry, then ``n_total`` joint states at ``rate`` Hz, each stamped
+    with time.time_ns() at publication; sends the list of stamps back on ``out``.  Until
+    ``go`` is set (the parent received a first answer), it keeps priming the node at 20 Hz."""
+    rclpy.init()
+    node = rclpy.create_node('bench_publisher', namespace=ns)
+    pub_js = node.create_publisher(JointState, f'{ns}/joint_states', qos(ReliabilityPolicy.RELIABLE, 100))
+    pub_odom = node.create_publisher(Odometry, f'{ns}/odom', qos(ReliabilityPolicy.RELIABLE, 10))
+    rng = np.random.default_rng(0)
+    js = JointState()
+    js.name = list(names)
+    odom = Odometry()
+    odom.header.frame_id, odom.child_frame_id = 'world', base_link
+    odom.pose.pose.orientation.w = 1.0
+    odom.twist.twist.angular.z = 0.1
+    gc.collect()
+    gc.freeze()                                      # no long GC pauses while publishing
+    deadline = time.monotonic() + 60
+    while not go.is_set() and time.monotonic() < deadline:
+        pub_odom.publish(odom)
+        js.header.stamp = stamp_of(time.time_ns())
+        js.position = rng.uniform(-1, 1, len(names)).tolist()
+        js.velocity = rng.standard_normal(len(names)).tolist()
+        pub_js.publish(js)
+        time.sleep(0.05)
+    positions = rng.uniform(-1, 1, (n_total, len(names))).tolist()
+    velocities = rng.standard_normal((n_total, len(names))).tolist()
+    sent = []
+    period = 1.0 / rate
+    t0 = time.perf_counter()
+    for k in range(n_total):
+        # absolute deadlines, plain sleep (no busy-wait: it would steal CPU from the node on a
+        # small machine); latency is measured from the actual publication time anyway
+        remaining = t0 + k * period - time.perf_counter()
+        if remaining > 0:
+            time.sleep(remaining)
+        js.position = positions[k]
+        js.velocity = velocities[k]
+        t = time.time_ns()
+        if sent and t <= sent[-1]:
+            t = sent[-1] + 1
+        js.header.stamp = stamp_of(t)
+        pub_js.publish(js)
+        sent.append(t)
+    achieved = (n_total - 1) / (time.perf_counter() - t0)
+    out.send((sent, achieved))
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--rate', type=float, default=1000.0, help='joint_states per second (default 1000)')
+    ap.add_argument('--seconds', type=float, default=5.0, help='publishing time (default 5)')
+    ap.add_argument('--urdf', default=DEFAULT_URDF)
+    ap.add_argument('--node-executor', choices=('events', 'single_threaded'), default='events',
+                    help="the node's executor parameter (default events)")
+    ap.add_argument('--executor', choices=('events', 'single'), default='events',
+                    help="this receiver's executor: rclpy's EventsExecutor or SingleThreadedExecutor")
+    ap.add_argument('--receiver-qos', choices=('reliable', 'best_effort'), default='reliable',
+                    help='reliability of the ~/jacobians subscription (the node publishes RELIABLE)')
+    ap.add_argument('--save', metavar='NPZ', help='save stamps and latencies to this .npz file')
+    ap.add_argument('--warmup', type=float, default=1.0, help='seconds of publishing before measuring')
+    args = ap.parse_args()
+
+    from spart_ros.core.urdf import robot_from_urdf
+    robot, _ = robot_from_urdf(args.urdf)
+    names = list(robot.q_names)
+    params = dict(urdf_path=os.path.abspath(args.urdf), base='floating', robot_description_topic='',
+                  jacobian_links=[robot.link_names[-1]], jacobian_offsets=[0.0, 0.0, 0.05],
+                  input_queue_depth=100, output_queue_depth=100, executor=args.node_executor,
+                  timing_log_period=float(args.seconds + args.warmup))
+    ns = f'/bench_{os.getpid()}'
+    n_warm = int(args.warmup * args.rate)
+    n_total = n_warm + int(args.seconds * args.rate)
+
+    # the publisher is its own process (started before rclpy.init here): no GIL shared with
+    # the receiver, like a real joint_state_broadcaster
+    ctx = multiprocessing.get_context('spawn')
+    go = ctx.Event()
+    recv_end, send_end = ctx.Pipe(duplex=False)
+    pub_proc = ctx.Process(target=publisher, args=(ns, names, robot.base_link.name, args.rate, n_total, go,
+                                                   send_end), daemon=True)
+    proc = start_node('spart_ros', 'dynamics_node', namespace=ns, parameters=params, wait_for=READY,
+                      wait_timeout=120.0)
+    rclpy.init()
+    node = rclpy.create_node('bench_receiver', namespace=ns)
+    received = {}                                   # stamp (ns) -> receipt time (ns)
+
+    def on_jacobians(data):
+        # raw: only the header stamp is read (bytes 4..12 after the CDR encapsulation), so the
+        # receiver costs little CPU on a small machine
+        t = time.time_ns()
+        sec, nanosec = STAMP.unpack_from(data, 4)
+        received[sec * 1_000_000_000 + nanosec] = t
+
+    node.create_subscription(Jacobians, f'{ns}/spart_dynamics/jacobians', on_jacobians,
+                             qos(ReliabilityPolicy.RELIABLE if args.receiver_qos == 'reliable'
+                                 else ReliabilityPolicy.BEST_EFFORT, 1000), raw=True)
+    if args.executor == 'events':
+        from rclpy.experimental import EventsExecutor
+        executor = EventsExecutor()
+    else:
+        from rclpy.executors import SingleThreadedExecutor
+        executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    sent = None
+    cpu0 = cpu1 = None
+    gc.collect()
+    gc.freeze()                                      # no long GC pauses while receiving
+    try:
+        pub_proc.start()
+        deadline = time.monotonic() + 60
+        while not received:                          # the node answers: start measuring
+            if time.monotonic() > deadline or not proc.is_running():
+                raise SystemExit('the node produced no Jacobians\n' + proc.describe())
+            executor.spin_once(timeout_sec=0.05)
+        go.set()
+        cpu0 = cpu_snapshot([proc.pid, pub_proc.pid])
+        deadline = time.monotonic() + args.warmup + args.seconds + 30
+        while sent is None and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.01)
+            if recv_end.poll():
+                sent, achieved = recv_end.recv()
+        cpu1 = cpu_snapshot([proc.pid, pub_proc.pid])
+        end = time.monotonic() + 1.0                 # let the last answers arrive
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.01)
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        node_log = proc.output()
+        code = proc.stop()
+        proc.cleanup()
+        pub_proc.join(5)
+    if sent is None:
+        raise SystemExit('the publisher process did not finish')
+
+    measured = sent[n_warm:]
+    lat = np.array([received[s] - s for s in measured if s in received]) / 1e6   # ms
+    dropped = sum(1 for s in measured if s not in received)
+    if args.save:
+        np.savez(args.save, sent=np.array(measured), received=np.array([received.get(s, -1) for s in measured]))
+    dropped_warm = sum(1 for s in sent[:n_warm] if s not in received)
+    p50, p90, p99, pmax = (np.percentile(lat, 50), np.percentile(lat, 90), np.percentile(lat, 99), lat.max()) \
+        if len(lat) else (np.nan,) * 4
+    print(f'[bench] node: dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} '
+          f'links, {robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
+          '+ center_of_mass')
+    print(f'[bench] published {len(measured)} joint_states at {achieved:.0f} Hz (target {args.rate:.0f}) '
+          f'for {args.seconds:g} s after {args.warmup:g} s of warm-up; receiver: {args.executor} executor, '
+          f'{args.receiver_qos} subscription')
+    print(f'[bench] received {len(lat)}/{len(measured)} ~/jacobians, dropped {dropped}'
+          f' (warm-up: dropped {dropped_warm}/{n_warm})')
+    print(f'[bench] latency joint_states -> ~/jacobians [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  '
+          f'max {pmax:.3f}')
+    if cpu0 and cpu1:
+        wall = cpu1[0] - cpu0[0]
+        node_cpu, pub_cpu, own_cpu = ((b - a) / wall for a, b in zip(cpu0[2:], cpu1[2:]))
+        machine = (cpu1[1] - cpu0[1]) / wall
+        others = machine - node_cpu - pub_cpu - own_cpu
+        print(f'[bench] CPU while publishing (of {os.cpu_count()} cores): node {node_cpu:.0%}, publisher '
+              f'{pub_cpu:.0%}, receiver {own_cpu:.0%}, everything else on the machine {max(others, 0):.0%}'
+              + ('  <- other load: latencies are not representative' if others > 0.15 else ''))
+    ok = len(lat) > 0 and p99 <= 2.0 and dropped == 0
+    print(f'[bench] target p99 <= 2 ms and none dropped: {"MET" if ok else "MISSED"} (node exit code {code})')
+    timing = [line.split(']: ', 1)[-1] for line in node_log.splitlines() if 'callback over' in line]
+    if timing:
+        print(f'[bench] node, {timing[-1]}')
+    errors = [line for line in node_log.splitlines() if 'ERROR' in line]
+    if errors:
+        print('[bench] node errors:\n  ' + '\n  '.join(errors[:10]))
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Output messages of the dynamics node, filled from numpy (message types, no rclpy).
+
+:class:`OutputMessages` keeps one preallocated message of each output type for a
+model and refills it in place for every state (creating geometry_msgs objects
+costs more than the dynamics), so a message must be published before the next
+``fill_*`` call (rclpy serializes on ``publish``).
+"""
+import array
+import struct
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Twist
+import numpy as np
+from spart_interfaces.msg import CenterOfMass, Jacobian, Jacobians, LinkTwists
+
+__all__ = ['OutputMessages', 'SerializedOutputs', 'set_vector3', 'set_point']
+
+
+def set_vector3(msg, v):
+    """msg.x, msg.y, msg.z = v (any 3 numbers)."""
+    msg.x, msg.y, msg.z = float(v[0]), float(v[1]), float(v[2])
+
+
+set_point = set_vector3
+
+
+def _doubles(a):
+    """A float64 sequence for a message field, from a numpy array (row-major)."""
+    return array.array('d', a.tobytes(order='C'))
+
+
+class OutputMessages:
+    """LinkTwists, CenterOfMass and Jacobians messages of one model (see spart_interfaces).
+
+    ``model``: a :class:`spart_ros.nodes.state.Model`; ``frame_id``: the world frame.
+    """
+
+    def __init__(self, model, frame_id):
+        self.frame_id = frame_id
+        n_links = len(model.link_names)
+        self.link_twists = LinkTwists()
+        self.link_twists.header.frame_id = frame_id
+        self.link_twists.link_names = list(model.link_names)
+        self.link_twists.com_positions = [Point() for _ in range(n_links)]
+        self.link_twists.twists = [Twist() for _ in range(n_links)]
+
+        self.center_of_mass = CenterOfMass()
+        self.center_of_mass.header.frame_id = frame_id
+        self.center_of_mass.total_mass = float(model.total_mass)
+
+        self.jacobians = Jacobians()
+        self.jacobians.header.frame_id = frame_id
+        cols = len(model.column_names)
+        entries = []
+        for spec in model.specs:
+            jac = Jacobian()
+            jac.header.frame_id = frame_id
+            jac.link_name = spec.link_name
+            set_point(jac.point, spec.offset_link)
+            jac.rows = 6
+            jac.cols = cols
+            jac.row_names = list(model.row_names)
+            jac.column_names = list(model.column_names)
+            entries.append(jac)
+        self.jacobians.jacobians = entries
+
+    def fill_link_twists(self, stamp, rL, tL):
+        msg = self.link_twists
+        msg.header.stamp = stamp
+        # python floats first (.tolist()): far cheaper than one numpy scalar per field
+        for p, t, r, w in zip(msg.com_positions, msg.twists, rL.T.tolist(), tL.T.tolist()):
+            p.x, p.y, p.z = r
+            a, v = t.angular, t.linear
+            a.x, a.y, a.z, v.x, v.y, v.z = w
+        return msg
+
+    def fill_center_of_mass(self, stamp, com):
+        msg = self.center_of_mass
+        msg.header.stamp = stamp
+        c = com.tolist()
+        p, v = msg.position, msg.velocity
+        p.x, p.y, p.z, v.x, v.y, v.z = c
+        return msg
+
+    def fill_jacobians(self, stamp, jacobians, points):
+        msg = self.jacobians
+        msg.header.stamp = stamp
+        for jac, J, p in zip(msg.jacobians, jacobians, points):
+            jac.header.stamp = stamp
+            q = jac.position
+            q.x, q.y, q.z = p.tolist()
+            jac.data = _doubles(J)
+        return msg
+
+
+# ---------------------------------------------------------------------------------------
+# serialized templates (the fast path, see spart_ros.nodes.cdr)
+# ---------------------------------------------------------------------------------------
+
+_SENTINEL_SEC, _SENTINEL_NANOSEC = 0x2BADC0DE, 0x1337BEEF
+
+
+def _sentinels(count, start):
+    return [71234567.0 + 1.000000001 * (start + k) for k in range(count)]
+
+
+class SerializedOutputs:
+    """The three outputs as serialized-message templates (bytes for ``publish``).
+
+    Built from an :class:`OutputMessages` by serializing its messages filled with
+    sentinel values (``serialize``: rclpy.serialization.serialize_message) and locating
+    them; raises CdrError (or ValueError) if a sentinel is not found exactly once, and
+    the caller then publishes message objects instead.  The same field order as the
+    ``fill_*`` methods: same content, byte for byte up to padding.
+    """
+
+    def __init__(self, outputs, serialize):
+        from .cdr import CdrError, Template
+        self._count = 0
+        stamp = Time(sec=_SENTINEL_SEC, nanosec=_SENTINEL_NANOSEC)
+        n_links = len(outputs.link_twists.link_names)
+
+        def build(msg, fields):
+            data = serialize(msg)
+            offsets = {}
+            for name, values in fields.items():
+                offs = []
+                for v in values:
+                    pat = struct.pack('<d', v)
+                    at = data.find(pat)
+                    if at < 0 or data.find(pat, at + 1) >= 0:
+                        raise CdrError(f'sentinel of field {name!r} found {data.count(pat)} times')
+                    offs.append(at)
+                offsets[name] = offs
+            pat = struct.pack('<iI', _SENTINEL_SEC, _SENTINEL_NANOSEC)
+            stamps, at = [], data.find(pat)
+            while at >= 0:
+                stamps.append(at)
+                at = data.find(pat, at + 1)
+            return Template(data, offsets, stamps)
+
+        s = self._next(6 * n_links)
+        r = self._next(3 * n_links)
+        lt = outputs.fill_link_twists(stamp, np.array(r).reshape(n_links, 3).T, np.array(s).reshape(n_links, 6).T)
+        self.link_twists = build(lt, {'rL': r, 'tL': s})
+        self._check_stamps(self.link_twists, 1, 'LinkTwists')
+
+        c = self._next(6)
+        self.center_of_mass = build(outputs.fill_center_of_mass(stamp, np.array(c)), {'com': c})
+        self._check_stamps(self.center_of_mass, 1, 'CenterOfMass')
+
+        n_jac = len(outputs.jacobians.jacobians)
+        fields, Js, ps = {}, [], []
+        for k, jac in enumerate(outputs.jacobians.jacobians):
+            J = self._next(6 * jac.cols)
+            p = self._next(3)
+            fields[f'J{k}'], fields[f'p{k}'] = J, p
+            Js.append(np.array(J).reshape(6, jac.cols))
+            ps.append(np.array(p))
+        self.jacobians = build(outputs.fill_jacobians(stamp, Js, ps), fields)
+        self._check_stamps(self.jacobians, 1 + n_jac, 'Jacobians')
+
+    def _next(self, count):
+        values = _sentinels(count, self._count)
+        self._count += count
+        return values
+
+    @staticmethod
+    def _check_stamps(template, expected, what):
+        from .cdr import CdrError
+        if len(template.stamps) != expected:
+            raise CdrError(f'{what}: {len(template.stamps)} stamps found, expected {expected}')
+
+    def link_twists_bytes(self, sec, nanosec, rL, tL):
+        t = self.link_twists
+        t.set_stamp(sec, nanosec)
+        t.set('rL', rL.T)
+        t.set('tL', tL.T)
+        return t.bytes()
+
+    def center_of_mass_bytes(self, sec, nanosec, com):
+        t = self.center_of_mass
+        t.set_stamp(sec, nanosec)
+        t.set('com', com)
+        return t.bytes()
+
+    def jacobians_bytes(self, sec, nanosec, jacobians, points):
+        t = self.jacobians
+        t.set_stamp(sec, nanosec)
+        for k, (J, p) in enumerate(zip(jacobians, points)):
+            t.set(f'J{k}', J)
+            t.set(f'p{k}', p)
+        return t.bytes()

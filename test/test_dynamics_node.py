@@ -1,0 +1,623 @@
+"""The INSTALLED spart_dynamics node as separate processes, driven over DDS with real rclpy
+publishers, subscribers and service clients.  Expected values come from the numpy SPART
+functions (test/dynamics_reference.py), not from the node's fast path.
+
+Three node processes for the whole module (started in parallel, each in its own namespace):
+  /fl  floating base, branched two-arm spacecraft (base inertial offset + rpy) with an IMU
+       link on two fixed joints; odometry + IMU; Jacobians of three links with offsets;
+  /fx  fixed base, KUKA iiwa (base inertial offset), non-identity base pose parameters,
+       SingleThreadedExecutor and message-object outputs (the non-default paths);
+  /rt  started with a BAD robot_description (keeps running without a model), then given
+       models at run time over the robot_description topic and the urdf_path parameter.
+"""
+import os
+from pathlib import Path
+import re
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Quaternion
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from sensor_msgs.msg import Imu, JointState
+from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists, LinkWrench
+from spart_interfaces.srv import ForwardDynamics, InverseDynamics
+from std_msgs.msg import String
+
+from spart_ros import spart
+from node_helpers import (BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, start_node,
+                          installed_executable, scaled)
+from core_helpers import urdf_path
+import dynamics_reference as ref
+
+pytestmark = pytest.mark.timeout(240)
+
+PKG, EXE = 'spart_ros', 'dynamics_node'
+READY = r'spart_dynamics\]: base (fixed|floating), world frame'
+ROOT = Path(__file__).resolve().parent.parent
+
+BRANCHED_IMU = ref.with_imu(Path(urdf_path('branched_two_arm_spacecraft')).read_text(), 'bus')
+KUKA = urdf_path('kuka_iiwa')
+FL_JAC = [('a_tip', [0.01, 0.02, 0.03]), ('b_ee', [0.0, 0.0, 0.05]), ('bus', [0.1, -0.2, 0.3])]
+FX_JAC = [('lbr_iiwa_link_7', [0.0, 0.0, 0.1]), ('lbr_iiwa_link_4', [0.0, 0.0, 0.0])]
+FX_POSE = (np.array([0.5, -0.2, 0.8]), ref.rot([0.2, 1.0, 0.3], 0.7))
+BAD_URDF = '<robot name="bad"><link name="lonely"/></robot>'
+TOL = dict(rtol=1e-9, atol=1e-9)
+
+ROBOTS = {'branched': spart.urdf2robot(BRANCHED_IMU)[0], 'kuka': spart.urdf2robot(KUKA)[0],
+          'plain_branched': spart.urdf2robot(urdf_path('branched_two_arm_spacecraft'))[0]}
+
+
+# ---------------------------------------------------------------------------------------
+# fixtures: the test node and the three node processes
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def ros():
+    node = RosTestNode('test_dynamics_node')
+    yield node
+    node.close()
+
+
+@pytest.fixture(scope='module')
+def nodes():
+    specs = {
+        'fl': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_link='imu_link',
+                   imu_topic='imu', world_frame='odom',
+                   jacobian_links=[n for n, _ in FL_JAC], jacobian_offsets=[x for _, o in FL_JAC for x in o]),
+        'fx': dict(base='fixed', urdf_path=KUKA, base_position=FX_POSE[0].tolist(),
+                   base_orientation=ref.quat_xyzw(FX_POSE[1]).tolist(),
+                   jacobian_links=[n for n, _ in FX_JAC], jacobian_offsets=[x for _, o in FX_JAC for x in o],
+                   executor='single_threaded', serialized_outputs=False),   # the non-default paths
+        'rt': dict(base='fixed', robot_description=BAD_URDF),
+    }
+    procs = {ns: start_node(PKG, EXE, namespace='/' + ns, parameters=p) for ns, p in specs.items()}
+    try:
+        for proc in procs.values():
+            proc.wait_for_output(READY, 90.0)   # 90 s: numba may compile on a cold cache
+        yield procs
+    finally:
+        for proc in procs.values():
+            proc.cleanup()
+
+
+class Io:
+    """Publishers and collectors of one node namespace."""
+
+    def __init__(self, ros, ns, proc):
+        self.ros, self.ns, self.proc = ros, ns, proc
+        self.js = ros.publisher(JointState, f'/{ns}/joint_states', RELIABLE_QOS)
+        self.js_best_effort = ros.publisher(JointState, f'/{ns}/joint_states', BEST_EFFORT_QOS)
+        self.odom = ros.publisher(Odometry, f'/{ns}/odom', RELIABLE_QOS)
+        self.imu = ros.publisher(Imu, f'/{ns}/imu', BEST_EFFORT_QOS)
+        self.description = ros.publisher(String, f'/{ns}/robot_description', LATCHED_QOS)
+        self.twists = ros.subscribe(LinkTwists, f'/{ns}/spart_dynamics/link_twists', RELIABLE_QOS)
+        self.jacobians = ros.subscribe(Jacobians, f'/{ns}/spart_dynamics/jacobians', RELIABLE_QOS)
+        self.com = ros.subscribe(CenterOfMass, f'/{ns}/spart_dynamics/center_of_mass', RELIABLE_QOS)
+
+    def outputs(self, stamp):
+        """The latest (twists, jacobians, com) stamped ``stamp`` (None if one is missing)."""
+        got = []
+        for c in (self.twists, self.jacobians, self.com):
+            m = [x for x in c.messages if x.header.stamp == stamp]
+            got.append(m[-1] if m else None)
+        return got
+
+    def count(self, stamp):
+        return sum(1 for x in self.jacobians.messages if x.header.stamp == stamp)
+
+    def exchange(self, messages, stamp, repeats=3, timeout=20.0):
+        """Publish ``messages`` ([(publisher, msg)], joint_states last) every 50 ms until the node
+        answered ``repeats`` of them with outputs stamped ``stamp`` (so that the inputs
+        published before the last joint_states were processed); return the last outputs."""
+        state = {'next': 0.0}
+
+        def step():
+            if self.count(stamp) >= repeats and all(self.outputs(stamp)):
+                return self.outputs(stamp)
+            now = time.monotonic()
+            if now >= state['next']:
+                for pub, msg in messages:
+                    pub.publish(msg)
+                state['next'] = now + 0.05
+            return None
+        return self.ros.wait_for(step, timeout, f'outputs stamped {stamp} from /{self.ns}', process=self.proc)
+
+    def call(self, srv, name, request, timeout=10.0):
+        return self.ros.call(srv, f'/{self.ns}/spart_dynamics/{name}', request, timeout, process=self.proc)
+
+
+@pytest.fixture(scope='module')
+def fl(ros, nodes):
+    return Io(ros, 'fl', nodes['fl'])
+
+
+@pytest.fixture(scope='module')
+def fx(ros, nodes):
+    return Io(ros, 'fx', nodes['fx'])
+
+
+@pytest.fixture(scope='module')
+def rt(ros, nodes):
+    return Io(ros, 'rt', nodes['rt'])
+
+
+# ---------------------------------------------------------------------------------------
+# message builders and checks
+# ---------------------------------------------------------------------------------------
+
+def stamp(sec, nanosec=0):
+    return Time(sec=int(sec), nanosec=int(nanosec))
+
+
+def joint_state(names, pos, vel=None, t=None):
+    msg = JointState()
+    msg.header.stamp = t
+    msg.name = list(names)
+    msg.position = [float(x) for x in pos]
+    msg.velocity = [] if vel is None else [float(x) for x in vel]
+    return msg
+
+
+def quat(R):
+    x, y, z, w = ref.quat_xyzw(R)
+    return Quaternion(x=x, y=y, z=z, w=w)
+
+
+def odometry(R_b, p_b, v_b, w_b, t, child='bus'):
+    msg = Odometry()
+    msg.header.stamp, msg.header.frame_id, msg.child_frame_id = t, 'odom', child
+    p = msg.pose.pose.position
+    p.x, p.y, p.z = (float(x) for x in p_b)
+    msg.pose.pose.orientation = quat(R_b)
+    tw = msg.twist.twist
+    tw.linear.x, tw.linear.y, tw.linear.z = (float(x) for x in v_b)
+    tw.angular.x, tw.angular.y, tw.angular.z = (float(x) for x in w_b)
+    return msg
+
+
+def imu(R_imu, w_imu, t, orientation=True):
+    msg = Imu()
+    msg.header.stamp, msg.header.frame_id = t, 'imu_link'
+    msg.orientation = quat(R_imu)
+    if not orientation:
+        msg.orientation_covariance[0] = -1.0
+    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = (float(x) for x in w_imu)
+    return msg
+
+
+def check_outputs(got, exp, robot, jac_specs, columns, frame):
+    twists, jacs, com = got
+    assert twists.header.frame_id == frame and jacs.header.frame_id == frame and com.header.frame_id == frame
+    assert list(twists.link_names) == robot.link_names
+    rL = np.array([[p.x, p.y, p.z] for p in twists.com_positions]).T
+    tL = np.array([[t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y, t.linear.z]
+                   for t in twists.twists]).T
+    np.testing.assert_allclose(rL, exp.rL, **TOL)
+    np.testing.assert_allclose(tL, exp.tL, **TOL)
+    np.testing.assert_allclose([com.position.x, com.position.y, com.position.z,
+                                com.velocity.x, com.velocity.y, com.velocity.z], exp.com, **TOL)
+    assert com.total_mass == pytest.approx(float(robot.total_mass), rel=1e-12)
+    assert [j.link_name for j in jacs.jacobians] == [n for n, _ in jac_specs]
+    for j, (name, offset), J, p in zip(jacs.jacobians, jac_specs, exp.jacobians, exp.points):
+        assert list(j.column_names) == list(columns) and j.rows == 6 and j.cols == len(columns)
+        assert list(j.row_names) == ['wx', 'wy', 'wz', 'vx', 'vy', 'vz']
+        np.testing.assert_allclose([j.point.x, j.point.y, j.point.z], offset, atol=1e-15)
+        np.testing.assert_allclose(np.asarray(j.data).reshape(6, j.cols), J, **TOL)
+        np.testing.assert_allclose([j.position.x, j.position.y, j.position.z], p, **TOL)
+
+
+def shuffled(robot, qm, um, rng, extra=True):
+    """Joint names/positions/velocities in a random order (+ a joint the model lacks)."""
+    names = list(robot.q_names)
+    order = rng.permutation(len(names))
+    n, q, v = [names[k] for k in order], [qm[k] for k in order], [um[k] for k in order]
+    if extra:
+        n.insert(1, 'gripper_finger_not_in_urdf')
+        q.insert(1, float('nan'))
+        v.insert(1, 5.0)
+    return n, q, v
+
+
+def rand_state(robot, seed):
+    rng = np.random.default_rng(seed)
+    return (ref.rot(rng.standard_normal(3), rng.uniform(0, 3)), rng.standard_normal(3),
+            rng.standard_normal(3), rng.standard_normal(3), rng.uniform(-1, 1, robot.n_q),
+            rng.standard_normal(robot.n_q), rng)
+
+
+FL_COLUMNS = ['base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz']
+
+
+# ---------------------------------------------------------------------------------------
+# fixed base (/fx, KUKA iiwa)
+# ---------------------------------------------------------------------------------------
+
+def test_fixed_nothing_until_every_joint_seen_then_partial_updates(fx):
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    R_b, p_b, _, _, qm, um, rng = rand_state(robot, 1)
+    t1 = stamp(10)
+    fx.ros.wait_for_subscribers('/fx/joint_states', 1, 10.0, process=fx.proc)
+    # every joint but one: the node waits (and says which joint it waits for)
+    fx.ros.publish_until(fx.js, lambda: joint_state(names[:2] + names[3:], np.delete(qm, 2), np.delete(um, 2), t1),
+                         lambda: re.search(r"waiting for joint states of \['lbr_iiwa_joint_3'\]", fx.proc.output()),
+                         what='the node waiting for joint 3', process=fx.proc)
+    fx.ros.spin_for(0.3)
+    assert len(fx.jacobians) == 0 and len(fx.twists) == 0 and len(fx.com) == 0
+    # the missing joint alone completes the state (the others keep their values)
+    t2 = stamp(11)
+    got = fx.exchange([(fx.js, joint_state([names[2]], [qm[2]], [um[2]], t2))], t2)
+    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, um, False, FX_JAC)
+    check_outputs(got, exp, robot, FX_JAC, names, 'world')
+    # a later subset (best-effort publisher) changes only its joints
+    qm2, um2 = qm.copy(), um.copy()
+    qm2[[0, 6]], um2[[0, 6]] = [0.3, -0.4], [1.5, -2.5]
+    t3 = stamp(12)
+    got = fx.exchange([(fx.js_best_effort, joint_state([names[6], names[0]], [-0.4, 0.3], [-2.5, 1.5], t3))], t3)
+    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm2, um2, False, FX_JAC)
+    check_outputs(got, exp, robot, FX_JAC, names, 'world')
+
+
+def test_fixed_shuffled_unknown_joints_and_missing_velocities(fx):
+    robot = ROBOTS['kuka']
+    _, _, _, _, qm, um, rng = rand_state(robot, 2)
+    n, q, v = shuffled(robot, qm, um, rng)
+    t = stamp(20)
+    got = fx.exchange([(fx.js, joint_state(n, q, v, t))], t)
+    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, um, False, FX_JAC)
+    check_outputs(got, exp, robot, FX_JAC, robot.q_names, 'world')
+    # no velocities: they count as zero, with a single warning
+    for k in range(2):
+        t = stamp(21 + k)
+        got = fx.exchange([(fx.js, joint_state(n, q, None, t))], t)
+    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, 0 * um, False, FX_JAC)
+    check_outputs(got, exp, robot, FX_JAC, robot.q_names, 'world')
+    assert fx.proc.output().count('joint_states without velocities') == 1
+    assert "ignoring joints not in the model: ['gripper_finger_not_in_urdf']" in fx.proc.output()
+    assert '(message objects, executor single_threaded)' in fx.proc.output()
+
+
+def test_fixed_services(fx):
+    robot = ROBOTS['kuka']
+    _, _, _, _, qm, um, rng = rand_state(robot, 3)
+    n, q, v = shuffled(robot, qm, um, rng, extra=False)
+    order = [robot.q_names.index(x) for x in n]
+    taum, umdot = rng.standard_normal(robot.n_q), rng.standard_normal(robot.n_q)
+    g = np.array([0.0, 0.0, -9.81])
+    R_b, p_b = ref.rot([1, 0, 0], 0.4), np.array([0.0, 1.0, 2.0])
+    z = np.zeros(3)
+    wFm = np.zeros((6, robot.n_links_joints))
+    wFm[:, robot.link_index('lbr_iiwa_link_5') - 1] = [0.1, 0.2, 0.3, 1.0, -2.0, 3.0]
+
+    def fill(req):
+        req.joint_names, req.positions, req.velocities = n, q, v
+        req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = p_b
+        req.base_pose.orientation = quat(R_b)
+        req.gravity.z = -9.81
+        lw = LinkWrench(link_name='lbr_iiwa_link_5')
+        lw.wrench.torque.x, lw.wrench.torque.y, lw.wrench.torque.z = 0.1, 0.2, 0.3
+        lw.wrench.force.x, lw.wrench.force.y, lw.wrench.force.z = 1.0, -2.0, 3.0
+        req.link_wrenches = [lw]
+        return req
+
+    req = fill(ForwardDynamics.Request())
+    req.efforts = [taum[k] for k in order]
+    res = fx.call(ForwardDynamics, 'forward_dynamics', req)
+    assert res.success, res.message
+    umdot_e, _, _ = ref.expected_fd(robot, R_b, p_b, z, z, qm, um, taum, z, z, np.zeros(6), wFm, g, floating=False)
+    assert list(res.joint_names) == robot.q_names
+    np.testing.assert_allclose(res.accelerations, umdot_e, rtol=1e-8, atol=1e-8)
+    assert res.base_acceleration.linear.x == 0 and res.base_acceleration.angular.z == 0
+
+    req = fill(InverseDynamics.Request())
+    req.accelerations = [umdot[k] for k in order]
+    res = fx.call(InverseDynamics, 'inverse_dynamics', req)
+    assert res.success, res.message
+    taum_e, torque_e, force_e = ref.expected_id(robot, R_b, p_b, z, z, qm, um, umdot, z, z, np.zeros(6), wFm, g,
+                                                floating=False)
+    np.testing.assert_allclose(res.efforts, taum_e, rtol=1e-8, atol=1e-8)
+    w = res.base_wrench
+    np.testing.assert_allclose([w.torque.x, w.torque.y, w.torque.z], torque_e, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose([w.force.x, w.force.y, w.force.z], force_e, rtol=1e-8, atol=1e-8)
+
+    # fixed-base specific refusals; the node keeps serving
+    bad = fill(InverseDynamics.Request())
+    bad.floating_base = True
+    res = fx.call(InverseDynamics, 'inverse_dynamics', bad)
+    assert not res.success and 'fixed base' in res.message
+    bad = fill(ForwardDynamics.Request())
+    bad.base_twist.angular.z = 0.1
+    res = fx.call(ForwardDynamics, 'forward_dynamics', bad)
+    assert not res.success and 'base_twist must be zero' in res.message
+    assert fx.call(InverseDynamics, 'inverse_dynamics', fill(InverseDynamics.Request())).success
+
+
+# ---------------------------------------------------------------------------------------
+# floating base (/fl, branched spacecraft + IMU)
+# ---------------------------------------------------------------------------------------
+
+def test_floating_from_odometry(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 4)
+    n, q, v = shuffled(robot, qm, um, rng)
+    t0 = stamp(100)
+    # joint states alone: nothing, the node waits for the odometry
+    fl.ros.publish_until(fl.js, lambda: joint_state(n, q, v, t0),
+                         lambda: 'waiting for odometry on /fl/odom' in fl.proc.output(),
+                         what='the node waiting for odometry', process=fl.proc)
+    assert fl.count(t0) == 0
+    t = stamp(101)
+    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(n, q, v, t))], t)
+    exp = ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC)
+    check_outputs(got, exp, robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+
+
+def test_floating_imu_overrides_orientation_and_rate_when_fresh(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 5)
+    n, q, v = shuffled(robot, qm, um, rng)
+    R_imu_b = ref.rot([0.3, -1, 0.2], 1.1)          # the base orientation the IMU measures
+    w_imu_b = np.array([0.4, -0.3, 0.25])            # the base angular velocity the IMU measures (in b)
+    R_imu = R_imu_b @ ref.R_B_IMU                    # IMU frame in the world
+    w_imu = ref.R_B_IMU.T @ w_imu_b                  # in the IMU frame
+    t_imu = stamp(200, 50_000_000)
+    # fresh (joint_states 0.05 s before the IMU sample): orientation and rate from the IMU
+    t = stamp(200)
+    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.imu, imu(R_imu, w_imu, t_imu)),
+                       (fl.js, joint_state(n, q, v, t))], t)
+    check_outputs(got, ref.expected_outputs(robot, R_imu_b, p_b, v_b, w_imu_b, qm, um, True, FL_JAC),
+                  robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+    # stale (1 s later): the odometry alone
+    t = stamp(201)
+    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.imu, imu(R_imu, w_imu, t_imu)),
+                       (fl.js, joint_state(n, q, v, t))], t)
+    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC),
+                  robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+    # an IMU without orientation (covariance[0] = -1): only the angular velocity
+    t, t_imu = stamp(300), stamp(300, 10_000_000)
+    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+                       (fl.imu, imu(R_imu, w_imu, t_imu, orientation=False)), (fl.js, joint_state(n, q, v, t))], t)
+    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_imu_b, qm, um, True, FL_JAC),
+                  robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+
+
+def _fl_request(req, robot, n, q, v, R_b, p_b, v_b, w_b, wFm):
+    req.joint_names, req.positions, req.velocities = n, q, v
+    req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = p_b
+    req.base_pose.orientation = quat(R_b)
+    tw = req.base_twist
+    tw.linear.x, tw.linear.y, tw.linear.z = v_b
+    tw.angular.x, tw.angular.y, tw.angular.z = w_b
+    req.gravity.x, req.gravity.y, req.gravity.z = 0.5, -0.2, -9.81
+    lws = []
+    for k in np.flatnonzero(np.abs(wFm).sum(axis=0)):
+        lw = LinkWrench(link_name=robot.links[k].name)
+        lw.wrench.torque.x, lw.wrench.torque.y, lw.wrench.torque.z = wFm[0:3, k]
+        lw.wrench.force.x, lw.wrench.force.y, lw.wrench.force.z = wFm[3:6, k]
+        lws.append(lw)
+    req.link_wrenches = lws
+    return req
+
+
+def _vec(v):
+    return [v.x, v.y, v.z]
+
+
+def test_floating_services(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 6)
+    n, q, v = shuffled(robot, qm, um, rng, extra=False)
+    order = [robot.q_names.index(x) for x in n]
+    g = np.array([0.5, -0.2, -9.81])
+    wFm = np.zeros((6, robot.n_links_joints))
+    wFm[:, robot.link_index('a_wrist') - 1] = rng.standard_normal(6)
+    wFm[:, robot.link_index('b_fore') - 1] = rng.standard_normal(6)
+    wF0 = np.zeros(6)
+    taum, umdot = rng.standard_normal(robot.n_q), rng.standard_normal(robot.n_q)
+    torque_b, force_b, a_b, alpha_b = (rng.standard_normal(3) for _ in range(4))
+    args = (robot, n, q, v, R_b, p_b, v_b, w_b, wFm)
+
+    req = _fl_request(ForwardDynamics.Request(), *args)
+    req.efforts = [taum[k] for k in order]
+    (req.base_wrench.torque.x, req.base_wrench.torque.y, req.base_wrench.torque.z) = torque_b
+    (req.base_wrench.force.x, req.base_wrench.force.y, req.base_wrench.force.z) = force_b
+    res = fl.call(ForwardDynamics, 'forward_dynamics', req)
+    assert res.success, res.message
+    e_umdot, e_a, e_alpha = ref.expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0, wFm, g)
+    np.testing.assert_allclose(res.accelerations, e_umdot, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_acceleration.linear), e_a, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
+
+    req = _fl_request(InverseDynamics.Request(), *args)
+    req.accelerations = [umdot[k] for k in order]
+    (req.base_acceleration.linear.x, req.base_acceleration.linear.y, req.base_acceleration.linear.z) = a_b
+    (req.base_acceleration.angular.x, req.base_acceleration.angular.y, req.base_acceleration.angular.z) = alpha_b
+    res = fl.call(InverseDynamics, 'inverse_dynamics', req)
+    assert res.success, res.message
+    e_taum, e_torque, e_force = ref.expected_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm, g)
+    np.testing.assert_allclose(res.efforts, e_taum, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_wrench.torque), e_torque, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_wrench.force), e_force, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_acceleration.linear), a_b, atol=1e-12)
+
+    req.floating_base = True
+    res = fl.call(InverseDynamics, 'inverse_dynamics', req)
+    assert res.success, res.message
+    e_taum, e_a, e_alpha = ref.expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, wF0, wFm, g)
+    np.testing.assert_allclose(res.efforts, e_taum, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_acceleration.linear), e_a, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
+    assert _vec(res.base_wrench.force) == [0.0, 0.0, 0.0]
+
+
+def test_floating_services_current_state(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 7)
+    n, q, v = shuffled(robot, qm, um, rng)
+    t = stamp(400)
+    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(n, q, v, t))], t)
+    umdot = rng.standard_normal(robot.n_q)
+    req = InverseDynamics.Request(use_current_state=True, floating_base=True, joint_names=list(reversed(robot.q_names)),
+                                  accelerations=list(reversed(umdot.tolist())))
+    res = fl.call(InverseDynamics, 'inverse_dynamics', req)
+    assert res.success, res.message
+    z6, zm = np.zeros(6), np.zeros((6, robot.n_links_joints))
+    e_taum, e_a, e_alpha = ref.expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, z6, zm, np.zeros(3))
+    np.testing.assert_allclose(res.efforts, e_taum, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
+    # FD of the current state with no efforts at all
+    res = fl.call(ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True))
+    assert res.success, res.message
+    e = ref.expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, np.zeros(robot.n_q), np.zeros(3), np.zeros(3), z6, zm,
+                        np.zeros(3))
+    np.testing.assert_allclose(res.accelerations, e[0], rtol=1e-8, atol=1e-8)
+
+
+def test_floating_bad_requests_keep_the_node_serving(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 8)
+    names = list(robot.q_names)
+
+    def fd(**changes):
+        req = _fl_request(ForwardDynamics.Request(), robot, names, qm.tolist(), um.tolist(), R_b, p_b, v_b, w_b,
+                          np.zeros((6, robot.n_links_joints)))
+        for k, val in changes.items():
+            setattr(req, k, val)
+        return fl.call(ForwardDynamics, 'forward_dynamics', req)
+
+    nan_q = qm.tolist()
+    nan_q[2] = float('nan')
+    bad_lw = LinkWrench(link_name='no_such_link')
+    cases = [
+        (dict(joint_names=names[:-1] + ['elbow_x']), "unknown joint 'elbow_x'"),
+        (dict(joint_names=names[:-1], positions=qm[:-1].tolist(), velocities=um[:-1].tolist()),
+         f"lacks the moving joints \\['{names[-1]}'\\]"),
+        (dict(positions=qm[:-1].tolist()), f'positions has {len(names) - 1} values for {len(names)}'),
+        (dict(efforts=[1.0, 2.0]), f'efforts has 2 values for {len(names)}'),
+        (dict(positions=nan_q), f"positions of joint '{names[2]}' is NaN"),
+        (dict(use_current_state=True), 'use_current_state is true: positions and velocities must be empty'),
+        (dict(link_wrenches=[bad_lw]), "unknown link 'no_such_link'"),
+        (dict(base_pose=type(ForwardDynamics.Request().base_pose)(orientation=Quaternion(x=0.0, y=0.0, z=0.0,
+                                                                                          w=0.0))),
+         'base_pose.orientation'),
+    ]
+    for changes, match in cases:
+        res = fd(**changes)
+        assert not res.success, changes
+        assert re.search(match, res.message), (match, res.message)
+    res = fd()
+    assert res.success, res.message
+    assert fl.proc.is_running()
+
+
+# ---------------------------------------------------------------------------------------
+# run-time models (/rt)
+# ---------------------------------------------------------------------------------------
+
+def _set_parameter(io, name, value):
+    req = SetParameters.Request(parameters=[ParameterMsg(
+        name=name, value=ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value))])
+    res = io.call(SetParameters, 'set_parameters', req)
+    return res.results[0]
+
+
+def test_runtime_bad_description_at_start_keeps_node_up(rt):
+    assert rt.proc.is_running()
+    assert re.search(r"robot description from parameter robot_description rejected: link 'lonely' has no "
+                     r"<inertial>.*\(no model loaded yet\)", rt.proc.output())
+    res = rt.call(InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True))
+    assert not res.success and 'no robot model yet' in res.message
+
+
+def test_runtime_description_topic_replaces_the_model(rt):
+    kuka, branched = ROBOTS['kuka'], ROBOTS['plain_branched']
+    # before any joint state: use_current_state is refused
+    rt.description.publish(String(data=Path(KUKA).read_text()))
+    rt.proc.wait_for_output(r"model 'lbr_iiwa'.*from topic /rt/robot_description", 20.0)
+    res = rt.call(ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True))
+    assert not res.success and 'no joint state yet' in res.message
+
+    _, _, _, _, qm, um, rng = rand_state(kuka, 9)
+    t = stamp(500)
+    got = rt.exchange([(rt.js, joint_state(kuka.q_names, qm, um, t))], t)
+    leaf = [('lbr_iiwa_link_7', [0.0, 0.0, 0.0])]
+    eye = (np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3))
+    check_outputs(got, ref.expected_outputs(kuka, *eye, qm, um, False, leaf), kuka, leaf, kuka.q_names, 'world')
+
+    # a new description (another robot) on the topic: rebuilt, outputs follow the new model
+    rt.description.publish(String(data=Path(urdf_path('branched_two_arm_spacecraft')).read_text()))
+    rt.proc.wait_for_output(r"model 'branched_two_arm_spacecraft'", 20.0)
+    _, _, _, _, qm, um, rng = rand_state(branched, 10)
+    t = stamp(501)
+    got = rt.exchange([(rt.js, joint_state(*shuffled(branched, qm, um, rng), t))], t)
+    leaves = [(x, [0.0, 0.0, 0.0]) for x in ('a_tip', 'a_finger_right', 'b_ee')]
+    check_outputs(got, ref.expected_outputs(branched, *eye, qm, um, False, leaves), branched, leaves,
+                  branched.q_names, 'world')
+
+    # a bad description: error naming the problem, the previous model stays and keeps working
+    rt.description.publish(String(data='<robot name="broken"><link name="a"><inertial><mass value="1"/>'
+                                       '</inertial></link>'))
+    rt.proc.wait_for_output(r'robot description from topic /rt/robot_description rejected: .*'
+                            r'\(keeping the previous model\)', 20.0)
+    t = stamp(502)
+    got = rt.exchange([(rt.js, joint_state(branched.q_names, qm, um, t))], t)
+    assert list(got[0].link_names) == branched.link_names
+    res = rt.call(InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True))
+    assert res.success, res.message
+    assert list(res.joint_names) == branched.q_names
+    assert rt.proc.is_running()
+
+
+def test_runtime_urdf_path_parameter(rt):
+    kuka = ROBOTS['kuka']
+    result = _set_parameter(rt, 'urdf_path', '/no/such/robot.urdf')
+    assert not result.successful and '/no/such/robot.urdf' in result.reason
+    result = _set_parameter(rt, 'urdf_path', KUKA)
+    assert result.successful, result.reason
+    rt.proc.wait_for_output(r"model 'lbr_iiwa'.*from parameter urdf_path", 10.0)
+    _, _, _, _, qm, um, _ = rand_state(kuka, 11)
+    t = stamp(600)
+    got = rt.exchange([(rt.js, joint_state(kuka.q_names, qm, um, t))], t)
+    assert list(got[0].link_names) == kuka.link_names
+
+
+# ---------------------------------------------------------------------------------------
+# configuration, installation, documentation
+# ---------------------------------------------------------------------------------------
+
+def test_invalid_configuration_exits_with_a_clear_error():
+    proc = start_node(PKG, EXE, namespace='/cfg', parameters={'base': 'wobbly'})
+    try:
+        deadline = time.monotonic() + scaled(30)
+        while proc.is_running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.returncode == 2, proc.describe()
+        assert "base must be one of ('fixed', 'floating'), got 'wobbly'" in proc.output()
+    finally:
+        proc.cleanup()
+
+
+def test_installed_files_and_yaml_in_sync():
+    from ament_index_python.packages import get_package_share_directory
+    from spart_ros.nodes.dynamics_node import PARAMETERS
+    installed_executable(PKG, EXE)
+    share = Path(get_package_share_directory(PKG))
+    for rel in ('config/dynamics_node.yaml', 'launch/dynamics.launch.py'):
+        assert (share / rel).is_file(), rel
+    compile((ROOT / 'launch' / 'dynamics.launch.py').read_text(), 'dynamics.launch.py', 'exec')
+    doc = yaml.safe_load((ROOT / 'config' / 'dynamics_node.yaml').read_text())
+    params = doc['spart_dynamics']['ros__parameters']
+    unset = {'jacobian_links', 'jacobian_offsets'}       # declared without a default
+    assert set(params) == set(PARAMETERS) - unset
+    for name, value in params.items():
+        assert value == PARAMETERS[name][0], name
+    readme = (ROOT / 'README.md').read_text()
+    missing = [name for name in PARAMETERS if f'`{name}`' not in readme]
+    assert not missing, f'README.md does not document {missing}'
+    assert os.environ.get('ROS_DOMAIN_ID')
