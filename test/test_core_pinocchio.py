@@ -33,7 +33,7 @@ sys.path.insert(0, HERE)
 if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
-pin = pytest.importorskip('pinocchio')
+import pinocchio as pin  # noqa: E402  (a test dependency, pinned in requirements.txt)
 
 from pinocchio_oracle import PinocchioOracle  # noqa: E402
 from spart_ros import spart  # noqa: E402

@@ -429,7 +429,7 @@ def test_massless_floating_robot_is_singular():
 
 
 def test_symbolic_robot_is_refused():
-    sp = pytest.importorskip('sympy')
+    import sympy as sp
     m0, m1, l1 = sp.symbols('m0 m1 l1', positive=True)
     b = RobotBuilder('symbolic_arm')
     b.add_link('ground', mass=m0, inertia=np.array(sp.eye(3).tolist(), dtype=object))
@@ -447,9 +447,8 @@ def test_symbolic_robot_is_refused():
 @pytest.fixture
 def nrt_stats():
     """numba's NRT allocation counter (private API of numba.core.runtime), on for one test."""
-    nrt = pytest.importorskip('numba.core.runtime._nrt_python')
-    if not hasattr(nrt, 'memsys_enable_stats'):
-        pytest.skip('this numba cannot switch NRT statistics on at run time')
+    from numba.core.runtime import _nrt_python as nrt  # the pinned numba has it
+    assert hasattr(nrt, 'memsys_enable_stats'), 'this numba cannot switch NRT statistics on at run time'
     was = nrt.memsys_stats_enabled()
     nrt.memsys_enable_stats()
     yield nrt.memsys_get_stats_alloc

@@ -494,52 +494,42 @@ def _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot):
 
 
 @njit(cache=True)
-def _add_loads(mi, W, wF0, wFm, gravity, target):
-    external_forces(mi, W, wF0, wFm, gravity, -1.0, target)
-
-
-@njit(cache=True)
-def _loads_code(mi, wF0, wFm, gravity):
-    return check_loads(mi, wF0, wFm, gravity)
-
-
-@njit(cache=True)
-def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
-    """Recursive Newton-Euler: row n+2 of W = [tau0 (6), taum (n_q)]."""
+def _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
+    """Forward and backward Newton-Euler passes: taum into row n+2 of W (from column 6), the
+    total force on the base in W[0, F:F+6].  0 or an error code."""
     n, nq = mi[0], mi[1]
     code = _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot)
     if code == 0:
-        code = _loads_code(mi, wF0, wFm, gravity)
+        code = check_loads(mi, wF0, wFm, gravity)
     if code:
         return code
     forward_kinematics(mi, W, R0, r0, qm)
     base_motion(W, u0, u0dot, floating, True)
     velocity_acceleration_pass(mi, W, um, umdot, True)
     body_forces(mi, W)
-    _add_loads(mi, W, wF0, wFm, gravity, F)
-    out = W[n + 2]
-    accumulate_forces(mi, W, out[6:6 + nq])
-    base_generalized_force(W, out[0:6])
+    external_forces(mi, W, wF0, wFm, gravity, -1.0, F)
+    accumulate_forces(mi, W, W[n + 2, 6:6 + nq])
     return 0
+
+
+@njit(cache=True)
+def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
+    """Recursive Newton-Euler: row n+2 of W = [tau0 (6), taum (n_q)]."""
+    code = _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
+    if code == 0:
+        base_generalized_force(W, W[mi[0] + 2, 0:6])
+    return code
 
 
 @njit(cache=True)
 def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity):
     """Base unactuated: row n+2 of W = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
     n, nq = mi[0], mi[1]
-    code = _check_motion(mi, R0, r0, qm, u0, um, None, umdot)
-    if code == 0:
-        code = _loads_code(mi, wF0, wFm, gravity)
+    code = _newton_euler(mi, W, R0, r0, qm, u0, um, None, umdot, wF0, wFm, gravity, True)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm)
-    base_motion(W, u0, None, True, True)
-    velocity_acceleration_pass(mi, W, um, umdot, True)
-    body_forces(mi, W)
-    _add_loads(mi, W, wF0, wFm, gravity, F)
     out = W[n + 2]
     taum, u0dot = out[6:6 + nq], out[0:6]
-    accumulate_forces(mi, W, taum)
     composite_inertias(mi, W)
     scratch = W[n + 1]
     H0 = scratch[36:72]
@@ -571,7 +561,7 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
     if code == 0:
         code = check_vector(taum, nq, 11)
     if code == 0:
-        code = _loads_code(mi, wF0, wFm, gravity)
+        code = check_loads(mi, wF0, wFm, gravity)
     if code:
         return code
     forward_kinematics(mi, W, R0, r0, qm)
@@ -585,7 +575,7 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
         for k in range(6):
             W[i, PA + k] = 0.0
         _crf_add(W[i, V:V + 6], h, W[i, PA:PA + 6])
-    _add_loads(mi, W, wF0, wFm, gravity, PA)
+    external_forces(mi, W, wF0, wFm, gravity, -1.0, PA)
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         IA = W[i, IC:IC + 36]
