@@ -6,7 +6,6 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .velocities import _maps
 from .attitude import cross
 from .model import FIXED
 
@@ -32,14 +31,7 @@ def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     (6,) and ``tLdot`` (6, n): [angular acceleration; CoM acceleration], inertial.
     """
     n = robot.n_links_joints
-    u0 = chk.vector('u0', u0, 6)
-    um = chk.vector('um', um, robot.n_q)
-    u0dot = chk.vector('u0dot', u0dot, 6)
-    umdot = chk.vector('umdot', umdot, robot.n_q)
     if not bk.is_symbolic(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot):
-        Bij, Bi0, P0, pm = _maps(Bij, Bi0, P0, pm, n)
-        t0 = chk.vector('t0', t0, 6)
-        tL = chk.array('tL', tL, (6, n))
         t0dot, tLdot = np.empty(6), np.empty((6, n))
         _compiled.accelerations(robot.packed()[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot, tLdot)
         return AccelerationsResult(t0dot, tLdot)

@@ -10,8 +10,6 @@ def center_of_mass(r0, rL, robot):
     system CoM, CoM velocities (t0[3:6], tL[3:6]) for its velocity, or CoM
     accelerations for its acceleration.  Returns (3,).
     """
-    r0 = chk.vector('r0', r0, 3)
-    rL = chk.array('rL', rL, (3, robot.n_links_joints))
     m0 = robot.base_link.mass
     total = m0 + sum(robot.masses)
     if not robot.symbolic and float(total) <= 0:

@@ -49,9 +49,6 @@ def differential_kinematics(R0, r0, rL, e, g, robot):
     = blkdiag(R0, I3); ``pm`` (6, n) each joint's twist-propagation vector.
     """
     n = robot.n_links_joints
-    R0 = chk.array('R0', R0, (3, 3))
-    r0 = chk.vector('r0', r0, 3)
-    rL, e, g = (chk.array(nm, x, (3, n)) for nm, x in (('rL', rL), ('e', e), ('g', g)))
     if not bk.is_symbolic(R0, r0, rL, e, g):
         return _differential_kinematics_numeric(R0, r0, rL, e, g, robot)
     Bij = bk.zeros((6, 6, n, n), R0, r0, rL, e, g)

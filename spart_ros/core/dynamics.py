@@ -13,7 +13,6 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .velocities import _maps
 from .accelerations import accelerations
 from .attitude import cross
 from .errors import SingularModelError
@@ -52,10 +51,6 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     n = robot.n_links_joints
     wF0, wFm = gravity_wrenches(wF0, wFm, robot, gravity)
     if not bk.is_symbolic(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot):
-        Bij, Bi0, P0, pm = _maps(Bij, Bi0, P0, pm, n)
-        t0, t0dot = chk.vector('t0', t0, 6), chk.vector('t0dot', t0dot, 6)
-        tL, tLdot = chk.array('tL', tL, (6, n)), chk.array('tLdot', tLdot, (6, n))
-        I0, Im = chk.array('I0', I0, (3, 3)), chk.array('Im', Im, (3, 3, n))
         tau0, taum = np.empty(6), np.empty(robot.n_q)
         _compiled.inverse_dynamics(*robot.packed(), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0,
                                    tau0, taum)
@@ -103,8 +98,6 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     H udot = tau + N'w - C u.  Returns ``u0dot`` (6,), ``umdot`` (n_q,).
     """
     nq = robot.n_q
-    tau0 = chk.vector('tau0', tau0, 6)
-    taum = chk.vector('taum', taum, nq)
     robot.check_floating_base()
     # ID at zero acceleration gives C u - N'w (the bias); composite inertias give H.
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, np.zeros(6), np.zeros(nq), robot)

@@ -18,8 +18,6 @@ def inertia_in_inertial_frame(R0, RL, robot):
     Returns ``I0`` (3, 3) = R0 I0_body R0' and ``Im`` (3, 3, n).
     """
     n = robot.n_links_joints
-    R0 = chk.array('R0', R0, (3, 3))
-    RL = chk.array('RL', RL, (3, 3, n))
     if not bk.is_symbolic(R0, RL, robot):
         I0, Im = np.empty((3, 3)), np.empty((3, 3, n))
         _compiled.inertia_in_inertial_frame(*robot.packed(), R0, RL, I0, Im)

@@ -29,8 +29,6 @@ def jacobian(rp, r0, rL, P0, pm, i, robot):
     """
     n = robot.n_links_joints
     i = chk.link_id('i', i, robot)
-    rp = chk.vector('rp', rp, 3)
-    r0 = chk.vector('r0', r0, 3)
     J0 = twist_propagation(r0, rp, P0) @ P0
     Jm = bk.zeros((6, robot.n_q), rp, r0, rL, P0, pm)
     if i > 0:
@@ -50,10 +48,6 @@ def jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot):
     ``Jmdot`` (6, n_q); d/dt t_p = J0 u0dot + Jm umdot + J0dot u0 + Jmdot um.
     """
     i = chk.link_id('i', i, robot)
-    rp = chk.vector('rp', rp, 3)
-    tp = chk.vector('tp', tp, 6)
-    r0 = chk.vector('r0', r0, 3)
-    t0 = chk.vector('t0', t0, 6)
     Omega0 = bk.zeros((6, 6), t0)
     Omega0[0:3, 0:3] = skew_symmetric(t0[0:3])
     J0dot = twist_propagation(r0, rp, P0) @ Omega0 @ P0 + _rate_block(t0[3:6] - tp[3:6], P0) @ P0
@@ -70,7 +64,7 @@ def jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot):
 def _point(link, offset, R0, r0, RL, rL, robot):
     i = chk.link_id('link', link, robot)
     R, r = (R0, r0) if i == 0 else (RL[:, :, i - 1], rL[:, i - 1])
-    rp = r if offset is None else r + R @ chk.vector('offset', offset, 3)
+    rp = r if offset is None else r + R @ offset
     return i, r, rp
 
 

@@ -24,9 +24,6 @@ def kinematics(R0, r0, qm, robot):
     joint i's origin to link i's CoM.
     """
     n = robot.n_links_joints
-    R0 = chk.array('R0', R0, (3, 3))
-    r0 = chk.vector('r0', r0, 3)
-    qm = chk.vector('qm', qm, robot.n_q)
     if not bk.is_symbolic(R0, r0, qm, robot):
         return _kinematics_numeric(R0, r0, qm, robot)
     TJ = bk.zeros((4, 4, n), R0, r0, qm, robot)

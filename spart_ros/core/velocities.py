@@ -11,12 +11,6 @@ from .model import FIXED
 VelocitiesResult = namedtuple('VelocitiesResult', 't0 tL')
 
 
-def _maps(Bij, Bi0, P0, pm, n):
-    """The DiffKinematics outputs, checked (shape, finite) and as float arrays."""
-    return (chk.array('Bij', Bij, (6, 6, n, n)), chk.array('Bi0', Bi0, (6, 6, n)), chk.array('P0', P0, (6, 6)),
-            chk.array('pm', pm, (6, n)))
-
-
 @chk.checked
 def velocities(Bij, Bi0, P0, pm, u0, um, robot):
     """Twists of the base and every link.  (SPART: Velocities)
@@ -28,11 +22,9 @@ def velocities(Bij, Bi0, P0, pm, u0, um, robot):
     wrong for trees branching below the base).
     """
     n = robot.n_links_joints
-    u0 = chk.vector('u0', u0, 6)
-    um = chk.vector('um', um, robot.n_q)
     if not bk.is_symbolic(Bij, Bi0, P0, pm, u0, um):
         t0, tL = np.empty(6), np.empty((6, n))
-        _compiled.velocities(robot.packed()[0], *_maps(Bij, Bi0, P0, pm, n), u0, um, t0, tL)
+        _compiled.velocities(robot.packed()[0], Bij, Bi0, P0, pm, u0, um, t0, tL)
         return VelocitiesResult(t0, tL)
     t0 = P0 @ u0
     tL = bk.zeros((6, n), Bij, Bi0, P0, pm, u0, um)

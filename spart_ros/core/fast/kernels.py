@@ -847,6 +847,17 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
 
 
 @njit(cache=True)
+def spart__from_parent(mi, Bij, Bi0, x0, X, i):
+    """X[:, i] = B_ip x_p: a twist (or twist rate) carried from link i's parent (x0 if the base)."""
+    p = mi[2 + 3 * i]
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += (Bi0[r, c, i] * x0[c]) if p == 0 else (Bij[r, c, i, p - 1] * X[c, p - 1])
+        X[r, i] = acc
+
+
+@njit(cache=True)
 def spart_velocities(mi, Bij, Bi0, P0, pm, u0, um, t0, tL):
     n = mi[0]
     for r in range(6):
@@ -855,12 +866,7 @@ def spart_velocities(mi, Bij, Bi0, P0, pm, u0, um, t0, tL):
             acc += P0[r, c] * u0[c]
         t0[r] = acc
     for i in range(n):
-        p = mi[2 + 3 * i]
-        for r in range(6):
-            acc = 0.0
-            for c in range(6):
-                acc += (Bi0[r, c, i] * t0[c]) if p == 0 else (Bij[r, c, i, p - 1] * tL[c, p - 1])
-            tL[r, i] = acc
+        spart__from_parent(mi, Bij, Bi0, t0, tL, i)
         if mi[3 + 3 * i] != FIXED:
             qd = um[mi[4 + 3 * i]]
             for r in range(6):
@@ -890,11 +896,7 @@ def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0do
     t0dot[2] += t0[0] * w[1] - t0[1] * w[0]
     for i in range(n):
         p = mi[2 + 3 * i]
-        for r in range(6):
-            acc = 0.0
-            for c in range(6):
-                acc += (Bi0[r, c, i] * t0dot[c]) if p == 0 else (Bij[r, c, i, p - 1] * tLdot[c, p - 1])
-            tLdot[r, i] = acc
+        spart__from_parent(mi, Bij, Bi0, t0dot, tLdot, i)
         if p == 0:
             wp0, wp1, wp2, vp0, vp1, vp2 = t0[0], t0[1], t0[2], t0[3], t0[4], t0[5]
         else:
