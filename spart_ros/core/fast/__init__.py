@@ -29,10 +29,11 @@ Returned arrays are this object's buffers, overwritten by the next call (the
 dynamics methods share one output row): copy them to keep them.  Nothing is
 allocated on the hot path.
 """
+import threading
 from functools import partial
 
 import numpy as np
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaError
 
 from ..errors import InputError, SingularModelError, ModelError
 from ..model import FIXED
@@ -69,11 +70,54 @@ def _arr(x):
     return None if x is None else np.ascontiguousarray(x, dtype=float)
 
 
+# The entry kernels run only for the argument types they were compiled for (loaded from the
+# disk cache, or compiled, on first use).  A call with other types takes the slow path below
+# instead of numba compiling on the spot: lists would otherwise cost a failed compilation
+# (~0.2 s) on every call, since the kernels run without numba's runtime (see kernels.py).
+_ENTRY_KERNELS = (K.rnea, K.floating_rnea, K.aba, K.crba, K.jacobian, K.jacobian_and_bias, K.twists_and_com)
+# (Dispatcher.disable_compile() refuses a dispatcher with no signature yet, so the flag it
+# sets is set directly; the pinned numba has it.)
+for _kernel in _ENTRY_KERNELS:
+    _kernel._can_compile = False
+_compile_lock = threading.Lock()
+
+
+def _convert(x):
+    """Lists, tuples and non-float64 arrays -> float64 arrays; anything else unchanged."""
+    if isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.dtype != np.float64):
+        try:
+            return np.ascontiguousarray(x, dtype=float)
+        except (TypeError, ValueError) as error:
+            raise InputError(f'expected numeric arrays, got {x!r}: {error}') from None
+    return x
+
+
+def _call_new_types(bound, args):
+    """First call with these argument types: convert lists, then load or compile the kernel
+    for the resulting types (once per process; cached on disk)."""
+    args = [_convert(a) for a in args]
+    try:
+        return bound(*args)
+    except TypeError:
+        pass
+    kernel = bound.func
+    with _compile_lock:
+        kernel._can_compile = True
+        try:
+            return bound(*args)
+        except NumbaError as error:
+            types = ', '.join(type(a).__name__ if not isinstance(a, np.ndarray) else f'{a.dtype}{a.shape}'
+                              for a in args)
+            raise InputError(f'{kernel.__name__}: unsupported argument types ({types})') from error
+        finally:
+            kernel._can_compile = False
+
+
 class FastDynamics:
     """Compiled dynamics of one robot; see the module docstring for the methods.
 
-    Pass C-contiguous float64 arrays: anything else (lists, int arrays, transposed
-    views) is accepted but converted, or compiled for once, at extra cost.
+    Pass float64 arrays, C-contiguous for the fastest call: lists and int arrays are
+    converted on every call, other layouts (e.g. a transposed R0) are compiled for once.
     """
 
     def __init__(self, robot, gravity=None):
@@ -112,11 +156,11 @@ class FastDynamics:
 
     # -- plumbing -------------------------------------------------------------------------
     def _call(self, kernel, *args):
-        """Run a kernel; convert non-array inputs once if numba cannot type them; raise on error."""
+        """Run a kernel (new argument types take the slow path once); raise on an error code."""
         try:
             code = kernel(*args)
-        except TypingError:
-            code = kernel(*[_arr(a) if isinstance(a, (list, tuple)) else a for a in args])
+        except TypeError:
+            code = _call_new_types(kernel, args)
         if code:
             self._raise(code, args)
 
