@@ -3,8 +3,9 @@
 
     bash scripts/run_demo.sh [--seconds 5] [--rate 50]
 
-Starts install/spart_ros/lib/spart_ros/dynamics_node as its own process (urdf_path =
-the installed urdf/SC_3DoF.urdf, base:=floating), publishes a smooth joint trajectory on
+Starts the node as ``ros2 launch spart_ros dynamics.launch.py urdf_path:=<installed
+urdf/SC_3DoF.urdf> base:=floating`` would, through scripts/local_launch.py (the installed
+launch file and config/dynamics_node.yaml; ros2launch is not installable here), publishes a smooth joint trajectory on
 /joint_states and a slowly tumbling base on /odom with rclpy publishers, collects
 /spart_dynamics/link_twists, /jacobians and /center_of_mass, calls
 /spart_dynamics/inverse_dynamics (floating_base, use_current_state) and
@@ -20,12 +21,14 @@ import os
 from pathlib import Path
 import re
 import sys
+import tempfile
 import time
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test"))
-from node_helpers import (BEST_EFFORT_QOS, RELIABLE_QOS, RosTestNode,  # noqa: E402
-                          WaitTimeout, start_node)
+from node_helpers import (BEST_EFFORT_QOS, RELIABLE_QOS, NodeProcess,  # noqa: E402
+                          RosTestNode, WaitTimeout, ros_env)
+import local_launch  # noqa: E402  (scripts/local_launch.py: runs the launch files here)
 
 NODE = "/spart_dynamics"
 JOINTS = ["Joint_1", "Joint_2", "Joint_3"]
@@ -96,10 +99,15 @@ def main():
     from spart_interfaces.srv import ForwardDynamics, InverseDynamics
 
     urdf = _urdf()
-    print(f"[demo] ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID')}: starting the installed "
-          f"dynamics_node (urdf_path={urdf}, base=floating)")
-    proc = start_node("spart_ros", "dynamics_node",
-                      parameters={"urdf_path": str(urdf), "base": "floating"})
+    launch_args = {"urdf_path": str(urdf), "base": "floating"}
+    env = ros_env()     # picks a ROS_DOMAIN_ID if none is set
+    print(f"[demo] ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID')}: ros2 launch spart_ros dynamics.launch.py "
+          + " ".join(f"{k}:={v}" for k, v in launch_args.items()) + "  (via scripts/local_launch.py)")
+    workdir = tempfile.TemporaryDirectory(prefix="spart_demo_")
+    (node,) = local_launch.nodes_of(local_launch.launch_file_path("dynamics.launch.py"), launch_args)
+    cmd = local_launch.command_line(node, workdir.name)
+    print("[demo]   " + " ".join(cmd))
+    proc = NodeProcess(cmd, name=node.name, env=env, log_dir=workdir.name).start()
     failures = []
     sent = 0
     topics = {}
@@ -161,6 +169,7 @@ def main():
         rc = proc.stop()
         node_log = proc.output()
         proc.cleanup()
+        workdir.cleanup()
 
     # ---- report ---------------------------------------------------------------------
     summary = re.search(r"model '.*", node_log)

@@ -8,7 +8,9 @@ Three node processes for the whole module (started in parallel, each in its own 
   /fx  fixed base, KUKA iiwa (base inertial offset), non-identity base pose parameters,
        SingleThreadedExecutor and message-object outputs (the non-default paths);
   /rt  started with a BAD robot_description (keeps running without a model), then given
-       models at run time over the robot_description topic and the urdf_path parameter.
+       models at run time over the robot_description topic and the urdf_path parameter;
+  /dc  floating base with an IMU named by its messages' header.frame_id (no imu_link
+       parameter) and decimation 3 (one output set per 3 joint_states).
 """
 import os
 from pathlib import Path
@@ -75,6 +77,8 @@ def nodes():
                    jacobian_links=[n for n, _ in FX_JAC], jacobian_offsets=[x for _, o in FX_JAC for x in o],
                    executor='single_threaded', serialized_outputs=False),   # the non-default paths
         'rt': dict(base='fixed', robot_description=BAD_URDF),
+        'dc': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_topic='imu',
+                   world_frame='odom', decimation=3),
     }
     procs = {ns: start_node(PKG, EXE, namespace='/' + ns, parameters=p) for ns, p in specs.items()}
     try:
@@ -147,6 +151,11 @@ def rt(ros, nodes):
     return Io(ros, 'rt', nodes['rt'])
 
 
+@pytest.fixture(scope='module')
+def dc(ros, nodes):
+    return Io(ros, 'dc', nodes['dc'])
+
+
 # ---------------------------------------------------------------------------------------
 # message builders and checks
 # ---------------------------------------------------------------------------------------
@@ -181,9 +190,9 @@ def odometry(R_b, p_b, v_b, w_b, t, child='bus'):
     return msg
 
 
-def imu(R_imu, w_imu, t, orientation=True):
+def imu(R_imu, w_imu, t, orientation=True, frame='imu_link'):
     msg = Imu()
-    msg.header.stamp, msg.header.frame_id = t, 'imu_link'
+    msg.header.stamp, msg.header.frame_id = t, frame
     msg.orientation = quat(R_imu)
     if not orientation:
         msg.orientation_covariance[0] = -1.0
@@ -517,7 +526,50 @@ def test_floating_bad_requests_keep_the_node_serving(fl):
 
 
 # ---------------------------------------------------------------------------------------
-# run-time models (/rt)
+# IMU frame from the messages, decimation (/dc)
+# ---------------------------------------------------------------------------------------
+
+# default Jacobians: every leaf link (no child) in link order, the IMU link included
+LEAVES = [(x, [0.0, 0.0, 0.0]) for x in ('a_tip', 'a_finger_right', 'b_ee', 'imu_link')]
+
+
+def test_imu_frame_from_message_header(dc):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 12)
+    n, q, v = shuffled(robot, qm, um, rng)
+    R_imu_b, w_imu_b = ref.rot([1, 0.2, -0.4], 0.8), np.array([-0.2, 0.5, 0.1])
+    R_imu, w_imu = R_imu_b @ ref.R_B_IMU, ref.R_B_IMU.T @ w_imu_b
+    # header.frame_id = 'imu_link' (two fixed joints from the base): the IMU's orientation and rate
+    t = stamp(700)
+    got = dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)), (dc.imu, imu(R_imu, w_imu, stamp(700, 1000))),
+                       (dc.js, joint_state(n, q, v, t))], t)
+    check_outputs(got, ref.expected_outputs(robot, R_imu_b, p_b, v_b, w_imu_b, qm, um, True, LEAVES),
+                  robot, LEAVES, FL_COLUMNS + robot.q_names, 'odom')
+    # a frame the URDF lacks: an error naming it, the IMU sample is not used, the node goes on
+    t = stamp(701)
+    got = dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)),
+                       (dc.imu, imu(R_imu, w_imu, stamp(701, 1000), frame='camera_imu')),
+                       (dc.js, joint_state(n, q, v, t))], t)
+    assert re.search(r"IMU.*'camera_imu' is not a link of robot", dc.proc.output())
+    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, LEAVES),
+                  robot, LEAVES, FL_COLUMNS + robot.q_names, 'odom')
+
+
+def test_decimation_publishes_every_third_joint_state(dc):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 13)
+    t = stamp(800)
+    dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)), (dc.js, joint_state(robot.q_names, qm, um, t))], t)
+    stamps = [stamp(801, k * 1000) for k in range(12)]
+    for s in stamps:
+        dc.js.publish(joint_state(robot.q_names, qm, um, s))
+        dc.ros.spin_for(0.02)
+    dc.ros.wait_for(lambda: sum(dc.count(s) for s in stamps) >= 4 or None, 10.0, '4 decimated output sets',
+                    process=dc.proc)
+    dc.ros.spin_for(0.3)     # a fifth would arrive by now
+    answered = [k for k, s in enumerate(stamps) if dc.count(s)]
+    assert len(answered) == 4 and np.all(np.diff(answered) == 3), answered
+
 # ---------------------------------------------------------------------------------------
 
 def _set_parameter(io, name, value):

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Run a spart_ros launch file where ``ros2 launch`` is missing (launch, launch_ros not installable).
+
+    source scripts/env.sh
+    python scripts/local_launch.py dynamics.launch.py urdf_path:=urdf/SC_3DoF.urdf base:=floating
+    python scripts/local_launch.py dynamics.launch.py --print      # the node command lines only
+
+does what ``ros2 launch spart_ros dynamics.launch.py urdf_path:=... base:=floating`` does on a
+full ROS 2 install: it reads the INSTALLED launch file (share/spart_ros/launch/<file>) with
+small stand-ins for the few launch/launch_ros names our launch files use (LaunchDescription,
+DeclareLaunchArgument, LaunchConfiguration, OpaqueFunction, Node) and starts the same node
+processes with the command lines launch_ros would give them: the installed executable, the
+node name and namespace remaps, one ``--params-file`` per ``parameters`` entry in order (YAML
+files as they are, dicts written to a temporary ``/**`` file), remappings and arguments.  So
+the launch files and their YAML are what runs here, not a copy of their logic.  Anything else
+in a launch file raises an error naming it.  Ctrl-C stops every node (SIGINT, then SIGTERM).
+"""
+import argparse
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import tempfile
+import types
+
+import yaml
+
+PACKAGE = 'spart_ros'
+
+
+# --- stand-ins for the launch / launch_ros names the launch files use ------------------------
+class LaunchContext:
+    def __init__(self, configurations):
+        self.launch_configurations = dict(configurations)
+
+
+class LaunchConfiguration:
+    def __init__(self, variable_name, default=None):
+        self.variable_name, self.default = variable_name, default
+
+    def perform(self, context):
+        value = context.launch_configurations.get(self.variable_name, self.default)
+        if value is None:
+            raise LaunchError(f'launch configuration {self.variable_name!r} is not set')
+        return value
+
+
+class DeclareLaunchArgument:
+    def __init__(self, name, default_value=None, description='', **_):
+        self.name, self.default_value, self.description = name, default_value, description
+
+
+class OpaqueFunction:
+    def __init__(self, function, args=None, kwargs=None):
+        self.function, self.args, self.kwargs = function, args or [], kwargs or {}
+
+
+class Node:
+    def __init__(self, *, package, executable, name=None, namespace=None, parameters=None, remappings=None,
+                 arguments=None, output='screen', prefix=None, **unsupported):
+        if unsupported:
+            raise LaunchError(f'Node arguments not supported by the local launcher: {sorted(unsupported)}')
+        self.package, self.executable, self.name, self.namespace = package, executable, name, namespace
+        self.parameters, self.remappings = list(parameters or []), list(remappings or [])
+        self.arguments, self.prefix = list(arguments or []), prefix
+
+
+class LaunchDescription:
+    def __init__(self, entities=()):
+        self.entities = list(entities)
+
+
+class LaunchError(RuntimeError):
+    """A launch file or its arguments the local launcher cannot run."""
+
+
+def _stand_in_modules():
+    launch = types.ModuleType('launch')
+    launch.LaunchDescription, launch.LaunchContext = LaunchDescription, LaunchContext
+    actions = types.ModuleType('launch.actions')
+    actions.DeclareLaunchArgument, actions.OpaqueFunction = DeclareLaunchArgument, OpaqueFunction
+    substitutions = types.ModuleType('launch.substitutions')
+    substitutions.LaunchConfiguration = LaunchConfiguration
+    launch_ros = types.ModuleType('launch_ros')
+    launch_ros_actions = types.ModuleType('launch_ros.actions')
+    launch_ros_actions.Node = Node
+    launch.actions, launch.substitutions, launch_ros.actions = actions, substitutions, launch_ros_actions
+    return {'launch': launch, 'launch.actions': actions, 'launch.substitutions': substitutions,
+            'launch_ros': launch_ros, 'launch_ros.actions': launch_ros_actions}
+
+
+# --- reading a launch file -------------------------------------------------------------------
+def launch_file_path(name):
+    """share/spart_ros/launch/<name> of the installed package (or ``name`` if it is a path)."""
+    if os.sep in name:
+        return Path(name)
+    from ament_index_python.packages import get_package_share_directory
+    return Path(get_package_share_directory(PACKAGE)) / 'launch' / name
+
+
+def load_description(path):
+    """generate_launch_description() of the launch file at ``path``, run with the stand-ins."""
+    stand_ins = _stand_in_modules()
+    saved = {k: sys.modules.get(k) for k in stand_ins}
+    sys.modules.update(stand_ins)
+    try:
+        namespace = {'__file__': str(path), '__name__': 'launch_file'}
+        exec(compile(Path(path).read_text(encoding='utf-8'), str(path), 'exec'), namespace)
+        return namespace['generate_launch_description']()
+    finally:
+        for k, module in saved.items():
+            if module is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = module
+
+
+def _resolve(value, context):
+    if isinstance(value, LaunchConfiguration):
+        return value.perform(context)
+    if isinstance(value, dict):
+        return {k: _resolve(v, context) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_resolve(v, context) for v in value)
+    return value
+
+
+def nodes_of(path, arguments):
+    """The Node entities of the launch file for ``arguments`` ({name: value}), with every
+    LaunchConfiguration resolved.  LaunchError names an unknown argument."""
+    description = load_description(path)
+    declared = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
+    names = [d.name for d in declared]
+    unknown = sorted(set(arguments) - set(names))
+    if unknown:
+        raise LaunchError(f'{Path(path).name}: unknown launch argument(s) {unknown}; declared: {names}')
+    context = LaunchContext({d.name: d.default_value for d in declared})
+    context.launch_configurations.update(arguments)
+    nodes, pending = [], list(description.entities)
+    while pending:
+        entity = pending.pop(0)
+        if isinstance(entity, DeclareLaunchArgument):
+            continue
+        if isinstance(entity, OpaqueFunction):
+            pending[0:0] = list(entity.function(context, *entity.args, **entity.kwargs) or [])
+        elif isinstance(entity, Node):
+            for attr in ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',
+                         'prefix'):
+                setattr(entity, attr, _resolve(getattr(entity, attr), context))
+            nodes.append(entity)
+        else:
+            raise LaunchError(f'{Path(path).name}: {type(entity).__name__} is not supported by the local launcher')
+    return nodes
+
+
+def command_line(node, workdir):
+    """The command ros2 launch would run for ``node``; dict parameters go to files in ``workdir``."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    try:
+        exe = Path(get_package_prefix(node.package)) / 'lib' / node.package / node.executable
+    except PackageNotFoundError:
+        raise LaunchError(f'package {node.package!r} (node {node.executable}) is not installed') from None
+    if not os.access(exe, os.X_OK):
+        raise LaunchError(f'{exe} is not an installed executable (run scripts/setup.sh)')
+    cmd = (node.prefix.split() if node.prefix else []) + [str(exe)] + [str(a) for a in node.arguments]
+    ros = []
+    if node.name:
+        ros += ['-r', f'__node:={node.name}']
+    if node.namespace:
+        ros += ['-r', '__ns:=' + (node.namespace if node.namespace.startswith('/') else '/' + node.namespace)]
+    for src, dst in node.remappings:
+        ros += ['-r', f'{src}:={dst}']
+    for k, params in enumerate(node.parameters):
+        if isinstance(params, dict):
+            path = Path(workdir) / f'{node.name or node.executable}_{k}.yaml'
+            path.write_text(yaml.safe_dump({'/**': {'ros__parameters': params}}), encoding='utf-8')
+            params = path
+        elif not Path(params).is_file():
+            raise LaunchError(f'parameter file {params} of node {node.name or node.executable} not found')
+        ros += ['--params-file', str(params)]
+    return cmd + (['--ros-args'] + ros if ros else [])
+
+
+def parse_arguments(items):
+    """['name:=value', ...] -> {name: value} (ros2 launch's syntax)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition(':=')
+        if not sep or not name:
+            raise LaunchError(f'launch arguments are name:=value, got {item!r}')
+        out[name] = value
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('launch_file', help="a launch file of spart_ros (e.g. dynamics.launch.py) or a path")
+    ap.add_argument('arguments', nargs='*', help='launch arguments, name:=value')
+    ap.add_argument('--print', action='store_true', help='print the node command lines and exit')
+    args = ap.parse_args(argv)
+    try:
+        path = launch_file_path(args.launch_file)
+        nodes = nodes_of(path, parse_arguments(args.arguments))
+        workdir = tempfile.mkdtemp(prefix='spart_launch_')
+        commands = [command_line(n, workdir) for n in nodes]
+    except (LaunchError, OSError) as err:
+        print(f'[local_launch] {err}', file=sys.stderr)
+        return 2
+    for cmd in commands:
+        print('[local_launch] ' + ' '.join(cmd), flush=True)
+    if args.print:
+        return 0
+    procs = [subprocess.Popen(cmd) for cmd in commands]
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    try:
+        while all(p.poll() is None for p in procs):
+            try:
+                procs[0].wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.terminate()
+    return max((p.returncode or 0) for p in procs) if procs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The launch files, read by scripts/local_launch.py (the runner for machines without
+ros2launch) with its stand-ins for launch/launch_ros: the nodes, parameter files and
+overrides they describe, and the command lines launch_ros would run.  The demo's end-to-end
+test (test_demo.py) runs dynamics.launch.py this way for real."""
+from pathlib import Path
+import sys
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'scripts'))
+import local_launch  # noqa: E402
+
+LAUNCH = ROOT / 'launch'
+
+
+def test_dynamics_launch_defaults():
+    (node,) = local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {})
+    assert (node.package, node.executable, node.name, node.namespace) == ('spart_ros', 'dynamics_node',
+                                                                          'spart_dynamics', '')
+    params_file, overrides = node.parameters
+    assert Path(params_file).name == 'dynamics_node.yaml' and Path(params_file).is_file()
+    assert 'spart_dynamics' in yaml.safe_load(Path(params_file).read_text())   # the YAML names this node
+    assert overrides == {}
+
+
+def test_dynamics_launch_arguments_override_the_yaml(tmp_path):
+    args = {'urdf_path': str(ROOT / 'urdf' / 'SC_3DoF.urdf'), 'base': 'floating', 'namespace': 'chaser'}
+    (node,) = local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', args)
+    assert node.namespace == 'chaser'
+    assert node.parameters[1] == {'urdf_path': args['urdf_path'], 'base': 'floating'}
+    cmd = local_launch.command_line(node, tmp_path)
+    assert cmd[0].endswith('lib/spart_ros/dynamics_node')
+    ros = cmd[cmd.index('--ros-args') + 1:]
+    assert ros[:4] == ['-r', '__node:=spart_dynamics', '-r', '__ns:=/chaser']
+    files = [ros[k + 1] for k, a in enumerate(ros) if a == '--params-file']
+    assert Path(files[0]).name == 'dynamics_node.yaml'          # the YAML first, the overrides after it
+    assert yaml.safe_load(Path(files[1]).read_text()) == {'/**': {'ros__parameters': node.parameters[1]}}
+
+
+def test_dynamics_launch_with_robot_state_publisher():
+    with pytest.raises(RuntimeError, match='needs urdf_path'):
+        local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {'robot_state_publisher': 'true'})
+    urdf = ROOT / 'urdf' / 'SC_3DoF.urdf'
+    nodes = local_launch.nodes_of(LAUNCH / 'dynamics.launch.py',
+                                  {'robot_state_publisher': 'true', 'urdf_path': str(urdf)})
+    assert [n.executable for n in nodes] == ['dynamics_node', 'robot_state_publisher']
+    assert nodes[1].parameters == [{'robot_description': urdf.read_text()}]
+
+
+def test_spart_ros_launch():
+    (node,) = local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {'namespace': 'r1'})
+    assert (node.executable, node.name, node.namespace) == ('heartbeat_node', 'spart_heartbeat', 'r1')
+    assert Path(node.parameters[0]).name == 'heartbeat.yaml'
+
+
+def test_unknown_argument_and_syntax_are_refused():
+    with pytest.raises(local_launch.LaunchError, match=r"unknown launch argument\(s\) \['urdf'\]"):
+        local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {'urdf': 'x.urdf'})
+    with pytest.raises(local_launch.LaunchError, match='name:=value'):
+        local_launch.parse_arguments(['base=floating'])
+    assert local_launch.parse_arguments(['base:=floating', 'urdf_path:=/a:=b']) == {
+        'base': 'floating', 'urdf_path': '/a:=b'}
+
+
+def test_stand_ins_do_not_leak():
+    names = ('launch', 'launch.actions', 'launch.substitutions', 'launch_ros', 'launch_ros.actions')
+    before = {k: sys.modules.get(k) for k in names}
+    local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {})
+    assert {k: sys.modules.get(k) for k in names} == before
