@@ -159,7 +159,7 @@ class FastDynamics:
         """Run a kernel (new argument types take the slow path once); raise on an error code."""
         try:
             code = kernel(*args)
-        except TypeError:
+        except (TypeError, NumbaError):     # NumbaError: a numba that compiled a list anyway
             code = _call_new_types(kernel, args)
         if code:
             self._raise(code, args)
