@@ -63,6 +63,8 @@ def _pack(robot):
         W[i, K.TLR:K.TLR + 9] = TL[:3, :3].ravel()
         W[i, K.TLP:K.TLP + 3] = TL[:3, 3]
         W[i, K.AXIS:K.AXIS + 3] = np.asarray(joint.axis, float)
+        W[i, K.TJR_IDENTITY] = float(np.array_equal(TJ[:3, :3], np.eye(3)))
+        W[i, K.TLR_IDENTITY] = float(np.array_equal(TL[:3, :3], np.eye(3)))
     return mi, W
 
 

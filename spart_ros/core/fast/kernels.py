@@ -32,10 +32,13 @@ WS_COLS = 119
 # mi = [n, nq, (parent, joint type, q index) for links 1..n]
 # W[i, MF0:] = [mass, inertia about CoM in the CoM frame (9), joint frame in parent CoM frame:
 #               rotation (9) + translation (3), CoM frame in joint frame: rotation (9) +
-#               translation (3), joint axis (3)]
+#               translation (3), joint axis (3), the two identity flags below]
 MF0 = WS_COLS
 MASS, IBODY, TJR, TJP, TLR, TLP, AXIS = (MF0 + k for k in (0, 1, 10, 19, 22, 31, 34))
-MF_COLS = 37
+# 1.0 where the joint / CoM frame rotation is exactly the identity (rpy 0 0 0, the common case):
+# forward kinematics then copies instead of multiplying
+TJR_IDENTITY, TLR_IDENTITY = MF0 + 37, MF0 + 38
+MF_COLS = 39
 GRAVITY = MF0 + MF_COLS       # row 0 only: the model's gravity (3), inertial frame
 COLS = GRAVITY + 3
 # rows: 0 base, 1..n links, n + 1 scratch, n + 2 outputs ([6 base values, n_q joint values])
@@ -237,7 +240,11 @@ def forward_kinematics(mi, W, R0, r0, qm, with_inertia=True):
             jt = mi[3 + 3 * (i - 1)]
             qi = mi[4 + 3 * (i - 1)]
             RJi = W[i, RJ:RJ + 9]
-            _mat3_mul(W[p, R:R + 9], W[i, TJR:TJR + 9], RJi)
+            if W[i, TJR_IDENTITY] != 0.0:
+                for k in range(9):
+                    RJi[k] = W[p, R + k]
+            else:
+                _mat3_mul(W[p, R:R + 9], W[i, TJR:TJR + 9], RJi)
             _mat3_vec(W[p, R:R + 9], W[i, TJP:TJP + 3], W[i, XJ:XJ + 3])
             for k in range(3):
                 W[i, XJ + k] += W[p, X + k]
@@ -257,7 +264,11 @@ def forward_kinematics(mi, W, R0, r0, qm, with_inertia=True):
                     Rq[k] = 1.0 if k % 4 == 0 else 0.0
             RJq = scratch[9:18]
             _mat3_mul(RJi, Rq, RJq)
-            _mat3_mul(RJq, W[i, TLR:TLR + 9], W[i, R:R + 9])
+            if W[i, TLR_IDENTITY] != 0.0:
+                for k in range(9):
+                    W[i, R + k] = RJq[k]
+            else:
+                _mat3_mul(RJq, W[i, TLR:TLR + 9], W[i, R:R + 9])
             # CoM: joint origin + RJ (axis q if prismatic) + RJ Rq TLp
             loc = scratch[18:21]
             _mat3_vec(RJq, W[i, TLP:TLP + 3], loc)
