@@ -292,6 +292,28 @@ def test_fixed_shuffled_unknown_joints_and_missing_velocities(fx):
     assert '(message objects, executor single_threaded)' in fx.proc.output()
 
 
+def test_fixed_bad_joint_states_are_logged_and_skipped(fx):
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    _, _, _, _, qm, um, _ = rand_state(robot, 3)
+    zero = np.zeros(3)
+    # NaN position of a model joint, then a message whose arrays do not match its names:
+    # each logged naming the problem, no output for it; the next good message is answered
+    bad_q = qm.copy()
+    bad_q[4] = np.nan
+    t_nan, t_len, t_ok = stamp(30), stamp(31), stamp(32)
+    fx.ros.publish_until(fx.js, lambda: joint_state(names, bad_q, um, t_nan),
+                         lambda: "position of joint 'lbr_iiwa_joint_5' is NaN or infinite" in fx.proc.output(),
+                         what='the NaN error log', process=fx.proc)
+    fx.ros.publish_until(fx.js, lambda: joint_state(names, qm[:-1], um, t_len),
+                         lambda: 'joint_states: 7 names but 6 positions' in fx.proc.output(),
+                         what='the length error log', process=fx.proc)
+    got = fx.exchange([(fx.js, joint_state(names, qm, um, t_ok))], t_ok)
+    check_outputs(got, ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], zero, zero, qm, um, False, FX_JAC),
+                  robot, FX_JAC, names, 'world')
+    assert fx.count(t_nan) == 0 and fx.count(t_len) == 0 and fx.proc.is_running()
+
+
 def test_fixed_services(fx):
     robot = ROBOTS['kuka']
     _, _, _, _, qm, um, rng = rand_state(robot, 3)
