@@ -68,10 +68,6 @@ def _pack(robot):
     return mi, W
 
 
-def _arr(x):
-    return None if x is None else np.ascontiguousarray(x, dtype=float)
-
-
 # The entry kernels run only for the argument types they were compiled for (loaded from the
 # disk cache, or compiled, on first use).  A call with other types takes the slow path below
 # instead of numba compiling on the spot: lists would otherwise cost a failed compilation
@@ -164,9 +160,9 @@ class FastDynamics:
         except (TypeError, NumbaError):     # NumbaError: a numba that compiled a list anyway
             code = _call_new_types(kernel, args)
         if code:
-            self._raise(code, args)
+            self._raise(code)
 
-    def _raise(self, code, args):
+    def _raise(self, code):
         if code == K.SINGULAR:
             raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state '
                                      '(massless floating base, or a joint that moves no mass)')
@@ -182,7 +178,7 @@ class FastDynamics:
 
     def _wrenches(self, wF0, wFm):
         """Both wrench arrays (zeros for the missing one) once either is given."""
-        return self._zero6 if wF0 is None else _arr(wF0), self._zero_wFm if wFm is None else _arr(wFm)
+        return self._zero6 if wF0 is None else wF0, self._zero_wFm if wFm is None else wFm
 
     # -- algorithms -----------------------------------------------------------------------
     def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
