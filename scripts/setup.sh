@@ -89,24 +89,30 @@ fi
 # --- 4. CMake include paths named by the wheels' exported targets ----------
 # The ROS wheels were built in a manylinux image: their *_rosidl_generator_py
 # CMake targets export /opt/python/cp311-cp311/... include directories, and
-# CMake refuses to generate when those paths do not exist. Point them at this
-# venv's real Python and NumPy headers.
+# CMake refuses to generate when those paths do not exist. Put COPIES of this
+# Python's and NumPy's headers there (not links into this checkout: deleting
+# one clone must not break the builds of the others). A stamp file records what
+# was copied; another checkout with the same pins finds it current and leaves it.
 PY_INC="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 NP_INC="$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')"
+NP_VER="$("$VENV/bin/python" -c 'import numpy; print(numpy.__version__)')"
 [[ -f "$PY_INC/Python.h" ]] || die "Python headers not found at $PY_INC (install the python3.11 development headers)."
-link_dir() {  # link_dir TARGET LINK
-  local target="$1" link="$2"
-  if [[ "$(readlink "$link" 2>/dev/null || true)" == "$target" ]]; then return 0; fi
-  if [[ -e "$link" && ! -L "$link" ]]; then
-    # A real directory (e.g. a real manylinux Python): fine if it has headers.
-    return 0
+copy_headers() {  # copy_headers SOURCE DEST STAMP
+  local src="$1" dest="$2" stamp="$3"
+  if [[ -d "$dest" && ! -L "$dest" ]]; then
+    # a real directory: ours if it has our stamp (re-copied when the stamp differs),
+    # else someone else's real headers (e.g. a manylinux Python): left alone
+    [[ -f "$dest/.spart_headers" ]] || return 0
+    [[ "$(cat "$dest/.spart_headers")" == "$stamp" ]] && return 0
   fi
-  mkdir -p "$(dirname "$link")" 2>/dev/null && ln -sfn "$target" "$link" 2>/dev/null \
-    || die "cannot create the symlink $link -> $target (needs write access to /opt; run as root or: sudo mkdir -p $(dirname "$link") && sudo ln -sfn $target $link)"
-  say "linked $link -> $target"
+  local tmp="$dest.spart_tmp.$$"
+  { mkdir -p "$(dirname "$dest")" && rm -rf "$tmp" && cp -rL "$src" "$tmp" \
+      && echo "$stamp" > "$tmp/.spart_headers" && rm -rf "$dest" && mv "$tmp" "$dest"; } 2>/dev/null \
+    || { rm -rf "$tmp" 2>/dev/null; die "cannot write $dest (needs write access to /opt; run as root, or: sudo mkdir -p $(dirname "$dest") && sudo cp -r $src $dest)"; }
+  say "copied $src -> $dest"
 }
-link_dir "$PY_INC" /opt/python/cp311-cp311/include/python3.11
-link_dir "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include
+copy_headers "$PY_INC" /opt/python/cp311-cp311/include/python3.11 "python $PYVER"
+copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include "numpy $NP_VER"
 
 # --- 5. colcon build (skipped when no source file changed) ------------------
 # shellcheck source=env.sh
