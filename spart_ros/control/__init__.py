@@ -1,0 +1,7 @@
+"""spart_ros.control: control laws, trajectories and safety logic (pure Python, no ROS).
+
+Layering: ``spart_ros.core`` (numerics) <- ``spart_ros.control`` (this package) <-
+``spart_ros.nodes`` (thin rclpy adapters).  Nothing here imports rclpy or message types:
+inputs and outputs are numpy arrays in documented frames, so every class is unit-tested
+without a ROS graph and runs on the compiled fast path (:mod:`spart_ros.core.fast`).
+"""
