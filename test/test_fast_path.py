@@ -390,9 +390,9 @@ def test_integer_and_ragged_inputs():
     qi = np.zeros(robot.n_q, dtype=np.int64)
     expected = np.array(fd.mass_matrix(s.R0, s.r0, qi.astype(float)), copy=True)
     assert np.array_equal(fd.mass_matrix(s.R0, s.r0, qi), expected)
-    with pytest.raises(InputError, match='numeric arrays'):
+    with pytest.raises(InputError, match=r'^r0: .*not an array of numbers'):
         fd.mass_matrix(s.R0, [1.0, [2.0, 3.0]], s.qm)
-    with pytest.raises(InputError, match='numeric arrays'):
+    with pytest.raises(InputError, match=r'^qm: .*real numbers'):
         fd.mass_matrix(s.R0, s.r0, ['a'] * robot.n_q)
 
 
