@@ -165,7 +165,7 @@ def _crf_add(vel, h, out):
 
 
 # --- input and output checks ------------------------------------------------------------
-@compiled
+@compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _finite(a):
     """True if every entry of a 1-D or 2-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
     acc = 0.0
@@ -742,6 +742,9 @@ def crba(mi, W, R0, r0, qm, H):
     for r in range(6):
         for c in range(6):
             H[r, c] = H0[6 * r + c]
+    # an overflow shows on the diagonal (|H_ab| <= sqrt(H_aa H_bb), H being positive
+    # semi-definite; a NaN comes from the same composite inertias): checked as computed
+    acc = (H0[0] + H0[7] + H0[14] + H0[21] + H0[28] + H0[35]) * 0.0
     f = scratch[0:6]
     col = scratch[6:12]
     for i in range(1, n + 1):
@@ -750,6 +753,7 @@ def crba(mi, W, R0, r0, qm, H):
         a = 6 + mi[4 + 3 * (i - 1)]
         _mat6_vec(W[i, IC:IC + 36], W[i, S:S + 6], f)
         H[a, a] = _dot6(W[i, S:S + 6], f)
+        acc += H[a, a] * 0.0
         base_transpose_times(W, f, col)
         for r in range(6):
             H[r, a] = col[r]
@@ -762,13 +766,6 @@ def crba(mi, W, R0, r0, qm, H):
                 H[a, b] = _dot6(W[j, S:S + 6], f)
                 H[b, a] = H[a, b]
             j = mi[2 + 3 * (j - 1)]
-    # an overflow shows on the diagonal (|H_ab| <= sqrt(H_aa H_bb), H being positive
-    # semi-definite) or as a NaN there (same composite inertias); the base rows are checked too
-    acc = 0.0
-    for a in range(6 + nq):
-        acc += H[a, a] * 0.0
-        for r in range(6):
-            acc += H[r, a] * 0.0
     return 0 if acc == 0.0 else OVERFLOW
 
 
