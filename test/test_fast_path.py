@@ -401,7 +401,7 @@ METHODS = ('inverse_dynamics', 'bias_forces', 'gravity_forces', 'floating_invers
 
 
 def test_every_method_is_covered():
-    public = {k for k in vars(FastDynamics) if not k.startswith('_')} - {'gravity'}
+    public = {k for k, v in vars(FastDynamics).items() if not k.startswith('_') and callable(v)}
     assert public == set(METHODS), public ^ set(METHODS)
     assert [name for name, _ in calls(None, None)] == list(METHODS)
 

@@ -89,7 +89,12 @@ def _object_entries(name, a):
 
 
 def _as_array(name, x, what):
-    """``x`` as an array of real numbers (or sympy expressions); InputError naming ``name``."""
+    """``x`` as an array of real numbers (or sympy expressions); InputError naming ``name``.
+    ``what`` (the expectation, for messages) may be a shape tuple."""
+    if type(x) is _ndarray and x.dtype.kind in 'fiu':
+        return x
+    if isinstance(what, tuple):
+        what = f'an array of shape {_shape_text(what)}'
     if x is None:
         raise InputError(f'{name}: expected {what}, got None')
     if isinstance(x, (str, bytes, dict, set)):
@@ -120,20 +125,28 @@ def _float_c(a):
 
 
 def _finite(name, a):
-    if not np.all(np.isfinite(a)):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
+    """``a`` (a C-ordered float64 array) if every entry is finite; InputError otherwise."""
+    try:
+        if _all_finite(a):
+            return a
+    except TypeError:   # 0-D, or more than 4 dimensions
+        if np.all(np.isfinite(a)):
+            return a
+    bad = np.argwhere(~np.isfinite(a))[0]
+    raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
 
 
-def _array(name, x, shape):
-    a = _as_array(name, x, f'an array of shape {_shape_text(shape)}')
-    if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
+def _shaped(name, a, shape):
+    """The real array ``a`` checked for ``shape``, converted and checked for finite values."""
+    if a.shape != shape and (a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape))):
         raise InputError(f'{name}: expected shape {_shape_text(shape)}, got {a.shape}')
     if a.dtype == object:
         return a
-    a = _float_c(a)
-    _finite(name, a)
-    return a
+    return _finite(name, _float_c(a))
+
+
+def _array(name, x, shape):
+    return _shaped(name, _as_array(name, x, shape), shape)
 
 
 def array(name, x, shape):
@@ -163,7 +176,7 @@ def vector(name, x, n):
         a = a.reshape(1)
     if a.ndim == 1 and a.shape[0] != n:
         raise InputError(f'{name}: expected length {n}, got length {a.shape[0]}')
-    return _array(name, a, (n,))
+    return _shaped(name, a, (n,))
 
 
 def scalar(name, x):

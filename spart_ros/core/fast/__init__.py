@@ -92,6 +92,7 @@ _ENTRY_KERNELS = (K.rnea, K.floating_rnea, K.aba, K.crba, K.jacobian, K.jacobian
 # sets is set directly; the pinned numba has it.)
 for _kernel in _ENTRY_KERNELS:
     _kernel._can_compile = False
+    K.exact_types_only(_kernel)
 _compile_lock = threading.Lock()
 
 # each entry kernel's argument names after (mi, W), and what it computes (for messages)
@@ -101,6 +102,7 @@ _COMPUTES = {K.rnea: 'inverse dynamics (rnea)', K.floating_rnea: 'floating-base 
              K.jacobian_and_bias: 'the Jacobian and its bias', K.twists_and_com: 'the twists'}
 _OUTPUTS = frozenset(('out', 'H', 'J', 'bias', 'rL', 'tL', 'com'))
 _OPTIONAL = frozenset(('wF0', 'wFm', 'gravity'))     # None: no wrenches / the model's gravity
+_LENGTHS = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 'wF0': 6}   # others: n_q
 
 
 def _call_new_types(bound, args):
@@ -210,8 +212,7 @@ class FastDynamics:
             elif name == 'wFm':
                 a = self._numeric(name, chk.array(name, a, (6, n)))
             else:
-                length = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 'wF0': 6}.get(name, nq)
-                a = self._numeric(name, chk.vector(name, a, length))
+                a = self._numeric(name, chk.vector(name, a, _LENGTHS.get(name, nq)))
             out.append(a)
         return out
 
