@@ -198,10 +198,12 @@ def scalar(name, x):
 
 
 def flag(name, x):
-    """A bool (Python or numpy); InputError for anything else (1, 'yes', None...)."""
+    """A bool: True, False, a numpy bool or a real number (its truth value, as ``if x``
+    would take it, and as the compiled kernels convert numbers); InputError for anything
+    else (None, 'yes', a list...)."""
     if x is True or x is False:
         return x
-    if isinstance(x, np.bool_):
+    if isinstance(x, (np.bool_, numbers.Real)):
         return bool(x)
     raise InputError(f'{name}: expected True or False, got {_given(x)}')
 
@@ -314,6 +316,12 @@ def _magnitude(v):
     return float(a.max()) if a.size else None
 
 
+def huge(inputs):
+    """True if one of the (name, value) ``inputs`` has an entry above 1e150 in magnitude (its
+    square overflows): a failure on such inputs is an overflow, not a property of the model."""
+    return any((m := _magnitude(v)) is not None and m > _HUGE for _, v in inputs)
+
+
 def overflow_error(where, inputs):
     """InputError for a result of ``where`` that is not finite although the ``inputs``
     ((name, value) pairs) are: names the inputs above 1e150 (else the largest)."""
@@ -365,6 +373,10 @@ SHAPES = {
 }
 
 
+# arguments for which None has a meaning even without a default (point_jacobian: the CoM itself)
+NONE_MEANS = frozenset(('offset',))
+
+
 def _check_one(name, x, shape_of, robot):
     if name == 'R0':
         return rotation(name, x)
@@ -378,8 +390,8 @@ def checked(fn=None, *, results=True):
     """Decorator: check ``robot`` and every array argument named in SHAPES once, at the entry.
 
     Shapes follow from ``robot`` (n, n_q); R0 must be a rotation, RL a stack of them;
-    lists become arrays, (k, 1) columns become 1-D; optional arguments left at None are
-    not checked.  ``results=True`` also checks that every float result is finite (pass
+    lists become arrays, (k, 1) columns become 1-D; None is an error except for the
+    arguments whose default is None.  ``results=True`` also checks that every float result is finite (pass
     False when the compiled code checks its own); an overflow, reported by the function
     as ResultNotFinite or found in its results, becomes an InputError naming the inputs.
     """
@@ -389,6 +401,7 @@ def checked(fn=None, *, results=True):
     params = list(sig.parameters)
     robot_at = params.index('robot')
     plan = [(at, name, SHAPES[name]) for at, name in enumerate(params) if name in SHAPES]
+    optional = frozenset(name for name in params if sig.parameters[name].default is None or name in NONE_MEANS)
 
     def named_inputs(args):
         return [(name, args[at]) for at, name, _ in plan if at < len(args) and args[at] is not None]
@@ -413,7 +426,7 @@ def checked(fn=None, *, results=True):
         if type(robot_) is not Robot:
             robot(robot_)
         for at, name, shape_of in plan:
-            if at < len(args) and args[at] is not None:
+            if at < len(args) and (args[at] is not None or name not in optional):
                 args[at] = _check_one(name, args[at], shape_of, robot_)
         return call(args, kwargs)
     return wrapper

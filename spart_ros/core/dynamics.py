@@ -85,8 +85,11 @@ def _solve_spd(H, rhs, robot, what):
     try:
         L = np.linalg.cholesky(H)
     except np.linalg.LinAlgError:
+        if not np.all(np.abs(H) < 1e150):   # lost to overflow: the inputs are too large
+            raise chk.ResultNotFinite(what) from None
         raise SingularModelError(f'robot {robot.name!r}: the {what} is not positive definite '
-                                 '(a massless floating base or a joint that moves no mass)') from None
+                                 '(a massless floating base, a joint that moves no mass, or inputs that do not '
+                                 'belong together)') from None
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
@@ -107,7 +110,8 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     M0t, Mmt = composite_body_inertia(I0, Im, Bij, Bi0, robot)
     H0, H0m, Hm = generalized_inertia(M0t, Mmt, Bij, Bi0, P0, pm, robot)
     H = np.block([[H0, H0m], [H0m.T, Hm]])
-    udot = _solve_spd(H, np.concatenate([tau0 - b0, taum - bm]), robot, 'generalized inertia matrix')
+    udot = _solve_spd(H, np.concatenate([tau0 - b0, taum - bm]), robot,
+                      'generalized inertia matrix (from I0, Im, Bij, Bi0, P0, pm)')
     return ForwardDynamicsResult(udot[0:6], udot[6:])
 
 

@@ -180,7 +180,7 @@ class FastDynamics:
         """Run a kernel (new argument types take the checking slow path); raise on an error code."""
         try:
             code = kernel(*args)
-        except (TypeError, NumbaError):     # NumbaError: a numba that compiled a list anyway
+        except (TypeError, ValueError, NumbaError):  # ValueError: numba cannot type an empty list
             args = self._checked(kernel.func, args)
             code = _call_new_types(kernel, args)
         if code:
@@ -217,12 +217,12 @@ class FastDynamics:
         return out
 
     def _raise(self, code, kernel, args):
-        if code == K.SINGULAR:
+        inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
+                  if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+        if code == K.SINGULAR and not chk.huge(inputs):
             raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state '
                                      '(massless floating base, or a joint that moves no mass)')
-        if code == K.OVERFLOW:
-            inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
-                      if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+        if code in (K.OVERFLOW, K.SINGULAR):   # singular with inputs above 1e150: lost to overflow
             raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs)
         self._checked(kernel, args)   # says which argument is bad, and why
         kind, k = divmod(code, 100)   # (only if the two checks disagree)

@@ -555,16 +555,23 @@ def base_transpose_times(W, f, out):
         out[3 + r] = f[3 + r]
 
 
+@compiled(inline='always')
+def _singular(pivot):
+    """The error code of a pivot that is not positive: OVERFLOW if it is NaN or infinite."""
+    return SINGULAR if pivot * 0.0 == 0.0 else OVERFLOW
+
+
 @compiled
 def cholesky_solve6(M, b):
     """Solve M x = b in place (x -> b) for a symmetric positive-definite 6x6 M (row-major,
-    overwritten by its factor).  Returns False if M is not positive definite."""
+    overwritten by its factor).  Returns 0, SINGULAR if M is not positive definite, or
+    OVERFLOW if a pivot is not finite (M overflowed)."""
     for j in range(6):
         d = M[6 * j + j]
         for k in range(j):
             d -= M[6 * j + k] * M[6 * j + k]
         if not d > 1e-300:
-            return False
+            return _singular(d)
         d = np.sqrt(d)
         M[6 * j + j] = d
         for r in range(j + 1, 6):
@@ -582,7 +589,7 @@ def cholesky_solve6(M, b):
         for k in range(r + 1, 6):
             s -= M[6 * k + r] * b[k]
         b[r] = s / M[6 * r + r]
-    return True
+    return 0
 
 
 # --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
@@ -642,8 +649,9 @@ def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out):
     H0 = scratch[36:72]
     base_block(W, n + 1, W[0, IC:IC + 36], H0)
     base_generalized_force(W, u0dot)
-    if not cholesky_solve6(H0, u0dot):
-        return SINGULAR
+    code = cholesky_solve6(H0, u0dot)
+    if code:
+        return code
     for k in range(6):
         u0dot[k] = -u0dot[k]
     # the base acceleration adds the same spatial acceleration dA = S0 u0dot to every body
@@ -693,7 +701,7 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
             _mat6_vec(IA, s, Ui)
             D = _dot6(s, Ui)
             if not D > 0.0:
-                return SINGULAR
+                return _singular(D)
             W[i, DINV] = 1.0 / D
             W[i, UU] = taum[mi[4 + 3 * (i - 1)]] - _dot6(s, pA)
             for r in range(6):
@@ -719,8 +727,9 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
         base_transpose_times(W, h, rhs)
         for k in range(6):
             u0dot[k] = tau0[k] - rhs[k]
-        if not cholesky_solve6(M, u0dot):
-            return SINGULAR
+        code = cholesky_solve6(M, u0dot)
+        if code:
+            return code
         dA = scratch[78:84]
         _mat3_vec(W[0, R:R + 9], u0dot[0:3], dA[0:3])
         for k in range(3):
