@@ -267,7 +267,7 @@ def unit_vector(name, x, n, what):
     a = vector(name, x, n)
     if a.dtype == object:
         return a
-    n2 = float(a @ a)
+    n2 = math.fsum(v * v for v in a.tolist())
     if n2 == 0.0:
         raise InputError(f'{name}: expected a {what}, got zero')
     if abs(n2 - 1.0) > QUATERNION_TOL:
@@ -371,18 +371,25 @@ SHAPES = {
     'wF0': lambda n, nq: (6,), 'wFm': lambda n, nq: (6, n), 'tau0': lambda n, nq: (6,),
     'taum': lambda n, nq: (nq,), 'gravity': lambda n, nq: (3,), 'offset': lambda n, nq: (3,),
 }
-
-
-# arguments for which None has a meaning even without a default (point_jacobian: the CoM itself)
+# arguments whose values must be rotations; arguments for which None has a meaning even
+# without a default (point_jacobian: the CoM itself)
+ROTATIONS = frozenset(('R0', 'RL'))
 NONE_MEANS = frozenset(('offset',))
 
 
-def _check_one(name, x, shape_of, robot):
+def _shapes(robot):
+    """Every SHAPES entry for this robot, built once and kept on it."""
+    shapes = getattr(robot, '_argument_shapes', None)
+    if shapes is None:
+        shapes = robot._argument_shapes = {k: f(robot.n_links_joints, robot.n_q) for k, f in SHAPES.items()}
+    return shapes
+
+
+def _check_one(name, x, shape):
     if name == 'R0':
         return rotation(name, x)
     if name == 'RL':
-        return rotations(name, x, robot.n_links_joints)
-    shape = shape_of(robot.n_links_joints, robot.n_q)
+        return rotations(name, x, shape[2])
     return vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
 
 
@@ -391,20 +398,22 @@ def checked(fn=None, *, results=True):
 
     Shapes follow from ``robot`` (n, n_q); R0 must be a rotation, RL a stack of them;
     lists become arrays, (k, 1) columns become 1-D; None is an error except for the
-    arguments whose default is None.  ``results=True`` also checks that every float result is finite (pass
-    False when the compiled code checks its own); an overflow, reported by the function
-    as ResultNotFinite or found in its results, becomes an InputError naming the inputs.
+    arguments whose default is None.  ``results=True`` also checks that every float result
+    is finite (pass False when the compiled code checks its own); an overflow, reported by
+    the function as ResultNotFinite or found in its results, becomes an InputError naming
+    the inputs.
     """
     if fn is None:
         return functools.partial(checked, results=results)
     sig = inspect.signature(fn)
     params = list(sig.parameters)
     robot_at = params.index('robot')
-    plan = [(at, name, SHAPES[name]) for at, name in enumerate(params) if name in SHAPES]
     optional = frozenset(name for name in params if sig.parameters[name].default is None or name in NONE_MEANS)
+    # (position, name, None may pass, value is a plain array: the inline fast path applies)
+    plan = [(at, name, name in optional, name not in ROTATIONS) for at, name in enumerate(params) if name in SHAPES]
 
     def named_inputs(args):
-        return [(name, args[at]) for at, name, _ in plan if at < len(args) and args[at] is not None]
+        return [(name, args[at]) for at, name, _, _ in plan if at < len(args) and args[at] is not None]
 
     def call(args, kwargs):
         try:
@@ -425,8 +434,22 @@ def checked(fn=None, *, results=True):
         robot_ = args[robot_at]
         if type(robot_) is not Robot:
             robot(robot_)
-        for at, name, shape_of in plan:
-            if at < len(args) and (args[at] is not None or name not in optional):
-                args[at] = _check_one(name, args[at], shape_of, robot_)
+        shapes = _shapes(robot_)
+        last = len(args)
+        for at, name, may_be_none, plain in plan:
+            if at >= last:
+                continue
+            x = args[at]
+            if x is None and may_be_none:
+                continue
+            shape = shapes[name]
+            # the common case inline: a C-ordered float64 array of the right shape, finite
+            if plain and type(x) is _ndarray and x.dtype is _float and x.shape == shape:
+                try:
+                    if _all_finite(x):
+                        continue
+                except TypeError:
+                    pass
+            args[at] = _check_one(name, x, shape)
         return call(args, kwargs)
     return wrapper

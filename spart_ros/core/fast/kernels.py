@@ -267,26 +267,11 @@ _FLOAT_ARRAYS = ['float64[::1]', 'float64[:, ::1]', 'float64[:, :, ::1]', 'float
 
 @compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _all_finite(a):
-    """True if every entry of a 1-D to 4-D array is finite."""
+    """True if every entry of a C-contiguous array is finite (one pass over its memory)."""
+    flat = a.reshape(a.size)
     acc = 0.0
-    if a.ndim == 1:
-        for k in range(a.shape[0]):
-            acc += a[k] * 0.0
-    elif a.ndim == 2:
-        for k in range(a.shape[0]):
-            for m in range(a.shape[1]):
-                acc += a[k, m] * 0.0
-    elif a.ndim == 3:
-        for k in range(a.shape[0]):
-            for m in range(a.shape[1]):
-                for p in range(a.shape[2]):
-                    acc += a[k, m, p] * 0.0
-    else:
-        for k in range(a.shape[0]):
-            for m in range(a.shape[1]):
-                for p in range(a.shape[2]):
-                    for r in range(a.shape[3]):
-                        acc += a[k, m, p, r] * 0.0
+    for k in range(flat.shape[0]):
+        acc += flat[k] * 0.0
     return acc == 0.0
 
 
