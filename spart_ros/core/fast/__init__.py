@@ -28,18 +28,21 @@ the base (u0, u0dot ignored; tau0 is then the wrench the base mount carries).
 Results: each method has its own output arrays (like Pinocchio's Data has tau, ddq,
 M, J), returned as they are and overwritten only by the next call of the SAME method:
 ``tau0, taum = fd.inverse_dynamics(...)`` keeps its values through any number of
-forward_dynamics, mass_matrix... calls, until the next inverse_dynamics.  Copy a
-result to keep it beyond that.  Nothing is allocated on the hot path.
+forward_dynamics, mass_matrix... calls, until the next inverse_dynamics (a call that
+raises may leave its method's outputs overwritten too).  Copy a result to keep it beyond
+that.  Nothing is allocated on the hot path.
 
 Inputs are checked once, at the entry (see ``spart_ros.core._checks``), and a bad one
 raises InputError naming the argument, what was expected and what was given: the
 kernels check shapes, finite values and that R0 is a rotation (every entry of R'R - I
 within 1e-6, det R > 0) where that is nearly free, and that their results are finite
 (an overflow, e.g. from 1e200 velocities, is an InputError naming the largest inputs,
-never an inf/NaN result).  Arguments of a new type (lists, ints, a transposed or sliced
-R0, a column vector, None, complex...) take a slower path once per call that checks
-and converts them in Python (to C-ordered float64 arrays), so the kernels are never
-compiled for another layout: pass C-ordered float64 arrays for the fastest call.
+never an inf/NaN result).  Arguments of another type (lists, ints, a transposed or
+sliced R0, a (k, 1) column, None, complex...) take a slower path (~10 us) that checks
+and converts them in Python (to C-ordered float64 arrays) on each such call, so the
+kernels are never compiled for another layout: pass C-ordered float64 arrays for the
+fastest call.  ``link`` is an integer 0..n (Python or numpy) or a link name;
+``floating`` a bool (a number counts by its truth value).
 """
 import inspect
 import threading
