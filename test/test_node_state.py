@@ -367,8 +367,8 @@ def test_model_config_errors(branched):
 def test_model_from_urdf_errors():
     with pytest.raises(ModelError, match='empty'):
         st.Model.from_urdf('  ', st.ModelConfig())
-    with pytest.raises(ModelError, match="link 'l1' has no <inertial>"):
-        st.Model.from_urdf('<robot name="r"><link name="l1"/></robot>', st.ModelConfig())
+    with pytest.raises(ModelError, match=r"link 'l1' is defined twice"):
+        st.Model.from_urdf('<robot name="r"><link name="l1"/><link name="l1"/></robot>', st.ModelConfig())
     m = st.Model.from_urdf(ARM7, st.ModelConfig(base='floating'))
     assert 'base floating' in m.summary() and '7 moving joints' in m.summary()
 
