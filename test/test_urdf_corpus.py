@@ -230,8 +230,11 @@ def test_corpus_counts(capsys):
     with capsys.disabled():
         print(f'\n[urdf corpus] {len(records)} files tried ({sum(l.startswith("pybullet") for l, _ in CORPUS)} '
               f'from pybullet_data, random_urdfs every {RANDOM_STRIDE}th), Pinocchio loaded {len(pin_loaded)}, '
-              f'spart_ros loaded {len(ours_loaded)}, compared {len(compared)} '
-              f'(FD skipped as singular for both in {sum(bool(r.singular) for r in records)})')
+              f'spart_ros loaded {len(ours_loaded)}, compared {len(compared)}; FD compared in '
+              f'{sum("fixed" in r.compared for r in records)} (fixed base) and '
+              f'{sum("floating" in r.compared for r in records)} (floating base), singular for both (spart_ros '
+              f'raised SingularModelError) in {sum("fixed" in r.singular for r in records)} and '
+              f'{sum("floating" in r.singular for r in records)}')
         for k in sorted(worst):
             print(f'[urdf corpus]   max error {k}: {worst[k][0]:.2e} ({worst[k][1]})')
     assert all(r.ours for r in pin_loaded)

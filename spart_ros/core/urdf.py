@@ -20,7 +20,7 @@ import numpy as np
 
 from .attitude import rpy_rotation
 from .errors import ModelWarning, SpartError, URDFError, UnsupportedJointError
-from .model import JOINT_TYPES, FIXED, JointLimits, Mimic, _JointSpec, _LinkSpec, _build_tree, homogeneous
+from .model import JOINT_TYPES, JointLimits, Mimic, _JointSpec, _LinkSpec, _build_tree, homogeneous
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ def _limits(el, jtype, where):
                        velocity=_number(limit, 'velocity', where, np.inf))
 
 
-def _joint_spec(el, name, label):
+def _joint_spec(el, name):
     """(_JointSpec with type as a URDF string, raw mimic tuple or None)."""
     where = f'joint {name!r}'
     jtype = el.get('type')
@@ -246,7 +246,7 @@ def _massless(spec):
     return float(spec.mass) == 0.0 and not np.any(spec.inertia)
 
 
-def _root_options(links, joints, label):
+def _root_options(links, joints):
     """Handle a ``world``-like root: returns (links, joints, options for Robot).
 
     - a massless root whose only joint is ``floating``: root and joint dropped, the child is
@@ -306,11 +306,11 @@ def _robot_from_text(text, label, path, strict, xacro_args):
         name = _name(el, 'joint', label)
         if any(j.name == name for j in joints):
             raise URDFError(f'joint {name!r} is defined twice (joint names must be unique)')
-        spec, m = _joint_spec(el, name, label)
+        spec, m = _joint_spec(el, name)
         joints.append(spec)
         if m is not None:
             mimic[name] = m
-    links, joints, options = _root_options(links, joints, label)
+    links, joints, options = _root_options(links, joints)
     massless = [name for name in massless if name in links]
     if massless:
         warnings.warn(f'links {massless} have no <inertial>: taken as massless frames (fine on fixed joints; '
