@@ -4,7 +4,7 @@ Builds a Pinocchio model (free-flyer root, or fixed base) straight from a URDF
 file's text and maps states and results between Pinocchio's coordinates and
 SPART's.  Nothing here calls spart_ros: the only things taken from the SPART
 side are the order of the joint variables (a list of joint names) and the
-conventions of docs/spart_conventions.md.
+conventions of docs/conventions.md.
 
 Conventions (see "Mapping to other libraries' free-flyer coordinates"):
 b = URDF base link frame, c = base ``<inertial>`` frame (SPART's base frame),
