@@ -106,7 +106,12 @@ class Robot:
     (link id k at index k-1), ``joints`` (joint id k at index k-1), ``con``
     (:class:`Connectivity`), ``keys`` (:class:`RobotKeys`), and the arrays
     ``parent`` (n,) parent link id of each link, ``joint_type`` (n,),
-    ``q_index`` (n,) 0-based joint-variable index or -1, ``masses`` (n,).
+    ``q_index`` (n,) 0-based joint-variable index or -1, ``masses`` (n,); ``mimic``
+    {follower: :class:`Mimic`} and ``coordinates`` (the independent coordinates, see
+    :mod:`spart_ros.core.mimic`); ``base_hint``, ``base_pose``, ``world_link`` (what a URDF
+    ``world`` root said, see :func:`robot_from_urdf`).  A non-physical inertia is a warning
+    (``strict=True``: an error); a singular H is an error only when a computation needs its
+    inverse (:meth:`check_invertible`).
     """
 
     def __init__(self, name, base_link, links, joints, origin='manual', *, mimic=None, strict=False,

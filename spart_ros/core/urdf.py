@@ -87,7 +87,7 @@ def _expand_xacro(text, label, path, xacro_args):
             xacro.process_doc(doc, mappings=dict(xacro_args or {}))
             return doc.toxml()
         except Exception as err:  # XacroException, ExpatError, NameError from an expression...
-            detail = str(err).strip() or type(err).__name__
+            detail = ' '.join(str(err).split()) or type(err).__name__     # one line
             raise URDFError(f'{label} holds xacro constructs (${{...}}, <xacro:...>) that xacro could not expand: '
                             f'{detail}; {how}') from None
 
