@@ -257,6 +257,10 @@ def test_fast_path_center_of_mass_and_momentum_names():
         ff.momentum('nowhere')
     ff.update(s.R0, s.r0, s.qm)     # no velocities: a system at rest
     assert not ff.h0.any() and not ff.drift.any()
+    # other layouts and lists give the same result (copied into the object's contiguous state)
+    Jstar = ff.Jstar.copy()
+    ff.update(np.asfortranarray(s.R0), list(s.r0), s.qm[::-1].copy()[::-1])
+    assert_close(ff.Jstar, Jstar, 0, 'J* from a Fortran-ordered R0')
 
 
 # --- reaction null space ---------------------------------------------------------------------------

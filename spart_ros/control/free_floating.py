@@ -56,21 +56,25 @@ class FreeFloatingKinematics:
         self.H0, self.H0m, self.J0, self.Jm = z((6, 6)), z((6, nq)), z((6, 6)), z((6, nq))
         self.reaction, self.Jstar = z((6, nq)), z((6, nq))
         self.h0, self.free_base_velocity, self.drift = z(6), z(6), z(6)
-        self.R0, self.r0 = np.eye(3), z(3)
+        self.R0, self.r0, self.qm = np.eye(3), z(3), z(nq)     # the last updated state
         self._rhs = z((6, nq + 1))      # [H0m, h0] for one solve
 
     def update(self, R0, r0, qm, u0=None, um=None):
         """Compute every attribute at state (R0, r0, qm); with ``u0`` (6,) and ``um`` (n_q,)
         also the momentum h0, else h0 = 0 (a system at rest).  Returns self."""
         fd, nq = self.dynamics, self.n_q
+        # checked copies: the kernels then always see contiguous float64 (another layout, e.g. a
+        # transposed R0, would make numba compile a new specialization in the control loop)
+        self.R0[:] = chk.array('R0', R0, (3, 3))
+        self.r0[:] = chk.vector('r0', r0, 3)
+        self.qm[:] = chk.vector('qm', qm, nq)
+        R0, r0, qm = self.R0, self.r0, self.qm
         H = fd.mass_matrix(R0, r0, qm)
         self.H0[:] = H[0:6, 0:6]
         self.H0m[:] = H[0:6, 6:]
         J, _ = fd.jacobian(self.link, R0, r0, qm, offset=self.offset, bias=False)
         self.J0[:] = J[:, 0:6]
         self.Jm[:] = J[:, 6:]
-        self.R0[:] = R0
-        self.r0[:] = r0
         if u0 is None and um is None:
             self.h0[:] = 0.0
         else:
