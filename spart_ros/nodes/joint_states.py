@@ -88,9 +88,9 @@ class JointStateMapper:
         n_names = len(names)
         has_pos, has_vel = len(positions) > 0, len(velocities) > 0
         if has_pos and len(positions) != n_names:
-            raise InputError(f'joint_states: {n_names} names but {len(positions)} positions')
+            raise InputError(f'{n_names} names but {len(positions)} positions')
         if has_vel and len(velocities) != n_names:
-            raise InputError(f'joint_states: {n_names} names but {len(velocities)} velocities')
+            raise InputError(f'{n_names} names but {len(velocities)} velocities')
         src, dst, unknown = self._plan(names)
         if not len(src) or not (has_pos or has_vel):
             return JointUpdate(0 if not (has_pos or has_vel) else len(src), unknown, False)
@@ -98,10 +98,10 @@ class JointStateMapper:
         vel = np.asarray(velocities, dtype=float)[src] if has_vel else None
         if has_pos and not math.isfinite(pos.sum()) and not np.isfinite(pos).all():
             bad = names[int(src[~np.isfinite(pos)][0])]
-            raise InputError(f'joint_states: position of joint {bad!r} is NaN or infinite')
+            raise InputError(f'position of joint {bad!r} is NaN or infinite')
         if has_vel and not math.isfinite(vel.sum()) and not np.isfinite(vel).all():
             bad = names[int(src[~np.isfinite(vel)][0])]
-            raise InputError(f'joint_states: velocity of joint {bad!r} is NaN or infinite')
+            raise InputError(f'velocity of joint {bad!r} is NaN or infinite')
         if has_pos:
             self.positions[dst] = pos
             if self._n_seen < self.n:
