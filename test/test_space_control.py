@@ -373,3 +373,10 @@ def test_bad_inputs_name_the_argument():
         FreeFloatingKinematics(robot, 'arm_tool', dynamics=FastDynamics(load_robot('SC_3DoF')))
     with pytest.raises(Exception, match='nope'):
         FreeFloatingKinematics(robot, 'nope')
+    # a point mass on a massless base: H0 (the locked system's inertia) has no rotational inertia
+    b = core.RobotBuilder('point_on_massless_base')
+    b.add_link('base', mass=0.0, inertia=np.zeros((3, 3)))
+    b.add_link('ball', mass=1.0, inertia=np.zeros((3, 3)))
+    b.add_joint('j', 'revolute', parent='base', child='ball', axis=[0, 0, 1])
+    with pytest.raises(SingularModelError, match='H0'):
+        FreeFloatingKinematics(b.build(), 'ball')

@@ -42,7 +42,7 @@ class FreeFloatingKinematics:
     """
 
     def __init__(self, robot, link, offset=None, dynamics=None):
-        robot.check_floating_base()
+        robot.check_invertible(floating=True, base_only=True)     # H0^-1 is needed every tick
         if robot.n_q == 0:
             raise ModelError(f'robot {robot.name!r} has no moving joint: nothing to control')
         if dynamics is not None and dynamics.robot is not robot:
