@@ -21,8 +21,8 @@ chain), at one random state, prints the median microseconds per warm call of
 and each one's ratio to the baseline.  Timing as benchmarks/bench_fast_path.py (imported
 from there): timeit statements in alternating blocks, medians of the per-block means.
 
-    python benchmarks/bench_space_control.py            # ~30 s
-    python benchmarks/bench_space_control.py --quick    # ~8 s
+    python benchmarks/bench_space_control.py            # ~5 s
+    python benchmarks/bench_space_control.py --quick    # ~3 s
 Not a test: nothing here fails the build.
 """
 import argparse
@@ -108,9 +108,9 @@ def main(argv=None):
         med, paired, _ = interleaved(fns, rounds, block_s)
         task = 'all 6' if rows is None else str(tuple(rows))
         print(f'\n{label}: n_q = {robot.n_q}, end effector {link!r}, task rows {task}')
-        print(f"  {'':26s} {'us':>9s} {'ratio':>7s} {'paired':>7s}")
+        print(f"  {'':30s} {'us':>9s} {'ratio':>7s} {'paired':>7s}")
         for (name, _), t, r in zip(rows_, med, paired):
-            print(f'  {name:26s} {t * 1e6:9.1f} {t / med[-1]:7.1f} {r:7.1f}')
+            print(f'  {name:30s} {t * 1e6:9.1f} {t / med[-1]:7.1f} {r:7.1f}')
     return 0
 
 
