@@ -9,8 +9,9 @@ import numpy as np
 
 from .errors import (SpartError, ModelError, URDFError, TopologyError,
                      UnsupportedJointError, InertiaError, SingularModelError,
-                     InputError)
+                     InputError, SpartWarning, ModelWarning, InertiaWarning, MimicJointWarning)
 from .model import Robot, Link, Joint, BaseLink, JointLimits, RobotKeys, RobotBuilder
+from .mimic import IndependentCoordinates
 from .connectivity import connectivity_map
 from .urdf import robot_from_urdf
 from .dh import robot_from_dh
