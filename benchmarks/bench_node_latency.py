@@ -148,6 +148,27 @@ def publisher(ns, names, base_link, rate, n_total, go, out, odom_rate=100.0):
     rclpy.try_shutdown()
 
 
+def spin_for(executor, seconds):
+    """Spin ``executor`` for ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+
+
+def shut_down(executor, node, proc, pub_proc, burners):
+    """Stop the receiver, the node process, the publisher and the load; (node log, exit code)."""
+    executor.shutdown(timeout_sec=1.0)
+    node.destroy_node()
+    rclpy.try_shutdown()
+    node_log = proc.output()
+    code = proc.stop()
+    proc.cleanup()
+    pub_proc.join(5)
+    for b in burners:
+        b.terminate()
+    return node_log, code
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--rate', type=float, default=1000.0, help='joint_states per second (default 1000)')
@@ -237,19 +258,9 @@ def main():
             if recv_end.poll():
                 sent, achieved = recv_end.recv()
         cpu1 = cpu_snapshot([proc.pid, pub_proc.pid])
-        end = time.monotonic() + 1.0                 # let the last answers arrive
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 1.0)                      # let the last answers arrive
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        node_log = proc.output()
-        code = proc.stop()
-        proc.cleanup()
-        pub_proc.join(5)
-        for b in burners:
-            b.terminate()
+        node_log, code = shut_down(executor, node, proc, pub_proc, burners)
     if sent is None:
         raise SystemExit('the publisher process did not finish')
 

@@ -35,7 +35,7 @@ from rclpy.qos import ReliabilityPolicy  # noqa: E402
 from spart_interfaces.msg import Jacobians  # noqa: E402
 from spart_interfaces.srv import ForwardDynamics, InverseDynamics  # noqa: E402
 
-from bench_node_latency import DEFAULT_URDF, READY, STAMP, burn, publisher, qos  # noqa: E402
+from bench_node_latency import DEFAULT_URDF, READY, STAMP, burn, publisher, qos, shut_down, spin_for  # noqa: E402,E501
 from node_helpers import start_node  # noqa: E402
 
 
@@ -139,19 +139,9 @@ def main():
                     calls['messages'].add(res.message)
             if recv_end.poll():
                 sent, achieved = recv_end.recv()
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 1.0)
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        node_log = proc.output()
-        code = proc.stop()
-        proc.cleanup()
-        pub_proc.join(5)
-        for b in burners:
-            b.terminate()
+        node_log, code = shut_down(executor, node, proc, pub_proc, burners)
     if sent is None:
         raise SystemExit('the publisher process did not finish')
 

@@ -48,7 +48,7 @@ KUKA = urdf_path('kuka_iiwa')
 FL_JAC = [('a_tip', [0.01, 0.02, 0.03]), ('b_ee', [0.0, 0.0, 0.05]), ('bus', [0.1, -0.2, 0.3])]
 FX_JAC = [('lbr_iiwa_link_7', [0.0, 0.0, 0.1]), ('lbr_iiwa_link_4', [0.0, 0.0, 0.0])]
 FX_POSE = (np.array([0.5, -0.2, 0.8]), ref.rot([0.2, 1.0, 0.3], 0.7))
-BAD_URDF = '<robot name="bad"><link name="lonely"/></robot>'
+BAD_URDF = '<robot name="bad"><link name="lonely"/><link name="lonely"/></robot>'
 TOL = dict(rtol=1e-9, atol=1e-9)
 
 ROBOTS = {'branched': spart.urdf2robot(BRANCHED_IMU)[0], 'kuka': spart.urdf2robot(KUKA)[0],
@@ -664,8 +664,8 @@ def _set_parameter(io, name, value):
 
 def test_runtime_bad_description_at_start_keeps_node_up(rt):
     assert rt.proc.is_running()
-    assert re.search(r"robot description from parameter robot_description rejected: link 'lonely' has no "
-                     r"<inertial>.*\(no model loaded yet\)", rt.proc.output())
+    assert re.search(r"robot description from parameter robot_description rejected: .*link 'lonely' is defined "
+                     r"twice.*\(no model loaded yet\)", rt.proc.output())
     res = rt.call(InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True))
     assert not res.success and 'no robot model yet' in res.message
 

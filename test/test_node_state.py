@@ -387,8 +387,8 @@ def test_model_config_errors(branched):
 def test_model_from_urdf_errors():
     with pytest.raises(ModelError, match='empty'):
         node_model.Model.from_urdf('  ', config.ModelConfig())
-    with pytest.raises(ModelError, match="link 'l1' has no <inertial>"):
-        node_model.Model.from_urdf('<robot name="r"><link name="l1"/></robot>', config.ModelConfig())
+    with pytest.raises(ModelError, match=r"link 'l1' is defined twice"):
+        node_model.Model.from_urdf('<robot name="r"><link name="l1"/><link name="l1"/></robot>', config.ModelConfig())
     m = node_model.Model.from_urdf(ARM7, config.ModelConfig(base='floating'))
     assert 'base floating' in m.summary() and '7 moving joints' in m.summary()
 

@@ -213,7 +213,7 @@ class DynamicsNode(Node):
             return state.base, state.q.copy(), state.qd.copy()
         joints = map_request_joints(model.q_names, req.joint_names,
                                     {'positions': req.positions, 'velocities': req.velocities},
-                                    required=('positions',))
+                                    required=('positions',), followers=model.followers)
         R_b, p_b = pose_to_matrix('base_pose', req.base_pose)
         v_b = vector3('base_twist.linear', req.base_twist.linear)
         w_b = vector3('base_twist.angular', req.base_twist.angular)
@@ -262,7 +262,8 @@ class DynamicsNode(Node):
 
     def _fd(self, model, req, res):
         base, qm, um = self._request_state(model, req)
-        taum = map_request_joints(model.q_names, req.joint_names, {'efforts': req.efforts})['efforts']
+        taum = map_request_joints(model.q_names, req.joint_names, {'efforts': req.efforts},
+                                  followers=model.followers)['efforts']
         names, order = self._response_order(model, req)
         torque_b = vector3('base_wrench.torque', req.base_wrench.torque)
         force_b = vector3('base_wrench.force', req.base_wrench.force)
@@ -275,8 +276,8 @@ class DynamicsNode(Node):
 
     def _id(self, model, req, res):
         base, qm, um = self._request_state(model, req)
-        umdot = map_request_joints(model.q_names, req.joint_names,
-                                   {'accelerations': req.accelerations})['accelerations']
+        umdot = map_request_joints(model.q_names, req.joint_names, {'accelerations': req.accelerations},
+                                   followers=model.followers)['accelerations']
         names, order = self._response_order(model, req)
         a_b = vector3('base_acceleration.linear', req.base_acceleration.linear)
         alpha_b = vector3('base_acceleration.angular', req.base_acceleration.angular)

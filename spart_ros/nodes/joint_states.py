@@ -20,7 +20,8 @@ class JointStateMapper:
     """Latest joint positions/velocities in the model's joint-variable order, mapped by name.
 
     ``update(names, positions, velocities)`` takes one sensor_msgs/JointState's arrays:
-    any order; joints the model does not have are ignored (returned in ``unknown``);
+    any order; joints the model does not have are ignored (returned in ``unknown``), and so
+    are the ``ignored`` ones (mimic followers: their leader's value decides them);
     joints not in the message keep their last value; an empty ``velocities`` with positions
     means zero velocity for the joints of the message (``missing_velocities`` is then True);
     velocities without positions (allowed by sensor_msgs/JointState) update only the
@@ -32,8 +33,9 @@ class JointStateMapper:
 
     _CACHE_SIZE = 32
 
-    def __init__(self, q_names, previous=None):
+    def __init__(self, q_names, previous=None, ignored=()):
         self.names = list(q_names)
+        self.ignored = frozenset(ignored)      # model joints that are not coordinates (mimic followers)
         self.n = len(self.names)
         self.index = {name: k for k, name in enumerate(self.names)}
         self.positions = np.zeros(self.n)
@@ -70,7 +72,8 @@ class JointStateMapper:
             for k, name in enumerate(key):
                 j = self.index.get(name)
                 if j is None:
-                    unknown.append(name)
+                    if name not in self.ignored:
+                        unknown.append(name)
                 elif j in seen_dst:
                     raise InputError(f'joint {name!r} appears twice in the message')
                 else:

@@ -13,11 +13,12 @@ in b; base wrench: torque and force at b's origin, both in b.
 """
 from collections import namedtuple
 from dataclasses import dataclass
+import warnings as _warnings
 
 import numpy as np
 
 from ..core import base_state as bs
-from ..core.errors import InputError, ModelError, SpartError
+from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
 from ..core.model import FIXED
 from ..core.urdf import robot_from_urdf
 from .base_estimator import BaseLinkState
@@ -142,18 +143,25 @@ class Model:
     Build with :meth:`from_urdf` (URDF text or file path); raises SpartError (ModelError,
     ConfigError...) naming the problem.  All state inputs are ROS-convention base states
     (:class:`BaseLinkState`) plus qm, um in ``q_names`` order.
+
+    Joint coordinates are the robot's INDEPENDENT ones (``robot.coordinates``): a mimic joint
+    follows its leader (q = multiplier * q_leader + offset) and is not a coordinate of its
+    own; joint efforts are those of the leaders, a follower's effort reaching its leader
+    through an ideal transmission (times its multiplier), and Jacobian columns are per
+    leader.  Without mimic joints these are SPART's joint variables.  ``warnings``: what
+    loading the URDF warned about (massless links, impossible inertias...), as text.
     """
 
-    def __init__(self, robot, config):
-        from ..core.fast import FastDynamics
+    def __init__(self, robot, config, warnings=()):
+        from ..core.fast.mimic import fast_dynamics
         self.config = config.check()
         self.robot = robot
+        self.warnings = list(warnings)
         self.floating = config.base == 'floating'
-        if self.floating:
-            robot.check_floating_base()
-        self.q_names = list(robot.q_names)
+        self.q_names = list(robot.coordinates.names)
+        self.followers = dict(robot.coordinates.followers)   # mimic joint -> Mimic(leader, multiplier, offset)
         self.link_names = list(robot.link_names)
-        self.n_q = robot.n_q
+        self.n_q = len(self.q_names)
         self.total_mass = float(robot.total_mass)
         self.specs = jacobian_specs(robot, config.jacobian_links, config.jacobian_offsets,
                                     config.jacobian_point_frame)
@@ -164,7 +172,7 @@ class Model:
         self._imu_rotations = {}
         if config.imu_link:
             self.imu_rotation(config.imu_link)
-        self.fast = FastDynamics(robot)
+        self.fast = fast_dynamics(robot)
         self._R_bc = _c(np.asarray(robot.base_link.T, float)[:3, :3])
         self._p_bc = _c(np.asarray(robot.base_link.T, float)[:3, 3])
         self._zero6 = np.zeros(6)
@@ -184,17 +192,33 @@ class Model:
 
     @classmethod
     def from_urdf(cls, source, config):
-        """Model from URDF text (or a file path when ``source`` has no '<')."""
+        """Model from URDF text (or a file path when ``source`` has no '<'; .xacro expanded).
+        The loader's warnings are collected in ``warnings`` (nothing is printed), plus one when
+        the base mode disagrees with what the URDF says or forward dynamics will be refused."""
         if not isinstance(source, str) or not source.strip():
             raise ModelError('the robot description is empty')
-        robot, _ = robot_from_urdf(source)
-        return cls(robot, config)
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter('always')
+            robot, _ = robot_from_urdf(source, strict=config.strict)
+        notes = [str(w.message) for w in caught if not issubclass(w.category, MimicJointWarning)]
+        floating = config.base == 'floating'
+        if robot.base_hint and robot.base_hint != config.base:
+            notes.append(f'the URDF joins {robot.base_link.name!r} to {robot.world_link or "world"!r} with a '
+                         f'{robot.base_hint} joint, but the node models a {config.base} base (parameter base)')
+        why = robot.singularity(floating, independent=True)
+        if why:
+            notes.append(f'forward dynamics will be refused ({why}); kinematics, Jacobians and inverse '
+                         'dynamics work')
+        return cls(robot, config, notes)
 
     def summary(self):
         """One line: links, moving joints, total mass, base mode."""
         r = self.robot
+        mimic = (f' (+ {len(self.followers)} mimic: ' + ', '.join(
+            f'{f} = {m.multiplier:g} * {m.leader} + {m.offset:g}' for f, m in self.followers.items()) + ')'
+            if self.followers else '')
         return (f'model {r.name!r}: {r.n_links_joints + 1} links (base {r.base_link.name!r}), '
-                f'{self.n_q} moving joints, total mass {self.total_mass:.6g} kg, base {self.config.base}; '
+                f'{self.n_q} moving joints{mimic}, total mass {self.total_mass:.6g} kg, base {self.config.base}; '
                 f'Jacobians of {[s.link_name for s in self.specs]}')
 
     def warm_up(self):

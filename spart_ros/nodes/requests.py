@@ -8,13 +8,14 @@ from .conversions import vector3
 __all__ = ['map_request_joints', 'loads_from_request']
 
 
-def map_request_joints(q_names, joint_names, arrays, required=()):
+def map_request_joints(q_names, joint_names, arrays, required=(), followers=None):
     """Map per-joint request arrays by name into ``q_names`` order.
 
     ``arrays``: dict field name -> sequence (same order as ``joint_names``; empty = zero /
     not given).  ``required``: field names that may not be empty.  Every moving joint must
     appear exactly once in ``joint_names`` (any order) unless every array is empty.
-    Returns dict field name -> (n_q,) array.  InputError naming the joint/field otherwise.
+    Returns dict field name -> (n_q,) array.  InputError naming the joint/field otherwise
+    (``followers``: {mimic joint: Mimic(leader, ...)}, to say which leader to give instead).
     """
     n = len(q_names)
     out = {k: np.zeros(n) for k in arrays}
@@ -30,6 +31,10 @@ def map_request_joints(q_names, joint_names, arrays, required=()):
     seen = set()
     for name in names:
         if name not in index:
+            m = (followers or {}).get(name)
+            if m is not None:
+                raise InputError(f'joint {name!r} in joint_names is a mimic joint ({name} = {m.multiplier:g} * '
+                                 f'{m.leader} + {m.offset:g}): give only its leader {m.leader!r}')
             raise InputError(f'unknown joint {name!r} in joint_names; the moving joints are {list(q_names)}')
         if name in seen:
             raise InputError(f'joint {name!r} appears twice in joint_names')

@@ -80,10 +80,10 @@ INPUT_PARAMETERS = {
     'accept_older_stamps': (False, 'accept joint_states stamped before the last one (default: dropped, '
                             'counted and warned)', True),
     'base': ('fixed', "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)", True),
-    'base_position': ([0.0, 0.0, 0.0], 'fixed base: position [x, y, z] of the URDF base link '
-                      'in world_frame [m]', True),
-    'base_orientation': ([0.0, 0.0, 0.0, 1.0], 'fixed base: orientation (x, y, z, w) of the URDF '
-                         'base link in world_frame', True),
+    'base_position': ([0.0, 0.0, 0.0], 'fixed base: position [x, y, z] in world_frame of the URDF base '
+                      "link (of the URDF's world link when it has one: its fixed joint places the base) [m]", True),
+    'base_orientation': ([0.0, 0.0, 0.0, 1.0], 'fixed base: orientation (x, y, z, w) in world_frame of the '
+                         "URDF base link (of the URDF's world link when it has one)", True),
     'odometry_topic': ('odom', 'floating base: nav_msgs/Odometry topic (pose of the URDF base link '
                        'in the world; twist in the base link frame, REP 105)', True),
     'odom_max_age': (0.2, 'floating base: odometry is used when its stamp is within this many seconds '
@@ -179,7 +179,8 @@ class RobotInputs:
             raise ConfigError(f'odom_max_age must be >= 0 (0 = no limit), got {p["odom_max_age"]}')
         self.config = ModelConfig(base=p['base'], imu_link=p['imu_link'] if self.use_imu else '',
                                   strict=bool(p['strict']), **(model_options or {})).check()
-        self.fixed_base = self._fixed_base_state(p['base_position'], p['base_orientation'])
+        self._root_pose = self._fixed_base_state(p['base_position'], p['base_orientation'])
+        self.fixed_base = self._root_pose
         self.estimator = FloatingBaseEstimator(p['imu_max_age'])
         self._odom_stamp = None
 
@@ -266,7 +267,14 @@ class RobotInputs:
                                          f'{type(err).__name__}: {err} ({keep})\n{traceback.format_exc()}')
             return False, f'{type(err).__name__}: {err}'
         model.fast.gravity = self.gravity
-        joints = JointStateMapper(model.q_names, previous=self.joints)
+        for text in model.warnings:
+            self.node.get_logger().warning(f'robot description from {origin}: {text}')
+        self.fixed_base = self._root_pose
+        if model.robot.base_pose is not None:      # a URDF 'world' root: the parameters place it
+            R, p = self._root_pose.R_b, self._root_pose.p_b
+            T = np.asarray(model.robot.base_pose, float)
+            self.fixed_base = BaseLinkState(R @ T[:3, :3], p + R @ T[:3, 3], np.zeros(3), np.zeros(3))
+        joints = JointStateMapper(model.q_names, previous=self.joints, ignored=model.followers)
         if self._pending_joints:
             names = [n for n in self._pending_joints if n in joints.index]
             if names:
