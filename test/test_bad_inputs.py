@@ -336,8 +336,8 @@ def judge(tname, aname, what, value, expect):
 
 # --- the fixed catalogue ----------------------------------------------------------------------
 
-def shear(R):
-    return R @ np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+def shear(R, k=0.5):
+    return R @ np.array([[1.0, k, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
 
 
 def mutations(arg):
@@ -396,7 +396,9 @@ def mutations(arg):
             b[:, :, 2] = M
             return b
         out += [('2 R', put(2 * R), 'error'), ('shear', put(shear(R)), 'error'), ('reflection -R', put(-R), 'error'),
-                ('R + 1e-3', put(R + 1e-3), 'error'), ('R + 1e-9 (within tolerance)', put(R + 1e-9), 'finite'),
+                ('sheared by 0.01', put(shear(R, 0.01)), 'error'),
+                ('sheared by 1e-5 (within tolerance)', put(shear(R, 1e-5)), 'finite'),
+                ('scaled by 1.001', put(1.001 * R), 'error'), ('scaled by 1.0001 (within)', put(1.0001 * R), 'finite'),
                 ('zeros', put(np.zeros((3, 3))), 'error'), ('huge', put(R * 1e200), 'error')]
     if arg.kind in ('quaternion', 'axis'):
         out += [('zero', np.zeros_like(a), 'error'), ('3 x', 3 * a, 'error'), ('1.004 x (near unit)', 1.004 * a, 'close'),

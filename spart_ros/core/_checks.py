@@ -14,7 +14,9 @@ what was given, so that a ROS node can pass it on unchanged.  The rules:
   Object arrays (sympy expressions, the symbolic path) keep their dtype; their
   entries must be sympy expressions or finite real numbers.
 - rotation matrices (R0, RL, DCMs): every entry of R'R - I at most
-  ``ROTATION_TOL`` (1e-6) in magnitude and det R > 0; not re-orthonormalized.
+  ``ROTATION_TOL`` (1e-3) in magnitude and det R > 0, used as given (not re-orthonormalized):
+  a float32 round trip or an integrator's intermediate stage passes, a scale, shear or
+  reflection of 0.1 % or more does not.
 - quaternions and rotation axes: non-zero; normalized when
   | |q|^2 - 1 | <= ``QUATERNION_TOL`` (0.01, the test tf2 applies to ROS
   quaternions), an error beyond.

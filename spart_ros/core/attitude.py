@@ -9,7 +9,7 @@ tf_transformations.quaternion_matrix.
 
 Every public function checks its arguments (spart_ros.core._checks): real,
 finite, of the right shape; a DCM or rotation argument must be orthonormal
-(R'R = I within 1e-6, det > 0); a quaternion or rotation axis must be non-zero
+(R'R = I within 1e-3, det > 0); a quaternion or rotation axis must be non-zero
 and is normalized when | |q|^2 - 1 | <= 0.01 (the tolerance tf2 applies to ROS
 quaternions), an InputError beyond.  Symbolic (sympy) arguments get the shape
 checks only.  The underscored twins skip the checks, for the library's inner loops.

@@ -35,7 +35,7 @@ that.  Nothing is allocated on the hot path.
 Inputs are checked once, at the entry (see ``spart_ros.core._checks``), and a bad one
 raises InputError naming the argument, what was expected and what was given: the
 kernels check shapes, finite values and that R0 is a rotation (every entry of R'R - I
-within 1e-6, det R > 0) where that is nearly free, and that their results are finite
+within 1e-3, det R > 0) where that is nearly free, and that their results are finite
 (an overflow, e.g. from 1e200 velocities, is an InputError naming the largest inputs,
 never an inf/NaN result).  Arguments of another type (lists, ints, a transposed or
 sliced R0, a (k, 1) column, None, complex...) take a slower path (~10 us) that checks
@@ -190,6 +190,48 @@ class FastDynamics:
         if code:
             self._raise(code, kernel.func, args)
 
+    @staticmethod
+    def _numeric(name, a):
+        if a.dtype == object:   # sympy numbers or expressions: numbers only here
+            try:
+                return np.ascontiguousarray(a, dtype=float)
+            except (TypeError, ValueError):
+                raise InputError(f'{name}: the fast path needs numbers, got symbolic values') from None
+        return a
+
+    def _checked(self, kernel, args):
+        """The arguments of an entry kernel checked and converted (C-ordered float64 arrays,
+        bools, ints) in Python; InputError naming the first bad one."""
+        n, nq = self.n, self.n_q
+        out = []
+        for name, a in zip(_ARGUMENTS[kernel], args):
+            if name in _OUTPUTS or (a is None and name in _OPTIONAL):
+                pass
+            elif name == 'floating':
+                a = chk.flag(name, a)
+            elif name == 'link':
+                a = chk.link_id(name, a, self.robot)
+            elif name == 'R0':
+                a = self._numeric(name, chk.rotation(name, a))
+            elif name == 'wFm':
+                a = self._numeric(name, chk.array(name, a, (6, n)))
+            else:
+                a = self._numeric(name, chk.vector(name, a, _LENGTHS.get(name, nq)))
+            out.append(a)
+        return out
+
+    def _raise(self, code, kernel, args):
+        inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
+                  if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+        if code == K.SINGULAR and not chk.huge(inputs):
+            raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state (a point mass on a '
+                                     'joint axis, or a joint that moves no mass)')
+        if code in (K.OVERFLOW, K.SINGULAR):   # singular with inputs above 1e150: lost to overflow
+            raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs)
+        self._checked(kernel, args)   # says which argument is bad, and why
+        kind, k = divmod(code, 100)   # (only if the two checks disagree)
+        name = K.ARGUMENT_NAMES[k] if 0 < k < len(K.ARGUMENT_NAMES) else 'an argument'
+        raise InputError(f'{name}: rejected by the compiled checks (error code {code})')
 
     def _check_invertible(self, floating, base_only=False):
         """Robot.check_invertible (names what has no mass), remembered once passed: the robot's
