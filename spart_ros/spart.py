@@ -8,6 +8,9 @@ named beside it; results are named tuples that unpack like MATLAB's outputs.
 
 Beyond SPART: ``ID``, ``FD`` and ``Floating_ID`` take ``gravity=`` (a vector in
 the inertial frame); ``Jacob``/``Jacobdot`` accept a link name for ``i``.
+From SPART's Simulink control library: ``Jstar`` (the generalized Jacobian J* =
+Jm - J0 H0^-1 H0m, Umetani & Yoshida) and ``Base_Reaction`` (u0 from momentum
+conservation, u0 = H0^-1 (h0 - H0m um)); see docs/space_robot_control.md.
 SPART bugs not copied: Velocities and FD recurse from each link's parent (not
 link i-1); DH_Serial2robot reads ``name``.
 
@@ -28,6 +31,8 @@ from .core.center_of_mass import center_of_mass as Center_of_Mass
 from .core.connectivity import connectivity_map as ConnectivityMap
 from .core.convective_inertia import convective_inertia as CIM, convective_inertia_noc as CIM_NOC
 from .core.dh import robot_from_dh as DH_Serial2robot
+from .core.generalized_jacobian import generalized_jacobian as Jstar
+from .core.momentum import base_reaction as Base_Reaction
 from .core.differential_kinematics import differential_kinematics as DiffKinematics
 from .core.dynamics import (floating_inverse_dynamics as Floating_ID, forward_dynamics as FD,
                             inverse_dynamics as ID)
@@ -40,7 +45,7 @@ from .core.natural_orthogonal_complement import (natural_orthogonal_complement a
 from .core.urdf import robot_from_urdf as urdf2robot
 from .core.velocities import velocities as Velocities
 
-__all__ = ['urdf2robot', 'DH_Serial2robot', 'ConnectivityMap', 'Kinematics', 'DiffKinematics', 'Velocities',
+__all__ = ['Jstar', 'Base_Reaction', 'urdf2robot', 'DH_Serial2robot', 'ConnectivityMap', 'Kinematics', 'DiffKinematics', 'Velocities',
            'Accelerations', 'Jacob', 'Jacobdot', 'Center_of_Mass', 'NOC', 'NOCdot', 'I_I', 'MCB', 'GIM', 'CIM',
            'GIM_NOC', 'CIM_NOC', 'FD', 'ID', 'Floating_ID', 'Angles321_DCM', 'Angles123_DCM', 'DCM_Angles321',
            'quat_DCM', 'DCM_quat', 'Euler_DCM', 'SkewSym']

@@ -62,6 +62,9 @@ def world():
     env.update(vars(o))
     env.update(rp=o.rL[:, LINK - 1].copy(), tp=o.tL[:, LINK - 1].copy(), robot=robot, i=LINK, link=LINK,
                gravity=np.array([0.3, -0.2, -9.81]))
+    J0, Jm = spart.Jacob(env['rp'], s.r0, o.rL, o.P0, o.pm, LINK, robot)        # for Jstar, Base_Reaction
+    env.update(J0=np.ascontiguousarray(J0), Jm=np.ascontiguousarray(Jm),
+               h0=np.ascontiguousarray(o.H0 @ s.u0 + o.H0m @ s.um))
     return robot, env
 
 
@@ -94,7 +97,7 @@ def spart_target(name, fn=None):
         elif p.name == 'gravity':
             args['gravity'] = Arg('array', env['gravity'], 'gravity', optional=True)
         else:
-            args[p.name] = Arg('array', env[p.name], p.name)
+            args[p.name] = Arg('array', env[p.name], p.name, optional=p.default is None)
     return name, fn, args
 
 
@@ -320,7 +323,11 @@ def judge(tname, aname, what, value, expect):
             assert "unknown link" in msg, f'{where}: {msg}'
         else:
             assert isinstance(got, InputError), f'{where}: {type(got).__name__}: {msg}'
-            assert msg.startswith(arg.label), f'{where}: the message does not start with {arg.label!r}: {msg}'
+            # the message starts with the argument's name; a size that two arguments must share
+            # (no robot to say which is right) starts with both: 'Jm, H0m: ...'
+            named = [n.strip() for n in msg.split(':', 1)[0].split(',')]
+            assert msg.startswith(arg.label) or arg.label in named, \
+                f'{where}: the message does not start with {arg.label!r}: {msg}'
     else:
         assert expect != 'error', f'{where}: no error, result {got}'
         assert finite(got), f'{where}: a result that is not finite: {got}'

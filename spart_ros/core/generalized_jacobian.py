@@ -15,15 +15,7 @@ becomes the fixed-base Jacobian Jm.
 """
 from . import _checks as chk
 from .errors import InputError
-from .momentum import _matrices, _solve_base
-
-
-def _point_jacobians(J0, Jm, n_q):
-    J0 = chk.array('J0', J0, (6, 6))
-    Jm = chk.array('Jm', Jm, (6, None))
-    if Jm.shape[1] != n_q:
-        raise InputError(f'Jm: expected {n_q} columns (as H0m), got shape {Jm.shape}')
-    return J0, Jm
+from .momentum import _solve_base
 
 
 def generalized_jacobian(J0, Jm, H0, H0m):
@@ -33,8 +25,13 @@ def generalized_jacobian(J0, Jm, H0, H0m):
     convention); ``H0`` (6, 6), ``H0m`` (6, n_q): base blocks of the generalized inertia.
     Rows as the twist [angular velocity of the link; velocity of the point], inertial frame.
     """
-    H0, H0m = _matrices(H0, H0m)
-    J0, Jm = _point_jacobians(J0, Jm, H0m.shape[1])
+    J0 = chk.array('J0', J0, (6, 6))
+    Jm = chk.array('Jm', Jm, (6, None))
+    H0 = chk.array('H0', H0, (6, 6))
+    H0m = chk.array('H0m', H0m, (6, None))
+    if H0m.shape[1] != Jm.shape[1]:
+        raise InputError(f'Jm, H0m: expected the same number of joint columns, got Jm {Jm.shape} and '
+                         f'H0m {H0m.shape}')
     return Jm - J0 @ _solve_base(H0, H0m)
 
 

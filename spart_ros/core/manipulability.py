@@ -34,15 +34,15 @@ def task_rows(rows):
     return out
 
 
-def _task(J, rows):
-    J = chk.array('J', J, (6, None))
+def _task(J, rows, name='J'):
+    J = chk.array(name, J, (6, None))
     rows = task_rows(rows)
     return J if rows == ALL_ROWS else J[list(rows)]
 
 
-def singular_values(J, rows=None):
+def singular_values(J, rows=None, name='J'):
     """Singular values (descending) of the task rows of a Jacobian ``J`` (6, n)."""
-    return np.linalg.svd(_task(J, rows), compute_uv=False)
+    return np.linalg.svd(_task(J, rows, name), compute_uv=False)
 
 
 def manipulability(J, rows=None):
@@ -52,12 +52,16 @@ def manipulability(J, rows=None):
     Pass the fixed-base Jacobian Jm for the fixed-base measure, J* for the generalized one.
     Units: those of J's rows (m or rad per joint unit) to the power min(m, n).
     """
-    return float(np.prod(singular_values(J, rows)))
+    with np.errstate(over='ignore'):
+        w = float(np.prod(singular_values(J, rows)))
+    if not np.isfinite(w):
+        raise InputError(f'J: too large: its manipulability overflows (largest entry {float(np.abs(J).max()):.3g})')
+    return w
 
 
 def dynamic_singularity_measure(Jstar, rows=None):
     """sigma_min / sigma_max of the task rows of the generalized Jacobian ``Jstar`` (6, n_q):
     1 for an isotropic J*, 0 on a (dynamic or kinematic) singularity.  A state where this is
     near 0 while the same measure of Jm is not is a dynamic singularity."""
-    s = singular_values(Jstar, rows)
+    s = singular_values(Jstar, rows, 'Jstar')
     return float(s[-1] / s[0]) if s.size and s[0] > 0 else 0.0

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _checks as chk
 from .attitude import cross
-from .errors import SingularModelError
+from .errors import InputError, SingularModelError
 
 
 def _matrices(H0, H0m):
@@ -29,6 +29,18 @@ def _matrices(H0, H0m):
     H0 = chk.array('H0', H0, (6, 6))
     H0m = chk.array('H0m', H0m, (6, None))
     return H0, H0m
+
+
+def _joint_rates(um, H0m):
+    """``um`` checked against the joint columns of H0m (no robot here to say which is right:
+    a length mismatch names both)."""
+    n = H0m.shape[1]
+    try:
+        return chk.vector('um', um, n)
+    except InputError as err:
+        if 'expected length' not in str(err):
+            raise
+        raise InputError(f'um, H0m: expected one joint rate per column of H0m ({n}), {str(err)[4:]}') from None
 
 
 def _solve_base(H0, rhs):
@@ -57,7 +69,7 @@ def base_momentum(H0, H0m, u0, um):
     """
     H0, H0m = _matrices(H0, H0m)
     u0 = chk.vector('u0', u0, 6)
-    um = chk.vector('um', um, H0m.shape[1])
+    um = _joint_rates(um, H0m)
     return H0 @ u0 + H0m @ um
 
 
@@ -69,7 +81,7 @@ def momentum_about(h0, R0, r0, point=None):
     (r0 - point) x p.  Conserved without external loads for the origin and the CoM.
     """
     h0 = chk.vector('h0', h0, 6)
-    R0 = chk.array('R0', R0, (3, 3))
+    R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
     point = np.zeros(3) if point is None else chk.vector('point', point, 3)
     return _about(h0, R0, r0, point)
@@ -82,7 +94,7 @@ def base_momentum_from(momentum, R0, r0, point=None):
     state for :func:`base_reaction`.
     """
     momentum = chk.vector('momentum', momentum, 6)
-    R0 = chk.array('R0', R0, (3, 3))
+    R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
     point = np.zeros(3) if point is None else chk.vector('point', point, 3)
     out = np.empty(6)
@@ -101,13 +113,13 @@ def momentum_rate_about(tau0, R0, r0, point=None):
     about the system CoM, whose velocity is parallel to p).  Equals the resultant of the
     external wrenches about that point (zero for a free-floating robot).
     """
-    return momentum_about(tau0, R0, r0, point)
+    return momentum_about(chk.vector('tau0', tau0, 6), R0, r0, point)
 
 
 def system_center_of_mass(H0, R0, r0):
     """System CoM (3,), inertial frame, read off H0: H0[3:6, 0:3] = -m [r_com - r0]x R0."""
     H0 = chk.array('H0', H0, (6, 6))
-    R0 = chk.array('R0', R0, (3, 3))
+    R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
     return _com(H0, R0, r0)
 
@@ -136,7 +148,7 @@ def base_reaction(H0, H0m, um, h0=None):
     a system at rest.  u0 = [angular velocity, base frame; CoM velocity, inertial].
     """
     H0, H0m = _matrices(H0, H0m)
-    um = chk.vector('um', um, H0m.shape[1])
+    um = _joint_rates(um, H0m)
     rhs = -(H0m @ um)
     if h0 is not None:
         rhs += chk.vector('h0', h0, 6)
