@@ -477,3 +477,18 @@ def test_real_time_pacer():
     assert pacer.steps_due(101.0205, 0.060) == 10
     with pytest.raises(InputError, match='real_time_factor'):
         RealTimePacer(dt=0.001, real_time_factor=0.0)
+
+
+def test_initial_state_from_parameter_lists():
+    init = InitialState.from_lists(['Joint_2', 'Joint_1'], [0.5, -0.5], [], base_position=[1, 2, 3])
+    assert init.joint_positions == {'Joint_2': 0.5, 'Joint_1': -0.5} and init.joint_velocities == {}
+    assert init.base_position == (1, 2, 3) and init.base_orientation == (0.0, 0.0, 0.0, 1.0)
+    plant = MujocoPlant.from_urdf(SC, initial=init)
+    assert plant.joint_positions().tolist() == [-0.5, 0.5, 0.0]
+    assert plant.odometry().position.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(InputError, match='initial_joint_positions: expected 2 values'):
+        InitialState.from_lists(['Joint_2', 'Joint_1'], [0.5])
+    with pytest.raises(InputError, match='initial_joint_velocities: expected 2 values'):
+        InitialState.from_lists(['Joint_2', 'Joint_1'], [0.5, 0.1], [1.0])
+    with pytest.raises(InputError, match='twice'):
+        InitialState.from_lists(['Joint_2', 'Joint_2'], [0.5, 0.1])

@@ -15,7 +15,12 @@ __all__ = ['EffortCommand', 'CommandRejected']
 
 
 class CommandRejected(InputError):
-    """A command message that is not applied (the message says why)."""
+    """A command message that is not applied (the message says why; ``kind`` is 'length' or
+    'non-finite', e.g. to throttle logs per kind)."""
+
+    def __init__(self, message, kind):
+        super().__init__(message)
+        self.kind = kind
 
 
 class EffortCommand:
@@ -51,12 +56,12 @@ class EffortCommand:
         if v.size != len(self.joints):
             self.rejected += 1
             raise CommandRejected(f'expected {len(self.joints)} values for joints {list(self.joints)}, '
-                                  f'got {v.size}')
+                                  f'got {v.size}', 'length')
         finite = np.isfinite(v)
         if not finite.all():
             self.rejected += 1
             bad = [self.joints[i] for i in np.flatnonzero(~finite)]
-            raise CommandRejected(f'non-finite value for joints {bad} in {v.tolist()}')
+            raise CommandRejected(f'non-finite value for joints {bad} in {v.tolist()}', 'non-finite')
         self.efforts[self._index] = v
         self.accepted += 1
         return self.efforts

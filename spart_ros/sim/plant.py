@@ -74,6 +74,25 @@ class InitialState:
     base_linear_velocity: tuple = (0.0, 0.0, 0.0)
     base_angular_velocity: tuple = (0.0, 0.0, 0.0)
 
+    @classmethod
+    def from_lists(cls, joint_names=(), joint_positions=(), joint_velocities=(), **base):
+        """From parallel lists, the form of ROS parameters (``initial_joint_names``,
+        ``initial_joint_positions``, ``initial_joint_velocities``): value i belongs to joint i;
+        empty velocities = zero.  ``base``: the base fields by name.  InputError on a length
+        mismatch or a joint named twice."""
+        names = list(joint_names or ())
+        positions, velocities = list(joint_positions or ()), list(joint_velocities or ())
+        if len(set(names)) != len(names):
+            raise InputError(f'initial_joint_names lists a joint twice: {names}')
+        if len(positions) != len(names):
+            raise InputError(f'initial_joint_positions: expected {len(names)} values (one per '
+                             f'initial_joint_names {names}), got {len(positions)}')
+        if velocities and len(velocities) != len(names):
+            raise InputError(f'initial_joint_velocities: expected {len(names)} values (one per '
+                             f'initial_joint_names {names}) or none, got {len(velocities)}')
+        return cls(dict(zip(names, positions)), dict(zip(names, velocities)),
+                   **{k: tuple(v) for k, v in base.items()})
+
 
 def _vector(name, values, n):
     try:
@@ -176,6 +195,12 @@ class MujocoPlant:
         return plant
 
     # -- properties -----------------------------------------------------------------------
+    @property
+    def name(self):
+        """The robot's name (URDF ``<robot name>``)."""
+        names = self.model.names
+        return names[:names.index(b'\0')].decode()
+
     @property
     def n_joints(self):
         return len(self.joint_names)
