@@ -75,6 +75,7 @@ class Io:
         self.odom = ros.subscribe(Odometry, f'/{ns}/odom', BEST_EFFORT_QOS)     # sensor-style subscriber
         self.imu = ros.subscribe(Imu, f'/{ns}/imu', RELIABLE_QOS)
         self.clock = ros.subscribe(Clock, f'/{ns}/clock', BEST_EFFORT_QOS)     # as rclpy's TimeSource
+        self.reliable_clock = ros.subscribe(Clock, f'/{ns}/clock', RELIABLE_QOS)  # every message
         self.cmd = ros.publisher(Float64MultiArray, f'/{ns}/{controller}/commands', RELIABLE_QOS)
 
     def wait(self, predicate, what, timeout=20.0):
@@ -241,7 +242,9 @@ def test_real_time_clock_follows_the_wall_clock(rt):
     clock_stamps = [stamp_ns(c.clock) for c in rt.clock.messages]
     assert clock_stamps == sorted(clock_stamps)
     js = rt.latest_js()
-    assert stamp_ns(js.header.stamp) in set(clock_stamps)
+    t_js = stamp_ns(js.header.stamp)
+    rt.wait(lambda: stamp_ns(rt.reliable_clock.messages[-1].clock) >= t_js, 'the clock past the joint state')
+    assert t_js in {stamp_ns(c.clock) for c in rt.reliable_clock.messages}     # /clock is published with it
     assert list(js.name) == sorted(js.name) and len(js.name) == 7
     assert all(s % 1_000_000 == 0 for s in clock_stamps)            # whole steps of dt = 1 ms
 
@@ -323,3 +326,10 @@ def test_installed_files_and_yaml_in_sync():
     assert set(params) == set(PARAMETERS) - unset
     for name, value in params.items():
         assert value == PARAMETERS[name][0], name
+
+
+def test_nodes_shut_down_cleanly(procs):
+    """Last test of the module: SIGINT -> exit code 0 (EventsExecutor loop in run_node)."""
+    for ns, proc in procs.items():
+        assert proc.is_running(), proc.describe()
+        assert proc.stop() == 0, proc.describe()

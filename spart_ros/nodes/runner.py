@@ -2,10 +2,16 @@
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.task import Future
 
 
 def run_node(factory, args=None, executor=None):
     """Create the node with ``factory()`` and spin it until SIGINT/SIGTERM.
+
+    ``executor``: None (rclpy.spin), or a zero-argument callable that makes the executor
+    after ``rclpy.init`` (e.g. ``rclpy.experimental.EventsExecutor``); the node then spins
+    with ``spin_until_future_complete`` on a future completed at shutdown, since
+    ``EventsExecutor.spin()`` never runs a callback in the Kilted wheels (DEVELOPERS.md).
 
     Returns the process exit code: 0 after a requested shutdown. rclpy's
     signal handler shuts the context down asynchronously, so the executor may
@@ -21,8 +27,12 @@ def run_node(factory, args=None, executor=None):
         if executor is None:
             rclpy.spin(node)
         else:
+            executor = executor()
             executor.add_node(node)
-            executor.spin()
+            stop = Future()
+            node.context.on_shutdown(lambda: stop.done() or stop.set_result(True))
+            while node.context.ok() and not stop.done():
+                executor.spin_until_future_complete(stop, timeout_sec=1.0)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:

@@ -355,8 +355,9 @@ class _StateMessages:
 
 def main(args=None):
     """Entry point: run the node until SIGINT/SIGTERM; exit code 2 for an invalid configuration."""
+    from rclpy.experimental import EventsExecutor   # about half the CPU of SingleThreadedExecutor here
     try:
-        return run_node(SimNode, args=args)
+        return run_node(SimNode, args=args, executor=EventsExecutor)
     except SpartError as err:
         print(f'[{NODE_NAME}] invalid configuration: {err}', file=sys.stderr)
         return 2
