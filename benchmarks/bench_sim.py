@@ -53,7 +53,7 @@ def plant_rows(name, base, gravity, rounds, block_s):
     m, d = plant.model, plant.data
     n = plant.n_joints
     tau = 0.01 * np.ones(n)
-    vadr = plant._vadr                   # the plant's dof addresses: bare writes the same slots
+    vadr = np.array([m.joint(j).dofadr[0] for j in plant.joint_names])   # the same slots as the plant
 
     def bare(k):
         for _ in range(k):

@@ -24,7 +24,8 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
 from spart_ros.sim import EffortCommand, InitialState, MujocoPlant
-from node_helpers import LATCHED_QOS, RELIABLE_QOS, BEST_EFFORT_QOS, RosTestNode, installed_executable, scaled, start_node
+from node_helpers import (BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, installed_executable, scaled,
+                          start_node)
 from core_helpers import urdf_path
 
 pytestmark = pytest.mark.timeout(240)
@@ -136,8 +137,7 @@ def test_robot_description_is_latched(ros, procs):
 
 
 def test_lockstep_initial_state_frames_and_order(ls):
-    js = ls.wait(lambda: ls.js.messages and ls.js.messages[0], 'the initial joint state')
-    first = ls.js.messages[0]
+    first = ls.wait(lambda: ls.js.messages and ls.js.messages[0], 'the initial joint state')
     assert list(first.name) == ['Joint_1', 'Joint_2', 'Joint_3']                       # alphabetical
     assert stamp_ns(first.header.stamp) == 0
     assert list(first.position) == [0.0, 0.4, -0.7]                                    # initial_joint_*
@@ -149,7 +149,6 @@ def test_lockstep_initial_state_frames_and_order(ls):
     assert imu.header.frame_id == 'Spacecraft'
     assert [imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z] == [0.0] * 3
     ls.wait(lambda: any(stamp_ns(c.clock) == 0 for c in ls.clock.messages), 'the initial /clock')
-    del js
 
 
 def test_lockstep_advances_exactly_per_command_and_matches_the_plant(ls):
@@ -194,9 +193,7 @@ def test_lockstep_bad_commands_are_dropped_and_the_previous_kept(ls):
     assert stamp_ns(short.header.stamp) == stamp_ns(good.header.stamp) + 2_000_000
     nan = lockstep_advance(ls, [float('nan'), 0.0, 0.0])
     assert list(nan.effort) == [2.0, 3.0, 1.0]
-    out = ls.proc.wait_for_output(r"expected 3 values for joints \['Joint_3', 'Joint_1', 'Joint_2'\], got 2: "
-                                  r'dropped', 10.0)
-    assert out
+    ls.proc.wait_for_output(r"expected 3 values for joints \['Joint_3', 'Joint_1', 'Joint_2'\], got 2: dropped", 10.0)
     ls.proc.wait_for_output(r"non-finite value for joints \['Joint_3'\].*: dropped", 10.0)
     after = lockstep_advance(ls, [0.0, 0.0, -1.0])
     assert list(after.effort) == [0.0, -1.0, 0.0]
@@ -313,7 +310,8 @@ def test_end_to_end_free_floating_momentum_and_base_acceleration(ros, procs):
         worst_p = max(worst_p, np.abs(p - p0).max())
         worst_L = max(worst_L, np.abs(L - L0).max())
         worst_a = max(worst_a, np.abs(np.array([acc.x, acc.y, acc.z]) - a_b).max() / max(1.0, np.abs(a_b).max()))
-    print(f"\nend to end over {len(samples)} states: momentum drift linear {worst_p:.1e} angular {worst_L:.1e}; IMU vs core FD {worst_a:.1e}; p0 {p0}, L0 {L0}")
+    print(f'\nend to end over {len(samples)} states: momentum drift linear {worst_p:.1e} angular '
+          f'{worst_L:.1e}; IMU vs core FD {worst_a:.1e}; p0 {p0}, L0 {L0}')
     assert worst_p < 1e-9 and worst_L < 1e-9 and worst_a < 1e-9, (worst_p, worst_L, worst_a)
     moved = states[end_ns]
     assert abs(moved.position[0] - 0.3) > 0.1                 # the torques did move the arm

@@ -132,6 +132,10 @@ def test_import_errors_name_the_problem():
               'izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
     with pytest.raises(UnsupportedJointError, match="'slider'.*planar"):
         MujocoPlant.from_urdf(planar)
+    massless = ('<robot name="m"><link name="frame"><inertial><mass value="0"/><inertia ixx="0" iyy="0" '
+                'izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+    with pytest.raises(ModelError, match='MuJoCo could not compile.*mass and inertia of moving bodies'):
+        MujocoPlant.from_urdf(massless, base='floating')
     with pytest.raises(InputError, match='base must be'):
         MujocoPlant.from_urdf(SC, base='flying')
     with pytest.raises(InputError, match='integrator'):

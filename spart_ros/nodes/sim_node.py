@@ -42,7 +42,7 @@ Timing
         stamp with exactly one command (and ignoring a repeated stamp): then the run is the
         same bit for bit every time.
 
-See README.md ("The simulator node") and config/sim_node.yaml for every parameter.
+Every parameter, with its default: config/sim_node.yaml (and ``PARAMETERS`` below).
 Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p base:=floating``.
 """
 import math
