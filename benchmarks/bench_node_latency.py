@@ -2,8 +2,8 @@
 """Benchmark: latency of the spart_dynamics node, joint_states in -> ~/jacobians out.
 
 Starts the INSTALLED dynamics_node (7-DoF arm on a floating base, test/data/urdf/
-arm7_floating.urdf by default; every output topic on) as its own process, gives it an
-odometry, then publishes sensor_msgs/JointState at 1 kHz for a few seconds, each with a
+arm7_floating.urdf by default; every output topic on) as its own process, gives it
+odometry at 100 Hz, and publishes sensor_msgs/JointState at 1 kHz for a few seconds, each with a
 unique stamp = the wall-clock time of its publication (time.time_ns, the same clock in
 both processes), and receives ~/jacobians.  Latency of one message = receipt time - its
 stamp (so it includes the publisher's serialization, DDS both ways, the node's
@@ -93,10 +93,11 @@ def burn(seconds):
         pass
 
 
-def publisher(ns, names, base_link, rate, n_total, go, out):
-    """Child process: an odometry, then ``n_total`` joint states at ``rate`` Hz, each stamped
-    with time.time_ns() at publication; sends the list of stamps back on ``out``.  Until
-    ``go`` is set (the parent received a first answer), it keeps priming the node at 20 Hz."""
+def publisher(ns, names, base_link, rate, n_total, go, out, odom_rate=100.0):
+    """Child process: ``n_total`` joint states at ``rate`` Hz, each stamped with time.time_ns()
+    at publication, and odometry at ``odom_rate`` Hz stamped likewise (the node uses odometry
+    no older than its odom_max_age); sends the list of stamps back on ``out``.  Until ``go``
+    is set (the parent received a first answer), it keeps priming the node at 20 Hz."""
     rclpy.init()
     node = rclpy.create_node('bench_publisher', namespace=ns)
     pub_js = node.create_publisher(JointState, f'{ns}/joint_states', qos(ReliabilityPolicy.RELIABLE, 100))
@@ -112,8 +113,8 @@ def publisher(ns, names, base_link, rate, n_total, go, out):
     gc.freeze()                                      # no long GC pauses while publishing
     deadline = time.monotonic() + 60
     while not go.is_set() and time.monotonic() < deadline:
+        js.header.stamp = odom.header.stamp = stamp_of(time.time_ns())
         pub_odom.publish(odom)
-        js.header.stamp = stamp_of(time.time_ns())
         js.position = rng.uniform(-1, 1, len(names)).tolist()
         js.velocity = rng.standard_normal(len(names)).tolist()
         pub_js.publish(js)
@@ -122,6 +123,7 @@ def publisher(ns, names, base_link, rate, n_total, go, out):
     velocities = rng.standard_normal((n_total, len(names))).tolist()
     sent = []
     period = 1.0 / rate
+    odom_every = max(1, round(rate / odom_rate))
     t0 = time.perf_counter()
     for k in range(n_total):
         # absolute deadlines, plain sleep (no busy-wait: it would steal CPU from the node on a
@@ -135,12 +137,36 @@ def publisher(ns, names, base_link, rate, n_total, go, out):
         if sent and t <= sent[-1]:
             t = sent[-1] + 1
         js.header.stamp = stamp_of(t)
+        if k % odom_every == 0:
+            odom.header.stamp = js.header.stamp
+            pub_odom.publish(odom)
         pub_js.publish(js)
         sent.append(t)
     achieved = (n_total - 1) / (time.perf_counter() - t0)
     out.send((sent, achieved))
     node.destroy_node()
     rclpy.try_shutdown()
+
+
+def spin_for(executor, seconds):
+    """Spin ``executor`` for ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+
+
+def shut_down(executor, node, proc, pub_proc, burners):
+    """Stop the receiver, the node process, the publisher and the load; (node log, exit code)."""
+    executor.shutdown(timeout_sec=1.0)
+    node.destroy_node()
+    rclpy.try_shutdown()
+    node_log = proc.output()
+    code = proc.stop()
+    proc.cleanup()
+    pub_proc.join(5)
+    for b in burners:
+        b.terminate()
+    return node_log, code
 
 
 def main():
@@ -232,19 +258,9 @@ def main():
             if recv_end.poll():
                 sent, achieved = recv_end.recv()
         cpu1 = cpu_snapshot([proc.pid, pub_proc.pid])
-        end = time.monotonic() + 1.0                 # let the last answers arrive
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 1.0)                      # let the last answers arrive
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        node_log = proc.output()
-        code = proc.stop()
-        proc.cleanup()
-        pub_proc.join(5)
-        for b in burners:
-            b.terminate()
+        node_log, code = shut_down(executor, node, proc, pub_proc, burners)
     if sent is None:
         raise SystemExit('the publisher process did not finish')
 

@@ -14,6 +14,11 @@ node name and namespace remaps, one ``--params-file`` per ``parameters`` entry i
 files as they are, dicts written to a temporary ``/**`` file), remappings and arguments.  So
 the launch files and their YAML are what runs here, not a copy of their logic.  Anything else
 in a launch file raises an error naming it.  Ctrl-C stops every node (SIGINT, then SIGTERM).
+
+Where it can, it behaves as real ``ros2 launch`` does: an undeclared ``name:=value`` is ignored
+(a warning here; real launch is silent), a missing parameter file is skipped with a warning, an
+empty value (``namespace:=``) is refused.  Where it cannot (any launch construct beyond the
+five above, launch-file includes, events), it says so and stops rather than guess.
 """
 import argparse
 import os
@@ -75,6 +80,10 @@ class LaunchError(RuntimeError):
     """A launch file or its arguments the local launcher cannot run."""
 
 
+def warn(text):
+    print(f'[local_launch] WARNING: {text}', file=sys.stderr, flush=True)
+
+
 def _stand_in_modules():
     launch = types.ModuleType('launch')
     launch.LaunchDescription, launch.LaunchContext = LaunchDescription, LaunchContext
@@ -133,8 +142,9 @@ def nodes_of(path, arguments):
     declared = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
     names = [d.name for d in declared]
     unknown = sorted(set(arguments) - set(names))
-    if unknown:
-        raise LaunchError(f'{Path(path).name}: unknown launch argument(s) {unknown}; declared: {names}')
+    if unknown:   # real ros2 launch sets them as configurations nobody reads: ignored
+        warn(f'{Path(path).name}: ignoring undeclared launch argument(s) {unknown} (as ros2 launch does); '
+             f'declared: {names}')
     context = LaunchContext({d.name: d.default_value for d in declared})
     context.launch_configurations.update(arguments)
     nodes, pending = [], list(description.entities)
@@ -176,8 +186,10 @@ def command_line(node, workdir):
             path = Path(workdir) / f'{node.name or node.executable}_{k}.yaml'
             path.write_text(yaml.safe_dump({'/**': {'ros__parameters': params}}), encoding='utf-8')
             params = path
-        elif not Path(params).is_file():
-            raise LaunchError(f'parameter file {params} of node {node.name or node.executable} not found')
+        elif not Path(params).is_file():   # ros2 launch warns and starts the node without it
+            warn(f'parameter file {params} of node {node.name or node.executable} not found: skipped '
+                 '(as ros2 launch does)')
+            continue
         ros += ['--params-file', str(params)]
     return cmd + (['--ros-args'] + ros if ros else [])
 
@@ -189,6 +201,9 @@ def parse_arguments(items):
         name, sep, value = item.partition(':=')
         if not sep or not name:
             raise LaunchError(f'launch arguments are name:=value, got {item!r}')
+        if not value:   # ros2 launch refuses an empty value too
+            raise LaunchError(f'launch argument {name!r} has an empty value ({item!r}); give a value or leave '
+                              'the argument out')
         out[name] = value
     return out
 

@@ -4,7 +4,7 @@ Builds a Pinocchio model (free-flyer root, or fixed base) straight from a URDF
 file's text and maps states and results between Pinocchio's coordinates and
 SPART's.  Nothing here calls spart_ros: the only things taken from the SPART
 side are the order of the joint variables (a list of joint names) and the
-conventions of docs/spart_conventions.md.
+conventions of docs/conventions.md.
 
 Conventions (see "Mapping to other libraries' free-flyer coordinates"):
 b = URDF base link frame, c = base ``<inertial>`` frame (SPART's base frame),
@@ -111,10 +111,12 @@ class PinocchioOracle:
     ``robot.q_names``).  ``floating``: free-flyer root (default) or fixed base.
     Every method takes SPART's state (R0, r0, qm, u0, um, ...) and returns
     SPART-convention results.  Gravity is a vector in the inertial frame
-    (None = no gravity).
+    (None = no gravity).  ``mimic=True``: Pinocchio's mimic joints (its reduced model,
+    ``q_names`` = the independent joints); FD then solves M a = tau - rnea(q, v, 0)
+    (Pinocchio's aba has no mimic joints).
     """
 
-    def __init__(self, urdf, q_names, floating=True):
+    def __init__(self, urdf, q_names, floating=True, mimic=False):
         text = _read(urdf)
         xml = ET.fromstring(text.encode('utf-8'))
         children = {j.find('child').get('link') for j in xml.findall('joint')}
@@ -132,10 +134,11 @@ class PinocchioOracle:
 
         pin_text = prepare_urdf_for_pinocchio(text)
         self.floating = floating
+        self.mimic = mimic
         if floating:
-            self.model = pin.buildModelFromXML(pin_text, pin.JointModelFreeFlyer())
+            self.model = pin.buildModelFromXML(pin_text, pin.JointModelFreeFlyer(), mimic=mimic)
         else:
-            self.model = pin.buildModelFromXML(pin_text)
+            self.model = pin.buildModelFromXML(pin_text, mimic=mimic)
         self.data = self.model.createData()
         self.nb = 6 if floating else 0          # base velocity coordinates in v
         self.q_names = list(q_names)
@@ -344,5 +347,10 @@ class PinocchioOracle:
         T = self.T(R0)
         tau_pin = np.linalg.solve(T.T, np.asarray(tau, float))
         fext = self.fext(R0, r0, qm, wrenches)
-        a = pin.aba(self.model, self.data, q, T @ u, tau_pin, fext)
+        if self.mimic:
+            M = symmetric(pin.crba(self.model, self.data, q))
+            bias = pin.rnea(self.model, self.data, q, T @ u, np.zeros(self.model.nv), fext)
+            a = np.linalg.solve(M, tau_pin - bias)
+        else:
+            a = pin.aba(self.model, self.data, q, T @ u, tau_pin, fext)
         return np.linalg.solve(T, a - self.Tdot_u(R0, u))

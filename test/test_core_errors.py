@@ -37,8 +37,16 @@ def arm(*extra, base=None, l1=None, l2=None, j1=None, j2=None):
                 j1 or joint('j1', 'base', 'l1'), j2 or joint('j2', 'l1', 'l2'), *extra)
 
 
-def build(text):
-    return spart.urdf2robot(text)[0]
+def build(text, strict=False):
+    return spart.urdf2robot(text, strict=strict)[0]
+
+
+def raises_when_strict(cls, match, text):
+    """Non-physical inertias: a warning naming the link by default, an error with strict=True."""
+    with pytest.warns(errors.InertiaWarning, match=match):
+        build(text)
+    with pytest.raises(cls, match=match):
+        build(text, strict=True)
 
 
 def test_hierarchy():
@@ -77,9 +85,10 @@ def test_missing_file_and_wrong_type():
 
 
 # --- links: inertial, mass, inertia ---------------------------------------------------------
-def test_link_without_inertial():
-    with pytest.raises(URDFError, match="'l1'.*<inertial>"):
-        build(arm(l1=link('l1', inertial=False)))
+def test_link_without_inertial_is_a_massless_frame():
+    with pytest.warns(errors.ModelWarning, match=r"\['l1'\] have no <inertial>"):
+        robot = build(arm(l1=link('l1', inertial=False)))
+    assert robot.links[0].mass == 0 and not robot.links[0].inertia.any()
 
 
 def test_negative_mass():
@@ -93,16 +102,14 @@ def test_negative_base_mass():
 
 
 def test_inertia_not_positive_semidefinite():
-    with pytest.raises(InertiaError, match="'l1'.*positive semi-definite"):
-        build(arm(l1=link('l1', ixx=-0.1, iyy=0.1, izz=0.1)))
+    raises_when_strict(InertiaError, "'l1'.*positive semi-definite", arm(l1=link('l1', ixx=-0.1, iyy=0.1, izz=0.1)))
     # symmetric with positive diagonal but an off-diagonal making it indefinite
-    with pytest.raises(InertiaError, match="'l1'.*positive semi-definite"):
-        build(arm(l1=link('l1', ixx=0.1, iyy=0.1, izz=0.1, ixy=0.2)))
+    raises_when_strict(InertiaError, "'l1'.*positive semi-definite",
+                       arm(l1=link('l1', ixx=0.1, iyy=0.1, izz=0.1, ixy=0.2)))
 
 
 def test_inertia_breaks_triangle_inequality():
-    with pytest.raises(InertiaError, match="'l2'.*triangle inequality"):
-        build(arm(l2=link('l2', ixx=0.1, iyy=0.1, izz=0.5)))
+    raises_when_strict(InertiaError, "'l2'.*triangle inequality", arm(l2=link('l2', ixx=0.1, iyy=0.1, izz=0.5)))
 
 
 def test_inertia_triangle_inequality_on_principal_moments():
@@ -110,33 +117,36 @@ def test_inertia_triangle_inequality_on_principal_moments():
     R = spart.Angles321_DCM([0.3, -0.5, 1.1]).T
     bad = R @ np.diag([0.1, 0.1, 0.5]) @ R.T
     i = dict(ixx=bad[0, 0], iyy=bad[1, 1], izz=bad[2, 2], ixy=bad[0, 1], ixz=bad[0, 2], iyz=bad[1, 2])
-    with pytest.raises(InertiaError, match="'l1'.*triangle"):
-        build(arm(l1=link('l1', **i)))
+    raises_when_strict(InertiaError, "'l1'.*triangle", arm(l1=link('l1', **i)))
     good = R @ np.diag([0.2, 0.3, 0.4]) @ R.T
     i = dict(ixx=good[0, 0], iyy=good[1, 1], izz=good[2, 2], ixy=good[0, 1], ixz=good[0, 2], iyz=good[1, 2])
-    build(arm(l1=link('l1', **i)))
+    build(arm(l1=link('l1', **i)), strict=True)
 
 
-# --- singular models ------------------------------------------------------------------------
+# --- singular models (they load: kinematics work; forward dynamics names what has no mass)
+def build_then_fd_fails(text, match):
+    robot = build(text)
+    s = random_state(robot, 0)
+    o = run_chain_fixed(robot, s)
+    with pytest.raises(SingularModelError, match=match):
+        spart.FD(s.tau0, s.taum, s.wF0, s.wFm, o.t0, o.tL, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, s.u0, s.um, robot)
+
 def test_prismatic_joint_moving_no_mass():
     text = arm(link('finger', mass=0.0, ixx=0, iyy=0, izz=0),
                joint('slide', 'l2', 'finger', type='prismatic', axis='1 0 0'))
-    with pytest.raises(SingularModelError, match="'slide'"):
-        build(text)
+    build_then_fd_fails(text, "'slide'.*'finger'")
 
 
 def test_revolute_joint_moving_nothing():
     text = arm(link('flag', mass=0.0, ixx=0, iyy=0, izz=0), joint('turn', 'l2', 'flag'))
-    with pytest.raises(SingularModelError, match="'turn'"):
-        build(text)
+    build_then_fd_fails(text, "'turn'.*'flag'")
 
 
 def test_prismatic_joint_moving_only_inertia_is_singular():
     """A prismatic joint moving a subtree of zero mass (but some inertia) still has zero inertia."""
     text = arm(link('disk', mass=0.0, ixx=0.1, iyy=0.1, izz=0.1),
                joint('slide', 'l2', 'disk', type='prismatic', axis='1 0 0'))
-    with pytest.raises(SingularModelError, match="'slide'"):
-        build(text)
+    build_then_fd_fails(text, "'slide'")
 
 
 def test_zero_mass_end_effector_on_fixed_joint_is_accepted():

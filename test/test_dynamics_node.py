@@ -48,7 +48,7 @@ KUKA = urdf_path('kuka_iiwa')
 FL_JAC = [('a_tip', [0.01, 0.02, 0.03]), ('b_ee', [0.0, 0.0, 0.05]), ('bus', [0.1, -0.2, 0.3])]
 FX_JAC = [('lbr_iiwa_link_7', [0.0, 0.0, 0.1]), ('lbr_iiwa_link_4', [0.0, 0.0, 0.0])]
 FX_POSE = (np.array([0.5, -0.2, 0.8]), ref.rot([0.2, 1.0, 0.3], 0.7))
-BAD_URDF = '<robot name="bad"><link name="lonely"/></robot>'
+BAD_URDF = '<robot name="bad"><link name="lonely"/><link name="lonely"/></robot>'
 TOL = dict(rtol=1e-9, atol=1e-9)
 
 ROBOTS = {'branched': spart.urdf2robot(BRANCHED_IMU)[0], 'kuka': spart.urdf2robot(KUKA)[0],
@@ -75,7 +75,8 @@ def nodes():
         'fx': dict(base='fixed', urdf_path=KUKA, base_position=FX_POSE[0].tolist(),
                    base_orientation=ref.quat_xyzw(FX_POSE[1]).tolist(),
                    jacobian_links=[n for n, _ in FX_JAC], jacobian_offsets=[x for _, o in FX_JAC for x in o],
-                   executor='single_threaded', serialized_outputs=False),   # the non-default paths
+                   executor='single_threaded', serialized_outputs=False,   # the non-default paths
+                   gravity=[0.0, 0.0, -9.81]),                              # used unless a request overrides
         'rt': dict(base='fixed', robot_description=BAD_URDF),
         'dc': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_topic='imu',
                    world_frame='odom', decimation=3),
@@ -329,8 +330,7 @@ def test_fixed_services(fx):
     def fill(req):
         req.joint_names, req.positions, req.velocities = n, q, v
         req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = p_b
-        req.base_pose.orientation = quat(R_b)
-        req.gravity.z = -9.81
+        req.base_pose.orientation = quat(R_b)       # gravity: the node's parameter (no override)
         lw = LinkWrench(link_name='lbr_iiwa_link_5')
         lw.wrench.torque.x, lw.wrench.torque.y, lw.wrench.torque.z = 0.1, 0.2, 0.3
         lw.wrench.force.x, lw.wrench.force.y, lw.wrench.force.z = 1.0, -2.0, 3.0
@@ -342,8 +342,8 @@ def test_fixed_services(fx):
     res = fx.call(ForwardDynamics, 'forward_dynamics', req)
     assert res.success, res.message
     umdot_e, _, _ = ref.expected_fd(robot, R_b, p_b, z, z, qm, um, taum, z, z, np.zeros(6), wFm, g, floating=False)
-    assert list(res.joint_names) == robot.q_names
-    np.testing.assert_allclose(res.accelerations, umdot_e, rtol=1e-8, atol=1e-8)
+    assert list(res.joint_names) == n                    # the request's joint order
+    np.testing.assert_allclose(res.accelerations, umdot_e[order], rtol=1e-8, atol=1e-8)
     assert res.base_acceleration.linear.x == 0 and res.base_acceleration.angular.z == 0
 
     req = fill(InverseDynamics.Request())
@@ -352,10 +352,19 @@ def test_fixed_services(fx):
     assert res.success, res.message
     taum_e, torque_e, force_e = ref.expected_id(robot, R_b, p_b, z, z, qm, um, umdot, z, z, np.zeros(6), wFm, g,
                                                 floating=False)
-    np.testing.assert_allclose(res.efforts, taum_e, rtol=1e-8, atol=1e-8)
+    assert list(res.joint_names) == n
+    np.testing.assert_allclose(res.efforts, taum_e[order], rtol=1e-8, atol=1e-8)
     w = res.base_wrench
     np.testing.assert_allclose([w.torque.x, w.torque.y, w.torque.z], torque_e, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose([w.force.x, w.force.y, w.force.z], force_e, rtol=1e-8, atol=1e-8)
+    # an explicit override replaces the node's gravity for this request only
+    req.override_gravity = True
+    req.gravity.x = 1.5
+    res = fx.call(InverseDynamics, 'inverse_dynamics', req)
+    taum_o, _, _ = ref.expected_id(robot, R_b, p_b, z, z, qm, um, umdot, z, z, np.zeros(6), wFm,
+                                   np.array([1.5, 0.0, 0.0]), floating=False)
+    assert res.success and np.allclose(res.efforts, taum_o[order], rtol=1e-8, atol=1e-8)
+    assert not np.allclose(taum_o, taum_e, rtol=1e-3)
 
     # fixed-base specific refusals; the node keeps serving
     bad = fill(InverseDynamics.Request())
@@ -425,6 +434,7 @@ def _fl_request(req, robot, n, q, v, R_b, p_b, v_b, w_b, wFm):
     tw = req.base_twist
     tw.linear.x, tw.linear.y, tw.linear.z = v_b
     tw.angular.x, tw.angular.y, tw.angular.z = w_b
+    req.override_gravity = True
     req.gravity.x, req.gravity.y, req.gravity.z = 0.5, -0.2, -9.81
     lws = []
     for k in np.flatnonzero(np.abs(wFm).sum(axis=0)):
@@ -461,7 +471,8 @@ def test_floating_services(fl):
     res = fl.call(ForwardDynamics, 'forward_dynamics', req)
     assert res.success, res.message
     e_umdot, e_a, e_alpha = ref.expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0, wFm, g)
-    np.testing.assert_allclose(res.accelerations, e_umdot, rtol=1e-8, atol=1e-8)
+    assert list(res.joint_names) == n
+    np.testing.assert_allclose(res.accelerations, e_umdot[order], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.linear), e_a, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
 
@@ -472,7 +483,7 @@ def test_floating_services(fl):
     res = fl.call(InverseDynamics, 'inverse_dynamics', req)
     assert res.success, res.message
     e_taum, e_torque, e_force = ref.expected_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm, g)
-    np.testing.assert_allclose(res.efforts, e_taum, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(res.efforts, e_taum[order], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_wrench.torque), e_torque, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_wrench.force), e_force, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.linear), a_b, atol=1e-12)
@@ -481,7 +492,7 @@ def test_floating_services(fl):
     res = fl.call(InverseDynamics, 'inverse_dynamics', req)
     assert res.success, res.message
     e_taum, e_a, e_alpha = ref.expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, wF0, wFm, g)
-    np.testing.assert_allclose(res.efforts, e_taum, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(res.efforts, e_taum[order], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.linear), e_a, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
     assert _vec(res.base_wrench.force) == [0.0, 0.0, 0.0]
@@ -500,7 +511,8 @@ def test_floating_services_current_state(fl):
     assert res.success, res.message
     z6, zm = np.zeros(6), np.zeros((6, robot.n_links_joints))
     e_taum, e_a, e_alpha = ref.expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, z6, zm, np.zeros(3))
-    np.testing.assert_allclose(res.efforts, e_taum, rtol=1e-8, atol=1e-8)
+    assert list(res.joint_names) == list(reversed(robot.q_names))     # the request's order
+    np.testing.assert_allclose(res.efforts, e_taum[::-1], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
     # FD of the current state with no efforts at all
     res = fl.call(ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True))
@@ -580,9 +592,9 @@ def test_imu_frame_from_message_header(dc):
 def test_decimation_publishes_every_third_joint_state(dc):
     robot = ROBOTS['branched']
     R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 13)
-    t = stamp(800)
+    t = stamp(801)         # odometry no older than odom_max_age for every joint state below
     dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)), (dc.js, joint_state(robot.q_names, qm, um, t))], t)
-    stamps = [stamp(801, k * 1000) for k in range(12)]
+    stamps = [stamp(801, (k + 1) * 1000) for k in range(12)]
     for s in stamps:
         dc.js.publish(joint_state(robot.q_names, qm, um, s))
         dc.ros.spin_for(0.02)
@@ -591,6 +603,55 @@ def test_decimation_publishes_every_third_joint_state(dc):
     dc.ros.spin_for(0.3)     # a fifth would arrive by now
     answered = [k for k, s in enumerate(stamps) if dc.count(s)]
     assert len(answered) == 4 and np.all(np.diff(answered) == 3), answered
+
+
+def test_ignored_joint_states_foreign_empty_and_older_stamps(fx):
+    """Messages with none of the model's joints (another robot's, an empty one) and messages
+    stamped before the last one give no output and are counted/warned; the next good one does."""
+    robot = ROBOTS['kuka']
+    _, _, _, _, qm, um, _ = rand_state(robot, 21)
+    t_ok = stamp(40)
+    fx.exchange([(fx.js, joint_state(robot.q_names, qm, um, t_ok))], t_ok)
+    t_foreign, t_empty, t_old = stamp(41), stamp(42), stamp(39)
+    fx.ros.publish_until(fx.js, lambda: joint_state(['gripper_left', 'gripper_right'], [0.01, 0.01], [0, 0], t_foreign),
+                         lambda: "none of the model's joints (names ['gripper_left', 'gripper_right'])"
+                         in fx.proc.output(), what='the foreign joint_states warning', process=fx.proc)
+    fx.ros.publish_until(fx.js, lambda: joint_state(robot.q_names, qm, um, t_old),
+                         lambda: 'before the last one' in fx.proc.output(), what='the older-stamp warning',
+                         process=fx.proc)
+    for _ in range(5):
+        fx.js.publish(joint_state([], [], [], t_empty))
+        fx.ros.spin_for(0.02)
+    t_next = stamp(43)
+    fx.exchange([(fx.js, joint_state(robot.q_names, qm, um, t_next))], t_next)
+    assert fx.count(t_foreign) == 0 and fx.count(t_empty) == 0 and fx.count(t_old) == 0
+
+
+def test_velocity_only_joint_states_update_velocities(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 22)
+    t = stamp(900)
+    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
+    um2 = rng.standard_normal(robot.n_q)
+    t2 = stamp(901)
+    msg = JointState(name=list(robot.q_names), velocity=um2.tolist())       # no positions
+    msg.header.stamp = t2
+    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t2)), (fl.js, msg)], t2)
+    exp = ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um2, True, FL_JAC)
+    check_outputs(got, exp, robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+
+
+def test_stale_odometry_gives_no_output_until_fresh(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 23)
+    t_odom, t_js = stamp(910), stamp(911)       # 1 s apart: beyond odom_max_age (0.2 s)
+    fl.ros.publish_until(fl.js, lambda: (fl.odom.publish(odometry(R_b, p_b, v_b, w_b, t_odom)),
+                                         joint_state(robot.q_names, qm, um, t_js))[1],
+                         lambda: 'odometry stamp is 1.000 s older than the joint state' in fl.proc.output(),
+                         what='the stale odometry log', process=fl.proc)
+    assert fl.count(t_js) == 0
+    t = stamp(912)
+    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
 
 # ---------------------------------------------------------------------------------------
 
@@ -603,8 +664,8 @@ def _set_parameter(io, name, value):
 
 def test_runtime_bad_description_at_start_keeps_node_up(rt):
     assert rt.proc.is_running()
-    assert re.search(r"robot description from parameter robot_description rejected: link 'lonely' has no "
-                     r"<inertial>.*\(no model loaded yet\)", rt.proc.output())
+    assert re.search(r"robot description from parameter robot_description rejected: .*link 'lonely' is defined "
+                     r"twice.*\(no model loaded yet\)", rt.proc.output())
     res = rt.call(InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True))
     assert not res.success and 'no robot model yet' in res.message
 
@@ -615,7 +676,7 @@ def test_runtime_description_topic_replaces_the_model(rt):
     rt.description.publish(String(data=Path(KUKA).read_text()))
     rt.proc.wait_for_output(r"model 'lbr_iiwa'.*from topic /rt/robot_description", 20.0)
     res = rt.call(ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True))
-    assert not res.success and 'no joint state yet' in res.message
+    assert not res.success and 'no current state (use_current_state): waiting for joint states of' in res.message
 
     _, _, _, _, qm, um, rng = rand_state(kuka, 9)
     t = stamp(500)
@@ -679,14 +740,15 @@ def test_invalid_configuration_exits_with_a_clear_error():
 
 def test_installed_files_and_yaml_in_sync():
     from ament_index_python.packages import get_package_share_directory
-    from spart_ros.nodes.dynamics_node import PARAMETERS
+    from spart_ros.nodes.dynamics_node import ALL_PARAMETERS as PARAMETERS
     installed_executable(PKG, EXE)
     share = Path(get_package_share_directory(PKG))
     for rel in ('config/dynamics_node.yaml', 'launch/dynamics.launch.py'):
         assert (share / rel).is_file(), rel
     compile((ROOT / 'launch' / 'dynamics.launch.py').read_text(), 'dynamics.launch.py', 'exec')
     doc = yaml.safe_load((ROOT / 'config' / 'dynamics_node.yaml').read_text())
-    params = doc['spart_dynamics']['ros__parameters']
+    assert list(doc) == ['/**'], 'key the file /** so that it applies in any namespace'
+    params = doc['/**']['ros__parameters']
     unset = {'jacobian_links', 'jacobian_offsets'}       # declared without a default
     assert set(params) == set(PARAMETERS) - unset
     for name, value in params.items():

@@ -21,7 +21,7 @@ def test_dynamics_launch_defaults():
                                                                           'spart_dynamics', '')
     params_file, overrides = node.parameters
     assert Path(params_file).name == 'dynamics_node.yaml' and Path(params_file).is_file()
-    assert 'spart_dynamics' in yaml.safe_load(Path(params_file).read_text())   # the YAML names this node
+    assert list(yaml.safe_load(Path(params_file).read_text())) == ['/**']   # applies in any namespace
     assert overrides == {}
 
 
@@ -49,19 +49,38 @@ def test_dynamics_launch_with_robot_state_publisher():
     assert nodes[1].parameters == [{'robot_description': urdf.read_text()}]
 
 
-def test_spart_ros_launch():
+def test_spart_ros_launch_starts_the_dynamics_node():
     (node,) = local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {'namespace': 'r1'})
-    assert (node.executable, node.name, node.namespace) == ('heartbeat_node', 'spart_heartbeat', 'r1')
-    assert Path(node.parameters[0]).name == 'heartbeat.yaml'
+    assert (node.executable, node.name, node.namespace) == ('dynamics_node', 'spart_dynamics', 'r1')
+    assert Path(node.parameters[0]).name == 'dynamics_node.yaml'
 
 
-def test_unknown_argument_and_syntax_are_refused():
-    with pytest.raises(local_launch.LaunchError, match=r"unknown launch argument\(s\) \['urdf'\]"):
-        local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {'urdf': 'x.urdf'})
+def test_arguments_follow_real_launch_rules(tmp_path, capsys):
+    # an undeclared argument is ignored (warned here), as ros2 launch ignores it
+    (node,) = local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {'urdf': 'x.urdf'})
+    assert node.parameters[1] == {}
+    assert "ignoring undeclared launch argument(s) ['urdf']" in capsys.readouterr().err
+    # a missing parameter file: skipped with a warning, the node still starts with the rest
+    (node,) = local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {'params': str(tmp_path / 'none.yaml'),
+                                                                      'base': 'floating'})
+    cmd = local_launch.command_line(node, tmp_path)
+    assert 'none.yaml' in capsys.readouterr().err
+    files = [cmd[k + 1] for k, a in enumerate(cmd) if a == '--params-file']
+    assert len(files) == 1 and yaml.safe_load(Path(files[0]).read_text())['/**']['ros__parameters'] == {
+        'base': 'floating'}
+    # an empty value is refused, as ros2 launch refuses it
+    with pytest.raises(local_launch.LaunchError, match="'namespace' has an empty value"):
+        local_launch.parse_arguments(['namespace:='])
     with pytest.raises(local_launch.LaunchError, match='name:=value'):
         local_launch.parse_arguments(['base=floating'])
     assert local_launch.parse_arguments(['base:=floating', 'urdf_path:=/a:=b']) == {
         'base': 'floating', 'urdf_path': '/a:=b'}
+
+
+def test_every_config_file_applies_in_any_namespace():
+    for path in sorted((ROOT / 'config').glob('*.yaml')):
+        doc = yaml.safe_load(path.read_text())
+        assert list(doc) == ['/**'], f'{path.name} must be keyed /** (a node-name key is ignored under a namespace)'
 
 
 def test_stand_ins_do_not_leak():

@@ -119,6 +119,55 @@ def test_import_strips_meshes_and_encoding_and_keeps_massless_frames():
     assert plant.joint_names == MujocoPlant.from_urdf(BRANCHED, base='floating').joint_names
 
 
+TWO_LINK = """<robot name="two"{ns}>{prefix}
+  <link name="base"><inertial><origin xyz="0.1 0 0"/><mass value="{m}"/>
+    <inertia ixx="1" iyy="2" izz="3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.5"/>
+    <axis xyz="0 1 0"/></joint>
+  <link name="arm"><inertial><origin xyz="0 0 0.3"/><mass value="1.5"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+</robot>"""
+
+
+def test_import_takes_what_the_core_takes_xacro_and_world_roots():
+    """The core's reader decides: xacro is expanded; a massless `world` root with a fixed joint
+    is dropped and its origin mounts the base (initial pose o mount, the dynamics node's
+    base_position convention); Gazebo's `world` + floating joint gives the child as a free base;
+    the reader's warnings are kept."""
+    xacro = TWO_LINK.format(ns=' xmlns:xacro="http://www.ros.org/wiki/xacro"',
+                            prefix='<xacro:property name="base_mass" value="2.5"/>', m='${base_mass}')
+    plant = MujocoPlant.from_urdf(xacro)
+    assert plant.model.body('base').mass[0] == 2.5
+    world = ('<link name="world"/><joint name="mount" type="fixed"><parent link="world"/><child link="base"/>'
+             '<origin xyz="0 0 1" rpy="0 0 0.5"/></joint>')
+    mounted = TWO_LINK.format(ns='', prefix=world, m='2.0')
+    R_w = rotation([1, 0, 0], 0.3)
+    init = InitialState(base_position=(1.0, 2.0, 3.0), base_orientation=tuple(quaternion_to_ros(R_w)))
+    plant = MujocoPlant.from_urdf(mounted, gravity=G, initial=init)
+    assert plant.base_link == 'base' and plant.base_hint == 'fixed'
+    odom = plant.odometry()
+    assert np.allclose(odom.position, [1, 2, 3] + R_w @ [0, 0, 1], atol=1e-15)
+    assert np.allclose(quaternion_from_ros(*odom.orientation), R_w @ rotation([0, 0, 1], 0.5), atol=1e-15)
+    # and the dynamics under gravity agree with the core's on that mount
+    from spart_ros.core.fast import FastDynamics
+    from spart_ros.core.urdf import robot_from_urdf
+    robot, _ = robot_from_urdf(mounted)
+    plant.set_efforts([0.7])
+    s = spart_state(plant, robot)
+    _, umdot = FastDynamics(robot, gravity=G).forward_dynamics(s.R0, s.r0, s.qm, np.zeros(6), s.um, np.zeros(6),
+                                                               s.taum, floating=False)
+    assert rel_err(plant.joint_accelerations(), umdot) < 1e-12
+    gazebo = TWO_LINK.format(ns='', m='2.0', prefix='<link name="world"/><joint name="free" type="floating">'
+                             '<parent link="world"/><child link="base"/></joint>')
+    free = MujocoPlant.from_urdf(gazebo, base='floating')
+    assert free.base_link == 'base' and free.base_hint == 'floating' and free.model.nv == 7
+    frames = TWO_LINK.format(ns='', prefix='', m='2.0').replace(
+        '</robot>', '<joint name="tool" type="fixed"><parent link="arm"/><child link="tcp"/></joint>'
+                    '<link name="tcp"/></robot>')
+    warned = MujocoPlant.from_urdf(frames)
+    assert any("'tcp'" in w for w in warned.load_warnings), warned.load_warnings
+
+
 def test_import_errors_name_the_problem():
     with pytest.raises(URDFError, match='not valid XML'):
         MujocoPlant.from_urdf('<robot name="x"><link name="a"></robot>')
@@ -148,10 +197,10 @@ def test_import_errors_name_the_problem():
 
 def test_damping_and_limits_are_options():
     default = MujocoPlant.from_urdf(KUKA)
-    assert not default.model.dof_damping.any()                 # SPART's model has no damping
-    assert default.model.jnt_limited.all()                     # limits kept (inactive inside the range)
-    real = MujocoPlant.from_urdf(KUKA, joint_damping=True, joint_limits=False)
-    assert np.allclose(real.model.dof_damping, 0.5) and not real.model.jnt_limited.any()
+    assert not default.model.dof_damping.any() and not default.model.jnt_limited.any()   # SPART has neither
+    real = MujocoPlant.from_urdf(KUKA, joint_damping=True, joint_limits=True)
+    assert np.allclose(real.model.dof_damping, 0.5) and real.model.jnt_limited.all()
+    assert np.allclose(real.model.jnt_range[0], [-2.96705972839, 2.96705972839])
 
 
 # ---------------------------------------------------------------------------------------
@@ -220,8 +269,7 @@ def test_base_acceleration_matches_core_fd_and_floating_id(name, gravity):
     independent implementations: MuJoCo's is CRB + Cholesky in generalized coordinates)."""
     robot = load_robot(name)
     path = urdf_path(name)
-    # no joint limits: the core has none, and the trajectory may reach them
-    plant = MujocoPlant.from_urdf(path, base='floating', gravity=gravity, joint_limits=False)
+    plant = MujocoPlant.from_urdf(path, base='floating', gravity=gravity)
     plant.reset(random_initial(plant, robot, np.random.default_rng(11), scale=0.5))
     checked = 0
     for k in range(1, 1001):
@@ -251,14 +299,15 @@ def test_fixed_base_joint_accelerations_match_core_fd_under_gravity():
     """KUKA iiwa, fixed base mounted at a rotated, offset pose, gravity -9.81 z: MuJoCo's joint
     accelerations for random torques = the core's fixed-base FD (FastDynamics,
     floating=False; tested against SPART and Pinocchio in test_fast_path.py), to 1e-9, at 5
-    random states inside the joint limits (limits on, inactive)."""
+    random states inside the joint limits (limits enforced: inactive inside the range, they
+    change nothing)."""
     from spart_ros.core.fast import FastDynamics
     robot = load_robot('kuka_iiwa')
     fast = FastDynamics(robot, gravity=G)
     rng = np.random.default_rng(5)
     mount = InitialState(base_position=(0.3, -0.1, 0.8), base_orientation=tuple(quaternion_to_ros(
         rotation([1, 2, 0.5], 0.6))))
-    plant = MujocoPlant.from_urdf(KUKA, gravity=G, initial=mount)
+    plant = MujocoPlant.from_urdf(KUKA, gravity=G, initial=mount, joint_limits=True)
     for trial in range(5):
         init = random_initial(plant, robot, rng, pose=False, twist=False)
         init.base_position, init.base_orientation = mount.base_position, mount.base_orientation
@@ -307,7 +356,7 @@ def test_odometry_twist_and_imu_by_finite_differences():
     link origin minus gravity, in b.  h = 50 us (steps of 10 us, RK4): agreement to 1e-7
     (the truncation error of the differences, O(h^2), is ~2e-8 here)."""
     robot = load_robot('branched_two_arm_spacecraft')
-    plant = MujocoPlant.from_urdf(BRANCHED, base='floating', gravity=G, dt=1e-5, joint_limits=False)
+    plant = MujocoPlant.from_urdf(BRANCHED, base='floating', gravity=G, dt=1e-5)
     plant.reset(random_initial(plant, robot, np.random.default_rng(2)))
     plant.set_efforts(internal_torques(plant, 0.0) * 10)
     plant.step(500)
@@ -496,3 +545,16 @@ def test_initial_state_from_parameter_lists():
         InitialState.from_lists(['Joint_2', 'Joint_1'], [0.5, 0.1], [1.0])
     with pytest.raises(InputError, match='twice'):
         InitialState.from_lists(['Joint_2', 'Joint_2'], [0.5, 0.1])
+
+
+def test_joint_limits_when_enabled_stop_the_joint():
+    """joint_limits=True: a joint pushed for 1 s against its URDF limit (KUKA joint 1: 2.967
+    rad) stays within 0.05 rad of it; without limits (the default) it goes on."""
+    runs = {}
+    for limits in (True, False):
+        plant = MujocoPlant.from_urdf(KUKA, gravity=[0, 0, 0], joint_limits=limits,
+                                      initial=InitialState(joint_positions={'lbr_iiwa_joint_1': 2.8}))
+        plant.set_efforts([20.0, 0, 0, 0, 0, 0, 0])
+        plant.step(1000)
+        runs[limits] = plant.joint_positions()[0]
+    assert 2.9 < runs[True] < 2.96705972839 + 0.05 and runs[False] > 3.5, runs

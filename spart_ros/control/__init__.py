@@ -5,3 +5,9 @@ Layering: ``spart_ros.core`` (numerics) <- ``spart_ros.control`` (this package) 
 inputs and outputs are numpy arrays in documented frames, so every class is unit-tested
 without a ROS graph and runs on the compiled fast path (:mod:`spart_ros.core.fast`).
 """
+
+from .free_floating import FreeFloatingKinematics
+from .space_motion import SpaceMotionLaw, SpaceMotionCommand, SpaceMotionStatus
+from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
+from .reactionless import Reactionless
+from .desired_reaction import DesiredReaction

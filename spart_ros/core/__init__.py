@@ -9,8 +9,9 @@ import numpy as np
 
 from .errors import (SpartError, ModelError, URDFError, TopologyError,
                      UnsupportedJointError, InertiaError, SingularModelError,
-                     InputError)
+                     InputError, SpartWarning, ModelWarning, InertiaWarning, MimicJointWarning)
 from .model import Robot, Link, Joint, BaseLink, JointLimits, RobotKeys, RobotBuilder
+from .mimic import IndependentCoordinates
 from .connectivity import connectivity_map
 from .urdf import robot_from_urdf
 from .dh import robot_from_dh
@@ -27,6 +28,11 @@ from .inertia import inertia_in_inertial_frame, composite_body_inertia
 from .generalized_inertia import generalized_inertia, generalized_inertia_noc
 from .convective_inertia import convective_inertia, convective_inertia_noc
 from .dynamics import forward_dynamics, inverse_dynamics, floating_inverse_dynamics, gravity_wrenches
+from .momentum import (base_momentum, momentum_about, base_momentum_from, momentum_rate_about,
+                       system_center_of_mass, reaction_jacobian, base_reaction)
+from .generalized_jacobian import generalized_jacobian, generalized_jacobian_drift
+from .reaction_null_space import ReactionNullSpace, reaction_null_space
+from .manipulability import manipulability, dynamic_singularity_measure, singular_values
 
 
 def spart_chain_warm_up(robot):

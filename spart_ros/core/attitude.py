@@ -136,7 +136,7 @@ def quaternion_from_ros(x, y, z, w):
     q = np.array([x, y, z, w], dtype=float)
     nrm = np.linalg.norm(q)
     if not np.isfinite(nrm) or nrm < 1e-12:
-        raise InputError(f'quaternion (x, y, z, w) = {tuple(q)} is not a rotation (zero or not finite)')
+        raise InputError(f'quaternion (x, y, z, w) = {tuple(q.tolist())} is not a rotation (zero or not finite)')
     return quaternion_dcm(q / nrm).T
 
 

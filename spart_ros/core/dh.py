@@ -3,14 +3,44 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import ModelError
-from .model import BaseLink, Joint, Link, Robot, homogeneous, inverse_transform, FIXED
+from .model import BaseLink, Joint, Link, Robot, homogeneous, inverse_transform
 
 
 def _get(d, key, where):
     try:
         return d[key] if isinstance(d, dict) else getattr(d, key)
-    except (KeyError, AttributeError):
+    except (KeyError, AttributeError, TypeError):
         raise ModelError(f'DH data: {where} has no field {key!r}') from None
+
+
+def _scalar(d, key, where):
+    """A number (or a sympy expression) from a DH field; ModelError naming it if not finite."""
+    value = _get(d, key, where)
+    if bk.is_symbolic(value):
+        return value
+    try:
+        number = float(np.asarray(value, dtype=float).reshape(()))
+    except (TypeError, ValueError):
+        raise ModelError(f'DH data: {where}.{key} = {value!r} is not a number') from None
+    if not np.isfinite(number):
+        raise ModelError(f'DH data: {where}.{key} = {value!r} is NaN or infinite')
+    return number
+
+
+def _array(d, key, where, shape):
+    """An array of ``shape`` from a DH field; ModelError naming it (shape, NaN, infinity)."""
+    value = _get(d, key, where)
+    try:
+        a = bk.as_array(value)
+    except (TypeError, ValueError):
+        raise ModelError(f'DH data: {where}.{key} is not an array of numbers') from None
+    if a.shape == (3, 1) and shape == (3,):
+        a = a[:, 0]
+    if a.shape != shape:
+        raise ModelError(f'DH data: {where}.{key} has shape {a.shape}, expected {shape}')
+    if a.dtype != object and not np.all(np.isfinite(a)):
+        raise ModelError(f'DH data: {where}.{key} holds NaN or infinity: {a.tolist()}')
+    return a
 
 
 def dh_transform(d, alpha, a, theta):
@@ -33,33 +63,41 @@ def robot_from_dh(DH_data):
     Returns ``(robot, T_Ln_EE)``: T_Ln_EE is the end-effector frame in the last
     link's CoM frame (4x4).  Links are named L1..Ln, joints J1..Jn, the base 'Base'.
     """
-    n = int(_get(DH_data, 'n', 'DH_data'))
+    n_raw = _get(DH_data, 'n', 'DH_data')
+    try:
+        n = int(n_raw)
+    except (TypeError, ValueError):
+        raise ModelError(f'DH data: n = {n_raw!r} is not a number of links') from None
+    if n != n_raw or n < 1:
+        raise ModelError(f'DH data: n = {n_raw!r} must be a whole number >= 1')
     man = _get(DH_data, 'man', 'DH_data')
-    if len(man) != n:
-        raise ModelError(f'DH data: n = {n} but man has {len(man)} entries')
+    try:
+        count = len(man)
+    except TypeError:
+        raise ModelError(f'DH data: man must be a list of {n} entries, got {type(man).__name__}') from None
+    if count != n:
+        raise ModelError(f'DH data: n = {n} but man has {count} entries')
     base = _get(DH_data, 'base', 'DH_data')
     ee = _get(DH_data, 'EE', 'DH_data')
     name = DH_data.get('name', 'DH robot') if isinstance(DH_data, dict) else getattr(DH_data, 'name', 'DH robot')
-    base_link = BaseLink('Base', _get(base, 'mass', 'base'), bk.as_array(_get(base, 'I', 'base')), np.eye(4))
+    base_link = BaseLink('Base', _scalar(base, 'mass', 'base'), _array(base, 'I', 'base', (3, 3)), np.eye(4))
+    T_L0_J1 = _array(base, 'T_L0_J1', 'base', (4, 4))
+    bs = [_array(m, 'b', f'man[{i}]', (3,)) for i, m in enumerate(man)]
     links, joints = [], []
     for i in range(1, n + 1):
         m = man[i - 1]
         where = f'man[{i - 1}]'
         dh = _get(m, 'DH', where)
-        jtype = int(_get(m, 'type', where))
+        jtype = _get(m, 'type', where)
         if jtype not in (1, 2):
-            raise ModelError(f'DH data: {where}.type = {jtype}; DH joints are 1 (revolute) or 2 (prismatic)')
-        T_dh = dh_transform(_get(dh, 'd', where + '.DH'), _get(dh, 'alpha', where + '.DH'),
-                            _get(dh, 'a', where + '.DH'), _get(dh, 'theta', where + '.DH'))
-        b = bk.as_array(_get(m, 'b', where))
+            raise ModelError(f'DH data: {where}.type = {jtype!r}; DH joints are 1 (revolute) or 2 (prismatic)')
+        T_dh = dh_transform(*(_scalar(dh, k, where + '.DH') for k in ('d', 'alpha', 'a', 'theta')))
         if i == n:
-            T_ee = dh_transform(_get(ee, 'd', 'EE'), 0, 0, _get(ee, 'theta', 'EE'))
-            T_dh = T_dh @ T_ee
-        T_link = T_dh @ inverse_transform(homogeneous(None, b))
-        links.append(Link(i, f'L{i}', i, _get(m, 'mass', where), bk.as_array(_get(m, 'I', where)), T_link))
-        T_joint = bk.as_array(_get(base, 'T_L0_J1', 'base')) if i == 1 else \
-            homogeneous(None, bk.as_array(_get(man[i - 2], 'b', f'man[{i - 2}]')))
-        joints.append(Joint(i, f'J{i}', jtype, i, i - 1, i, np.array([0.0, 0.0, 1.0]), T_joint))
+            T_dh = T_dh @ dh_transform(_scalar(ee, 'd', 'EE'), 0, 0, _scalar(ee, 'theta', 'EE'))
+        T_link = T_dh @ inverse_transform(homogeneous(None, bs[i - 1]))
+        links.append(Link(i, f'L{i}', i, _scalar(m, 'mass', where), _array(m, 'I', where, (3, 3)), T_link))
+        T_joint = T_L0_J1 if i == 1 else homogeneous(None, bs[i - 2])
+        joints.append(Joint(i, f'J{i}', int(jtype), i, i - 1, i, np.array([0.0, 0.0, 1.0]), T_joint))
     robot = Robot(name, base_link, links, joints, origin='DH')
-    T_Ln_EE = homogeneous(None, bk.as_array(_get(man[-1], 'b', f'man[{n - 1}]')))
+    T_Ln_EE = homogeneous(None, bs[-1])
     return robot, T_Ln_EE

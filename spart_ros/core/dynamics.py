@@ -98,7 +98,7 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     H udot = tau + N'w - C u.  Returns ``u0dot`` (6,), ``umdot`` (n_q,).
     """
     nq = robot.n_q
-    robot.check_floating_base()
+    robot.check_invertible(floating=True)
     # ID at zero acceleration gives C u - N'w (the bias); composite inertias give H.
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, np.zeros(6), np.zeros(nq), robot)
     b0, bm = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
@@ -119,7 +119,7 @@ def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bi
     ``Mm_tilde`` is accepted for SPART's signature.  Returns ``taum`` (n_q,) and
     ``u0dot`` (6,).
     """
-    robot.check_floating_base()
+    robot.check_invertible(floating=True, base_only=True)
     zero = np.zeros(6)
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, zero, umdot, robot)
     tau0, _ = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)

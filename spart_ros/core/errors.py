@@ -36,3 +36,19 @@ class SingularModelError(ModelError):
 
 class InputError(SpartError, ValueError):
     """A numeric input of the wrong shape or length, or not finite."""
+
+
+class SpartWarning(UserWarning):
+    """Base class of every warning spart_ros issues on purpose (a node turns them into log lines)."""
+
+
+class ModelWarning(SpartWarning):
+    """The model loads, but something in it deserves a look (massless links, normalized axes...)."""
+
+
+class InertiaWarning(ModelWarning):
+    """A mass or inertia that no rigid body has, used as given (``strict=True`` refuses it)."""
+
+
+class MimicJointWarning(ModelWarning):
+    """The model has mimic joints, which SPART's own functions treat as independent joints."""

@@ -23,7 +23,8 @@ import warnings
 import numpy as np
 
 from . import _backend as bk
-from .errors import InertiaError, ModelError, SingularModelError, TopologyError, UnsupportedJointError
+from .errors import (InertiaError, InertiaWarning, MimicJointWarning, ModelError, ModelWarning,
+                     SingularModelError, TopologyError, UnsupportedJointError)
 
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 JOINT_TYPES = {'fixed': FIXED, 'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC}
@@ -86,6 +87,13 @@ class Joint:
     limits: JointLimits = field(default_factory=JointLimits)
 
 
+Mimic = namedtuple('Mimic', 'leader multiplier offset')
+Mimic.__doc__ = """URDF ``<mimic>``: the follower's position is ``multiplier * q_leader + offset``."""
+
+#: Relative tolerance of the inertia checks: violations smaller than this times the body's
+#: largest principal moment are rounding (values printed with 6-7 significant digits) and pass.
+INERTIA_RTOL = 1e-6
+
 RobotKeys = namedtuple('RobotKeys', 'link_id joint_id q_id')
 RobotKeys.__doc__ = """SPART's robot_keys: dicts name -> id for links (base = 0), joints and joint variables."""
 
@@ -98,10 +106,16 @@ class Robot:
     (link id k at index k-1), ``joints`` (joint id k at index k-1), ``con``
     (:class:`Connectivity`), ``keys`` (:class:`RobotKeys`), and the arrays
     ``parent`` (n,) parent link id of each link, ``joint_type`` (n,),
-    ``q_index`` (n,) 0-based joint-variable index or -1, ``masses`` (n,).
+    ``q_index`` (n,) 0-based joint-variable index or -1, ``masses`` (n,); ``mimic``
+    {follower: :class:`Mimic`} and ``coordinates`` (the independent coordinates, see
+    :mod:`spart_ros.core.mimic`); ``base_hint``, ``base_pose``, ``world_link`` (what a URDF
+    ``world`` root said, see :func:`robot_from_urdf`).  A non-physical inertia is a warning
+    (``strict=True``: an error); a singular H is an error only when a computation needs its
+    inverse (:meth:`check_invertible`).
     """
 
-    def __init__(self, name, base_link, links, joints, origin='manual'):
+    def __init__(self, name, base_link, links, joints, origin='manual', *, mimic=None, strict=False,
+                 base_hint=None, base_pose=None, world_link=None):
         self.name = name
         self.origin = origin
         self.base_link = base_link
@@ -112,6 +126,8 @@ class Robot:
         if len(self.joints) != n:
             raise TopologyError(f'robot {name!r}: {len(self.joints)} joints for {n} links (need one parent joint per link)')
         self.n_q = sum(1 for j in self.joints if j.type != FIXED)
+        _check_unique('link', [base_link.name] + [l.name for l in self.links], name)
+        _check_unique('joint', [j.name for j in self.joints], name)
         self._check_numbering()
         self.parent = np.array([j.parent_link for j in self.joints], dtype=np.int64)
         self.joint_type = np.array([j.type for j in self.joints], dtype=np.int64)
@@ -121,6 +137,8 @@ class Robot:
                                        *[(j.axis, j.T) for j in self.joints])
         if self.symbolic:
             _exact_model(self)
+        else:
+            self._check_finite()
         self.masses = np.array([l.mass for l in self.links], dtype=object if self.symbolic else float)
         from .connectivity import connectivity_map
         self.con = Connectivity(*connectivity_map(self))
@@ -128,9 +146,24 @@ class Robot:
             link_id={base_link.name: 0, **{l.name: l.id for l in self.links}},
             joint_id={j.name: j.id for j in self.joints},
             q_id={j.name: j.q_id for j in self.joints if j.type != FIXED})
+        #: URDF root information: 'floating' (a floating joint from a massless root such as
+        #: ``world``), 'fixed' (a fixed joint from ``world``; ``base_pose`` = the base link frame
+        #: in the world frame, 4x4) or None (the URDF says nothing); ``world_link``: the root
+        #: link that was dropped (None if none).  The caller still chooses fixed or floating.
+        self.base_hint = base_hint
+        self.base_pose = None if base_pose is None else np.asarray(base_pose, dtype=float)
+        self.world_link = world_link
+        self.mimic = self._resolve_mimic(mimic or {})
+        self._coordinates = None
+        self._singularity = {}
         if not self.symbolic:
-            self._check_inertias()
-            self._check_not_singular()
+            self._check_inertias(strict)
+        if self.mimic:
+            warnings.warn(f'robot {name!r}: joints {list(self.mimic)} mimic other joints; SPART\'s functions '
+                          f'(Kinematics ... FD, Floating_ID) take them as independent joint variables (n_q = '
+                          f'{self.n_q}); spart_ros.core.mimic and spart_ros.core.fast.mimic.fast_dynamics '
+                          f'compute in the {self.coordinates.n} independent coordinates',
+                          MimicJointWarning, stacklevel=2)
 
     # -- names ---------------------------------------------------------------------------
     @property
@@ -198,38 +231,211 @@ class Robot:
         if sorted(seen_q) != list(range(1, len(seen_q) + 1)):
             raise TopologyError(f'joint-variable ids {seen_q} are not 1..{len(seen_q)}')
 
-    def _check_inertias(self):
-        bodies = [(self.base_link.name, self.base_link.mass, self.base_link.inertia)]
-        bodies += [(l.name, l.mass, l.inertia) for l in self.links]
-        for name, mass, inertia in bodies:
-            check_mass_inertia(name, mass, inertia)
+    def _check_finite(self):
+        """NaN or infinity in a mass, inertia, transform or axis: ModelError naming the element."""
+        for what, name, value in [('base link', self.base_link.name, self.base_link.T)] + \
+                [('link', l.name, l.T) for l in self.links] + [('joint', j.name, j.T) for j in self.joints] + \
+                [('joint axis of', j.name, j.axis) for j in self.joints]:
+            if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+                raise ModelError(f'{what} {name!r}: transform or axis holds NaN or infinity: '
+                                 f'{np.asarray(value).tolist()}')
+        for body in [self.base_link] + self.links:
+            if not (np.isfinite(float(body.mass)) and np.all(np.isfinite(np.asarray(body.inertia, dtype=float)))):
+                raise InertiaError(f'link {body.name!r}: mass {body.mass} or inertia '
+                                   f'{np.asarray(body.inertia).tolist()} is not finite')
 
-    def _check_not_singular(self):
-        """Every moving joint must move something with mass or inertia, else H is singular."""
+    def _check_inertias(self, strict):
+        for body in [self.base_link] + self.links:
+            check_mass_inertia(body.name, body.mass, body.inertia, strict=strict)
+
+    def _resolve_mimic(self, mimic):
+        """{follower: Mimic} with every leader an independent moving joint (chains composed)."""
+        moving = set(self.keys.q_id)
+        raw = {}
+        for follower, m in mimic.items():
+            leader, mult, off = m
+            for role, jname in (('mimic joint', follower), ('mimicked joint', leader)):
+                if jname not in self.keys.joint_id:
+                    raise ModelError(f'joint {follower!r} mimics {leader!r}: {role} {jname!r} is not a joint of '
+                                     f'robot {self.name!r}')
+                if jname not in moving:
+                    raise ModelError(f'joint {follower!r} mimics {leader!r}: {role} {jname!r} is a fixed joint '
+                                     '(only moving joints can mimic or be mimicked)')
+            if not (np.isfinite(float(mult)) and np.isfinite(float(off))):
+                raise ModelError(f'joint {follower!r}: mimic multiplier {mult} or offset {off} is not finite')
+            raw[follower] = Mimic(leader, float(mult), float(off))
+        resolved = {}
+        for follower in sorted(raw, key=lambda f: self.keys.q_id[f]):
+            leader, mult, off = raw[follower]
+            seen = [follower]
+            while leader in raw:        # q_f = m (m2 q_l2 + o2) + o
+                if leader in seen:
+                    raise ModelError(f'mimic joints {seen} form a cycle: no joint among them is independent')
+                seen.append(leader)
+                nxt = raw[leader]
+                leader, mult, off = nxt.leader, mult * nxt.multiplier, mult * nxt.offset + off
+            resolved[follower] = Mimic(leader, mult, off)
+        return resolved
+
+    @property
+    def coordinates(self):
+        """The map from independent joint coordinates (mimic followers removed) to SPART's
+        full joint variables (:class:`spart_ros.core.mimic.IndependentCoordinates`); the
+        identity for robots without mimic joints."""
+        if self._coordinates is None:
+            from .mimic import IndependentCoordinates
+            self._coordinates = IndependentCoordinates(self)
+        return self._coordinates
+
+    # -- what has no mass (singular generalized inertia) ----------------------------------
+    def _subtree_sums(self):
+        """(mass, sum |inertia|) of each link's subtree, (n,) each."""
         n = self.n_links_joints
         sub_mass = np.array([float(l.mass) for l in self.links])
-        sub_inertia = np.array([np.abs(l.inertia).sum() for l in self.links])
+        sub_inertia = np.array([np.abs(np.asarray(l.inertia, float)).sum() for l in self.links])
         for i in range(n - 1, -1, -1):
             p = self.parent[i]
             if p > 0:
                 sub_mass[p - 1] += sub_mass[i]
                 sub_inertia[p - 1] += sub_inertia[i]
+        return sub_mass, sub_inertia
+
+    def massless_joints(self):
+        """{moving joint name: [links it moves]} for the moving joints that move nothing with
+        mass (prismatic) or with mass or inertia (revolute): their columns of H are zero."""
+        if self.symbolic:
+            return {}
+        sub_mass, sub_inertia = self._subtree_sums()
+        out = {}
         for j in self.joints:
-            if j.type == FIXED:
-                continue
             i = j.child_link - 1
-            if j.type == PRISMATIC and sub_mass[i] <= 0:
-                raise SingularModelError(f'prismatic joint {j.name!r} moves no mass (its subtree has zero mass): '
-                                         'the generalized inertia matrix would be singular')
-            if j.type == REVOLUTE and sub_mass[i] <= 0 and sub_inertia[i] <= 0:
-                raise SingularModelError(f'revolute joint {j.name!r} moves no mass or inertia (its subtree is '
-                                         'massless): the generalized inertia matrix would be singular')
+            if j.type == PRISMATIC and sub_mass[i] <= 0 or \
+                    j.type == REVOLUTE and sub_mass[i] <= 0 and sub_inertia[i] <= 0:
+                out[j.name] = [l.name for l in self.links if self.con.branch[l.id - 1, i]]
+        return out
+
+    def massless_base_cluster(self):
+        """([base link and the links welded to it], [moving joints leaving them]) when that
+        rigid cluster has no mass and a joint can move it without moving any mass as a
+        floating base: a prismatic joint (the cluster slides against it), or a revolute
+        joint when the cluster has no inertia either (it spins against it); else ([], [])."""
+        if self.symbolic:
+            return [], []
+        cluster = {0}
+        for j in self.joints:                      # depth-first order: parents come first
+            if j.type == FIXED and j.parent_link in cluster:
+                cluster.add(j.child_link)
+        bodies = [self.base_link] + self.links
+        if any(float(bodies[k].mass) > 0 for k in cluster):
+            return [], []
+        spins = not any(np.abs(np.asarray(bodies[k].inertia, float)).sum() > 0 for k in cluster)
+        moving = [j.name for j in self.joints if j.parent_link in cluster and
+                  (j.type == PRISMATIC or j.type == REVOLUTE and spins)]
+        return ([bodies[k].name for k in sorted(cluster)], moving) if moving else ([], [])
+
+    def singularity(self, floating=True, base_only=False, independent=False):
+        """Why the generalized inertia matrix is singular, in words naming the coordinates,
+        joints and links ('' when it is not).
+
+        Tested once (then cached) at a generic configuration, where a singularity that the
+        masses and inertias cause shows (a state-specific one, e.g. a point mass passing
+        through a joint axis, may still occur): H is scaled to a unit diagonal and singular
+        when its smallest eigenvalue is below 1e-10.  ``floating``: the (6 + n_q) matrix of a
+        floating base, else the joint block; ``base_only``: only the base block H0 (what the
+        floating-base inverse dynamics inverts); ``independent``: in the independent
+        coordinates of a robot with mimic joints (``robot.coordinates``).
+        """
+        key = (bool(floating), bool(base_only), bool(independent))
+        if key not in self._singularity:
+            self._singularity[key] = '' if self.symbolic else self._find_singularity(*key)
+        return self._singularity[key]
+
+    def _find_singularity(self, floating, base_only, independent):
+        if floating and float(self.total_mass) <= 0:
+            return 'the robot has zero total mass, so a floating base has none'
+        if base_only and not floating:
+            return ''
+        H, names = _generic_mass_matrix(self, floating, independent)
+        if base_only:
+            H, names = H[:6, :6], names[:6]
+        null = _null_motion(H)
+        if not null:
+            return ''
+        coordinates = [names[k] for k in null]
+        reasons = [f'the motion of {coordinates} moves no mass (at a generic configuration)']
+        links, joints = self.massless_base_cluster() if floating else ([], [])
+        if links and any(c.startswith('base_') for c in coordinates):
+            reasons.append(f'as a floating base, links {links} (the base and what is welded to it) have no mass and '
+                           f'joints {joints} can turn or slide them without moving any mass')
+        for joint, moved in self.massless_joints().items():
+            if joint in coordinates:
+                reasons.append(f'joint {joint!r} moves only massless links {moved}')
+        return '; '.join(reasons)
+
+    def check_invertible(self, floating=True, base_only=False, independent=False):
+        """Raise SingularModelError naming the coordinates, joints and links at fault if the
+        generalized inertia matrix (or its base block, ``base_only``) is singular: what
+        forward dynamics (and floating-base inverse dynamics) needs.  See :meth:`singularity`."""
+        why = self.singularity(floating, base_only, independent)
+        if why:
+            what = 'the base block H0 of the generalized inertia matrix' if base_only else \
+                'the generalized inertia matrix' + (' in independent coordinates' if independent else '')
+            raise SingularModelError(f'robot {self.name!r}: {what} is singular: {why} (kinematics, Jacobians and '
+                                     'inverse dynamics work; forward dynamics needs mass behind every moving joint '
+                                     'and a base that can be accelerated: give those links an <inertial>)')
 
     def check_floating_base(self):
         """Raise SingularModelError if the floating-base H is singular (massless whole tree)."""
         if not self.symbolic and float(self.total_mass) <= 0:
             raise SingularModelError(f'robot {self.name!r} has zero total mass: a floating base with no mass '
                                      'has a singular generalized inertia matrix (use a fixed base)')
+
+
+BASE_COORDINATES = ('base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz')
+
+
+def _generic_mass_matrix(robot, floating, independent):
+    """(H, coordinate names) at a fixed generic state (seeded random attitude and joints)."""
+    from .differential_kinematics import differential_kinematics
+    from .generalized_inertia import generalized_inertia
+    from .inertia import composite_body_inertia, inertia_in_inertial_frame
+    from .kinematics import kinematics
+    rng = np.random.default_rng(20240611)
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    R0 = q * np.sign(np.linalg.det(q))
+    qm = rng.uniform(-1.0, 1.0, robot.n_q)
+    if independent:
+        qm = robot.coordinates.positions(qm[:robot.coordinates.n])
+    RJ, RL, rJ, rL, e, g = kinematics(R0, np.zeros(3), qm, robot)
+    Bij, Bi0, P0, pm = differential_kinematics(R0, np.zeros(3), rL, e, g, robot)
+    I0, Im = inertia_in_inertial_frame(R0, RL, robot)
+    M0, Mm = composite_body_inertia(I0, Im, Bij, Bi0, robot)
+    H0, H0m, Hm = generalized_inertia(M0, Mm, Bij, Bi0, P0, pm, robot)
+    H = np.block([[H0, H0m], [H0m.T, Hm]])
+    names = list(BASE_COORDINATES) + robot.q_names
+    if independent:
+        T = robot.coordinates.generalized(floating=True)
+        H = T.T @ H @ T
+        names = list(BASE_COORDINATES) + robot.coordinates.names
+    if not floating:
+        H, names = H[6:, 6:], names[6:]
+    return H, names
+
+
+def _null_motion(H, tol=1e-10):
+    """Indices of the coordinates in a null motion of the symmetric H ([] if none):
+    H scaled to a unit diagonal, smallest eigenvalue below ``tol``."""
+    if H.size == 0:
+        return []
+    d = np.diag(H).copy()
+    if np.any(d <= 0):
+        return [int(k) for k in np.flatnonzero(d <= 0)]
+    s = 1.0 / np.sqrt(d)
+    w, V = np.linalg.eigh(H * s[:, None] * s[None, :])
+    if w[0] > tol:
+        return []
+    v = np.abs(V[:, 0])
+    return [int(k) for k in np.flatnonzero(v > 0.1 * v.max())]
 
 
 def _exact(a):
@@ -252,9 +458,31 @@ def _exact_model(robot):
         joint.axis, joint.T = _exact(joint.axis), _exact(joint.T)
 
 
-def check_mass_inertia(name, mass, inertia):
-    """Raise InertiaError unless mass >= 0 and inertia is a symmetric, positive
-    semi-definite (3, 3) matrix whose principal moments satisfy the triangle inequality."""
+def inertia_problems(inertia, rtol=INERTIA_RTOL):
+    """What makes a symmetric (3, 3) inertia tensor impossible for a rigid body, beyond
+    rounding: a list of sentences (empty when fine).  Tolerance: ``rtol`` times the largest
+    principal moment (so a 1e-6 placeholder breaking the triangle inequality by 1e-22 passes)."""
+    moments = np.linalg.eigvalsh(np.asarray(inertia, dtype=float))
+    tol = rtol * max(np.abs(moments).max(), 1e-300)
+    problems = []
+    shown = '[' + ', '.join(f'{m:.6g}' for m in moments) + ']'
+    if moments[0] < -tol:
+        problems.append(f'is not positive semi-definite (principal moments {shown})')
+    elif moments[0] + moments[1] < moments[2] - tol:
+        problems.append(f'has principal moments {shown} that break the triangle inequality (I1 + I2 >= I3)')
+    return problems
+
+
+def check_mass_inertia(name, mass, inertia, strict=False):
+    """Check a body's mass and inertia (about its CoM).
+
+    InertiaError if the mass is negative or not finite, or the tensor is not a finite
+    symmetric (3, 3) matrix.  A tensor no rigid body has (not positive semi-definite, or
+    principal moments breaking the triangle inequality, beyond :data:`INERTIA_RTOL`) is used
+    as given with an :class:`InertiaWarning` naming the link and values, as SPART and
+    Pinocchio do (planar models such as SPART's ManiSat have moments [0, 0, Izz]);
+    ``strict=True`` makes it an InertiaError.
+    """
     inertia = np.asarray(inertia, dtype=float)
     if not np.isfinite(mass) or mass < 0:
         raise InertiaError(f'link {name!r}: mass {mass} must be finite and >= 0')
@@ -263,14 +491,16 @@ def check_mass_inertia(name, mass, inertia):
     scale = max(np.abs(inertia).max(), 1e-300)
     if np.abs(inertia - inertia.T).max() > 1e-9 * scale:
         raise InertiaError(f'link {name!r}: inertia tensor is not symmetric')
-    moments = np.linalg.eigvalsh(inertia)
-    tol = 1e-9 * scale
-    if moments[0] < -tol:
-        raise InertiaError(f'link {name!r}: inertia tensor is not positive semi-definite '
-                           f'(principal moments {moments})')
-    if moments[0] + moments[1] < moments[2] - tol:
-        raise InertiaError(f'link {name!r}: principal moments {moments} break the triangle inequality '
-                           '(I1 + I2 >= I3): no rigid body has this inertia')
+    problems = inertia_problems(inertia)
+    if not problems:
+        return
+    i = inertia
+    values = (f'ixx={i[0, 0]:.6g} iyy={i[1, 1]:.6g} izz={i[2, 2]:.6g} ixy={i[0, 1]:.6g} ixz={i[0, 2]:.6g} '
+              f'iyz={i[1, 2]:.6g}')
+    message = f'link {name!r}: inertia ({values}) {problems[0]}: no rigid body has this inertia'
+    if strict:
+        raise InertiaError(message)
+    warnings.warn(message + '; used as given (strict=True refuses it)', InertiaWarning, stacklevel=3)
 
 
 def homogeneous(R=None, p=None):
@@ -307,6 +537,7 @@ class _JointSpec:
     origin: np.ndarray  # joint frame in the PARENT LINK frame (URDF <origin>), 4x4
     axis: np.ndarray
     limits: JointLimits
+    mimic: Mimic = None
 
 
 class RobotBuilder:
@@ -319,7 +550,8 @@ class RobotBuilder:
     >>> robot = b.build()
 
     ``com`` is the CoM frame in the link frame (URDF ``<inertial><origin>``);
-    ``origin`` is the joint frame in the parent link frame (URDF ``<joint><origin>``).
+    ``origin`` is the joint frame in the parent link frame (URDF ``<joint><origin>``);
+    ``mimic=(leader, multiplier, offset)`` makes a moving joint follow another (URDF ``<mimic>``).
     Masses, inertias, transforms may hold sympy expressions for symbolic models.
     """
 
@@ -335,7 +567,7 @@ class RobotBuilder:
         self._links[name] = _LinkSpec(name, mass, inertia, np.eye(4) if com is None else bk.as_array(com))
         return self
 
-    def add_joint(self, name, type, parent, child, origin=None, axis=None, limits=None):
+    def add_joint(self, name, type, parent, child, origin=None, axis=None, limits=None, mimic=None):
         if isinstance(type, str):
             if type not in JOINT_TYPES:
                 raise UnsupportedJointError(
@@ -349,15 +581,31 @@ class RobotBuilder:
         axis = bk.as_array(axis)
         self._joints.append(_JointSpec(name, type, parent, child,
                                        np.eye(4) if origin is None else bk.as_array(origin),
-                                       axis, limits or JointLimits()))
+                                       axis, limits or JointLimits(), None if mimic is None else Mimic(*mimic)))
         return self
 
-    def build(self):
-        return _build_tree(self.name, list(self._links.values()), self._joints)
+    def build(self, strict=False):
+        """The Robot (``strict=True``: a non-physical inertia is an error, not a warning)."""
+        return _build_tree(self.name, list(self._links.values()), self._joints, strict=strict)
 
 
-def _build_tree(name, link_specs, joint_specs, origin='manual'):
-    """Number a tree of URDF-style specs depth-first and make a Robot (checks topology)."""
+def _check_unique(kind, names, robot_name):
+    """ModelError naming the names given more than once."""
+    seen, twice = set(), []
+    for n in names:
+        if n in seen and n not in twice:
+            twice.append(n)
+        seen.add(n)
+    if twice:
+        raise ModelError(f'robot {robot_name!r}: {kind} names {twice} are defined more than once '
+                         f'({kind} names must be unique)')
+
+
+def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options):
+    """Number a tree of URDF-style specs depth-first and make a Robot (checks topology);
+    ``robot_options`` go to :class:`Robot` (strict, base_hint...)."""
+    _check_unique('link', [l.name for l in link_specs], name)
+    _check_unique('joint', [j.name for j in joint_specs], name)
     links = {l.name: l for l in link_specs}
     if not links:
         raise TopologyError(f'robot {name!r} has no links')
@@ -396,7 +644,8 @@ def _build_tree(name, link_specs, joint_specs, origin='manual'):
                 if nrm < 1e-12:
                     raise ModelError(f'joint {js.name!r}: axis {axis.tolist()} has zero length')
                 if abs(nrm - 1.0) > 1e-9:
-                    warnings.warn(f'joint {js.name!r}: axis {axis.tolist()} normalized (URDF axes are unit vectors)')
+                    warnings.warn(f'joint {js.name!r}: axis {axis.tolist()} normalized (URDF axes are unit vectors)',
+                                  ModelWarning, stacklevel=2)
                     axis = axis / nrm
         else:
             axis = js.axis
@@ -409,4 +658,5 @@ def _build_tree(name, link_specs, joint_specs, origin='manual'):
     unreached = [l for l in links if l not in id_of]
     if unreached:
         raise TopologyError(f'links {unreached} are not connected to the root {root.name!r} (the joints form a cycle)')
-    return Robot(name, base, out_links, out_joints, origin=origin)
+    mimic = {j.name: j.mimic for j in joint_specs if j.mimic is not None}
+    return Robot(name, base, out_links, out_joints, origin=origin, mimic=mimic, **robot_options)

@@ -32,7 +32,7 @@ def _doubles(a):
 class OutputMessages:
     """LinkTwists, CenterOfMass and Jacobians messages of one model (see spart_interfaces).
 
-    ``model``: a :class:`spart_ros.nodes.state.Model`; ``frame_id``: the world frame.
+    ``model``: a :class:`spart_ros.nodes.model.Model`; ``frame_id``: the world frame.
     """
 
     def __init__(self, model, frame_id):

@@ -7,7 +7,7 @@ read them with ``use_sim_time: true`` follow ``/clock``.
 
 Outputs (relative names follow the node's namespace)
     ``robot_description`` std_msgs/String, RELIABLE + TRANSIENT_LOCAL depth 1 (like
-        robot_state_publisher): the URDF, once at start;
+        robot_state_publisher): the URDF (xacro expanded), once at start;
     ``joint_states`` sensor_msgs/JointState, RELIABLE, depth 10 (like joint_state_broadcaster):
         names sorted alphabetically, positions, velocities, efforts (= the applied command);
     ``odom`` nav_msgs/Odometry: pose of the URDF base link in ``odom_frame``, twist in the base
@@ -37,10 +37,10 @@ Timing
         message advances the physics by ``lockstep_steps`` steps (a dropped one too, with the
         previous command, as the hardware keeps running when a controller update fails) and
         publishes /clock and the new state.  The initial state is published at start, again
-        when a joint_states subscriber appears, and every ``lockstep_republish_period`` s
-        while no command comes.  A controller drives it by answering each NEW joint_states
-        stamp with exactly one command (and ignoring a repeated stamp): then the run is the
-        same bit for bit every time.
+        when a joint_states, odom or imu subscriber appears, and every
+        ``lockstep_republish_period`` s while no command comes.  A controller drives it by
+        answering each NEW joint_states stamp with exactly one command (and ignoring a
+        repeated stamp): then the run is the same bit for bit every time.
 
 Every parameter, with its default: config/sim_node.yaml (and ``PARAMETERS`` below).
 Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p base:=floating``.
@@ -48,13 +48,10 @@ Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p
 import math
 import sys
 import time
-import traceback
 
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -65,31 +62,31 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..core.errors import SpartError
 from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer
-from ..sim.urdf_import import urdf_text
-from .runner import run_node
-from .state import ConfigError, LogLimiter
+from ..core.urdf import urdf_text
+from .config import ConfigError
+from .robot_inputs import ROBOT_DESCRIPTION_QOS, declare_parameters, guarded
+from .runner import EXECUTORS, run_node
+from .throttle import LogLimiter
 
 NODE_NAME = 'spart_sim'
 MAX_LAG = 0.1          # s of simulated time caught up per real-time tick at most
 
-ROBOT_DESCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                                   reliability=ReliabilityPolicy.RELIABLE,
-                                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
 #: joint_states, odom, imu, /clock out and commands in: rclcpp's SystemDefaultsQoS
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
 
-# name: (default, description); a Parameter.Type default = declared without a value (unset)
-PARAMETERS = {
-    'robot_description': ('', 'URDF text of the robot (takes precedence over urdf_path)'),
-    'urdf_path': ('', 'path of a URDF file, used when robot_description is empty'),
+# name: (default, description, read_only); a Parameter.Type default = declared without a value
+PARAMETERS = {name: (default, description, True) for name, (default, description) in {
+    'robot_description': ('', 'URDF (or xacro) text of the robot (takes precedence over urdf_path)'),
+    'urdf_path': ('', 'path of a URDF (or .xacro) file, used when robot_description is empty'),
     'base': ('fixed', "'fixed' (root link welded to the world at initial_base_position/orientation) or "
                       "'floating' (free joint)"),
     'gravity': ([0.0, 0.0, -9.81], 'gravity [x, y, z] in the world frame, m/s^2 ([0, 0, 0] for space)'),
     'dt': (0.001, 'physics step, s (rounded to 1 ns)'),
     'integrator': ('RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or 'implicitfast'"),
     'joint_damping': (False, 'apply the URDF <dynamics damping friction> (SPART models neither)'),
-    'joint_limits': (True, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the range)'),
+    'joint_limits': (False, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the range; '
+                            'SPART models none)'),
     'lockstep': (False, 'advance the physics only on commands (lockstep_steps per command message) '
                         'instead of in real time'),
     'lockstep_steps': (1, 'lockstep: physics steps per command message (control period = lockstep_steps * dt)'),
@@ -105,7 +102,8 @@ PARAMETERS = {
     'initial_joint_positions': (Parameter.Type.DOUBLE_ARRAY, 'initial positions, one per initial_joint_names'),
     'initial_joint_velocities': (Parameter.Type.DOUBLE_ARRAY, 'initial velocities, one per initial_joint_names; '
                                                               'unset = 0'),
-    'initial_base_position': ([0.0, 0.0, 0.0], 'base link origin in odom_frame, m (fixed base: the mount)'),
+    'initial_base_position': ([0.0, 0.0, 0.0], 'base link origin in odom_frame, m (of the URDF\'s world link when '
+                                               'its fixed joint places the base; fixed base: the mount)'),
     'initial_base_orientation': ([0.0, 0.0, 0.0, 1.0], 'base link orientation (x, y, z, w) in odom_frame'),
     'initial_base_linear_velocity': ([0.0, 0.0, 0.0], 'floating base: velocity of the base link origin, '
                                                       'in the base link frame, m/s'),
@@ -118,21 +116,25 @@ PARAMETERS = {
     'publish_clock': (True, 'publish /clock (simulated time)'),
     'odom_frame': ('odom', 'header.frame_id of the odometry (the world frame)'),
     'base_frame': ('', 'child_frame_id of the odometry and frame of the IMU; "" = the URDF base link'),
-}
+    'executor': ('events', "rclpy executor: 'events' (EventsExecutor: half the CPU of 'single_threaded' "
+                           'at 1 kHz here) or \'single_threaded\''),
+}.items()}
 
 
 class SimNode(Node):
     """The spart_sim node (see the module docstring)."""
 
+    NODE_NAME = NODE_NAME
+
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description, read_only=True))
-        p = {name: self._value(name) for name in PARAMETERS}
+        p = declare_parameters(self, PARAMETERS)
+        if p['executor'] not in EXECUTORS:
+            raise ConfigError(f'executor must be one of {EXECUTORS}, got {p["executor"]!r}')
         self._log_limiter = LogLimiter(5.0)
 
         source, origin = self._description_source(p)
-        self._urdf = urdf_text(source)
+        self._urdf = urdf_text(source)          # xacro expanded: robot_description is plain URDF
         initial = InitialState.from_lists(
             p['initial_joint_names'], p['initial_joint_positions'], p['initial_joint_velocities'],
             base_position=p['initial_base_position'], base_orientation=p['initial_base_orientation'],
@@ -157,19 +159,20 @@ class SimNode(Node):
         self._base_frame = p['base_frame'] or plant.base_link
 
         self._pub_clock = self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
-        self._pub_joints = self.create_publisher(
-            JointState, p['joint_states_topic'], STATE_QOS,
-            event_callbacks=PublisherEventCallbacks(matched=self._on_joint_states_matched))
-        self._pub_odom = self.create_publisher(Odometry, p['odometry_topic'], STATE_QOS)
-        self._pub_imu = self.create_publisher(Imu, p['imu_topic'], STATE_QOS)
+        # lockstep: a new subscriber of a state topic (a controller starting late) gets the state
+        matched = PublisherEventCallbacks(matched=self._guard(self._on_state_subscriber, 'matched'))
+        self._pub_joints = self.create_publisher(JointState, p['joint_states_topic'], STATE_QOS,
+                                                 event_callbacks=matched)
+        self._pub_odom = self.create_publisher(Odometry, p['odometry_topic'], STATE_QOS, event_callbacks=matched)
+        self._pub_imu = self.create_publisher(Imu, p['imu_topic'], STATE_QOS, event_callbacks=matched)
         self._pub_description = None
         if p['robot_description_topic']:
             self._pub_description = self.create_publisher(String, p['robot_description_topic'],
                                                           ROBOT_DESCRIPTION_QOS)
             self._pub_description.publish(String(data=self._urdf))
         commands_topic = f'{p["controller_name"]}/commands'
-        self._sub_commands = self.create_subscription(Float64MultiArray, commands_topic, self._on_command,
-                                                      STATE_QOS)
+        self._sub_commands = self.create_subscription(
+            Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS)
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
         self._messages = _StateMessages(plant, self._odom_frame, self._base_frame)
@@ -178,13 +181,19 @@ class SimNode(Node):
         self._last_publish = time.monotonic()
         if self._lockstep:
             if republish > 0:
-                self._timer = self.create_timer(min(republish, 0.1), self._republish_if_waiting)
+                self._timer = self.create_timer(min(republish, 0.1),
+                                                self._guard(self._republish_if_waiting, 'republish'))
             self._republish_period = republish
         else:
-            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._real_time_tick)
+            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'))
             self._pacer.restart(time.monotonic(), plant.time)
         self._publish_state()
 
+        for note in plant.load_warnings:
+            self.get_logger().warning(f'robot description: {note}')
+        if plant.base_hint and plant.base_hint != p['base']:
+            self.get_logger().warning(f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
+                                      f"joint, but the node simulates a {p['base']} base (parameter base)")
         timing = (f'lockstep: {self._lockstep_steps} step(s) per command' if self._lockstep else
                   f'real time x{self._pacer.real_time_factor:g}, publishing at {min(rate, 1.0 / plant.dt):g} Hz')
         self.get_logger().info(
@@ -196,12 +205,6 @@ class SimNode(Node):
             f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}')
 
     # -- set-up helpers -------------------------------------------------------------------
-    def _value(self, name):
-        try:
-            return self.get_parameter(name).value
-        except ParameterUninitializedException:
-            return None
-
     @staticmethod
     def _description_source(p):
         if p['robot_description']:
@@ -215,6 +218,11 @@ class SimNode(Node):
     def _publishers_out(self):
         pubs = [self._pub_clock, self._pub_joints, self._pub_odom, self._pub_imu, self._pub_description]
         return [pub for pub in pubs if pub is not None]
+
+    def _guard(self, callback, what):
+        """``callback`` that logs (throttled) instead of raising: a timer or subscription
+        must never stop the node."""
+        return guarded(self, self._log_limiter, callback, what)
 
     def _log_throttled(self, key, level, text):
         if self._log_limiter.allow(key, time.monotonic()):
@@ -234,47 +242,38 @@ class SimNode(Node):
         self._waiting = True
         self._last_publish = time.monotonic()
 
-    def _real_time_tick(self):
-        try:
-            plant = self._plant
-            if plant.paused:            # the pacer restarts on resume
-                return
-            n = self._pacer.steps_due(time.monotonic(), plant.time)
-            if n and plant.step(n):
-                self._publish_state()
-            if self._pacer.slipped:
-                self._log_throttled('slip', 'warning',
-                                    f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
-                                    f'{self._pacer.slipped:.3f} s of simulated time given up so far')
-        except Exception as err:  # noqa: BLE001 - a timer must never kill the node
-            self._log_throttled(('tick', type(err).__name__), 'error',
-                                f'simulation step failed: {type(err).__name__}: {err}\n{traceback.format_exc()}')
+    def _real_time_tick(self, _timer_info=None):
+        plant = self._plant
+        if plant.paused:                # the pacer restarts on resume
+            return
+        n = self._pacer.steps_due(time.monotonic(), plant.time)
+        if n and plant.step(n):
+            self._publish_state()
+        if self._pacer.slipped:
+            self._log_throttled('slip', 'warning',
+                                f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
+                                f'{self._pacer.slipped:.3f} s of simulated time given up so far')
 
-    def _republish_if_waiting(self):
+    def _republish_if_waiting(self, _timer_info=None):
         if (self._waiting and not self._plant.paused
                 and time.monotonic() - self._last_publish >= self._republish_period):
             self._publish_state()
 
-    def _on_joint_states_matched(self, info):
-        # a new subscriber (a controller starting late) gets the state the sim waits on
+    def _on_state_subscriber(self, info):
         if self._lockstep and info.current_count_change > 0 and self._waiting and not self._plant.paused:
             self._publish_state()
 
     # -- commands and services ------------------------------------------------------------
     def _on_command(self, msg):
         try:
-            try:
-                self._plant.set_efforts(self._command.accept(msg.data))
-            except CommandRejected as err:
-                self._log_throttled(('command', err.kind), 'error',
-                                    f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
-                                    f'command {self._command.efforts.tolist()}; log throttled)')
-            self._waiting = False
-            if self._lockstep and self._plant.step(self._lockstep_steps):
-                self._publish_state()
-        except Exception as err:  # noqa: BLE001
-            self._log_throttled(('command', type(err).__name__), 'error',
-                                f'command: unexpected {type(err).__name__}: {err}\n{traceback.format_exc()}')
+            self._plant.set_efforts(self._command.accept(msg.data))
+        except CommandRejected as err:      # logged; in lockstep the tick still happens
+            self._log_throttled(('command', err.kind), 'error',
+                                f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
+                                f'command {self._command.efforts.tolist()}; log throttled)')
+        self._waiting = False
+        if self._lockstep and self._plant.step(self._lockstep_steps):
+            self._publish_state()
 
     def _on_reset(self, request, response):
         try:
@@ -354,13 +353,8 @@ class _StateMessages:
 
 
 def main(args=None):
-    """Entry point: run the node until SIGINT/SIGTERM; exit code 2 for an invalid configuration."""
-    from rclpy.experimental import EventsExecutor   # about half the CPU of SingleThreadedExecutor here
-    try:
-        return run_node(SimNode, args=args, executor=EventsExecutor)
-    except SpartError as err:
-        print(f'[{NODE_NAME}] invalid configuration: {err}', file=sys.stderr)
-        return 2
+    """Entry point: run the node until SIGINT/SIGTERM; returns the exit code (2: bad parameters)."""
+    return run_node(SimNode, args=args)
 
 
 if __name__ == '__main__':

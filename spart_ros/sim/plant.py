@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ..core.errors import InputError, ModelError
-from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf, urdf_text
+from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
 
 __all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', 'ImuReading', 'Momentum',
            'BASE_MODES']
@@ -62,10 +62,11 @@ class InitialState:
 
     ``joint_positions`` / ``joint_velocities``: {joint name: value}; joints not named are 0.
     Base: ``base_position`` (3,) of the URDF base link origin in the world and
-    ``base_orientation`` (x, y, z, w); for a floating base also the twist of the base link
-    expressed in itself (``base_linear_velocity``, ``base_angular_velocity``, like the
-    odometry twist).  For a fixed base the pose is where the base is mounted and the twist
-    must be zero.
+    ``base_orientation`` (x, y, z, w) -- of the URDF's world link instead when the URDF has
+    one whose fixed joint places the base (the dynamics node's ``base_position`` convention);
+    for a floating base also the twist of the base link expressed in itself
+    (``base_linear_velocity``, ``base_angular_velocity``, like the odometry twist).  For a
+    fixed base the pose is where the base is mounted and the twist must be zero.
     """
     joint_positions: dict = field(default_factory=dict)
     joint_velocities: dict = field(default_factory=dict)
@@ -131,11 +132,16 @@ class MujocoPlant:
     reading (benchmarks, tests); change the state only through this class.
     """
 
-    def __init__(self, model, floating, initial=None):
+    def __init__(self, model, floating, initial=None, mount=None, base_hint=None, load_warnings=()):
         import mujoco
         self._mj = mujoco
         self.model, self.data = model, mujoco.MjData(model)
         self.floating = bool(floating)
+        #: base link frame in the frame the initial base pose places (4, 4): the URDF's world
+        #: root's fixed joint, else identity
+        self.mount = np.eye(4) if mount is None else np.asarray(mount, dtype=float)
+        self.base_hint = base_hint              # what the URDF implies: 'fixed', 'floating' or None
+        self.load_warnings = list(load_warnings)    # the core reader's warnings
         m = model
         self._root = 1                                     # first body after the world
         self.base_link = m.body(self._root).name
@@ -168,15 +174,17 @@ class MujocoPlant:
 
     @classmethod
     def from_urdf(cls, source, base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, integrator='RK4',
-                  joint_damping=False, joint_limits=True, initial=None):
-        """Plant of a URDF (text or path).
+                  joint_damping=False, joint_limits=False, initial=None, xacro_args=None):
+        """Plant of a URDF: whatever the core's ``robot_from_urdf`` reads (path, text, bytes,
+        xacro with ``xacro_args``).
 
         ``base``: 'fixed' (root link welded to the world) or 'floating' (free joint).
         ``gravity`` (3,) world frame [m/s^2] (zero for space).  ``dt`` [s]: physics step
         (rounded to 1 ns).  ``integrator``: 'RK4' (default: keeps momentum of a free-floating
         system, where Euler drifts), 'Euler', 'implicit', 'implicitfast'.
-        ``joint_damping`` / ``joint_limits``: keep URDF damping/friction and position limits
-        (see :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
+        ``joint_damping`` / ``joint_limits``: add the URDF's damping/friction and position limits
+        (default: neither, the rigid-body model SPART and the controllers use; see
+        :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
         ``initial``: :class:`InitialState` (default: everything zero, identity pose).
         """
         if base not in BASE_MODES:
@@ -186,11 +194,12 @@ class MujocoPlant:
         dt = float(dt)
         if not math.isfinite(dt) or dt <= 0.0:
             raise InputError(f'dt must be a positive number of seconds, got {dt}')
-        model = mujoco_model_from_urdf(urdf_text(source), base == 'floating', joint_damping, joint_limits)
+        imported = mujoco_model_from_urdf(source, base == 'floating', joint_damping, joint_limits, xacro_args)
         import mujoco
+        model = imported.model
         model.opt.timestep = dt
         model.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[integrator])
-        plant = cls(model, base == 'floating', initial)
+        plant = cls(model, base == 'floating', initial, imported.mount, imported.base_hint, imported.warnings)
         plant.gravity = gravity
         return plant
 
@@ -287,6 +296,7 @@ class MujocoPlant:
         if not self.floating and (v_b.any() or w_b.any()):
             raise InputError('a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
                              'must be zero')
+        p, quat = self._mounted(p, quat)
         m, d, mj = self.model, self.data, self._mj
         mj.mj_resetData(m, d)
         if self.floating:                                 # free joint: absolute pose
@@ -301,6 +311,19 @@ class MujocoPlant:
         d.time = self._time_ns * 1e-9
         self._efforts[:] = 0.0
         self._fresh = False
+
+    def _mounted(self, p, quat):
+        """Base link pose (position, MuJoCo quaternion) from the initial pose and the mount."""
+        mj = self._mj
+        if np.array_equal(self.mount, np.eye(4)):
+            return p, quat
+        R = np.empty(9)
+        mj.mju_quat2Mat(R, quat)
+        q_mount = np.empty(4)
+        mj.mju_mat2Quat(q_mount, np.ascontiguousarray(self.mount[:3, :3]).reshape(9))
+        out = np.empty(4)
+        mj.mju_mulQuat(out, quat, q_mount)
+        return p + R.reshape(3, 3) @ self.mount[:3, 3], out
 
     def _joint_values(self, what, values):
         out = np.zeros(self.n_joints)

@@ -164,8 +164,8 @@ class FastDynamics:
 
     def _raise(self, code):
         if code == K.SINGULAR:
-            raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state '
-                                     '(massless floating base, or a joint that moves no mass)')
+            raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state (a point mass on a '
+                                     'joint axis, or a joint that moves no mass)')
         kind, k = divmod(code, 100)
         name = K.ARGUMENT_NAMES[k] if 0 < k < len(K.ARGUMENT_NAMES) else 'output'
         if kind * 100 == K.NOT_FINITE:
@@ -204,6 +204,7 @@ class FastDynamics:
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
         """(taum (n_q,), u0dot (6,)) for joint accelerations umdot with the base free (tau0 = 0),
         O(n) (SPART Floating_ID)."""
+        self.robot.check_invertible(True, base_only=True)   # names what has no mass (cached)
         if wF0 is not None or wFm is not None:
             wF0, wFm = self._wrenches(wF0, wFm)
         self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity)
@@ -212,6 +213,7 @@ class FastDynamics:
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
         """(u0dot (6,), umdot (n_q,)) under generalized forces tau0, taum and the loads, O(n)
         (SPART FD).  With floating=False the base stays still and u0dot = 0."""
+        self.robot.check_invertible(floating)               # names what has no mass (cached)
         if wF0 is not None or wFm is not None:
             wF0, wFm = self._wrenches(wF0, wFm)
         self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating)

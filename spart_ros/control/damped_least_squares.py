@@ -1,0 +1,61 @@
+"""Damped least squares (the damped pseudo-inverse) with singular-region damping, and joint-rate bounds.
+
+x = A# b with A# = V diag(s_i / (s_i^2 + lambda^2)) U' minimizes |A x - b|^2 + lambda^2 |x|^2.
+Away from singularities lambda = 0 (exact pseudo-inverse, exact tracking); inside the
+singular region (smallest singular value s_min below ``singular_region``) the damping rises
+smoothly to ``damping`` (Nakamura and Hanafusa; Chiaverini 1997):
+
+    lambda^2 = (1 - (s_min / singular_region)^2) damping^2   if s_min < singular_region
+
+so |x| <= |b| / (2 lambda) near the singularity instead of |b| / s_min.  ``damping`` and
+``singular_region`` are in the units of A's singular values (m per rad for position rows of a
+Jacobian).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..core.errors import InputError
+
+DampedInverse = namedtuple('DampedInverse', 'inverse null_basis singular_values damping rank')
+DampedInverse.__doc__ = """Result of :func:`damped_pseudo_inverse` of A (m, n).
+
+``inverse`` (n, m) the damped pseudo-inverse; ``null_basis`` (n, n - rank) orthonormal
+basis of A's numerical kernel; ``singular_values`` (min(m, n),) descending; ``damping``
+the lambda used; ``rank`` the numerical rank (singular values above max(m, n) eps s_max)."""
+
+
+def check_damping(damping, singular_region):
+    """Raise InputError unless both are finite and >= 0."""
+    for name, v in (('damping', damping), ('singular_region', singular_region)):
+        if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v >= 0):
+            raise InputError(f'{name}: expected a finite number >= 0, got {v!r}')
+
+
+def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0):
+    """The damped pseudo-inverse of ``A`` (m, n) (see the module docstring); returns a
+    :class:`DampedInverse`.  damping = 0 gives the Moore-Penrose pseudo-inverse."""
+    m, n = A.shape
+    U, s, Vt = np.linalg.svd(A, full_matrices=True)
+    k = min(m, n)
+    s_max = s[0] if k else 0.0
+    rank = int(np.count_nonzero(s > max(m, n) * np.finfo(float).eps * s_max)) if k else 0
+    lam2 = 0.0
+    s_min = s[k - 1] if k else 0.0
+    if k and s_min < singular_region:
+        lam2 = (1.0 - (s_min / singular_region) ** 2) * damping ** 2
+    denom = s * s + lam2
+    gain = np.divide(s, denom, out=np.zeros(k), where=np.arange(k) < rank if lam2 == 0.0 else denom > 0)
+    inverse = (Vt[:k].T * gain) @ U[:, :k].T
+    return DampedInverse(inverse, Vt[rank:].T, s, float(np.sqrt(lam2)), rank)
+
+
+def bound_joint_rates(qd, max_rates):
+    """(qd scaled, scale): ``qd`` (n,) times the largest scale <= 1 that keeps every
+    |qd_i| <= max_rates_i (n,) (inf = no bound).  Scaling the whole vector keeps the direction,
+    so the end effector slows down along its path instead of leaving it."""
+    over = np.abs(qd) > max_rates
+    if not over.any():
+        return qd, 1.0
+    scale = float(np.min(max_rates[over] / np.abs(qd[over])))
+    return qd * scale, scale

@@ -1,0 +1,55 @@
+"""Resolved-motion-rate control of a free-floating arm with the generalized Jacobian
+(Umetani and Yoshida, 1989), plain and with the base kinetic energy minimized in the null space.
+
+Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
+
+- :class:`ResolvedRate` (mode ``resolved_rate``): qd = J*# b with J*# the damped
+  pseudo-inverse (exact away from singularities, bounded rates near them).
+- :class:`ResolvedRateMinBaseEnergy` (mode ``resolved_rate_min_base_energy``; SPART's
+  "Minimize Floating Kinematic Energy"): qd = J*# b + N y, N an orthonormal basis of J*'s
+  kernel and y minimizing the base's own kinetic energy
+  T0 = 1/2 u0' blkdiag(I_base, m_base I3) u0 with u0 = H0^-1 h0 + G qd (momentum
+  conservation; I_base about the base CoM in the base frame, constant because u0's angular
+  part is in the base frame).  The end-effector task is unchanged (N y adds no twist).
+"""
+import numpy as np
+
+from .damped_least_squares import damped_pseudo_inverse
+from .space_motion import SpaceMotionLaw
+
+__all__ = ['ResolvedRate', 'ResolvedRateMinBaseEnergy']
+
+
+class ResolvedRate(SpaceMotionLaw):
+    """qd = J*# (twist_cmd - drift) on the task rows (see :class:`SpaceMotionLaw` for the
+    arguments and :meth:`SpaceMotionLaw.update`)."""
+
+    mode = 'resolved_rate'
+
+    def _joint_rates(self, ff, J, b):
+        D = damped_pseudo_inverse(J, self.damping, self.singular_region)
+        return D.inverse @ b, {'damping': D.damping, 'null_space_dim': D.null_basis.shape[1],
+                               'singular_values': D.singular_values}
+
+
+class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
+    """Resolved rate plus the null-space motion of least base kinetic energy (see the module
+    docstring).  Without redundancy (J* has no kernel) it is :class:`ResolvedRate`."""
+
+    mode = 'resolved_rate_min_base_energy'
+
+    def _joint_rates(self, ff, J, b):
+        D = damped_pseudo_inverse(J, self.damping, self.singular_region)
+        qd = D.inverse @ b
+        N = D.null_basis
+        if N.shape[1]:
+            W = self.base_energy_root
+            A = W @ (ff.reaction @ N)
+            c = W @ (ff.free_base_velocity + ff.reaction @ qd)
+            qd = qd - N @ (damped_pseudo_inverse(A).inverse @ c)
+        return qd, {'damping': D.damping, 'null_space_dim': N.shape[1], 'singular_values': D.singular_values}
+
+    def base_kinetic_energy(self, u0):
+        """1/2 u0' blkdiag(I_base, m_base I3) u0 [J], the quantity this law minimizes."""
+        v = self.base_energy_root @ np.asarray(u0, dtype=float)
+        return 0.5 * float(v @ v)

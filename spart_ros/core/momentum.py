@@ -1,0 +1,144 @@
+"""System momentum of a floating-base robot and the base reaction it implies.
+
+With no external force the linear and angular momentum of the whole system are conserved,
+so the base of a free-floating robot reacts to every joint motion.  In SPART's coordinates
+(u0 = [base angular velocity in the BASE frame; base CoM velocity, inertial]) the base rows
+of H u are the system momentum:
+
+    h0 = H0 u0 + H0m um = P0' [L_r0; p],   P0 = blkdiag(R0, I3)
+
+with L_r0 the angular momentum of every body about the base CoM r0 and p the linear
+momentum, both in the inertial frame (so h0[0:3] = R0' L_r0 is projected in the base frame,
+h0[3:6] = p in the inertial frame).  Solving for u0 gives the base reaction
+u0 = H0^-1 (h0 - H0m um) (SPART's Base Reaction block).
+
+Conserved quantities are the momentum about a point fixed in the inertial frame (e.g. the
+origin) or about the system CoM; L_r0 itself changes as the base CoM moves, so a
+controller keeps [L_origin; p] and turns it into h0 at each state
+(:func:`base_momentum_from`).  Every vector here is (6,) = [angular; linear].
+"""
+import numpy as np
+
+from . import _checks as chk
+from .attitude import cross
+from .errors import SingularModelError
+
+
+def _matrices(H0, H0m):
+    """Checked H0 (6, 6) and H0m (6, n_q)."""
+    H0 = chk.array('H0', H0, (6, 6))
+    H0m = chk.array('H0m', H0m, (6, None))
+    return H0, H0m
+
+
+def _solve_base(H0, rhs):
+    """H0^-1 rhs; H0 is the locked-system inertia (SPD unless the robot has no mass)."""
+    try:
+        return np.linalg.solve(H0, rhs)
+    except np.linalg.LinAlgError:
+        raise SingularModelError('H0 is singular: a floating base needs a system with mass and inertia') from None
+
+
+def _about(w0, R0, r0, point):
+    """P0' [moment about r0; force] -> [moment about ``point``; force], inertial frame."""
+    out = np.empty(6)
+    out[3:6] = w0[3:6]
+    out[0:3] = R0 @ w0[0:3] + cross(r0 - point, w0[3:6])
+    return out
+
+
+def base_momentum(H0, H0m, u0, um):
+    """h0 = H0 u0 + H0m um (6,): the system momentum in SPART's base coordinates.
+
+    ``H0`` (6, 6), ``H0m`` (6, n_q) from :func:`generalized_inertia` (or ``H[:6, :6]``,
+    ``H[:6, 6:]``); ``u0`` (6,), ``um`` (n_q,).  h0[0:3] is the angular momentum of the whole
+    system about the base CoM projected in the base frame [kg m^2/s], h0[3:6] the linear
+    momentum in the inertial frame [kg m/s].
+    """
+    H0, H0m = _matrices(H0, H0m)
+    u0 = chk.vector('u0', u0, 6)
+    um = chk.vector('um', um, H0m.shape[1])
+    return H0 @ u0 + H0m @ um
+
+
+def momentum_about(h0, R0, r0, point=None):
+    """[L_point; p] (6,), inertial frame, from the base-coordinate momentum ``h0`` (6,).
+
+    ``R0`` (3, 3) base CoM frame -> inertial, ``r0`` (3,) base CoM; ``point`` (3,) fixed in
+    the inertial frame (default the origin) or the system CoM.  L_point = R0 h0[0:3] +
+    (r0 - point) x p.  Conserved without external loads for the origin and the CoM.
+    """
+    h0 = chk.vector('h0', h0, 6)
+    R0 = chk.array('R0', R0, (3, 3))
+    r0 = chk.vector('r0', r0, 3)
+    point = np.zeros(3) if point is None else chk.vector('point', point, 3)
+    return _about(h0, R0, r0, point)
+
+
+def base_momentum_from(momentum, R0, r0, point=None):
+    """Inverse of :func:`momentum_about`: h0 (6,) from [L_point; p] (6,), inertial frame.
+
+    Use it to turn a conserved momentum (about the origin, say) into the h0 of the current
+    state for :func:`base_reaction`.
+    """
+    momentum = chk.vector('momentum', momentum, 6)
+    R0 = chk.array('R0', R0, (3, 3))
+    r0 = chk.vector('r0', r0, 3)
+    point = np.zeros(3) if point is None else chk.vector('point', point, 3)
+    out = np.empty(6)
+    out[3:6] = momentum[3:6]
+    out[0:3] = R0.T @ (momentum[0:3] - cross(r0 - point, momentum[3:6]))
+    return out
+
+
+def momentum_rate_about(tau0, R0, r0, point=None):
+    """d/dt [L_point; p] (6,), inertial frame, from the base generalized force of inverse dynamics.
+
+    ``tau0`` (6,): the base rows of ID for the motion (u, udot) with NO loads and no gravity
+    (``inverse_dynamics`` / ``FastDynamics.inverse_dynamics``); they are P0' times the rate of
+    change of the momentum about the base CoM held fixed, so the same shift as in
+    :func:`momentum_about` gives the rate about any point fixed in the inertial frame (and
+    about the system CoM, whose velocity is parallel to p).  Equals the resultant of the
+    external wrenches about that point (zero for a free-floating robot).
+    """
+    return momentum_about(tau0, R0, r0, point)
+
+
+def system_center_of_mass(H0, R0, r0):
+    """System CoM (3,), inertial frame, read off H0: H0[3:6, 0:3] = -m [r_com - r0]x R0."""
+    H0 = chk.array('H0', H0, (6, 6))
+    R0 = chk.array('R0', R0, (3, 3))
+    r0 = chk.vector('r0', r0, 3)
+    return _com(H0, R0, r0)
+
+
+def _com(H0, R0, r0):
+    m = H0[3, 3]
+    if not m > 0:
+        raise SingularModelError('H0: total mass H0[3, 3] must be positive')
+    S = H0[3:6, 0:3] @ R0.T     # -m [c]x
+    return r0 + np.array([S[1, 2] - S[2, 1], S[2, 0] - S[0, 2], S[0, 1] - S[1, 0]]) / (2 * m)
+
+
+def reaction_jacobian(H0, H0m):
+    """G = -H0^-1 H0m (6, n_q): the base velocity u0 each unit joint velocity causes at zero
+    momentum (u0 = H0^-1 h0 + G um).  Rows as u0: [angular, base frame; linear, inertial]."""
+    H0, H0m = _matrices(H0, H0m)
+    return -_solve_base(H0, H0m)
+
+
+def base_reaction(H0, H0m, um, h0=None):
+    """Base velocity u0 (6,) from momentum conservation: u0 = H0^-1 (h0 - H0m um).
+    (SPART: Base Reaction block)
+
+    ``um`` (n_q,) joint velocities; ``h0`` (6,) the system momentum in base coordinates
+    (:func:`base_momentum`, or :func:`base_momentum_from` of a conserved [L; p]); default 0,
+    a system at rest.  u0 = [angular velocity, base frame; CoM velocity, inertial].
+    """
+    H0, H0m = _matrices(H0, H0m)
+    um = chk.vector('um', um, H0m.shape[1])
+    rhs = -(H0m @ um)
+    if h0 is not None:
+        rhs += chk.vector('h0', h0, 6)
+    return _solve_base(H0, rhs)
+

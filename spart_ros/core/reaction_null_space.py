@@ -1,0 +1,61 @@
+"""Reaction null space: joint velocities that leave the base at rest (Nenchev, Yoshida et al.).
+
+With the system momentum h0, the base moves with u0 = H0^-1 h0 + G um, G = -H0^-1 H0m
+(:func:`reaction_jacobian`).  Joint velocities in the kernel of G add no base motion: for a
+system at rest the base stays at rest.  Two variants:
+
+- full (``attitude_only=False``): kernel of G (equivalently of H0m), base rotation AND
+  translation undisturbed; needs n_q > rank(H0m) (at most 6);
+- attitude only (``attitude_only=True``): kernel of G[0:3], the base angular velocity rows;
+  the base CoM may translate.  This is the kernel of the arm's angular-momentum coupling
+  about the SYSTEM CoM (the Schur complement of H0), not of H0m[0:3] (the coupling about the
+  base CoM), which would hold only if the base also could not translate.
+
+The basis comes from the SVD of the coupling rows; the rank uses the tolerance
+``tol`` on singular values (default max(shape) * eps * largest singular value, as
+numpy.linalg.matrix_rank).  Velocities and coupling rows are in SPART's u0 units (rad/s,
+m/s per unit joint velocity).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .errors import InputError
+from .momentum import _matrices, _solve_base
+
+ReactionNullSpace = namedtuple('ReactionNullSpace', 'basis projector rank coupling')
+ReactionNullSpace.__doc__ = """Reaction null space of a state.
+
+``basis`` (n_q, k): orthonormal columns spanning the joint velocities with no base reaction
+(k = n_q - rank, possibly 0); ``projector`` (n_q, n_q) = basis basis' (symmetric,
+idempotent); ``rank`` of the coupling; ``coupling`` (6 or 3, n_q): the base-velocity rows
+G = -H0^-1 H0m (or its angular rows) whose kernel this is."""
+
+
+def null_space(A, tol=None):
+    """(basis (n, k), rank): orthonormal basis of the kernel of ``A`` (m, n) from its SVD."""
+    m, n = A.shape
+    if n == 0:
+        return np.zeros((0, 0)), 0
+    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    if tol is None:
+        tol = max(m, n) * np.finfo(float).eps * (s[0] if s.size else 0.0)
+    rank = int(np.count_nonzero(s > tol))
+    return Vt[rank:].T.copy(), rank
+
+
+def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
+    """Reaction null space of the state whose base inertia blocks are ``H0`` (6, 6) and
+    ``H0m`` (6, n_q); returns a :class:`ReactionNullSpace`.
+
+    Joint velocities ``basis @ y`` (any y) leave u0 (or, with ``attitude_only``, the base
+    angular velocity) at its momentum-only value H0^-1 h0: zero for a system at rest.
+    ``projector @ um`` removes the reacting part of any um.
+    """
+    H0, H0m = _matrices(H0, H0m)
+    if tol is not None and not (np.isfinite(tol) and tol >= 0):
+        raise InputError(f'tol: expected a finite number >= 0, got {tol!r}')
+    G = -_solve_base(H0, H0m)
+    coupling = G[0:3] if attitude_only else G
+    basis, rank = null_space(coupling, tol)
+    return ReactionNullSpace(basis, basis @ basis.T, rank, coupling)

@@ -1,0 +1,203 @@
+"""Model report of a URDF, in the spirit of urdfdom's ``check_urdf``.
+
+    python -m spart_ros.inspect robot.urdf [--base floating|fixed] [--strict] [--xacro-arg name:=value]
+
+Prints what spart_ros makes of the file: the kinematic tree, the joints (type, axis,
+limits, mimic), the links (mass, CoM, inertia), the total mass and centre of mass at the
+zero configuration, every warning, and what the model supports (kinematics, inverse and
+forward dynamics on a fixed or floating base).  Exit status: 0 when the model loads (and,
+with ``--base``, forward dynamics works on that base); 1 when it does not (the report
+says why); 2 for a bad command line.  ``--strict`` makes non-physical inertias errors.
+"""
+import argparse
+import sys
+import warnings
+
+import numpy as np
+
+from .core.errors import SpartError
+from .core.model import FIXED, JOINT_TYPE_NAMES, PRISMATIC
+from .core.urdf import robot_from_urdf
+
+
+def _f(x):
+    return f'{float(x):.6g}'
+
+
+def _vec(v, tiny=0.0):
+    """(x, y, z); entries below ``tiny`` in magnitude shown as 0 (rounding in rpy, origins)."""
+    return '(' + ', '.join(_f(0.0 if abs(x) <= tiny else x + 0.0) for x in v) + ')'
+
+
+def _pose(T):
+    return f'xyz {_vec(T[:3, 3], 1e-12)} rpy {_vec(_rpy(T[:3, :3]), 1e-12)}'
+
+
+def _rpy(R):
+    """URDF roll, pitch, yaw of a rotation (R = Rz(yaw) Ry(pitch) Rx(roll))."""
+    pitch = np.arcsin(-np.clip(R[2, 0], -1.0, 1.0))
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
+def _urdf_frames(robot):
+    """{link name: 4x4 URDF link frame in the base link frame} at the zero configuration."""
+    frames = {robot.base_link.name: np.eye(4)}
+    com = {0: np.asarray(robot.base_link.T, float)}     # CoM frames in the base link frame
+    for joint, link in zip(robot.joints, robot.links):
+        T_joint = com[joint.parent_link] @ np.asarray(joint.T, float)
+        frames[link.name] = T_joint
+        com[link.id] = T_joint @ np.asarray(link.T, float)
+    return frames, com
+
+
+def _limits(joint):
+    lim, unit = joint.limits, 'm' if joint.type == PRISMATIC else 'rad'
+    parts = []
+    if np.isfinite(lim.lower) or np.isfinite(lim.upper):
+        parts.append(f'[{_f(lim.lower)}, {_f(lim.upper)}] {unit}')
+    if np.isfinite(lim.effort):
+        parts.append(f'effort {_f(lim.effort)}')
+    if np.isfinite(lim.velocity):
+        parts.append(f'velocity {_f(lim.velocity)}')
+    return ', '.join(parts) or 'no limits'
+
+
+def _tree_lines(robot):
+    """The kinematic tree, one line per link, indented by depth."""
+    children = {0: []}
+    for joint in robot.joints:
+        children.setdefault(joint.parent_link, []).append(joint)
+        children.setdefault(joint.child_link, [])
+    names = robot.link_names
+    lines = [f'  {names[0]} (base)']
+
+    def walk(link_id, indent):
+        kids = children[link_id]
+        for k, joint in enumerate(kids):
+            last = k == len(kids) - 1
+            kind = JOINT_TYPE_NAMES[joint.type]
+            mimic = robot.mimic.get(joint.name)
+            tag = f', mimics {mimic.leader!r}' if mimic else ''
+            lines.append(f'  {indent}{"`-- " if last else "|-- "}{names[joint.child_link]}  '
+                         f'<- {joint.name} ({kind}{tag})')
+            walk(joint.child_link, indent + ('    ' if last else '|   '))
+    walk(0, '')
+    return lines
+
+
+def _support(robot, floating, base_only=False, independent=False):
+    why = robot.singularity(floating, base_only, independent)
+    return ('yes', True) if not why else (f'no: {why}', False)
+
+
+def report(robot, base=None, caught=()):
+    """(text, ok): the report of a loaded robot; ``ok`` False when ``base`` is given and
+    forward dynamics does not work on that base."""
+    out = [f'robot {robot.name!r}: {robot.n_links_joints + 1} links, {len(robot.joints)} joints '
+           f'({robot.n_q} moving), base link {robot.base_link.name!r}']
+    if robot.world_link is not None:
+        if robot.base_hint == 'fixed':
+            T = robot.base_pose
+            out.append(f'URDF root {robot.world_link!r} dropped: a fixed joint places the base at {_pose(T)} in '
+                       f'{robot.world_link!r} (the URDF implies a fixed base)')
+        else:
+            out.append(f'URDF root {robot.world_link!r} dropped: a floating joint makes '
+                       f'{robot.base_link.name!r} a floating base (the URDF implies a floating base)')
+    elif robot.base_hint == 'fixed':
+        out.append(f'URDF root {robot.base_link.name!r}: the URDF implies a fixed base')
+    out += ['', 'tree:'] + _tree_lines(robot)
+
+    out += ['', 'joints (axis in the joint frame; origin = joint frame in the parent link frame):']
+    frames, com = _urdf_frames(robot)
+    for joint in robot.joints:
+        kind = JOINT_TYPE_NAMES[joint.type]
+        T = np.linalg.inv(frames[robot.link_names[joint.parent_link]]) @ frames[robot.link_names[joint.child_link]]
+        line = (f'  {joint.name}: {kind} {robot.link_names[joint.parent_link]} -> '
+                f'{robot.link_names[joint.child_link]}, origin {_pose(T)}')
+        if joint.type != FIXED:
+            line += f', axis {_vec(joint.axis)}, {_limits(joint)}'
+            m = robot.mimic.get(joint.name)
+            if m is not None:
+                line += f', mimic: {_f(m.multiplier)} * {m.leader} + {_f(m.offset)}'
+        out.append(line)
+
+    out += ['', 'links (CoM in the link frame; inertia about the CoM, in the <inertial> frame):']
+    bodies = [robot.base_link] + robot.links
+    for body in bodies:
+        T = np.asarray(body.T, float)
+        I = np.asarray(body.inertia, float)
+        if float(body.mass) == 0 and not I.any():
+            out.append(f'  {body.name}: massless frame')
+            continue
+        out.append(f'  {body.name}: mass {_f(body.mass)} kg, CoM {_vec(T[:3, 3], 1e-12)}, inertia ixx {_f(I[0, 0])} '
+                   f'iyy {_f(I[1, 1])} izz {_f(I[2, 2])} ixy {_f(I[0, 1])} ixz {_f(I[0, 2])} iyz {_f(I[1, 2])}, '
+                   f'principal moments {_vec(np.linalg.eigvalsh(I))}')
+
+    total = float(robot.total_mass)
+    out += ['', f'total mass: {_f(total)} kg']
+    if total > 0:
+        c = sum(float(b.mass) * com[k][:3, 3] for k, b in enumerate(bodies)) / total
+        out.append(f'centre of mass at the zero configuration: {_vec(c)} m in the base link frame')
+
+    out += ['', 'supports:',
+            '  kinematics, Jacobians, inverse dynamics (fixed and floating base): yes']
+    fixed_fd, fixed_ok = _support(robot, False)
+    floating_fd, floating_ok = _support(robot, True)
+    floating_id, _ = _support(robot, True, base_only=True)
+    out += [f'  forward dynamics, fixed base: {fixed_fd}',
+            f'  forward dynamics, floating base: {floating_fd}',
+            f'  floating-base inverse dynamics (base unactuated): {floating_id}']
+    if robot.mimic:
+        c = robot.coordinates
+        out.append(f'  mimic joints {list(robot.mimic)}: SPART functions use the {c.n_full} joint variables '
+                   f'{c.full_names}; the fast path (spart_ros.core.fast.mimic) the {c.n} independent {c.names}')
+        fixed_fd, fixed_ok = _support(robot, False, independent=True)
+        floating_fd, floating_ok = _support(robot, True, independent=True)
+        out += [f'  forward dynamics in independent coordinates, fixed base: {fixed_fd}',
+                f'  forward dynamics in independent coordinates, floating base: {floating_fd}']
+
+    out += ['', f'warnings ({len(caught)}):'] + [f'  {w}' for w in caught] if caught else ['', 'warnings: none']
+    ok = True
+    if base is not None:
+        ok = floating_ok if base == 'floating' else fixed_ok
+        out += ['', f'--base {base}: ' + ('OK' if ok else 'ERROR: forward dynamics does not work on this base')]
+    return '\n'.join(out), ok
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(prog='python -m spart_ros.inspect', description=__doc__.split('\n\n')[0])
+    parser.add_argument('urdf', help='URDF or xacro file (or - for URDF text on stdin)')
+    parser.add_argument('--base', choices=('fixed', 'floating'),
+                        help='the base you will use: exit 1 if forward dynamics does not work on it')
+    parser.add_argument('--strict', action='store_true', help='non-physical inertias are errors, not warnings')
+    parser.add_argument('--xacro-arg', action='append', default=[], metavar='NAME:=VALUE',
+                        help='a xacro argument (repeatable)')
+    args = parser.parse_args(argv)
+    mappings = {}
+    for item in args.xacro_arg:
+        name, sep, value = item.partition(':=')
+        if not sep or not name:
+            parser.error(f'--xacro-arg {item!r}: expected NAME:=VALUE')
+        mappings[name] = value
+    return args, mappings
+
+
+def main(argv=None):
+    args, mappings = _arguments(argv)
+    source = sys.stdin.read() if args.urdf == '-' else args.urdf
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            robot, _ = robot_from_urdf(source, strict=args.strict, xacro_args=mappings)
+        except SpartError as err:
+            for w in caught:
+                print(f'warning: {w.message}')
+            print(f'ERROR: {type(err).__name__}: {err}')
+            return 1
+        text, ok = report(robot, args.base, [str(w.message) for w in caught])
+    print(text)
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

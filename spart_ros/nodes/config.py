@@ -1,0 +1,44 @@
+"""Node configuration shared by the spart_ros nodes (pure Python, no rclpy).
+
+:class:`ConfigError` is raised for a parameter with an invalid value (the message names the
+parameter); :class:`ModelConfig` holds the parameters that shape a :class:`~.model.Model`.
+"""
+from dataclasses import dataclass, field
+
+from ..core.errors import SpartError
+
+__all__ = ['ConfigError', 'ModelConfig', 'BASE_MODES', 'POINT_FRAMES', 'BASE_COLUMNS']
+
+BASE_MODES = ('fixed', 'floating')
+POINT_FRAMES = ('link', 'com')
+BASE_COLUMNS = ('ros', 'spart')
+
+
+class ConfigError(SpartError, ValueError):
+    """A node parameter with an invalid value (the message names the parameter)."""
+
+
+@dataclass
+class ModelConfig:
+    """Node parameters that depend on the model (checked when a model is built)."""
+    base: str = 'fixed'
+    jacobian_links: list = field(default_factory=list)
+    jacobian_offsets: list = field(default_factory=list)
+    jacobian_point_frame: str = 'link'
+    jacobian_base_columns: str = 'ros'
+    imu_link: str = ''
+    strict: bool = False
+
+    def check(self):
+        if self.base not in BASE_MODES:
+            raise ConfigError(f'base must be one of {BASE_MODES}, got {self.base!r}')
+        if self.jacobian_point_frame not in POINT_FRAMES:
+            raise ConfigError(f'jacobian_point_frame must be one of {POINT_FRAMES}, '
+                              f'got {self.jacobian_point_frame!r}')
+        if self.jacobian_base_columns not in BASE_COLUMNS:
+            raise ConfigError(f'jacobian_base_columns must be one of {BASE_COLUMNS}, '
+                              f'got {self.jacobian_base_columns!r}')
+        if len(self.jacobian_offsets) % 3:
+            raise ConfigError(f'jacobian_offsets must hold 3 numbers per link (flattened [x, y, z, ...]), '
+                              f'got {len(self.jacobian_offsets)}')
+        return self

@@ -1,0 +1,422 @@
+"""Robot model and state inputs shared by the spart_ros nodes (rclpy adapter).
+
+:class:`RobotInputs` is composed by a node (``spart_dynamics``, ``spart_controller``) and
+gives it, under one set of parameter names and QoS:
+
+- the model: URDF from the ``robot_description`` topic (RELIABLE + TRANSIENT_LOCAL, depth 1,
+  like robot_state_publisher), or the ``robot_description`` / ``urdf_path`` parameters
+  (settable at run time); every new description rebuilds the :class:`~.model.Model`, a bad
+  one is logged naming the problem and the previous model is kept;
+- joint states (sensor_msgs/JointState, read serialized) mapped BY NAME into the model's
+  joint-variable order: any order, subsets keep the others' last values, velocity-only
+  messages update velocities; messages with none of the model's joints and messages
+  stamped older than the last one are ignored (counted, warned throttled);
+- the base state: a fixed pose (``base: fixed``) or, for ``base: floating``, the latest
+  nav_msgs/Odometry (pose of the URDF base link in the world, twist in the base link frame,
+  REP 105) no older than ``odom_max_age`` than the joint state, with an optional
+  sensor_msgs/Imu override of orientation and angular velocity.
+
+The node learns about them through callbacks: ``on_model(model)`` after a new model is
+installed, ``on_joint_state(sec, nanosec)`` after every accepted joint-state update, and
+``on_rejected(what, error)`` when an input is rejected (NaN, wrong lengths, ...).  Nothing
+here computes dynamics: the node does, from :meth:`RobotInputs.state`.
+"""
+from collections import namedtuple
+import time
+import traceback
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+
+from ..core.errors import InputError, ModelError, SpartError
+from .base_estimator import BaseLinkState, FloatingBaseEstimator, imu_to_base
+from .cdr import CdrError, parse_joint_state
+from .config import BASE_MODES, ConfigError, ModelConfig
+from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vector3
+from .joint_states import JointStateMapper
+from .model import Model
+from .throttle import LogLimiter
+
+__all__ = ['RobotInputs', 'RobotState', 'INPUT_PARAMETERS', 'ROBOT_DESCRIPTION_QOS', 'input_qos',
+           'declare_parameters', 'guarded']
+
+#: robot_state_publisher's robot_description: latched.
+ROBOT_DESCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                                   reliability=ReliabilityPolicy.RELIABLE,
+                                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+RELIABILITIES = {'best_effort': ReliabilityPolicy.BEST_EFFORT, 'reliable': ReliabilityPolicy.RELIABLE}
+
+
+def input_qos(depth, reliability='best_effort'):
+    """Sensor inputs (joint_states, odometry, IMU): KEEP_LAST ``depth``, VOLATILE.  BEST_EFFORT
+    (the default) matches reliable and best-effort publishers alike; RELIABLE matches only
+    reliable ones (joint_state_broadcaster is) and never loses a message they send."""
+    if reliability not in RELIABILITIES:
+        raise ConfigError(f"input_reliability must be one of {sorted(RELIABILITIES)}, got {reliability!r}")
+    if int(depth) < 1:
+        raise ConfigError(f'input_queue_depth must be >= 1, got {depth}')
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=int(depth),
+                      reliability=RELIABILITIES[reliability], durability=DurabilityPolicy.VOLATILE)
+
+
+# name: (default, description, read_only); a Parameter.Type default = declared without value
+INPUT_PARAMETERS = {
+    'robot_description': ('', 'URDF text of the robot (takes precedence over urdf_path); '
+                          'settable at run time', False),
+    'urdf_path': ('', 'Path of a URDF (or .xacro) file, used when robot_description is empty; '
+                  'settable at run time', False),
+    'robot_description_topic': ('robot_description', 'std_msgs/String topic with the URDF '
+                                '(RELIABLE + TRANSIENT_LOCAL); empty = do not subscribe', True),
+    'strict': (False, 'physically impossible inertias in the URDF are errors (the model is refused) '
+               'instead of warnings', True),
+    'joint_states_topic': ('joint_states', 'sensor_msgs/JointState input topic', True),
+    'accept_older_stamps': (False, 'accept joint_states stamped before the last one (default: dropped, '
+                            'counted and warned)', True),
+    'base': ('fixed', "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)", True),
+    'base_position': ([0.0, 0.0, 0.0], 'fixed base: position [x, y, z] in world_frame of the URDF base '
+                      "link (of the URDF's world link when it has one: its fixed joint places the base) [m]", True),
+    'base_orientation': ([0.0, 0.0, 0.0, 1.0], 'fixed base: orientation (x, y, z, w) in world_frame of the '
+                         "URDF base link (of the URDF's world link when it has one)", True),
+    'odometry_topic': ('odom', 'floating base: nav_msgs/Odometry topic (pose of the URDF base link '
+                       'in the world; twist in the base link frame, REP 105)', True),
+    'odom_max_age': (0.2, 'floating base: odometry is used when its stamp is within this many seconds '
+                     "of the joint state's stamp (0 = no limit)", True),
+    'use_imu': (False, 'floating base: let a fresh sensor_msgs/Imu override the base orientation '
+                'and angular velocity', True),
+    'imu_topic': ('imu/data', 'sensor_msgs/Imu topic (used when use_imu is true)', True),
+    'imu_link': ('', 'URDF link of the IMU frame, rigidly attached to the base; empty = the '
+                 "IMU messages' header.frame_id", True),
+    'imu_max_age': (0.1, 'an IMU sample is fresh when its stamp is within this many seconds of '
+                    "the joint state's stamp", True),
+    'world_frame': ('world', 'frame_id of the outputs (the odometry frame for a floating base)', True),
+    'gravity': ([0.0, 0.0, 0.0], 'gravity [x, y, z] in world_frame [m/s^2] (0 in space; '
+                '[0, 0, -9.81] on Earth)', True),
+    'input_queue_depth': (100, 'KEEP_LAST depth of the joint_states/odometry/IMU subscriptions', True),
+    'input_reliability': ('best_effort', "QoS reliability of the joint_states/odometry/IMU subscriptions: "
+                          "'best_effort' (matches every publisher) or 'reliable'", True),
+}
+
+
+def declare_parameters(node, table):
+    """Declare every parameter of ``table`` (name: (default, description, read_only)) and
+    return their values (None for one declared without a default and not set)."""
+    for name, (default, description, read_only) in table.items():
+        node.declare_parameter(name, default, ParameterDescriptor(description=description, read_only=read_only))
+    values = {}
+    for name in table:
+        try:
+            values[name] = node.get_parameter(name).value
+        except ParameterUninitializedException:
+            values[name] = None
+    return values
+
+
+def guarded(node, limiter, callback, what, on_error=None):
+    """Wrap a callback so that it never raises: a SpartError is logged as one line naming the
+    problem, anything else with its traceback; repeated texts are throttled by ``limiter``.
+    ``on_error(what, error)`` (optional) is called after the log."""
+    def wrapped(*args):
+        try:
+            return callback(*args)
+        except SpartError as err:
+            if limiter.allow((what, str(err)), time.monotonic()):
+                node.get_logger().error(f'{what}: {err}')
+            error = err
+        except Exception as err:  # noqa: BLE001 - a callback must never kill the node
+            if limiter.allow((what, type(err).__name__, str(err)), time.monotonic()):
+                node.get_logger().error(f'{what}: unexpected {type(err).__name__}: {err}\n{traceback.format_exc()}')
+            error = err
+        if on_error is not None:
+            on_error(what, error)
+        return None
+    return wrapped
+
+
+RobotState = namedtuple('RobotState', 'base q qd')
+RobotState.__doc__ = """A complete robot state for one joint-state stamp: ``base`` a
+:class:`~.base_estimator.BaseLinkState` (ROS convention), ``q``, ``qd`` (n_q,) in the model's
+joint-variable order (the arrays are the mapper's: copy them to keep them)."""
+
+
+class _Quat:
+    def __init__(self, x, y, z, w):
+        self.x, self.y, self.z, self.w = float(x), float(y), float(z), float(w)
+
+
+class RobotInputs:
+    """Model, joint states and base state of one robot for ``node`` (see the module docstring).
+
+    ``model_options``: extra :class:`~.config.ModelConfig` fields from the node's own
+    parameters (e.g. the dynamics node's Jacobian links).  Parameters in
+    :data:`INPUT_PARAMETERS` are declared on ``node`` here; ``params`` holds their values.
+    """
+
+    def __init__(self, node, model_options=None, on_model=None, on_joint_state=None, on_rejected=None):
+        self.node = node
+        self.params = p = declare_parameters(node, INPUT_PARAMETERS)
+        self.log_limiter = LogLimiter(5.0)
+        self.once = LogLimiter(None)
+        self._on_model = on_model
+        self._on_joint_state = on_joint_state
+        self._on_rejected = on_rejected
+        if p['base'] not in BASE_MODES:
+            raise ConfigError(f'base must be one of {BASE_MODES}, got {p["base"]!r}')
+        self.floating = p['base'] == 'floating'
+        self.use_imu = self.floating and bool(p['use_imu'])
+        self.world_frame = p['world_frame']
+        self.gravity = finite('gravity', p['gravity'])
+        if self.gravity.shape != (3,):
+            raise ConfigError(f'gravity needs 3 numbers [x, y, z], got {list(p["gravity"])}')
+        self.odom_max_age = float(p['odom_max_age'])
+        if not self.odom_max_age >= 0:
+            raise ConfigError(f'odom_max_age must be >= 0 (0 = no limit), got {p["odom_max_age"]}')
+        self.config = ModelConfig(base=p['base'], imu_link=p['imu_link'] if self.use_imu else '',
+                                  strict=bool(p['strict']), **(model_options or {})).check()
+        self._root_pose = self._fixed_base_state(p['base_position'], p['base_orientation'])
+        self.fixed_base = self._root_pose
+        self.estimator = FloatingBaseEstimator(p['imu_max_age'])
+        self._odom_stamp = None
+
+        self.model = None
+        self.description = None
+        self.joints = JointStateMapper([])
+        self._pending_joints = {}           # joint states received before any model
+        self.last_stamp = None              # (sec, nanosec) of the last accepted joint state
+        self.last_receipt = None            # node clock (s) when it arrived
+        self.odom_receipt = None
+        #: counters, e.g. for a status message: accepted, no model joint, older stamp, rejected
+        self.counts = {'joint_states': 0, 'ignored': 0, 'older_stamp': 0, 'rejected': 0, 'odometry': 0}
+
+        qos = input_qos(p['input_queue_depth'], p['input_reliability'])
+        self.joint_states_sub = node.create_subscription(
+            JointState, p['joint_states_topic'], self.guard(self._on_joint_states_raw, 'joint_states'), qos,
+            raw=True)   # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
+        self.odometry_sub = self.imu_sub = self.description_sub = None
+        if self.floating:
+            self.odometry_sub = node.create_subscription(Odometry, p['odometry_topic'],
+                                                         self.guard(self._on_odometry, 'odometry'), qos)
+            if self.use_imu:
+                self.imu_sub = node.create_subscription(Imu, p['imu_topic'], self.guard(self._on_imu, 'imu'), qos)
+        if p['robot_description_topic']:
+            self.description_sub = node.create_subscription(
+                String, p['robot_description_topic'], self.guard(self._on_description, 'robot_description'),
+                ROBOT_DESCRIPTION_QOS)
+        node.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def load_initial_model(self):
+        """Load the model from the ``robot_description`` / ``urdf_path`` parameters, if set
+        (call it once the node's own set-up is done: ``on_model`` runs)."""
+        p = self.params
+        if p['robot_description']:
+            self.load_model(p['robot_description'], 'parameter robot_description')
+        elif p['urdf_path']:
+            self.load_model(p['urdf_path'], f'urdf_path {p["urdf_path"]!r}', path=True)
+
+    # -- plumbing -------------------------------------------------------------------------
+    def guard(self, callback, what):
+        """``callback`` wrapped by :func:`guarded`; errors count as rejected inputs."""
+        return guarded(self.node, self.log_limiter, callback, what, self._rejected)
+
+    def _rejected(self, what, error):
+        self.counts['rejected'] += 1
+        if self._on_rejected is not None:
+            self._on_rejected(what, error)
+
+    def warn_throttled(self, key, text):
+        if self.log_limiter.allow(key, time.monotonic()):
+            self.node.get_logger().warning(text)
+
+    def info_throttled(self, key, text):
+        if self.log_limiter.allow(key, time.monotonic()):
+            self.node.get_logger().info(text)
+
+    def input_topics(self):
+        """Names of the subscribed input topics (for a start-up log line)."""
+        subs = (self.joint_states_sub, self.odometry_sub, self.imu_sub, self.description_sub)
+        return [s.topic_name for s in subs if s is not None]
+
+    def _fixed_base_state(self, position, orientation):
+        if len(position) != 3 or len(orientation) != 4:
+            raise ConfigError(f'base_position needs 3 numbers and base_orientation 4 (x, y, z, w); got '
+                              f'{list(position)} and {list(orientation)}')
+        R = quaternion('base_orientation', _Quat(*orientation))
+        p = finite('base_position', position)
+        return BaseLinkState(R, p, np.zeros(3), np.zeros(3))
+
+    # -- model ----------------------------------------------------------------------------
+    def load_model(self, source, origin, path=False):
+        """Build and install a model from URDF text (or a file path with ``path``); on failure
+        log and keep the previous one.  Returns (success, message)."""
+        keep = 'keeping the previous model' if self.model else 'no model loaded yet'
+        try:
+            if not path and '<' not in source:
+                raise ModelError('the robot description is not URDF XML (no "<" in it)')
+            model = Model.from_urdf(source, self.config)
+        except SpartError as err:
+            self.node.get_logger().error(f'robot description from {origin} rejected: {err} ({keep})')
+            return False, str(err)
+        except Exception as err:  # noqa: BLE001
+            self.node.get_logger().error(f'robot description from {origin} rejected: unexpected '
+                                         f'{type(err).__name__}: {err} ({keep})\n{traceback.format_exc()}')
+            return False, f'{type(err).__name__}: {err}'
+        model.fast.gravity = self.gravity
+        for text in model.warnings:
+            self.node.get_logger().warning(f'robot description from {origin}: {text}')
+        self.fixed_base = self._root_pose
+        if model.robot.base_pose is not None:      # a URDF 'world' root: the parameters place it
+            R, p = self._root_pose.R_b, self._root_pose.p_b
+            T = np.asarray(model.robot.base_pose, float)
+            self.fixed_base = BaseLinkState(R @ T[:3, :3], p + R @ T[:3, 3], np.zeros(3), np.zeros(3))
+        joints = JointStateMapper(model.q_names, previous=self.joints, ignored=model.followers)
+        if self._pending_joints:
+            names = [n for n in self._pending_joints if n in joints.index]
+            if names:
+                joints.update(names, [self._pending_joints[n][0] for n in names],
+                              [self._pending_joints[n][1] for n in names])
+            self._pending_joints.clear()
+        self.model, self.joints, self.description = model, joints, source
+        self.node.get_logger().info(f'{model.summary()} (from {origin})')
+        if self._on_model is not None:
+            self._on_model(model)
+        return True, 'ok'
+
+    def _on_description(self, msg):
+        if msg.data == self.description:
+            return
+        self.load_model(msg.data, f'topic {self.description_sub.topic_name}')
+
+    def _on_set_parameters(self, params):
+        for param in params:
+            if param.name in ('robot_description', 'urdf_path') and param.value:
+                ok, message = self.load_model(param.value, f'parameter {param.name}', path=param.name == 'urdf_path')
+                if not ok:
+                    return SetParametersResult(successful=False, reason=message)
+        return SetParametersResult(successful=True)
+
+    # -- joint states ---------------------------------------------------------------------
+    def _on_joint_states_raw(self, data):
+        try:
+            sec, nanosec, names, positions, velocities = parse_joint_state(data)
+        except CdrError:        # another encoding: rclpy's deserializer (slower, same result)
+            msg = deserialize_message(data, JointState)
+            sec, nanosec, names = msg.header.stamp.sec, msg.header.stamp.nanosec, tuple(msg.name)
+            positions, velocities = msg.position, msg.velocity
+        self.joint_state(sec, nanosec, names, positions, velocities)
+
+    def joint_state(self, sec, nanosec, names, positions, velocities):
+        """One joint state (arrays in ``names`` order): map it, then ``on_joint_state``."""
+        if self.model is None:
+            if len(positions) == len(names):
+                vel = velocities if len(velocities) == len(names) else [0.0] * len(names)
+                for name, q, v in zip(names, positions, vel):
+                    self._pending_joints[name] = (float(q), float(v))
+            return
+        stamp = (sec, nanosec)
+        if self.last_stamp is not None and stamp < self.last_stamp and not self.params['accept_older_stamps']:
+            self.counts['older_stamp'] += 1
+            self.warn_throttled('older stamp', f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, before the last '
+                                f'one ({self.last_stamp[0] + 1e-9 * self.last_stamp[1]:.9f} s): dropped '
+                                f'({self.counts["older_stamp"]} so far; parameter accept_older_stamps)')
+            return
+        update = self.joints.update(names, positions, velocities)
+        if not update.matched and self.joints.n:
+            self.counts['ignored'] += 1
+            shown = list(names[:8]) + (['...'] if len(names) > 8 else [])
+            self.warn_throttled('no model joint', f'joint_states with none of the model\'s joints (names {shown}): '
+                                f'ignored ({self.counts["ignored"]} so far)')
+            return
+        if update.missing_velocities and self.once.allow('no velocities', 0.0):
+            self.node.get_logger().warning('joint_states without velocities: their joint velocities count as zero '
+                                           '(warned once)')
+        if update.unknown and self.once.allow(('unknown', update.unknown), 0.0):
+            self.node.get_logger().info(f'ignoring joints not in the model: {list(update.unknown)}')
+        self.counts['joint_states'] += 1
+        self.last_stamp = stamp
+        self.last_receipt = self.now()
+        if self._on_joint_state is not None:
+            self._on_joint_state(sec, nanosec)
+
+    def now(self):
+        """The node clock in seconds (sim time under use_sim_time)."""
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    # -- base -----------------------------------------------------------------------------
+    def _on_odometry(self, msg):
+        R_b, p_b = pose_to_matrix('odometry pose', msg.pose.pose)
+        v_b = vector3('odometry twist linear', msg.twist.twist.linear)
+        w_b = vector3('odometry twist angular', msg.twist.twist.angular)
+        model = self.model
+        if model is not None and msg.child_frame_id and msg.child_frame_id != model.robot.base_link.name \
+                and self.once.allow(('odom child', msg.child_frame_id), 0.0):
+            self.node.get_logger().warning(
+                f'odometry child_frame_id {msg.child_frame_id!r} is not the URDF base link '
+                f'{model.robot.base_link.name!r}: its pose and twist are used as the base link\'s (warned once)')
+        if msg.header.frame_id and msg.header.frame_id != self.world_frame \
+                and self.once.allow(('odom frame', msg.header.frame_id), 0.0):
+            self.node.get_logger().warning(f'odometry frame_id {msg.header.frame_id!r} differs from world_frame '
+                                           f'{self.world_frame!r} (warned once)')
+        self.estimator.set_odometry(R_b, p_b, v_b, w_b)
+        self._odom_stamp = stamp_seconds(msg.header.stamp)
+        self.odom_receipt = self.now()
+        self.counts['odometry'] += 1
+
+    def _on_imu(self, msg):
+        model = self.model
+        if model is None:
+            return
+        frame = self.config.imu_link or msg.header.frame_id
+        if not frame:
+            raise InputError('IMU message without header.frame_id and no imu_link parameter')
+        R_b_imu = model.imu_rotation(frame)
+        has_orientation = msg.orientation_covariance[0] != -1.0
+        has_rate = msg.angular_velocity_covariance[0] != -1.0
+        R_w_imu = quaternion('IMU orientation', msg.orientation) if has_orientation else None
+        w_imu = vector3('IMU angular_velocity', msg.angular_velocity) if has_rate else None
+        R_b, w_b = imu_to_base(R_b_imu, R_w_imu, w_imu)
+        self.estimator.set_imu(R_b, w_b, stamp_seconds(msg.header.stamp))
+
+    def base_state(self, stamp):
+        """Base state for a joint state stamped ``stamp`` = (sec, nanosec), or None (see
+        :meth:`unavailable` for why)."""
+        if not self.floating:
+            return self.fixed_base
+        t = stamp[0] + 1e-9 * stamp[1]
+        if self.odom_max_age and self._odom_stamp is not None and abs(t - self._odom_stamp) > self.odom_max_age:
+            return None
+        return self.estimator.state(t)
+
+    # -- the state the node computes with ---------------------------------------------------
+    def unavailable(self, stamp=None):
+        """Why no complete state exists for ``stamp`` (default: the last joint state), as one
+        sentence; None when :meth:`state` has one."""
+        if self.model is None:
+            return 'waiting for a robot description'
+        if not self.joints.ready or self.last_stamp is None:
+            return f'waiting for joint states of {self.joints.missing() if self.last_stamp else self.model.q_names}'
+        stamp = self.last_stamp if stamp is None else stamp
+        if self.floating:
+            if self.estimator.odometry is None:
+                return f'waiting for odometry on {self.odometry_sub.topic_name}'
+            if self.base_state(stamp) is None:
+                age = stamp[0] + 1e-9 * stamp[1] - self._odom_stamp
+                return (f'odometry stamp is {abs(age):.3f} s {"older" if age > 0 else "newer"} than the joint state '
+                        f'(odom_max_age {self.odom_max_age} s)')
+        return None
+
+    def state(self, stamp=None):
+        """:data:`RobotState` for ``stamp`` (default: the last joint state), or None."""
+        stamp = self.last_stamp if stamp is None else stamp
+        if self.model is None or stamp is None or not self.joints.ready:
+            return None
+        base = self.base_state(stamp)
+        if base is None:
+            return None
+        return RobotState(base, self.joints.positions, self.joints.velocities)
+

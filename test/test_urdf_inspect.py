@@ -1,0 +1,75 @@
+"""The command-line model report: python -m spart_ros.inspect FILE [--base ...] [--strict]."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core_helpers import TEST_DIR
+from spart_ros import inspect as report_cli
+
+LOADING = os.path.join(TEST_DIR, 'data', 'urdf', 'loading')
+REPO = os.path.dirname(TEST_DIR)
+
+
+def run(capsys, *argv):
+    code = report_cli.main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_module_runs_and_reports_the_ur5():
+    out = subprocess.run([sys.executable, '-m', 'spart_ros.inspect', os.path.join(LOADING, 'ur5_world.urdf')],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    for words in ("robot 'ur5': 10 links, 9 joints (6 moving), base link 'base_link'",
+                  "URDF root 'world' dropped: a fixed joint places the base at xyz (0.5, -0.2, 0.8) rpy (0, 0, 1.5708)",
+                  '`-- upper_arm_link  <- shoulder_lift_joint (revolute)',
+                  'shoulder_pan_joint: revolute base_link -> shoulder_link, origin xyz (0, 0, 0.089159) rpy (0, 0, 0), '
+                  'axis (0, 0, 1), [-6.28319, 6.28319] rad, effort 150, velocity 3.15',
+                  'upper_arm_link: mass 8.393 kg, CoM (0, 0, 0.28)', 'tool0: massless frame',
+                  'total mass: 20.9939 kg', 'centre of mass at the zero configuration',
+                  'forward dynamics, floating base: yes', "links ['ee_link', 'base', 'tool0'] have no <inertial>"):
+        assert words in text, words
+
+
+def test_mimic_and_floating_world(capsys):
+    code, out = run(capsys, os.path.join(LOADING, 'gripper_mimic.urdf'), '--base', 'floating')
+    assert code == 0 and 'mimic: -0.5 * wrist + 0.1' in out and '--base floating: OK' in out
+    assert "the 3 independent ['shoulder', 'wrist', 'finger_left']" in out
+    code, out = run(capsys, os.path.join(LOADING, 'quadruped_world_floating.urdf'))
+    assert code == 0 and "a floating joint makes 'trunk' a floating base" in out
+    assert "'imu_link'" in out and 'not positive semi-definite' in out
+
+
+def test_xacro_arguments(capsys):
+    code, out = run(capsys, os.path.join(LOADING, 'biped.urdf.xacro'), '--xacro-arg', 'torso_mass:=20')
+    assert code == 0 and 'pelvis: mass 20 kg' in out
+    with pytest.raises(SystemExit) as err:
+        report_cli.main([os.path.join(LOADING, 'biped.urdf.xacro'), '--xacro-arg', 'torso_mass=20'])
+    assert err.value.code == 2
+
+
+def test_errors_exit_non_zero(capsys, tmp_path):
+    code, out = run(capsys, os.path.join(LOADING, 'manisat_planar.urdf'), '--strict')
+    assert code == 1 and "ERROR: InertiaError" in out and "'Satellite'" in out
+    bad = tmp_path / 'planar.urdf'
+    bad.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="glide" type="planar">'
+                   '<parent link="a"/><child link="b"/></joint></robot>')
+    code, out = run(capsys, str(bad))
+    assert code == 1 and str(bad) in out and "'glide'" in out
+    code, out = run(capsys, str(tmp_path / 'missing.urdf'))
+    assert code == 1 and 'missing.urdf' in out
+
+
+def test_base_that_forward_dynamics_cannot_use_exits_non_zero(capsys, tmp_path):
+    path = tmp_path / 'rail.urdf'
+    path.write_text('<robot name="rail"><link name="base_footprint"/><joint name="slide" type="prismatic">'
+                    '<parent link="base_footprint"/><child link="cart"/><axis xyz="1 0 0"/>'
+                    '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint><link name="cart"><inertial>'
+                    '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+                    '</robot>')
+    code, out = run(capsys, str(path), '--base', 'fixed')
+    assert code == 0 and 'forward dynamics, floating base: no' in out and "'slide'" in out
+    code, out = run(capsys, str(path), '--base', 'floating')
+    assert code == 1 and '--base floating: ERROR' in out
