@@ -350,8 +350,9 @@ def test_real_time_fixed_base_readouts_and_commands(rt):
     assert odom.twist.twist.linear.x == 0.0 and odom.twist.twist.angular.z == 0.0
     # gravity acts: the arm moves with zero effort
     rt.wait(lambda: any(abs(v) > 1e-3 for v in rt.latest_js().velocity), 'the arm moving under gravity')
-    # a command is applied and echoed in effort (alphabetical = joint_1..joint_7 here)
-    values = [0.5, -1.0, 1.5, -2.0, 2.5, -3.0, 3.5]
+    # a command is applied and echoed in effort (alphabetical = joint_1..joint_7 here); small:
+    # held on the light wrist for the rest of the module, a large one would spin it up for ever
+    values = [0.05, -0.04, 0.03, -0.02, 0.01, -0.002, 0.001]
     rt.ros.publish_until(rt.cmd, lambda: command(values), lambda: list(rt.latest_js().effort) == values,
                          timeout=20.0, what='the command echoed in joint_states.effort', process=rt.proc)
     # a NaN command is dropped: the echo stays
@@ -360,6 +361,11 @@ def test_real_time_fixed_base_readouts_and_commands(rt):
     t = stamp_ns(rt.latest_js().header.stamp)
     rt.wait(lambda: stamp_ns(rt.latest_js().header.stamp) > t + 50_000_000, 'later states')
     assert list(rt.latest_js().effort) == values
+    # an effort that blows the physics up: logged, back to the initial state, efforts zero, still running
+    rt.cmd.publish(command([1e12] * 7))
+    rt.proc.wait_for_output(r'the simulation diverged before t = .* back to the initial state, efforts zero', 10.0)
+    rt.wait(lambda: list(rt.latest_js().effort) == [0.0] * 7, 'zero efforts after the divergence')
+    assert rt.proc.is_running()
 
 
 def test_real_time_pause_reset_resume(rt):

@@ -14,7 +14,8 @@ from spart_ros import spart
 from spart_ros.core import base_state as bs
 from spart_ros.core.attitude import quaternion_from_ros, quaternion_to_ros
 from spart_ros.core.errors import InputError, ModelError, URDFError, UnsupportedJointError
-from spart_ros.sim import (CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer)
+from spart_ros.sim import (CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer,
+                           SimulationDiverged)
 from core_helpers import load_robot, rel_err, urdf_path
 
 SC = urdf_path('SC_3DoF')
@@ -482,6 +483,22 @@ def test_reset_restores_the_initial_state_and_time_goes_on():
     with pytest.raises(InputError, match='fixed base has no velocity'):
         fixed.reset(InitialState(base_angular_velocity=(0, 0, 1)))
     assert np.array_equal(plant.joint_positions(), start[0])
+
+
+def test_divergence_resets_to_the_initial_state_and_says_so():
+    """A huge effort blows the state up: MuJoCo resets its data; the plant goes back to its own
+    initial state with zero efforts, keeps the time, and raises SimulationDiverged."""
+    init = InitialState(joint_positions={'lbr_iiwa_joint_2': 0.5})
+    plant = MujocoPlant.from_urdf(KUKA, initial=init)
+    plant.step(10)
+    plant.set_efforts([1e12] * 7)
+    with pytest.raises(SimulationDiverged, match=r'diverged before t = 0\.011000 s .*qacc at degree of freedom 0.*'
+                                                 r'efforts \[1000000000000\.0'):
+        plant.step(1)
+    assert plant.time_ns == 11_000_000 and not plant.efforts.any()
+    assert plant.joint_positions()[1] == 0.5 and not plant.data.qfrc_applied.any()
+    plant.set_efforts([1.0] * 7)
+    assert plant.step(5) == 5 and plant.data.qfrc_applied.tolist() == [1.0] * 7
 
 
 def test_pause_freezes_the_simulation():

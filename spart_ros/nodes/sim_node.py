@@ -61,7 +61,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
 from ..core.errors import SpartError
-from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer
+from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer, SimulationDiverged
 from ..core.urdf import urdf_text
 from .config import ConfigError
 from .robot_inputs import ROBOT_DESCRIPTION_QOS, declare_parameters, guarded
@@ -177,6 +177,7 @@ class SimNode(Node):
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
         self._messages = _StateMessages(plant, self._odom_frame, self._base_frame)
 
+        self._slip_reported = 0.0       # real time: simulated seconds given up, as last logged
         self._waiting = True            # lockstep: a state is out, no command since
         self._last_publish = time.monotonic()
         if self._lockstep:
@@ -185,8 +186,8 @@ class SimNode(Node):
                                                 self._guard(self._republish_if_waiting, 'republish'))
             self._republish_period = republish
         else:
+            # the pacer anchors at the first tick, once the node spins
             self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'))
-            self._pacer.restart(time.monotonic(), plant.time)
         self._publish_state()
 
         for note in plant.load_warnings:
@@ -224,9 +225,20 @@ class SimNode(Node):
         must never stop the node."""
         return guarded(self, self._log_limiter, callback, what)
 
-    def _log_throttled(self, key, level, text):
+    def _error_throttled(self, key, text):
+        # one call site per severity: rclpy refuses a severity change at a call site
         if self._log_limiter.allow(key, time.monotonic()):
-            getattr(self.get_logger(), level)(text)
+            self.get_logger().error(text)
+
+    def _advance(self, n):
+        """Step the physics; True when there is a new state to publish (also after the
+        plant diverged and went back to its initial state, which is logged)."""
+        try:
+            return bool(self._plant.step(n))
+        except SimulationDiverged as err:
+            self._command.clear()
+            self._error_throttled('diverged', f'{err} (log throttled)')
+            return True
 
     # -- publishing -----------------------------------------------------------------------
     def _publish_state(self):
@@ -247,12 +259,12 @@ class SimNode(Node):
         if plant.paused:                # the pacer restarts on resume
             return
         n = self._pacer.steps_due(time.monotonic(), plant.time)
-        if n and plant.step(n):
+        if n and self._advance(n):
             self._publish_state()
-        if self._pacer.slipped:
-            self._log_throttled('slip', 'warning',
-                                f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
-                                f'{self._pacer.slipped:.3f} s of simulated time given up so far')
+        if self._pacer.slipped > self._slip_reported + 0.1 and self._log_limiter.allow('slip', time.monotonic()):
+            self._slip_reported = self._pacer.slipped
+            self.get_logger().warning(f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
+                                      f'{self._pacer.slipped:.3f} s of simulated time given up so far')
 
     def _republish_if_waiting(self, _timer_info=None):
         if (self._waiting and not self._plant.paused
@@ -268,11 +280,11 @@ class SimNode(Node):
         try:
             self._plant.set_efforts(self._command.accept(msg.data))
         except CommandRejected as err:      # logged; in lockstep the tick still happens
-            self._log_throttled(('command', err.kind), 'error',
-                                f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
-                                f'command {self._command.efforts.tolist()}; log throttled)')
+            self._error_throttled(('command', err.kind),
+                                  f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
+                                  f'command {self._command.efforts.tolist()}; log throttled)')
         self._waiting = False
-        if self._lockstep and self._plant.step(self._lockstep_steps):
+        if self._lockstep and self._advance(self._lockstep_steps):
             self._publish_state()
 
     def _on_reset(self, request, response):

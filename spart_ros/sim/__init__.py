@@ -12,7 +12,7 @@ MuJoCo is imported when a model is built, not by this package's import.
 from .commands import CommandRejected, EffortCommand
 from .pacing import RealTimePacer
 from .plant import (BASE_MODES, BaseOdometry, ImuReading, InitialState, JointStateReading, Momentum,
-                    MujocoPlant)
+                    MujocoPlant, SimulationDiverged)
 
 __all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', 'ImuReading', 'Momentum',
-           'EffortCommand', 'CommandRejected', 'RealTimePacer', 'BASE_MODES']
+           'EffortCommand', 'CommandRejected', 'RealTimePacer', 'SimulationDiverged', 'BASE_MODES']

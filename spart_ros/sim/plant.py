@@ -31,13 +31,20 @@ import math
 
 import numpy as np
 
-from ..core.errors import InputError, ModelError
+from ..core.errors import InputError, ModelError, SpartError
 from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
 
 __all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', 'ImuReading', 'Momentum',
-           'BASE_MODES']
+           'SimulationDiverged', 'BASE_MODES']
 
 BASE_MODES = ('fixed', 'floating')
+#: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
+_DIVERGENCE_WARNINGS = {'mjWARN_BADQPOS': 'qpos', 'mjWARN_BADQVEL': 'qvel', 'mjWARN_BADQACC': 'qacc'}
+
+
+class SimulationDiverged(SpartError, RuntimeError):
+    """The physics blew up (e.g. a large effort held on a light joint); the plant is back in
+    its initial state with zero efforts."""
 
 JointStateReading = namedtuple('JointStateReading', 'names positions velocities efforts')
 JointStateReading.__doc__ = """Joint names (tuple) and positions [rad or m], velocities, efforts
@@ -168,6 +175,7 @@ class MujocoPlant:
         m.opt.timestep = self._dt_ns * 1e-9
         self._time_ns = 0
         self._fresh = False                                # mj_forward done at this state?
+        self._checks = [getattr(mujoco.mjtWarning, w) for w in _DIVERGENCE_WARNINGS]
         self.paused = False
         self.initial = InitialState() if initial is None else initial
         self.reset()
@@ -271,13 +279,27 @@ class MujocoPlant:
 
     def step(self, n=1):
         """Advance ``n`` physics steps with the held efforts; returns the steps taken
-        (0 while paused)."""
+        (0 while paused).
+
+        When the state blows up, MuJoCo resets its data (and warns on stdout); the plant then
+        goes back to its initial state with zero efforts (time goes on) and raises
+        :class:`SimulationDiverged` saying when and where.
+        """
         n = int(n)
         if self.paused or n <= 0:
             return 0
+        warning = self.data.warning
+        before = [warning[w].number for w in self._checks]
         self._mj.mj_step(self.model, self.data, n)
         self._time_ns += n * self._dt_ns
         self._fresh = False
+        for w, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
+            if warning[w].number != count:
+                dof, held = warning[w].lastinfo, self._efforts.tolist()
+                self.reset()
+                raise SimulationDiverged(
+                    f'the simulation diverged before t = {self.time:.6f} s (NaN, infinite or huge {name} at '
+                    f'degree of freedom {dof}; efforts {held}): back to the initial state, efforts zero')
         return n
 
     def reset(self, initial=None):
