@@ -155,9 +155,25 @@ class SimNode(Node):
         republish = float(p['lockstep_republish_period'])
         if not math.isfinite(republish) or republish < 0:
             raise ConfigError(f'lockstep_republish_period must be >= 0 (0 = never), got {republish}')
-        self._odom_frame = p['odom_frame']
         self._base_frame = p['base_frame'] or plant.base_link
+        self._create_interfaces(p)
+        self._slip_reported = 0.0       # real time: simulated seconds given up, as last logged
+        self._waiting = True            # lockstep: a state is out, no command since
+        self._last_publish = time.monotonic()
+        self._republish_period = republish
+        if self._lockstep:
+            if republish > 0:
+                self._timer = self.create_timer(min(republish, 0.1),
+                                                self._guard(self._republish_if_waiting, 'republish'))
+        else:
+            # the pacer anchors at the first tick, once the node spins
+            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'))
+        self._publish_state()
+        self._log_start(p, origin, min(rate, 1.0 / plant.dt))
 
+    # -- set-up helpers -------------------------------------------------------------------
+    def _create_interfaces(self, p):
+        """Publishers (robot_description sent at once), the commands subscription, services."""
         self._pub_clock = self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
         # lockstep: a new subscriber of a state topic (a controller starting late) gets the state
         matched = PublisherEventCallbacks(matched=self._guard(self._on_state_subscriber, 'matched'))
@@ -175,28 +191,18 @@ class SimNode(Node):
             Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS)
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
-        self._messages = _StateMessages(plant, self._odom_frame, self._base_frame)
+        self._messages = _StateMessages(self._plant, p['odom_frame'], self._base_frame)
 
-        self._slip_reported = 0.0       # real time: simulated seconds given up, as last logged
-        self._waiting = True            # lockstep: a state is out, no command since
-        self._last_publish = time.monotonic()
-        if self._lockstep:
-            if republish > 0:
-                self._timer = self.create_timer(min(republish, 0.1),
-                                                self._guard(self._republish_if_waiting, 'republish'))
-            self._republish_period = republish
-        else:
-            # the pacer anchors at the first tick, once the node spins
-            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'))
-        self._publish_state()
-
+    def _log_start(self, p, origin, rate):
+        """The loader's warnings, a base mode the URDF contradicts, and the one-line summary."""
+        plant = self._plant
         for note in plant.load_warnings:
             self.get_logger().warning(f'robot description: {note}')
         if plant.base_hint and plant.base_hint != p['base']:
             self.get_logger().warning(f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
                                       f"joint, but the node simulates a {p['base']} base (parameter base)")
         timing = (f'lockstep: {self._lockstep_steps} step(s) per command' if self._lockstep else
-                  f'real time x{self._pacer.real_time_factor:g}, publishing at {min(rate, 1.0 / plant.dt):g} Hz')
+                  f'real time x{self._pacer.real_time_factor:g}, publishing at {rate:g} Hz')
         self.get_logger().info(
             f"robot {plant.name!r} from {origin}: base {p['base']} {self._base_frame!r}, "
             f'{plant.n_joints} joints {list(plant.joint_names)}, gravity {plant.gravity.tolist()}, '
@@ -205,7 +211,6 @@ class SimNode(Node):
             f'{[pub.topic_name for pub in self._publishers_out()]}; services '
             f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}')
 
-    # -- set-up helpers -------------------------------------------------------------------
     @staticmethod
     def _description_source(p):
         if p['robot_description']:
