@@ -211,16 +211,16 @@ def interleaved(block_fns, rounds, block_s, warmup=50):
 
 # --- diagnosis: where do our microseconds go? ----------------------------------------------------
 # The kernels' entry signatures (spart_ros/core/fast/kernels.py):
-#   rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
-#   aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating)
+#   rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
+#   aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
 #   crba(mi, W, R0, r0, qm, H)
 #   jacobian(mi, W, R0, r0, qm, link, offset, J)                     (bias=False)
 #   jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias)
 # FastDynamics binds (mi, W) with functools.partial (fd._rnea, fd._aba, fd._crba,
 # fd._jacobian, fd._jacobian_and_bias) and passes the rest; the wrenches (wF0, wFm) are both
-# arrays or both None, gravity None means the model's gravity (row 0 of W), None
-# accelerations mean zero.  So the ID/FD calls timed here pass None, None, None for
-# (wF0, wFm, gravity).  The kernel's arguments below are not retyped here: they are recorded
+# arrays or both None, gravity None means the model's gravity (row 0 of W); ``out`` is the
+# method's own output array.  So the ID/FD calls timed here pass None, None, None for
+# (wF0, wFm, gravity), then floating and out.  The kernel's arguments below are not retyped here: they are recorded
 # from the public call itself (wrapped_call), so 'kernel' and 'njit' time exactly what the
 # wrapper runs, whatever it passes.
 #
@@ -229,18 +229,18 @@ def interleaved(block_fns, rounds, block_s, warmup=50):
 # machine code of an older kernels.py after the kernels change.
 
 @njit
-def loop_rnea(number, mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
+def loop_rnea(number, mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
     acc = 0
     for _ in range(number):
-        acc += K.rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
+        acc += K.rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
     return acc
 
 
 @njit
-def loop_aba(number, mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
+def loop_aba(number, mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out):
     acc = 0
     for _ in range(number):
-        acc += K.aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating)
+        acc += K.aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
     return acc
 
 

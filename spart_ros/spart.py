@@ -10,6 +10,13 @@ Beyond SPART: ``ID``, ``FD`` and ``Floating_ID`` take ``gravity=`` (a vector in
 the inertial frame); ``Jacob``/``Jacobdot`` accept a link name for ``i``.
 SPART bugs not copied: Velocities and FD recurse from each link's parent (not
 link i-1); DH_Serial2robot reads ``name``.
+
+Unlike SPART, every function checks its arguments once, at the entry
+(``spart_ros.core._checks``): a bad one raises ``InputError`` whose message starts
+with the argument's name (wrong shape, None, complex, NaN/inf, R0 or RL not a
+rotation within 1e-3, a quaternion far from unit, a link id that is not an integer
+in range, ``robot`` not a Robot), and a result that overflows raises ``InputError``
+naming the largest inputs instead of returning inf/NaN.
 """
 from .core import attitude as _attitude
 from .core.accelerations import accelerations as Accelerations

@@ -37,7 +37,8 @@ from .manipulability import manipulability, dynamic_singularity_measure, singula
 
 def spart_chain_warm_up(robot):
     """Run the SPART-named chain once on float inputs (compiles or loads its kernels)."""
-    n, nq = robot.n_links_joints, robot.n_q
+    from ._checks import robot as checked_robot
+    n, nq = checked_robot(robot).n_links_joints, robot.n_q
     R0, r0, z6, q = np.eye(3), np.zeros(3), np.zeros(6), np.zeros(nq)
     RJ, RL, rJ, rL, e, g = kinematics(R0, r0, q, robot)
     Bij, Bi0, P0, pm = differential_kinematics(R0, r0, rL, e, g, robot)

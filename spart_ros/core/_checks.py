@@ -1,67 +1,362 @@
-"""Argument checks done once at each public entry: shape, length, finiteness.
+"""Argument checks, done once at each public entry (Pinocchio's style): one boundary layer.
 
-Messages name the argument, the expected shape and what was given, so a ROS
-node can pass them on to its user unchanged.
+Every public function of ``spart_ros.core``, ``spart_ros.spart`` and
+``FastDynamics`` checks its arguments here (FastDynamics: in its kernels where
+that is nearly free, here for the rest) and raises :class:`InputError` with a
+message that starts with the argument's name, then says what was expected and
+what was given, so that a ROS node can pass it on unchanged.  The rules:
+
+- arrays: real numbers (ints or floats; complex, bool, strings and None are
+  errors), exactly the expected shape (a (k, 1) column is accepted for a
+  vector of length k), every entry finite.  Numeric arrays come out as
+  C-ordered float64 arrays (a transposed, sliced, read-only or integer array is
+  copied once: the compiled code is never compiled again for another layout).
+  Object arrays (sympy expressions, the symbolic path) keep their dtype; their
+  entries must be sympy expressions or finite real numbers.
+- rotation matrices (R0, RL, DCMs): every entry of R'R - I at most
+  ``ROTATION_TOL`` (1e-3) in magnitude and det R > 0, used as given (not re-orthonormalized):
+  a float32 round trip or an integrator's intermediate stage passes, a scale, shear or
+  reflection of 0.1 % or more does not.
+- quaternions and rotation axes: non-zero; normalized when
+  | |q|^2 - 1 | <= ``QUATERNION_TOL`` (0.01, the test tf2 applies to ROS
+  quaternions), an error beyond.
+- link ids: ints (Python or numpy, not bool) in 0..n, or link names.
+- robots: :class:`~spart_ros.core.model.Robot` instances.
+- results: finite.  A computation that overflows raises :class:`ResultNotFinite`,
+  which :func:`checked` turns into an InputError naming the largest inputs.
+
+Symbolic arguments get the shape checks only (their values are unknown).
 """
+import functools
+import inspect
 import math
+import numbers
 
 import numpy as np
 
 from .errors import InputError
+from .fast.kernels import ROTATION_TOL, all_finite as _all_finite, first_non_rotation as _first_non_rotation
+from .model import Robot
 
-_ndarray, _float = np.ndarray, np.dtype(float)
+#: | |q|^2 - 1 | up to which a quaternion (or an axis) is normalized; beyond, an error.
+QUATERNION_TOL = 0.01
+#: Inputs above this magnitude are named first when a result overflows (its square overflows).
+_HUGE = 1e150
+
+_ndarray, _float = np.ndarray, np.dtype(np.float64)
+
+
+class ResultNotFinite(InputError):
+    """A result overflowed (inf or NaN from finite inputs).  Raised inside a computation;
+    :func:`checked` re-raises it as an InputError naming the inputs."""
+
+
+# --- messages --------------------------------------------------------------------------------
+
+def _shape_text(shape):
+    if not shape:
+        return 'a scalar'
+    dims = ['?' if s is None else str(s) for s in shape]
+    return '(' + ', '.join(dims) + (',)' if len(dims) == 1 else ')')
+
+
+def _given(x):
+    """A short description of a value for a message."""
+    if x is None:
+        return 'None'
+    if isinstance(x, np.ndarray):
+        return f'an array of shape {x.shape} and dtype {x.dtype}'
+    text = repr(x)
+    return f'{type(x).__name__} {text[:60]}{"..." if len(text) > 60 else ""}'
+
+
+# --- values ----------------------------------------------------------------------------------
+
+def _object_entries(name, a):
+    """Entries of an object array: sympy expressions, or finite real numbers."""
+    for index, e in np.ndenumerate(a):
+        if hasattr(e, 'free_symbols'):                       # sympy
+            if getattr(e, 'is_Atom', False):
+                if (e.is_Number and e.is_finite is not True) or e.is_finite is False:
+                    raise InputError(f'{name}: entry {index} is {e}, not a finite number')
+                if e.is_real is False:
+                    raise InputError(f'{name}: entry {index} is {e}: expected real numbers, got a complex value')
+            continue
+        if isinstance(e, (bool, np.bool_)) or not isinstance(e, numbers.Number):
+            raise InputError(f'{name}: entry {index} is {_given(e)}, not a number')
+        if not isinstance(e, numbers.Real):
+            raise InputError(f'{name}: entry {index} is {e!r}: expected real numbers, got a complex value')
+        if not math.isfinite(e):
+            raise InputError(f'{name}: contains NaN or infinity (first at index {index})')
+
+
+def _as_array(name, x, what):
+    """``x`` as an array of real numbers (or sympy expressions); InputError naming ``name``.
+    ``what`` (the expectation, for messages) may be a shape tuple."""
+    if type(x) is _ndarray and x.dtype.kind in 'fiu':
+        return x
+    if isinstance(what, tuple):
+        what = f'an array of shape {_shape_text(what)}'
+    if x is None:
+        raise InputError(f'{name}: expected {what}, got None')
+    if isinstance(x, (str, bytes, dict, set)):
+        raise InputError(f'{name}: expected {what}, got {_given(x)}')
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as err:  # ragged nesting and the like
+        reason = 'rows of different lengths' if 'inhomogeneous' in str(err) or 'sequence' in str(err) else err
+        raise InputError(f'{name}: expected {what}, got {_given(x)}: not an array of numbers ({reason})') from None
+    kind = a.dtype.kind
+    if kind in 'fiu':
+        return a
+    if kind == 'c':
+        raise InputError(f'{name}: expected real numbers, got complex values (dtype {a.dtype})')
+    if kind == 'b':
+        raise InputError(f'{name}: expected real numbers, got booleans')
+    if kind == 'O':
+        _object_entries(name, a)
+        return a
+    raise InputError(f'{name}: expected {what} of real numbers, got {_given(x)}')
+
+
+def _float_c(a):
+    """A C-ordered, writable float64 version of a real array (a copy only when needed)."""
+    if a.dtype is not _float or not a.flags.c_contiguous or not a.flags.writeable:
+        a = np.array(a, dtype=np.float64, order='C')
+    return a
+
+
+def _finite(name, a):
+    """``a`` (a C-ordered float64 array) if every entry is finite; InputError otherwise."""
+    try:
+        if _all_finite(a):
+            return a
+    except TypeError:   # 0-D, or more than 4 dimensions
+        if np.all(np.isfinite(a)):
+            return a
+    bad = np.argwhere(~np.isfinite(a))[0]
+    raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
+
+
+def _shaped(name, a, shape):
+    """The real array ``a`` checked for ``shape``, converted and checked for finite values."""
+    if a.shape != shape and (a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape))):
+        raise InputError(f'{name}: expected shape {_shape_text(shape)}, got {a.shape}')
+    if a.dtype == object:
+        return a
+    return _finite(name, _float_c(a))
+
+
+def _array(name, x, shape):
+    return _shaped(name, _as_array(name, x, shape), shape)
 
 
 def array(name, x, shape):
-    """``x`` as an array of exactly ``shape`` (ints; None = any); float unless symbolic.
-
-    Raises InputError naming ``name`` for a wrong shape or a NaN / infinite entry.
-    """
-    if type(x) is _ndarray and x.dtype == _float and x.shape == shape and math.isfinite(x.sum()):
-        return x  # fast path: the sum is finite only if every entry is
-    try:
-        a = np.asarray(x)
-    except Exception as err:  # ragged lists and the like
-        raise InputError(f'{name}: cannot be read as an array ({err})') from None
-    if a.dtype != object:
-        if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-            raise InputError(f'{name}: expected numbers, got dtype {a.dtype}')
-        a = a.astype(float, copy=False)
-    if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
-        want = 'x'.join('?' if s is None else str(s) for s in shape) or 'scalar'
-        raise InputError(f'{name}: expected shape ({want}), got {a.shape}')
-    if a.dtype != object and not np.all(np.isfinite(a)):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
-    return a
+    """``x`` as an array of exactly ``shape`` (ints; None = any): a C-ordered float64
+    array, or an object array if symbolic.  InputError naming ``name`` otherwise."""
+    if type(x) is _ndarray and x.dtype is _float and x.shape == shape:
+        try:
+            if _all_finite(x):
+                return x
+        except TypeError:       # another layout, or read-only: copied below
+            pass
+    return _array(name, x, shape)
 
 
 def vector(name, x, n):
     """A 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
-    if type(x) is _ndarray and x.shape == (n,) and x.dtype == _float and math.isfinite(x.sum()):
-        return x
-    a = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if type(x) is _ndarray and x.dtype is _float and x.shape == (n,):
+        try:
+            if _all_finite(x):
+                return x
+        except TypeError:
+            pass
+    a = _as_array(name, x, f'a vector of length {n}')
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
-    if a.ndim == 0 and n == 1:
+    elif a.ndim == 0 and n == 1:
         a = a.reshape(1)
     if a.ndim == 1 and a.shape[0] != n:
         raise InputError(f'{name}: expected length {n}, got length {a.shape[0]}')
-    return array(name, a, (n,))
+    return _shaped(name, a, (n,))
+
+
+def scalar(name, x):
+    """A finite real number (or a sympy expression): float, or the expression unchanged."""
+    if type(x) is float and math.isfinite(x):
+        return x
+    if hasattr(x, 'free_symbols'):
+        _object_entries(name, np.array([x], dtype=object))
+        return x
+    a = _as_array(name, x, 'a real number')
+    if a.ndim != 0:
+        raise InputError(f'{name}: expected a real number, got {_given(x)}')
+    if a.dtype == object:
+        return a.item()
+    v = float(a)
+    if not math.isfinite(v):
+        raise InputError(f'{name}: expected a finite number, got {v}')
+    return v
+
+
+def flag(name, x):
+    """A bool: True, False, a numpy bool or a real number (its truth value, as ``if x``
+    would take it, and as the compiled kernels convert numbers); InputError for anything
+    else (None, 'yes', a list...)."""
+    if x is True or x is False:
+        return x
+    if isinstance(x, (np.bool_, numbers.Real)):
+        return bool(x)
+    raise InputError(f'{name}: expected True or False, got {_given(x)}')
+
+
+# --- rotations and quaternions ----------------------------------------------------------------
+
+def _symbolic_entries(a):
+    return any(bool(getattr(e, 'free_symbols', None)) for e in a.flat)
+
+
+def _rotation_error(name, R):
+    RtR = R.T @ R
+    dev = float(np.abs(RtR - np.eye(3)).max())
+    det = float(np.linalg.det(R))
+    return InputError(f'{name}: expected a rotation matrix (every entry of R\'R - I within {ROTATION_TOL:g}, '
+                      f'det R > 0), got max |R\'R - I| = {dev:.3g}, det R = {det:.6g}')
+
+
+def rotation(name, R):
+    """A (3, 3) rotation matrix (see the module docstring): C-ordered float64, or an object
+    array (sympy) whose orthonormality is checked only if it holds no symbols."""
+    if type(R) is _ndarray and R.dtype is _float and R.shape == (3, 3):
+        try:
+            if _first_non_rotation(R) < 0:
+                return R
+        except TypeError:
+            pass
+    a = _array(name, R, (3, 3))
+    if a.dtype == object:
+        if not _symbolic_entries(a):
+            rotation(name, a.astype(float))
+        return a
+    if _first_non_rotation(a) >= 0:
+        raise _rotation_error(name, a)
+    return a
+
+
+def rotations(name, RL, n):
+    """A (3, 3, n) stack of rotation matrices (RL[:, :, k] each a rotation)."""
+    if type(RL) is _ndarray and RL.dtype is _float and RL.shape == (3, 3, n):
+        try:
+            if _first_non_rotation(RL) < 0:
+                return RL
+        except TypeError:
+            pass
+    a = _array(name, RL, (3, 3, n))
+    if a.dtype == object:
+        if not _symbolic_entries(a):
+            rotations(name, a.astype(float), n)
+        return a
+    k = _first_non_rotation(a)
+    if k >= 0:
+        raise _rotation_error(f'{name}[:, :, {k}]', a[:, :, k])
+    return a
+
+
+def unit_vector(name, x, n, what):
+    """A length-``n`` vector of unit norm: normalized when 1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL
+    (returned as given when already unit to rounding), InputError when zero or farther from
+    unit.  Symbolic vectors are returned unchanged."""
+    a = vector(name, x, n)
+    if a.dtype == object:
+        return a
+    n2 = math.fsum(v * v for v in a.tolist())
+    if n2 == 0.0:
+        raise InputError(f'{name}: expected a {what}, got zero')
+    if abs(n2 - 1.0) > QUATERNION_TOL:
+        raise InputError(f'{name}: expected a {what}, got norm {math.sqrt(n2):.6g} (accepted: | |x|^2 - 1 | <= '
+                         f'{QUATERNION_TOL:g}, then normalized)')
+    return a if abs(n2 - 1.0) <= 1e-12 else a / math.sqrt(n2)   # unit to rounding: kept bit for bit
+
+
+def quaternion(name, q):
+    """A quaternion [x, y, z, w] (scalar last), normalized (see :func:`unit_vector`)."""
+    return unit_vector(name, q, 4, 'unit quaternion [x, y, z, w]')
+
+
+# --- model arguments --------------------------------------------------------------------------
+
+def robot(x, name='robot'):
+    """``x`` if it is a Robot; InputError otherwise."""
+    if isinstance(x, Robot):
+        return x
+    raise InputError(f'{name}: expected a spart_ros Robot (from urdf2robot, robot_from_urdf, robot_from_dh or '
+                     f'RobotBuilder.build), got {_given(x)}')
 
 
 def link_id(name, i, robot):
-    """A SPART link id 0..n."""
+    """A SPART link id 0..n (a Python or numpy integer), or a link name (ModelError if unknown)."""
     if isinstance(i, str):
         return robot.link_index(i)
-    try:
-        k = int(i)
-    except (TypeError, ValueError):
-        raise InputError(f'{name}: expected a link id or name, got {i!r}') from None
-    if k != i or not 0 <= k <= robot.n_links_joints:
-        raise InputError(f'{name}: link id {i!r} out of range 0..{robot.n_links_joints}')
-    return k
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        raise InputError(f'{name}: expected a link id (an integer 0..{robot.n_links_joints}) or a link name, '
+                         f'got {_given(i)}')
+    if not 0 <= i <= robot.n_links_joints:
+        raise InputError(f'{name}: link id {int(i)} out of range 0..{robot.n_links_joints}')
+    return int(i)
 
+
+# --- results ---------------------------------------------------------------------------------
+
+def _magnitude(v):
+    try:
+        a = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if a.size == 0:
+        return 0.0
+    a = np.abs(a[np.isfinite(a)])
+    return float(a.max()) if a.size else None
+
+
+def huge(inputs):
+    """True if one of the (name, value) ``inputs`` has an entry above 1e150 in magnitude (its
+    square overflows): a failure on such inputs is an overflow, not a property of the model."""
+    return any((m := _magnitude(v)) is not None and m > _HUGE for _, v in inputs)
+
+
+def overflow_error(where, inputs):
+    """InputError for a result of ``where`` that is not finite although the ``inputs``
+    ((name, value) pairs) are: names the inputs above 1e150 (else the largest)."""
+    sizes = sorted(((m, name) for name, v in inputs if (m := _magnitude(v)) is not None), reverse=True)
+    names = [name for m, name in sizes if m > _HUGE] or [name for _, name in sizes[:1]] or ['inputs']
+    listing = ', '.join(f'{name} {m:.3g}' for m, name in sizes[:6])
+    return InputError(f'{", ".join(names)}: too large: the result of {where} is not finite (overflow); largest '
+                      f'magnitudes of the inputs: {listing}')
+
+
+def _results_finite(out):
+    """Raise ResultNotFinite if a float array in ``out`` (an array or a tuple of them) is not finite."""
+    for a in (out if isinstance(out, tuple) else (out,)):
+        if type(a) is _ndarray and a.dtype is _float:
+            try:
+                ok = _all_finite(a)
+            except TypeError:   # a non-contiguous view (a block of a bigger result)
+                ok = bool(np.all(np.isfinite(a)))
+            if not ok:
+                raise ResultNotFinite('result not finite')
+
+
+def results(where, out, inputs):
+    """``out`` (an array or a tuple of them) if finite; else an InputError naming the
+    largest of ``inputs`` ((name, value) pairs), see :func:`overflow_error`."""
+    try:
+        _results_finite(out)
+    except ResultNotFinite:
+        raise overflow_error(where, inputs) from None
+    return out
+
+
+# --- the decorator -----------------------------------------------------------------------------
 
 # Shapes of the SPART-named functions' array arguments, by argument name (n links, nq joint variables).
 SHAPES = {
@@ -78,41 +373,85 @@ SHAPES = {
     'wF0': lambda n, nq: (6,), 'wFm': lambda n, nq: (6, n), 'tau0': lambda n, nq: (6,),
     'taum': lambda n, nq: (nq,), 'gravity': lambda n, nq: (3,), 'offset': lambda n, nq: (3,),
 }
+# arguments whose values must be rotations; arguments for which None has a meaning even
+# without a default (point_jacobian: the CoM itself)
+ROTATIONS = frozenset(('R0', 'RL'))
+NONE_MEANS = frozenset(('offset',))
 
 
-def checked(fn):
-    """Decorator: check every array argument named in SHAPES once, at the entry.
+def _shapes(robot):
+    """Every SHAPES entry for this robot, built once and kept on it."""
+    shapes = getattr(robot, '_argument_shapes', None)
+    if shapes is None:
+        shapes = robot._argument_shapes = {k: f(robot.n_links_joints, robot.n_q) for k, f in SHAPES.items()}
+    return shapes
 
-    Shapes follow from ``robot`` (n, n_q); lists become arrays, (k, 1) columns
-    become 1-D; a wrong shape or a NaN raises InputError naming the argument.
-    Optional arguments left at None are not checked.
+
+def _check_one(name, x, shape):
+    if name == 'R0':
+        return rotation(name, x)
+    if name == 'RL':
+        return rotations(name, x, shape[2])
+    return vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
+
+
+def checked(fn=None, *, results=True):
+    """Decorator: check ``robot`` and every array argument named in SHAPES once, at the entry.
+
+    Shapes follow from ``robot`` (n, n_q); R0 must be a rotation, RL a stack of them;
+    lists become arrays, (k, 1) columns become 1-D; None is an error except for the
+    arguments whose default is None.  ``results=True`` also checks that every float result
+    is finite (pass False when the compiled code checks its own); an overflow, reported by
+    the function as ResultNotFinite or found in its results, becomes an InputError naming
+    the inputs.
     """
-    import functools
-    import inspect
+    if fn is None:
+        return functools.partial(checked, results=results)
     sig = inspect.signature(fn)
-    names = [p for p in sig.parameters if p in SHAPES]
-
     params = list(sig.parameters)
     robot_at = params.index('robot')
-    plan = [(params.index(name), name, SHAPES[name]) for name in names]
+    optional = frozenset(name for name in params if sig.parameters[name].default is None or name in NONE_MEANS)
+    # (position, name, None may pass, value is a plain array: the inline fast path applies)
+    plan = [(at, name, name in optional, name not in ROTATIONS) for at, name in enumerate(params) if name in SHAPES]
 
-    def check(name, x, shape_of, robot):
-        shape = shape_of(robot.n_links_joints, robot.n_q)
-        return vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
+    def named_inputs(args):
+        return [(name, args[at]) for at, name, _, _ in plan if at < len(args) and args[at] is not None]
+
+    def call(args, kwargs):
+        try:
+            out = fn(*args, **kwargs)
+            if results:
+                _results_finite(out)
+            return out
+        except ResultNotFinite:
+            raise overflow_error(fn.__name__, named_inputs(args)) from None
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if kwargs or len(args) <= robot_at:  # keywords: bind by name (slower, same checks)
-            bound = sig.bind(*args, **kwargs)
-            a = bound.arguments
-            for _, name, shape_of in plan:
-                if a.get(name) is not None:
-                    a[name] = check(name, a[name], shape_of, a['robot'])
-            return fn(*bound.args, **bound.kwargs)
-        args = list(args)
-        robot = args[robot_at]
-        for at, name, shape_of in plan:
-            if at < len(args) and args[at] is not None:
-                args[at] = check(name, args[at], shape_of, robot)
-        return fn(*args)
+            bound = sig.bind(*args, **kwargs)   # a missing argument: Python's TypeError
+            args, kwargs = list(bound.args), bound.kwargs
+        else:
+            args, kwargs = list(args), {}
+        robot_ = args[robot_at]
+        if type(robot_) is not Robot:
+            robot(robot_)
+        shapes = _shapes(robot_)
+        last = len(args)
+        for at, name, may_be_none, plain in plan:
+            if at >= last:
+                continue
+            x = args[at]
+            if x is None and may_be_none:
+                continue
+            shape = shapes[name]
+            # the common case inline: a C-ordered float64 array of the right shape, finite
+            if plain and type(x) is _ndarray and x.dtype is _float and x.shape == shape:
+                try:
+                    if _all_finite(x):
+                        continue
+                except TypeError:
+                    pass
+            args[at] = _check_one(name, x, shape)
+        return call(args, kwargs)
     return wrapper

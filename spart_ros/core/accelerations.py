@@ -6,7 +6,7 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .attitude import cross
+from .attitude import _cross as cross
 from .model import FIXED
 
 AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
@@ -14,15 +14,15 @@ AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
 
 def twist_rate_map(omega, *like):
     """Omega = blkdiag([w]x, [w]x), (6, 6): d/dt of a vector fixed in a body turning at w."""
-    from .attitude import skew_symmetric
-    S = skew_symmetric(omega)
+    from .attitude import _skew
+    S = _skew(omega)
     Om = bk.zeros((6, 6), S, *like)
     Om[0:3, 0:3] = S
     Om[3:6, 3:6] = S
     return Om
 
 
-@chk.checked
+@chk.checked(results=False)  # the compiled code checks its results
 def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     """Twist derivatives of the base and every link.  (SPART: Accelerations)
 
@@ -33,7 +33,9 @@ def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     n = robot.n_links_joints
     if not bk.is_symbolic(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot):
         t0dot, tLdot = np.empty(6), np.empty((6, n))
-        _compiled.accelerations(robot.packed()[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot, tLdot)
+        if _compiled.accelerations(robot.packed()[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot,
+                                   tLdot):
+            raise chk.ResultNotFinite('Accelerations')
         return AccelerationsResult(t0dot, tLdot)
     w0 = t0[0:3]
     t0dot = bk.zeros(6, t0, P0, u0, u0dot)

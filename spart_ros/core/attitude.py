@@ -6,15 +6,24 @@ the TRANSPOSE of the active rotation of the body.  SPART quaternions are
 [x, y, z, w] (vector first, scalar last) -- the same order as ROS messages'
 fields, but remember that quaternion_dcm returns the transpose of
 tf_transformations.quaternion_matrix.
+
+Every public function checks its arguments (spart_ros.core._checks): real,
+finite, of the right shape; a DCM or rotation argument must be orthonormal
+(R'R = I within 1e-3, det > 0); a quaternion or rotation axis must be non-zero
+and is normalized when | |q|^2 - 1 | <= 0.01 (the tolerance tf2 applies to ROS
+quaternions), an InputError beyond.  Symbolic (sympy) arguments get the shape
+checks only.  The underscored twins skip the checks, for the library's inner loops.
 """
+import math
+
 import numpy as np
 
 from . import _backend as bk
+from . import _checks as chk
 from .errors import InputError
 
 
-def skew_symmetric(x):
-    """[x]x, the (3, 3) matrix with skew_symmetric(x) @ y == cross(x, y).  (SPART: SkewSym)"""
+def _skew(x):
     S = bk.zeros((3, 3), x)
     S[0, 1], S[0, 2] = -x[2], x[1]
     S[1, 0], S[1, 2] = x[2], -x[0]
@@ -22,8 +31,12 @@ def skew_symmetric(x):
     return S
 
 
-def cross(a, b):
-    """cross(a, b) for 3-vectors, written out (np.cross is slow and mishandles object arrays)."""
+def skew_symmetric(x):
+    """[x]x, the (3, 3) matrix with skew_symmetric(x) @ y == cross(x, y).  (SPART: SkewSym)"""
+    return _skew(chk.vector('x', x, 3))
+
+
+def _cross(a, b):
     out = bk.zeros(3, a, b)
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
@@ -31,12 +44,12 @@ def cross(a, b):
     return out
 
 
-def quaternion_dcm(q):
-    """DCM of the quaternion q = [x, y, z, w] (scalar last).  (SPART: quat_DCM)
+def cross(a, b):
+    """cross(a, b) for 3-vectors, written out (np.cross is slow and mishandles object arrays)."""
+    return _cross(chk.vector('a', a, 3), chk.vector('b', b, 3))
 
-    Returns the (3, 3) DCM, inertial -> body, i.e. the transpose of the active
-    rotation matrix of q.
-    """
+
+def _quaternion_dcm(q):
     q1, q2, q3, q4 = q[0], q[1], q[2], q[3]
     D = bk.zeros((3, 3), q)
     D[0, 0] = 1 - 2 * (q2 ** 2 + q3 ** 2)
@@ -51,13 +64,17 @@ def quaternion_dcm(q):
     return D
 
 
-def dcm_quaternion(DCM):
-    """Quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).  (SPART: DCM_quat)
+def quaternion_dcm(q):
+    """DCM of the quaternion q = [x, y, z, w] (scalar last).  (SPART: quat_DCM)
 
-    Uses the largest of the four squared components (Shepperd), as SPART does,
-    so it is accurate for every rotation; the sign follows that component.
+    Returns the (3, 3) DCM, inertial -> body, i.e. the transpose of the active
+    rotation matrix of q.  q is normalized first (InputError if it is zero or
+    far from unit, see the module docstring).
     """
-    D = np.asarray(DCM, dtype=float)
+    return _quaternion_dcm(chk.quaternion('q', q))
+
+
+def _dcm_quaternion(D):
     tr = D[0, 0] + D[1, 1] + D[2, 2]
     qs = np.array([1 + 2 * D[0, 0] - tr, 1 + 2 * D[1, 1] - tr, 1 + 2 * D[2, 2] - tr, 1 + tr]) / 4
     k = int(np.argmax(qs))
@@ -73,22 +90,38 @@ def dcm_quaternion(DCM):
     return np.array(q)
 
 
-def euler_axis_dcm(e, alpha):
-    """DCM of a rotation by ``alpha`` about the unit axis ``e``.  (SPART: Euler_DCM)
+def dcm_quaternion(DCM):
+    """Quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).  (SPART: DCM_quat)
 
-    ``euler_axis_dcm(e, a).T`` is the active rotation about e by a.
+    Uses the largest of the four squared components (Shepperd), as SPART does,
+    so it is accurate for every rotation; the sign follows that component.
+    ``DCM`` must be a numeric rotation matrix.
     """
+    return _dcm_quaternion(_numeric_rotation('DCM', DCM))
+
+
+def _numeric_rotation(name, R):
+    R = chk.rotation(name, R)
+    return R.astype(float) if R.dtype == object else R
+
+
+def _euler_axis_dcm(e, alpha):
     s, c = bk.sin(alpha / 2), bk.cos(alpha / 2)
     q = bk.zeros(4, e, alpha)
     q[0], q[1], q[2], q[3] = e[0] * s, e[1] * s, e[2] * s, c
-    return quaternion_dcm(q)
+    return _quaternion_dcm(q)
 
 
-def angles321_dcm(angles):
-    """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.  (SPART: Angles321_DCM)
+def euler_axis_dcm(e, alpha):
+    """DCM of a rotation by ``alpha`` about the unit axis ``e``.  (SPART: Euler_DCM)
 
-    Equals (Rz(psi) Ry(theta) Rx(phi)).T, the transpose of the URDF rpy rotation.
+    ``euler_axis_dcm(e, a).T`` is the active rotation about e by a.  ``e`` is
+    normalized first (InputError if zero or far from unit).
     """
+    return _euler_axis_dcm(chk.unit_vector('e', e, 3, 'unit rotation axis'), chk.scalar('alpha', alpha))
+
+
+def _angles321_dcm(angles):
     phi, theta, psi = angles[0], angles[1], angles[2]
     cf, sf, ct, st, cp, sp = bk.cos(phi), bk.sin(phi), bk.cos(theta), bk.sin(theta), bk.cos(psi), bk.sin(psi)
     D = bk.zeros((3, 3), angles)
@@ -98,11 +131,20 @@ def angles321_dcm(angles):
     return D
 
 
+def angles321_dcm(angles):
+    """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.  (SPART: Angles321_DCM)
+
+    Equals (Rz(psi) Ry(theta) Rx(phi)).T, the transpose of the URDF rpy rotation.
+    """
+    return _angles321_dcm(chk.vector('angles', angles, 3))
+
+
 def angles123_dcm(angles):
     """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 1-2-3 sequence.  (SPART: Angles123_DCM)
 
     Equals (Rx(phi) Ry(theta) Rz(psi)).T.
     """
+    angles = chk.vector('angles', angles, 3)
     phi, theta, psi = angles[0], angles[1], angles[2]
     cf, sf, ct, st, cp, sp = bk.cos(phi), bk.sin(phi), bk.cos(theta), bk.sin(theta), bk.cos(psi), bk.sin(psi)
     C1 = np.array([[1, 0, 0], [0, cf, sf], [0, -sf, cf]])
@@ -115,8 +157,9 @@ def dcm_angles321(DCM):
     """Euler angles [phi, theta, psi] (3-2-1) of a DCM; inverse of angles321_dcm.  (SPART: DCM_Angles321)
 
     theta is in [-pi/2, pi/2]; at theta = +-pi/2 the split of phi and psi is arbitrary.
+    ``DCM`` must be a numeric rotation matrix.
     """
-    D = np.asarray(DCM, dtype=float)
+    D = _numeric_rotation('DCM', DCM)
     theta = -np.arcsin(np.clip(D[0, 2], -1.0, 1.0))
     phi = np.arctan2(D[1, 2], D[2, 2])
     psi = np.arctan2(D[0, 1], D[0, 0])
@@ -125,22 +168,20 @@ def dcm_angles321(DCM):
 
 def rpy_rotation(rpy):
     """Active rotation of URDF ``rpy``: Rz(yaw) Ry(pitch) Rx(roll), shape (3, 3)."""
-    return angles321_dcm(rpy).T
+    return _angles321_dcm(chk.vector('rpy', rpy, 3)).T
 
 
 def quaternion_from_ros(x, y, z, w):
-    """Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w), normalized.
+    """Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w).
 
-    Raises InputError for a zero or non-finite quaternion.
+    Normalized when | |q|^2 - 1 | <= 0.01 (tf2's tolerance); InputError for a
+    zero, non-finite or farther-from-unit quaternion.
     """
-    q = np.array([x, y, z, w], dtype=float)
-    nrm = np.linalg.norm(q)
-    if not np.isfinite(nrm) or nrm < 1e-12:
-        raise InputError(f'quaternion (x, y, z, w) = {tuple(q.tolist())} is not a rotation (zero or not finite)')
-    return quaternion_dcm(q / nrm).T
+    q = np.array([chk.scalar(f'quaternion {k}', v) for k, v in zip('xyzw', (x, y, z, w))], dtype=float)
+    return _quaternion_dcm(chk.quaternion('quaternion (x, y, z, w)', q)).T
 
 
 def quaternion_to_ros(R):
-    """ROS quaternion (x, y, z, w) of an active rotation matrix R (body -> world)."""
-    q = dcm_quaternion(np.asarray(R).T)
+    """ROS quaternion (x, y, z, w) of an active rotation matrix R (body -> world), w >= 0."""
+    q = _dcm_quaternion(_numeric_rotation('R', R).T)
     return q if q[3] >= 0 else -q

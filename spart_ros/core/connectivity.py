@@ -1,6 +1,8 @@
 """SPART's connectivity maps of a robot (ConnectivityMap)."""
 import numpy as np
 
+from . import _checks as chk
+
 
 def connectivity_map(robot):
     """Branch, child and child-base maps of ``robot``.  (SPART: ConnectivityMap)
@@ -9,7 +11,7 @@ def connectivity_map(robot):
     path to the base (j = i included); ``child`` (n, n): child[i-1, j-1] = 1 when
     link i's parent is link j; ``child_base`` (n,): 1 when link i's parent is the base.
     """
-    n = robot.n_links_joints
+    n = chk.robot(robot).n_links_joints
     parent = np.array([j.parent_link for j in robot.joints], dtype=np.int64)
     branch = np.zeros((n, n), dtype=np.int64)
     child = np.zeros((n, n), dtype=np.int64)

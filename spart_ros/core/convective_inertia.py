@@ -9,7 +9,7 @@ from collections import namedtuple
 from . import _backend as bk
 from . import _checks as chk
 from .accelerations import twist_rate_map
-from .attitude import skew_symmetric
+from .attitude import _skew as skew_symmetric
 from .generalized_inertia import body_inertias
 from .model import FIXED
 

@@ -6,7 +6,7 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .attitude import cross, skew_symmetric
+from .attitude import _cross as cross, _skew as skew_symmetric
 from .model import REVOLUTE, PRISMATIC
 
 DiffKinematicsResult = namedtuple('DiffKinematicsResult', 'Bij Bi0 P0 pm')
@@ -38,7 +38,7 @@ def joint_twist_vector(joint_type, e, g):
     return p
 
 
-@chk.checked
+@chk.checked(results=False)  # the compiled code checks its results
 def differential_kinematics(R0, r0, rL, e, g, robot):
     """Twist-propagation matrices and joint twist vectors.  (SPART: DiffKinematics)
 
@@ -70,5 +70,6 @@ def differential_kinematics(R0, r0, rL, e, g, robot):
 def _differential_kinematics_numeric(R0, r0, rL, e, g, robot):
     n = robot.n_links_joints
     out = DiffKinematicsResult(np.empty((6, 6, n, n)), np.empty((6, 6, n)), np.empty((6, 6)), np.empty((6, n)))
-    _compiled.differential_kinematics(robot.packed()[0], robot.con.branch, R0, r0, rL, e, g, *out)
+    if _compiled.differential_kinematics(robot.packed()[0], robot.con.branch, R0, r0, rL, e, g, *out):
+        raise chk.ResultNotFinite('DiffKinematics')
     return out

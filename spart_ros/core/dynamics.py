@@ -14,7 +14,7 @@ from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
 from .accelerations import accelerations
-from .attitude import cross
+from .attitude import _cross as cross
 from .errors import SingularModelError
 from .generalized_inertia import generalized_inertia
 from .inertia import composite_body_inertia
@@ -27,6 +27,7 @@ FloatingInverseDynamicsResult = namedtuple('FloatingInverseDynamicsResult', 'tau
 
 def gravity_wrenches(wF0, wFm, robot, gravity=None):
     """Copies of ``wF0`` (6,) and ``wFm`` (6, n) with [0; m g] added at every CoM."""
+    robot = chk.robot(robot)
     n = robot.n_links_joints
     wF0 = chk.vector('wF0', wF0, 6)
     wFm = chk.array('wFm', wFm, (6, n))
@@ -38,7 +39,7 @@ def gravity_wrenches(wF0, wFm, robot, gravity=None):
     return wF0, wFm
 
 
-@chk.checked
+@chk.checked(results=False)  # the compiled code checks its results
 def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity=None):
     """Generalized forces that produce the given twist rates.  (SPART: ID)
 
@@ -52,8 +53,9 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     wF0, wFm = gravity_wrenches(wF0, wFm, robot, gravity)
     if not bk.is_symbolic(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot):
         tau0, taum = np.empty(6), np.empty(robot.n_q)
-        _compiled.inverse_dynamics(*robot.packed(), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0,
-                                   tau0, taum)
+        if _compiled.inverse_dynamics(*robot.packed(), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0,
+                                      tau0, taum):
+            raise chk.ResultNotFinite('ID')
         return InverseDynamicsResult(tau0, taum)
     # Newton-Euler at each CoM: wq = M tdot + W M t - wF
     wq0 = bk.zeros(6, t0, t0dot, I0, wF0)
@@ -83,8 +85,11 @@ def _solve_spd(H, rhs, robot, what):
     try:
         L = np.linalg.cholesky(H)
     except np.linalg.LinAlgError:
+        if not np.all(np.abs(H) < 1e150):   # lost to overflow: the inputs are too large
+            raise chk.ResultNotFinite(what) from None
         raise SingularModelError(f'robot {robot.name!r}: the {what} is not positive definite '
-                                 '(a massless floating base or a joint that moves no mass)') from None
+                                 '(a massless floating base, a joint that moves no mass, or inputs that do not '
+                                 'belong together)') from None
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
@@ -105,7 +110,8 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     M0t, Mmt = composite_body_inertia(I0, Im, Bij, Bi0, robot)
     H0, H0m, Hm = generalized_inertia(M0t, Mmt, Bij, Bi0, P0, pm, robot)
     H = np.block([[H0, H0m], [H0m.T, Hm]])
-    udot = _solve_spd(H, np.concatenate([tau0 - b0, taum - bm]), robot, 'generalized inertia matrix')
+    udot = _solve_spd(H, np.concatenate([tau0 - b0, taum - bm]), robot,
+                      'generalized inertia matrix (from I0, Im, Bij, Bi0, P0, pm)')
     return ForwardDynamicsResult(udot[0:6], udot[6:])
 
 

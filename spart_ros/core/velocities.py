@@ -11,7 +11,7 @@ from .model import FIXED
 VelocitiesResult = namedtuple('VelocitiesResult', 't0 tL')
 
 
-@chk.checked
+@chk.checked(results=False)  # the compiled code checks its results
 def velocities(Bij, Bi0, P0, pm, u0, um, robot):
     """Twists of the base and every link.  (SPART: Velocities)
 
@@ -24,7 +24,8 @@ def velocities(Bij, Bi0, P0, pm, u0, um, robot):
     n = robot.n_links_joints
     if not bk.is_symbolic(Bij, Bi0, P0, pm, u0, um):
         t0, tL = np.empty(6), np.empty((6, n))
-        _compiled.velocities(robot.packed()[0], Bij, Bi0, P0, pm, u0, um, t0, tL)
+        if _compiled.velocities(robot.packed()[0], Bij, Bi0, P0, pm, u0, um, t0, tL):
+            raise chk.ResultNotFinite('Velocities')
         return VelocitiesResult(t0, tL)
     t0 = P0 @ u0
     tL = bk.zeros((6, n), Bij, Bi0, P0, pm, u0, um)

@@ -25,16 +25,33 @@ CoM velocity, inertial], um (n_q,); wrenches [torque; force] at CoMs in the
 inertial frame; gravity (3,) in the inertial frame.  ``floating=False`` pins
 the base (u0, u0dot ignored; tau0 is then the wrench the base mount carries).
 
-Returned arrays are this object's buffers, overwritten by the next call (the
-dynamics methods share one output row): copy them to keep them.  Nothing is
-allocated on the hot path.
+Results: each method has its own output arrays (like Pinocchio's Data has tau, ddq,
+M, J), returned as they are and overwritten only by the next call of the SAME method:
+``tau0, taum = fd.inverse_dynamics(...)`` keeps its values through any number of
+forward_dynamics, mass_matrix... calls, until the next inverse_dynamics (a call that
+raises may leave its method's outputs overwritten too).  Copy a result to keep it beyond
+that.  Nothing is allocated on the hot path.
+
+Inputs are checked once, at the entry (see ``spart_ros.core._checks``), and a bad one
+raises InputError naming the argument, what was expected and what was given: the
+kernels check shapes, finite values and that R0 is a rotation (every entry of R'R - I
+within 1e-3, det R > 0) where that is nearly free, and that their results are finite
+(an overflow, e.g. from 1e200 velocities, is an InputError naming the largest inputs,
+never an inf/NaN result).  Arguments of another type (lists, ints, a transposed or
+sliced R0, a (k, 1) column, None, complex...) take a slower path (~10 us) that checks
+and converts them in Python (to C-ordered float64 arrays) on each such call, so the
+kernels are never compiled for another layout: pass C-ordered float64 arrays for the
+fastest call.  ``link`` is an integer 0..n (Python or numpy) or a link name;
+``floating`` a bool (a number counts by its truth value).
 """
+import inspect
 import threading
 from functools import partial
 
 import numpy as np
 from numba.core.errors import NumbaError
 
+from .. import _checks as chk
 from ..errors import InputError, SingularModelError, ModelError
 from ..model import FIXED
 from . import kernels as K
@@ -49,7 +66,7 @@ def _pack(robot):
     n = robot.n_links_joints
     mi = np.zeros(2 + 3 * n, dtype=np.int64)
     mi[0], mi[1] = n, robot.n_q
-    W = np.zeros((n + 3, max(K.COLS, 6 + robot.n_q)))
+    W = np.zeros((n + 2, K.COLS))
     W[0, K.MASS] = robot.base_link.mass
     W[0, K.IBODY:K.IBODY + 9] = np.asarray(robot.base_link.inertia, float).ravel()
     for i, (link, joint) in enumerate(zip(robot.links, robot.joints), start=1):
@@ -71,29 +88,29 @@ def _pack(robot):
 # The entry kernels run only for the argument types they were compiled for (loaded from the
 # disk cache, or compiled, on first use).  A call with other types takes the slow path below
 # instead of numba compiling on the spot: lists would otherwise cost a failed compilation
-# (~0.2 s) on every call, since the kernels run without numba's runtime (see kernels.py).
+# (~0.2 s) on every call, since the kernels run without numba's runtime (see kernels.py), and
+# a transposed R0 a compilation of seconds.
 _ENTRY_KERNELS = (K.rnea, K.floating_rnea, K.aba, K.crba, K.jacobian, K.jacobian_and_bias, K.twists_and_com)
 # (Dispatcher.disable_compile() refuses a dispatcher with no signature yet, so the flag it
 # sets is set directly; the pinned numba has it.)
 for _kernel in _ENTRY_KERNELS:
     _kernel._can_compile = False
+    K.exact_types_only(_kernel)
 _compile_lock = threading.Lock()
 
-
-def _convert(x):
-    """Lists, tuples and non-float64 arrays -> float64 arrays; anything else unchanged."""
-    if isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.dtype != np.float64):
-        try:
-            return np.ascontiguousarray(x, dtype=float)
-        except (TypeError, ValueError) as error:
-            raise InputError(f'expected numeric arrays, got {x!r}: {error}') from None
-    return x
+# each entry kernel's argument names after (mi, W), and what it computes (for messages)
+_ARGUMENTS = {k: tuple(inspect.signature(k.py_func).parameters)[2:] for k in _ENTRY_KERNELS}
+_COMPUTES = {K.rnea: 'inverse dynamics (rnea)', K.floating_rnea: 'floating-base inverse dynamics',
+             K.aba: 'forward dynamics (aba)', K.crba: 'the mass matrix (crba)', K.jacobian: 'the Jacobian',
+             K.jacobian_and_bias: 'the Jacobian and its bias', K.twists_and_com: 'the twists'}
+_OUTPUTS = frozenset(('out', 'H', 'J', 'bias', 'rL', 'tL', 'com'))
+_OPTIONAL = frozenset(('wF0', 'wFm', 'gravity'))     # None: no wrenches / the model's gravity
+_LENGTHS = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 'wF0': 6}   # others: n_q
 
 
 def _call_new_types(bound, args):
-    """First call with these argument types: convert lists, then load or compile the kernel
-    for the resulting types (once per process; cached on disk)."""
-    args = [_convert(a) for a in args]
+    """First call with these (checked, converted) argument types: load or compile the kernel
+    for them (once per process; cached on disk)."""
     try:
         return bound(*args)
     except TypeError:
@@ -114,28 +131,41 @@ def _call_new_types(bound, args):
 class FastDynamics:
     """Compiled dynamics of one robot; see the module docstring for the methods.
 
-    Pass float64 arrays, C-contiguous for the fastest call: lists and int arrays are
-    converted on every call, other layouts (e.g. a transposed R0) are compiled for once.
+    Pass C-ordered float64 arrays for the fastest call: anything else (lists, ints,
+    other layouts) is checked and converted on every call.
     """
+    # slots: 30+ attributes would leave CPython's fast attribute access (~35 ns per call)
+    __slots__ = ('robot', 'n', 'n_q', '_mi', '_W', '_zero6', '_zero3', '_zero_wFm', '_zero_q', '_id_out',
+                 '_bias_out', '_gravity_out', '_fid_out', '_fd_out', '_id', '_bias', '_gravity_result', '_fid',
+                 '_fd', '_H', '_J', '_Jbias', '_jacobian_result', '_rL', '_tL', '_com', '_twists_result', '_rnea',
+                 '_floating_rnea', '_aba', '_crba', '_twists', '_jacobian', '_jacobian_and_bias', '_gravity',
+                 '_invertible', '__dict__')
 
     def __init__(self, robot, gravity=None):
-        self.robot = robot
+        self.robot = robot = chk.robot(robot)
         self.n, self.n_q = robot.n_links_joints, robot.n_q
         n, nq = self.n, self.n_q
-        mi, W = _pack(robot)
-        self._mi, self._W = mi, W.copy()
-        out = self._W[n + 2]
-        self._base_out, self._joint_out = out[0:6], out[6:6 + nq]
+        self._mi, self._W = _pack(robot)
         z = np.zeros
         self._zero6, self._zero3, self._zero_wFm, self._zero_q = z(6), z(3), z((6, n)), z(nq)
+        # each algorithm's own outputs ([6 base values, n_q joint values]) and the views returned
+        self._id_out, self._bias_out, self._gravity_out, self._fid_out, self._fd_out = (z(6 + nq) for _ in range(5))
+        self._id = (self._id_out[0:6], self._id_out[6:])
+        self._bias = (self._bias_out[0:6], self._bias_out[6:])
+        self._gravity_result = (self._gravity_out[0:6], self._gravity_out[6:])
+        self._fid = (self._fid_out[6:], self._fid_out[0:6])          # (taum, u0dot)
+        self._fd = (self._fd_out[0:6], self._fd_out[6:])
         self._H = z((6 + nq, 6 + nq))
         self._J, self._Jbias = z((6, 6 + nq)), z(6)
+        self._jacobian_result = (self._J, self._Jbias)
         self._rL, self._tL, self._com = z((3, n + 1)), z((6, n + 1)), z(6)
-        bind = lambda kernel: partial(kernel, mi, self._W)  # noqa: E731
+        self._twists_result = (self._rL, self._tL, self._com)
+        bind = lambda kernel: partial(kernel, self._mi, self._W)  # noqa: E731
         self._rnea, self._floating_rnea, self._aba = bind(K.rnea), bind(K.floating_rnea), bind(K.aba)
         self._crba, self._twists = bind(K.crba), bind(K.twists_and_com)
         self._jacobian, self._jacobian_and_bias = bind(K.jacobian), bind(K.jacobian_and_bias)
         self._gravity = self._W[0, K.GRAVITY:K.GRAVITY + 3]
+        self._invertible = [False, False, False]   # H checked invertible: floating, fixed base, base block
         if gravity is not None:
             self.gravity = gravity
 
@@ -147,34 +177,68 @@ class FastDynamics:
 
     @gravity.setter
     def gravity(self, g):
-        g = np.asarray(g, dtype=float)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise InputError(f'gravity: expected 3 finite numbers, got {g!r}')
-        self._gravity[:] = g
+        self._gravity[:] = self._numeric('gravity', chk.vector('gravity', g, 3))
 
     # -- plumbing -------------------------------------------------------------------------
     def _call(self, kernel, *args):
-        """Run a kernel (new argument types take the slow path once); raise on an error code."""
+        """Run a kernel (new argument types take the checking slow path); raise on an error code."""
         try:
             code = kernel(*args)
-        except (TypeError, NumbaError):     # NumbaError: a numba that compiled a list anyway
+        except (TypeError, ValueError, NumbaError):  # ValueError: numba cannot type an empty list
+            args = self._checked(kernel.func, args)
             code = _call_new_types(kernel, args)
         if code:
-            self._raise(code)
+            self._raise(code, kernel.func, args)
 
-    def _raise(self, code):
-        if code == K.SINGULAR:
+    @staticmethod
+    def _numeric(name, a):
+        if a.dtype == object:   # sympy numbers or expressions: numbers only here
+            try:
+                return np.ascontiguousarray(a, dtype=float)
+            except (TypeError, ValueError):
+                raise InputError(f'{name}: the fast path needs numbers, got symbolic values') from None
+        return a
+
+    def _checked(self, kernel, args):
+        """The arguments of an entry kernel checked and converted (C-ordered float64 arrays,
+        bools, ints) in Python; InputError naming the first bad one."""
+        n, nq = self.n, self.n_q
+        out = []
+        for name, a in zip(_ARGUMENTS[kernel], args):
+            if name in _OUTPUTS or (a is None and name in _OPTIONAL):
+                pass
+            elif name == 'floating':
+                a = chk.flag(name, a)
+            elif name == 'link':
+                a = chk.link_id(name, a, self.robot)
+            elif name == 'R0':
+                a = self._numeric(name, chk.rotation(name, a))
+            elif name == 'wFm':
+                a = self._numeric(name, chk.array(name, a, (6, n)))
+            else:
+                a = self._numeric(name, chk.vector(name, a, _LENGTHS.get(name, nq)))
+            out.append(a)
+        return out
+
+    def _raise(self, code, kernel, args):
+        inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
+                  if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+        if code == K.SINGULAR and not chk.huge(inputs):
             raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state (a point mass on a '
                                      'joint axis, or a joint that moves no mass)')
-        kind, k = divmod(code, 100)
-        name = K.ARGUMENT_NAMES[k] if 0 < k < len(K.ARGUMENT_NAMES) else 'output'
-        if kind * 100 == K.NOT_FINITE:
-            raise InputError(f'{name}: contains NaN or infinity')
-        expected = {'R0': '(3, 3)', 'r0': '(3,)', 'u0': '(6,)', 'u0dot': '(6,)', 'wF0': '(6,)', 'tau0': '(6,)',
-                    'gravity': '(3,)', 'offset': '(3,)', 'qm': f'({self.n_q},)', 'um': f'({self.n_q},)',
-                    'umdot': f'({self.n_q},)', 'taum': f'({self.n_q},)', 'wFm': f'(6, {self.n})',
-                    'link': f'a link id 0..{self.n}'}.get(name, '?')
-        raise InputError(f'{name}: expected shape {expected}')
+        if code in (K.OVERFLOW, K.SINGULAR):   # singular with inputs above 1e150: lost to overflow
+            raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs)
+        self._checked(kernel, args)   # says which argument is bad, and why
+        kind, k = divmod(code, 100)   # (only if the two checks disagree)
+        name = K.ARGUMENT_NAMES[k] if 0 < k < len(K.ARGUMENT_NAMES) else 'an argument'
+        raise InputError(f'{name}: rejected by the compiled checks (error code {code})')
+
+    def _check_invertible(self, floating, base_only=False):
+        """Robot.check_invertible (names what has no mass), remembered once passed: the robot's
+        own cache costs ~0.3 us per call, a fifth of a small robot's forward dynamics."""
+        floating = chk.flag('floating', floating)
+        self.robot.check_invertible(floating, base_only=base_only)
+        self._invertible[2 if base_only else 0 if floating else 1] = True
 
     def _wrenches(self, wF0, wFm):
         """Both wrench arrays (zeros for the missing one) once either is given."""
@@ -185,39 +249,46 @@ class FastDynamics:
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
         if wF0 is not None or wFm is not None:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
-        return self._base_out, self._joint_out
+        self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, self._id_out)
+        return self._id
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
         if wF0 is not None or wFm is not None:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._rnea, R0, r0, qm, u0, um, None, None, wF0, wFm, gravity, floating)
-        return self._base_out, self._joint_out
+        self._call(self._rnea, R0, r0, qm, u0, um, self._zero6, self._zero_q, wF0, wFm, gravity, floating,
+                   self._bias_out)
+        return self._bias
 
     def gravity_forces(self, R0, r0, qm, gravity=None):
         """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity
         (``gravity`` (3,), or the model's)."""
-        self._call(self._rnea, R0, r0, qm, self._zero6, self._zero_q, None, None, None, None, gravity, False)
-        return self._base_out, self._joint_out
+        z6, zq = self._zero6, self._zero_q
+        self._call(self._rnea, R0, r0, qm, z6, zq, z6, zq, None, None, gravity, False, self._gravity_out)
+        return self._gravity_result
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
         """(taum (n_q,), u0dot (6,)) for joint accelerations umdot with the base free (tau0 = 0),
         O(n) (SPART Floating_ID)."""
-        self.robot.check_invertible(True, base_only=True)   # names what has no mass (cached)
+        if not self._invertible[2]:
+            self._check_invertible(True, base_only=True)
         if wF0 is not None or wFm is not None:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity)
-        return self._joint_out, self._base_out
+        self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, self._fid_out)
+        return self._fid
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
         """(u0dot (6,), umdot (n_q,)) under generalized forces tau0, taum and the loads, O(n)
         (SPART FD).  With floating=False the base stays still and u0dot = 0."""
-        self.robot.check_invertible(floating)               # names what has no mass (cached)
+        if floating is True:
+            if not self._invertible[0]:
+                self._check_invertible(True)
+        elif floating is not False or not self._invertible[1]:
+            self._check_invertible(floating)
         if wF0 is not None or wFm is not None:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating)
-        return self._base_out, self._joint_out
+        self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, self._fd_out)
+        return self._fd
 
     def mass_matrix(self, R0, r0, qm):
         """H (6 + n_q, 6 + n_q) for u = [u0; um] (SPART GIM); a fixed base uses H[6:, 6:]."""
@@ -233,19 +304,19 @@ class FastDynamics:
         the bias ignores u0 (the base columns stay in J).  bias=False skips the bias pass
         (the returned bias is then stale) for a cheaper call; u0 and um may then be None.
         """
-        if type(link) is str:
-            link = self.robot.link_index(link)
+        if type(link) is not int:
+            link = chk.link_id('link', link, self.robot)
         if offset is None:
             offset = self._zero3
         if not bias:
             self._call(self._jacobian, R0, r0, qm, link, offset, self._J)
-            return self._J, self._Jbias
+            return self._jacobian_result
         self._call(self._jacobian_and_bias, R0, r0, qm, self._zero6 if u0 is None else u0,
                    self._zero_q if um is None else um, link, offset, floating, self._J, self._Jbias)
-        return self._J, self._Jbias
+        return self._jacobian_result
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)): CoM positions and twists [omega; CoM
         velocity] of the base (column 0) and links, and [system CoM; its velocity]."""
         self._call(self._twists, R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
-        return self._rL, self._tL, self._com
+        return self._twists_result

@@ -9,9 +9,17 @@ millions of metres from the origin.
 
 Spatial motion vectors are [omega; v_O] (v_O: velocity of the body point at O),
 force vectors [n_O; f].  Per-body data live in the rows of a workspace array
-``W`` (row 0 = base, row i = link i, row n+1 = scratch, row n+2 = outputs) at
-the column offsets below, the constant model in the same rows after them, and
-the tree in ``mi`` (ints).  No kernel allocates.
+``W`` (row 0 = base, row i = link i, row n+1 = scratch) at the column offsets
+below, the constant model in the same rows after them, and the tree in ``mi``
+(ints).  Results go to output arrays given by the caller (one set per
+algorithm, so that one algorithm never overwrites another's results).  No
+kernel allocates.
+
+The entry kernels check their inputs where it is nearly free (shapes, finite
+values, R0 a rotation) and their outputs (finite: an overflow is reported, not
+returned); they return 0 or an error code (BAD_SHAPE, NOT_FINITE, NOT_ROTATION
++ the argument's index in ARGUMENT_NAMES; SINGULAR; OVERFLOW), which the caller
+turns into a message.
 """
 from functools import partial
 
@@ -41,13 +49,20 @@ TJR_IDENTITY, TLR_IDENTITY = MF0 + 37, MF0 + 38
 MF_COLS = 39
 GRAVITY = MF0 + MF_COLS       # row 0 only: the model's gravity (3), inertial frame
 COLS = GRAVITY + 3
-# rows: 0 base, 1..n links, n + 1 scratch, n + 2 outputs ([6 base values, n_q joint values])
+# rows: 0 base, 1..n links, n + 1 scratch
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
-# error codes returned by the entry kernels (index into ARGUMENT_NAMES); 0 = ok
+# error codes returned by the entry kernels (+ index into ARGUMENT_NAMES); 0 = ok
 ARGUMENT_NAMES = ('', 'R0', 'r0', 'qm', 'u0', 'um', 'u0dot', 'umdot', 'wF0', 'wFm', 'gravity',
                   'taum', 'tau0', 'offset', 'link')
-BAD_SHAPE, NOT_FINITE = 100, 200
+BAD_SHAPE, NOT_FINITE, SINGULAR, NOT_ROTATION, OVERFLOW = 100, 200, 300, 400, 500
+
+# A rotation matrix R is accepted when every entry of R'R - I is at most ROTATION_TOL in
+# magnitude and det R > 0.  Inside: a float32 round trip (~1e-7), the intermediate stages of an
+# explicit integrator (R + h R [w]x is (h |w|)^2 off: RK4 at 5 ms and 1 rad/s, ~6e-6; up to
+# h |w| ~ 0.03); outside: a scale, shear or reflection of 0.1 % or more.  Used as given, not
+# re-orthonormalized.  spart_ros.core._checks uses the same test and constant.
+ROTATION_TOL = 1e-3
 
 
 # --- small algebra on 1-D views (row-major 3x3) ---------------------------------------
@@ -151,10 +166,10 @@ def _crf_add(vel, h, out):
     out[5] += w0 * f1 - w1 * f0
 
 
-# --- input checks ---------------------------------------------------------------------
-@compiled
+# --- input and output checks ------------------------------------------------------------
+@compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _finite(a):
-    """True if every entry is finite: x * 0 is 0 for finite x and NaN otherwise."""
+    """True if every entry of a 1-D or 2-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
     acc = 0.0
     if a.ndim == 1:
         for k in range(a.shape[0]):
@@ -164,6 +179,18 @@ def _finite(a):
             for c in range(a.shape[1]):
                 acc += a[r, c] * 0.0
     return acc == 0.0
+
+
+@compiled(inline='always')
+def _is_rotation(a, b, c, d, e, f, g, h, i):
+    """True if [[a, b, c], [d, e, f], [g, h, i]] is a rotation within ROTATION_TOL (see above);
+    False for NaN or infinite entries too (every comparison with NaN fails)."""
+    # the six distinct entries of R'R - I
+    if not (abs(a * a + d * d + g * g - 1.0) <= ROTATION_TOL and abs(b * b + e * e + h * h - 1.0) <= ROTATION_TOL
+            and abs(c * c + f * f + i * i - 1.0) <= ROTATION_TOL and abs(a * b + d * e + g * h) <= ROTATION_TOL
+            and abs(a * c + d * f + g * i) <= ROTATION_TOL and abs(b * c + e * f + h * i) <= ROTATION_TOL):
+        return False
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0
 
 
 @compiled
@@ -177,11 +204,11 @@ def check_vector(a, length, code):
 
 @compiled
 def check_pose(mi, R0, r0, qm):
-    """0, or BAD_SHAPE/NOT_FINITE + argument index."""
+    """0, or BAD_SHAPE/NOT_ROTATION + argument index (NOT_ROTATION covers NaN in R0 too)."""
     if R0.shape[0] != 3 or R0.shape[1] != 3:
         return BAD_SHAPE + 1
-    if not _finite(R0):
-        return NOT_FINITE + 1
+    if not _is_rotation(R0[0, 0], R0[0, 1], R0[0, 2], R0[1, 0], R0[1, 1], R0[1, 2], R0[2, 0], R0[2, 1], R0[2, 2]):
+        return NOT_ROTATION + 1
     code = check_vector(r0, 3, 2)
     if code == 0:
         code = check_vector(qm, mi[1], 3)
@@ -219,6 +246,57 @@ def check_loads(mi, wF0, wFm, gravity):
     return 0
 
 
+def exact_types_only(dispatcher):
+    """Make a call with argument types that match no compiled signature exactly fail at once
+    with TypeError (the callers then convert the arguments in Python): numba's default search
+    for convertible signatures costs ~100 us per call (a Fortran-ordered R0 took ~190 us)."""
+    def no_conversion(*args, **kws):
+        return False
+
+    def mismatch(*args, **kws):
+        raise TypeError(f'{dispatcher.__name__}: no compiled version for these argument types')
+    dispatcher._search_new_conversions = no_conversion
+    dispatcher._explain_matching_error = mismatch
+    return dispatcher
+
+
+# Checks called from Python by spart_ros.core._checks (the SPART-named functions' entry checks).
+# Explicit signatures: compiled (or loaded from the cache) at import, and never compiled for
+# another type: a call with another layout or dtype raises TypeError, and the caller then
+# converts the array (to C order, float64) instead.
+_FLOAT_ARRAYS = ['float64[::1]', 'float64[:, ::1]', 'float64[:, :, ::1]', 'float64[:, :, :, ::1]']
+
+
+@compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
+def _all_finite(a):
+    """True if every entry of a C-contiguous array is finite (one pass over its memory)."""
+    flat = a.reshape(a.size)
+    acc = 0.0
+    for k in range(flat.shape[0]):
+        acc += flat[k] * 0.0
+    return acc == 0.0
+
+
+@exact_types_only
+@njit(['boolean(' + t + ')' for t in _FLOAT_ARRAYS], cache=True, _nrt=False)
+def all_finite(a):
+    """True if every entry of a C-contiguous float64 array (1-D to 4-D) is finite."""
+    return _all_finite(a)
+
+
+@exact_types_only
+@njit(['int64(float64[:, ::1])', 'int64(float64[:, :, ::1])'], cache=True, _nrt=False)
+def first_non_rotation(R):
+    """-1 if R (3, 3), or every R[:, :, k] of R (3, 3, n), is a rotation within ROTATION_TOL;
+    else the first k that is not (0 for a 2-D R).  The shape must already be checked."""
+    if R.ndim == 2:
+        return -1 if _is_rotation(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1],
+                                  R[2, 2]) else 0
+    for k in range(R.shape[2]):
+        if not _is_rotation(R[0, 0, k], R[0, 1, k], R[0, 2, k], R[1, 0, k], R[1, 1, k], R[1, 2, k], R[2, 0, k],
+                            R[2, 1, k], R[2, 2, k]):
+            return k
+    return -1
 
 
 # --- passes ---------------------------------------------------------------------------
@@ -464,16 +542,23 @@ def base_transpose_times(W, f, out):
         out[3 + r] = f[3 + r]
 
 
+@compiled(inline='always')
+def _singular(pivot):
+    """The error code of a pivot that is not positive: OVERFLOW if it is NaN or infinite."""
+    return SINGULAR if pivot * 0.0 == 0.0 else OVERFLOW
+
+
 @compiled
 def cholesky_solve6(M, b):
     """Solve M x = b in place (x -> b) for a symmetric positive-definite 6x6 M (row-major,
-    overwritten by its factor).  Returns False if M is not positive definite."""
+    overwritten by its factor).  Returns 0, SINGULAR if M is not positive definite, or
+    OVERFLOW if a pivot is not finite (M overflowed)."""
     for j in range(6):
         d = M[6 * j + j]
         for k in range(j):
             d -= M[6 * j + k] * M[6 * j + k]
         if not d > 1e-300:
-            return False
+            return _singular(d)
         d = np.sqrt(d)
         M[6 * j + j] = d
         for r in range(j + 1, 6):
@@ -491,14 +576,12 @@ def cholesky_solve6(M, b):
         for k in range(r + 1, 6):
             s -= M[6 * k + r] * b[k]
         b[r] = s / M[6 * r + r]
-    return True
+    return 0
 
 
 # --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
-# Outputs go to row n + 2 of W ([6 base values, n_q joint values]) or to the given arrays.
-# Wrenches (wF0, wFm) are both arrays or both None (none); gravity None = the model's gravity;
-# accelerations None mean zero.
-SINGULAR = 300
+# Outputs go to the arrays given last (``out`` = [6 base values, n_q joint values]).
+# Wrenches (wF0, wFm) are both arrays or both None (none); gravity None = the model's gravity.
 
 
 @compiled
@@ -512,8 +595,8 @@ def _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot):
 
 
 @compiled
-def _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
-    """Forward and backward Newton-Euler passes: taum into row n+2 of W (from column 6), the
+def _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
+    """Forward and backward Newton-Euler passes (u0dot None = zero): taum into out[6:], the
     total force on the base in W[0, F:F+6].  0 or an error code."""
     n, nq = mi[0], mi[1]
     code = _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot)
@@ -526,35 +609,36 @@ def _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, fl
     velocity_acceleration_pass(mi, W, um, umdot, True)
     body_forces(mi, W)
     external_forces(mi, W, wF0, wFm, gravity, -1.0, F)
-    accumulate_forces(mi, W, W[n + 2, 6:6 + nq])
+    accumulate_forces(mi, W, out[6:6 + nq])
     return 0
 
 
 @compiled
-def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating):
-    """Recursive Newton-Euler: row n+2 of W = [tau0 (6), taum (n_q)]."""
-    code = _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating)
-    if code == 0:
-        base_generalized_force(W, W[mi[0] + 2, 0:6])
-    return code
+def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
+    """Recursive Newton-Euler: out = [tau0 (6), taum (n_q)]."""
+    code = _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
+    if code:
+        return code
+    base_generalized_force(W, out[0:6])
+    return 0 if _finite(out) else OVERFLOW
 
 
 @compiled
-def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity):
-    """Base unactuated: row n+2 of W = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
+def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out):
+    """Base unactuated: out = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
     n, nq = mi[0], mi[1]
-    code = _newton_euler(mi, W, R0, r0, qm, u0, um, None, umdot, wF0, wFm, gravity, True)
+    code = _newton_euler(mi, W, R0, r0, qm, u0, um, None, umdot, wF0, wFm, gravity, True, out)
     if code:
         return code
-    out = W[n + 2]
     taum, u0dot = out[6:6 + nq], out[0:6]
     composite_inertias(mi, W)
     scratch = W[n + 1]
     H0 = scratch[36:72]
     base_block(W, n + 1, W[0, IC:IC + 36], H0)
     base_generalized_force(W, u0dot)
-    if not cholesky_solve6(H0, u0dot):
-        return SINGULAR
+    code = cholesky_solve6(H0, u0dot)
+    if code:
+        return code
     for k in range(6):
         u0dot[k] = -u0dot[k]
     # the base acceleration adds the same spatial acceleration dA = S0 u0dot to every body
@@ -566,12 +650,12 @@ def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity):
         if mi[3 + 3 * (i - 1)] != FIXED:
             _mat6_vec(W[i, IC:IC + 36], dA, f)
             taum[mi[4 + 3 * (i - 1)]] += _dot6(W[i, S:S + 6], f)
-    return 0
+    return 0 if _finite(out) else OVERFLOW
 
 
 @compiled
-def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
-    """Articulated-body algorithm: row n+2 of W = [u0dot (6), umdot (n_q)]."""
+def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out):
+    """Articulated-body algorithm: out = [u0dot (6), umdot (n_q)]."""
     n, nq = mi[0], mi[1]
     code = check_state(mi, R0, r0, qm, u0, um)
     if code == 0:
@@ -604,7 +688,7 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
             _mat6_vec(IA, s, Ui)
             D = _dot6(s, Ui)
             if not D > 0.0:
-                return SINGULAR
+                return _singular(D)
             W[i, DINV] = 1.0 / D
             W[i, UU] = taum[mi[4 + 3 * (i - 1)]] - _dot6(s, pA)
             for r in range(6):
@@ -618,7 +702,6 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
             W[p, IC + k] += IA[k]
         for k in range(6):
             W[p, PA + k] += pA[k]
-    out = W[n + 2]
     u0dot, umdot = out[0:6], out[6:6 + nq]
     if floating:
         # S0' (IA0 (S0 u0dot + A0b) + pA0) = tau0
@@ -631,8 +714,9 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
         base_transpose_times(W, h, rhs)
         for k in range(6):
             u0dot[k] = tau0[k] - rhs[k]
-        if not cholesky_solve6(M, u0dot):
-            return SINGULAR
+        code = cholesky_solve6(M, u0dot)
+        if code:
+            return code
         dA = scratch[78:84]
         _mat3_vec(W[0, R:R + 9], u0dot[0:3], dA[0:3])
         for k in range(3):
@@ -651,7 +735,7 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating):
             umdot[mi[4 + 3 * (i - 1)]] = qdd
             for k in range(6):
                 W[i, A + k] += W[i, S + k] * qdd
-    return 0
+    return 0 if _finite(out) else OVERFLOW
 
 
 @compiled
@@ -670,6 +754,9 @@ def crba(mi, W, R0, r0, qm, H):
     for r in range(6):
         for c in range(6):
             H[r, c] = H0[6 * r + c]
+    # an overflow shows on the diagonal (|H_ab| <= sqrt(H_aa H_bb), H being positive
+    # semi-definite; a NaN comes from the same composite inertias): checked as computed
+    acc = (H0[0] + H0[7] + H0[14] + H0[21] + H0[28] + H0[35]) * 0.0
     f = scratch[0:6]
     col = scratch[6:12]
     for i in range(1, n + 1):
@@ -678,6 +765,7 @@ def crba(mi, W, R0, r0, qm, H):
         a = 6 + mi[4 + 3 * (i - 1)]
         _mat6_vec(W[i, IC:IC + 36], W[i, S:S + 6], f)
         H[a, a] = _dot6(W[i, S:S + 6], f)
+        acc += H[a, a] * 0.0
         base_transpose_times(W, f, col)
         for r in range(6):
             H[r, a] = col[r]
@@ -690,18 +778,20 @@ def crba(mi, W, R0, r0, qm, H):
                 H[a, b] = _dot6(W[j, S:S + 6], f)
                 H[b, a] = H[a, b]
             j = mi[2 + 3 * (j - 1)]
-    return 0
+    return 0 if acc == 0.0 else OVERFLOW
 
 
 @compiled
 def _fill_jacobian(mi, W, link, offset, J):
     """J (6, 6 + n_q) of the point ``offset`` (link CoM frame) on ``link``; needs the kinematics.
-    Leaves the point (relative to O) in the scratch row, columns 0..2."""
+    Leaves the point (relative to O) in the scratch row, columns 0..2.  Returns True if every
+    entry is finite (checked as computed: the angular rows are unit axes and R0's columns)."""
     n, nq = mi[0], mi[1]
     xp = W[n + 1, 0:3]
     _mat3_vec(W[link, R:R + 9], offset, xp)
     for k in range(3):
         xp[k] += W[link, X + k]
+    acc = (xp[0] + xp[1] + xp[2]) * 0.0
     for r in range(6):
         for c in range(6 + nq):
             J[r, c] = 0.0
@@ -713,6 +803,7 @@ def _fill_jacobian(mi, W, link, offset, J):
         J[4, c] = Rb[6 + c] * xp[0] - Rb[c] * xp[2]
         J[5, c] = Rb[c] * xp[1] - Rb[3 + c] * xp[0]
         J[3 + c, 3 + c] = 1.0
+        acc += (J[3, c] + J[4, c] + J[5, c]) * 0.0
     j = link
     while j > 0:
         if mi[3 + 3 * (j - 1)] != FIXED:
@@ -722,7 +813,9 @@ def _fill_jacobian(mi, W, link, offset, J):
             J[3, b] = s[3] + s[1] * xp[2] - s[2] * xp[1]
             J[4, b] = s[4] + s[2] * xp[0] - s[0] * xp[2]
             J[5, b] = s[5] + s[0] * xp[1] - s[1] * xp[0]
+            acc += (J[3, b] + J[4, b] + J[5, b]) * 0.0
         j = mi[2 + 3 * (j - 1)]
+    return acc == 0.0
 
 
 @compiled
@@ -743,8 +836,7 @@ def jacobian(mi, W, R0, r0, qm, link, offset, J):
     if code:
         return code
     forward_kinematics(mi, W, R0, r0, qm, False)
-    _fill_jacobian(mi, W, link, offset, J)
-    return 0
+    return 0 if _fill_jacobian(mi, W, link, offset, J) else OVERFLOW
 
 
 @compiled
@@ -757,7 +849,8 @@ def jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias
     if code:
         return code
     forward_kinematics(mi, W, R0, r0, qm, False)
-    _fill_jacobian(mi, W, link, offset, J)
+    if not _fill_jacobian(mi, W, link, offset, J):
+        return OVERFLOW
     xp = W[n + 1, 0:3]
     base_motion(W, u0, None, floating, True)
     velocity_acceleration_pass(mi, W, um, None, True)
@@ -770,7 +863,7 @@ def jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias
     bias[3] = Ak[3] + Ak[1] * xp[2] - Ak[2] * xp[1] + w1 * vp2 - w2 * vp1
     bias[4] = Ak[4] + Ak[2] * xp[0] - Ak[0] * xp[2] + w2 * vp0 - w0 * vp2
     bias[5] = Ak[5] + Ak[0] * xp[1] - Ak[1] * xp[0] + w0 * vp1 - w1 * vp0
-    return 0
+    return 0 if _finite(bias) else OVERFLOW
 
 
 @compiled
@@ -806,7 +899,7 @@ def twists_and_com(mi, W, R0, r0, qm, u0, um, floating, rL, tL, com):
             com[k] /= mtot
     for k in range(3):
         com[k] += r0[k]
-    return 0
+    return 0 if _finite(rL) and _finite(tL) and _finite(com) else OVERFLOW
 
 
 # --- SPART-layout kernels: the float path of the SPART-named functions --------------------
@@ -862,6 +955,8 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
             rL[r, i] = rJ[r, i] + a0 * com0 + a1 * com1 + a2 * com2
             e[r, i] = RJ[r, 0, i] * ax[0] + RJ[r, 1, i] * ax[1] + RJ[r, 2, i] * ax[2]
             g[r, i] = rL[r, i] - rJ[r, i]
+    ok = _all_finite(RJ) and _all_finite(RL) and _all_finite(rJ) and _all_finite(rL) and _all_finite(g)
+    return 0 if ok else OVERFLOW
 
 
 @compiled
@@ -889,6 +984,7 @@ def spart_velocities(mi, Bij, Bi0, P0, pm, u0, um, t0, tL):
             qd = um[mi[4 + 3 * i]]
             for r in range(6):
                 tL[r, i] += pm[r, i] * qd
+    return 0 if _all_finite(t0) and _all_finite(tL) else OVERFLOW
 
 
 @compiled
@@ -929,6 +1025,7 @@ def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0do
             spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[3, i], pm[4, i], pm[5, i], tLdot, i, 3, qd)
             for r in range(6):
                 tLdot[r, i] += pm[r, i] * qdd
+    return 0 if _all_finite(t0dot) and _all_finite(tLdot) else OVERFLOW
 
 
 @compiled
@@ -947,6 +1044,7 @@ def spart_inertia_in_inertial_frame(mi, mf, R0, RL, I0, Im):
                     I0[r, c] = acc
                 else:
                     Im[r, c, i - 1] = acc
+    return 0 if _all_finite(I0) and _all_finite(Im) else OVERFLOW
 
 
 @njit(cache=True)  # allocates scratch arrays: needs numba's runtime
@@ -1004,18 +1102,21 @@ def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, I
             for r in range(6):
                 acc += pm[r, i] * wq[r, i]
             taum[mi[4 + 3 * i]] = acc
+    return 0 if _all_finite(tau0) and _all_finite(taum) else OVERFLOW
 
 
 @compiled
 def spart_differential_kinematics(mi, branch, R0, r0, rL, e, g, Bij, Bi0, P0, pm):
     n = mi[0]
     Bij[:] = 0.0
+    acc = 0.0  # the lever arms, checked as computed (the other entries are 0, 1 or copies)
     for i in range(n):
         for j in range(n):
             if branch[i, j]:
                 for k in range(6):
                     Bij[k, k, i, j] = 1.0
                 d0, d1, d2 = rL[0, j] - rL[0, i], rL[1, j] - rL[1, i], rL[2, j] - rL[2, i]
+                acc += (d0 + d1 + d2) * 0.0
                 Bij[3, 1, i, j], Bij[3, 2, i, j] = -d2, d1
                 Bij[4, 0, i, j], Bij[4, 2, i, j] = d2, -d0
                 Bij[5, 0, i, j], Bij[5, 1, i, j] = -d1, d0
@@ -1025,6 +1126,7 @@ def spart_differential_kinematics(mi, branch, R0, r0, rL, e, g, Bij, Bi0, P0, pm
         for k in range(6):
             Bi0[k, k, i] = 1.0
         d0, d1, d2 = r0[0] - rL[0, i], r0[1] - rL[1, i], r0[2] - rL[2, i]
+        acc += (d0 + d1 + d2) * 0.0
         Bi0[3, 1, i], Bi0[3, 2, i] = -d2, d1
         Bi0[4, 0, i], Bi0[4, 2, i] = d2, -d0
         Bi0[5, 0, i], Bi0[5, 1, i] = -d1, d0
@@ -1041,3 +1143,4 @@ def spart_differential_kinematics(mi, branch, R0, r0, rL, e, g, Bij, Bi0, P0, pm
         for c in range(3):
             P0[r, c] = R0[r, c]
         P0[3 + r, 3 + r] = 1.0
+    return 0 if acc == 0.0 and _all_finite(pm) else OVERFLOW
