@@ -27,6 +27,7 @@ current state and command, computed when first asked after a change.
 """
 from collections import namedtuple
 from dataclasses import dataclass, field
+import logging
 import math
 
 import numpy as np
@@ -40,6 +41,16 @@ __all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', '
 BASE_MODES = ('fixed', 'floating')
 #: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
 _DIVERGENCE_WARNINGS = {'mjWARN_BADQPOS': 'qpos', 'mjWARN_BADQVEL': 'qvel', 'mjWARN_BADQACC': 'qacc'}
+
+
+log = logging.getLogger(__name__)
+
+
+def _route_mujoco_warnings(mujoco):
+    """MuJoCo's warnings to this module's logger, unless someone set a handler: by default
+    MuJoCo prints them and appends them to MUJOCO_LOG.TXT in the working directory."""
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(lambda text: log.warning('MuJoCo: %s', text))
 
 
 class SimulationDiverged(SpartError, RuntimeError):
@@ -141,6 +152,7 @@ class MujocoPlant:
 
     def __init__(self, model, floating, initial=None, mount=None, base_hint=None, load_warnings=()):
         import mujoco
+        _route_mujoco_warnings(mujoco)
         self._mj = mujoco
         self.model, self.data = model, mujoco.MjData(model)
         self.floating = bool(floating)
