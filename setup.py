@@ -51,6 +51,7 @@ setup(
         "console_scripts": [
             "heartbeat_node = spart_ros.nodes.heartbeat_node:main",
             "dynamics_node = spart_ros.nodes.dynamics_node:main",
+            "sim_node = spart_ros.nodes.sim_node:main",
         ],
     },
 )

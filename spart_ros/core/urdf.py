@@ -384,3 +384,13 @@ def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None):
     if verbose:
         print(robot.summary())
     return robot, robot.keys
+
+
+def urdf_text(source, xacro_args=None):
+    """The URDF text :func:`robot_from_urdf` reads from ``source`` (path, text or bytes):
+    decoded, and expanded by xacro when it is xacro (for other readers of the same robot,
+    e.g. MuJoCo in :mod:`spart_ros.sim`)."""
+    text, label, path = _load_text(source)
+    if path is not None and path.endswith('.xacro') or _XACRO_MARKERS.search(text):
+        text = _expand_xacro(text, label, path, xacro_args)
+    return text

@@ -1,0 +1,378 @@
+"""spart_sim: the embedded MuJoCo plant as a ROS 2 node that behaves like ros2_control hardware.
+
+Thin rclpy adapter around :class:`spart_ros.sim.MujocoPlant` (physics and readouts),
+:class:`spart_ros.sim.EffortCommand` (the effort controller's command contract) and
+:class:`spart_ros.sim.RealTimePacer`.  Stamps are simulated time (like Gazebo); nodes that
+read them with ``use_sim_time: true`` follow ``/clock``.
+
+Outputs (relative names follow the node's namespace)
+    ``robot_description`` std_msgs/String, RELIABLE + TRANSIENT_LOCAL depth 1 (like
+        robot_state_publisher): the URDF (xacro expanded), once at start;
+    ``joint_states`` sensor_msgs/JointState, RELIABLE, depth 10 (like joint_state_broadcaster):
+        names sorted alphabetically, positions, velocities, efforts (= the applied command);
+    ``odom`` nav_msgs/Odometry: pose of the URDF base link in ``odom_frame``, twist in the base
+        link frame (REP 105); ``imu`` sensor_msgs/Imu at the base link origin, frame = base link
+        (orientation, angular velocity, specific force: +g up at rest).  RELIABLE, depth 10:
+        a reliable publisher matches best-effort (sensor) and reliable subscribers alike, and a
+        lockstep controller must not lose a state;
+    ``/clock`` rosgraph_msgs/Clock, RELIABLE depth 10 (SystemDefaultsQoS, as the ros_gz bridge
+        and mujoco_ros2_control publish it; rclpy/rclcpp subscribe BEST_EFFORT, which matches),
+        published just before each state.
+Input
+    ``<controller_name>/commands`` std_msgs/Float64MultiArray, RELIABLE depth 10 (as
+        ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``.
+        A wrong length or a NaN/infinite value is dropped and logged (throttled); the
+        previous command stays applied.
+Services
+    ``~/reset`` std_srvs/Trigger: back to the initial state (parameters ``initial_*``), efforts
+        zeroed; simulated time goes on (a clock never runs backwards).
+    ``~/pause`` std_srvs/SetBool: true pauses the physics and the clock, false resumes.
+
+Timing
+    real time (default): a wall timer at ``publish_rate`` steps the physics as many ``dt``
+        steps as keep simulated time = ``real_time_factor`` x wall time, then publishes one
+        state; if the machine cannot keep up, at most 0.1 s of simulated time is caught up
+        per tick and the rest is given up (warned).
+    lockstep (``lockstep: true``, deterministic, for tests and use_sim_time): every command
+        message advances the physics by ``lockstep_steps`` steps (a dropped one too, with the
+        previous command, as the hardware keeps running when a controller update fails) and
+        publishes /clock and the new state.  The initial state is published at start, again
+        when a joint_states, odom or imu subscriber appears, and every
+        ``lockstep_republish_period`` s while no command comes.  A controller drives it by
+        answering each NEW joint_states stamp with exactly one command (and ignoring a
+        repeated stamp): then the run is the same bit for bit every time.
+
+Every parameter, with its default: config/sim_node.yaml (and ``PARAMETERS`` below).
+Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p base:=floating``.
+"""
+import math
+import sys
+import time
+
+from builtin_interfaces.msg import Time
+from nav_msgs.msg import Odometry
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
+
+from ..core.errors import SpartError
+from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer, SimulationDiverged
+from ..core.urdf import urdf_text
+from .config import ConfigError
+from .robot_inputs import ROBOT_DESCRIPTION_QOS, declare_parameters, guarded
+from .runner import EXECUTORS, run_node
+from .throttle import LogLimiter
+
+NODE_NAME = 'spart_sim'
+MAX_LAG = 0.1          # s of simulated time caught up per real-time tick at most
+
+#: joint_states, odom, imu, /clock out and commands in: rclcpp's SystemDefaultsQoS
+STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE)
+
+# name: (default, description, read_only); a Parameter.Type default = declared without a value
+PARAMETERS = {name: (default, description, True) for name, (default, description) in {
+    'robot_description': ('', 'URDF (or xacro) text of the robot (takes precedence over urdf_path)'),
+    'urdf_path': ('', 'path of a URDF (or .xacro) file, used when robot_description is empty'),
+    'base': ('fixed', "'fixed' (root link welded to the world at initial_base_position/orientation) or "
+                      "'floating' (free joint)"),
+    'gravity': ([0.0, 0.0, -9.81], 'gravity [x, y, z] in the world frame, m/s^2 ([0, 0, 0] for space)'),
+    'dt': (0.001, 'physics step, s (rounded to 1 ns)'),
+    'integrator': ('RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or 'implicitfast'"),
+    'joint_damping': (False, 'apply the URDF <dynamics damping friction> (SPART models neither)'),
+    'joint_limits': (False, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the range; '
+                            'SPART models none)'),
+    'lockstep': (False, 'advance the physics only on commands (lockstep_steps per command message) '
+                        'instead of in real time'),
+    'lockstep_steps': (1, 'lockstep: physics steps per command message (control period = lockstep_steps * dt)'),
+    'lockstep_republish_period': (1.0, 'lockstep: publish the current state again after this many wall-clock '
+                                       'seconds without a command (0 = never)'),
+    'real_time_factor': (1.0, 'real-time mode: simulated seconds per wall-clock second'),
+    'publish_rate': (1000.0, 'real-time mode: joint_states/odom/imu/clock publications per wall-clock second '
+                             '(at most one per physics step)'),
+    'controller_name': ('effort_controller', 'commands topic is <controller_name>/commands'),
+    'joints': (Parameter.Type.STRING_ARRAY, "the effort controller's joints, in the order of the command "
+                                            'values; unset = every moving joint in URDF order'),
+    'initial_joint_names': (Parameter.Type.STRING_ARRAY, 'joints given an initial position (others start at 0)'),
+    'initial_joint_positions': (Parameter.Type.DOUBLE_ARRAY, 'initial positions, one per initial_joint_names'),
+    'initial_joint_velocities': (Parameter.Type.DOUBLE_ARRAY, 'initial velocities, one per initial_joint_names; '
+                                                              'unset = 0'),
+    'initial_base_position': ([0.0, 0.0, 0.0], 'base link origin in odom_frame, m (of the URDF\'s world link when '
+                                               'its fixed joint places the base; fixed base: the mount)'),
+    'initial_base_orientation': ([0.0, 0.0, 0.0, 1.0], 'base link orientation (x, y, z, w) in odom_frame'),
+    'initial_base_linear_velocity': ([0.0, 0.0, 0.0], 'floating base: velocity of the base link origin, '
+                                                      'in the base link frame, m/s'),
+    'initial_base_angular_velocity': ([0.0, 0.0, 0.0], 'floating base: angular velocity in the base link '
+                                                       'frame, rad/s'),
+    'joint_states_topic': ('joint_states', 'sensor_msgs/JointState output'),
+    'odometry_topic': ('odom', 'nav_msgs/Odometry output'),
+    'imu_topic': ('imu', 'sensor_msgs/Imu output'),
+    'robot_description_topic': ('robot_description', 'std_msgs/String output (latched); "" = not published'),
+    'publish_clock': (True, 'publish /clock (simulated time)'),
+    'odom_frame': ('odom', 'header.frame_id of the odometry (the world frame)'),
+    'base_frame': ('', 'child_frame_id of the odometry and frame of the IMU; "" = the URDF base link'),
+    'executor': ('events', "rclpy executor: 'events' (EventsExecutor: half the CPU of 'single_threaded' "
+                           'at 1 kHz here) or \'single_threaded\''),
+}.items()}
+
+
+class SimNode(Node):
+    """The spart_sim node (see the module docstring)."""
+
+    NODE_NAME = NODE_NAME
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        p = declare_parameters(self, PARAMETERS)
+        if p['executor'] not in EXECUTORS:
+            raise ConfigError(f'executor must be one of {EXECUTORS}, got {p["executor"]!r}')
+        self._log_limiter = LogLimiter(5.0)
+
+        source, origin = self._description_source(p)
+        self._urdf = urdf_text(source)          # xacro expanded: robot_description is plain URDF
+        initial = InitialState.from_lists(
+            p['initial_joint_names'], p['initial_joint_positions'], p['initial_joint_velocities'],
+            base_position=p['initial_base_position'], base_orientation=p['initial_base_orientation'],
+            base_linear_velocity=p['initial_base_linear_velocity'],
+            base_angular_velocity=p['initial_base_angular_velocity'])
+        self._plant = plant = MujocoPlant.from_urdf(
+            self._urdf, base=p['base'], gravity=p['gravity'], dt=p['dt'], integrator=p['integrator'],
+            joint_damping=p['joint_damping'], joint_limits=p['joint_limits'], initial=initial)
+        self._command = EffortCommand(p['joints'] or plant.joint_names, plant.joint_names)
+        self._lockstep = bool(p['lockstep'])
+        self._lockstep_steps = int(p['lockstep_steps'])
+        if self._lockstep_steps < 1:
+            raise ConfigError(f'lockstep_steps must be >= 1, got {self._lockstep_steps}')
+        rate = float(p['publish_rate'])
+        if not math.isfinite(rate) or rate <= 0:
+            raise ConfigError(f'publish_rate must be > 0, got {rate}')
+        self._pacer = RealTimePacer(plant.dt, p['real_time_factor'], MAX_LAG)
+        republish = float(p['lockstep_republish_period'])
+        if not math.isfinite(republish) or republish < 0:
+            raise ConfigError(f'lockstep_republish_period must be >= 0 (0 = never), got {republish}')
+        self._base_frame = p['base_frame'] or plant.base_link
+        self._create_interfaces(p)
+        self._slip_reported = 0.0       # real time: simulated seconds given up, as last logged
+        self._waiting = True            # lockstep: a state is out, no command since
+        self._last_publish = time.monotonic()
+        self._republish_period = republish
+        if self._lockstep:
+            if republish > 0:
+                self._timer = self.create_timer(min(republish, 0.1),
+                                                self._guard(self._republish_if_waiting, 'republish'))
+        else:
+            # the pacer anchors at the first tick, once the node spins
+            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'))
+        self._publish_state()
+        self._log_start(p, origin, min(rate, 1.0 / plant.dt))
+
+    # -- set-up helpers -------------------------------------------------------------------
+    def _create_interfaces(self, p):
+        """Publishers (robot_description sent at once), the commands subscription, services."""
+        self._pub_clock = self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
+        # lockstep: a new subscriber of a state topic (a controller starting late) gets the state
+        matched = PublisherEventCallbacks(matched=self._guard(self._on_state_subscriber, 'matched'))
+        self._pub_joints = self.create_publisher(JointState, p['joint_states_topic'], STATE_QOS,
+                                                 event_callbacks=matched)
+        self._pub_odom = self.create_publisher(Odometry, p['odometry_topic'], STATE_QOS, event_callbacks=matched)
+        self._pub_imu = self.create_publisher(Imu, p['imu_topic'], STATE_QOS, event_callbacks=matched)
+        self._pub_description = None
+        if p['robot_description_topic']:
+            self._pub_description = self.create_publisher(String, p['robot_description_topic'],
+                                                          ROBOT_DESCRIPTION_QOS)
+            self._pub_description.publish(String(data=self._urdf))
+        commands_topic = f'{p["controller_name"]}/commands'
+        self._sub_commands = self.create_subscription(
+            Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS)
+        self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
+        self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
+        self._messages = _StateMessages(self._plant, p['odom_frame'], self._base_frame)
+
+    def _log_start(self, p, origin, rate):
+        """The loader's warnings, a base mode the URDF contradicts, and the one-line summary."""
+        plant = self._plant
+        for note in plant.load_warnings:
+            self.get_logger().warning(f'robot description: {note}')
+        if plant.base_hint and plant.base_hint != p['base']:
+            self.get_logger().warning(f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
+                                      f"joint, but the node simulates a {p['base']} base (parameter base)")
+        timing = (f'lockstep: {self._lockstep_steps} step(s) per command' if self._lockstep else
+                  f'real time x{self._pacer.real_time_factor:g}, publishing at {rate:g} Hz')
+        self.get_logger().info(
+            f"robot {plant.name!r} from {origin}: base {p['base']} {self._base_frame!r}, "
+            f'{plant.n_joints} joints {list(plant.joint_names)}, gravity {plant.gravity.tolist()}, '
+            f"dt {plant.dt:g} s {p['integrator']}; {timing}; commands on "
+            f'{self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
+            f'{[pub.topic_name for pub in self._publishers_out()]}; services '
+            f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}')
+
+    @staticmethod
+    def _description_source(p):
+        if p['robot_description']:
+            if '<' not in p['robot_description']:
+                raise ConfigError('robot_description is not URDF XML (no "<" in it)')
+            return p['robot_description'], 'parameter robot_description'
+        if p['urdf_path']:
+            return p['urdf_path'], f'urdf_path {p["urdf_path"]!r}'
+        raise ConfigError('no robot: set the robot_description (URDF text) or urdf_path parameter')
+
+    def _publishers_out(self):
+        pubs = [self._pub_clock, self._pub_joints, self._pub_odom, self._pub_imu, self._pub_description]
+        return [pub for pub in pubs if pub is not None]
+
+    def _guard(self, callback, what):
+        """``callback`` that logs (throttled) instead of raising: a timer or subscription
+        must never stop the node."""
+        return guarded(self, self._log_limiter, callback, what)
+
+    def _error_throttled(self, key, text):
+        # one call site per severity: rclpy refuses a severity change at a call site
+        if self._log_limiter.allow(key, time.monotonic()):
+            self.get_logger().error(text)
+
+    def _advance(self, n):
+        """Step the physics; True when there is a new state to publish (also after the
+        plant diverged and went back to its initial state, which is logged)."""
+        try:
+            return bool(self._plant.step(n))
+        except SimulationDiverged as err:
+            self._command.clear()
+            self._error_throttled('diverged', f'{err} (log throttled)')
+            return True
+
+    # -- publishing -----------------------------------------------------------------------
+    def _publish_state(self):
+        """/clock, then joint_states, odometry and IMU, all stamped with the simulated time."""
+        plant, msgs = self._plant, self._messages
+        stamp = msgs.stamp(plant.time_ns)
+        if self._pub_clock is not None:
+            msgs.clock.clock = stamp
+            self._pub_clock.publish(msgs.clock)
+        self._pub_joints.publish(msgs.joint_state(stamp))
+        self._pub_odom.publish(msgs.odometry(stamp))
+        self._pub_imu.publish(msgs.imu(stamp))
+        self._waiting = True
+        self._last_publish = time.monotonic()
+
+    def _real_time_tick(self, _timer_info=None):
+        plant = self._plant
+        if plant.paused:                # the pacer restarts on resume
+            return
+        n = self._pacer.steps_due(time.monotonic(), plant.time)
+        if n and self._advance(n):
+            self._publish_state()
+        if self._pacer.slipped > self._slip_reported + 0.1 and self._log_limiter.allow('slip', time.monotonic()):
+            self._slip_reported = self._pacer.slipped
+            self.get_logger().warning(f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
+                                      f'{self._pacer.slipped:.3f} s of simulated time given up so far')
+
+    def _republish_if_waiting(self, _timer_info=None):
+        if (self._waiting and not self._plant.paused
+                and time.monotonic() - self._last_publish >= self._republish_period):
+            self._publish_state()
+
+    def _on_state_subscriber(self, info):
+        if self._lockstep and info.current_count_change > 0 and self._waiting and not self._plant.paused:
+            self._publish_state()
+
+    # -- commands and services ------------------------------------------------------------
+    def _on_command(self, msg):
+        try:
+            self._plant.set_efforts(self._command.accept(msg.data))
+        except CommandRejected as err:      # logged; in lockstep the tick still happens
+            self._error_throttled(('command', err.kind),
+                                  f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
+                                  f'command {self._command.efforts.tolist()}; log throttled)')
+        self._waiting = False
+        if self._lockstep and self._advance(self._lockstep_steps):
+            self._publish_state()
+
+    def _on_reset(self, request, response):
+        try:
+            self._plant.reset()
+            self._command.clear()
+            self._pacer.restart(time.monotonic(), self._plant.time)
+            self._publish_state()
+            response.success = True
+            response.message = f'reset to the initial state at t = {self._plant.time:.9f} s'
+        except SpartError as err:
+            response.success = False
+            response.message = str(err)
+        self.get_logger().info(f'~/reset: {response.message}')
+        return response
+
+    def _on_pause(self, request, response):
+        pause = bool(request.data)
+        was = self._plant.paused
+        self._plant.paused = pause
+        if was and not pause:
+            self._pacer.restart(time.monotonic(), self._plant.time)
+            if self._lockstep:          # the controller answers this state and the loop goes on
+                self._publish_state()
+        response.success = True
+        response.message = (('paused' if pause else 'running') + f' at t = {self._plant.time:.9f} s'
+                            + ('' if was != pause else ' (no change)'))
+        self.get_logger().info(f'~/pause: {response.message}')
+        return response
+
+
+class _StateMessages:
+    """Preallocated output messages of one plant, filled at each publication."""
+
+    def __init__(self, plant, odom_frame, base_frame):
+        self.plant = plant
+        self.clock = Clock()
+        self.js = JointState()
+        self.js.name = list(plant.sorted_joint_names)
+        self.odom = Odometry()
+        self.odom.header.frame_id, self.odom.child_frame_id = odom_frame, base_frame
+        self.imu_msg = Imu()
+        self.imu_msg.header.frame_id = base_frame
+
+    @staticmethod
+    def stamp(time_ns):
+        return Time(sec=time_ns // 1_000_000_000, nanosec=time_ns % 1_000_000_000)
+
+    def joint_state(self, stamp):
+        js = self.plant.joint_state()
+        msg = self.js
+        msg.header.stamp = stamp
+        msg.position, msg.velocity, msg.effort = js.positions.tolist(), js.velocities.tolist(), js.efforts.tolist()
+        return msg
+
+    def odometry(self, stamp):
+        o = self.plant.odometry()
+        msg = self.odom
+        msg.header.stamp = stamp
+        pose, twist = msg.pose.pose, msg.twist.twist
+        pose.position.x, pose.position.y, pose.position.z = o.position.tolist()
+        q = pose.orientation
+        q.x, q.y, q.z, q.w = o.orientation.tolist()
+        twist.linear.x, twist.linear.y, twist.linear.z = o.linear.tolist()
+        twist.angular.x, twist.angular.y, twist.angular.z = o.angular.tolist()
+        return msg
+
+    def imu(self, stamp):
+        r = self.plant.imu()
+        msg = self.imu_msg
+        msg.header.stamp = stamp
+        q = msg.orientation
+        q.x, q.y, q.z, q.w = r.orientation.tolist()
+        w, a = msg.angular_velocity, msg.linear_acceleration
+        w.x, w.y, w.z = r.angular_velocity.tolist()
+        a.x, a.y, a.z = r.linear_acceleration.tolist()
+        return msg
+
+
+def main(args=None):
+    """Entry point: run the node until SIGINT/SIGTERM; returns the exit code (2: bad parameters)."""
+    return run_node(SimNode, args=args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,446 @@
+"""The embedded plant: a URDF robot simulated by MuJoCo, read out in ROS conventions.
+
+:class:`MujocoPlant` plays the part of ros2_control hardware on a physics engine: it holds
+joint efforts (zero-order hold, applied as generalized forces ``qfrc_applied``, so no
+actuator model and no clamping), advances the physics by fixed steps, and reads out
+
+- joint states (names sorted alphabetically, as joint_state_broadcaster publishes them;
+  efforts = the applied command, as ros2_control's effort state interface echoes it);
+- the base link's odometry (REP 105: pose of the URDF base link frame b in the world, twist
+  of b expressed in b, at b's origin);
+- an IMU on the base link (orientation of b, angular velocity in b, specific force in b:
+  acceleration minus gravity, so +g upward at rest);
+- total linear momentum and angular momentum (world frame; about the system CoM and about
+  the world origin), the base link's acceleration and the joint accelerations.
+
+Frames.  MuJoCo's body frame is the URDF link frame.  Its free joint has qpos = [position of
+b's origin, world; quaternion w, x, y, z] and MIXED-frame qvel = [velocity of b's origin in
+the WORLD frame; angular velocity in b].  So the odometry twist is (R_b' qvel[0:3],
+qvel[3:6]); likewise qacc = [classical acceleration of b's origin, world; angular
+acceleration in b] (d/dt of R_b' w is R_b' dw/dt because w x w = 0).  SPART's base frame
+is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
+
+Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
+exact and runs are deterministic: the same commands give the same states bit for bit.
+Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
+current state and command, computed when first asked after a change.
+"""
+from collections import namedtuple
+from dataclasses import dataclass, field
+import logging
+import math
+
+import numpy as np
+
+from ..core.errors import InputError, ModelError, SpartError
+from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+
+__all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', 'ImuReading', 'Momentum',
+           'SimulationDiverged', 'BASE_MODES']
+
+BASE_MODES = ('fixed', 'floating')
+#: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
+_DIVERGENCE_WARNINGS = {'mjWARN_BADQPOS': 'qpos', 'mjWARN_BADQVEL': 'qvel', 'mjWARN_BADQACC': 'qacc'}
+
+
+log = logging.getLogger(__name__)
+
+
+def _route_mujoco_warnings(mujoco):
+    """MuJoCo's warnings to this module's logger, unless someone set a handler: by default
+    MuJoCo prints them and appends them to MUJOCO_LOG.TXT in the working directory."""
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(lambda text: log.warning('MuJoCo: %s', text))
+
+
+class SimulationDiverged(SpartError, RuntimeError):
+    """The physics blew up (e.g. a large effort held on a light joint); the plant is back in
+    its initial state with zero efforts."""
+
+JointStateReading = namedtuple('JointStateReading', 'names positions velocities efforts')
+JointStateReading.__doc__ = """Joint names (tuple) and positions [rad or m], velocities, efforts
+[N m or N] (arrays), in the order of ``names``."""
+BaseOdometry = namedtuple('BaseOdometry', 'position orientation linear angular')
+BaseOdometry.__doc__ = """nav_msgs/Odometry content of the base link b: position (3,) of b's
+origin in the world, orientation (x, y, z, w) of b in the world, linear (3,) velocity of b's
+origin and angular (3,) velocity, both expressed in b."""
+ImuReading = namedtuple('ImuReading', 'orientation angular_velocity linear_acceleration')
+ImuReading.__doc__ = """sensor_msgs/Imu content of an ideal IMU at the base link origin, axes of
+b: orientation (x, y, z, w) of b in the world, angular velocity (3,) in b, linear acceleration
+(3,) in b = specific force (acceleration of b's origin minus gravity: +g upward at rest)."""
+Momentum = namedtuple('Momentum', 'linear angular_com angular_origin com mass')
+Momentum.__doc__ = """Total momentum of the robot, world frame: linear (3,) [kg m/s], angular
+momentum about the system CoM (``angular_com``) and about the world origin
+(``angular_origin``) [kg m^2/s], system CoM position ``com`` (3,), total ``mass``."""
+
+
+@dataclass
+class InitialState:
+    """State the plant starts from and returns to on reset.
+
+    ``joint_positions`` / ``joint_velocities``: {joint name: value}; joints not named are 0.
+    Base: ``base_position`` (3,) of the URDF base link origin in the world and
+    ``base_orientation`` (x, y, z, w) -- of the URDF's world link instead when the URDF has
+    one whose fixed joint places the base (the dynamics node's ``base_position`` convention);
+    for a floating base also the twist of the base link expressed in itself
+    (``base_linear_velocity``, ``base_angular_velocity``, like the odometry twist).  For a
+    fixed base the pose is where the base is mounted and the twist must be zero.
+    """
+    joint_positions: dict = field(default_factory=dict)
+    joint_velocities: dict = field(default_factory=dict)
+    base_position: tuple = (0.0, 0.0, 0.0)
+    base_orientation: tuple = (0.0, 0.0, 0.0, 1.0)
+    base_linear_velocity: tuple = (0.0, 0.0, 0.0)
+    base_angular_velocity: tuple = (0.0, 0.0, 0.0)
+
+    @classmethod
+    def from_lists(cls, joint_names=(), joint_positions=(), joint_velocities=(), **base):
+        """From parallel lists, the form of ROS parameters (``initial_joint_names``,
+        ``initial_joint_positions``, ``initial_joint_velocities``): value i belongs to joint i;
+        empty velocities = zero.  ``base``: the base fields by name.  InputError on a length
+        mismatch or a joint named twice."""
+        names = list(joint_names or ())
+        positions, velocities = list(joint_positions or ()), list(joint_velocities or ())
+        if len(set(names)) != len(names):
+            raise InputError(f'initial_joint_names lists a joint twice: {names}')
+        if len(positions) != len(names):
+            raise InputError(f'initial_joint_positions: expected {len(names)} values (one per '
+                             f'initial_joint_names {names}), got {len(positions)}')
+        if velocities and len(velocities) != len(names):
+            raise InputError(f'initial_joint_velocities: expected {len(names)} values (one per '
+                             f'initial_joint_names {names}) or none, got {len(velocities)}')
+        return cls(dict(zip(names, positions)), dict(zip(names, velocities)),
+                   **{k: tuple(v) for k, v in base.items()})
+
+
+def _vector(name, values, n):
+    try:
+        a = np.asarray(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f'{name}: expected {n} numbers, got {values!r}') from None
+    if a.shape != (n,):
+        raise InputError(f'{name}: expected {n} numbers, got {a.size}')
+    if not np.all(np.isfinite(a)):
+        raise InputError(f'{name} contains NaN or infinity: {a.tolist()}')
+    return a
+
+
+def _mj_quaternion(name, xyzw):
+    """MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
+    q = _vector(name, xyzw, 4)
+    norm = np.linalg.norm(q)
+    if norm < 1e-12:
+        raise InputError(f'{name}: (x, y, z, w) = {tuple(q)} is not a rotation (zero)')
+    q = q / norm
+    return np.array([q[3], q[0], q[1], q[2]])
+
+
+def _ros_quaternion(wxyz):
+    """ROS quaternion (x, y, z, w) with w >= 0 of a MuJoCo one (w, x, y, z)."""
+    q = np.array([wxyz[1], wxyz[2], wxyz[3], wxyz[0]], dtype=float)
+    return q if q[3] >= 0 else -q
+
+
+class MujocoPlant:
+    """A URDF robot in MuJoCo with ros2_control-like effort inputs and ROS readouts.
+
+    Build it with :meth:`from_urdf`.  Joint order: ``joint_names`` = the URDF's moving joints
+    in file order (MuJoCo's order), used by :meth:`set_efforts`; readouts for ROS use
+    alphabetical order (``sorted_joint_names``).  ``model`` / ``data`` are MuJoCo's, for
+    reading (benchmarks, tests); change the state only through this class.
+    """
+
+    def __init__(self, model, floating, initial=None, mount=None, base_hint=None, load_warnings=()):
+        import mujoco
+        _route_mujoco_warnings(mujoco)
+        self._mj = mujoco
+        self.model, self.data = model, mujoco.MjData(model)
+        self.floating = bool(floating)
+        #: base link frame in the frame the initial base pose places (4, 4): the URDF's world
+        #: root's fixed joint, else identity
+        self.mount = np.eye(4) if mount is None else np.asarray(mount, dtype=float)
+        self.base_hint = base_hint              # what the URDF implies: 'fixed', 'floating' or None
+        self.load_warnings = list(load_warnings)    # the core reader's warnings
+        m = model
+        self._root = 1                                     # first body after the world
+        self.base_link = m.body(self._root).name
+        first = 1 if self.floating else 0                  # the free joint is joint 0
+        if self.floating and m.jnt_type[0] != mujoco.mjtJoint.mjJNT_FREE:
+            raise ModelError('floating base: the root body has no free joint')
+        moving = []
+        for j in range(first, m.njnt):
+            kind = mujoco.mjtJoint(m.jnt_type[j]).name
+            if kind not in MOVING_JOINT_TYPES:
+                raise ModelError(f'joint {m.joint(j).name!r}: MuJoCo type {kind} is not a URDF moving joint')
+            moving.append(j)
+        self.joint_names = tuple(m.joint(j).name for j in moving)
+        self._qadr = np.array([m.jnt_qposadr[j] for j in moving], dtype=np.intp)
+        self._vadr = np.array([m.jnt_dofadr[j] for j in moving], dtype=np.intp)
+        self._index = {n: i for i, n in enumerate(self.joint_names)}
+        order = sorted(range(len(moving)), key=lambda i: self.joint_names[i])
+        self._sorted = np.array(order, dtype=np.intp)
+        self.sorted_joint_names = tuple(self.joint_names[i] for i in order)
+        self._efforts = np.zeros(len(moving))
+        self._dt_ns = int(round(m.opt.timestep * 1e9))
+        if self._dt_ns <= 0:
+            raise InputError(f'dt must be at least 1 ns, got {m.opt.timestep}')
+        m.opt.timestep = self._dt_ns * 1e-9
+        self._time_ns = 0
+        self._fresh = False                                # mj_forward done at this state?
+        # MuJoCo's warning counters (live views: reading one is ~0.1 us, d.warning[...] ~2 us)
+        self._checks = [self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS]
+        self.paused = False
+        self.initial = InitialState() if initial is None else initial
+        self.reset()
+
+    @classmethod
+    def from_urdf(cls, source, base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, integrator='RK4',
+                  joint_damping=False, joint_limits=False, initial=None, xacro_args=None):
+        """Plant of a URDF: whatever the core's ``robot_from_urdf`` reads (path, text, bytes,
+        xacro with ``xacro_args``).
+
+        ``base``: 'fixed' (root link welded to the world) or 'floating' (free joint).
+        ``gravity`` (3,) world frame [m/s^2] (zero for space).  ``dt`` [s]: physics step
+        (rounded to 1 ns).  ``integrator``: 'RK4' (default: keeps momentum of a free-floating
+        system, where Euler drifts), 'Euler', 'implicit', 'implicitfast'.
+        ``joint_damping`` / ``joint_limits``: add the URDF's damping/friction and position limits
+        (default: neither, the rigid-body model SPART and the controllers use; see
+        :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
+        ``initial``: :class:`InitialState` (default: everything zero, identity pose).
+        """
+        if base not in BASE_MODES:
+            raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
+        if integrator not in INTEGRATORS:
+            raise InputError(f'integrator must be one of {list(INTEGRATORS)}, got {integrator!r}')
+        dt = float(dt)
+        if not math.isfinite(dt) or dt <= 0.0:
+            raise InputError(f'dt must be a positive number of seconds, got {dt}')
+        imported = mujoco_model_from_urdf(source, base == 'floating', joint_damping, joint_limits, xacro_args)
+        import mujoco
+        model = imported.model
+        model.opt.timestep = dt
+        model.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[integrator])
+        plant = cls(model, base == 'floating', initial, imported.mount, imported.base_hint, imported.warnings)
+        plant.gravity = gravity
+        return plant
+
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def name(self):
+        """The robot's name (URDF ``<robot name>``)."""
+        names = self.model.names
+        return names[:names.index(b'\0')].decode()
+
+    @property
+    def n_joints(self):
+        return len(self.joint_names)
+
+    @property
+    def dt(self):
+        """Physics step [s] (a whole number of nanoseconds)."""
+        return self._dt_ns * 1e-9
+
+    @property
+    def dt_ns(self):
+        return self._dt_ns
+
+    @property
+    def time_ns(self):
+        """Simulated time [ns] (int): steps taken since construction times dt; reset keeps it."""
+        return self._time_ns
+
+    @property
+    def time(self):
+        return self._time_ns * 1e-9
+
+    @property
+    def gravity(self):
+        """Gravity (3,) in the world frame [m/s^2]."""
+        return self.model.opt.gravity.copy()
+
+    @gravity.setter
+    def gravity(self, g):
+        self.model.opt.gravity[:] = _vector('gravity', g, 3)
+        self._fresh = False
+
+    @property
+    def efforts(self):
+        """The held joint efforts (copy), ``joint_names`` order."""
+        return self._efforts.copy()
+
+    def joint_index(self, name):
+        """Position of joint ``name`` in ``joint_names``; InputError for an unknown joint."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise InputError(f'unknown joint {name!r}: the moving joints are {list(self.joint_names)}') from None
+
+    # -- inputs ---------------------------------------------------------------------------
+    def set_efforts(self, efforts):
+        """Hold joint efforts (n_joints,) [N m or N] in ``joint_names`` order until the next
+        call.  A wrong length or a NaN/infinite value raises InputError and the previous
+        efforts stay applied."""
+        e = np.asarray(efforts, dtype=float).reshape(-1)
+        if e.shape != self._efforts.shape:
+            raise InputError(f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}')
+        if not np.all(np.isfinite(e)):
+            bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(e))]
+            raise InputError(f'non-finite effort for joints {bad}: {e.tolist()}')
+        self._efforts[:] = e
+        self.data.qfrc_applied[self._vadr] = e
+        self._fresh = False
+
+    def step(self, n=1):
+        """Advance ``n`` physics steps with the held efforts; returns the steps taken
+        (0 while paused).
+
+        When the state blows up, MuJoCo resets its data (and warns on stdout); the plant then
+        goes back to its initial state with zero efforts (time goes on) and raises
+        :class:`SimulationDiverged` saying when and where.
+        """
+        n = int(n)
+        if self.paused or n <= 0:
+            return 0
+        before = [stat.number for stat in self._checks]
+        self._mj.mj_step(self.model, self.data, n)
+        self._time_ns += n * self._dt_ns
+        self._fresh = False
+        for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
+            if stat.number != count:
+                dof, held = stat.lastinfo, self._efforts.tolist()
+                self.reset()
+                raise SimulationDiverged(
+                    f'the simulation diverged before t = {self.time:.6f} s (NaN, infinite or huge {name} at '
+                    f'degree of freedom {dof}; efforts {held}): back to the initial state, efforts zero')
+        return n
+
+    def reset(self, initial=None):
+        """Put the robot back in ``initial`` (default: ``self.initial``) with zero efforts.
+
+        Simulated time goes on (like Gazebo's reset_world), so a /clock never runs backwards.
+        Bad names or values raise InputError and leave the plant unchanged.
+        """
+        initial = self.initial if initial is None else initial
+        q = self._joint_values('joint_positions', initial.joint_positions)
+        u = self._joint_values('joint_velocities', initial.joint_velocities)
+        p = _vector('base_position', initial.base_position, 3)
+        quat = _mj_quaternion('base_orientation', initial.base_orientation)
+        v_b = _vector('base_linear_velocity', initial.base_linear_velocity, 3)
+        w_b = _vector('base_angular_velocity', initial.base_angular_velocity, 3)
+        if not self.floating and (v_b.any() or w_b.any()):
+            raise InputError('a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
+                             'must be zero')
+        p, quat = self._mounted(p, quat)
+        m, d, mj = self.model, self.data, self._mj
+        mj.mj_resetData(m, d)
+        if self.floating:                                 # free joint: absolute pose
+            d.qpos[0:3], d.qpos[3:7] = p, quat
+            R = np.empty(9)
+            mj.mju_quat2Mat(R, quat)
+            d.qvel[0:3] = R.reshape(3, 3) @ v_b          # free joint: linear velocity in the world
+            d.qvel[3:6] = w_b
+        else:
+            m.body_pos[self._root], m.body_quat[self._root] = p, quat
+        d.qpos[self._qadr], d.qvel[self._vadr] = q, u
+        d.time = self._time_ns * 1e-9
+        self._efforts[:] = 0.0
+        self._fresh = False
+
+    def _mounted(self, p, quat):
+        """Base link pose (position, MuJoCo quaternion) from the initial pose and the mount."""
+        mj = self._mj
+        if np.array_equal(self.mount, np.eye(4)):
+            return p, quat
+        R = np.empty(9)
+        mj.mju_quat2Mat(R, quat)
+        q_mount = np.empty(4)
+        mj.mju_mat2Quat(q_mount, np.ascontiguousarray(self.mount[:3, :3]).reshape(9))
+        out = np.empty(4)
+        mj.mju_mulQuat(out, quat, q_mount)
+        return p + R.reshape(3, 3) @ self.mount[:3, 3], out
+
+    def _joint_values(self, what, values):
+        out = np.zeros(self.n_joints)
+        for name, value in dict(values).items():
+            out[self.joint_index(name)] = _vector(f'{what}[{name!r}]', [value], 1)[0]
+        return out
+
+    # -- readouts -------------------------------------------------------------------------
+    def _forward(self):
+        """Derived quantities (accelerations, CoM, velocities of bodies) at this state."""
+        if not self._fresh:
+            self._mj.mj_forward(self.model, self.data)
+            self._fresh = True
+
+    def joint_positions(self):
+        """(n_joints,) in ``joint_names`` order."""
+        return self.data.qpos[self._qadr].copy()
+
+    def joint_velocities(self):
+        """(n_joints,) in ``joint_names`` order."""
+        return self.data.qvel[self._vadr].copy()
+
+    def joint_accelerations(self):
+        """(n_joints,) in ``joint_names`` order, at this state under the held efforts."""
+        self._forward()
+        return self.data.qacc[self._vadr].copy()
+
+    def joint_state(self):
+        """:class:`JointStateReading` with names sorted alphabetically (joint_state_broadcaster)."""
+        s, d = self._sorted, self.data
+        return JointStateReading(self.sorted_joint_names, d.qpos[self._qadr[s]], d.qvel[self._vadr[s]],
+                                 self._efforts[s])
+
+    def _base_pose(self):
+        """(position (3,), quaternion w, x, y, z) of the base link frame in the world."""
+        if self.floating:
+            return self.data.qpos[0:3].copy(), self.data.qpos[3:7].copy()
+        return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
+
+    def base_rotation(self):
+        """R_b (3, 3): base link frame -> world."""
+        R = np.empty(9)
+        self._mj.mju_quat2Mat(R, self._base_pose()[1])
+        return R.reshape(3, 3)
+
+    def _base_twist(self):
+        """(v_b, w_b): velocity of the base link origin and angular velocity, both in b."""
+        if not self.floating:
+            return np.zeros(3), np.zeros(3)
+        qvel = self.data.qvel
+        return self.base_rotation().T @ qvel[0:3], qvel[3:6].copy()
+
+    def odometry(self):
+        """:class:`BaseOdometry` of the base link (REP 105: twist in the base link frame)."""
+        p, quat = self._base_pose()
+        v_b, w_b = self._base_twist()
+        return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
+
+    def base_acceleration(self):
+        """(a_b, alpha_b): classical acceleration of the base link origin and angular
+        acceleration, both expressed in b (zero for a fixed base), at this state under the
+        held efforts."""
+        if not self.floating:
+            return np.zeros(3), np.zeros(3)
+        self._forward()
+        qacc = self.data.qacc
+        return self.base_rotation().T @ qacc[0:3], qacc[3:6].copy()
+
+    def imu(self):
+        """:class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
+        _, quat = self._base_pose()
+        R_b = self.base_rotation()
+        a_b, _ = self.base_acceleration()
+        _, w_b = self._base_twist()
+        return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
+
+    def momentum(self):
+        """:class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root body)."""
+        self._forward()
+        self._mj.mj_subtreeVel(self.model, self.data)
+        r, d = self._root, self.data
+        mass = float(self.model.body_subtreemass[r])
+        linear = mass * d.subtree_linvel[r]
+        com = d.subtree_com[r].copy()
+        angular_com = d.subtree_angmom[r].copy()
+        return Momentum(linear, angular_com, angular_com + np.cross(com, linear), com, mass)

@@ -1,0 +1,116 @@
+"""URDF -> MuJoCo model for the embedded plant: the core reads the URDF, MuJoCo imports it.
+
+The core's reader (:func:`spart_ros.core.urdf.robot_from_urdf`) decides what is accepted:
+the plant takes exactly the inputs the core takes (paths, text, bytes, encoding declarations,
+xacro, massless frames, world roots) and refuses the rest with the core's message.  MuJoCo's
+own URDF importer then builds the physics from the same (xacro-expanded) text, after a
+minimal preprocessing of what MuJoCo cannot or need not read:
+
+- ``<visual>`` and ``<collision>`` are removed (their meshes are often ``package://`` paths,
+  which MuJoCo does not resolve; the plant has no contacts);
+- a world root the core drops (a massless root with one ``floating`` joint, or a massless
+  ``world`` with one ``fixed`` joint: docs/urdf_loading.md) is dropped here too, so the
+  robot's base is the same body for both; a fixed joint's origin is returned as the mount;
+- the XML declaration goes (the text is re-serialized).
+
+Model choices (see :func:`mujoco_model_from_urdf`):
+
+- ``fusestatic = False``: links on fixed joints stay bodies of their own, so every URDF link
+  has a MuJoCo body of the same name (massless frames included);
+- a floating base gets a free joint on the root body; a fixed base is welded to the world
+  (the plant places the mount);
+- the body frame of every body is the URDF LINK frame (``alignfree = False``), not its
+  inertial frame;
+- URDF ``<dynamics damping friction>`` and position limits are kept only when asked: SPART's
+  model (and so the controllers built on it) has neither, and some URDFs carry limits only
+  because urdfdom wants them (this repository's SC_3DoF.urdf).  By default the plant
+  integrates exactly the rigid-body model the URDF's inertials define;
+- mimic joints are MuJoCo's: soft equality constraints (not exact).
+"""
+from collections import namedtuple
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..core.errors import ModelError, URDFError
+from ..core.urdf import robot_from_urdf, urdf_text
+
+__all__ = ['mujoco_model_from_urdf', 'ImportedModel', 'INTEGRATORS', 'MOVING_JOINT_TYPES']
+
+#: integrator name (node parameter) -> mujoco.mjtIntegrator member name
+INTEGRATORS = {'RK4': 'mjINT_RK4', 'Euler': 'mjINT_EULER', 'implicit': 'mjINT_IMPLICIT',
+               'implicitfast': 'mjINT_IMPLICITFAST'}
+#: MuJoCo joint types of URDF moving joints: hinge (revolute, continuous) and slide (prismatic)
+MOVING_JOINT_TYPES = ('mjJNT_HINGE', 'mjJNT_SLIDE')
+_DROPPED = ('visual', 'collision')
+
+ImportedModel = namedtuple('ImportedModel', 'model mount base_hint warnings')
+ImportedModel.__doc__ = """``model``: the compiled mujoco.MjModel; ``mount`` (4, 4): the base link
+frame in the frame of the URDF's dropped world root (identity without one); ``base_hint``:
+'fixed', 'floating' or None (what the URDF implies, core's ``robot.base_hint``);
+``warnings``: the core reader's warnings (list of str)."""
+
+
+def _dynamics_urdf(text, world_link):
+    """The URDF without visual/collision elements, without the dropped world root and its
+    joint, and without the XML declaration."""
+    try:
+        root = ET.fromstring(text.encode('utf-8') if text.lstrip().startswith('<?xml') else text)
+    except ET.ParseError as err:        # the core parsed it: only a surprise gets here
+        raise URDFError(f'the text is not valid XML: {err}') from None
+    for link in root.iter('link'):
+        for tag in _DROPPED:
+            for el in link.findall(tag):
+                link.remove(el)
+    if world_link is not None:
+        for el in list(root):
+            if (el.tag == 'link' and el.get('name') == world_link) or \
+                    (el.tag == 'joint' and el.find('parent') is not None
+                     and el.find('parent').get('link') == world_link):
+                root.remove(el)
+    return ET.tostring(root, encoding='unicode')
+
+
+def mujoco_model_from_urdf(source, floating, joint_damping=False, joint_limits=False, xacro_args=None):
+    """:class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
+
+    ``floating``: free joint on the root body (else welded to the world).
+    ``joint_damping``: keep URDF ``<dynamics damping friction>`` (viscous damping and
+    MuJoCo's frictionloss); False zeroes both.  ``joint_limits``: keep URDF position limits
+    (soft constraints, active only at the limits); False removes them.
+    Raises the core's URDFError / UnsupportedJointError / TopologyError..., or ModelError
+    when MuJoCo cannot build the model (e.g. a moving joint that carries no mass).
+    """
+    import mujoco
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        robot, _ = robot_from_urdf(source, xacro_args=xacro_args)
+    text = _dynamics_urdf(urdf_text(source, xacro_args), robot.world_link)
+    try:
+        spec = mujoco.MjSpec.from_string(text)
+    except Exception as err:  # noqa: BLE001 - MuJoCo raises ValueError and others
+        raise URDFError(f'MuJoCo could not read the URDF: {err}') from None
+    spec.compiler.fusestatic = False
+    spec.compiler.alignfree = False
+    root = spec.worldbody.first_body()
+    if floating:
+        root.add_freejoint()
+    else:                                # the plant places the mount; MuJoCo's "world" root may have moved it
+        root.pos, root.quat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+    for joint in spec.joints:
+        if not joint_damping:
+            joint.damping = [0.0] * len(joint.damping)     # MuJoCo 4: polynomial coefficients
+            joint.frictionloss = 0.0
+        if not joint_limits:
+            joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+    try:
+        model = spec.compile()
+    except Exception as err:  # noqa: BLE001
+        raise ModelError(f'MuJoCo could not compile the model: {err}') from None
+    if model.nbody < 2 or model.body(1).name != robot.base_link.name:
+        raise ModelError(f'MuJoCo made {model.body(1).name if model.nbody > 1 else "no body"!r} the base, the core '
+                         f'{robot.base_link.name!r} (a root link named "world" that is not a massless frame with '
+                         'one fixed or floating joint: rename it)')
+    mount = np.eye(4) if robot.base_pose is None else np.array(robot.base_pose, dtype=float)
+    return ImportedModel(model, mount, robot.base_hint, [str(w.message) for w in caught])
