@@ -52,6 +52,7 @@ setup(
             "heartbeat_node = spart_ros.nodes.heartbeat_node:main",
             "dynamics_node = spart_ros.nodes.dynamics_node:main",
             "sim_node = spart_ros.nodes.sim_node:main",
+            "controller_node = spart_ros.nodes.controller_node:main",
         ],
     },
 )

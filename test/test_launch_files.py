@@ -88,3 +88,16 @@ def test_stand_ins_do_not_leak():
     before = {k: sys.modules.get(k) for k in names}
     local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {})
     assert {k: sys.modules.get(k) for k in names} == before
+
+
+def test_controller_launch(tmp_path):
+    (node,) = local_launch.nodes_of(LAUNCH / 'controller.launch.py', {})
+    assert (node.package, node.executable, node.name) == ('spart_ros', 'controller_node', 'spart_controller')
+    assert Path(node.parameters[0]).name == 'controller.yaml' and node.parameters[1] == {}
+    args = {'urdf_path': str(ROOT / 'urdf' / 'SC_3DoF.urdf'), 'base': 'floating', 'mode': 'floating_base',
+            'params': str(ROOT / 'config' / 'controller_sc_3dof.yaml'), 'namespace': 'chaser'}
+    (node,) = local_launch.nodes_of(LAUNCH / 'controller.launch.py', args)
+    assert node.namespace == 'chaser' and Path(node.parameters[0]).name == 'controller_sc_3dof.yaml'
+    assert node.parameters[1] == {'urdf_path': args['urdf_path'], 'base': 'floating', 'mode': 'floating_base'}
+    cmd = local_launch.command_line(node, tmp_path)
+    assert cmd[0].endswith('lib/spart_ros/controller_node')

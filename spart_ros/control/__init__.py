@@ -11,3 +11,11 @@ from .space_motion import SpaceMotionLaw, SpaceMotionCommand, SpaceMotionStatus
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
 from .reactionless import Reactionless
 from .desired_reaction import DesiredReaction
+from .trajectory import JointTrajectory, Reference, hold
+from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompensation, Gains, EffortCommand
+from .safety import CommandGate, clamp_efforts, effort_limits
+
+__all__ = ['FreeFloatingKinematics', 'SpaceMotionLaw', 'SpaceMotionCommand', 'SpaceMotionStatus', 'ResolvedRate',
+           'ResolvedRateMinBaseEnergy', 'Reactionless', 'DesiredReaction', 'JointTrajectory', 'Reference', 'hold',
+           'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'Gains', 'EffortCommand',
+           'CommandGate', 'clamp_efforts', 'effort_limits']

@@ -28,6 +28,7 @@ class ModelConfig:
     jacobian_base_columns: str = 'ros'
     imu_link: str = ''
     strict: bool = False
+    jacobians: bool = True          # the dynamics node's Jacobian specs (a controller needs none)
 
     def check(self):
         if self.base not in BASE_MODES:

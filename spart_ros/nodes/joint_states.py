@@ -27,7 +27,8 @@ class JointStateMapper:
     velocities without positions (allowed by sensor_msgs/JointState) update only the
     velocities; a message with neither (efforts only) changes nothing.  A message
     whose array lengths do not match its names, or with a NaN / infinite value for a model
-    joint, raises InputError and changes nothing.  ``ready`` is True once every moving joint
+    joint, raises InputError and changes nothing.  ``received`` (n,) holds, per joint, the
+    ``now`` (any clock, e.g. the receipt time) of its last position update (NaN = never).  ``ready`` is True once every moving joint
     has been seen.
     """
 
@@ -41,6 +42,7 @@ class JointStateMapper:
         self.positions = np.zeros(self.n)
         self.velocities = np.zeros(self.n)
         self.seen = np.zeros(self.n, dtype=bool)
+        self.received = np.full(self.n, np.nan)   # per joint: the ``now`` of its last position update
         self._n_seen = 0
         self._cache = {}
         self._last_key = self._last_plan = None
@@ -50,6 +52,7 @@ class JointStateMapper:
                 if j is not None and previous.seen[j]:
                     self.positions[k] = previous.positions[j]
                     self.velocities[k] = previous.velocities[j]
+                    self.received[k] = previous.received[j]
                     self.seen[k] = True
             self._n_seen = int(self.seen.sum())
 
@@ -87,7 +90,7 @@ class JointStateMapper:
         self._last_key, self._last_plan = key, plan
         return plan
 
-    def update(self, names, positions, velocities=()):
+    def update(self, names, positions, velocities=(), now=np.nan):
         n_names = len(names)
         has_pos, has_vel = len(positions) > 0, len(velocities) > 0
         if has_pos and len(positions) != n_names:
@@ -107,6 +110,7 @@ class JointStateMapper:
             raise InputError(f'velocity of joint {bad!r} is NaN or infinite')
         if has_pos:
             self.positions[dst] = pos
+            self.received[dst] = now
             if self._n_seen < self.n:
                 self.seen[dst] = True
                 self._n_seen = int(self.seen.sum())

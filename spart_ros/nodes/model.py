@@ -164,7 +164,7 @@ class Model:
         self.n_q = len(self.q_names)
         self.total_mass = float(robot.total_mass)
         self.specs = jacobian_specs(robot, config.jacobian_links, config.jacobian_offsets,
-                                    config.jacobian_point_frame)
+                                    config.jacobian_point_frame) if config.jacobians else []
         self.base_columns = config.jacobian_base_columns
         base_cols = list(BASE_COLUMN_NAMES[self.base_columns]) if self.floating else []
         self.column_names = base_cols + self.q_names
@@ -218,8 +218,8 @@ class Model:
             f'{f} = {m.multiplier:g} * {m.leader} + {m.offset:g}' for f, m in self.followers.items()) + ')'
             if self.followers else '')
         return (f'model {r.name!r}: {r.n_links_joints + 1} links (base {r.base_link.name!r}), '
-                f'{self.n_q} moving joints{mimic}, total mass {self.total_mass:.6g} kg, base {self.config.base}; '
-                f'Jacobians of {[s.link_name for s in self.specs]}')
+                f'{self.n_q} moving joints{mimic}, total mass {self.total_mass:.6g} kg, base {self.config.base}'
+                + (f'; Jacobians of {[s.link_name for s in self.specs]}' if self.specs else ''))
 
     def warm_up(self):
         """Call every fast-path kernel once (numba compiles or loads them from its cache),

@@ -189,8 +189,9 @@ class RobotInputs:
         self.joints = JointStateMapper([])
         self._pending_joints = {}           # joint states received before any model
         self.last_stamp = None              # (sec, nanosec) of the last accepted joint state
-        self.last_receipt = None            # node clock (s) when it arrived
+        self.last_receipt = None            # node clock (s) when it arrived (joints.received: steady clock)
         self.odom_receipt = None
+        self.odom_steady = float('nan')     # steady clock (time.monotonic) of the last odometry
         #: counters, e.g. for a status message: accepted, no model joint, older stamp, rejected
         self.counts = {'joint_states': 0, 'ignored': 0, 'older_stamp': 0, 'rejected': 0, 'odometry': 0}
 
@@ -325,7 +326,7 @@ class RobotInputs:
                                 f'one ({self.last_stamp[0] + 1e-9 * self.last_stamp[1]:.9f} s): dropped '
                                 f'({self.counts["older_stamp"]} so far; parameter accept_older_stamps)')
             return
-        update = self.joints.update(names, positions, velocities)
+        update = self.joints.update(names, positions, velocities, time.monotonic())
         if not update.matched and self.joints.n:
             self.counts['ignored'] += 1
             shown = list(names[:8]) + (['...'] if len(names) > 8 else [])
@@ -365,6 +366,7 @@ class RobotInputs:
         self.estimator.set_odometry(R_b, p_b, v_b, w_b)
         self._odom_stamp = stamp_seconds(msg.header.stamp)
         self.odom_receipt = self.now()
+        self.odom_steady = time.monotonic()
         self.counts['odometry'] += 1
 
     def _on_imu(self, msg):

@@ -1,0 +1,196 @@
+"""Model-based joint effort laws on the compiled fast path (pure numpy, no ROS).
+
+Every law takes the measured state in the ROS base convention (``base``: a
+:class:`~spart_ros.nodes.base_estimator.BaseLinkState`-like object with R_b, p_b (pose of the
+URDF base link frame b in the world) and v_b, w_b (twist of b expressed in b, REP 105)), the
+joint positions ``q`` and velocities ``qd`` (n,) in the fast path's joint coordinates, the
+joint reference (:data:`~spart_ros.control.trajectory.Reference`) and the time step ``dt`` (s)
+since the previous call (for the integral term), and returns joint efforts (n,) (N m or N),
+before any clamping.  The commanded joint acceleration is the PD(+I) law
+
+    qdd_cmd = qdd_d + Kd (qd_d - qd) + Kp (q_d - q) + Ki int(q_d - q) dt
+
+(Modern Robotics, ch. 11.4), the integral clamped to +- ``integral_limit`` per joint.
+
+- :class:`ComputedTorque` (fixed base): tau = H(q) qdd_cmd + C(q, qd) qd + g(q), one
+  recursive Newton-Euler pass (``inverse_dynamics`` with the model's gravity).
+- :class:`FloatingBase` (free-floating, base unactuated): the joint efforts of SPART's
+  Floating_ID for qdd_cmd with the measured base state (the base reacts: its acceleration is
+  returned too).
+- :class:`FreeFlying` (base actuated): the base follows a pose reference with a PD law on
+  SE(3) (position error in b, rotation error as the rotation vector of R_b' R_d); the base
+  acceleration goes with qdd_cmd into inverse dynamics, giving joint efforts and the base
+  wrench (torque and force at b's origin, in b).
+- :class:`GravityCompensation`: tau = g(q) (gravity forces of a still robot on a fixed base).
+
+``dynamics`` is the fast path of the robot (:func:`spart_ros.core.fast.mimic.fast_dynamics`:
+independent joint coordinates for mimic joints), whose ``gravity`` the laws use.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..core import base_state as bs
+from ..core.errors import InputError
+
+__all__ = ['Gains', 'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'EffortCommand',
+           'rotation_vector']
+
+EffortCommand = namedtuple('EffortCommand', 'efforts base_torque base_force base_acceleration')
+EffortCommand.__doc__ = """A law's output: joint ``efforts`` (n,); for a free-flying base the base wrench
+(``base_torque``, ``base_force`` at b's origin, in b, (3,) each, else None); the base acceleration
+[a_b (classical acceleration of b's origin); alpha_b], both in b, that the law predicts (floating)
+or commands (free flying), (6,), or None for a fixed base."""
+
+
+def _per_joint(name, value, n, allow_inf=False):
+    a = np.array(value, dtype=float).reshape(-1)
+    if a.size == 1:
+        a = np.full(n, float(a[0]))
+    if a.shape != (n,) or np.isnan(a).any() or (not allow_inf and not np.all(np.isfinite(a))):
+        raise InputError(f'{name}: expected one {"" if allow_inf else "finite "}value per joint ({n}) or one for '
+                         f'all, got {np.ravel(value).tolist()}')
+    return a
+
+
+class Gains:
+    """Per-joint gains of the PD(+I) law: ``kp`` (1/s^2), ``kd`` (1/s), ``ki`` (1/s^3), each one
+    value per joint or one for all; ``integral_limit`` bounds int(e) dt per joint (rad s or m s;
+    inf = unbounded)."""
+
+    def __init__(self, n, kp, kd, ki=0.0, integral_limit=np.inf):
+        self.kp, self.kd, self.ki = (_per_joint(k, v, n) for k, v in (('kp', kp), ('kd', kd), ('ki', ki)))
+        self.integral_limit = _per_joint('integral_limit', integral_limit, n, allow_inf=True)
+        if np.any(self.kp < 0) or np.any(self.kd < 0) or np.any(self.ki < 0) or np.any(self.integral_limit < 0):
+            raise InputError('kp, kd, ki and integral_limit must be >= 0')
+
+
+class _JointLaw:
+    """The PD(+I) joint acceleration law shared by the laws below."""
+
+    def __init__(self, dynamics, gains):
+        self.dynamics = dynamics
+        self.robot = dynamics.robot
+        self.n = dynamics.n_q
+        self.gains = gains
+        self.integral = np.zeros(self.n)
+        self.qdd_cmd = np.zeros(self.n)
+        self.floating_base = True
+        self._zero6 = np.zeros(6)
+
+    def reset(self):
+        """Forget the integral (on enable, on a new model)."""
+        self.integral[:] = 0.0
+
+    def joint_acceleration(self, q, qd, ref, dt):
+        """qdd_cmd (n,) of the PD(+I) law; updates the clamped integral of the error."""
+        g = self.gains
+        e = ref.position - q
+        if dt > 0 and g.ki.any():
+            np.clip(self.integral + e * dt, -g.integral_limit, g.integral_limit, out=self.integral)
+        np.multiply(g.kp, e, out=self.qdd_cmd)
+        self.qdd_cmd += ref.acceleration
+        self.qdd_cmd += g.kd * (ref.velocity - qd)
+        self.qdd_cmd += g.ki * self.integral
+        return self.qdd_cmd
+
+    def _spart_base(self, base, floating):
+        if floating:
+            return bs.base_from_link_frame(self.robot, base.R_b, base.p_b, base.v_b, base.w_b)
+        R0, r0, _ = bs.base_from_link_frame(self.robot, base.R_b, base.p_b)
+        return R0, r0, self._zero6
+
+
+class ComputedTorque(_JointLaw):
+    """tau = H(q) qdd_cmd + C(q, qd) qd + g(q) on a fixed base (the base pose from ``base``)."""
+
+    floating_base = False
+
+    def compute(self, base, q, qd, ref, dt):
+        R0, r0, u0 = self._spart_base(base, False)
+        qdd = self.joint_acceleration(q, qd, ref, dt)
+        _, taum = self.dynamics.inverse_dynamics(R0, r0, q, u0, qd, self._zero6, qdd, floating=False)
+        return EffortCommand(taum.copy(), None, None, None)
+
+
+class FloatingBase(_JointLaw):
+    """Joint efforts of SPART's Floating_ID for qdd_cmd with the measured (moving, unactuated)
+    base: the base wrench is zero and the base reacts; its acceleration is returned."""
+
+    def compute(self, base, q, qd, ref, dt):
+        R0, r0, u0 = self._spart_base(base, True)
+        qdd = self.joint_acceleration(q, qd, ref, dt)
+        taum, u0dot = self.dynamics.floating_inverse_dynamics(R0, r0, q, u0, qd, qdd)
+        a_b, alpha_b = bs.link_frame_acceleration_from_base(self.robot, R0, u0, u0dot)
+        return EffortCommand(taum.copy(), None, None, np.concatenate([a_b, alpha_b]))
+
+
+def rotation_vector(R):
+    """The rotation vector (axis * angle, (3,)) of a rotation matrix R (angle in [0, pi])."""
+    c = np.clip((np.trace(R) - 1) / 2, -1.0, 1.0)
+    angle = np.arccos(c)
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    s = np.sin(angle)
+    if angle < 1e-6:
+        return w / 2                                     # small angle: w / 2 = axis * angle
+    if np.pi - angle < 1e-6:                             # near pi: the axis from the symmetric part
+        B = (R + np.eye(3)) / 2
+        axis = B[:, int(np.argmax(np.diag(B)))]
+        return axis / np.linalg.norm(axis) * angle
+    return w * (angle / (2 * s))
+
+
+class FreeFlying(_JointLaw):
+    """The joints as :class:`FloatingBase` would move them, and the base actuated too: it
+    follows the pose (R_d, p_d) of b in the world set by :meth:`set_base_reference` with
+
+        alpha_b = Kp_rot rotvec(R_b' R_d) - Kd_rot w_b,   a_b = Kp_pos R_b' (p_d - p_b) - Kd_pos v_b
+
+    (both in b); inverse dynamics for (a_b, alpha_b, qdd_cmd) gives the joint efforts and the
+    base wrench.  ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation)."""
+
+    def __init__(self, dynamics, gains, base_gains=(1.0, 2.0, 1.0, 2.0)):
+        super().__init__(dynamics, gains)
+        b = np.array(base_gains, dtype=float).reshape(-1)
+        if b.shape != (4,) or not np.all(np.isfinite(b)) or np.any(b < 0):
+            raise InputError(f'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, kp_rotation, '
+                             f'kd_rotation), got {np.ravel(base_gains).tolist()}')
+        self.base_gains = b
+        self.base_reference = None          # (R_d, p_d), set at enable
+
+    def set_base_reference(self, R_d, p_d):
+        self.base_reference = (np.array(R_d, dtype=float), np.array(p_d, dtype=float))
+
+    def base_acceleration(self, base):
+        """(a_b, alpha_b) of the base PD law, both (3,) in b."""
+        kp_p, kd_p, kp_r, kd_r = self.base_gains
+        R_d, p_d = self.base_reference
+        alpha_b = kp_r * rotation_vector(base.R_b.T @ R_d) - kd_r * base.w_b
+        a_b = kp_p * (base.R_b.T @ (p_d - base.p_b)) - kd_p * base.v_b
+        return a_b, alpha_b
+
+    def compute(self, base, q, qd, ref, dt):
+        if self.base_reference is None:
+            self.set_base_reference(base.R_b, base.p_b)
+        R0, r0, u0 = self._spart_base(base, True)
+        qdd = self.joint_acceleration(q, qd, ref, dt)
+        a_b, alpha_b = self.base_acceleration(base)
+        u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
+        tau0, taum = self.dynamics.inverse_dynamics(R0, r0, q, u0, qd, u0dot, qdd, floating=True)
+        torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
+        return EffortCommand(taum.copy(), torque_b, force_b, np.concatenate([a_b, alpha_b]))
+
+
+class GravityCompensation(_JointLaw):
+    """tau = g(q): the efforts that hold the arm still against the model's gravity (fixed base;
+    the reference is not used)."""
+
+    floating_base = False
+
+    def __init__(self, dynamics, gains=None):
+        super().__init__(dynamics, gains or Gains(dynamics.n_q, 0.0, 0.0))
+
+    def compute(self, base, q, qd, ref, dt):
+        R0, r0, _ = self._spart_base(base, False)
+        _, gm = self.dynamics.gravity_forces(R0, r0, q)
+        return EffortCommand(gm.copy(), None, None, None)

@@ -1,0 +1,137 @@
+"""The safety layer between a control law and the motors (pure Python, no ROS).
+
+ros2_control's effort controllers apply the last command they received for as long as they
+run: they have no timeout.  So the publisher of commands must itself stop commanding when its
+inputs go stale or bad, and must leave the motors at zero effort when it does.  The
+:class:`CommandGate` is that decision, made once per control tick:
+
+- ``COMMAND``: enabled, and the state is complete, finite and fresh: compute and publish;
+- ``ZERO``: publish ONE all-zero command, then stay silent: on disable, and on the first tick
+  with a problem (stale or missing joint states, stale base state, a rejected input);
+- ``SILENT``: publish nothing (disabled, or still halted by the same or another problem).
+
+Fresh data after a problem resumes commanding on the next tick (counted as a recovery).
+:func:`clamp_efforts` bounds every effort to its limit and refuses non-finite values.
+"""
+import math
+
+import numpy as np
+
+from ..core.errors import InputError
+
+__all__ = ['CommandGate', 'clamp_efforts', 'effort_limits', 'COMMAND', 'ZERO', 'SILENT']
+
+COMMAND, ZERO, SILENT = 'command', 'zero', 'silent'
+
+
+def effort_limits(joints, limits_by_name, override=()):
+    """(n,) effort limits of ``joints``: ``override`` (one value per joint, or one for all, or
+    empty) when given, else the URDF ``<limit effort>`` of each (``limits_by_name``: name ->
+    limit, inf when the URDF gives none).  Values must be > 0."""
+    override = [float(x) for x in override]
+    if override:
+        if len(override) not in (1, len(joints)):
+            raise InputError(f'effort_limits: expected one value per command joint ({len(joints)}: {list(joints)}) '
+                             f'or one for all, got {len(override)}')
+        limits = np.array(override * len(joints) if len(override) == 1 else override)
+    else:
+        limits = np.array([limits_by_name[j] for j in joints], dtype=float)
+    if np.any(np.isnan(limits)) or np.any(limits <= 0):
+        raise InputError(f'effort_limits: every limit must be > 0, got {limits.tolist()}')
+    return limits
+
+
+def clamp_efforts(efforts, limits, out=None):
+    """``efforts`` clamped to [-limits, limits] (into ``out``); InputError naming the first
+    non-finite effort (a command must never carry NaN or inf)."""
+    efforts = np.asarray(efforts, dtype=float)
+    if not math.isfinite(efforts.sum()):
+        bad = int(np.flatnonzero(~np.isfinite(efforts))[0])
+        raise InputError(f'the law gave a non-finite effort for command joint {bad}: {efforts[bad]}')
+    return np.clip(efforts, -limits, limits, out=out)
+
+
+class CommandGate:
+    """Enable/disable state and the watchdog of one controller (see the module docstring).
+
+    ``state_timeout`` (s): joint states (and a moving base's state) older than this stop the
+    commands.  Counters: ``timeouts`` (ticks that halted on stale or missing data),
+    ``rejected`` (inputs rejected as invalid), ``recoveries``, ``commands``, ``zeros``.
+    """
+
+    def __init__(self, state_timeout, enabled=True):
+        if not state_timeout > 0 or not math.isfinite(state_timeout):
+            raise InputError(f'state_timeout must be a finite number of seconds > 0, got {state_timeout}')
+        self.state_timeout = float(state_timeout)
+        self.enabled = bool(enabled)
+        self.halted = True              # until the first complete state: nothing commanded yet
+        self.reason = 'waiting for the first complete state' if enabled else 'disabled'
+        self._pending_zero = False
+        self.timeouts = self.rejected = self.recoveries = self.commands = self.zeros = 0
+
+    # -- enable / disable ----------------------------------------------------------------
+    def enable(self):
+        """Enable (returns True if it was disabled: the caller then sets the hold reference);
+        commands start with the next fit state."""
+        was = self.enabled
+        self.enabled = True
+        if not was:
+            self.halted, self.reason = True, 'waiting for a complete, fresh state'
+        return not was
+
+    def disable(self, reason='disabled'):
+        """Disable: the next tick publishes one zero command, then nothing until enabled."""
+        if self.enabled:
+            self._pending_zero = True
+        self.enabled = False
+        self.reason = reason
+
+    # -- watchdog -------------------------------------------------------------------------
+    def problem(self, now, joint_times, base_time=None):
+        """Why the state is not fit to command, or None: ``joint_times`` (receipt times, s, of
+        each command joint's last state; NaN = never received), ``base_time`` (receipt time of
+        the base state, None for a fixed base, NaN = never), all on the clock of ``now``."""
+        joint_times = np.asarray(joint_times, dtype=float)
+        if joint_times.size and np.isnan(joint_times).any():
+            return 'waiting for joint states of every command joint'
+        if joint_times.size:
+            age = now - float(joint_times.min())
+            if age > self.state_timeout:
+                return f'joint states are {age:.3f} s old (state_timeout {self.state_timeout:g} s)'
+        if base_time is not None:
+            if math.isnan(base_time):
+                return 'waiting for the base state (odometry)'
+            age = now - base_time
+            if age > self.state_timeout:
+                return f'the base state is {age:.3f} s old (state_timeout {self.state_timeout:g} s)'
+        return None
+
+    def reject(self, reason):
+        """An input was rejected (non-finite, wrong lengths...): halt until fresh valid data
+        (ZERO the first time, then SILENT)."""
+        self.rejected += 1
+        return self.decide(reason, timeout=False)
+
+    def decide(self, problem, timeout=True):
+        """COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command);
+        ``timeout``: count a halt as a timeout (stale or missing data)."""
+        if not self.enabled:
+            if self._pending_zero:
+                self._pending_zero = False
+                self.zeros += 1
+                return ZERO
+            return SILENT
+        if problem is not None:
+            self.reason = problem
+            if self.halted:
+                return SILENT
+            self.halted = True
+            self.timeouts += int(timeout)
+            self.zeros += 1
+            return ZERO
+        if self.halted:
+            self.halted = False
+            self.recoveries += int(self.commands > 0)
+        self.reason = ''
+        self.commands += 1
+        return COMMAND

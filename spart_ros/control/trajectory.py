@@ -1,0 +1,180 @@
+"""Joint trajectories: C2 interpolation through waypoints, replaced without a jump (pure numpy).
+
+A :class:`JointTrajectory` is built from waypoints (times after its start, positions, and
+optionally velocities and accelerations) and the reference state it starts from (position,
+velocity, acceleration at the start time).  Between consecutive knots it is a quintic
+polynomial matching position, velocity and acceleration at both ends, so the reference has
+continuous velocity and acceleration everywhere (C2) and passes through every waypoint at its
+time.  Velocities and accelerations the waypoints do not give are taken from the C2 cubic
+spline through the knots (its slope and curvature at each knot), clamped to the start state's
+velocity and to rest at the last waypoint; the start state's acceleration and rest at the end
+complete the knot accelerations.  After the last waypoint the reference holds its position.
+
+A new trajectory starts from the current reference (:meth:`JointTrajectory.sample` of the old
+one at the new start time): position, velocity and acceleration are continuous across the
+switch.  :func:`hold` is the trajectory that holds a position.
+
+Arrays: ``positions`` (k, n) for k waypoints of n joints; times (k,) in seconds, strictly
+increasing and > 0 (relative to the start).  Units are the joints' (rad or m).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..core.errors import InputError
+
+__all__ = ['JointTrajectory', 'Reference', 'hold', 'spline_derivatives']
+
+Reference = namedtuple('Reference', 'position velocity acceleration')
+Reference.__doc__ = """A joint reference at one instant: position, velocity, acceleration, each (n,)."""
+
+
+def _array(name, x, shape):
+    try:
+        a = np.array(x, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f'{name}: expected numbers, got {x!r}') from None
+    if a.shape != shape:
+        raise InputError(f'{name}: expected shape {shape}, got {a.shape}')
+    if not np.all(np.isfinite(a)):
+        raise InputError(f'{name}: contains NaN or infinity')
+    return a
+
+
+def spline_derivatives(t, y, v_start, v_end):
+    """Slopes and second derivatives (both (k, n)) at the knots ``t`` (k,) of the clamped C2
+    cubic spline through ``y`` (k, n) with end slopes ``v_start``, ``v_end`` (n,).
+
+    The slopes solve the tridiagonal system of C2 continuity at the interior knots
+    (h_{i} v_{i-1} + 2 (h_{i-1} + h_i) v_i + h_{i-1} v_{i+1} = 3 (h_i d_{i-1} + h_{i-1} d_i),
+    d = secant slopes); the second derivatives follow from the cubic of each segment."""
+    k = len(t)
+    h = np.diff(t)
+    d = np.diff(y, axis=0) / h[:, None]
+    v = np.empty_like(y)
+    v[0], v[-1] = v_start, v_end
+    if k > 2:
+        m = k - 2
+        A = np.zeros((m, m))
+        rhs = 3 * (h[1:, None] * d[:-1] + h[:-1, None] * d[1:])
+        for i in range(m):
+            A[i, i] = 2 * (h[i] + h[i + 1])
+            if i > 0:
+                A[i, i - 1] = h[i + 1]
+            if i < m - 1:
+                A[i, i + 1] = h[i]
+        rhs[0] -= h[1] * v_start
+        rhs[-1] -= h[-2] * v_end
+        v[1:-1] = np.linalg.solve(A, rhs)
+    a = np.empty_like(y)
+    # second derivative at the left end of each segment, and at the last knot from the last one
+    a[:-1] = (6 * d - 4 * v[:-1] - 2 * v[1:]) / h[:, None]
+    a[-1] = (-6 * d[-1] + 2 * v[-2] + 4 * v[-1]) / h[-1]
+    return v, a
+
+
+class JointTrajectory:
+    """A C2 joint reference through waypoints, starting at ``start_time`` from ``start``
+    (a :data:`Reference`).  ``times`` (k,) after the start (s, > 0, increasing), ``positions``
+    (k, n), ``velocities`` / ``accelerations`` (k, n) or None (estimated, see the module
+    docstring).  InputError names the field at fault."""
+
+    def __init__(self, start_time, start, times, positions, velocities=None, accelerations=None):
+        n = len(start.position)
+        times = np.array(times, dtype=float).reshape(-1)
+        k = len(times)
+        if k == 0:
+            raise InputError('trajectory: no points')
+        if not np.all(np.isfinite(times)) or times[0] <= 0 or np.any(np.diff(times) <= 0):
+            raise InputError(f'trajectory: time_from_start must be finite, > 0 and strictly increasing, got '
+                             f'{times.tolist()}')
+        positions = _array('positions', positions, (k, n))
+        p0 = np.array([_array('start position', start.position, (n,)), ])
+        v0 = _array('start velocity', start.velocity, (n,))
+        a0 = _array('start acceleration', start.acceleration, (n,))
+        t = np.concatenate([[0.0], times])
+        y = np.concatenate([p0, positions])
+        v_est, a_est = spline_derivatives(t, y, v0, np.zeros(n))
+        v = v_est if velocities is None else np.concatenate([[v0], _array('velocities', velocities, (k, n))])
+        if accelerations is not None:
+            a = np.concatenate([[a0], _array('accelerations', accelerations, (k, n))])
+        elif velocities is None:
+            a = a_est
+        else:   # given velocities: accelerations from their finite differences
+            a = np.gradient(v, t, axis=0) if k > 1 else np.zeros_like(v)
+        a[0] = a0
+        if velocities is None:
+            v[-1] = 0.0
+        if accelerations is None:
+            a[-1] = 0.0
+        self.start_time = float(start_time)
+        self.times = t                                  # knot times after the start, (k + 1,)
+        self.end_time = self.start_time + t[-1]
+        self.n = n
+        self._coefficients = _quintic_coefficients(t, y, v, a)   # (k, 6, n)
+        self._final = Reference(y[-1].copy(), v[-1].copy(), a[-1].copy())
+        self._start = Reference(y[0].copy(), v[0].copy(), a[0].copy())
+
+    @property
+    def final(self):
+        """The reference at the last waypoint (held afterwards)."""
+        return self._final
+
+    def sample(self, now):
+        """:data:`Reference` at time ``now`` (s, the clock of ``start_time``): the start state
+        before the start, the last waypoint (held, zero velocity and acceleration unless the
+        waypoint gave others) after the end."""
+        s = float(now) - self.start_time
+        if s <= 0:
+            return Reference(*(x.copy() for x in self._start))
+        if s >= self.times[-1]:
+            if s == self.times[-1]:
+                return Reference(*(x.copy() for x in self._final))
+            return Reference(self._final.position.copy(), np.zeros(self.n), np.zeros(self.n))
+        i = int(np.searchsorted(self.times, s, side='right')) - 1
+        c = self._coefficients[i]
+        x = s - self.times[i]
+        powers = x ** np.arange(6)
+        p = powers @ c
+        v = (np.arange(1, 6) * powers[:5]) @ c[1:]
+        a = (np.array([2.0, 6.0, 12.0, 20.0]) * powers[:4]) @ c[2:]
+        return Reference(p, v, a)
+
+    def done(self, now):
+        return float(now) >= self.end_time
+
+
+def _quintic_coefficients(t, y, v, a):
+    """Per segment i, the coefficients c (6, n) of p(x) = sum_j c_j x^j, x = time into the
+    segment, matching (y, v, a) at both knots."""
+    h = np.diff(t)[:, None]
+    y0, y1, v0, v1, a0, a1 = y[:-1], y[1:], v[:-1], v[1:], a[:-1], a[1:]
+    c0, c1, c2 = y0, v0, a0 / 2
+    # remaining three from the end conditions (standard quintic Hermite)
+    d = y1 - y0 - v0 * h - a0 * h ** 2 / 2
+    e = v1 - v0 - a0 * h
+    f = a1 - a0
+    c3 = (10 * d - 4 * e * h + f * h ** 2 / 2) / h ** 3
+    c4 = (-15 * d + 7 * e * h - f * h ** 2) / h ** 4
+    c5 = (6 * d - 3 * e * h + f * h ** 2 / 2) / h ** 5
+    return np.stack([c0, c1, c2, c3, c4, c5], axis=1)
+
+
+def hold(now, position):
+    """The trajectory that holds ``position`` from ``now`` on (zero velocity/acceleration)."""
+    p = np.array(position, dtype=float)
+    return _Hold(float(now), p)
+
+
+class _Hold:
+    def __init__(self, start_time, position):
+        self.start_time = self.end_time = start_time
+        self.n = len(position)
+        self._ref = Reference(position, np.zeros(self.n), np.zeros(self.n))
+        self.final = self._ref
+
+    def sample(self, now):
+        return Reference(*(x.copy() for x in self._ref))
+
+    def done(self, now):
+        return True

@@ -1,0 +1,419 @@
+"""The INSTALLED spart_controller node as separate processes over real topics and services.
+Expected efforts come from the numpy SPART functions (test/dynamics_reference.py) for the
+state and reference the test sends, not from the node's fast path.
+
+Three controller processes (started in parallel, each in its own namespace):
+  /ct  computed_torque, KUKA iiwa on a fixed base in gravity, command_joints in a shuffled
+       order, an effort limit on one joint;
+  /fb  floating_base, SPART's SC_3DoF with odometry;
+  /ff  free_flying, the branched two-arm spacecraft: base wrench out.
+"""
+from pathlib import Path
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import PoseStamped, Quaternion, WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+from spart_interfaces.msg import ControllerStatus
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool
+from scipy.spatial.transform import Rotation
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from spart_ros import spart
+from spart_ros.control.trajectory import JointTrajectory as Interpolator, Reference
+from node_helpers import LATCHED_QOS, RELIABLE_QOS, RosTestNode, installed_executable, scaled, start_node
+from core_helpers import urdf_path
+import dynamics_reference as ref
+
+pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
+
+ROOT = Path(__file__).resolve().parent.parent
+KUKA, SC, BRANCHED = (urdf_path(n) for n in ('kuka_iiwa', 'SC_3DoF', 'branched_two_arm_spacecraft'))
+ROBOTS = {'ct': spart.urdf2robot(KUKA)[0], 'fb': spart.urdf2robot(SC)[0], 'ff': spart.urdf2robot(BRANCHED)[0]}
+G = np.array([0.0, 0.0, -9.81])
+KP, KD = 50.0, 12.0
+CT_JOINTS = [ROBOTS['ct'].q_names[k] for k in (3, 0, 6, 2, 1, 5, 4)]      # not the model order
+CT_LIMIT = ('lbr_iiwa_joint_2', 5.0)                                      # N m: gravity needs more
+BASE_GAINS = [2.0, 3.0, 4.0, 5.0]
+READY = r'spart_controller\]: mode '
+
+
+@pytest.fixture(scope='module')
+def nodes():
+    limits = [CT_LIMIT[1] if j == CT_LIMIT[0] else 1000.0 for j in CT_JOINTS]
+    specs = {
+        'ct': dict(mode='computed_torque', urdf_path=KUKA, gravity=G.tolist(), kp=KP, kd=KD,
+                   command_joints=CT_JOINTS, effort_limits=limits, commands_topic='/ct/commands'),
+        'fb': dict(mode='floating_base', base='floating', urdf_path=SC, kp=KP, kd=KD, world_frame='odom',
+                   commands_topic='/fb/commands', state_timeout=0.3),
+        'ff': dict(mode='free_flying', base='floating', urdf_path=BRANCHED, kp=[KP], kd=KD, world_frame='odom',
+                   commands_topic='/ff/commands', base_gains=BASE_GAINS, state_timeout=0.3),
+    }
+    procs = {ns: start_node('spart_ros', 'controller_node', namespace='/' + ns, parameters=p) for ns, p in specs.items()}
+    try:
+        for proc in procs.values():
+            proc.wait_for_output(READY, 90.0)
+        yield procs
+    finally:
+        for proc in procs.values():
+            proc.cleanup()
+
+
+@pytest.fixture(scope='module')
+def ros():
+    node = RosTestNode('test_controller_node')
+    yield node
+    node.close()
+
+
+class Io:
+    def __init__(self, ros, ns, proc):
+        self.ros, self.ns, self.proc, self.robot = ros, ns, proc, ROBOTS[ns]
+        self.js = ros.publisher(JointState, f'/{ns}/joint_states', RELIABLE_QOS)
+        self.odom = ros.publisher(Odometry, f'/{ns}/odom', RELIABLE_QOS)
+        self.traj = ros.publisher(JointTrajectory, f'/{ns}/spart_controller/joint_trajectory', RELIABLE_QOS)
+        self.desc = ros.publisher(String, f'/{ns}/robot_description', LATCHED_QOS)
+        self.commands = ros.subscribe(Float64MultiArray, f'/{ns}/commands', RELIABLE_QOS)
+        self.status = ros.subscribe(ControllerStatus, f'/{ns}/spart_controller/status', RELIABLE_QOS)
+        self.wrench = ros.subscribe(WrenchStamped, f'/{ns}/spart_controller/base_wrench', RELIABLE_QOS)
+
+    def step(self, names, q, qd, sec, base=None, timeout=15.0):
+        """Publish one state stamped ``sec`` (and the odometry ``base`` with the same stamp) until the
+        controller answers it with one command (a repeated stamp is not answered twice); return it."""
+        n0 = len(self.commands)
+        t = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
+        msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in qd])
+        msg.header.stamp = t
+        return self.ros.publish_until(_StatePublisher(self, base, t), lambda: msg,
+                                      lambda: len(self.commands) > n0 and self.commands.messages[-1], timeout=timeout,
+                                      what=f'a command for the state stamped {sec}', process=self.proc)
+
+    def last_status(self, predicate=lambda s: True, timeout=10.0):
+        n0 = len(self.status)
+        return self.ros.wait_for(lambda: next((s for s in self.status.messages[n0:] if predicate(s)), None),
+                                 timeout, f'/{self.ns} status', process=self.proc)
+
+    def enable(self, on):
+        return self.ros.call(SetBool, f'/{self.ns}/spart_controller/enable', SetBool.Request(data=on),
+                             process=self.proc)
+
+
+class _StatePublisher:
+    """Publishes the odometry of ``base`` (if any) then the joint state, for publish_until."""
+
+    def __init__(self, io, base, t):
+        self.io, self.base, self.t = io, base, t
+        self.topic_name = io.js.topic_name
+
+    def publish(self, msg):
+        if self.base is not None:
+            self.io.odom.publish(odometry(self.base, self.t))
+        self.io.js.publish(msg)
+
+    def get_subscription_count(self):
+        return self.io.js.get_subscription_count()
+
+
+def odometry(base, t):
+    R_b, p_b, v_b, w_b = base
+    msg = Odometry()
+    msg.header.stamp, msg.header.frame_id = t, 'odom'
+    p = msg.pose.pose.position
+    p.x, p.y, p.z = (float(x) for x in p_b)
+    x, y, z, w = ref.quat_xyzw(R_b)
+    msg.pose.pose.orientation = Quaternion(x=x, y=y, z=z, w=w)
+    tw = msg.twist.twist
+    tw.linear.x, tw.linear.y, tw.linear.z = (float(x) for x in v_b)
+    tw.angular.x, tw.angular.y, tw.angular.z = (float(x) for x in w_b)
+    return msg
+
+
+@pytest.fixture(scope='module')
+def ct(ros, nodes):
+    return Io(ros, 'ct', nodes['ct'])
+
+
+@pytest.fixture(scope='module')
+def fb(ros, nodes):
+    return Io(ros, 'fb', nodes['fb'])
+
+
+@pytest.fixture(scope='module')
+def ff(ros, nodes):
+    return Io(ros, 'ff', nodes['ff'])
+
+
+def _pd(ref_, q, qd):
+    return ref_.acceleration + KD * (ref_.velocity - qd) + KP * (ref_.position - q)
+
+
+def _fixed_id(robot, q, qd, qdd):
+    z3 = np.zeros(3)
+    return ref.expected_id(robot, np.eye(3), z3, z3, z3, q, qd, qdd, z3, z3, np.zeros(6),
+                           np.zeros((6, robot.n_links_joints)), G, floating=False)[0]
+
+
+def _in(order, robot, values):
+    """Values in model order -> the order of ``order`` (names)."""
+    return np.array([values[robot.q_names.index(n)] for n in order])
+
+
+# ---------------------------------------------------------------------------------------
+# computed torque (/ct)
+# ---------------------------------------------------------------------------------------
+
+def test_computed_torque_holds_then_tracks_a_trajectory_in_command_joint_order(ct):
+    robot = ct.robot
+    rng = np.random.default_rng(1)
+    names = sorted(robot.q_names)                    # joint_state_broadcaster's alphabetical order
+    q0 = rng.uniform(-0.5, 0.5, robot.n_q)
+    ct.step(names, _in(names, robot, q0), np.zeros(robot.n_q), 10.0)     # enabled: holds q0 from here
+    q1, qd1 = q0 + rng.uniform(-0.05, 0.05, robot.n_q), rng.uniform(-0.2, 0.2, robot.n_q)
+    cmd = ct.step(names, _in(names, robot, q1), _in(names, robot, qd1), 10.01)
+    hold = Reference(q0, np.zeros(robot.n_q), np.zeros(robot.n_q))
+    tau = _fixed_id(robot, q1, qd1, _pd(hold, q1, qd1))
+    expected = _in(CT_JOINTS, robot, tau)
+    k = CT_JOINTS.index(CT_LIMIT[0])
+    assert abs(expected[k]) > CT_LIMIT[1]            # the limit really bites
+    expected[k] = np.clip(expected[k], -CT_LIMIT[1], CT_LIMIT[1])
+    assert len(cmd.data) == len(CT_JOINTS)
+    np.testing.assert_allclose(cmd.data, expected, rtol=1e-8, atol=1e-8)
+    # a trajectory (stamp 0 = now, any joint order, position-only points) from the held reference
+    target = q0 + 0.3
+    order = list(reversed(robot.q_names))
+    msg = JointTrajectory(joint_names=order, points=[
+        JointTrajectoryPoint(positions=_in(order, robot, q0 + 0.1).tolist(), time_from_start=Duration(sec=1)),
+        JointTrajectoryPoint(positions=_in(order, robot, target).tolist(), time_from_start=Duration(sec=2))])
+    ct.ros.publish_until(ct.traj, lambda: msg, lambda: 'trajectory of 2 points' in ct.proc.output(),
+                         what='the trajectory accepted', process=ct.proc)
+    interp = Interpolator(10.01, hold, [1.0, 2.0], [q0 + 0.1, target])
+    for sec in (10.5, 11.3, 12.5):
+        q, qd = q0 + rng.uniform(-0.02, 0.02, robot.n_q), rng.uniform(-0.1, 0.1, robot.n_q)
+        cmd = ct.step(names, _in(names, robot, q), _in(names, robot, qd), sec)
+        r = interp.sample(sec)
+        expected = _in(CT_JOINTS, robot, _fixed_id(robot, q, qd, _pd(r, q, qd)))
+        expected[k] = np.clip(expected[k], -CT_LIMIT[1], CT_LIMIT[1])
+        np.testing.assert_allclose(cmd.data, expected, rtol=1e-8, atol=1e-8)
+    status = ct.last_status()
+    assert status.mode == 'computed_torque' and status.enabled and status.commanding and status.state == 'active'
+    assert list(status.joint_names) == CT_JOINTS and status.trajectories == 1 and status.compute_time > 0
+
+
+def test_stale_nan_missing_joint_disable_and_bad_trajectories(ct):
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    ct.step(names, q, q, 20.0)
+    zeros = [0.0] * len(CT_JOINTS)
+    # stale: no more joint states -> exactly one zero command, status says why
+    n0 = len(ct.commands)
+    ct.ros.wait_for(lambda: len(ct.commands) > n0, 5.0, 'the watchdog zero command', process=ct.proc)
+    ct.ros.spin_for(0.3)
+    assert [list(m.data) for m in ct.commands.messages[n0:]] == [zeros]
+    s = ct.last_status(lambda s: not s.commanding)
+    assert 'old (state_timeout 0.1 s)' in s.state and s.timeouts >= 1 and s.zero_commands >= 1
+    # fresh data: commanding again (holding where the robot is)
+    cmd = ct.step(names, q, q, 21.0)
+    assert any(cmd.data)
+    # NaN: one zero command
+    bad = JointState(name=names, position=[float('nan')] + [0.0] * (len(names) - 1), velocity=[0.0] * len(names))
+    bad.header.stamp = Time(sec=22)
+    n0 = len(ct.commands)
+    ct.ros.publish_until(ct.js, lambda: bad, lambda: len(ct.commands) > n0, what='the zero command after NaN',
+                         process=ct.proc)
+    assert list(ct.commands.messages[-1].data) == zeros
+    assert ct.last_status(lambda s: s.rejected_messages >= 1).rejected_messages >= 1
+    ct.step(names, q, q, 23.0)
+    # a command joint missing from the joint states: once its last value is older than the timeout
+    n0 = len(ct.commands)
+    partial = [n for n in names if n != CT_JOINTS[0]]
+    end = time.monotonic() + scaled(2.0)
+    sec = 24.0
+    while time.monotonic() < end and not any(not any(m.data) for m in ct.commands.messages[n0:]):
+        msg = JointState(name=partial, position=[0.0] * len(partial), velocity=[0.0] * len(partial))
+        msg.header.stamp = Time(sec=int(sec), nanosec=int((sec % 1) * 1e9))
+        ct.js.publish(msg)
+        ct.ros.spin_for(0.02)
+        sec += 0.02
+    assert any(not any(m.data) for m in ct.commands.messages[n0:]), 'no zero command for a missing joint'
+    # disable: one zero command, then nothing; enable: commanding again
+    ct.step(names, q, q, 30.0)
+    res = ct.enable(False)
+    assert res.success
+    ct.ros.wait_for(lambda: list(ct.commands.messages[-1].data) == zeros, 5.0, 'zero on disable')
+    n0 = len(ct.commands)
+    for k in range(5):
+        msg = JointState(name=names, position=[0.0] * len(names), velocity=[0.0] * len(names))
+        msg.header.stamp = Time(sec=31 + k)
+        ct.js.publish(msg)
+        ct.ros.spin_for(0.05)
+    assert len(ct.commands) == n0
+    assert not ct.last_status().enabled
+    assert ct.enable(True).success
+    assert any(ct.step(names, q, q, 40.0).data)
+    # bad trajectories are refused naming the problem; the node keeps running and commanding
+    bad_traj = JointTrajectory(joint_names=['elbow_x'], points=[
+        JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=1))])
+    ct.ros.publish_until(ct.traj, lambda: bad_traj, lambda: "unknown: ['elbow_x']" in ct.proc.output(),
+                         what='the refusal of a bad trajectory', process=ct.proc)
+    short = JointTrajectory(joint_names=names, points=[
+        JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=1))])
+    ct.ros.publish_until(ct.traj, lambda: short, lambda: 'point 0 has 1 positions for 7 joint_names'
+                         in ct.proc.output(), what='the refusal of a short point', process=ct.proc)
+    assert any(ct.step(names, q, q, 41.0).data) and ct.proc.is_running()
+
+
+def test_model_swap_stops_until_enabled(ct):
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    ct.step(names, q, q, 50.0)
+    text = Path(KUKA).read_text().replace('name="lbr_iiwa"', 'name="lbr_iiwa_v2"', 1)
+    ct.ros.publish_until(ct.desc, lambda: String(data=text), lambda: "model 'lbr_iiwa_v2'" in ct.proc.output(),
+                         what='the new model', process=ct.proc)
+    ct.ros.wait_for(lambda: not any(ct.commands.messages[-1].data), 5.0, 'a zero command on the model swap')
+    s = ct.last_status(lambda s: not s.enabled)
+    assert 'robot model changed' in s.state
+    n0 = len(ct.commands)
+    msg = JointState(name=names, position=[0.0] * len(names), velocity=[0.0] * len(names))
+    msg.header.stamp = Time(sec=51)
+    ct.js.publish(msg)
+    ct.ros.spin_for(0.3)
+    assert len(ct.commands) == n0                 # not re-enabled by itself
+    assert ct.enable(True).success
+    assert any(ct.step(names, q, q, 52.0).data)
+
+
+# ---------------------------------------------------------------------------------------
+# floating base (/fb) and free flying (/ff)
+# ---------------------------------------------------------------------------------------
+
+def _base(rng):
+    return (ref.rot(rng.standard_normal(3), rng.uniform(0, 3)), rng.standard_normal(3), rng.standard_normal(3) * 0.1,
+            rng.standard_normal(3) * 0.1)
+
+
+def test_floating_base_equals_floating_id(fb):
+    robot = fb.robot
+    rng = np.random.default_rng(2)
+    names = list(robot.q_names)
+    base = _base(rng)
+    q0 = rng.uniform(-1, 1, robot.n_q)
+    fb.step(names, q0, np.zeros(robot.n_q), 5.0, base=base)
+    q1, qd1 = q0 + 0.05, rng.uniform(-0.2, 0.2, robot.n_q)
+    base1 = _base(rng)
+    cmd = fb.step(names, q1, qd1, 5.02, base=base1)
+    qdd = _pd(Reference(q0, np.zeros(robot.n_q), np.zeros(robot.n_q)), q1, qd1)
+    taum, _, _ = ref.expected_floating_id(robot, *base1, q1, qd1, qdd, np.zeros(6),
+                                          np.zeros((6, robot.n_links_joints)), np.zeros(3))
+    np.testing.assert_allclose(cmd.data, taum, rtol=1e-8, atol=1e-8)
+    # the odometry stops (joint states go on): one zero command
+    n0 = len(fb.commands)
+    sec = 5.04
+    end = time.monotonic() + scaled(3.0)
+    while time.monotonic() < end and not any(not any(m.data) for m in fb.commands.messages[n0:]):
+        msg = JointState(name=names, position=list(q1), velocity=list(qd1))
+        msg.header.stamp = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
+        fb.js.publish(msg)
+        fb.ros.spin_for(0.02)
+        sec += 0.02
+    assert any(not any(m.data) for m in fb.commands.messages[n0:]), 'no zero command without odometry'
+    s = fb.last_status(lambda s: not s.commanding)
+    assert 'odometry' in s.state or 'base state' in s.state, s.state
+
+
+def test_free_flying_base_wrench(ff):
+    robot = ff.robot
+    rng = np.random.default_rng(3)
+    names = list(robot.q_names)
+    base0 = _base(rng)
+    q0 = rng.uniform(-1, 1, robot.n_q)
+    ff.step(names, q0, np.zeros(robot.n_q), 7.0, base=base0)        # holds q0 and the base pose base0
+    q1, qd1 = q0 + 0.02, rng.uniform(-0.2, 0.2, robot.n_q)
+    base1 = _base(rng)
+    cmd = ff.step(names, q1, qd1, 7.02, base=base1)
+    R_b, p_b, v_b, w_b = base1
+    kp_p, kd_p, kp_r, kd_r = BASE_GAINS
+    alpha_b = kp_r * Rotation.from_matrix(R_b.T @ base0[0]).as_rotvec() - kd_r * w_b
+    a_b = kp_p * R_b.T @ (base0[1] - p_b) - kd_p * v_b
+    qdd = _pd(Reference(q0, np.zeros(robot.n_q), np.zeros(robot.n_q)), q1, qd1)
+    taum, torque_b, force_b = ref.expected_id(robot, R_b, p_b, v_b, w_b, q1, qd1, qdd, a_b, alpha_b, np.zeros(6),
+                                              np.zeros((6, robot.n_links_joints)), np.zeros(3))
+    np.testing.assert_allclose(cmd.data, taum, rtol=1e-8, atol=1e-8)
+    stamped = lambda t: next((m for m in reversed(ff.wrench.messages) if m.header.stamp == t), None)  # noqa: E731
+    w = ff.ros.wait_for(lambda: stamped(Time(sec=7, nanosec=20_000_000)), 5.0, 'the base wrench stamped 7.02')
+    assert w.header.frame_id == robot.base_link.name
+    np.testing.assert_allclose([w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z], torque_b, rtol=1e-8,
+                               atol=1e-8)
+    np.testing.assert_allclose([w.wrench.force.x, w.wrench.force.y, w.wrench.force.z], force_b, rtol=1e-8, atol=1e-8)
+    # a base pose reference replaces the held pose
+    target = PoseStamped()
+    target.header.frame_id = 'odom'
+    target.pose.position.x = 1.0
+    target.pose.orientation.w = 1.0
+    pub = ff.ros.publisher(PoseStamped, '/ff/spart_controller/base_pose', RELIABLE_QOS)
+    ff.ros.wait_for_matched(pub, timeout=10.0, process=ff.proc)
+    alpha_b = kp_r * Rotation.from_matrix(R_b.T).as_rotvec() - kd_r * w_b
+    a_b = kp_p * R_b.T @ (np.array([1.0, 0, 0]) - p_b) - kd_p * v_b
+    _, torque_b, force_b = ref.expected_id(robot, R_b, p_b, v_b, w_b, q1, qd1, qdd, a_b, alpha_b, np.zeros(6),
+                                           np.zeros((6, robot.n_links_joints)), np.zeros(3))
+    sec = 7.04
+    for _ in range(50):                  # until the reference has arrived (then every answer uses it)
+        pub.publish(target)
+        ff.step(names, q1, qd1, sec, base=base1)
+        t = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
+        sec += 0.02
+        w2 = ff.ros.wait_for(lambda: stamped(t), 5.0, 'a base wrench')
+        if np.allclose([w2.wrench.force.x, w2.wrench.force.y, w2.wrench.force.z], force_b, rtol=1e-6, atol=1e-6):
+            break
+    np.testing.assert_allclose([w2.wrench.force.x, w2.wrench.force.y, w2.wrench.force.z], force_b, rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose([w2.wrench.torque.x, w2.wrench.torque.y, w2.wrench.torque.z], torque_b, rtol=1e-6,
+                               atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# configuration
+# ---------------------------------------------------------------------------------------
+
+def test_invalid_configuration_exits_with_a_clear_error():
+    for params, text in ((dict(mode='wobbly'), "mode must be one of"),
+                         (dict(mode='floating_base', urdf_path=SC), 'mode floating_base needs base: floating')):
+        proc = start_node('spart_ros', 'controller_node', namespace='/cfg', parameters=params)
+        try:
+            deadline = time.monotonic() + scaled(30)
+            while proc.is_running() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert proc.returncode == 2, proc.describe()
+            assert text in proc.output()
+        finally:
+            proc.cleanup()
+
+
+def test_installed_files_and_yaml_in_sync():
+    from ament_index_python.packages import get_package_share_directory
+    from spart_ros.nodes.controller_node import PARAMETERS
+    from spart_ros.nodes.robot_inputs import INPUT_PARAMETERS
+    installed_executable('spart_ros', 'controller_node')
+    share = Path(get_package_share_directory('spart_ros'))
+    for rel in ('config/controller.yaml', 'config/controller_sc_3dof.yaml', 'config/controller_kuka_iiwa.yaml',
+                'launch/controller.launch.py'):
+        assert (share / rel).is_file(), rel
+    params = yaml.safe_load((ROOT / 'config' / 'controller.yaml').read_text())['/**']['ros__parameters']
+    every = {**INPUT_PARAMETERS, **PARAMETERS}
+    unset = {'command_joints', 'effort_limits'}          # declared without a default
+    assert set(params) == set(every) - unset
+    for name, value in params.items():
+        assert value == every[name][0], name
+    for example in ('controller_sc_3dof.yaml', 'controller_kuka_iiwa.yaml'):
+        doc = yaml.safe_load((ROOT / 'config' / example).read_text())['/**']['ros__parameters']
+        assert set(doc) <= set(every), set(doc) - set(every)
+    doc = (ROOT / 'docs' / 'controller.md').read_text()
+    missing = [name for name in PARAMETERS if f'`{name}`' not in doc]
+    assert not missing, f'docs/controller.md does not document {missing}'
