@@ -169,8 +169,9 @@ def shut_down(executor, node, proc, pub_proc, burners):
     return node_log, code
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(description, out_name):
+    """The benchmark's command line (shared with bench_controller_latency.py)."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--rate', type=float, default=1000.0, help='joint_states per second (default 1000)')
     ap.add_argument('--seconds', type=float, default=5.0, help='publishing time (default 5)')
     ap.add_argument('--urdf', default=DEFAULT_URDF)
@@ -179,7 +180,7 @@ def main():
     ap.add_argument('--executor', choices=('events', 'single'), default='events',
                     help="this receiver's executor: rclpy's EventsExecutor or SingleThreadedExecutor")
     ap.add_argument('--receiver-qos', choices=('reliable', 'best_effort'), default='reliable',
-                    help='reliability of the ~/jacobians subscription (the node publishes RELIABLE)')
+                    help=f'reliability of the {out_name} subscription (the node publishes RELIABLE)')
     ap.add_argument('--save', metavar='NPZ', help='save stamps and latencies to this .npz file')
     ap.add_argument('--warmup', type=float, default=1.0, help='seconds of publishing before measuring')
     ap.add_argument('--load', type=int, default=0, metavar='N',
@@ -187,15 +188,16 @@ def main():
     ap.add_argument('--rt-priority', type=int, default=0, metavar='P',
                     help='run the node, the publisher and the receiver SCHED_FIFO at priority P, as a '
                          "loaded controller would (like 'chrt -f P'; needs permission; default 0 = off)")
-    args = ap.parse_args()
+    ap.add_argument('--target-ms', type=float, default=2.0, help='p99 target [ms] (default 2)')
+    return ap
 
-    from spart_ros.core.urdf import robot_from_urdf
-    robot, _ = robot_from_urdf(args.urdf)
+
+def measure(args, robot, executable, params, ready, out_topic, out_type, label):
+    """Start ``executable`` (namespace /bench_<pid>, ``params``), publish joint_states at
+    ``args.rate`` (+ odometry at 100 Hz) from another process, receive ``out_topic`` (relative
+    to the namespace; a message type whose header stamp is the answered joint state's) and
+    print latency, drops and CPU; returns the exit code (0 = target met)."""
     names = list(robot.q_names)
-    params = dict(urdf_path=os.path.abspath(args.urdf), base='floating', robot_description_topic='',
-                  jacobian_links=[robot.link_names[-1]], jacobian_offsets=[0.0, 0.0, 0.05],
-                  input_queue_depth=100, output_queue_depth=100, executor=args.node_executor,
-                  timing_log_period=float(args.seconds + args.warmup))
     ns = f'/bench_{os.getpid()}'
     n_warm = int(args.warmup * args.rate)
     n_total = n_warm + int(args.seconds * args.rate)
@@ -207,20 +209,20 @@ def main():
     recv_end, send_end = ctx.Pipe(duplex=False)
     pub_proc = ctx.Process(target=publisher, args=(ns, names, robot.base_link.name, args.rate, n_total, go,
                                                    send_end), daemon=True)
-    proc = start_node('spart_ros', 'dynamics_node', namespace=ns, parameters=params, wait_for=READY,
+    proc = start_node('spart_ros', executable, namespace=ns, parameters=params, wait_for=ready,
                       wait_timeout=120.0)
     rclpy.init()
     node = rclpy.create_node('bench_receiver', namespace=ns)
     received = {}                                   # stamp (ns) -> receipt time (ns)
 
-    def on_jacobians(data):
+    def on_output(data):
         # raw: only the header stamp is read (bytes 4..12 after the CDR encapsulation), so the
         # receiver costs little CPU on a small machine
         t = time.time_ns()
         sec, nanosec = STAMP.unpack_from(data, 4)
         received[sec * 1_000_000_000 + nanosec] = t
 
-    node.create_subscription(Jacobians, f'{ns}/spart_dynamics/jacobians', on_jacobians,
+    node.create_subscription(out_type, f'{ns}/{out_topic}', on_output,
                              qos(ReliabilityPolicy.RELIABLE if args.receiver_qos == 'reliable'
                                  else ReliabilityPolicy.BEST_EFFORT, 1000), raw=True)
     if args.executor == 'events':
@@ -248,7 +250,7 @@ def main():
         deadline = time.monotonic() + 60
         while not received:                          # the node answers: start measuring
             if time.monotonic() > deadline or not proc.is_running():
-                raise SystemExit('the node produced no Jacobians\n' + proc.describe())
+                raise SystemExit(f'the node published nothing on {out_topic}\n' + proc.describe())
             executor.spin_once(timeout_sec=0.05)
         go.set()
         cpu0 = cpu_snapshot([proc.pid, pub_proc.pid])
@@ -272,15 +274,14 @@ def main():
     dropped_warm = sum(1 for s in sent[:n_warm] if s not in received)
     p50, p90, p99, pmax = (np.percentile(lat, 50), np.percentile(lat, 90), np.percentile(lat, 99), lat.max()) \
         if len(lat) else (np.nan,) * 4
-    print(f'[bench] node: dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} '
-          f'links, {robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
-          '+ center_of_mass')
+    print(f'[bench] node: {label}')
     print(f'[bench] published {len(measured)} joint_states at {achieved:.0f} Hz (target {args.rate:.0f}) '
           f'for {args.seconds:g} s after {args.warmup:g} s of warm-up; receiver: {args.executor} executor, '
-          f'{args.receiver_qos} subscription')
-    print(f'[bench] received {len(lat)}/{len(measured)} ~/jacobians, dropped {dropped}'
+          f'{args.receiver_qos} subscription; load: {args.load} busy process(es)'
+          + (f', SCHED_FIFO {args.rt_priority}' if args.rt_priority else ''))
+    print(f'[bench] received {len(lat)}/{len(measured)} {out_topic}, dropped {dropped}'
           f' (warm-up: dropped {dropped_warm}/{n_warm})')
-    print(f'[bench] latency joint_states -> ~/jacobians [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  '
+    print(f'[bench] latency joint_states -> {out_topic} [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  '
           f'max {pmax:.3f}')
     if cpu0 and cpu1:
         wall = cpu1[0] - cpu0[0]
@@ -292,8 +293,9 @@ def main():
               f'{pub_cpu:.0%}, receiver {own_cpu:.0%}, interrupts (loopback network) {interrupts:.0%}, '
               f'stolen by the hypervisor {stolen:.0%}, other processes {max(others, 0):.0%}'
               + ('  <- other load: latencies are not representative' if busy else ''))
-    ok = len(lat) > 0 and p99 <= 2.0 and dropped == 0
-    print(f'[bench] target p99 <= 2 ms and none dropped: {"MET" if ok else "MISSED"} (node exit code {code})')
+    ok = len(lat) > 0 and p99 <= args.target_ms and dropped == 0
+    print(f'[bench] target p99 <= {args.target_ms:g} ms and none dropped: {"MET" if ok else "MISSED"} '
+          f'(node exit code {code})')
     timing = [line.split(']: ', 1)[-1] for line in node_log.splitlines() if 'callback over' in line]
     if timing:
         print(f'[bench] node, {timing[-1]}')
@@ -301,6 +303,20 @@ def main():
     if errors:
         print('[bench] node errors:\n  ' + '\n  '.join(errors[:10]))
     return 0 if ok else 1
+
+
+def main():
+    args = parse_args(__doc__, '~/jacobians').parse_args()
+    from spart_ros.core.urdf import robot_from_urdf
+    robot, _ = robot_from_urdf(args.urdf)
+    params = dict(urdf_path=os.path.abspath(args.urdf), base='floating', robot_description_topic='',
+                  jacobian_links=[robot.link_names[-1]], jacobian_offsets=[0.0, 0.0, 0.05],
+                  input_queue_depth=100, output_queue_depth=100, executor=args.node_executor,
+                  timing_log_period=float(args.seconds + args.warmup))
+    label = (f'dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} links, '
+             f'{robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
+             '+ center_of_mass')
+    return measure(args, robot, 'dynamics_node', params, READY, 'spart_dynamics/jacobians', Jacobians, label)
 
 
 if __name__ == '__main__':

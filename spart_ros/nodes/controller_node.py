@@ -270,13 +270,19 @@ class ControllerNode(Node):
             self._publish_zero()
 
     # -- references ----------------------------------------------------------------------
-    def _control_time(self):
-        """The control clock (s): the last joint_states stamp (event-driven; the stamp of the
-        state the command answers), or the node clock (``rate`` ticks, unstamped joint_states)."""
+    def _control_stamp(self):
+        """(sec, nanosec) of the control clock: the last joint_states stamp (event-driven: the
+        stamp of the state a command answers), or the node clock (``rate`` ticks, or unstamped
+        joint_states)."""
         stamp = self.inputs.last_stamp
         if self._timer is None and stamp is not None and stamp != (0, 0):
-            return stamp[0] + 1e-9 * stamp[1]
-        return self.get_clock().now().nanoseconds * 1e-9
+            return stamp
+        return divmod(self.get_clock().now().nanoseconds, 1_000_000_000)
+
+    def _control_time(self):
+        """The control clock in seconds (see :meth:`_control_stamp`)."""
+        sec, nanosec = self._control_stamp()
+        return sec + 1e-9 * nanosec
 
     def _on_trajectory(self, msg):
         law, model = self._law, self.inputs.model
@@ -429,10 +435,10 @@ class ControllerNode(Node):
             self._pub_wrench.publish(msg)
 
     def _stamp(self):
-        """builtin_interfaces/Time of the control time (the state's stamp: outputs pair with it)."""
-        t = self._control_time()
-        sec = int(t)
-        return Time(sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
+        """builtin_interfaces/Time of the control clock (the state's stamp: outputs pair with it,
+        exactly, as integers)."""
+        sec, nanosec = self._control_stamp()
+        return Time(sec=int(sec), nanosec=int(nanosec))
 
     def _publish_zero(self):
         self._pub.publish(self._zeros)
