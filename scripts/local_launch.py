@@ -8,7 +8,8 @@
 does what ``ros2 launch spart_ros dynamics.launch.py urdf_path:=... base:=floating`` does on a
 full ROS 2 install: it reads the INSTALLED launch file (share/spart_ros/launch/<file>) with
 small stand-ins for the few launch/launch_ros names our launch files use (LaunchDescription,
-DeclareLaunchArgument, LaunchConfiguration, OpaqueFunction, Node) and starts the same node
+DeclareLaunchArgument, LaunchConfiguration, OpaqueFunction, Node, IncludeLaunchDescription with a
+PythonLaunchDescriptionSource, IfCondition/UnlessCondition) and starts the same node
 processes with the command lines launch_ros would give them: the installed executable, the
 node name and namespace remaps, one ``--params-file`` per ``parameters`` entry in order (YAML
 files as they are, dicts written to a temporary ``/**`` file), remappings and arguments.  So
@@ -18,7 +19,7 @@ in a launch file raises an error naming it.  Ctrl-C stops every node (SIGINT, th
 Where it can, it behaves as real ``ros2 launch`` does: an undeclared ``name:=value`` is ignored
 (a warning here; real launch is silent), a missing parameter file is skipped with a warning, an
 empty value (``namespace:=``) is refused.  Where it cannot (any launch construct beyond the
-five above, launch-file includes, events), it says so and stops rather than guess.
+names above, events, other substitutions), it says so and stops rather than guess.
 """
 import argparse
 import os
@@ -61,11 +62,45 @@ class OpaqueFunction:
         self.function, self.args, self.kwargs = function, args or [], kwargs or {}
 
 
+class IfCondition:
+    """True when the expression evaluates to 'true' or '1' (launch's rule; anything else but
+    'false'/'0' is an error)."""
+    negate = False
+
+    def __init__(self, predicate_expression):
+        self.expression = predicate_expression
+
+    def evaluate(self, context):
+        value = _resolve(self.expression, context).strip().lower()
+        if value not in ('true', '1', 'false', '0'):
+            raise LaunchError(f'condition expression {value!r} is not true/false/1/0')
+        return (value in ('true', '1')) != self.negate
+
+
+class UnlessCondition(IfCondition):
+    negate = True
+
+
+class PythonLaunchDescriptionSource:
+    def __init__(self, launch_file_path):
+        self.path = launch_file_path
+
+
+class IncludeLaunchDescription:
+    def __init__(self, launch_description_source, launch_arguments=None, condition=None, **unsupported):
+        if unsupported:
+            raise LaunchError(f'IncludeLaunchDescription arguments not supported by the local launcher: '
+                              f'{sorted(unsupported)}')
+        self.source, self.condition = launch_description_source, condition
+        self.launch_arguments = list(launch_arguments or [])
+
+
 class Node:
     def __init__(self, *, package, executable, name=None, namespace=None, parameters=None, remappings=None,
-                 arguments=None, output='screen', prefix=None, **unsupported):
+                 arguments=None, output='screen', prefix=None, condition=None, **unsupported):
         if unsupported:
             raise LaunchError(f'Node arguments not supported by the local launcher: {sorted(unsupported)}')
+        self.condition = condition
         self.package, self.executable, self.name, self.namespace = package, executable, name, namespace
         self.parameters, self.remappings = list(parameters or []), list(remappings or [])
         self.arguments, self.prefix = list(arguments or []), prefix
@@ -89,13 +124,20 @@ def _stand_in_modules():
     launch.LaunchDescription, launch.LaunchContext = LaunchDescription, LaunchContext
     actions = types.ModuleType('launch.actions')
     actions.DeclareLaunchArgument, actions.OpaqueFunction = DeclareLaunchArgument, OpaqueFunction
+    actions.IncludeLaunchDescription = IncludeLaunchDescription
     substitutions = types.ModuleType('launch.substitutions')
     substitutions.LaunchConfiguration = LaunchConfiguration
+    conditions = types.ModuleType('launch.conditions')
+    conditions.IfCondition, conditions.UnlessCondition = IfCondition, UnlessCondition
+    sources = types.ModuleType('launch.launch_description_sources')
+    sources.PythonLaunchDescriptionSource = PythonLaunchDescriptionSource
     launch_ros = types.ModuleType('launch_ros')
     launch_ros_actions = types.ModuleType('launch_ros.actions')
     launch_ros_actions.Node = Node
     launch.actions, launch.substitutions, launch_ros.actions = actions, substitutions, launch_ros_actions
+    launch.conditions, launch.launch_description_sources = conditions, sources
     return {'launch': launch, 'launch.actions': actions, 'launch.substitutions': substitutions,
+            'launch.conditions': conditions, 'launch.launch_description_sources': sources,
             'launch_ros': launch_ros, 'launch_ros.actions': launch_ros_actions}
 
 
@@ -137,7 +179,7 @@ def _resolve(value, context):
 
 def nodes_of(path, arguments):
     """The Node entities of the launch file for ``arguments`` ({name: value}), with every
-    LaunchConfiguration resolved.  LaunchError names an unknown argument."""
+    LaunchConfiguration resolved (included launch files too)."""
     description = load_description(path)
     declared = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
     names = [d.name for d in declared]
@@ -152,8 +194,16 @@ def nodes_of(path, arguments):
         entity = pending.pop(0)
         if isinstance(entity, DeclareLaunchArgument):
             continue
+        condition = getattr(entity, 'condition', None)
+        if condition is not None and not condition.evaluate(context):
+            continue
         if isinstance(entity, OpaqueFunction):
             pending[0:0] = list(entity.function(context, *entity.args, **entity.kwargs) or [])
+        elif isinstance(entity, IncludeLaunchDescription):
+            # the included file's declared defaults, overridden by the arguments given to it
+            # (ros2 launch scopes them the same way for what the included file reads)
+            included = {_resolve(k, context): _resolve(v, context) for k, v in entity.launch_arguments}
+            nodes += nodes_of(Path(_resolve(entity.source.path, context)), included)
         elif isinstance(entity, Node):
             for attr in ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',
                          'prefix'):

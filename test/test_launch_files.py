@@ -49,10 +49,24 @@ def test_dynamics_launch_with_robot_state_publisher():
     assert nodes[1].parameters == [{'robot_description': urdf.read_text()}]
 
 
-def test_spart_ros_launch_starts_the_dynamics_node():
-    (node,) = local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {'namespace': 'r1'})
-    assert (node.executable, node.name, node.namespace) == ('dynamics_node', 'spart_dynamics', 'r1')
-    assert Path(node.parameters[0]).name == 'dynamics_node.yaml'
+def test_spart_ros_launch_starts_dynamics_and_controller():
+    nodes = local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {'namespace': 'r1'})
+    assert [(n.executable, n.name, n.namespace) for n in nodes] == [
+        ('dynamics_node', 'spart_dynamics', 'r1'), ('controller_node', 'spart_controller', 'r1')]
+    assert [Path(n.parameters[0]).name for n in nodes] == ['dynamics_node.yaml', 'controller.yaml']
+    assert [n.parameters[1] for n in nodes] == [{}, {}]
+    urdf = str(ROOT / 'urdf' / 'SC_3DoF.urdf')
+    nodes = local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {
+        'urdf_path': urdf, 'base': 'floating', 'mode': 'floating_base',
+        'controller_params': str(ROOT / 'config' / 'controller_sc_3dof.yaml'), 'robot_state_publisher': 'true'})
+    assert [n.executable for n in nodes] == ['dynamics_node', 'robot_state_publisher', 'controller_node']
+    assert nodes[0].parameters[1] == {'urdf_path': urdf, 'base': 'floating'}
+    assert Path(nodes[2].parameters[0]).name == 'controller_sc_3dof.yaml'
+    assert nodes[2].parameters[1] == {'urdf_path': urdf, 'base': 'floating', 'mode': 'floating_base'}
+    nodes = local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {'controller': 'false'})
+    assert [n.executable for n in nodes] == ['dynamics_node']
+    with pytest.raises(local_launch.LaunchError, match="'maybe' is not true/false"):
+        local_launch.nodes_of(LAUNCH / 'spart_ros.launch.py', {'controller': 'maybe'})
 
 
 def test_arguments_follow_real_launch_rules(tmp_path, capsys):
@@ -84,7 +98,8 @@ def test_every_config_file_applies_in_any_namespace():
 
 
 def test_stand_ins_do_not_leak():
-    names = ('launch', 'launch.actions', 'launch.substitutions', 'launch_ros', 'launch_ros.actions')
+    names = ('launch', 'launch.actions', 'launch.substitutions', 'launch.conditions',
+             'launch.launch_description_sources', 'launch_ros', 'launch_ros.actions')
     before = {k: sys.modules.get(k) for k in names}
     local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {})
     assert {k: sys.modules.get(k) for k in names} == before
