@@ -1,6 +1,17 @@
-"""The main job's demo (scripts/dynamics_demo.py, run by scripts/run_demo.sh) works: run
-it as a subprocess in the test environment (install sourced by colcon test, this run's
-ROS_DOMAIN_ID) and check its exit code and closing "[demo] ... OK" line."""
+"""The main job end to end (scripts/sim_demo.py, run by scripts/run_demo.sh): the embedded
+MuJoCo plant, the controller and the dynamics node as separate processes over DDS (this run's
+ROS_DOMAIN_ID), for both scenarios, checked on what the run itself measured and wrote:
+
+- SC_3DoF, free-floating, floating_base control: tracking RMS < 0.01 rad after the first second
+  (MuJoCo's dynamics, not ours), the base turning, and the system momentum about the world origin
+  constant to 1e-6 N m s / N s (no external force; RK4 keeps it to ~1e-11 here);
+- kuka_iiwa, fixed base in gravity, computed torque: tracking RMS < 0.001 rad;
+- both: when the simulator stops publishing (paused), the controller's watchdog sends one
+  all-zero command within 0.3 s and nothing after it; the dynamics node answers a service call;
+- the outputs: three PNG plots per scenario, an MCAP bag per scenario that decodes with the
+  message definitions it carries (re-read here), summary.json, and a closing OK line.
+"""
+import json
 import os
 from pathlib import Path
 import subprocess
@@ -9,25 +20,75 @@ import sys
 import pytest
 
 from node_helpers import ros_env, scaled
+from spart_ros.tools.bag import read_back
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "scripts" / "dynamics_demo.py"
+DEMO = ROOT / 'scripts' / 'sim_demo.py'
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(300)
 
 
-def test_dynamics_demo_runs_ok():
+@pytest.fixture(scope='module')
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp('demo')
     env = ros_env()        # this process's environment and ROS_DOMAIN_ID
-    assert env["ROS_DOMAIN_ID"] == os.environ["ROS_DOMAIN_ID"]
-    proc = subprocess.run([sys.executable, str(DEMO)], env=env, cwd=str(ROOT),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=scaled(30.0))
-    out = proc.stdout
-    lines = out.strip().splitlines()
-    assert proc.returncode == 0, out
-    assert lines and lines[-1].startswith("[demo] ") and lines[-1].endswith(": OK"), out
-    assert "FAILED" not in out, out
-    assert "[demo] node: model 'Chaser':" in out, out
-    for topic in ("link_twists", "jacobians", "center_of_mass"):
-        assert f" on /spart_dynamics/{topic}" in out, out
-    assert "'Joint_1', 'Joint_2', 'Joint_3']" in out, out   # Jacobian column names
+    assert env['ROS_DOMAIN_ID'] == os.environ['ROS_DOMAIN_ID']
+    proc = subprocess.run([sys.executable, str(DEMO), '--output', str(out)], env=env, cwd=str(ROOT),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=scaled(240.0))
+    summary = json.loads((out / 'summary.json').read_text()) if (out / 'summary.json').exists() else None
+    return proc, out, summary
+
+
+def test_the_main_job_runs_ok(run):
+    proc, out, summary = run
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0, proc.stdout
+    assert lines and lines[-1].startswith('[demo] ') and lines[-1].endswith(': OK'), proc.stdout
+    assert summary['failures'] == [], summary['failures']
+    assert [r['robot'] for r in summary['results']] == ['SC_3DoF', 'kuka_iiwa']
+    assert '  sim time' in proc.stdout and 'tracking error after 1 s' in proc.stdout      # progress, summary
+    assert 'command latency' in proc.stdout
+
+
+def test_tracking_momentum_and_base(run):
+    _, _, summary = run
+    sc, kuka = summary['results']
+    assert sc['tracking_rms_max'] < 0.01, sc['tracking']
+    assert kuka['tracking_rms_max'] < 0.001, kuka['tracking']
+    assert sc['sim_seconds'] >= 5.0 and kuka['sim_seconds'] >= 5.0
+    assert sc['base_attitude_max_deg'] > 1.0            # the free-floating base reacts to the arm
+    assert kuka['base_attitude_max_deg'] == 0.0          # the fixed one does not
+    drift = sc['momentum_drift']
+    assert drift['angular'] < 1e-6 and drift['linear'] < 1e-6, drift
+    assert 'momentum_drift' not in kuka                  # not conserved on a fixed base in gravity
+    for r in (sc, kuka):
+        assert r['nodes_exit_code'] == 0
+        assert r['latency_ms']['samples'] > 1000 and r['latency_ms']['p50'] > 0
+
+
+def test_watchdog_and_services(run):
+    _, _, summary = run
+    for r in summary['results']:
+        w = r['watchdog']
+        assert w['zero_after_s'] < 0.3 and w['commands_after_zero'] == 0, w
+        assert r['inverse_dynamics']['success'], r['inverse_dynamics']
+
+
+def test_plots_and_bags(run):
+    _, out, summary = run
+    for r in summary['results']:
+        assert len(r['plots']) == 3
+        for png in r['plots']:
+            data = (out / png).read_bytes()
+            assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) > 10_000, png
+        topics = read_back(r['bag']['path'])                # decodes every message again
+        name = r['robot']
+        ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
+        for topic, schema in ((f'{ns}/joint_states', 'sensor_msgs/JointState'), (f'{ns}/odom', 'nav_msgs/Odometry'),
+                              (f'{ns}/effort_controller/commands', 'std_msgs/Float64MultiArray'),
+                              (f'{ns}/spart_controller/status', 'spart_interfaces/ControllerStatus'),
+                              (f'{ns}/spart_dynamics/jacobians', 'spart_interfaces/Jacobians'),
+                              (f'{ns}/robot_description', 'std_msgs/String'), ('/clock', 'rosgraph_msgs/Clock')):
+            assert topic in topics and topics[topic][0] == schema, (topic, sorted(topics))
+        assert topics[f'{ns}/joint_states'][1] > 3000         # 1 kHz for more than 5 s
+        assert topics[f'{ns}/robot_description'][1] >= 1      # latched: recorded although published first

@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""The main job: the whole spart_ros loop on the embedded MuJoCo plant, over real ROS 2 topics.
+
+For each scenario, as ``ros2 launch spart_ros sim_demo.launch.py robot:=<robot>`` would (run by
+scripts/local_launch.py: separate processes, one YAML for all three nodes):
+
+- spart_sim (MuJoCo, real time, 1 kHz), spart_controller and spart_dynamics start;
+- this process waits until the controller commands, sends a smooth joint trajectory on
+  ``~/joint_trajectory``, prints progress once a second (simulated time, tracking error), then
+  pauses the simulator: the controller's watchdog must send one all-zero command; then it asks the
+  dynamics node for the inverse dynamics of the last state, and stops the nodes;
+- everything on the graph is recorded into an MCAP bag (read back with its message definitions
+  before the run counts as OK), and PNG plots are written: joint tracking, efforts, base attitude
+  and system momentum.
+
+Scenarios: SC_3DoF (SPART's spacecraft with a 3-joint arm, free-floating, zero gravity,
+floating-base inverse dynamics: the base reacts) and kuka_iiwa (7 joints, fixed base, gravity,
+computed torque). Summary per scenario: RMS and max tracking error per joint after the first
+second, base attitude change, total momentum drift (floating base: momentum about the world
+origin from the recorded states and the core's generalized inertia), command latency
+(joint_states receipt -> command receipt, here) p50/p99. Written to ``<output>/summary.json`` too.
+
+    bash scripts/run_demo.sh                      # set-up, then this with the defaults
+    python scripts/sim_demo.py [--output DIR] [--seconds S] [--scenarios SC_3DoF kuka_iiwa]
+
+Exit 0 and a last line ending in OK when every scenario tracked within its bound (RMS < 0.01 rad
+floating, < 0.001 rad fixed), the watchdog zeroed the commands, the bags read back and the nodes
+stopped cleanly; else FAILED with the reasons, exit 1.
+"""
+import argparse
+import json
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCENARIOS = {
+    'SC_3DoF': dict(label='SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode floating_base',
+                    namespace='demo_sc3dof', floating=True, rms_bound=0.01,
+                    # offsets from the start position [rad] at times [s]
+                    waypoints=[(1.5, [0.6, -0.4, 0.5]), (3.0, [-0.3, 0.5, -0.6]), (4.5, [0.0, 0.0, 0.0])]),
+    'kuka_iiwa': dict(label='kuka_iiwa: 7-joint arm on a fixed base in gravity, mode computed_torque',
+                      namespace='demo_kuka', floating=False, rms_bound=0.001,
+                      waypoints=[(1.5, [0.4, 0.3, -0.3, -0.4, 0.3, 0.4, -0.3]),
+                                 (3.0, [-0.3, -0.2, 0.4, 0.3, -0.4, -0.3, 0.4]), (4.5, [0.0] * 7)]),
+}
+
+
+def say(text):
+    print(f'[demo] {text}', flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the monitor: decoded inputs for the summary, the bag, the service calls
+# ---------------------------------------------------------------------------------------------
+
+class Monitor:
+    """An rclpy node in this process that records a scenario (every topic, raw, into the bag) and
+    follows the controller's status; the rest of the run is read back from the bag afterwards, so
+    that this process keeps up with 1 kHz topics (a backlog would delay the receipt times the
+    latency is measured with)."""
+
+    def __init__(self, scenario, bag_path):
+        import rclpy
+        from rclpy.experimental import EventsExecutor
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from spart_interfaces.msg import ControllerStatus
+        from std_msgs.msg import Float64MultiArray
+        from spart_ros.nodes.bag_recorder import BagRecorder
+        self.ns = '/' + scenario['namespace']
+        self.node = rclpy.create_node('spart_demo_monitor', namespace=self.ns)
+        ns = self.ns
+        self.recorder = BagRecorder(self.node, str(bag_path),
+                                    include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'))
+        qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.VOLATILE)
+        self.status = []        # (sim time of the last joint state, ControllerStatus)
+        self.last_stamp = None  # (sec, nanosec) of the last joint state
+        self.last_joint_state = None   # its bytes
+        self.commands = []      # (receipt time, serialized Float64MultiArray)
+        self.node.create_subscription(JointState, f'{ns}/joint_states', self._on_joint_state, qos, raw=True)
+        self.node.create_subscription(ControllerStatus, f'{ns}/spart_controller/status', self._on_status, qos)
+        self.node.create_subscription(Float64MultiArray, f'{ns}/effort_controller/commands',
+                                      lambda data: self.commands.append((time.monotonic(), data)), qos, raw=True)
+        self.executor = EventsExecutor()
+        self.executor.add_node(self.node)
+
+    def _on_joint_state(self, data):
+        from spart_ros.nodes.cdr import header_stamp
+        self.last_stamp = header_stamp(data)
+        self.last_joint_state = data
+
+    def positions(self, robot):
+        """The last joint positions, in the model's order."""
+        from spart_ros.nodes.cdr import parse_joint_state
+        _, _, names, pos, _ = parse_joint_state(self.last_joint_state)
+        q = np.zeros(robot.n_q)
+        for name, x in zip(names, pos):
+            if name in robot.q_names:
+                q[robot.q_names.index(name)] = x
+        return q
+
+    def command(self, k):
+        """(receipt time, efforts) of the k-th command received."""
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import Float64MultiArray
+        t, data = self.commands[k]
+        return t, np.array(deserialize_message(data, Float64MultiArray).data)
+
+    def _on_status(self, msg):
+        self.status.append((self.sim_time(), msg))
+
+    def sim_time(self):
+        """Simulated time (s) of the last joint state received (0 before any)."""
+        return 0.0 if self.last_stamp is None else self.last_stamp[0] + 1e-9 * self.last_stamp[1]
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=min(0.01, max(0.0, end - time.monotonic())))
+
+    def wait(self, predicate, timeout, what, launch):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            value = predicate()
+            if value:
+                return value
+            if launch.poll() is not None:
+                raise RuntimeError(f'the nodes stopped while waiting for {what} (exit code {launch.returncode})')
+            self.executor.spin_once(timeout_sec=0.02)
+        raise RuntimeError(f'timed out after {timeout:g} s waiting for {what}')
+
+    def call(self, srv_type, name, request, timeout=10.0):
+        client = self.node.create_client(srv_type, f'{self.ns}/{name}')
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise RuntimeError(f'service {self.ns}/{name} not available')
+            future = client.call_async(request)
+            end = time.monotonic() + timeout
+            while not future.done() and time.monotonic() < end:
+                self.executor.spin_once(timeout_sec=0.02)
+            if not future.done():
+                raise RuntimeError(f'service {self.ns}/{name} did not answer')
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def close(self):
+        self.recorder.close()
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+
+class Recording:
+    """The run read back from the bag: joint states (model order), odometry, commands, with the
+    times this process received them (the bag's log times)."""
+
+    def __init__(self, bag_path, ns, robot):
+        from mcap.reader import make_reader
+        from mcap_ros2.decoder import DecoderFactory
+        index = {name: k for k, name in enumerate(robot.q_names)}
+        self.js, self.odom, self.commands = [], {}, []   # see the fields below
+        with open(bag_path, 'rb') as f:
+            reader = make_reader(f, decoder_factories=[DecoderFactory()])
+            for _, channel, message, msg in reader.iter_decoded_messages(
+                    topics=[f'{ns}/joint_states', f'{ns}/odom', f'{ns}/effort_controller/commands']):
+                received = message.log_time * 1e-9
+                if channel.topic.endswith('/joint_states'):
+                    q, qd = np.zeros(robot.n_q), np.zeros(robot.n_q)
+                    for k, name in enumerate(msg.name):
+                        j = index.get(name)
+                        if j is not None:
+                            q[j] = msg.position[k]
+                            qd[j] = msg.velocity[k] if len(msg.velocity) else 0.0
+                    stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+                    self.js.append((stamp, received, q, qd))          # stamp ns, receipt s, q, qd
+                elif channel.topic.endswith('/odom'):
+                    self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = _base_state(msg)
+                else:
+                    self.commands.append((received, np.array(msg.data)))   # receipt s, efforts
+        self.js.sort(key=lambda x: x[1])
+        self.commands.sort(key=lambda x: x[0])
+
+    def latencies(self):
+        """s from each joint state's receipt to the receipt of the next command (one per state)."""
+        out, k = [], 0
+        for received, _ in self.commands:
+            while k + 1 < len(self.js) and self.js[k + 1][1] <= received:
+                k += 1
+            if self.js and self.js[k][1] <= received:
+                out.append(received - self.js[k][1])
+        return np.array(out)
+
+
+def _base_state(msg):
+    from spart_ros.core.attitude import quaternion_from_ros
+    o, tw = msg.pose.pose, msg.twist.twist
+    R = quaternion_from_ros(o.orientation.x, o.orientation.y, o.orientation.z, o.orientation.w)
+    return (R, np.array([o.position.x, o.position.y, o.position.z]),
+            np.array([tw.linear.x, tw.linear.y, tw.linear.z]), np.array([tw.angular.x, tw.angular.y, tw.angular.z]))
+
+
+# ---------------------------------------------------------------------------------------------
+# one scenario
+# ---------------------------------------------------------------------------------------------
+
+def send_trajectory(mon, scenario, robot):
+    from builtin_interfaces.msg import Duration
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    q0 = mon.positions(robot)
+    names = list(robot.q_names)
+    points = []
+    for t, offset in scenario['waypoints']:
+        sec = int(t)
+        points.append(JointTrajectoryPoint(positions=(q0 + np.array(offset)).tolist(),
+                                           time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9)))))
+    pub = mon.node.create_publisher(JointTrajectory, f'{mon.ns}/spart_controller/joint_trajectory',
+                                    QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+    end = time.monotonic() + 10
+    while pub.get_subscription_count() == 0 and time.monotonic() < end:   # discovery first: sent once
+        mon.spin(0.02)
+    pub.publish(JointTrajectory(joint_names=names, points=points))
+    end = time.monotonic() + 10
+    while not (mon.status and mon.status[-1][1].trajectories > 0):
+        if time.monotonic() > end:
+            raise RuntimeError('the controller did not accept the trajectory')
+        mon.spin(0.02)
+    return mon.sim_time(), q0
+
+
+def run_scenario(name, scenario, out, seconds, launch_log):
+    from spart_interfaces.srv import InverseDynamics
+    from std_srvs.srv import SetBool
+    from spart_ros.core.urdf import robot_from_urdf
+    from ament_index_python.packages import get_package_share_directory
+    share = Path(get_package_share_directory('spart_ros'))
+    robot, _ = robot_from_urdf(str(share / 'urdf' / f'{name}.urdf'))
+    say(f'--- {scenario["label"]}')
+    cmd = [sys.executable, str(ROOT / 'scripts' / 'local_launch.py'), 'sim_demo.launch.py', f'robot:={name}',
+           f'namespace:={scenario["namespace"]}']
+    say('ros2 launch spart_ros sim_demo.launch.py robot:=' + name + f' namespace:={scenario["namespace"]}'
+        '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate processes)')
+    bag_path = out / f'{name}.mcap'
+    mon = Monitor(scenario, bag_path)
+    launch = subprocess.Popen(cmd, stdout=launch_log, stderr=subprocess.STDOUT, start_new_session=True)
+    result = dict(robot=name, label=scenario['label'], floating=scenario['floating'], problems=[])
+    wall0 = time.monotonic()
+    try:
+        mon.wait(lambda: mon.last_joint_state and mon.status and mon.status[-1][1].commanding, 120.0,
+                 'the controller to command', launch)
+        say(f'nodes up and the controller commanding after {time.monotonic() - wall0:.1f} s')
+        t_start, q0 = send_trajectory(mon, scenario, robot)
+        duration = seconds if seconds else scenario['waypoints'][-1][0] + 1.0
+        say(f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s sent at '
+            f'sim time {t_start:.3f} s; running {duration:g} s of simulated time')
+        wall_run = time.monotonic()
+        next_print = time.monotonic() + 1.0
+        while mon.sim_time() < t_start + duration:
+            mon.spin(0.05)
+            if launch.poll() is not None:
+                raise RuntimeError(f'the nodes stopped during the run (exit code {launch.returncode})')
+            if time.monotonic() >= next_print:
+                next_print += 1.0
+                st = mon.status[-1][1] if mon.status else None
+                say(f'  sim time {mon.sim_time() - t_start:5.2f} s   max |tracking error| '
+                    f'{st.max_position_error if st else float("nan"):.2e} rad   commands {st.commands if st else 0}   '
+                    f'state {st.state if st else "?"}')
+            if time.monotonic() - wall_run > 10 * duration + 30:
+                raise RuntimeError('the simulation is not advancing')
+        result['sim_seconds'] = mon.sim_time() - t_start
+        result['wall_seconds'] = time.monotonic() - wall_run
+        # the plant stops publishing: the controller must send one zero command and stop
+        res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
+        if not res.success:
+            raise RuntimeError(f'pausing the simulator failed: {res.message}')
+        paused_at, n0 = time.monotonic(), len(mon.commands)
+
+        def zero_command():
+            for k in range(n0, len(mon.commands)):
+                t, tau = mon.command(k)
+                if not tau.any():
+                    return k, t
+            return None
+        k_zero, t_zero = mon.wait(zero_command, 5.0, 'the watchdog zero command', launch)
+        mon.spin(0.5)
+        after = mon.commands[k_zero + 1:]
+        zero = (t_zero,)
+        result['watchdog'] = dict(zero_after_s=zero[0] - paused_at, commands_after_zero=len(after))
+        if after:
+            result['problems'].append(f'{len(after)} commands after the watchdog zero command')
+        say(f'simulator paused: the controller sent one all-zero command {zero[0] - paused_at:.3f} s later, '
+            f'then {len(after)} commands (watchdog)')
+        # the dynamics node answers too
+        req = InverseDynamics.Request(use_current_state=True, floating_base=scenario['floating'])
+        res = mon.call(InverseDynamics, 'spart_dynamics/inverse_dynamics', req)
+        result['inverse_dynamics'] = dict(success=res.success, message=res.message,
+                                          efforts=dict(zip(res.joint_names, res.efforts)))
+        say(f'spart_dynamics inverse_dynamics(use_current_state{", floating_base" if scenario["floating"] else ""})'
+            f': {res.message}, efforts at rest ' + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names,
+                                                                                             res.efforts)) + ' N m')
+    finally:
+        if launch.poll() is None:
+            launch.send_signal(signal.SIGINT)     # local_launch stops every node (once: not the group)
+        try:
+            code = launch.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(launch.pid, signal.SIGKILL)
+            code = launch.wait()
+        mon.close()
+    result['nodes_exit_code'] = code
+    if code != 0:
+        result['problems'].append(f'the nodes exited with code {code}')
+    summarize(result, mon, Recording(bag_path, mon.ns, robot), robot, scenario, t_start, out, name, bag_path)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# summary, plots
+# ---------------------------------------------------------------------------------------------
+
+def rpy_deg(R):
+    """URDF roll, pitch, yaw (degrees) of a rotation matrix (R = Rz(y) Ry(p) Rx(r))."""
+    return np.degrees([math.atan2(R[2, 1], R[2, 2]), -math.asin(max(-1.0, min(1.0, R[2, 0]))),
+                       math.atan2(R[1, 0], R[0, 0])])
+
+
+def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
+    from spart_ros.core.base_state import base_from_link_frame
+    from spart_ros.core.fast import FastDynamics
+    from spart_ros.core.momentum import momentum_about
+    from spart_ros.tools import plots
+    from spart_ros.tools.bag import BagError, read_back
+    names = list(robot.q_names)
+    # tracking error: the controller's own reference - measured, after the first second
+    errs = np.array([s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)])
+    if len(errs):
+        rms, mx = np.sqrt((errs ** 2).mean(axis=0)), np.abs(errs).max(axis=0)
+        result['tracking'] = {n: dict(rms=float(r), max=float(m)) for n, r, m in zip(names, rms, mx)}
+        result['tracking_rms_max'] = float(rms.max())
+        if rms.max() >= scenario['rms_bound']:
+            result['problems'].append(f'tracking RMS {rms.max():.2e} rad >= {scenario["rms_bound"]} rad')
+    else:
+        result['problems'].append('no controller status after the first second')
+    # base attitude and momentum from the recorded states
+    stamps = sorted(s for s in rec.odom if s >= t_start * 1e9)
+    if stamps:
+        R_first = rec.odom[stamps[0]][0]
+        angle = [float(np.degrees(np.arccos(np.clip((np.trace(R_first.T @ rec.odom[s][0]) - 1) / 2, -1, 1))))
+                 for s in stamps]
+        result['base_attitude_change_deg'] = angle[-1]
+        result['base_attitude_max_deg'] = max(angle)
+    js = {stamp: (q, qd) for stamp, _, q, qd in rec.js}
+    fd = FastDynamics(robot)
+    t_m, M = [], []
+    if scenario['floating']:
+        for stamp in stamps[::10]:                   # 100 Hz is plenty
+            if stamp not in js:
+                continue
+            R_b, p_b, v_b, w_b = rec.odom[stamp]
+            q, qd = js[stamp]
+            R0, r0, u0 = base_from_link_frame(robot, R_b, p_b, v_b, w_b)
+            H = fd.mass_matrix(R0, r0, q)
+            h0 = H[:6, :6] @ u0 + H[:6, 6:] @ qd
+            t_m.append(stamp * 1e-9 - t_start)
+            M.append(momentum_about(h0, R0, r0))
+        if M:
+            M = np.array(M)
+            d = M - M[0]
+            result['momentum_drift'] = dict(angular=float(np.abs(d[:, :3]).max()), linear=float(np.abs(d[:, 3:]).max()),
+                                            angular_magnitude=float(np.linalg.norm(M[0, :3])),
+                                            linear_magnitude=float(np.linalg.norm(M[0, 3:])))
+    lat = rec.latencies()
+    lat = lat[len(lat) // 10:] * 1e3                 # ms, after the start-up
+    if len(lat):
+        result['latency_ms'] = dict(p50=float(np.percentile(lat, 50)), p99=float(np.percentile(lat, 99)),
+                                    max=float(lat.max()), samples=int(len(lat)))
+    # bag
+    try:
+        topics = read_back(str(bag_path))
+        result['bag'] = dict(path=str(bag_path), topics=len(topics), messages=sum(n for _, n in topics.values()))
+    except BagError as err:
+        result['problems'].append(str(err))
+    # plots
+    t_js = np.array([s * 1e-9 for s, _, _, _ in rec.js]) - t_start
+    q = np.array([q for _, _, q, _ in rec.js])
+    keep = t_js >= -0.5
+    t_st = np.array([t for t, s in mon.status if len(s.position_error)]) - t_start
+    err = np.array([s.position_error for t, s in mon.status if len(s.position_error)])
+    q_at = np.array([q[min(np.searchsorted(t_js, t), len(q) - 1)] for t in t_st]) if len(t_st) else np.zeros((0, len(names)))
+    pngs = []
+    if len(t_st):
+        plots.joint_tracking(out / f'{name}_tracking.png', f'{name}: joint tracking', names, t_js[keep], q[keep],
+                             t_st, q_at + err, t_st, err)
+        pngs.append(f'{name}_tracking.png')
+    if rec.commands:
+        # a command answers the last state received before it: its simulated time
+        receipts = np.array([r for _, r, _, _ in rec.js])
+        t_c = np.array([t_js[max(0, np.searchsorted(receipts, c[0]) - 1)] for c in rec.commands])
+        tau = np.array([c[1] for c in rec.commands])
+        plots.efforts(out / f'{name}_efforts.png', f'{name}: commanded efforts', names, t_c, tau)
+        pngs.append(f'{name}_efforts.png')
+    if stamps:
+        t_o = np.array(stamps) * 1e-9 - t_start
+        rpy = np.array([rpy_deg(rec.odom[s][0]) for s in stamps])
+        plots.base_motion(out / f'{name}_base.png', f'{name}: base attitude' + (' and system momentum' if len(M) else
+                                                                               ' (fixed base)'),
+                          t_o, rpy, np.array(t_m) if len(M) else None, M if len(M) else None)
+        pngs.append(f'{name}_base.png')
+    result['plots'] = pngs
+
+
+def print_summary(r):
+    say(f'=== {r["label"]}')
+    say(f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)')
+    for n, e in r.get('tracking', {}).items():
+        say(f'  tracking error after 1 s  {n:18s} RMS {e["rms"]:.2e} rad   max {e["max"]:.2e} rad')
+    if 'base_attitude_change_deg' in r:
+        say(f'  base attitude change {r["base_attitude_change_deg"]:.3f} deg at the end, '
+            f'{r["base_attitude_max_deg"]:.3f} deg at most' + ('' if r['floating'] else ' (fixed base)'))
+    if 'momentum_drift' in r:
+        m = r['momentum_drift']
+        say(f'  momentum drift (about the world origin): angular {m["angular"]:.1e} N m s, linear {m["linear"]:.1e} N s'
+            f' (no external force; |L| {m["angular_magnitude"]:.1e}, |p| {m["linear_magnitude"]:.1e})')
+    if 'latency_ms' in r:
+        lat = r['latency_ms']
+        say(f'  command latency (joint_states -> command, here): p50 {lat["p50"]:.2f} ms  p99 {lat["p99"]:.2f} ms  '
+            f'({lat["samples"]} commands)')
+    if 'bag' in r:
+        say(f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} messages, reads back '
+            'with its message definitions')
+    say(f'  plots: {", ".join(r.get("plots", []))}')
+    for p in r['problems']:
+        say(f'  PROBLEM: {p}')
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--output', type=Path, default=None, help='output folder (default demo_output/<time>)')
+    ap.add_argument('--seconds', type=float, default=0.0,
+                    help='simulated seconds per scenario (default: the trajectory + 1 s)')
+    ap.add_argument('--scenarios', nargs='+', default=list(SCENARIOS), choices=list(SCENARIOS))
+    args = ap.parse_args(argv)
+    out = args.output or ROOT / 'demo_output' / time.strftime('%Y%m%d-%H%M%S')
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault('ROS_DOMAIN_ID', '0')
+    say(f'ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}; output folder {out}')
+    import rclpy
+    rclpy.init()
+    results, failures = [], []
+    t0 = time.monotonic()
+    try:
+        with open(out / 'nodes.log', 'w') as launch_log:
+            for name in args.scenarios:
+                try:
+                    results.append(run_scenario(name, SCENARIOS[name], out, args.seconds, launch_log))
+                except RuntimeError as err:
+                    failures.append(f'{name}: {err}')
+                    say(f'{name}: FAILED: {err}')
+    finally:
+        rclpy.try_shutdown()
+    for r in results:
+        print_summary(r)
+        failures += [f'{r["robot"]}: {p}' for p in r['problems']]
+    (out / 'summary.json').write_text(json.dumps(dict(results=results, failures=failures), indent=2))
+    say(f'node logs: {out / "nodes.log"}; summary: {out / "summary.json"}')
+    verdict = 'OK' if not failures and len(results) == len(args.scenarios) else 'FAILED'
+    say(f'{len(results)} scenario(s) in {time.monotonic() - t0:.1f} s, output in {out}: {verdict}')
+    if failures:
+        for f in failures:
+            say(f'  {f}')
+    return 0 if verdict == 'OK' else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
