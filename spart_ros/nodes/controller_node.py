@@ -494,14 +494,18 @@ class ControllerNode(Node):
             out = law.compute(state.base, state.q, state.qd, ref, dt)
             efforts = clamp_efforts(out.efforts[self._index], self._limits)
         except SpartError as err:
-            if self._gate.reject(f'control law: {err}') == ZERO:
-                self._publish_zero()
-            self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
+            self._law_failed(err)
             return
         self._publish(efforts, out.base_torque, out.base_force)
         self._compute_time = time.perf_counter() - t0
         self._efforts = efforts
         self._error = ((ref.position - state.q)[self._index], (ref.velocity - state.qd)[self._index])
+
+    def _law_failed(self, err):
+        """A law that cannot compute (non-finite state, singular...): halt like a rejected input."""
+        if self._gate.reject(f'control law: {err}') == ZERO:
+            self._publish_zero()
+        self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
 
     def _space_tick(self, mode, state, now, t0):
         """One tick of a space-robot mode: joint velocities or efforts from the end-effector references."""
@@ -509,9 +513,7 @@ class ControllerNode(Node):
             out = mode.compute(state.base, state.q, state.qd, self._space_references(), now)
             values = clamp_efforts(out.values[self._index], self._limits)
         except SpartError as err:
-            if self._gate.reject(f'control law: {err}') == ZERO:
-                self._publish_zero()
-            self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
+            self._law_failed(err)
             return
         self._publish(values)
         self._compute_time = time.perf_counter() - t0
