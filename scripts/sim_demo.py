@@ -153,7 +153,17 @@ class Monitor:
         finally:
             self.node.destroy_client(client)
 
+    def drain(self, quiet=0.3, timeout=5.0):
+        """Spin until no message reached the bag for ``quiet`` s (at most ``timeout`` s): what the
+        reader queues still hold is recorded before the bag is closed."""
+        end, last, since = time.monotonic() + timeout, -1, time.monotonic()
+        while time.monotonic() < end and time.monotonic() - since < quiet:
+            self.executor.spin_once(timeout_sec=0.02)
+            if self.recorder.bag.count != last:
+                last, since = self.recorder.bag.count, time.monotonic()
+
     def close(self):
+        self.drain()
         self.recorder.close()
         self.executor.remove_node(self.node)
         self.node.destroy_node()
@@ -308,6 +318,7 @@ def run_scenario(name, scenario, out, seconds, launch_log):
             f': {res.message}, efforts at rest ' + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names,
                                                                                              res.efforts)) + ' N m')
     finally:
+        mon.drain()                               # the run, recorded in full before the nodes stop
         if launch.poll() is None:
             launch.send_signal(signal.SIGINT)     # local_launch stops every node (once: not the group)
         try:

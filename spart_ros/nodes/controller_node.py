@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, QuaternionStamped, TwistStamped, WrenchStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -221,7 +222,9 @@ class ControllerNode(Node):
                     self.inputs.guard(self._on_base_attitude, 'base_attitude'), REFERENCE_QOS)
         self._srv_enable = self.create_service(SetBool, '~/enable', self._on_enable)
         # the watchdog runs even when no joint_states arrive (they are what it watches)
-        self._watchdog = self.create_timer(min(0.02, self._gate.state_timeout / 4), self._check_watchdog)
+        # ... and on the steady clock: under use_sim_time the node clock stops with the simulator
+        self._watchdog = self.create_timer(min(0.02, self._gate.state_timeout / 4), self._check_watchdog,
+                                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._timer = self.create_timer(1.0 / p['rate'], self._on_timer) if p['rate'] > 0 else None
         self._status_timer = (self.create_timer(1.0 / p['status_rate'], self._publish_status)
                               if p['status_rate'] > 0 else None)
@@ -336,10 +339,10 @@ class ControllerNode(Node):
     # -- references ----------------------------------------------------------------------
     def _control_stamp(self):
         """(sec, nanosec) of the control clock: the last joint_states stamp (event-driven: the
-        stamp of the state a command answers), or the node clock (``rate`` ticks, or unstamped
-        joint_states)."""
+        stamp of the state a command answers; a simulator's first state is stamped 0), or the
+        node clock (``rate`` ticks)."""
         stamp = self.inputs.last_stamp
-        if self._timer is None and stamp is not None and stamp != (0, 0):
+        if self._timer is None and stamp is not None:
             return stamp
         return divmod(self.get_clock().now().nanoseconds, 1_000_000_000)
 
@@ -435,9 +438,12 @@ class ControllerNode(Node):
     def _on_joint_state(self, sec, nanosec):
         if self._timer is None:
             if (sec, nanosec) == self._last_stamp:
+                if (sec, nanosec) == (0, 0) and self.inputs.once.allow('unstamped', 0.0):
+                    self.get_logger().warning('joint_states stamped 0 again: an event-driven controller answers '
+                                              'each new stamp once; for unstamped joint states set rate > 0')
                 return                      # a repeated stamp: already answered (lockstep plants)
-            self._last_stamp = (sec, nanosec)
-            self._tick()
+            if self._tick():                # answered only if a command went out (else: again next time)
+                self._last_stamp = (sec, nanosec)
 
     def _on_timer(self):
         self._tick()
@@ -463,9 +469,10 @@ class ControllerNode(Node):
             self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem}')
 
     def _tick(self):
+        """One control tick; True if a command (or the zero command) was published."""
         law = self._law
         if law is None:
-            return
+            return False
         problem = self._problem()
         recovering = self._gate.halted and self._gate.commands > 0
         decision = self._gate.decide(problem)
@@ -474,9 +481,9 @@ class ControllerNode(Node):
         if decision == ZERO:
             self._publish_zero()
             self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem or self._gate.reason}')
-            return
+            return True
         if decision != COMMAND:
-            return
+            return False
         t0 = time.perf_counter()
         state = self.inputs.state()
         now = self._control_time()
@@ -487,8 +494,7 @@ class ControllerNode(Node):
             if isinstance(law, FreeFlying):
                 law.set_base_reference(state.base.R_b, state.base.p_b)
         if self._space:
-            self._space_tick(law, state, now, t0)
-            return
+            return self._space_tick(law, state, now, t0)
         ref = self._reference(now)
         dt = 0.0 if self._last_tick is None else min(max(now - self._last_tick, 0.0), self._gate.state_timeout)
         self._last_tick = now
@@ -496,12 +502,12 @@ class ControllerNode(Node):
             out = law.compute(state.base, state.q, state.qd, ref, dt)
             efforts = clamp_efforts(out.efforts[self._index], self._limits)
         except SpartError as err:
-            self._law_failed(err)
-            return
+            return self._law_failed(err)
         self._publish(efforts, out.base_torque, out.base_force)
         self._compute_time = time.perf_counter() - t0
         self._efforts = efforts
         self._error = ((ref.position - state.q)[self._index], (ref.velocity - state.qd)[self._index])
+        return True
 
     def _resume(self):
         """Commanding again after a halt (the motors were limp): go on with the reference if the
@@ -523,10 +529,13 @@ class ControllerNode(Node):
         self.get_logger().warning(f'fresh valid state again: commanding resumes, holding the current position ({why})')
 
     def _law_failed(self, err):
-        """A law that cannot compute (non-finite state, singular...): halt like a rejected input."""
-        if self._gate.reject(f'control law: {err}') == ZERO:
+        """A law that cannot compute (non-finite state, singular...): halt like a rejected input;
+        True if the zero command went out."""
+        zero = self._gate.reject(f'control law: {err}') == ZERO
+        if zero:
             self._publish_zero()
         self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
+        return zero
 
     def _space_tick(self, mode, state, now, t0):
         """One tick of a space-robot mode: joint velocities or efforts from the end-effector references."""
@@ -534,8 +543,7 @@ class ControllerNode(Node):
             out = mode.compute(state.base, state.q, state.qd, self._space_references(), now)
             values = clamp_efforts(out.values[self._index], self._limits)
         except SpartError as err:
-            self._law_failed(err)
-            return
+            return self._law_failed(err)
         self._publish(values)
         self._compute_time = time.perf_counter() - t0
         self._efforts = values
@@ -543,6 +551,7 @@ class ControllerNode(Node):
         if not out.command.status.feasible:
             self.inputs.warn_throttled(('infeasible', out.command.status.message[:60]),
                                        f'{self._mode}: {out.command.status.message}')
+        return True
 
     def _publish(self, efforts, base_torque=None, base_force=None):
         self._pub.publish(Float64MultiArray(data=efforts.tolist()))

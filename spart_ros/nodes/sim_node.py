@@ -52,6 +52,7 @@ import time
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -161,13 +162,17 @@ class SimNode(Node):
         self._waiting = True            # lockstep: a state is out, no command since
         self._last_publish = time.monotonic()
         self._republish_period = republish
+        # timers on the steady clock: this node IS the clock (/clock); under use_sim_time its own
+        # timers would wait for the time they are meant to advance
+        steady = RosClock(clock_type=ClockType.STEADY_TIME)
         if self._lockstep:
             if republish > 0:
                 self._timer = self.create_timer(min(republish, 0.1),
-                                                self._guard(self._republish_if_waiting, 'republish'))
+                                                self._guard(self._republish_if_waiting, 'republish'), clock=steady)
         else:
             # the pacer anchors at the first tick, once the node spins
-            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'))
+            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'),
+                                            clock=steady)
         self._publish_state()
         self._log_start(p, origin, min(rate, 1.0 / plant.dt))
 
@@ -314,7 +319,9 @@ class SimNode(Node):
         self._plant.paused = pause
         if was and not pause:
             self._pacer.restart(time.monotonic(), self._plant.time)
-            if self._lockstep:          # the controller answers this state and the loop goes on
+            # lockstep: the state before the pause was answered already (a controller answers each
+            # stamp once): advance one control period with the held command, so the loop goes on
+            if self._lockstep and self._advance(self._lockstep_steps):
                 self._publish_state()
         response.success = True
         response.message = (('paused' if pause else 'running') + f' at t = {self._plant.time:.9f} s'
