@@ -116,3 +116,78 @@ def test_controller_launch(tmp_path):
     assert node.parameters[1] == {'urdf_path': args['urdf_path'], 'base': 'floating', 'mode': 'floating_base'}
     cmd = local_launch.command_line(node, tmp_path)
     assert cmd[0].endswith('lib/spart_ros/controller_node')
+
+
+# --- sim_demo.launch.py: the closed loop on the embedded plant -----------------------------------
+DEMO_NODES = [('sim_node', 'spart_sim'), ('controller_node', 'spart_controller'), ('dynamics_node', 'spart_dynamics')]
+
+
+def _files_and_overrides(node):
+    files = [p for p in node.parameters if not isinstance(p, dict)]
+    (overrides,) = [p for p in node.parameters if isinstance(p, dict)]
+    assert node.parameters[-1] is overrides          # the overrides come last: they win
+    return files, overrides
+
+
+def test_sim_demo_launch_defaults():
+    nodes = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', {})
+    assert [(n.executable, n.name) for n in nodes] == DEMO_NODES
+    assert all(n.package == 'spart_ros' and n.namespace == '' for n in nodes)
+    sim, controller, dynamics = (_files_and_overrides(n) for n in nodes)
+    for files, _ in (sim, controller, dynamics):      # one parameter file for the three
+        assert [Path(f).name for f in files] == ['demo_sc_3dof.yaml'] and Path(files[0]).is_file()
+    # the sim loads the URDF (and publishes it), the others read robot_description; only the
+    # sim is not on sim time (it is the clock)
+    assert Path(sim[1]['urdf_path']).name == 'SC_3DoF.urdf' and Path(sim[1]['urdf_path']).is_file()
+    assert 'use_sim_time' not in sim[1] and 'robot_description_topic' not in sim[1]
+    assert controller[1] == {'use_sim_time': True} and dynamics[1] == {'use_sim_time': True}
+
+
+def test_sim_demo_launch_arguments(tmp_path):
+    extra = tmp_path / 'lockstep.yaml'
+    extra.write_text(yaml.safe_dump({'/**': {'ros__parameters': {'lockstep': True}}}))
+    kuka = ROOT / 'urdf' / 'kuka_iiwa.urdf'
+    params = ROOT / 'config' / 'demo_kuka_iiwa.yaml'
+    args = {'namespace': 'arm', 'urdf_path': str(kuka), 'params': str(params), 'base': 'fixed',
+            'mode': 'gravity_compensation', 'sim_params': str(extra), 'use_sim_time': 'false'}
+    sim, controller, dynamics = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', args)
+    assert {n.namespace for n in (sim, controller, dynamics)} == {'arm'}
+    assert sim.parameters == [str(params), str(extra), {'base': 'fixed', 'urdf_path': str(kuka)}]
+    assert controller.parameters == [str(params), {'base': 'fixed', 'use_sim_time': False,
+                                                   'mode': 'gravity_compensation'}]
+    assert dynamics.parameters == [str(params), {'base': 'fixed', 'use_sim_time': False}]
+    cmd = local_launch.command_line(sim, tmp_path)
+    files = [cmd[k + 1] for k, a in enumerate(cmd) if a == '--params-file']
+    assert files[:2] == [str(params), str(extra)]                 # the shared file, then the sim's own
+    assert cmd[0].endswith('lib/spart_ros/sim_node') and '__ns:=/arm' in cmd
+
+
+def test_sim_demo_launch_with_robot_state_publisher():
+    urdf = ROOT / 'urdf' / 'SC_3DoF.urdf'
+    nodes = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', {'robot_state_publisher': 'true',
+                                                                    'urdf_path': str(urdf)})
+    assert [n.executable for n in nodes] == [e for e, _ in DEMO_NODES] + ['robot_state_publisher']
+    assert nodes[3].parameters == [{'robot_description': urdf.read_text(), 'use_sim_time': True}]
+    assert _files_and_overrides(nodes[0])[1]['robot_description_topic'] == ''   # one publisher of the URDF
+
+
+@pytest.mark.parametrize('name', ['demo_sc_3dof.yaml', 'demo_kuka_iiwa.yaml'])
+def test_demo_yaml_names_only_parameters_of_its_nodes(name):
+    """A misspelt key in a file shared by three nodes would be ignored by all of them: every key
+    must be a parameter that one of the nodes declares, with the type of its default."""
+    from spart_ros.nodes import controller_node, dynamics_node, sim_node
+    from spart_ros.nodes.robot_inputs import INPUT_PARAMETERS
+    from rclpy.parameter import Parameter
+    tables = [sim_node.PARAMETERS, {**INPUT_PARAMETERS, **controller_node.PARAMETERS}, dynamics_node.ALL_PARAMETERS]
+    params = yaml.safe_load((ROOT / 'config' / name).read_text())['/**']['ros__parameters']
+    for key, value in params.items():
+        owners = [t[key][0] for t in tables if key in t]
+        assert owners, f'{name}: {key!r} is not a parameter of spart_sim, spart_controller or spart_dynamics'
+        for default in owners:
+            if isinstance(default, Parameter.Type):          # declared by type, without a default
+                assert default.check(value), (key, value, default)
+            else:
+                assert Parameter.Type.from_parameter_value(value) == Parameter.Type.from_parameter_value(default), \
+                    (key, value, default)
+    assert 'urdf_path' not in params and 'robot_description' not in params   # the sim's alone (launch argument)
+    assert params['commands_topic'] == f"{params['controller_name']}/commands"   # relative: follows the namespace
