@@ -277,7 +277,10 @@ def main(argv=None):
     if args.print:
         return 0
     procs = [subprocess.Popen(cmd) for cmd in commands]
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    # both stop every node; SIGINT explicitly too: a shell starting this in the background
+    # hands it SIGINT ignored, and Ctrl-C / kill -INT must still work
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
     try:
         while all(p.poll() is None for p in procs):
             try:

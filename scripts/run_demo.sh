@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Set up (scripts/setup.sh), then run the main job.
 #
-# Main job (scripts/sim_demo.py): the closed loop over real ROS 2 topics on robots
-# simulated by MuJoCo: for SPART's SC_3DoF spacecraft (free-floating base, zero gravity)
-# and then a KUKA iiwa (fixed base, gravity), sim_demo.launch.py starts spart_sim,
-# spart_controller and spart_dynamics as separate processes; the demo sends a joint
-# trajectory, prints progress and a summary (tracking error, base attitude, momentum
-# drift, command latency), writes PNG plots and an MCAP bag of every topic to
-# demo_output/<date-time>/, and ends with "[demo] ... OK" (exit 0) or "... FAILED"
-# (exit 1). Extra arguments go to the demo (--seconds, --output, --lockstep, --scenario).
+# Main job (scripts/sim_demo.py): the closed loop on the embedded MuJoCo plant over real ROS 2
+# topics, for SPART's SC_3DoF spacecraft (free-floating, floating-base inverse dynamics) and a
+# KUKA iiwa (fixed base, gravity, computed torque): spart_sim + spart_controller + spart_dynamics
+# as separate processes (launch/sim_demo.launch.py via scripts/local_launch.py), a joint
+# trajectory, live progress, a summary, PNG plots and an MCAP bag per scenario in
+# demo_output/<time>/. Ends with "[demo] ... OK" (exit 0) or "... FAILED" (exit 1).
+# Extra arguments go to the demo (--output, --seconds, --scenarios).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

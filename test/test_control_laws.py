@@ -12,8 +12,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from spart_ros import spart
-from spart_ros.control.effort_laws import (ComputedTorque, FloatingBase, FreeFlying, Gains, GravityCompensation,
-                                           rotation_vector)
+from spart_ros.control.effort_laws import ComputedTorque, FloatingBase, FreeFlying, Gains, GravityCompensation
+from spart_ros.control.end_effector import rotation_vector
 from spart_ros.control.trajectory import Reference
 from spart_ros.core import RobotBuilder
 from spart_ros.core.errors import InputError

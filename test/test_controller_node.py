@@ -36,6 +36,7 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spar
 ROOT = Path(__file__).resolve().parent.parent
 KUKA, SC, BRANCHED = (urdf_path(n) for n in ('kuka_iiwa', 'SC_3DoF', 'branched_two_arm_spacecraft'))
 ROBOTS = {'ct': spart.urdf2robot(KUKA)[0], 'fb': spart.urdf2robot(SC)[0], 'ff': spart.urdf2robot(BRANCHED)[0]}
+ROBOTS['gc'] = ROBOTS['ct']
 G = np.array([0.0, 0.0, -9.81])
 KP, KD = 50.0, 12.0
 CT_JOINTS = [ROBOTS['ct'].q_names[k] for k in (3, 0, 6, 2, 1, 5, 4)]      # not the model order
@@ -54,6 +55,8 @@ def nodes():
                    commands_topic='/fb/commands', state_timeout=0.3),
         'ff': dict(mode='free_flying', base='floating', urdf_path=BRANCHED, kp=[KP], kd=KD, world_frame='odom',
                    commands_topic='/ff/commands', base_gains=BASE_GAINS, state_timeout=0.3),
+        'gc': dict(mode='gravity_compensation', urdf_path=KUKA, gravity=G.tolist(), rate=50.0,
+                   commands_topic='/gc/commands', state_timeout=0.5),
     }
     procs = {ns: start_node('spart_ros', 'controller_node', namespace='/' + ns, parameters=p) for ns, p in specs.items()}
     try:
@@ -147,6 +150,11 @@ def fb(ros, nodes):
 @pytest.fixture(scope='module')
 def ff(ros, nodes):
     return Io(ros, 'ff', nodes['ff'])
+
+
+@pytest.fixture(scope='module')
+def gc(ros, nodes):
+    return Io(ros, 'gc', nodes['gc'])
 
 
 def _pd(ref_, q, qd):
@@ -376,6 +384,28 @@ def test_free_flying_base_wrench(ff):
                                atol=1e-6)
     np.testing.assert_allclose([w2.wrench.torque.x, w2.wrench.torque.y, w2.wrench.torque.z], torque_b, rtol=1e-6,
                                atol=1e-6)
+
+
+def test_gravity_compensation_on_a_timer(gc):
+    """rate: 50 Hz ticks on the node clock whatever the joint_states rate (here ~200 Hz); the
+    efforts hold the arm against gravity: SPART's ID at rest."""
+    robot = gc.robot
+    q = np.random.default_rng(4).uniform(-1, 1, robot.n_q)
+    names = list(robot.q_names)
+    gc.step(names, q, np.zeros(robot.n_q), 70.0)
+    n0, t0, sec = len(gc.commands), time.monotonic(), 70.0
+    while time.monotonic() - t0 < 1.0:
+        sec += 0.005
+        msg = JointState(name=names, position=list(q), velocity=[0.0] * len(names))
+        msg.header.stamp = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
+        gc.js.publish(msg)
+        gc.ros.spin_for(0.005)
+    rate = (len(gc.commands) - n0) / (time.monotonic() - t0)
+    assert 25 < rate < 75, rate                          # the timer's 50 Hz, not the inputs' ~200 Hz
+    z3 = np.zeros(3)
+    tau, _, _ = ref.expected_id(robot, np.eye(3), z3, z3, z3, q, np.zeros(robot.n_q), np.zeros(robot.n_q), z3, z3,
+                                np.zeros(6), np.zeros((6, robot.n_links_joints)), G, floating=False)
+    np.testing.assert_allclose(gc.commands.messages[-1].data, tau, rtol=1e-8, atol=1e-8)
 
 
 # ---------------------------------------------------------------------------------------

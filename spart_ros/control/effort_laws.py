@@ -32,9 +32,9 @@ import numpy as np
 
 from ..core import base_state as bs
 from ..core.errors import InputError
+from .end_effector import rotation_vector
 
-__all__ = ['Gains', 'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'EffortCommand',
-           'rotation_vector']
+__all__ = ['Gains', 'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'EffortCommand']
 
 EffortCommand = namedtuple('EffortCommand', 'efforts base_torque base_force base_acceleration')
 EffortCommand.__doc__ = """A law's output: joint ``efforts`` (n,); for a free-flying base the base wrench
@@ -123,21 +123,6 @@ class FloatingBase(_JointLaw):
         taum, u0dot = self.dynamics.floating_inverse_dynamics(R0, r0, q, u0, qd, qdd)
         a_b, alpha_b = bs.link_frame_acceleration_from_base(self.robot, R0, u0, u0dot)
         return EffortCommand(taum.copy(), None, None, np.concatenate([a_b, alpha_b]))
-
-
-def rotation_vector(R):
-    """The rotation vector (axis * angle, (3,)) of a rotation matrix R (angle in [0, pi])."""
-    c = np.clip((np.trace(R) - 1) / 2, -1.0, 1.0)
-    angle = np.arccos(c)
-    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    s = np.sin(angle)
-    if angle < 1e-6:
-        return w / 2                                     # small angle: w / 2 = axis * angle
-    if np.pi - angle < 1e-6:                             # near pi: the axis from the symmetric part
-        B = (R + np.eye(3)) / 2
-        axis = B[:, int(np.argmax(np.diag(B)))]
-        return axis / np.linalg.norm(axis) * angle
-    return w * (angle / (2 * s))
 
 
 class FreeFlying(_JointLaw):

@@ -46,7 +46,8 @@ def _cross(a, b):
 
 def cross(a, b):
     """cross(a, b) for 3-vectors, written out (np.cross is slow and mishandles object arrays)."""
-    return _cross(chk.vector('a', a, 3), chk.vector('b', b, 3))
+    a, b = chk.vector('a', a, 3), chk.vector('b', b, 3)
+    return chk.results('cross', _cross(a, b), (('a', a), ('b', b)))
 
 
 def _quaternion_dcm(q):

@@ -21,7 +21,7 @@ import struct
 
 import numpy as np
 
-__all__ = ['CdrError', 'parse_joint_state', 'Template', 'CDR_LE']
+__all__ = ['CdrError', 'parse_joint_state', 'header_stamp', 'Template', 'CDR_LE']
 
 CDR_LE = b'\x00\x01'          # encapsulation id: plain CDR, little-endian
 _U32 = struct.Struct('<I')
@@ -48,6 +48,14 @@ def _doubles(buf, off, end):
 
 
 _EMPTY = np.zeros(0)
+
+
+def header_stamp(buf):
+    """(sec, nanosec) of a serialized message that starts with a std_msgs/Header (little-endian
+    plain CDR: the stamp follows the 4-byte encapsulation header)."""
+    if len(buf) < 12 or buf[0:2] != CDR_LE:
+        raise CdrError(f'encapsulation {bytes(buf[0:2]).hex()} is not plain CDR little-endian')
+    return _STAMP.unpack_from(buf, 4)
 
 
 class JointStateReader:

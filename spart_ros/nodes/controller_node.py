@@ -31,11 +31,9 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, WrenchStamped
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import ControllerStatus
 from builtin_interfaces.msg import Time
@@ -50,7 +48,7 @@ from ..core.errors import InputError, SpartError
 from .config import ConfigError
 from .conversions import pose_to_matrix, stamp_seconds
 from .messages import set_vector3
-from .robot_inputs import RobotInputs
+from .robot_inputs import RobotInputs, declare_parameters
 from .runner import EXECUTORS, run_node
 
 NODE_NAME = 'spart_controller'
@@ -68,7 +66,8 @@ COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=
 REFERENCE_QOS = COMMAND_QOS
 STATUS_QOS = COMMAND_QOS
 
-_ANY = ParameterDescriptor(dynamic_typing=True)
+#: gains: one number for all joints or one per command joint (declared with dynamic typing)
+GAINS = ('kp', 'kd', 'ki', 'integral_limit')
 
 # name: (default, description, read_only); Parameter.Type = declared without a value;
 # gains take one number for all joints or one per command joint (dynamic typing)
@@ -105,19 +104,6 @@ PARAMETERS = {
 }
 
 
-def _declare(node):
-    values = {}
-    for name, (default, description, read_only) in PARAMETERS.items():
-        dynamic = name in ('kp', 'kd', 'ki', 'integral_limit')
-        desc = ParameterDescriptor(description=description, read_only=read_only, dynamic_typing=dynamic)
-        node.declare_parameter(name, default, desc)
-        try:
-            values[name] = node.get_parameter(name).value
-        except ParameterUninitializedException:   # declared without a default and not set
-            values[name] = None
-    return values
-
-
 def _floats(name, value):
     """A number or a list of numbers -> list of floats (ConfigError naming the parameter)."""
     try:
@@ -133,7 +119,7 @@ class ControllerNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        p = self._params = _declare(self)
+        p = self._params = declare_parameters(self, PARAMETERS, dynamic_typing=GAINS)
         if p['mode'] not in MODES:
             raise ConfigError(f'mode must be one of {sorted(MODES)}, got {p["mode"]!r}')
         if p['executor'] not in EXECUTORS:
@@ -143,7 +129,7 @@ class ControllerNode(Node):
         self._mode = p['mode']
         self._law_class, needs_floating = MODES[self._mode]
         self._gate = CommandGate(float(p['state_timeout']), enabled=bool(p['enabled']))
-        self._gains_params = {k: _floats(k, p[k]) for k in ('kp', 'kd', 'ki', 'integral_limit')}
+        self._gains_params = {k: _floats(k, p[k]) for k in GAINS}
         self._base_gains = _floats('base_gains', p['base_gains'])
         self.inputs = RobotInputs(self, model_options=dict(jacobians=False), on_model=self._on_model,
                                   on_joint_state=self._on_joint_state, on_rejected=self._on_rejected)

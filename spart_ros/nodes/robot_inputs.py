@@ -104,11 +104,13 @@ INPUT_PARAMETERS = {
 }
 
 
-def declare_parameters(node, table):
+def declare_parameters(node, table, dynamic_typing=()):
     """Declare every parameter of ``table`` (name: (default, description, read_only)) and
-    return their values (None for one declared without a default and not set)."""
+    return their values (None for one declared without a default and not set).  Parameters
+    named in ``dynamic_typing`` accept any type (e.g. one number or a list of numbers)."""
     for name, (default, description, read_only) in table.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description, read_only=read_only))
+        node.declare_parameter(name, default, ParameterDescriptor(description=description, read_only=read_only,
+                                                                  dynamic_typing=name in dynamic_typing))
     values = {}
     for name in table:
         try:

@@ -224,8 +224,14 @@ class FastDynamics:
         inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
                   if name not in _OUTPUTS and isinstance(a, np.ndarray)]
         if code == K.SINGULAR and not chk.huge(inputs):
+            # the model is invertible in general (checked before): this state is singular, or
+            # so far out (e.g. prismatic joints 1e6 m out) that H is numerically singular
+            far = [f'{name} (up to {np.abs(a).max():.3g})' for name, a in inputs
+                   if a.dtype == np.float64 and a.size and np.abs(a).max() > 1e4]
             raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state (a point mass on a '
-                                     'joint axis, or a joint that moves no mass)')
+                                     'joint axis, or a joint that moves no mass' + (
+                                         f'; or the state is far beyond the robot\'s size: {", ".join(far)}'
+                                         if far else '') + ')')
         if code in (K.OVERFLOW, K.SINGULAR):   # singular with inputs above 1e150: lost to overflow
             raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs)
         self._checked(kernel, args)   # says which argument is bad, and why
