@@ -326,10 +326,12 @@ def test_real_time_clock_follows_the_wall_clock(rt):
     clock's stamps; under load the node may give up time, so only a loose lower bound."""
     first = rt.wait(lambda: rt.clock.messages and rt.clock.messages[-1], 'a /clock message')
     wall0, sim0 = time.monotonic(), stamp_ns(first.clock)
-    rt.ros.spin_for(1.5)
+    rt.ros.spin_for(2.0)
     wall1, sim1 = time.monotonic(), stamp_ns(rt.clock.messages[-1].clock)
     elapsed_sim, elapsed_wall = (sim1 - sim0) * 1e-9, wall1 - wall0
-    assert 0.1 < elapsed_sim <= elapsed_wall + 0.05, (elapsed_sim, elapsed_wall)
+    # upper bound: the first message may have waited in this process's queue (tens of ms on a
+    # loaded machine: seen 54 ms in CI); 0.25 s over 2 s still catches a clock 13 % too fast
+    assert 0.1 < elapsed_sim <= elapsed_wall + 0.25, (elapsed_sim, elapsed_wall)
     clock_stamps = [stamp_ns(c.clock) for c in rt.clock.messages]
     assert clock_stamps == sorted(clock_stamps)
     js = rt.latest_js()

@@ -30,7 +30,7 @@ import sys
 import time
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped, WrenchStamped
+from geometry_msgs.msg import PoseStamped, QuaternionStamped, TwistStamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -42,23 +42,26 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..control.effort_laws import ComputedTorque, FloatingBase, FreeFlying, Gains, GravityCompensation
+from ..control.space_modes import INTERFACES, SPACE_LAWS, SpaceMode, SpaceReferences
 from ..control.safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
 from ..control.trajectory import JointTrajectory, hold
 from ..core.errors import InputError, SpartError
 from .config import ConfigError
-from .conversions import pose_to_matrix, stamp_seconds
+from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
 from .messages import set_vector3
 from .robot_inputs import RobotInputs, declare_parameters
 from .runner import EXECUTORS, run_node
 
 NODE_NAME = 'spart_controller'
 
-#: mode -> (law class, needs a floating base)
+#: mode -> (law class, needs a floating base); the space-robot modes (spart_ros.control.space_modes)
+#: follow an end-effector reference instead of a joint trajectory
 MODES = {
     'computed_torque': (ComputedTorque, False),
     'floating_base': (FloatingBase, True),
     'free_flying': (FreeFlying, True),
     'gravity_compensation': (GravityCompensation, False),
+    **{mode: (SpaceMode, True) for mode in SPACE_LAWS},
 }
 
 COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
@@ -73,7 +76,34 @@ GAINS = ('kp', 'kd', 'ki', 'integral_limit')
 # gains take one number for all joints or one per command joint (dynamic typing)
 PARAMETERS = {
     'mode': ('computed_torque', "control law: 'computed_torque' (fixed base), 'floating_base' (free-floating base, "
-             "Floating_ID), 'free_flying' (actuated base, base wrench out), 'gravity_compensation'", True),
+             "Floating_ID), 'free_flying' (actuated base, base wrench out), 'gravity_compensation', or a space-robot "
+             "mode following an end-effector reference: 'resolved_rate', 'resolved_rate_min_base_energy', "
+             "'reactionless', 'desired_reaction'", True),
+    'command_interface': ('effort', "space-robot modes: 'effort' (Floating_ID of the velocity reference's "
+                          "accelerations) or 'velocity' (joint velocities, for a velocity command controller)", True),
+    'ee_link': ('', 'space-robot modes: end-effector link; empty = the first leaf link of the tree', True),
+    'ee_offset': ([0.0, 0.0, 0.0], 'space-robot modes: the end-effector point in the ee_link URDF frame [m]', True),
+    'task_rows': (Parameter.Type.INTEGER_ARRAY, 'space-robot modes: task components (0..5 of [wx, wy, wz, vx, vy, '
+                  'vz]); unset = all six', True),
+    'damping': (0.05, 'space-robot modes: damping of the pseudo-inverse of J* inside the singular region', True),
+    'singular_region': (0.01, 'space-robot modes: smallest singular value of J* below which damping starts', True),
+    'max_joint_rates': (Parameter.Type.DOUBLE_ARRAY, 'space-robot modes: joint rate bounds [rad/s or m/s], one '
+                        'per moving joint or one for all; unset = the URDF <limit velocity>', True),
+    'velocity_gain': (10.0, 'space-robot modes, effort interface: joint rate loop gain [1/s]', True),
+    'pose_gain': (1.0, 'space-robot modes: P gain of an end-effector pose target [1/s]', True),
+    'attitude_gain': (1.0, 'desired_reaction: P gain of the base attitude target [1/s]', True),
+    'base_rows': ([0, 1, 2], 'desired_reaction: base angular velocity components (base frame x, y, z) to control',
+                  True),
+    'priority': ('end_effector', "desired_reaction: the task met first: 'end_effector' or 'base'", True),
+    'reactionless_attitude_only': (True, 'reactionless: keep only the base attitude undisturbed (false: the whole '
+                                   'base motion)', True),
+    'reference_timeout': (0.5, 's: an end-effector twist older than this (steady clock) counts as zero (stop)', True),
+    'ee_twist_topic': ('~/ee_twist', 'space-robot modes: geometry_msgs/TwistStamped in: end-effector twist '
+                       '[angular; linear velocity of the point], world frame', True),
+    'ee_pose_topic': ('~/ee_pose', 'space-robot modes: geometry_msgs/PoseStamped in: end-effector pose target, '
+                      'world frame', True),
+    'base_attitude_topic': ('~/base_attitude', 'desired_reaction: geometry_msgs/QuaternionStamped in: target '
+                            'orientation of the base link in the world', True),
     'command_joints': (Parameter.Type.STRING_ARRAY, "the effort controller's joints, in the order of its "
                        "commands; unset = the model's moving joints in model (URDF) order", True),
     'commands_topic': ('/effort_controller/commands', 'std_msgs/Float64MultiArray efforts out '
@@ -128,6 +158,12 @@ class ControllerNode(Node):
             raise ConfigError(f'rate must be >= 0 (0 = on every joint_states), got {p["rate"]}')
         self._mode = p['mode']
         self._law_class, needs_floating = MODES[self._mode]
+        self._space = self._law_class is SpaceMode
+        if p['command_interface'] not in INTERFACES:
+            raise ConfigError(f'command_interface must be one of {INTERFACES}, got {p["command_interface"]!r}')
+        if p['command_interface'] == 'velocity' and not self._space:
+            raise ConfigError(f'command_interface velocity needs a space-robot mode ({sorted(SPACE_LAWS)}); mode '
+                              f'{self._mode} commands efforts')
         self._gate = CommandGate(float(p['state_timeout']), enabled=bool(p['enabled']))
         self._gains_params = {k: _floats(k, p[k]) for k in GAINS}
         self._base_gains = _floats('base_gains', p['base_gains'])
@@ -151,6 +187,10 @@ class ControllerNode(Node):
         self._efforts = np.zeros(0)
         self._compute_time = 0.0
         self._trajectories = 0
+        self._ee_twist = None           # (twist (6,), steady receipt time) of the space modes
+        self._ee_pose = None            # (R (3, 3), p (3,)) end-effector target
+        self._base_attitude = None      # R (3, 3) base link target (desired_reaction)
+        self._space_out = None          # the last SpaceMotionCommand
 
         self._pub = self.create_publisher(Float64MultiArray, p['commands_topic'], COMMAND_QOS)
         self._pub_joint_command = (self.create_publisher(JointState, p['joint_command_topic'], COMMAND_QOS)
@@ -164,6 +204,15 @@ class ControllerNode(Node):
         self._sub_base_pose = (self.create_subscription(
             PoseStamped, p['base_pose_topic'], self.inputs.guard(self._on_base_pose, 'base_pose'), REFERENCE_QOS)
             if self._mode == 'free_flying' else None)
+        if self._space:
+            self._sub_ee_twist = self.create_subscription(
+                TwistStamped, p['ee_twist_topic'], self.inputs.guard(self._on_ee_twist, 'ee_twist'), REFERENCE_QOS)
+            self._sub_ee_pose = self.create_subscription(
+                PoseStamped, p['ee_pose_topic'], self.inputs.guard(self._on_ee_pose, 'ee_pose'), REFERENCE_QOS)
+            if self._mode == 'desired_reaction':
+                self._sub_base_attitude = self.create_subscription(
+                    QuaternionStamped, p['base_attitude_topic'],
+                    self.inputs.guard(self._on_base_attitude, 'base_attitude'), REFERENCE_QOS)
         self._srv_enable = self.create_service(SetBool, '~/enable', self._on_enable)
         # the watchdog runs even when no joint_states arrive (they are what it watches)
         self._watchdog = self.create_timer(min(0.02, self._gate.state_timeout / 4), self._check_watchdog)
@@ -221,7 +270,11 @@ class ControllerNode(Node):
                 full[[index[nm] for nm in names]] = values
             per[key] = full
         gains = Gains(n, per['kp'], per['kd'], per['ki'], per['integral_limit'])
-        if self._law_class is FreeFlying:
+        if self._space:
+            self._law = self._space_mode(model)
+            if self._law.interface == 'velocity':
+                self._limits = np.full(len(names), np.inf)     # the law bounds the joint rates itself
+        elif self._law_class is FreeFlying:
             self._law = FreeFlying(model.fast, gains, self._base_gains)
         else:
             self._law = self._law_class(model.fast, gains)
@@ -231,6 +284,24 @@ class ControllerNode(Node):
         self._efforts = np.zeros(len(names))
         self._error = (np.zeros(len(names)), np.zeros(len(names)))
         self._trajectory = None
+
+    def _space_mode(self, model):
+        """The SpaceMode of the parameters for ``model`` (InputError naming the parameter)."""
+        from .model import leaf_links
+        p = self._params
+        options = dict(link=p['ee_link'] or leaf_links(model.robot)[0], offset=_floats('ee_offset', p['ee_offset']),
+                       frame='link', rows=list(p['task_rows']) if p['task_rows'] else None,
+                       damping=float(p['damping']), singular_region=float(p['singular_region']),
+                       velocity_gain=float(p['velocity_gain']), pose_gain=float(p['pose_gain']))
+        if p['max_joint_rates']:
+            rates = _floats('max_joint_rates', p['max_joint_rates'])
+            options['max_joint_rates'] = rates[0] if len(rates) == 1 else rates
+        if self._mode == 'desired_reaction':
+            options.update(attitude_gain=float(p['attitude_gain']), base_rows=list(p['base_rows']),
+                           priority=p['priority'])
+        elif self._mode == 'reactionless':
+            options.update(attitude_only=bool(p['reactionless_attitude_only']))
+        return SpaceMode(self._mode, model.fast, p['command_interface'], **options)
 
     # -- enable / disable ------------------------------------------------------------------
     def _on_enable(self, req, res):
@@ -242,6 +313,7 @@ class ControllerNode(Node):
             if self._gate.enable() or self._trajectory is None:
                 self._hold_pending = True      # hold the position of the next complete state
                 self._law.reset()
+                self._ee_twist = self._ee_pose = self._base_attitude = None
             res.success, res.message = True, 'enabled: holding the current position until a trajectory comes'
         else:
             self._gate.disable()
@@ -272,6 +344,9 @@ class ControllerNode(Node):
 
     def _on_trajectory(self, msg):
         law, model = self._law, self.inputs.model
+        if self._space:
+            raise InputError(f'joint_trajectory: mode {self._mode} follows end-effector references '
+                             f'({self._params["ee_twist_topic"]}, {self._params["ee_pose_topic"]}): trajectory ignored')
         if law is None or model is None:
             raise InputError('joint_trajectory: no controllable model yet: trajectory ignored')
         if not self._gate.enabled:
@@ -312,6 +387,26 @@ class ControllerNode(Node):
         self._trajectory = trajectory
         self._trajectories += 1
         self.get_logger().info(f'trajectory of {k} points for {names} over {times[-1]:g} s accepted')
+
+    def _on_ee_twist(self, msg):
+        tw = msg.twist
+        twist = np.concatenate([vector3('ee_twist.angular', tw.angular), vector3('ee_twist.linear', tw.linear)])
+        self._ee_twist = (twist, time.monotonic())
+
+    def _on_ee_pose(self, msg):
+        R, p = pose_to_matrix('ee_pose.pose', msg.pose)
+        self._ee_pose = (R, p)
+
+    def _on_base_attitude(self, msg):
+        self._base_attitude = quaternion('base_attitude.quaternion', msg.quaternion)
+
+    def _space_references(self):
+        """This tick's references; a twist older than reference_timeout counts as none (stop)."""
+        twist = None
+        if self._ee_twist is not None and time.monotonic() - self._ee_twist[1] <= self._params['reference_timeout']:
+            twist = self._ee_twist[0]
+        R, p = self._ee_pose if self._ee_pose is not None else (None, None)
+        return SpaceReferences(twist, p, R, self._base_attitude)
 
     def _on_base_pose(self, msg):
         R_d, p_d = pose_to_matrix('base_pose.pose', msg.pose)
@@ -389,6 +484,9 @@ class ControllerNode(Node):
             law.reset()
             if isinstance(law, FreeFlying):
                 law.set_base_reference(state.base.R_b, state.base.p_b)
+        if self._space:
+            self._space_tick(law, state, now, t0)
+            return
         ref = self._reference(now)
         dt = 0.0 if self._last_tick is None else min(max(now - self._last_tick, 0.0), self._gate.state_timeout)
         self._last_tick = now
@@ -396,28 +494,48 @@ class ControllerNode(Node):
             out = law.compute(state.base, state.q, state.qd, ref, dt)
             efforts = clamp_efforts(out.efforts[self._index], self._limits)
         except SpartError as err:
-            if self._gate.reject(f'control law: {err}') == ZERO:
-                self._publish_zero()
-            self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
+            self._law_failed(err)
             return
-        self._publish(efforts, out)
+        self._publish(efforts, out.base_torque, out.base_force)
         self._compute_time = time.perf_counter() - t0
         self._efforts = efforts
         self._error = ((ref.position - state.q)[self._index], (ref.velocity - state.qd)[self._index])
 
-    def _publish(self, efforts, out):
+    def _law_failed(self, err):
+        """A law that cannot compute (non-finite state, singular...): halt like a rejected input."""
+        if self._gate.reject(f'control law: {err}') == ZERO:
+            self._publish_zero()
+        self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
+
+    def _space_tick(self, mode, state, now, t0):
+        """One tick of a space-robot mode: joint velocities or efforts from the end-effector references."""
+        try:
+            out = mode.compute(state.base, state.q, state.qd, self._space_references(), now)
+            values = clamp_efforts(out.values[self._index], self._limits)
+        except SpartError as err:
+            self._law_failed(err)
+            return
+        self._publish(values)
+        self._compute_time = time.perf_counter() - t0
+        self._efforts = values
+        self._space_out = out.command
+        if not out.command.status.feasible:
+            self.inputs.warn_throttled(('infeasible', out.command.status.message[:60]),
+                                       f'{self._mode}: {out.command.status.message}')
+
+    def _publish(self, efforts, base_torque=None, base_force=None):
         self._pub.publish(Float64MultiArray(data=efforts.tolist()))
         stamp = None
         if self._pub_joint_command is not None:
             stamp = self._stamp()
             self._pub_joint_command.publish(JointState(header=Header(stamp=stamp), name=self._names,
                                                        effort=efforts.tolist()))
-        if self._pub_wrench is not None and out.base_torque is not None:
+        if self._pub_wrench is not None and base_torque is not None:
             msg = WrenchStamped()
             msg.header.stamp = stamp or self._stamp()
             msg.header.frame_id = self.inputs.model.robot.base_link.name
-            set_vector3(msg.wrench.torque, out.base_torque)
-            set_vector3(msg.wrench.force, out.base_force)
+            set_vector3(msg.wrench.torque, base_torque)
+            set_vector3(msg.wrench.force, base_force)
             self._pub_wrench.publish(msg)
 
     def _stamp(self):
@@ -455,6 +573,16 @@ class ControllerNode(Node):
         msg.commands, msg.zero_commands, msg.timeouts = g.commands, g.zeros, g.timeouts
         msg.rejected_messages = self.inputs.counts['rejected']
         msg.trajectories = self._trajectories
+        cmd = self._space_out
+        if cmd is not None:
+            st = cmd.status
+            msg.momentum, msg.momentum_about_com = st.momentum.tolist(), st.momentum_about_com.tolist()
+            msg.base_angular_velocity = st.base_angular_velocity.tolist()
+            msg.task_twist = cmd.task_twist.tolist()
+            msg.manipulability, msg.fixed_base_manipulability = st.manipulability, st.fixed_base_manipulability
+            msg.dynamic_singularity = st.dynamic_singularity
+            msg.joint_limit_distance = st.joint_limit_distance[self._index].tolist()
+            msg.feasible, msg.message = st.feasible, st.message
         self._pub_status.publish(msg)
 
 

@@ -247,15 +247,17 @@ class SimNode(Node):
 
     # -- publishing -----------------------------------------------------------------------
     def _publish_state(self):
-        """/clock, then joint_states, odometry and IMU, all stamped with the simulated time."""
+        """/clock, odometry, IMU, then joint_states, all stamped with the simulated time: the
+        joint states last, because event-driven consumers (spart_controller, spart_dynamics)
+        compute when they arrive, with the base state of the same stamp already received."""
         plant, msgs = self._plant, self._messages
         stamp = msgs.stamp(plant.time_ns)
         if self._pub_clock is not None:
             msgs.clock.clock = stamp
             self._pub_clock.publish(msgs.clock)
-        self._pub_joints.publish(msgs.joint_state(stamp))
         self._pub_odom.publish(msgs.odometry(stamp))
         self._pub_imu.publish(msgs.imu(stamp))
+        self._pub_joints.publish(msgs.joint_state(stamp))
         self._waiting = True
         self._last_publish = time.monotonic()
 
