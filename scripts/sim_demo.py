@@ -340,6 +340,20 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     from spart_ros.tools import plots
     from spart_ros.tools.bag import BagError, read_back
     names = list(robot.q_names)
+    # the motion happened: every joint reached its largest commanded offset (a controller that
+    # held still would show no tracking error at all)
+    offsets = np.abs(np.array([o for _, o in scenario['waypoints']])).max(axis=0)
+    run_q = np.array([q for s, _, q, _ in rec.js if t_start * 1e9 <= s])
+    if len(run_q):
+        reached = np.abs(run_q - run_q[0]).max(axis=0)
+        result['motion_reached'] = dict(zip(names, (reached / np.where(offsets > 0, offsets, 1)).tolist()))
+        short = [n for n, r, o in zip(names, reached, offsets) if o > 0 and r < 0.9 * o]
+        if short:
+            result['problems'].append(f'joints {short} did not follow the trajectory (reached '
+                                      f'{np.round(reached, 3).tolist()} of {offsets.tolist()} rad)')
+    # halts of the controller during the run (stale inputs: a busy machine), before the pause
+    halts = [s.timeouts for t, s in mon.status if t_start <= t < t_start + result.get('sim_seconds', 0)]
+    result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
     # tracking error: the controller's own reference - measured, after the first second
     errs = np.array([s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)])
     if len(errs):
@@ -420,7 +434,9 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
 
 def print_summary(r):
     say(f'=== {r["label"]}')
-    say(f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)')
+    say(f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)'
+        + (f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
+           if r.get('halts_during_run') else ''))
     for n, e in r.get('tracking', {}).items():
         say(f'  tracking error after 1 s  {n:18s} RMS {e["rms"]:.2e} rad   max {e["max"]:.2e} rad')
     if 'base_attitude_change_deg' in r:

@@ -437,6 +437,7 @@ def test_installed_files_and_yaml_in_sync():
         assert (share / rel).is_file(), rel
     params = yaml.safe_load((ROOT / 'config' / 'controller.yaml').read_text())['/**']['ros__parameters']
     every = {**INPUT_PARAMETERS, **PARAMETERS}
+    every['input_queue_depth'] = (1,) + every['input_queue_depth'][1:]      # the controller's own default
     unset = {'command_joints', 'effort_limits', 'task_rows', 'max_joint_rates'}   # declared without a default
     assert set(params) == set(every) - unset
     for name, value in params.items():

@@ -16,7 +16,8 @@ Safety (:class:`spart_ros.control.safety.CommandGate`): joint states of a comman
 floating base's odometry) older than ``state_timeout`` on the steady clock, a rejected input
 (NaN, wrong lengths), or a model change give ONE all-zero command, then silence until fresh
 valid data (or, after a model change or ``~/enable`` false, until enabled again).  Commanding
-resumes by holding the position the robot has then (a running trajectory is dropped).
+resumes on the running reference when the robot is still within ``resume_tolerance`` of it,
+else by holding the position the robot has then (the trajectory is dropped: no jump).
 
 Topics: in ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory), ``~/base_pose``
 (geometry_msgs/PoseStamped, free_flying); out ``commands_topic``, ``~/status``
@@ -118,6 +119,8 @@ PARAMETERS = {
     'state_timeout': (0.1, 's: joint states (and a floating base\'s odometry) older than this (steady clock) '
                       'stop the commands: one all-zero command, then none until fresh data', True),
     'rate': (0.0, 'control ticks per second on a timer; 0 = one tick per new joint_states stamp', True),
+    'resume_tolerance': (0.05, 'after a halt (stale or invalid input), commanding resumes on the running reference '
+                         'if every joint is within this of it [rad or m], else it holds the current position', True),
     'enabled': (True, 'start enabled (holding the position of the first complete state)', True),
     'base_gains': ([1.0, 2.0, 1.0, 2.0], 'free_flying: base PD gains [kp_position 1/s^2, kd_position 1/s, '
                    'kp_rotation 1/s^2, kd_rotation 1/s]', True),
@@ -167,8 +170,11 @@ class ControllerNode(Node):
         self._gate = CommandGate(float(p['state_timeout']), enabled=bool(p['enabled']))
         self._gains_params = {k: _floats(k, p[k]) for k in GAINS}
         self._base_gains = _floats('base_gains', p['base_gains'])
+        # input_queue_depth 1: a controller acts on the NEWEST state; a queue of older ones (a busy
+        # machine) would be answered one by one, each command applied later than the last
         self.inputs = RobotInputs(self, model_options=dict(jacobians=False), on_model=self._on_model,
-                                  on_joint_state=self._on_joint_state, on_rejected=self._on_rejected)
+                                  on_joint_state=self._on_joint_state, on_rejected=self._on_rejected,
+                                  defaults=dict(input_queue_depth=1))
         if needs_floating != self.inputs.floating:
             raise ConfigError(f'mode {self._mode} needs base: {"floating" if needs_floating else "fixed"} '
                               f'(got base: {self.inputs.params["base"]})')
@@ -464,11 +470,7 @@ class ControllerNode(Node):
         recovering = self._gate.halted and self._gate.commands > 0
         decision = self._gate.decide(problem)
         if decision == COMMAND and recovering:
-            # the motors were limp: resume by holding where the robot is now, not by jumping
-            # back onto the reference (a running trajectory is dropped)
-            self._hold_pending = True
-            self._previous = None
-            self.get_logger().warning('fresh valid state again: commanding resumes, holding the current position')
+            self._resume()
         if decision == ZERO:
             self._publish_zero()
             self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem or self._gate.reason}')
@@ -500,6 +502,25 @@ class ControllerNode(Node):
         self._compute_time = time.perf_counter() - t0
         self._efforts = efforts
         self._error = ((ref.position - state.q)[self._index], (ref.velocity - state.qd)[self._index])
+
+    def _resume(self):
+        """Commanding again after a halt (the motors were limp): go on with the reference if the
+        robot is still within ``resume_tolerance`` of it, else hold where the robot is now rather
+        than jump back onto the reference (the running trajectory is dropped)."""
+        state = self.inputs.state()
+        if not self._space and self._trajectory is not None and state is not None:
+            gap = float(np.abs(self._reference(self._control_time()).position - state.q).max())
+            if gap <= self._params['resume_tolerance']:
+                self._law.reset()
+                self.get_logger().warning(f'fresh valid state again: commanding resumes on the reference '
+                                          f'({gap:.3g} from it, resume_tolerance {self._params["resume_tolerance"]:g})')
+                return
+            why = f'{gap:.3g} from the reference (resume_tolerance {self._params["resume_tolerance"]:g})'
+        else:
+            why = 'no joint reference to resume'
+        self._hold_pending = True
+        self._previous = None
+        self.get_logger().warning(f'fresh valid state again: commanding resumes, holding the current position ({why})')
 
     def _law_failed(self, err):
         """A law that cannot compute (non-finite state, singular...): halt like a rejected input."""

@@ -157,12 +157,16 @@ class RobotInputs:
 
     ``model_options``: extra :class:`~.config.ModelConfig` fields from the node's own
     parameters (e.g. the dynamics node's Jacobian links).  Parameters in
-    :data:`INPUT_PARAMETERS` are declared on ``node`` here; ``params`` holds their values.
+    :data:`INPUT_PARAMETERS` are declared on ``node`` here (``defaults``: this node's own
+    defaults for some of them); ``params`` holds their values.
     """
 
-    def __init__(self, node, model_options=None, on_model=None, on_joint_state=None, on_rejected=None):
+    def __init__(self, node, model_options=None, on_model=None, on_joint_state=None, on_rejected=None,
+                 defaults=None):
         self.node = node
-        self.params = p = declare_parameters(node, INPUT_PARAMETERS)
+        table = {name: ((defaults[name],) + spec[1:] if defaults and name in defaults else spec)
+                 for name, spec in INPUT_PARAMETERS.items()}
+        self.params = p = declare_parameters(node, table)
         self.log_limiter = LogLimiter(5.0)
         self.once = LogLimiter(None)
         self._on_model = on_model
