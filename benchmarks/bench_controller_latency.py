@@ -8,7 +8,9 @@ joint state stamped with the wall clock at publication), and receives the comman
 command itself (std_msgs/Float64MultiArray on commands_topic) carries no stamp, so the node also
 publishes the same efforts as sensor_msgs/JointState on ``joint_command_topic``, stamped with the
 joint state it answers, AFTER the Float64MultiArray: its latency is an upper bound of the
-command's.  A joint state without an answer is a drop.
+command's.  A joint state without an answer is counted as dropped: the controller keeps only the
+newest joint state (input_queue_depth 1), so on a busy machine it skips a state when a newer one
+is already waiting (by design: it acts on the newest state); on an idle machine none should be.
 
 Before that, in this process: the control law per call (FloatingBase.compute, microseconds) and a
 bare FastDynamics.floating_inverse_dynamics call on the same state, measured in the same run.
