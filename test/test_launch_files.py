@@ -116,3 +116,62 @@ def test_controller_launch(tmp_path):
     assert node.parameters[1] == {'urdf_path': args['urdf_path'], 'base': 'floating', 'mode': 'floating_base'}
     cmd = local_launch.command_line(node, tmp_path)
     assert cmd[0].endswith('lib/spart_ros/controller_node')
+
+
+# --- sim_demo.launch.py: the closed loop on the embedded plant -----------------------------------
+DEMO_NODES = [('sim_node', 'spart_sim'), ('controller_node', 'spart_controller'), ('dynamics_node', 'spart_dynamics')]
+
+
+def test_sim_demo_launch_defaults_and_robots():
+    for args, robot in (({}, 'SC_3DoF'), ({'robot': 'kuka_iiwa', 'namespace': 'arm'}, 'kuka_iiwa')):
+        nodes = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', args)
+        assert [(n.executable, n.name) for n in nodes] == DEMO_NODES
+        assert all(n.package == 'spart_ros' and n.namespace == args.get('namespace', '') for n in nodes)
+        files = {n.parameters[0] for n in nodes}          # one parameter file for the three
+        assert [Path(f).name for f in files] == [f'demo_{robot}.yaml'] and Path(files.pop()).is_file()
+        # the sim loads the robot's URDF and publishes it; the others read robot_description
+        sim_overrides = nodes[0].parameters[1]
+        assert Path(sim_overrides['urdf_path']).name == f'{robot}.urdf' and Path(sim_overrides['urdf_path']).is_file()
+        assert nodes[1].parameters[1:] == [{}] and nodes[2].parameters[1:] == [{}]
+
+
+def test_sim_demo_launch_arguments_override(tmp_path):
+    urdf, params = ROOT / 'urdf' / 'SC_3DoF.urdf', tmp_path / 'mine.yaml'
+    params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {'lockstep': True}}}))
+    sim, controller, dynamics = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', {
+        'urdf_path': str(urdf), 'params': str(params), 'base': 'fixed'})
+    assert sim.parameters == [str(params), {'urdf_path': str(urdf), 'base': 'fixed'}]
+    assert controller.parameters == [str(params), {'base': 'fixed'}]
+    assert dynamics.parameters == [str(params), {'base': 'fixed'}]
+    cmd = local_launch.command_line(sim, tmp_path)
+    assert cmd[0].endswith('lib/spart_ros/sim_node') and cmd[cmd.index('--params-file') + 1] == str(params)
+
+
+def test_sim_demo_launch_with_robot_state_publisher():
+    nodes = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', {'robot_state_publisher': 'true'})
+    assert [n.executable for n in nodes] == ['sim_node', 'robot_state_publisher', 'controller_node', 'dynamics_node']
+    rsp = nodes[1].parameters[0]
+    assert rsp['publish_robot_description'] is False and '<robot name="Chaser">' in rsp['robot_description']
+
+
+@pytest.mark.parametrize('name', ['demo_SC_3DoF.yaml', 'demo_kuka_iiwa.yaml'])
+def test_demo_yaml_names_only_parameters_of_its_nodes(name):
+    """A misspelt key in a file shared by three nodes would be ignored by all of them: every key
+    must be a parameter that one of the nodes declares, with the type of its default."""
+    from rclpy.parameter import Parameter
+    from spart_ros.nodes import controller_node, dynamics_node, sim_node
+    from spart_ros.nodes.robot_inputs import INPUT_PARAMETERS
+    tables = [sim_node.PARAMETERS, {**INPUT_PARAMETERS, **controller_node.PARAMETERS}, dynamics_node.ALL_PARAMETERS]
+    params = yaml.safe_load((ROOT / 'config' / name).read_text())['/**']['ros__parameters']
+    for key, value in params.items():
+        owners = [t[key][0] for t in tables if key in t]
+        assert owners, f'{name}: {key!r} is not a parameter of spart_sim, spart_controller or spart_dynamics'
+        for default in owners:
+            if isinstance(default, Parameter.Type):          # declared by type, without a default
+                assert default.check(value), (key, value, default)
+            else:
+                assert Parameter.Type.from_parameter_value(value) == Parameter.Type.from_parameter_value(default), \
+                    (key, value, default)
+    assert 'urdf_path' not in params and 'robot_description' not in params   # the sim's alone (launch file)
+    assert 'use_sim_time' not in params        # it would stop the sim: its timers would wait for its own /clock
+    assert params['commands_topic'] == f"{params['controller_name']}/commands"   # relative: follows the namespace
