@@ -38,7 +38,9 @@ Timing
         previous command, as the hardware keeps running when a controller update fails) and
         publishes /clock and the new state.  The initial state is published at start, again
         when a joint_states, odom or imu subscriber appears, and every
-        ``lockstep_republish_period`` s while no command comes.  A controller drives it by
+        ``lockstep_republish_period`` s while no command comes; resuming from a pause advances
+        one control period (a new state to answer).  Timers run on the steady clock, so
+        ``use_sim_time`` does not freeze the node that makes the time.  A controller drives it by
         answering each NEW joint_states stamp with exactly one command (and ignoring a
         repeated stamp): then the run is the same bit for bit every time.
 
