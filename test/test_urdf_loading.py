@@ -280,6 +280,67 @@ def test_xacro_that_cannot_expand_says_run_xacro_first(text, words):
         assert w in str(err.value), str(err.value)
 
 
+LINK_A = ('<link name="a"><inertial><mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+          '</inertial>{extra}</link>')
+
+
+@pytest.mark.parametrize('extra', [
+    '<visual><geometry><mesh filename="$(find my_robot_description)/meshes/a.dae"/></geometry></visual>',
+    '<visual><geometry><mesh filename="package://d/${name}.stl"/></geometry></visual>',
+])
+def test_xacro_markers_outside_links_and_joints_dynamics_are_read_as_urdfdom_does(extra):
+    """A $(find ...) mesh path or ${...} in a Gazebo plugin is not xacro to urdfdom either:
+    the file loads as plain URDF, without running xacro (which would fail on them)."""
+    gazebo = '<gazebo><plugin name="p" filename="x.so"><script>echo ${HOME} $(date)</script></plugin></gazebo>'
+    text = f'<robot name="r">{LINK_A.format(extra=extra)}{gazebo}</robot>'
+    robot, _ = load(text)
+    assert robot.base_link.mass == 2.0
+    assert load(text.encode())[0].base_link.mass == 2.0
+
+
+def test_xacro_in_a_read_attribute_or_namespace_still_expands():
+    old_ns = ('<robot name="r" xmlns:xacro="http://ros.org/wiki/xacro"><xacro:property name="m" value="3"/>'
+              + LINK_A.format(extra='').replace('value="2"', 'value="${m}"') + '</robot>')
+    assert load(old_ns)[0].base_link.mass == 3.0           # the older namespace URI
+
+
+def test_expand_xacro_false_refuses_xacro_without_running_it(tmp_path):
+    marker = tmp_path / 'ran'
+    text = ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+            f'<xacro:property name="m" value="${{open(\'{marker}\', \'w\') and 1}}"/>'
+            + LINK_A.format(extra='').replace('value="2"', 'value="${m}"') + '</robot>')
+    with pytest.raises(URDFError, match='xacro constructs .* expand it first'):
+        robot_from_urdf(text, expand_xacro=False)
+    assert not marker.exists()
+    # plain URDF with markers only in cosmetic places still loads
+    mesh = '<visual><geometry><mesh filename="$(find p)/m.stl"/></geometry></visual>'
+    cosmetic = '<robot name="r">' + LINK_A.format(extra=mesh) + '</robot>'
+    assert robot_from_urdf(cosmetic, expand_xacro=False)[0].base_link.mass == 2.0
+
+
+def test_axis_of_fixed_and_floating_joints_is_not_read_as_urdfdom():
+    text = ('<robot name="r">' + LINK_A.format(extra='') + LINK_A.format(extra='').replace('"a"', '"b"') +
+            '<joint name="f" type="fixed"><parent link="a"/><child link="b"/><axis xyz="0 0"/></joint></robot>')
+    robot, _ = load(text)
+    assert robot.n_q == 0 and [j.name for j in robot.joints] == ['f']
+
+
+@pytest.mark.parametrize('source,words', [
+    ('', ['empty']), ('   ', ['empty']),
+])
+def test_empty_description_says_empty(source, words):
+    with pytest.raises(URDFError) as err:
+        robot_from_urdf(source)
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_path_with_trailing_newline_gets_a_hint(tmp_path):
+    path = tmp_path / 'r.urdf'
+    path.write_text('<robot name="r">' + LINK_A.format(extra='') + '</robot>')
+    with pytest.raises(URDFError, match='whitespace'):
+        robot_from_urdf(str(path) + '\n')
+
+
 # --- inertias ------------------------------------------------------------------------------
 def test_manisat_planar_inertias_warn_per_link_and_strict_refuses():
     robot, caught = load(MANISAT)

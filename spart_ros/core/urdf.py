@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 #: Joint types of the URDF specification (urdfdom refuses any other).
 URDF_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'planar')
 _XACRO_MARKERS = re.compile(r'\$\{|\$\(|<xacro:')  # (xacro's output may keep xmlns:xacro)
+_XACRO_NAMESPACE = re.compile(r'^\{[^}]*/xacro\}')  # www.ros.org/wiki/xacro, ros.org/wiki/xacro
+#: Elements the reader takes numbers or names from (inside <link> and <joint>).
+_READ_ELEMENTS = {'link', 'joint', 'inertial', 'origin', 'mass', 'inertia', 'parent', 'child', 'axis', 'limit',
+                  'mimic'}
 _DECLARATION = re.compile(r'^\s*<\?xml[^>]*\?>')
 _ENCODING = re.compile(rb'^\s*<\?xml[^>]*encoding\s*=\s*["\']([A-Za-z0-9._-]+)["\']')
 _XACRO_LOCK = threading.Lock()  # xacro keeps its state in module globals
@@ -62,8 +66,12 @@ def _load_text(source):
     path = os.fspath(source)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
+    if not path.strip():
+        raise URDFError('the robot description is empty (expected URDF text, bytes or a file path)')
     if not os.path.isfile(path):
-        raise URDFError(f'{path!r} is neither URDF text nor an existing file')
+        hint = (' (it has leading or trailing whitespace)' if path != path.strip() and os.path.isfile(path.strip())
+                else '')
+        raise URDFError(f'{path!r} is neither URDF text nor an existing file{hint}')
     try:
         with open(path, 'rb') as f:
             data = f.read()
@@ -223,7 +231,9 @@ def _joint_spec(el, name):
             raise URDFError(f'{where}: no <{role} link="..."/>')
         ends[role] = e.get('link')
     axis_el = _child(el, 'axis')
-    if jtype in ('fixed', 'floating', 'planar'):
+    if jtype in ('fixed', 'floating'):
+        axis = np.zeros(3)      # urdfdom does not read their <axis> either
+    elif jtype == 'planar':
         axis = np.zeros(3) if axis_el is None else _vector(axis_el, 'xyz', where, (1.0, 0.0, 0.0))
     elif axis_el is None:
         warnings.warn(f'{where} has no <axis>: using the URDF default (1, 0, 0)', ModelWarning, stacklevel=2)
@@ -285,8 +295,41 @@ def _root_options(links, joints):
     return links, joints, options
 
 
-def _robot_from_text(text, label, path, strict, xacro_args):
-    if path is not None and path.endswith('.xacro') or _XACRO_MARKERS.search(text):
+def _needs_xacro(text, path):
+    """True for a ``.xacro`` file, and for text whose links or joints use xacro: an element in
+    xacro's namespace, or ``${...}`` / ``$(...)`` in an attribute the reader takes.  Markers
+    elsewhere (a ``$(find pkg)`` mesh path, a shell line in a ``<gazebo>`` plugin) leave the
+    text to the plain reader, as urdfdom reads it."""
+    if path is not None and path.endswith('.xacro'):
+        return True
+    if not _XACRO_MARKERS.search(text):
+        return False
+    try:
+        root = ET.fromstring(_DECLARATION.sub('', text.lstrip('\ufeff'), count=1))
+    except ET.ParseError:
+        return True             # e.g. an unbound xacro: prefix: xacro's error says more
+    for el in root.iter():
+        if not isinstance(el.tag, str) or _XACRO_NAMESPACE.match(el.tag):
+            return True
+    for top in root:
+        if _local(top.tag) in ('link', 'joint'):
+            for el in top.iter():
+                if _local(el.tag) in _READ_ELEMENTS and any('${' in v or '$(' in v for v in el.attrib.values()):
+                    return True
+    log.debug('URDF text holds ${...} or $(...) outside links and joints: read without xacro')
+    return False
+
+
+def _xacro_refused(label):
+    return URDFError(f'{label} holds xacro constructs (${{...}}, $(...), <xacro:...>) in its links or joints: '
+                     'expand it first (robot_state_publisher publishes expanded URDF; `xacro robot.urdf.xacro '
+                     '> robot.urdf`)')
+
+
+def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro):
+    if _needs_xacro(text, path):
+        if not expand_xacro:
+            raise _xacro_refused(label)
         text = _expand_xacro(text, label, path, xacro_args)
     root = _parse_xml(text, label)
     ignored = sorted({_local(c.tag) for c in root if _local(c.tag) not in ('link', 'joint')} - {''})
@@ -338,13 +381,16 @@ def _replace_mimic(spec, mimic):
 
 # --- entry ---------------------------------------------------------------------------------
 
-def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None):
+def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None, expand_xacro=True):
     """Build a robot from URDF.  (SPART: urdf2robot)
 
     ``source``: a file path (str or os.PathLike), URDF text (str) or bytes, with or without
     an ``<?xml ... encoding=...?>`` declaration.  ``.xacro`` files, and text still holding
-    ``${...}`` or ``<xacro:...>``, are expanded with xacro (``xacro_args``: its ``name:=value``
-    arguments as a dict) or refused with a URDFError saying to run xacro first.
+    ``${...}`` or ``<xacro:...>`` in its links or joints, are expanded with xacro
+    (``xacro_args``: its ``name:=value`` arguments as a dict) or refused with a URDFError
+    saying to run xacro first; ``expand_xacro=False`` refuses them without running xacro
+    (for text from other processes, e.g. a ``robot_description`` topic: xacro evaluates
+    expressions and reads files and environment variables).
 
     Returns ``(robot, robot_keys)``, links and joints numbered as SPART numbers them.
     Revolute and continuous joints are SPART type 1, prismatic 2, fixed 0.  Rules (details
@@ -372,7 +418,7 @@ def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
-            robot = _robot_from_text(text, label, path, strict, xacro_args)
+            robot = _robot_from_text(text, label, path, strict, xacro_args, expand_xacro)
     except SpartError as err:
         message = str(err)
         raise type(err)(message if message.startswith(label) else f'{label}: {message}') from None
@@ -391,6 +437,6 @@ def urdf_text(source, xacro_args=None):
     decoded, and expanded by xacro when it is xacro (for other readers of the same robot,
     e.g. MuJoCo in :mod:`spart_ros.sim`)."""
     text, label, path = _load_text(source)
-    if path is not None and path.endswith('.xacro') or _XACRO_MARKERS.search(text):
+    if _needs_xacro(text, path):
         text = _expand_xacro(text, label, path, xacro_args)
     return text

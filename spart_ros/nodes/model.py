@@ -191,15 +191,16 @@ class Model:
         return R
 
     @classmethod
-    def from_urdf(cls, source, config):
-        """Model from URDF text (or a file path when ``source`` has no '<'; .xacro expanded).
+    def from_urdf(cls, source, config, expand_xacro=True):
+        """Model from URDF text (or a file path when ``source`` has no '<'; .xacro expanded
+        unless ``expand_xacro`` is false: then xacro text is refused, naming the problem).
         The loader's warnings are collected in ``warnings`` (nothing is printed), plus one when
         the base mode disagrees with what the URDF says or forward dynamics will be refused."""
         if not isinstance(source, str) or not source.strip():
             raise ModelError('the robot description is empty')
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter('always')
-            robot, _ = robot_from_urdf(source, strict=config.strict)
+            robot, _ = robot_from_urdf(source, strict=config.strict, expand_xacro=expand_xacro)
         notes = [str(w.message) for w in caught if not issubclass(w.category, MimicJointWarning)]
         floating = config.base == 'floating'
         if robot.base_hint and robot.base_hint != config.base:
