@@ -272,6 +272,10 @@ def main(argv=None):
     except (LaunchError, OSError) as err:
         print(f'[local_launch] {err}', file=sys.stderr)
         return 2
+    except Exception as err:  # noqa: BLE001 - raised by the launch file itself: as ros2 launch reports it
+        print(f'[local_launch] [ERROR] [launch]: Caught exception in launch: {type(err).__name__}: {err}',
+              file=sys.stderr)
+        return 1
     for cmd in commands:
         print('[local_launch] ' + ' '.join(cmd), flush=True)
     if args.print:

@@ -91,6 +91,15 @@ def test_arguments_follow_real_launch_rules(tmp_path, capsys):
         'base': 'floating', 'urdf_path': '/a:=b'}
 
 
+def test_an_exception_in_a_launch_file_is_reported_as_ros2_launch_does(capsys):
+    """No traceback: one error line and exit code 1, like ros2 launch's 'Caught exception in launch'."""
+    code = local_launch.main([str(LAUNCH / 'dynamics.launch.py'), 'robot_state_publisher:=true', '--print'])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert 'Caught exception in launch: RuntimeError' in err and 'needs urdf_path' in err
+    assert 'Traceback' not in err
+
+
 def test_every_config_file_applies_in_any_namespace():
     for path in sorted((ROOT / 'config').glob('*.yaml')):
         doc = yaml.safe_load(path.read_text())
