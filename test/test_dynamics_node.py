@@ -2,16 +2,20 @@
 publishers, subscribers and service clients.  Expected values come from the numpy SPART
 functions (test/dynamics_reference.py), not from the node's fast path.
 
-Three node processes for the whole module (started in parallel, each in its own namespace):
+Five node processes for the whole module (started in parallel, each in its own namespace):
   /fl  floating base, branched two-arm spacecraft (base inertial offset + rpy) with an IMU
        link on two fixed joints; odometry + IMU; Jacobians of three links with offsets;
+       on sim time (use_sim_time; the tests publish /clock only to make it jump back);
   /fx  fixed base, KUKA iiwa (base inertial offset), non-identity base pose parameters,
        SingleThreadedExecutor and message-object outputs (the non-default paths);
   /rt  started with a BAD robot_description (keeps running without a model), then given
        models at run time over the robot_description topic and the urdf_path parameter;
   /dc  floating base with an IMU named by its messages' header.frame_id (no imu_link
-       parameter) and decimation 3 (one output set per 3 joint_states).
+       parameter) and decimation 3 (one output set per 3 joint_states);
+  /ro  fixed base KUKA iiwa with the non-default input parameters: accept_older_stamps,
+       input_reliability: reliable, input_queue_depth: 1.
 """
+import signal
 import os
 from pathlib import Path
 import re
@@ -24,8 +28,10 @@ import yaml
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Quaternion
 from nav_msgs.msg import Odometry
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists, LinkWrench
 from spart_interfaces.srv import ForwardDynamics, InverseDynamics
@@ -70,7 +76,7 @@ def ros():
 def nodes():
     specs = {
         'fl': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_link='imu_link',
-                   imu_topic='imu', world_frame='odom',
+                   imu_topic='imu', world_frame='odom', use_sim_time=True,
                    jacobian_links=[n for n, _ in FL_JAC], jacobian_offsets=[x for _, o in FL_JAC for x in o]),
         'fx': dict(base='fixed', urdf_path=KUKA, base_position=FX_POSE[0].tolist(),
                    base_orientation=ref.quat_xyzw(FX_POSE[1]).tolist(),
@@ -80,6 +86,8 @@ def nodes():
         'rt': dict(base='fixed', robot_description=BAD_URDF),
         'dc': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_topic='imu',
                    world_frame='odom', decimation=3),
+        'ro': dict(base='fixed', urdf_path=KUKA, accept_older_stamps=True, input_reliability='reliable',
+                   input_queue_depth=1),
     }
     procs = {ns: start_node(PKG, EXE, namespace='/' + ns, parameters=p) for ns, p in specs.items()}
     try:
@@ -155,6 +163,11 @@ def rt(ros, nodes):
 @pytest.fixture(scope='module')
 def dc(ros, nodes):
     return Io(ros, 'dc', nodes['dc'])
+
+
+@pytest.fixture(scope='module')
+def ro(ros, nodes):
+    return Io(ros, 'ro', nodes['ro'])
 
 
 # ---------------------------------------------------------------------------------------
@@ -612,7 +625,7 @@ def test_ignored_joint_states_foreign_empty_and_older_stamps(fx):
     _, _, _, _, qm, um, _ = rand_state(robot, 21)
     t_ok = stamp(40)
     fx.exchange([(fx.js, joint_state(robot.q_names, qm, um, t_ok))], t_ok)
-    t_foreign, t_empty, t_old = stamp(41), stamp(42), stamp(39)
+    t_foreign, t_empty, t_old = stamp(41), stamp(42), stamp(39, 900_000_000)   # 0.1 s before t_ok
     fx.ros.publish_until(fx.js, lambda: joint_state(['gripper_left', 'gripper_right'], [0.01, 0.01], [0, 0], t_foreign),
                          lambda: "none of the model's joints (names ['gripper_left', 'gripper_right'])"
                          in fx.proc.output(), what='the foreign joint_states warning', process=fx.proc)
@@ -647,11 +660,209 @@ def test_stale_odometry_gives_no_output_until_fresh(fl):
     t_odom, t_js = stamp(910), stamp(911)       # 1 s apart: beyond odom_max_age (0.2 s)
     fl.ros.publish_until(fl.js, lambda: (fl.odom.publish(odometry(R_b, p_b, v_b, w_b, t_odom)),
                                          joint_state(robot.q_names, qm, um, t_js))[1],
-                         lambda: 'odometry stamp is 1.000 s older than the joint state' in fl.proc.output(),
-                         what='the stale odometry log', process=fl.proc)
+                         lambda: re.search(r'\[WARN\] \[[\d.]+\] \[fl\.spart_dynamics\]: odometry stamp is 1\.000 s '
+                                           r'older than the joint state', fl.proc.output()),
+                         what='the stale odometry warning', process=fl.proc)
     assert fl.count(t_js) == 0
     t = stamp(912)
     fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
+
+
+# ---------------------------------------------------------------------------------------
+# input semantics: stamp order per joint, clock jumps back, efforts only, QoS parameters
+# ---------------------------------------------------------------------------------------
+
+def _fx_expected(qm, um):
+    robot, zero = ROBOTS['kuka'], np.zeros(3)
+    return ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], zero, zero, qm, um, False, FX_JAC)
+
+
+def test_effort_only_joint_states_are_ignored_and_named_so(fx):
+    """A JointState naming model joints with efforts only changes nothing and gives no output;
+    its warning says so (not 'none of the model's joints')."""
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    _, _, _, _, qm, um, _ = rand_state(robot, 31)
+    t_ok, t_eff = stamp(2000), stamp(2001)
+    fx.exchange([(fx.js, joint_state(names, qm, um, t_ok))], t_ok)
+    before = len(fx.proc.output())
+
+    def efforts_only():
+        msg = JointState(name=list(names), effort=[1.0] * len(names))
+        msg.header.stamp = t_eff
+        return msg
+    fx.ros.publish_until(fx.js, efforts_only,
+                         lambda: 'joint_states naming model joints without positions or velocities'
+                         in fx.proc.output()[before:], what='the efforts-only warning', process=fx.proc)
+    assert "none of the model's joints" not in fx.proc.output()[before:]
+    t_next = stamp(2002)
+    got = fx.exchange([(fx.js, joint_state(names, qm, um, t_next))], t_next)
+    check_outputs(got, _fx_expected(qm, um), robot, FX_JAC, names, 'world')
+    assert fx.count(t_eff) == 0
+
+
+def test_joint_state_sources_stamped_apart_are_ordered_per_joint(fx):
+    """An arm source and a gripper source (the last two joints) stamped 0.5 s earlier: the
+    gripper's messages are taken (one ordering for all joints dropped them every time); an
+    arm message older than the arm's last stamp is dropped, for the arm joints only."""
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    arm, grip = names[:5], names[5:]
+    _, _, _, _, qm, um, rng = rand_state(robot, 32)
+    t_arm, t_grip = stamp(2010), stamp(2009, 500_000_000)
+    fx.exchange([(fx.js, joint_state(arm, qm[:5], um[:5], t_arm))], t_arm)
+    qm[5:], um[5:] = rng.uniform(-1, 1, 2), rng.standard_normal(2)
+    got = fx.exchange([(fx.js, joint_state(grip, qm[5:], um[5:], t_grip))], t_grip)
+    check_outputs(got, _fx_expected(qm, um), robot, FX_JAC, names, 'world')
+    # a late arm message (before the arm's last stamp, after the gripper's) is dropped; the
+    # gripper's next one is answered with the arm's values of t_arm
+    t_late, t_grip2 = stamp(2009, 800_000_000), stamp(2009, 900_000_000)
+    fx.js.publish(joint_state(arm, qm[:5] + 0.5, um[:5], t_late))
+    qm[5:] = rng.uniform(-1, 1, 2)
+    got = fx.exchange([(fx.js, joint_state(grip, qm[5:], um[5:], t_grip2))], t_grip2)
+    check_outputs(got, _fx_expected(qm, um), robot, FX_JAC, names, 'world')
+    assert fx.count(t_late) == 0      # (its warning may be throttled: test_ignored_... warned 5 s ago)
+
+
+def test_stamps_jumping_back_are_a_clock_jump(fx):
+    """Stamps restarting from 0 (a restarted simulator, a looping bag) are taken, with a
+    warning, instead of silencing the node; then the order holds again on the new clock."""
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    _, _, _, _, qm, um, rng = rand_state(robot, 33)
+    t = stamp(2020)
+    fx.exchange([(fx.js, joint_state(names, qm, um, t))], t)
+    t_reset = stamp(0, 500_000_000)
+    qm2 = rng.uniform(-1, 1, robot.n_q)
+    got = fx.exchange([(fx.js, joint_state(names, qm2, um, t_reset))], t_reset)
+    check_outputs(got, _fx_expected(qm2, um), robot, FX_JAC, names, 'world')
+    assert 'clock jump back: joint_states stamped 0.500000000 s, more than clock_jump_back (1.0 s)' \
+        in fx.proc.output()
+    t_old, t_new = stamp(0, 400_000_000), stamp(0, 600_000_000)
+    fx.js.publish(joint_state(names, qm, um, t_old))
+    got = fx.exchange([(fx.js, joint_state(names, qm2, um, t_new))], t_new)
+    check_outputs(got, _fx_expected(qm2, um), robot, FX_JAC, names, 'world')
+    assert fx.count(t_old) == 0
+
+
+def test_older_odometry_is_dropped_and_a_jump_back_taken(fl):
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 34)
+    R_2, p_2, v_2, w_2, _, _, _ = rand_state(robot, 35)
+    t = stamp(3100)
+    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
+    # a delayed older odometry with another pose: dropped, the newer pose stays in use
+    t_late, t_js = stamp(3099, 900_000_000), stamp(3100, 100_000_000)
+    fl.ros.publish_until(fl.odom, lambda: odometry(R_2, p_2, v_2, w_2, t_late),
+                         lambda: 'odometry stamped 3099.900000000 s, before the last one (3100.000000000 s): dropped'
+                         in fl.proc.output(), what='the older odometry warning', process=fl.proc)
+    got = fl.exchange([(fl.js, joint_state(robot.q_names, qm, um, t_js))], t_js)
+    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC), robot, FL_JAC,
+                  FL_COLUMNS + robot.q_names, 'odom')
+    # odometry (and joint states) stamped far back: a clock jump, taken
+    before = len(fl.proc.output())
+    t_back = stamp(3050)
+    got = fl.exchange([(fl.odom, odometry(R_2, p_2, v_2, w_2, t_back)),
+                       (fl.js, joint_state(robot.q_names, qm, um, t_back))], t_back)
+    check_outputs(got, ref.expected_outputs(robot, R_2, p_2, v_2, w_2, qm, um, True, FL_JAC), robot, FL_JAC,
+                  FL_COLUMNS + robot.q_names, 'odom')
+    assert 'clock jump back: ' in fl.proc.output()[before:]
+
+
+def test_node_clock_jump_back_forgets_the_stamps(fl):
+    """/fl runs on sim time: a jump back of /clock (a simulator reset) makes the node forget the
+    stamps, as tf2's buffer does: joint_states and odometry stamped a little (less than
+    clock_jump_back) before the last ones, dropped until then, are taken."""
+    robot = ROBOTS['branched']
+    R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 36)
+    clock = fl.ros.publisher(Clock, '/clock', RELIABLE_QOS)
+    fl.ros.wait_for_matched(clock, 1, 10.0, process=fl.proc)
+    t1 = stamp(3200)
+    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t1)), (fl.js, joint_state(robot.q_names, qm, um, t1))], t1)
+    for _ in range(5):
+        clock.publish(Clock(clock=t1))
+        fl.ros.spin_for(0.1)
+    # before the jump: 0.1 s older joint states are dropped
+    t_old = stamp(3199, 900_000_000)
+    for _ in range(3):
+        fl.odom.publish(odometry(R_b, p_b, v_b, w_b, t_old))
+        fl.js.publish(joint_state(robot.q_names, qm, um, t_old))
+        fl.ros.spin_for(0.1)
+    assert fl.count(t_old) == 0
+    fl.ros.publish_until(clock, lambda: Clock(clock=stamp(3199, 700_000_000)),
+                         lambda: 'clock jump back: the node clock jumped back by 0.300000000 s' in fl.proc.output(),
+                         what='the clock jump warning', process=fl.proc)
+    t2 = stamp(3199, 800_000_000)
+    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t2)), (fl.js, joint_state(robot.q_names, qm, um, t2))], t2)
+
+
+def test_reliable_input_and_accepted_older_stamps(ro, fx):
+    """input_reliability: reliable matches reliable publishers only (joint_state_broadcaster's);
+    the default best_effort matches both. accept_older_stamps: older stamps are answered."""
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    eye = (np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3))
+    leaf = [('lbr_iiwa_link_7', [0.0, 0.0, 0.0])]        # default Jacobians: the leaf link
+    _, _, _, _, qm, um, rng = rand_state(robot, 37)
+    fx.ros.wait_for_matched(fx.js_best_effort, 1, 10.0, process=fx.proc)
+    t = stamp(50)
+    got = ro.exchange([(ro.js, joint_state(names, qm, um, t))], t)
+    check_outputs(got, ref.expected_outputs(robot, *eye, qm, um, False, leaf), robot, leaf, names,
+                  'world')
+    ro.ros.spin_for(0.3)
+    assert ro.js_best_effort.get_subscription_count() == 0     # incompatible QoS: never matched
+    t_be = stamp(51)
+    for _ in range(5):
+        ro.js_best_effort.publish(joint_state(names, qm, um, t_be))
+        ro.ros.spin_for(0.05)
+    # older stamps: answered, with their values
+    qm2 = rng.uniform(-1, 1, robot.n_q)
+    t_old = stamp(49, 500_000_000)
+    got = ro.exchange([(ro.js, joint_state(names, qm2, um, t_old))], t_old)
+    check_outputs(got, ref.expected_outputs(robot, *eye, qm2, um, False, leaf), robot, leaf, names,
+                  'world')
+    assert ro.count(t_be) == 0
+    assert 'before the last one' not in ro.proc.output()
+
+
+def test_input_queue_depth_takes_effect(ro, fx):
+    """20 joint_states arriving while the node is busy (stopped with SIGSTOP for 1 s): with
+    input_queue_depth 100 (/fx, the default) every one is answered, with 1 (/ro) only the
+    newest few (the subscription keeps the last one)."""
+    robot = ROBOTS['kuka']
+    names = robot.q_names
+    _, _, _, _, qm, um, _ = rand_state(robot, 38)
+    deep = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE)
+    ios = {'fx': fx, 'ro': ro}
+    pubs = {k: io.ros.publisher(JointState, f'/{k}/joint_states', deep) for k, io in ios.items()}
+    coms = {k: io.ros.subscribe(CenterOfMass, f'/{k}/spart_dynamics/center_of_mass', deep) for k, io in ios.items()}
+    for k, io in ios.items():          # matched both ways: one joint state answered
+        t = stamp(2100)
+        io.ros.publish_until(pubs[k], lambda: joint_state(names, qm, um, t),
+                             lambda: any(m.header.stamp == t for m in coms[k].messages),
+                             what=f'/{k} answering', process=io.proc)
+    burst = [stamp(2101, k * 1_000_000) for k in range(20)]
+    for io in ios.values():
+        os.kill(io.proc.pid, signal.SIGSTOP)
+    try:
+        for s in burst:
+            for pub in pubs.values():
+                pub.publish(joint_state(names, qm, um, s))
+        fx.ros.spin_for(1.0)
+    finally:
+        for io in ios.values():
+            os.kill(io.proc.pid, signal.SIGCONT)
+
+    def answered(k):
+        got = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in coms[k].messages}
+        return [s for s in burst if (s.sec, s.nanosec) in got]
+    fx.ros.wait_for(lambda: len(answered('fx')) == len(burst), 20.0, 'every joint state answered by /fx',
+                    process=fx.proc)
+    fx.ros.wait_for(lambda: burst[-1] in answered('ro'), 20.0, 'the newest joint state answered by /ro',
+                    process=ro.proc)
+    fx.ros.spin_for(0.5)
+    assert len(answered('ro')) < len(burst) // 2, answered('ro')
 
 # ---------------------------------------------------------------------------------------
 

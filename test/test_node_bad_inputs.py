@@ -11,6 +11,7 @@ the numpy SPART functions, test/dynamics_reference.py).
 """
 import math
 from pathlib import Path
+import time
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from spart_interfaces.srv import ForwardDynamics, InverseDynamics
 from std_msgs.msg import String
 
 from spart_ros import spart
-from node_helpers import BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, start_node
+from node_helpers import BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, scaled, start_node
 from core_helpers import urdf_path
 import dynamics_reference as ref
 
@@ -304,6 +305,23 @@ def test_topic_input_catalogue(node):
         J = np.asarray(got.jacobians[0].data).reshape(6, got.jacobians[0].cols)
         np.testing.assert_allclose(J, exp.jacobians[0], rtol=1e-9, atol=1e-9, err_msg=f'{kind} {label}')
     assert proc.is_running()
+
+
+@pytest.mark.parametrize('name, value', [('imu_max_age', -0.1), ('imu_max_age', NAN), ('odom_max_age', -1.0),
+                                         ('odom_max_age', NAN), ('clock_jump_back', -1.0), ('clock_jump_back', INF)])
+def test_bad_input_parameters_stop_the_node_naming_them(name, value):
+    """imu_max_age is checked like odom_max_age (a negative or NaN age would make the IMU or
+    the odometry silently never or always fresh); exit code 2, the message naming it."""
+    proc = start_node('spart_ros', 'dynamics_node', namespace='/badparam',
+                      parameters={'base': 'floating', 'use_imu': True, name: value})
+    try:
+        deadline = time.monotonic() + scaled(30)
+        while proc.is_running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.returncode == 2, proc.describe()
+        assert f'{name} must be a' in proc.output(), proc.describe()
+    finally:
+        proc.cleanup()
 
 
 def test_bad_robot_descriptions_keep_the_model(node):

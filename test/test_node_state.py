@@ -10,7 +10,7 @@ import pytest
 from spart_ros import spart
 from spart_ros.core import base_state as bs
 from spart_ros.core.errors import InputError, ModelError
-from spart_ros.nodes import base_estimator, config, conversions, joint_states, requests, throttle
+from spart_ros.nodes import base_estimator, config, conversions, joint_states, requests, stamps, throttle
 from spart_ros.nodes import model as node_model
 
 import dynamics_reference as ref
@@ -169,10 +169,10 @@ def test_joint_state_mapper_velocity_only_effort_only_and_foreign_messages():
     assert up.matched == 1 and m.ready
     np.testing.assert_array_equal(m.positions, [5, 6])
     np.testing.assert_array_equal(m.velocities, [7, -1])
-    up = m.update(['a', 'b'], [], [])                    # efforts only: nothing to map
-    assert up.matched == 0
+    up = m.update(['a', 'b'], [], [])                    # efforts only: model joints, nothing to map
+    assert up.matched == 2 and up.applied == 0
     up = m.update(['gripper'], [0.1], [0.0])             # another robot's joints
-    assert up.matched == 0 and up.unknown == ('gripper',)
+    assert up.matched == 0 and up.applied == 0 and up.unknown == ('gripper',)
     assert m.update([], [], []).matched == 0             # empty message
     np.testing.assert_array_equal(m.positions, [5, 6])
     np.testing.assert_array_equal(m.velocities, [7, -1])
@@ -201,6 +201,75 @@ def test_joint_state_mapper_ignores_nan_of_unknown_joints_and_carries_over():
     m2 = joint_states.JointStateMapper(['b', 'c'], previous=m)
     assert m2.missing() == ['c'] and m2.positions[0] == 2.0 and m2.velocities[0] == 0.25
     assert joint_states.JointStateMapper([]).ready
+
+
+S = 1_000_000_000      # ns per s
+
+
+def test_joint_state_stamps_are_ordered_per_joint():
+    """Two sources (arm a, b; gripper c) stamped a little apart both count: a message is older
+    only for the joints whose last stamp is newer (it updates the others)."""
+    m = joint_states.JointStateMapper(['a', 'b', 'c'])
+    up = m.update(['a', 'b'], [1.0, 2.0], [], stamp=10 * S, jump_back=S)
+    assert up.applied == 2 and not m.ready
+    up = m.update(['c'], [3.0], [], stamp=10 * S - S // 2, jump_back=S)       # 0.5 s earlier: c's first
+    assert up.applied == 1 and not up.jumped and m.ready
+    up = m.update(['a', 'b'], [9.0, 9.0], [], stamp=10 * S - 1, jump_back=S)  # 1 ns before a and b's
+    assert (up.matched, up.applied) == (2, 0)
+    np.testing.assert_array_equal(m.positions, [1, 2, 3])
+    up = m.update(['c', 'a'], [4.0, 9.0], [], stamp=10 * S - S // 4, jump_back=S)   # newer for c only
+    assert (up.matched, up.applied) == (2, 1)
+    np.testing.assert_array_equal(m.positions, [1, 2, 4])
+    np.testing.assert_array_equal(m.stamps, [10 * S, 10 * S, 10 * S - S // 4])
+    up = m.update(['a', 'b', 'c'], [5.0, 6.0, 7.0], [], stamp=10 * S, jump_back=S)   # equal stamp: taken
+    assert up.applied == 3
+    np.testing.assert_array_equal(m.positions, [5, 6, 7])
+    up = m.update(['a'], [0.0], [], stamp=0)                                   # no jump detection: dropped
+    assert up.applied == 0
+    up = m.update(['a'], [8.0], [], stamp=None)                                # no ordering: taken
+    assert up.applied == 1 and m.positions[0] == 8.0
+    assert m.stamps[0] == 10 * S                                               # and not recorded
+
+
+def test_joint_state_clock_jump_back_forgets_every_stamp():
+    m = joint_states.JointStateMapper(['a', 'b', 'c'])
+    m.update(['a', 'b', 'c'], [1.0, 2.0, 3.0], [], stamp=100 * S, jump_back=S)
+    assert m.update(['a'], [9.0], [], stamp=99 * S, jump_back=S).applied == 0     # exactly 1 s back: older
+    with pytest.raises(InputError, match="position of joint 'a'"):                 # a bad one forgets nothing
+        m.update(['a'], [float('nan')], [], stamp=0, jump_back=S)
+    np.testing.assert_array_equal(m.stamps, [100 * S] * 3)
+    up = m.update(['a', 'b'], [4.0, 5.0], [], stamp=S // 10, jump_back=S)         # a simulator reset
+    assert up.jumped and up.applied == 2
+    np.testing.assert_array_equal(m.positions, [4, 5, 3])
+    np.testing.assert_array_equal(m.stamps[:2], [S // 10] * 2)
+    up = m.update(['c'], [6.0], [], stamp=S // 20, jump_back=S)                   # c forgotten too
+    assert up.applied == 1 and not up.jumped
+    # a new model carries the stamps of the joints it shares
+    m2 = joint_states.JointStateMapper(['c', 'd'], previous=m)
+    np.testing.assert_array_equal(m2.stamps, [S // 20, stamps.NEVER])
+    assert m2.update(['c'], [0.0], [], stamp=0, jump_back=S).applied == 0
+    m2.forget_stamps()
+    assert m2.update(['c'], [0.0], [], stamp=0, jump_back=S).applied == 1
+
+
+def test_stamp_order_and_parameters():
+    assert stamps.stamp_ns(3, 7) == 3 * S + 7
+    assert stamps.order(5, stamps.NEVER, S) == stamps.NEWER
+    assert stamps.order(5, 5, S) == stamps.NEWER
+    assert stamps.order(5, 6, S) == stamps.OLDER
+    assert stamps.order(0, S + 1, S) == stamps.JUMP
+    assert stamps.order(0, S, S) == stamps.OLDER
+    assert stamps.order(0, 100 * S, 0) == stamps.OLDER                        # 0: no jump detection
+    assert stamps.jump_back_ns('clock_jump_back', 0.25) == S // 4
+    for bad in (-1.0, float('nan'), float('inf')):
+        with pytest.raises(config.ConfigError, match='^clock_jump_back must be'):
+            stamps.jump_back_ns('clock_jump_back', bad)
+    assert base_estimator.check_max_age('odom_max_age', float('inf')) == float('inf')
+    for bad in (-0.1, float('nan')):
+        with pytest.raises(config.ConfigError, match='^odom_max_age must be'):
+            base_estimator.check_max_age('odom_max_age', bad)
+        with pytest.raises(config.ConfigError, match='^imu_max_age must be'):
+            base_estimator.FloatingBaseEstimator(max_age=bad)
 
 
 # ---------------------------------------------------------------------------------------

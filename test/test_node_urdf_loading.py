@@ -106,6 +106,14 @@ def test_mimic_joints_strict_inertia_and_encoding_on_the_topic(ros):
         robot = spart.urdf2robot(GRIPPER)[0]
         c = robot.coordinates
         assert c.followers and proc.output().count('mimic:') >= 1
+        # xacro on the topic is refused without running it (robot_state_publisher publishes
+        # expanded URDF); the gripper stays the model
+        xacro_text = ('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="m" '
+                      'value="1"/><link name="a"><inertial><mass value="${m}"/><inertia ixx="1" ixy="0" ixz="0" '
+                      'iyy="1" iyz="0" izz="1"/></inertial></link></robot>')
+        ros.publish_until(desc, lambda: String(data=xacro_text),
+                          lambda: 'expand it first' in proc.output(), what='the xacro refusal', process=proc)
+        assert "keeping the previous model" in proc.output() and "model 'x'" not in proc.output()
         leaders = c.names
         rng = np.random.default_rng(4)
         q, u = rng.uniform(-0.5, 0.5, c.n), rng.standard_normal(c.n)

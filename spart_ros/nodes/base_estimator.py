@@ -5,13 +5,24 @@ of b in the world and its twist (v_b, w_b) expressed in b, as nav_msgs/Odometry 
 """
 from collections import namedtuple
 
-__all__ = ['BaseLinkState', 'FloatingBaseEstimator', 'imu_to_base']
+from .config import ConfigError
+
+__all__ = ['BaseLinkState', 'FloatingBaseEstimator', 'imu_to_base', 'check_max_age']
 
 
 BaseLinkState = namedtuple('BaseLinkState', 'R_b p_b v_b w_b')
 BaseLinkState.__doc__ = """ROS base state: pose of the URDF base link frame b in the world
 (R_b (3, 3) b -> world, p_b (3,)), velocity v_b (3,) of b's origin and angular velocity
 w_b (3,), both expressed in b."""
+
+
+def check_max_age(name, value):
+    """The maximum age parameter ``name`` (s, >= 0; +inf allowed) as a float; ConfigError
+    naming it for a negative or NaN value (``odom_max_age`` and ``imu_max_age`` alike)."""
+    age = float(value)
+    if not age >= 0:        # NaN fails too
+        raise ConfigError(f'{name} must be a number of seconds >= 0, got {value}')
+    return age
 
 
 class FloatingBaseEstimator:
@@ -23,11 +34,12 @@ class FloatingBaseEstimator:
     angular velocity w_b in b (None if none), and the sample's stamp (s).
     ``state(stamp)``: the base state for a joint state stamped ``stamp`` (s): the odometry,
     whose orientation and angular velocity are replaced by the IMU's when the IMU sample
-    is fresh (|stamp - imu stamp| <= max_age).  None until the first odometry.
+    is fresh (|stamp - imu stamp| <= ``max_age``, the ``imu_max_age`` parameter).  None until
+    the first odometry.
     """
 
     def __init__(self, max_age=0.1):
-        self.max_age = float(max_age)
+        self.max_age = check_max_age('imu_max_age', max_age)
         self.odometry = None
         self._imu = None          # (R_b or None, w_b or None, stamp)
 

@@ -12,12 +12,21 @@ Inputs
     joint states: sensor_msgs/JointState on ``joint_states`` (BEST_EFFORT by default: accepts
         reliable and best-effort publishers), mapped by name, any order, subsets keep the last
         values, unknown joints ignored, missing velocities = 0 (warned once), velocity-only
-        messages update velocities; messages without any model joint, or stamped before the
-        last one, are ignored (counted, warned throttled).
+        messages update velocities; messages without any model joint, or naming model joints
+        without positions or velocities (efforts only), are ignored (counted, warned
+        throttled).  Stamps are ordered per joint: a joint's values older than its last ones
+        are dropped (counted, warned throttled; ``accept_older_stamps``), so several sources
+        (arm, gripper) stamped a little apart all count.  Each accepted message gives one
+        output set stamped with its own stamp.
+    clock jumps back (simulator reset, bag loop): joint_states or odometry stamped more than
+        ``clock_jump_back`` (1 s) before the last ones, or a jump back of the node clock
+        (/clock under use_sim_time, as tf2 detects it), make the node forget every stamp
+        (one warning) and accept the new ones.
     base (``base: floating``): nav_msgs/Odometry on ``odom`` (pose of the URDF base link in
         the world, twist of the base link expressed in itself, REP 105) and optionally
-        sensor_msgs/Imu on ``imu/data`` (``use_imu: true``); odometry older than ``odom_max_age``
-        than the joint state is not used (no output); an IMU sample, when fresh (stamp within
+        sensor_msgs/Imu on ``imu/data`` (``use_imu: true``); odometry stamped before the last
+        odometry is dropped (as joint_states); odometry more than ``odom_max_age`` from the
+        joint state is not used (no output, warned throttled); an IMU sample, when fresh (stamp within
         ``imu_max_age`` of the joint state's) it overrides the base orientation and angular
         velocity; the IMU frame is the URDF link ``imu_link`` (or the messages' frame_id),
         rigidly attached to the base.  ``base: fixed``: pose from ``base_position`` /
@@ -173,8 +182,8 @@ class DynamicsNode(Node):
     def _publish_state(self, sec, nanosec):
         inputs = self.inputs
         state = inputs.state((sec, nanosec))
-        if state is None:
-            inputs.info_throttled('waiting', inputs.unavailable((sec, nanosec)))
+        if state is None:     # INFO while waiting for an input, WARN when one is stale
+            inputs.log_unavailable((sec, nanosec))
             return
         if not self._decimator(time.monotonic()):
             return

@@ -6,14 +6,18 @@ import math
 import numpy as np
 
 from ..core.errors import InputError
+from .stamps import JUMP, NEVER, NEWER, order
 
 __all__ = ['JointStateMapper', 'JointUpdate']
 
 
-JointUpdate = namedtuple('JointUpdate', 'matched unknown missing_velocities')
+JointUpdate = namedtuple('JointUpdate', 'matched applied unknown missing_velocities jumped')
 JointUpdate.__doc__ = """What one update did: ``matched`` number of the model's joints in the message,
-``unknown`` names it had that the model lacks, ``missing_velocities`` True when it gave positions
-without velocities (those joints' velocities were set to zero)."""
+``applied`` number of them whose values were taken (0: the message had no positions or
+velocities, or was older than each of its joints' last stamp), ``unknown`` names it had that
+the model lacks, ``missing_velocities`` True when it gave positions without velocities (those
+joints' velocities were set to zero), ``jumped`` True when its stamp was taken as a clock jump
+back (every joint's stamp was forgotten first)."""
 
 
 class JointStateMapper:
@@ -28,8 +32,16 @@ class JointStateMapper:
     velocities; a message with neither (efforts only) changes nothing.  A message
     whose array lengths do not match its names, or with a NaN / infinite value for a model
     joint, raises InputError and changes nothing.  ``received`` (n,) holds, per joint, the
-    ``now`` (any clock, e.g. the receipt time) of its last position update (NaN = never).  ``ready`` is True once every moving joint
-    has been seen.
+    ``now`` (any clock, e.g. the receipt time) of its last position update (NaN = never).
+    ``ready`` is True once every moving joint has been seen.
+
+    Stamps are ordered PER JOINT, so that several joint_states sources (an arm and a gripper
+    stamped a little apart) do not starve each other: ``update(..., stamp=ns)`` takes a joint's
+    values only when ``stamp`` is not older than that joint's last one (``stamps`` (n,), integer
+    ns); a message older for some of its joints updates the others.  A stamp more than
+    ``jump_back`` ns before the last one of a joint of the message is a clock jump back (see
+    :mod:`.stamps`): every joint's stamp is forgotten and the message is taken.
+    ``stamp=None``: no ordering (every message is taken, no stamp recorded).
     """
 
     _CACHE_SIZE = 32
@@ -43,6 +55,8 @@ class JointStateMapper:
         self.velocities = np.zeros(self.n)
         self.seen = np.zeros(self.n, dtype=bool)
         self.received = np.full(self.n, np.nan)   # per joint: the ``now`` of its last position update
+        self.stamps = np.full(self.n, NEVER, dtype=np.int64)   # per joint: its last stamp (ns)
+        self._newest = NEVER                      # max(stamps): a newer message needs no per-joint check
         self._n_seen = 0
         self._cache = {}
         self._last_key = self._last_plan = None
@@ -54,12 +68,20 @@ class JointStateMapper:
                     self.velocities[k] = previous.velocities[j]
                     self.received[k] = previous.received[j]
                     self.seen[k] = True
+                if j is not None:
+                    self.stamps[k] = previous.stamps[j]
             self._n_seen = int(self.seen.sum())
+            self._newest = int(self.stamps.max()) if self.n else NEVER
 
     @property
     def ready(self):
         """True once every moving joint's position has been received."""
         return self._n_seen == self.n
+
+    def forget_stamps(self):
+        """Forget every joint's last stamp (after a clock jump back): any stamp is taken next."""
+        self.stamps.fill(NEVER)
+        self._newest = NEVER
 
     def missing(self):
         """Names of the moving joints not seen yet."""
@@ -90,7 +112,7 @@ class JointStateMapper:
         self._last_key, self._last_plan = key, plan
         return plan
 
-    def update(self, names, positions, velocities=(), now=np.nan):
+    def update(self, names, positions, velocities=(), now=np.nan, stamp=None, jump_back=0):
         n_names = len(names)
         has_pos, has_vel = len(positions) > 0, len(velocities) > 0
         if has_pos and len(positions) != n_names:
@@ -98,8 +120,20 @@ class JointStateMapper:
         if has_vel and len(velocities) != n_names:
             raise InputError(f'{n_names} names but {len(velocities)} velocities')
         src, dst, unknown = self._plan(names)
-        if not len(src) or not (has_pos or has_vel):
-            return JointUpdate(0 if not (has_pos or has_vel) else len(src), unknown, False)
+        matched = len(src)
+        if not matched or not (has_pos or has_vel):
+            return JointUpdate(matched, 0, unknown, False, False)
+        jumped = False
+        if stamp is not None and stamp < self._newest:     # older than some joint: check its own
+            last = self.stamps[dst]
+            verdict = order(stamp, int(last.max()), jump_back)
+            if verdict == JUMP:
+                jumped = True
+            elif verdict != NEWER:
+                keep = last <= stamp
+                if not keep.any():
+                    return JointUpdate(matched, 0, unknown, False, False)
+                src, dst = src[keep], dst[keep]
         pos = np.asarray(positions, dtype=float)[src] if has_pos else None
         vel = np.asarray(velocities, dtype=float)[src] if has_vel else None
         if has_pos and not math.isfinite(pos.sum()) and not np.isfinite(pos).all():
@@ -115,4 +149,10 @@ class JointStateMapper:
                 self.seen[dst] = True
                 self._n_seen = int(self.seen.sum())
         self.velocities[dst] = vel if has_vel else 0.0
-        return JointUpdate(len(src), unknown, not has_vel)
+        if stamp is not None:
+            if jumped:
+                self.forget_stamps()
+            self.stamps[dst] = stamp
+            if stamp > self._newest:
+                self._newest = stamp
+        return JointUpdate(matched, len(src), unknown, not has_vel, jumped)

@@ -9,12 +9,22 @@ gives it, under one set of parameter names and QoS:
   one is logged naming the problem and the previous model is kept;
 - joint states (sensor_msgs/JointState, read serialized) mapped BY NAME into the model's
   joint-variable order: any order, subsets keep the others' last values, velocity-only
-  messages update velocities; messages with none of the model's joints and messages
-  stamped older than the last one are ignored (counted, warned throttled);
+  messages update velocities; messages with none of the model's joints, and messages naming
+  model joints without positions or velocities (efforts only), are ignored (each counted,
+  warned throttled);
 - the base state: a fixed pose (``base: fixed``) or, for ``base: floating``, the latest
   nav_msgs/Odometry (pose of the URDF base link in the world, twist in the base link frame,
   REP 105) no older than ``odom_max_age`` than the joint state, with an optional
   sensor_msgs/Imu override of orientation and angular velocity.
+
+Stamp order (unless ``accept_older_stamps``): a joint's values are taken only from a message
+stamped no earlier than the last one of THAT joint (several sources, e.g. an arm and a
+gripper stamped a little apart, do not starve each other); odometry stamped before the last
+odometry is dropped; both counted, warned throttled.  A clock jump back (simulator reset,
+``ros2 bag play --loop``, a restarted publisher) forgets every stamp, with one warning, and
+accepts the messages again: detected from the stamps (more than ``clock_jump_back`` s before
+the last one) and, as tf2 does, from the node clock (a jump back of /clock under
+use_sim_time, or a change of time source).
 
 The node learns about them through callbacks: ``on_model(model)`` after a new model is
 installed, ``on_joint_state(sec, nanosec)`` after every accepted joint-state update, and
@@ -27,6 +37,8 @@ import traceback
 
 import numpy as np
 from nav_msgs.msg import Odometry
+from rclpy.clock import ClockChange, JumpThreshold
+from rclpy.duration import Duration
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -35,12 +47,13 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from ..core.errors import InputError, ModelError, SpartError
-from .base_estimator import BaseLinkState, FloatingBaseEstimator, imu_to_base
+from .base_estimator import BaseLinkState, FloatingBaseEstimator, check_max_age, imu_to_base
 from .cdr import CdrError, parse_joint_state
 from .config import BASE_MODES, ConfigError, ModelConfig
 from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vector3
 from .joint_states import JointStateMapper
 from .model import Model
+from .stamps import JUMP, NEVER, NEWER, jump_back_ns, order, stamp_ns
 from .throttle import LogLimiter
 
 __all__ = ['RobotInputs', 'RobotState', 'INPUT_PARAMETERS', 'ROBOT_DESCRIPTION_QOS', 'input_qos',
@@ -77,8 +90,12 @@ INPUT_PARAMETERS = {
     'strict': (False, 'physically impossible inertias in the URDF are errors (the model is refused) '
                'instead of warnings', True),
     'joint_states_topic': ('joint_states', 'sensor_msgs/JointState input topic', True),
-    'accept_older_stamps': (False, 'accept joint_states stamped before the last one (default: dropped, '
-                            'counted and warned)', True),
+    'accept_older_stamps': (False, 'accept joint_states and odometry stamped before the last one (default: '
+                            'dropped, per joint for joint_states; counted and warned)', True),
+    'clock_jump_back': (1.0, 'joint_states or odometry stamped more than this many seconds before the last '
+                        'one mean the clock jumped back (simulator reset, bag loop): every stamp is '
+                        'forgotten (warned) and they are accepted; 0 = only a jump back of the node clock '
+                        'does that', True),
     'base': ('fixed', "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)", True),
     'base_position': ([0.0, 0.0, 0.0], 'fixed base: position [x, y, z] in world_frame of the URDF base '
                       "link (of the URDF's world link when it has one: its fixed joint places the base) [m]", True),
@@ -180,15 +197,16 @@ class RobotInputs:
         self.gravity = finite('gravity', p['gravity'])
         if self.gravity.shape != (3,):
             raise ConfigError(f'gravity needs 3 numbers [x, y, z], got {list(p["gravity"])}')
-        self.odom_max_age = float(p['odom_max_age'])
-        if not self.odom_max_age >= 0:
-            raise ConfigError(f'odom_max_age must be >= 0 (0 = no limit), got {p["odom_max_age"]}')
+        self.odom_max_age = check_max_age('odom_max_age', p['odom_max_age'])     # 0 = no limit
+        self.accept_older = bool(p['accept_older_stamps'])
+        self.jump_back = jump_back_ns('clock_jump_back', p['clock_jump_back'])
         self.config = ModelConfig(base=p['base'], imu_link=p['imu_link'] if self.use_imu else '',
                                   strict=bool(p['strict']), **(model_options or {})).check()
         self._root_pose = self._fixed_base_state(p['base_position'], p['base_orientation'])
         self.fixed_base = self._root_pose
         self.estimator = FloatingBaseEstimator(p['imu_max_age'])
-        self._odom_stamp = None
+        self._odom_stamp = None             # s, of the last odometry
+        self._odom_ns = NEVER               # ns, the same exactly (stamp order)
 
         self.model = None
         self.description = None
@@ -198,8 +216,11 @@ class RobotInputs:
         self.last_receipt = None            # node clock (s) when it arrived (joints.received: steady clock)
         self.odom_receipt = None
         self.odom_steady = float('nan')     # steady clock (time.monotonic) of the last odometry
-        #: counters, e.g. for a status message: accepted, no model joint, older stamp, rejected
-        self.counts = {'joint_states': 0, 'ignored': 0, 'older_stamp': 0, 'rejected': 0, 'odometry': 0}
+        #: counters, e.g. for a status message: joint_states accepted, with no model joint, naming
+        #: model joints without positions or velocities, older than each of their joints' last
+        #: stamp; inputs rejected (errors); odometry accepted, older; clock jumps back
+        self.counts = {'joint_states': 0, 'ignored': 0, 'no_values': 0, 'older_stamp': 0, 'rejected': 0,
+                       'odometry': 0, 'odometry_older': 0, 'clock_jumps': 0}
 
         qos = input_qos(p['input_queue_depth'], p['input_reliability'])
         self.joint_states_sub = node.create_subscription(
@@ -216,6 +237,11 @@ class RobotInputs:
                 String, p['robot_description_topic'], self.guard(self._on_description, 'robot_description'),
                 ROBOT_DESCRIPTION_QOS)
         node.add_on_set_parameters_callback(self._on_set_parameters)
+        # like tf2's Buffer: any jump back of the node clock (/clock under use_sim_time) or a
+        # change of time source forgets the stamps (keep the handle: it unregisters when freed)
+        self._jump_handle = None if self.accept_older else node.get_clock().create_jump_callback(
+            JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1), on_clock_change=True),
+            post_callback=self.guard(self._on_clock_jump, 'clock jump'))
 
     def load_initial_model(self):
         """Load the model from the ``robot_description`` / ``urdf_path`` parameters, if set
@@ -258,14 +284,15 @@ class RobotInputs:
         return BaseLinkState(R, p, np.zeros(3), np.zeros(3))
 
     # -- model ----------------------------------------------------------------------------
-    def load_model(self, source, origin, path=False):
+    def load_model(self, source, origin, path=False, expand_xacro=True):
         """Build and install a model from URDF text (or a file path with ``path``); on failure
-        log and keep the previous one.  Returns (success, message)."""
+        log and keep the previous one.  ``expand_xacro=False`` (text from another process)
+        refuses xacro instead of running it.  Returns (success, message)."""
         keep = 'keeping the previous model' if self.model else 'no model loaded yet'
         try:
             if not path and '<' not in source:
                 raise ModelError('the robot description is not URDF XML (no "<" in it)')
-            model = Model.from_urdf(source, self.config)
+            model = Model.from_urdf(source, self.config, expand_xacro=expand_xacro)
         except SpartError as err:
             self.node.get_logger().error(f'robot description from {origin} rejected: {err} ({keep})')
             return False, str(err)
@@ -297,7 +324,9 @@ class RobotInputs:
     def _on_description(self, msg):
         if msg.data == self.description:
             return
-        self.load_model(msg.data, f'topic {self.description_sub.topic_name}')
+        # robot_state_publisher publishes expanded URDF; xacro on text from any publisher
+        # would evaluate its expressions and read files and environment variables here
+        self.load_model(msg.data, f'topic {self.description_sub.topic_name}', expand_xacro=False)
 
     def _on_set_parameters(self, params):
         for param in params:
@@ -325,30 +354,61 @@ class RobotInputs:
                 for name, q, v in zip(names, positions, vel):
                     self._pending_joints[name] = (float(q), float(v))
             return
-        stamp = (sec, nanosec)
-        if self.last_stamp is not None and stamp < self.last_stamp and not self.params['accept_older_stamps']:
-            self.counts['older_stamp'] += 1
-            self.warn_throttled('older stamp', f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, before the last '
-                                f'one ({self.last_stamp[0] + 1e-9 * self.last_stamp[1]:.9f} s): dropped '
-                                f'({self.counts["older_stamp"]} so far; parameter accept_older_stamps)')
+        update = self.joints.update(names, positions, velocities, time.monotonic(),
+                                    None if self.accept_older else stamp_ns(sec, nanosec), self.jump_back)
+        if not update.applied and self.joints.n:
+            self._not_applied(sec, nanosec, names, positions, velocities, update)
             return
-        update = self.joints.update(names, positions, velocities, time.monotonic())
-        if not update.matched and self.joints.n:
-            self.counts['ignored'] += 1
-            shown = list(names[:8]) + (['...'] if len(names) > 8 else [])
-            self.warn_throttled('no model joint', f'joint_states with none of the model\'s joints (names {shown}): '
-                                f'ignored ({self.counts["ignored"]} so far)')
-            return
+        if update.jumped:       # the mapper forgot the joints' stamps, then recorded this one's
+            self.forget_stamps(f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, more than clock_jump_back '
+                               f'({1e-9 * self.jump_back} s) before the last one of a joint of theirs', joints=False)
+        elif update.applied < update.matched:
+            self.warn_throttled('older joints', f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s: '
+                                f'{update.matched - update.applied} of their joints have newer values (kept)')
         if update.missing_velocities and self.once.allow('no velocities', 0.0):
             self.node.get_logger().warning('joint_states without velocities: their joint velocities count as zero '
                                            '(warned once)')
         if update.unknown and self.once.allow(('unknown', update.unknown), 0.0):
             self.node.get_logger().info(f'ignoring joints not in the model: {list(update.unknown)}')
         self.counts['joint_states'] += 1
-        self.last_stamp = stamp
+        self.last_stamp = (sec, nanosec)
         self.last_receipt = self.now()
         if self._on_joint_state is not None:
             self._on_joint_state(sec, nanosec)
+
+    def _not_applied(self, sec, nanosec, names, positions, velocities, update):
+        """Count and warn (throttled) a joint_states message that changed nothing."""
+        shown = list(names[:8]) + (['...'] if len(names) > 8 else [])
+        if not update.matched:
+            self.counts['ignored'] += 1
+            self.warn_throttled('no model joint', f'joint_states with none of the model\'s joints (names {shown}): '
+                                f'ignored ({self.counts["ignored"]} so far)')
+        elif not (len(positions) or len(velocities)):
+            self.counts['no_values'] += 1
+            self.warn_throttled('no values', f'joint_states naming model joints without positions or velocities '
+                                f'(efforts only?, names {shown}): ignored ({self.counts["no_values"]} so far)')
+        else:
+            self.counts['older_stamp'] += 1
+            self.warn_throttled('older stamp', f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, before the last '
+                                f'one of each of their joints (names {shown}): dropped ({self.counts["older_stamp"]} '
+                                f'so far; parameters accept_older_stamps, clock_jump_back)')
+
+    def forget_stamps(self, why, joints=True):
+        """After a clock jump back (``why``, a sentence starting with the input that showed it):
+        forget the last stamps of the odometry and (with ``joints``) of the joints, so that the
+        messages of the new clock are taken; warned (throttled per input)."""
+        if joints:
+            self.joints.forget_stamps()
+        self._odom_ns = NEVER
+        self.counts['clock_jumps'] += 1
+        self.warn_throttled(('clock jump', why.split()[0]), f'clock jump back: {why}; stamps forgotten, joint_states and odometry '
+                            f'accepted again ({self.counts["clock_jumps"]} so far)')
+
+    def _on_clock_jump(self, jump):
+        if jump.clock_change in (ClockChange.ROS_TIME_ACTIVATED, ClockChange.ROS_TIME_DEACTIVATED):
+            self.forget_stamps(f'the node clock changed source ({jump.clock_change.name})')
+        else:
+            self.forget_stamps(f'the node clock jumped back by {-jump.delta.nanoseconds * 1e-9:.9f} s')
 
     def now(self):
         """The node clock in seconds (sim time under use_sim_time)."""
@@ -369,7 +429,19 @@ class RobotInputs:
                 and self.once.allow(('odom frame', msg.header.frame_id), 0.0):
             self.node.get_logger().warning(f'odometry frame_id {msg.header.frame_id!r} differs from world_frame '
                                            f'{self.world_frame!r} (warned once)')
+        ns = stamp_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
+        verdict = NEWER if self.accept_older else order(ns, self._odom_ns, self.jump_back)
+        if verdict == JUMP:
+            self.forget_stamps(f'odometry stamped {ns * 1e-9:.9f} s, more than clock_jump_back '
+                               f'({1e-9 * self.jump_back} s) before the last one')
+        elif verdict != NEWER:
+            self.counts['odometry_older'] += 1
+            self.warn_throttled('older odometry', f'odometry stamped {ns * 1e-9:.9f} s, before the last one '
+                                f'({self._odom_ns * 1e-9:.9f} s): dropped ({self.counts["odometry_older"]} so far; '
+                                f'parameters accept_older_stamps, clock_jump_back)')
+            return
         self.estimator.set_odometry(R_b, p_b, v_b, w_b)
+        self._odom_ns = ns
         self._odom_stamp = stamp_seconds(msg.header.stamp)
         self.odom_receipt = self.now()
         self.odom_steady = time.monotonic()
@@ -404,19 +476,35 @@ class RobotInputs:
     def unavailable(self, stamp=None):
         """Why no complete state exists for ``stamp`` (default: the last joint state), as one
         sentence; None when :meth:`state` has one."""
+        return self._why_unavailable(stamp)[0]
+
+    def log_unavailable(self, stamp=None):
+        """Log (throttled) why no state exists for ``stamp``: INFO while an input has not
+        arrived yet (start-up), WARN when one is there but too old (stale odometry)."""
+        why, stale = self._why_unavailable(stamp)
+        if why is None:
+            return
+        if stale:
+            self.warn_throttled('stale input', why)
+        else:
+            self.info_throttled('waiting', why)
+
+    def _why_unavailable(self, stamp):
+        """(sentence or None, True when an input is stale rather than missing)."""
         if self.model is None:
-            return 'waiting for a robot description'
+            return 'waiting for a robot description', False
         if not self.joints.ready or self.last_stamp is None:
-            return f'waiting for joint states of {self.joints.missing() if self.last_stamp else self.model.q_names}'
+            return (f'waiting for joint states of {self.joints.missing() if self.last_stamp else self.model.q_names}',
+                    False)
         stamp = self.last_stamp if stamp is None else stamp
         if self.floating:
             if self.estimator.odometry is None:
-                return f'waiting for odometry on {self.odometry_sub.topic_name}'
+                return f'waiting for odometry on {self.odometry_sub.topic_name}', False
             if self.base_state(stamp) is None:
                 age = stamp[0] + 1e-9 * stamp[1] - self._odom_stamp
                 return (f'odometry stamp is {abs(age):.3f} s {"older" if age > 0 else "newer"} than the joint state '
-                        f'(odom_max_age {self.odom_max_age} s)')
-        return None
+                        f'(odom_max_age {self.odom_max_age} s)', True)
+        return None, False
 
     def state(self, stamp=None):
         """:data:`RobotState` for ``stamp`` (default: the last joint state), or None."""
