@@ -70,6 +70,16 @@ def baseline_package(ref):
     return sha[:10], base
 
 
+def baseline_robot(robot, spart_then):
+    """``robot`` rebuilt with the baseline's model classes (the baseline's URDF loader needs
+    urdf_parser_py, no longer installed): the same numbers, the baseline's Robot type."""
+    M = importlib.import_module(spart_then.__name__.rsplit('.', 1)[0] + '.core.model')
+    b = robot.base_link
+    links = [M.Link(l.id, l.name, l.parent_joint, l.mass, l.inertia, l.T) for l in robot.links]
+    joints = [M.Joint(j.id, j.name, j.type, j.q_id, j.parent_link, j.child_link, j.axis, j.T) for j in robot.joints]
+    return M.Robot(robot.name, M.BaseLink(b.name, b.mass, b.inertia, b.T), links, joints)
+
+
 def ratio_row(label, stmts, ns, rounds, block_s, width=44):
     """Time the statements (first = ours now) interleaved; print us and ratios to the others."""
     med, paired, _ = interleaved([timeit_block(s, ns) for s in stmts], rounds, block_s)
@@ -87,14 +97,8 @@ def fast_rows(spart_now, spart_then, FastNow, FastThen, rounds, block_s):
               ('chain 30', None, True)]
     worst = []
     for label, model, floating in robots:
-        if model is None:
-            text = serial_chain_urdf(30, seed=1)
-            robot_now, robot_then = spart_now.urdf2robot(text)[0], spart_then.urdf2robot(text)[0]
-        else:
-            robot_now = load_robot(model)
-            robot_then = spart_then.urdf2robot(os.path.join(ROOT, 'test', 'data', 'spart', 'urdf', model + '.urdf')
-                                               if model in ('SC_3DoF', 'kuka_iiwa') else
-                                               os.path.join(ROOT, 'test', 'data', 'urdf', model + '.urdf'))[0]
+        robot_now = spart_now.urdf2robot(serial_chain_urdf(30, seed=1))[0] if model is None else load_robot(model)
+        robot_then = baseline_robot(robot_now, spart_then)
         g = np.array([0.0, 0.0, -9.81])
         ns = {'now': FastNow(robot_now, gravity=g), 'then': FastThen(robot_then, gravity=g)}
         s = random_state(robot_now, 0)
@@ -125,8 +129,7 @@ def spart_rows(spart_now, spart_then, rounds, block_s):
           'the public function now)')
     print(f'  {"function":<44} {"checked":>9} {"unchecked":>9} {"before":>9}  {"/unchk":>7} {"/before":>7}')
     robot = load_robot('kuka_iiwa')
-    path = os.path.join(ROOT, 'test', 'data', 'spart', 'urdf', 'kuka_iiwa.urdf')
-    robot_then = spart_then.urdf2robot(path)[0]
+    robot_then = baseline_robot(robot, spart_then)
     s = random_state(robot, 0)
     ns = {k: np.ascontiguousarray(v, dtype=float) for k, v in vars(s).items()}
     ns.update(robot=robot, robot_then=robot_then, S=spart_now, B=spart_then)
@@ -177,8 +180,7 @@ def helper_rows(spart_now, spart_then, base_now, base_then, rounds, block_s):
     q = rng.standard_normal(4)
     q /= np.linalg.norm(q)
     robot = load_robot('branched_two_arm_spacecraft')
-    robot_then = spart_then.urdf2robot(os.path.join(ROOT, 'test', 'data', 'urdf',
-                                                    'branched_two_arm_spacecraft.urdf'))[0]
+    robot_then = baseline_robot(robot, spart_then)
     R = np.ascontiguousarray(spart_now.quat_DCM(q).T)
     ns = dict(S=spart_now, B=spart_then, BSn=base_now, BSt=base_then, q=q, R=R, D=np.ascontiguousarray(R.T),
               a=rng.uniform(-1, 1, 3), e=np.array([0.0, 0.6, 0.8]), x=rng.standard_normal(3),

@@ -18,8 +18,13 @@ Unlike SPART, every function checks its arguments once, at the entry
 (``spart_ros.core._checks``): a bad one raises ``InputError`` whose message starts
 with the argument's name (wrong shape, None, complex, NaN/inf, R0 or RL not a
 rotation within 1e-3, a quaternion far from unit, a link id that is not an integer
-in range, ``robot`` not a Robot), and a result that overflows raises ``InputError``
-naming the largest inputs instead of returning inf/NaN.
+in range or an unknown link name, ``robot`` not a Robot, a Python int beyond the float
+range), and a result that overflows raises ``InputError`` naming the largest inputs
+instead of returning inf/NaN (``ModelError`` naming the robot and the link or joint when
+only the model holds values that large), without numpy's overflow warnings.  Object
+arrays keep their dtype (numbers take the numpy path, sympy expressions the symbolic
+one); FD, Floating_ID, Jstar and Base_Reaction solve linear systems and refuse symbolic
+values naming the argument.
 """
 from .core import attitude as _attitude
 from .core.accelerations import accelerations as Accelerations

@@ -92,7 +92,10 @@ def test_link_without_inertial_is_a_massless_frame():
 
 
 def test_negative_mass():
-    with pytest.raises(InertiaError, match="'l2'.*mass"):
+    """Refused even without strict (no body has one: forward dynamics with it means nothing),
+    and the message says so."""
+    with pytest.raises(InertiaError, match=r"'l2'.*mass -1 kg is negative: no body has a negative mass.*"
+                                           r"refused even without strict=True"):
         build(arm(l2=link('l2', mass=-1.0)))
 
 
@@ -421,12 +424,12 @@ def test_every_array_argument_is_checked(chain, fn):
 
 def test_jacob_link_errors(chain):
     robot, s, o = chain
-    with pytest.raises(ModelError, match="'no_such_link'"):
+    with pytest.raises(InputError, match="^i: unknown link 'no_such_link'"):
         spart.Jacob(o.rL[:, 0], s.r0, o.rL, o.P0, o.pm, 'no_such_link', robot)
-    with pytest.raises(ModelError, match="'no_such_link'"):
+    with pytest.raises(InputError, match="^i: unknown link 'no_such_link'"):
         spart.Jacobdot(o.rL[:, 0], o.tL[:, 0], s.r0, o.t0, o.rL, o.tL, o.P0, o.pm, 'no_such_link', robot)
     from spart_ros.core import jacobians
-    with pytest.raises(ModelError, match="'no_such_link'"):
+    with pytest.raises(InputError, match="^link: unknown link 'no_such_link'"):
         jacobians.point_jacobian('no_such_link', None, s.R0, s.r0, o.RL, o.rL, o.P0, o.pm, robot)
     for bad in (-1, robot.n_links_joints + 1, 2.5):
         with pytest.raises(InputError, match='link id'):
@@ -441,3 +444,126 @@ def test_model_name_lookups(chain):
         robot.q_position('a_camera_mount')
     with pytest.raises(ModelError, match="'nope'"):
         robot.q_position('nope')
+
+
+# --- axes, frames and values at the model's entry (issue 12) --------------------------------
+def test_huge_axis_is_normalized_not_zeroed():
+    """An axis of 1e200 entries: scaled by its largest entry before normalizing (its norm would
+    overflow to inf, the axis to zero), a ModelWarning and no numpy RuntimeWarning."""
+    text = arm(j1=joint('j1', 'base', 'l1', axis='1e200 1e200 0'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        robot = build(text)
+    kinds = {type(w.message) for w in caught}
+    assert kinds == {errors.ModelWarning}, [str(w.message) for w in caught]
+    np.testing.assert_allclose(robot.joints[0].axis, [2 ** -0.5, 2 ** -0.5, 0.0], rtol=1e-15)
+    # the model is a real rotation about that axis, H is regular
+    s = random_state(robot, 1)
+    o = run_chain(robot, s)
+    RL = o.RL[:, :, 0]
+    np.testing.assert_allclose(RL.T @ RL, np.eye(3), atol=1e-14)
+    assert np.linalg.eigvalsh(o.H)[0] > 1e-6
+
+
+@pytest.mark.parametrize('axis', ['0 0 0', '1e-200 0 0'])
+def test_zero_axis_is_an_error(axis):
+    with pytest.raises(ModelError, match="joint 'j1': axis .* zero length"):
+        build(arm(j1=joint('j1', 'base', 'l1', axis=axis)))
+
+
+def test_robot_constructor_refuses_a_zero_or_non_unit_axis_and_non_rigid_frames():
+    from spart_ros.core.model import BaseLink, Joint, Link, Robot
+    base = BaseLink('b', 1.0, np.eye(3))
+
+    def robot(axis=(0.0, 0.0, 1.0), T=np.eye(4)):
+        return Robot('r', base, [Link(1, 'l', 1, 1.0, np.eye(3), np.eye(4))],
+                     [Joint(1, 'j', 1, 1, 0, 1, np.array(axis), T)])
+    assert robot().n_q == 1
+    for axis in ((0.0, 0.0, 0.0), (0.0, 0.0, 2.0)):
+        with pytest.raises(ModelError, match=r"^joint 'j': axis .* is not a unit vector"):
+            robot(axis)
+    with pytest.raises(ModelError, match=r"^joint 'j': axis: expected shape \(3,\), got \(4,\)"):
+        robot((0.0, 0.0, 1.0, 0.0))
+    with pytest.raises(ModelError, match=r"^joint 'j': T \(its rotation block\): expected a rotation matrix"):
+        robot(T=np.diag([2.0, 2.0, 2.0, 1.0]))
+    with pytest.raises(ModelError, match=r"^joint 'j': T: expected a rigid transform .*row \[0.0, 0.0, 0.0, 2.0\]"):
+        robot(T=2 * np.eye(4))
+    with pytest.raises(ModelError, match=r"^base_link: expected a BaseLink, got None"):
+        Robot('r', None, [], [])
+
+
+def test_builder_checks_every_argument_at_the_call():
+    """Each bad value raises at the add_link / add_joint call that gives it, naming the link or
+    joint and the argument (the cases the audit found: complex mass, None inertia, a 3-vector
+    com, ragged inertia, 3x3 origin, 2*eye(4) origin, an axis of length 4, NaN limits)."""
+    from spart_ros.core import RobotBuilder
+    from spart_ros.core.model import JointLimits
+    b = RobotBuilder('b')
+    b.add_link('base', 1.0, np.eye(3))
+    cases = [
+        (lambda: b.add_link('a', 1 + 1j, np.eye(3)), InertiaError, r"^link 'a': mass: expected real numbers"),
+        (lambda: b.add_link('a', 1.0, None), InertiaError, r"^link 'a': inertia: expected an array of shape \(3, 3\), "
+                                                           'got None'),
+        (lambda: b.add_link('a', 1.0, np.eye(3), com=[np.nan, 0, 0]), ModelError,
+         r"^link 'a': com: expected shape \(4, 4\), got \(3,\)"),
+        (lambda: b.add_link('a', 1.0, [[1, 0], [0, 1, 0], [0, 0, 1]]), InertiaError,
+         r"^link 'a': inertia: .*rows of different lengths"),
+        (lambda: b.add_link('a', -2.0, np.eye(3)), InertiaError, r"^link 'a': mass -2 kg is negative"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', origin=np.eye(3)), ModelError,
+         r"^joint 'j': origin: expected shape \(4, 4\), got \(3, 3\)"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', origin=2 * np.eye(4)), ModelError,
+         r"^joint 'j': origin: expected a rigid transform"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', axis=[0, 0, 1, 0]), ModelError,
+         r"^joint 'j': axis: expected shape \(3,\), got \(4,\)"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', axis=[0, 0, 0]), ModelError,
+         r"^joint 'j': axis .* zero length"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', limits=JointLimits(np.nan, 1.0)), ModelError,
+         r"^joint 'j': limits.lower: expected a number .*got float nan"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', limits=(-1.0, 1.0)), ModelError,
+         r"^joint 'j': limits: expected JointLimits"),
+        (lambda: b.add_joint('j', 'revolute', 'base', 'a', mimic=('k', np.nan, 0.0)), ModelError,
+         r"^joint 'j': mimic multiplier: expected a finite number"),
+    ]
+    for call, cls, match in cases:
+        with pytest.raises(cls, match=match):
+            call()
+    assert list(b._links) == ['base'] and b._joints == []     # nothing half-added
+    b.add_link('a', 1.0, np.eye(3))
+    with pytest.warns(errors.ModelWarning, match="joint 'j': axis .* normalized"):
+        b.add_joint('j', 'revolute', 'base', 'a', axis=[0.0, 3.0, 4.0])
+    np.testing.assert_allclose(b.build().joints[0].axis, [0.0, 0.6, 0.8], rtol=1e-15)
+
+
+def test_dh_frame_and_mass_are_checked():
+    def dh(**base):
+        man = [{'type': 1, 'DH': {'d': 0.1, 'alpha': 0.2, 'a': 0.3, 'theta': 0.0}, 'b': [0.1, 0.0, 0.0],
+                'mass': 1.0, 'I': np.eye(3)}]
+        return {'n': 1, 'man': man, 'EE': {'theta': 0.0, 'd': 0.1},
+                'base': dict({'T_L0_J1': np.eye(4), 'mass': 10.0, 'I': np.eye(3)}, **base)}
+    assert spart.DH_Serial2robot(dh())[0].n_q == 1
+    with pytest.raises(ModelError, match=r'^DH data: base.T_L0_J1: expected a rigid transform'):
+        spart.DH_Serial2robot(dh(T_L0_J1=2 * np.eye(4)))
+    with pytest.raises(ModelError, match=r'^DH data: base.T_L0_J1 \(its rotation block\): expected a rotation'):
+        spart.DH_Serial2robot(dh(T_L0_J1=np.diag([1.0, 1.0, -1.0, 1.0])))
+    with pytest.raises(ModelError, match=r'^DH data: base.mass = None is not a number'):
+        spart.DH_Serial2robot(dh(mass=None))
+    with pytest.raises(ModelError, match=r'^DH data: base.I: expected real numbers, got complex'):
+        spart.DH_Serial2robot(dh(I=np.eye(3) * (1 + 1j)))
+
+
+def test_overflow_from_the_model_names_the_robot_and_joint():
+    """A joint at 1e300 m: the mass matrix overflows; the error names the robot and the joint,
+    not R0 (the largest input, of magnitude 1)."""
+    from spart_ros.core.fast import FastDynamics
+    robot = build(arm(j2=joint('j2', 'l1', 'l2', xyz='1e300 0 0')))
+    fd = FastDynamics(robot)
+    with pytest.raises(ModelError, match=r"^robot 'test_robot': too large: joint 'j2' holds values up to 1e\+300"):
+        fd.mass_matrix(np.eye(3), np.zeros(3), np.zeros(2))
+
+
+def test_fast_dynamics_refuses_a_model_changed_after_it_was_built():
+    from spart_ros.core.fast import FastDynamics
+    robot = build(arm())
+    robot.links[1].mass = float('nan')        # a Robot checks its values when built; this is later
+    with pytest.raises(ModelError, match=r"^robot 'test_robot': link 'l2' or joint 'j2' holds NaN"):
+        FastDynamics(robot)

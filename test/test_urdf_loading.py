@@ -364,6 +364,17 @@ def test_rounding_level_violations_pass_silently():
         check_mass_inertia('rotated', 1e-3, R @ I @ R.T, strict=True)
         check_mass_inertia('slightly_negative', 1.0, np.diag([-1e-9, 1.0, 1.0]), strict=True)
         check_mass_inertia('point_mass', 2.0, np.zeros((3, 3)), strict=True)
+        # a thin plate (I1 + I2 = I3) printed with 6 significant digits: 1.7e-6 of I3 off (issue 9)
+        check_mass_inertia('thin_plate', 1.0, np.diag([0.0833333, 0.333333, 0.416667]), strict=True)
+        check_mass_inertia('thin_plate_rotated', 1.0, np.array(
+            [[float(f'{x:.6g}') for x in row] for row in R @ np.diag([1 / 12, 1 / 3, 5 / 12]) @ R.T]), strict=True)
+        check_mass_inertia('rod', 1.0, np.diag([0.0, 0.0833333, 0.0833333]), strict=True)
+    # real violations still warn, and strict refuses them: 1 % beyond the triangle inequality
+    plate_1pc = np.diag([1 / 12, 1 / 3, 1.01 * 5 / 12])
+    with pytest.warns(InertiaWarning, match="'plate_1pc'.*triangle"):
+        check_mass_inertia('plate_1pc', 1.0, plate_1pc)
+    with pytest.raises(InertiaError, match="'plate_1pc'.*triangle"):
+        check_mass_inertia('plate_1pc', 1.0, plate_1pc, strict=True)
     with pytest.warns(InertiaWarning, match="'sensor'.*not positive semi-definite"):
         check_mass_inertia('sensor', 0.01, np.array([[1e-5, 1.0035e-5, 0], [1.0035e-5, 1e-5, 0], [0, 0, 1e-5]]))
 

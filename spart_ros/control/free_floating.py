@@ -16,6 +16,8 @@ attribute                   meaning (SPART conventions, see the core modules)   
 ``h0``                      H0 u0 + H0m um, momentum in base coordinates           (6,)
 ``free_base_velocity``      H0^-1 h0: the base velocity with the joints still       (6,)
 ``drift``                   J0 H0^-1 h0: the point's twist with the joints still    (6,)
+``link_rotation``           rotation of the link's CoM frame (SPART RL, R0)       (3, 3)
+``link_position``           the link's CoM (SPART rL, r0), inertial                (3,)
 ==========================  =====================================================  =========
 
 so that u0 = free_base_velocity + reaction @ um and t_p = Jstar @ um + drift.  The buffers are
@@ -27,6 +29,7 @@ import numpy as np
 from ..core import _checks as chk
 from ..core.errors import InputError, ModelError
 from ..core.fast import FastDynamics
+from ..core.fast import kernels as K
 from ..core.momentum import _about, _com, _solve_base
 
 __all__ = ['FreeFloatingKinematics']
@@ -57,7 +60,9 @@ class FreeFloatingKinematics:
         self.reaction, self.Jstar = z((6, nq)), z((6, nq))
         self.h0, self.free_base_velocity, self.drift = z(6), z(6), z(6)
         self.R0, self.r0, self.qm = np.eye(3), z(3), z(nq)     # the last updated state
+        self.link_rotation, self.link_position = np.eye(3), z(3)
         self._rhs = z((6, nq + 1))      # [H0m, h0] for one solve
+        self._solve_inputs = [('H0', self.H0), ('[H0m, h0]', self._rhs)]     # named if it overflows
 
     def update(self, R0, r0, qm, u0=None, um=None):
         """Compute every attribute at state (R0, r0, qm); with ``u0`` (6,) and ``um`` (n_q,)
@@ -75,6 +80,12 @@ class FreeFloatingKinematics:
         J, _ = fd.jacobian(self.link, R0, r0, qm, offset=self.offset, bias=False)
         self.J0[:] = J[:, 0:6]
         self.Jm[:] = J[:, 6:]
+        # the Jacobian kernel's forward kinematics left every body's CoM-frame rotation and CoM
+        # (from r0) in FastDynamics' workspace rows: the link pose for free (pure-Python
+        # Kinematics would cost ~40 us per tick; test_space_motion_laws checks it against it)
+        row = fd._W[self.link]
+        self.link_rotation.flat[:] = row[K.R:K.R + 9]
+        np.add(r0, row[K.X:K.X + 3], out=self.link_position)
         if u0 is None and um is None:
             self.h0[:] = 0.0
         else:
@@ -84,7 +95,7 @@ class FreeFloatingKinematics:
             self.h0 += self.H0m @ um
         self._rhs[:, 0:nq] = self.H0m
         self._rhs[:, nq] = self.h0
-        X = _solve_base(self.H0, self._rhs)
+        X = _solve_base(self.H0, self._rhs, 'FreeFloatingKinematics.update', self._solve_inputs)
         np.negative(X[:, 0:nq], out=self.reaction)
         self.free_base_velocity[:] = X[:, nq]
         np.matmul(self.J0, self.reaction, out=self.Jstar)
@@ -102,7 +113,8 @@ class FreeFloatingKinematics:
         um = chk.vector('um', um, self.n_q)
         if h0 is None:
             return self.reaction @ um
-        return _solve_base(self.H0, chk.vector('h0', h0, 6)) + self.reaction @ um
+        h0 = chk.vector('h0', h0, 6)
+        return _solve_base(self.H0, h0, 'base_reaction', [('H0', self.H0), ('h0', h0)]) + self.reaction @ um
 
     @property
     def center_of_mass(self):
@@ -120,4 +132,5 @@ class FreeFloatingKinematics:
             point = points[about](3)
         else:
             point = chk.vector('about', about, 3)
-        return _about(self.h0, self.R0, self.r0, point)
+        return _about('FreeFloatingKinematics.momentum', self.h0, self.R0, self.r0, point,
+                      [('h0', self.h0), ('about', point)])

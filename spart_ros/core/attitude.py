@@ -47,7 +47,9 @@ def _cross(a, b):
 def cross(a, b):
     """cross(a, b) for 3-vectors, written out (np.cross is slow and mishandles object arrays)."""
     a, b = chk.vector('a', a, 3), chk.vector('b', b, 3)
-    return chk.results('cross', _cross(a, b), (('a', a), ('b', b)))
+    with chk.quiet():
+        out = _cross(a, b)
+    return chk.results('cross', out, (('a', a), ('b', b)))
 
 
 def _quaternion_dcm(q):
@@ -98,12 +100,11 @@ def dcm_quaternion(DCM):
     so it is accurate for every rotation; the sign follows that component.
     ``DCM`` must be a numeric rotation matrix.
     """
-    return _dcm_quaternion(_numeric_rotation('DCM', DCM))
+    return _dcm_quaternion(_numeric_rotation('DCM', DCM, 'dcm_quaternion (DCM_quat)'))
 
 
-def _numeric_rotation(name, R):
-    R = chk.rotation(name, R)
-    return R.astype(float) if R.dtype == object else R
+def _numeric_rotation(name, R, where):
+    return chk.numeric(name, chk.rotation(name, R), where)
 
 
 def _euler_axis_dcm(e, alpha):
@@ -160,7 +161,7 @@ def dcm_angles321(DCM):
     theta is in [-pi/2, pi/2]; at theta = +-pi/2 the split of phi and psi is arbitrary.
     ``DCM`` must be a numeric rotation matrix.
     """
-    D = _numeric_rotation('DCM', DCM)
+    D = _numeric_rotation('DCM', DCM, 'dcm_angles321 (DCM_Angles321)')
     theta = -np.arcsin(np.clip(D[0, 2], -1.0, 1.0))
     phi = np.arctan2(D[1, 2], D[2, 2])
     psi = np.arctan2(D[0, 1], D[0, 0])
@@ -184,5 +185,5 @@ def quaternion_from_ros(x, y, z, w):
 
 def quaternion_to_ros(R):
     """ROS quaternion (x, y, z, w) of an active rotation matrix R (body -> world), w >= 0."""
-    q = _dcm_quaternion(_numeric_rotation('R', R).T)
+    q = _dcm_quaternion(_numeric_rotation('R', R, 'quaternion_to_ros').T)
     return q if q[3] >= 0 else -q

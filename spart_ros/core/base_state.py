@@ -12,7 +12,7 @@ u0dot = [angular acceleration in c; CoM acceleration in the world].
 All functions are exact (no small-angle approximations); shapes (3, 3), (3,), (6,).
 Arguments are checked at the entry (spart_ros.core._checks: rotations orthonormal,
 vectors finite and of the right length, ``robot`` a Robot) and results are finite
-(an overflow is an InputError naming the largest inputs).
+(an overflow is an InputError naming the largest inputs, without numpy's warning).
 """
 from collections import namedtuple
 
@@ -30,6 +30,7 @@ def _bc(robot):
     return T[:3, :3], T[:3, 3]
 
 
+@chk.quietly
 def base_from_link_frame(robot, R_b, p_b, v_b=None, w_b=None):
     """SPART (R0, r0, u0) from the base link pose in the world and its twist in b.
 
@@ -50,6 +51,7 @@ def base_from_link_frame(robot, R_b, p_b, v_b=None, w_b=None):
                        [('base position', p_b), ('base linear velocity', v_b), ('base angular velocity', w_b)])
 
 
+@chk.quietly
 def link_frame_from_base(robot, R0, r0, u0=None):
     """Inverse of :func:`base_from_link_frame`: (R_b, p_b, v_b, w_b)."""
     R_bc, p_bc = _bc(robot)
@@ -64,6 +66,7 @@ def link_frame_from_base(robot, R0, r0, u0=None):
     return chk.results('link_frame_from_base', LinkBase(R_b, r0 - rho, v_b, w_b), [('r0', r0), ('u0', u0)])
 
 
+@chk.quietly
 def base_acceleration_from_link_frame(robot, R_b, w_b, a_b, alpha_b):
     """SPART u0dot (6,) from the base link's angular velocity ``w_b``, classical
     acceleration of its origin ``a_b`` and angular acceleration ``alpha_b``, all
@@ -78,6 +81,7 @@ def base_acceleration_from_link_frame(robot, R_b, w_b, a_b, alpha_b):
     return chk.results('base_acceleration_from_link_frame', np.concatenate([R_bc.T @ alpha_b, R_b @ acc_b]), inputs)
 
 
+@chk.quietly
 def link_frame_acceleration_from_base(robot, R0, u0, u0dot):
     """Inverse of :func:`base_acceleration_from_link_frame`: (a_b, alpha_b), in b."""
     R_bc, p_bc = _bc(robot)
@@ -91,6 +95,7 @@ def link_frame_acceleration_from_base(robot, R0, u0, u0dot):
     return chk.results('link_frame_acceleration_from_base', (acc_b, alpha_b), [('u0', u0), ('u0dot', u0dot)])
 
 
+@chk.quietly
 def base_generalized_force_to_link_frame(robot, R0, tau0):
     """SPART tau0 = [torque in c; force in the world] at the base CoM -> the same wrench as
     (torque, force) at b's origin, both expressed in b."""
@@ -102,6 +107,7 @@ def base_generalized_force_to_link_frame(robot, R0, tau0):
     return chk.results('base_generalized_force_to_link_frame', (torque_b, force_b), [('tau0', tau0)])
 
 
+@chk.quietly
 def link_frame_wrench_to_base_generalized_force(robot, R0, torque_b, force_b):
     """Inverse of :func:`base_generalized_force_to_link_frame`: tau0 (6,)."""
     R_bc, p_bc = _bc(robot)
@@ -113,6 +119,7 @@ def link_frame_wrench_to_base_generalized_force(robot, R0, torque_b, force_b):
                        [('base torque', torque_b), ('base force', force_b)])
 
 
+@chk.quietly
 def link_frame_pose(robot, link, R0, r0, RL, rL):
     """Pose (R, p) of a link's URDF frame (not its CoM frame) in the world.
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import ModelError
-from .model import BaseLink, Joint, Link, Robot, homogeneous, inverse_transform
+from .model import BaseLink, Joint, Link, Robot, homogeneous, inverse_transform, model_array, rigid_transform
 
 
 def _get(d, key, where):
@@ -19,28 +19,19 @@ def _scalar(d, key, where):
     if bk.is_symbolic(value):
         return value
     try:
+        if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+            raise TypeError
         number = float(np.asarray(value, dtype=float).reshape(()))
-    except (TypeError, ValueError):
-        raise ModelError(f'DH data: {where}.{key} = {value!r} is not a number') from None
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f'DH data: {where}.{key} = {value!r}'[:200] + ' is not a number') from None
     if not np.isfinite(number):
         raise ModelError(f'DH data: {where}.{key} = {value!r} is NaN or infinite')
     return number
 
 
 def _array(d, key, where, shape):
-    """An array of ``shape`` from a DH field; ModelError naming it (shape, NaN, infinity)."""
-    value = _get(d, key, where)
-    try:
-        a = bk.as_array(value)
-    except (TypeError, ValueError):
-        raise ModelError(f'DH data: {where}.{key} is not an array of numbers') from None
-    if a.shape == (3, 1) and shape == (3,):
-        a = a[:, 0]
-    if a.shape != shape:
-        raise ModelError(f'DH data: {where}.{key} has shape {a.shape}, expected {shape}')
-    if a.dtype != object and not np.all(np.isfinite(a)):
-        raise ModelError(f'DH data: {where}.{key} holds NaN or infinity: {a.tolist()}')
-    return a
+    """An array of ``shape`` from a DH field (real, finite, or sympy); ModelError naming it."""
+    return model_array(f'DH data: {where}.{key}', _get(d, key, where), shape)
 
 
 def dh_transform(d, alpha, a, theta):
@@ -81,7 +72,7 @@ def robot_from_dh(DH_data):
     ee = _get(DH_data, 'EE', 'DH_data')
     name = DH_data.get('name', 'DH robot') if isinstance(DH_data, dict) else getattr(DH_data, 'name', 'DH robot')
     base_link = BaseLink('Base', _scalar(base, 'mass', 'base'), _array(base, 'I', 'base', (3, 3)), np.eye(4))
-    T_L0_J1 = _array(base, 'T_L0_J1', 'base', (4, 4))
+    T_L0_J1 = rigid_transform('DH data: base.T_L0_J1', _array(base, 'T_L0_J1', 'base', (4, 4)))
     bs = [_array(m, 'b', f'man[{i}]', (3,)) for i, m in enumerate(man)]
     links, joints = [], []
     for i in range(1, n + 1):

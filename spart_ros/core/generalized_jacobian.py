@@ -32,7 +32,12 @@ def generalized_jacobian(J0, Jm, H0, H0m):
     if H0m.shape[1] != Jm.shape[1]:
         raise InputError(f'Jm, H0m: expected the same number of joint columns, got Jm {Jm.shape} and '
                          f'H0m {H0m.shape}')
-    return Jm - J0 @ _solve_base(H0, H0m)
+    where = 'generalized_jacobian'
+    inputs = [('J0', J0), ('Jm', Jm), ('H0', H0), ('H0m', H0m)]
+    X = _solve_base(H0, chk.numeric('H0m', H0m, f'{where} (a linear solve)'), where, inputs)
+    with chk.quiet():
+        Jstar = Jm - J0 @ X
+    return chk.results(where, Jstar, inputs)
 
 
 def generalized_jacobian_drift(J0, H0, h0):
@@ -41,4 +46,9 @@ def generalized_jacobian_drift(J0, H0, h0):
     J0 = chk.array('J0', J0, (6, 6))
     H0 = chk.array('H0', H0, (6, 6))
     h0 = chk.vector('h0', h0, 6)
-    return J0 @ _solve_base(H0, h0)
+    where = 'generalized_jacobian_drift'
+    inputs = [('J0', J0), ('H0', H0), ('h0', h0)]
+    x = _solve_base(H0, chk.numeric('h0', h0, f'{where} (a linear solve)'), where, inputs)
+    with chk.quiet():
+        drift = J0 @ x
+    return chk.results(where, drift, inputs)

@@ -24,25 +24,32 @@ def task_rows(rows):
     """``rows`` as a tuple of distinct indices into the 6 twist components (None = all)."""
     if rows is None:
         return ALL_ROWS
+    expected = 'rows: expected distinct indices 0..5 of [wx, wy, wz, vx, vy, vz], got '
     try:
         out = tuple(int(r) for r in rows)
-    except (TypeError, ValueError):
-        raise InputError(f'rows: expected indices 0..5 of [wx, wy, wz, vx, vy, vz], got {rows!r}') from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(expected + chk.given(rows)) from None
     if not out or any(r != r0 for r, r0 in zip(out, rows)) or any(not 0 <= r <= 5 for r in out) \
             or len(set(out)) != len(out):
-        raise InputError(f'rows: expected distinct indices 0..5 of [wx, wy, wz, vx, vy, vz], got {rows!r}')
+        raise InputError(expected + chk.given(rows))
     return out
 
 
 def _task(J, rows, name='J'):
-    J = chk.array(name, J, (6, None))
+    J = chk.numeric(name, chk.array(name, J, (6, None)), 'an SVD')
     rows = task_rows(rows)
     return J if rows == ALL_ROWS else J[list(rows)]
 
 
 def singular_values(J, rows=None, name='J'):
     """Singular values (descending) of the task rows of a Jacobian ``J`` (6, n)."""
-    return np.linalg.svd(_task(J, rows, name), compute_uv=False)
+    if not isinstance(name, str):
+        raise InputError(f'name: expected the name of J for messages (a string), got {chk.given(name)}')
+    J = _task(J, rows, name)
+    if J.size and float(np.abs(J).max()) > 1e150:   # its squares overflow inside the SVD
+        raise InputError(f'{name}: too large: entries up to {float(np.abs(J).max()):.3g} overflow its singular '
+                         'value decomposition')
+    return np.linalg.svd(J, compute_uv=False)
 
 
 def manipulability(J, rows=None):
@@ -52,7 +59,7 @@ def manipulability(J, rows=None):
     Pass the fixed-base Jacobian Jm for the fixed-base measure, J* for the generalized one.
     Units: those of J's rows (m or rad per joint unit) to the power min(m, n).
     """
-    with np.errstate(over='ignore'):
+    with chk.quiet():
         w = float(np.prod(singular_values(J, rows)))
     if not np.isfinite(w):
         raise InputError(f'J: too large: its manipulability overflows (largest entry {float(np.abs(J).max()):.3g})')

@@ -35,6 +35,7 @@ class IndependentCoordinates:
     """
 
     def __init__(self, robot):
+        robot = chk.robot(robot)
         self.full_names = list(robot.q_names)
         self.followers = dict(robot.mimic)
         self.names = [name for name in self.full_names if name not in self.followers]
@@ -86,7 +87,7 @@ class IndependentCoordinates:
 
     def generalized(self, floating=True):
         """The map of the whole generalized velocity: blkdiag(I6, G) (floating) or G."""
-        if not floating:
+        if not chk.flag('floating', floating):
             return np.array(self.G)
         T = np.zeros((6 + self.n_full, 6 + self.n))
         T[0:6, 0:6] = np.eye(6)

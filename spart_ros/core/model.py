@@ -18,12 +18,14 @@ Frames stored in the model (all 4x4 homogeneous transforms):
 """
 from collections import namedtuple
 from dataclasses import dataclass, field
+import math
+import numbers
 import warnings
 
 import numpy as np
 
 from . import _backend as bk
-from .errors import (InertiaError, InertiaWarning, MimicJointWarning, ModelError, ModelWarning,
+from .errors import (InertiaError, InertiaWarning, InputError, MimicJointWarning, ModelError, ModelWarning,
                      SingularModelError, TopologyError, UnsupportedJointError)
 
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
@@ -91,8 +93,10 @@ Mimic = namedtuple('Mimic', 'leader multiplier offset')
 Mimic.__doc__ = """URDF ``<mimic>``: the follower's position is ``multiplier * q_leader + offset``."""
 
 #: Relative tolerance of the inertia checks: violations smaller than this times the body's
-#: largest principal moment are rounding (values printed with 6-7 significant digits) and pass.
-INERTIA_RTOL = 1e-6
+#: largest principal moment are rounding and pass.  Entries printed with 6 significant digits
+#: are off by up to 5e-6 of the largest moment each, which moves I1 + I2 - I3 by up to ~2.6e-5 of
+#: it (measured on random thin plates and rods: 8e-6); a 1 % violation is 200 times this.
+INERTIA_RTOL = 5e-5
 
 RobotKeys = namedtuple('RobotKeys', 'link_id joint_id q_id')
 RobotKeys.__doc__ = """SPART's robot_keys: dicts name -> id for links (base = 0), joints and joint variables."""
@@ -116,15 +120,18 @@ class Robot:
 
     def __init__(self, name, base_link, links, joints, origin='manual', *, mimic=None, strict=False,
                  base_hint=None, base_pose=None, world_link=None):
+        links, joints = _check_arguments(name, base_link, links, joints, origin, mimic, strict, base_hint,
+                                         world_link)
         self.name = name
         self.origin = origin
         self.base_link = base_link
-        self.links = list(links)
-        self.joints = list(joints)
+        self.links = links
+        self.joints = joints
         self.n_links_joints = len(self.links)
         n = self.n_links_joints
         if len(self.joints) != n:
-            raise TopologyError(f'robot {name!r}: {len(self.joints)} joints for {n} links (need one parent joint per link)')
+            raise TopologyError(f'links, joints: robot {name!r} has {n} links and {len(self.joints)} joints (need one '
+                                'parent joint per link)')
         self.n_q = sum(1 for j in self.joints if j.type != FIXED)
         _check_unique('link', [base_link.name] + [l.name for l in self.links], name)
         _check_unique('joint', [j.name for j in self.joints], name)
@@ -132,13 +139,12 @@ class Robot:
         self.parent = np.array([j.parent_link for j in self.joints], dtype=np.int64)
         self.joint_type = np.array([j.type for j in self.joints], dtype=np.int64)
         self.q_index = np.array([j.q_id - 1 if j.type != FIXED else -1 for j in self.joints], dtype=np.int64)
+        self._check_parts()
         self.symbolic = bk.is_symbolic(base_link.mass, base_link.inertia, base_link.T,
                                        *[(l.mass, l.inertia, l.T) for l in self.links],
                                        *[(j.axis, j.T) for j in self.joints])
         if self.symbolic:
             _exact_model(self)
-        else:
-            self._check_finite()
         self.masses = np.array([l.mass for l in self.links], dtype=object if self.symbolic else float)
         from .connectivity import connectivity_map
         self.con = Connectivity(*connectivity_map(self))
@@ -151,7 +157,7 @@ class Robot:
         #: in the world frame, 4x4) or None (the URDF says nothing); ``world_link``: the root
         #: link that was dropped (None if none).  The caller still chooses fixed or floating.
         self.base_hint = base_hint
-        self.base_pose = None if base_pose is None else np.asarray(base_pose, dtype=float)
+        self.base_pose = None if base_pose is None else _numeric_transform('base_pose', base_pose)
         self.world_link = world_link
         self.mimic = self._resolve_mimic(mimic or {})
         self._coordinates = None
@@ -192,6 +198,9 @@ class Robot:
 
     def link_index(self, name):
         """SPART link id of a link name (0 = base); ModelError naming the link if unknown."""
+        if not isinstance(name, str):
+            from ._checks import given
+            raise InputError(f'name: expected a link name (a string), got {given(name)}')
         try:
             return self.keys.link_id[name]
         except KeyError:
@@ -199,6 +208,9 @@ class Robot:
 
     def q_position(self, name):
         """0-based joint-variable index of a moving joint; ModelError if unknown or fixed."""
+        if not isinstance(name, str):
+            from ._checks import given
+            raise InputError(f'name: expected a joint name (a string), got {given(name)}')
         if name not in self.keys.q_id:
             what = 'a fixed joint' if name in self.keys.joint_id else 'not a joint of the model'
             raise ModelError(f'joint {name!r} is {what}; moving joints are {self.q_names}')
@@ -231,18 +243,26 @@ class Robot:
         if sorted(seen_q) != list(range(1, len(seen_q) + 1)):
             raise TopologyError(f'joint-variable ids {seen_q} are not 1..{len(seen_q)}')
 
-    def _check_finite(self):
-        """NaN or infinity in a mass, inertia, transform or axis: ModelError naming the element."""
-        for what, name, value in [('base link', self.base_link.name, self.base_link.T)] + \
-                [('link', l.name, l.T) for l in self.links] + [('joint', j.name, j.T) for j in self.joints] + \
-                [('joint axis of', j.name, j.axis) for j in self.joints]:
-            if not np.all(np.isfinite(np.asarray(value, dtype=float))):
-                raise ModelError(f'{what} {name!r}: transform or axis holds NaN or infinity: '
-                                 f'{np.asarray(value).tolist()}')
+    def _check_parts(self):
+        """Every link's mass, inertia and frame, every joint's axis, frame and limits: real
+        numbers (or sympy expressions), finite, of the right shape, frames rigid transforms,
+        moving joints' axes unit vectors.  ModelError naming the link or joint; the arrays
+        are kept as checked (float64, or object arrays if symbolic)."""
         for body in [self.base_link] + self.links:
-            if not (np.isfinite(float(body.mass)) and np.all(np.isfinite(np.asarray(body.inertia, dtype=float)))):
-                raise InertiaError(f'link {body.name!r}: mass {body.mass} or inertia '
-                                   f'{np.asarray(body.inertia).tolist()} is not finite')
+            what = f'link {body.name!r}'
+            body.mass = body_mass(f'{what}: mass', body.mass)
+            body.inertia = model_array(f'{what}: inertia', body.inertia, (3, 3), InertiaError)
+            body.T = rigid_transform(f'{what}: T', body.T)
+        for j in self.joints:
+            what = f'joint {j.name!r}'
+            j.T = rigid_transform(f'{what}: T', j.T)
+            j.axis = model_array(f'{what}: axis', j.axis, (3,))
+            if j.type != FIXED and j.axis.dtype != object:
+                norm = math.sqrt(math.fsum(v * v for v in j.axis.tolist()))
+                if abs(norm - 1.0) > 1e-6:
+                    raise ModelError(f'{what}: axis {j.axis.tolist()} is not a unit vector (norm {norm:.6g}; '
+                                     'RobotBuilder and URDF loading normalize axes, Robot takes them as given)')
+            check_limits(what, j.limits)
 
     def _check_inertias(self, strict):
         for body in [self.base_link] + self.links:
@@ -253,7 +273,8 @@ class Robot:
         moving = set(self.keys.q_id)
         raw = {}
         for follower, m in mimic.items():
-            leader, mult, off = m
+            follower = _name('mimic', follower, 'joint')
+            leader, mult, off = _mimic(f'joint {follower!r}', m)    # a name and two finite numbers
             for role, jname in (('mimic joint', follower), ('mimicked joint', leader)):
                 if jname not in self.keys.joint_id:
                     raise ModelError(f'joint {follower!r} mimics {leader!r}: {role} {jname!r} is not a joint of '
@@ -261,9 +282,7 @@ class Robot:
                 if jname not in moving:
                     raise ModelError(f'joint {follower!r} mimics {leader!r}: {role} {jname!r} is a fixed joint '
                                      '(only moving joints can mimic or be mimicked)')
-            if not (np.isfinite(float(mult)) and np.isfinite(float(off))):
-                raise ModelError(f'joint {follower!r}: mimic multiplier {mult} or offset {off} is not finite')
-            raw[follower] = Mimic(leader, float(mult), float(off))
+            raw[follower] = Mimic(leader, mult, off)
         resolved = {}
         for follower in sorted(raw, key=lambda f: self.keys.q_id[f]):
             leader, mult, off = raw[follower]
@@ -345,7 +364,12 @@ class Robot:
         floating-base inverse dynamics inverts); ``independent``: in the independent
         coordinates of a robot with mimic joints (``robot.coordinates``).
         """
-        key = (bool(floating), bool(base_only), bool(independent))
+        try:            # the common case first: bools seen before (called on every FD of the fast path)
+            return self._singularity[floating, base_only, independent]
+        except (KeyError, TypeError):
+            pass
+        from ._checks import flag
+        key = (flag('floating', floating), flag('base_only', base_only), flag('independent', independent))
         if key not in self._singularity:
             self._singularity[key] = '' if self.symbolic else self._find_singularity(*key)
         return self._singularity[key]
@@ -389,6 +413,118 @@ class Robot:
         if not self.symbolic and float(self.total_mass) <= 0:
             raise SingularModelError(f'robot {self.name!r} has zero total mass: a floating base with no mass '
                                      'has a singular generalized inertia matrix (use a fixed base)')
+
+
+# --- checks of model values (every way of building a Robot passes through them) ----------------
+
+def model_array(what, x, shape, error=ModelError):
+    """``x`` as an array of ``shape``: float64 (real, finite), or an object array of sympy
+    expressions; ``error`` (a ModelError) with a message starting with ``what`` otherwise.
+    A vector may be given as a (k, 1) column."""
+    from . import _checks as chk
+    if len(shape) == 1 and _shape_of(x) == (shape[0], 1):   # a column (SPART's MATLAB vectors)
+        x = np.asarray(x)[:, 0]
+    try:
+        a = chk.array(what, x, shape)
+    except InputError as err:
+        raise error(str(err)) from None
+    if a.dtype == object and not any(hasattr(e, 'free_symbols') for e in a.flat):
+        a = a.astype(np.float64)   # plain numbers in an object array: a numeric model
+    return a
+
+
+def _shape_of(x):
+    try:
+        return np.shape(x)
+    except ValueError:   # ragged: model_array says so
+        return None
+
+
+def rigid_transform(what, T):
+    """``T`` checked as a 4x4 rigid transform: bottom row [0, 0, 0, 1], rotation block a rotation
+    within the API's tolerance (R'R - I within 1e-3, det > 0); symbolic ones: the shape only."""
+    from . import _checks as chk
+    a = model_array(what, T, (4, 4))
+    if a.dtype == object:
+        if any(getattr(e, 'free_symbols', None) for e in a.flat):
+            return a
+        num = a.astype(float)
+    else:
+        num = a
+    if not np.array_equal(num[3], [0.0, 0.0, 0.0, 1.0]):
+        raise ModelError(f'{what}: expected a rigid transform (4x4, bottom row [0, 0, 0, 1]), got bottom row '
+                         f'{num[3].tolist()}')
+    try:
+        chk.rotation(f'{what} (its rotation block)', np.ascontiguousarray(num[:3, :3]))
+    except InputError as err:
+        raise ModelError(str(err)) from None
+    return a
+
+
+def _numeric_transform(what, T):
+    """A numeric rigid transform (float64 (4, 4)); ModelError naming ``what``."""
+    T = rigid_transform(what, T)
+    try:
+        return np.array(T, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f'{what}: expected numbers, got symbolic values') from None
+
+
+def body_mass(what, mass, error=InertiaError):
+    """A mass: a finite real number (float) >= 0, or a sympy expression; ``error`` naming ``what``."""
+    from . import _checks as chk
+    try:
+        m = chk.scalar(what, mass)
+    except InputError as err:
+        text = str(err)
+        raise error(text.replace('expected a finite number', 'is not finite, expected a finite number')) from None
+    if isinstance(m, float) and m < 0:
+        raise error(f'{what} {m:g} kg is negative: no body has a negative mass (forward dynamics with one is '
+                    'meaningless), so it is refused even without strict=True')
+    return m
+
+
+def check_limits(what, limits):
+    """ModelError naming the joint (``what``) unless ``limits`` is a JointLimits of real numbers
+    (+-inf for a bound not given; NaN is an error)."""
+    from ._checks import given
+    if not isinstance(limits, JointLimits):
+        raise ModelError(f'{what}: limits: expected JointLimits(lower, upper, effort, velocity), got {given(limits)}')
+    for key in ('lower', 'upper', 'effort', 'velocity'):
+        v = getattr(limits, key)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(v):
+            raise ModelError(f'{what}: limits.{key}: expected a number (+-inf when not bounded), got {given(v)}')
+
+
+def _check_arguments(name, base_link, links, joints, origin, mimic, strict, base_hint, world_link):
+    """The Robot constructor's arguments: types (ModelError naming the argument); returns
+    (links, joints) as lists."""
+    def refuse(arg, expected, got):
+        from ._checks import given
+        raise ModelError(f'{arg}: expected {expected}, got {given(got)}')
+    if not isinstance(name, str):
+        refuse('name', "the robot's name (a string)", name)
+    if not isinstance(origin, str):
+        refuse('origin', "where the model came from (a string: 'urdf', 'DH', 'manual')", origin)
+    if not isinstance(base_link, BaseLink):
+        refuse('base_link', 'a BaseLink', base_link)
+    parts = []
+    for arg, items, cls in (('links', links, Link), ('joints', joints, Joint)):
+        if isinstance(items, (str, bytes, dict)) or not hasattr(items, '__iter__'):
+            refuse(arg, f'a list of {cls.__name__}', items)
+        parts.append(list(items))
+        for k, item in enumerate(parts[-1]):
+            if not isinstance(item, cls):
+                refuse(f'{arg}[{k}]', f'a {cls.__name__}', item)
+    if mimic is not None and not isinstance(mimic, dict):
+        refuse('mimic', '{follower joint name: Mimic(leader, multiplier, offset)} or None', mimic)
+    if not isinstance(strict, (bool, np.bool_, numbers.Real)):   # a number counts by its truth value
+        refuse('strict', 'True or False', strict)
+    if not (base_hint is None or isinstance(base_hint, str) and base_hint in ('floating', 'fixed')):
+        refuse('base_hint', "None, 'floating' or 'fixed'", base_hint)
+    if world_link is not None and not isinstance(world_link, str):
+        refuse('world_link', 'a link name or None', world_link)
+    return parts
 
 
 BASE_COORDINATES = ('base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz')
@@ -476,18 +612,16 @@ def inertia_problems(inertia, rtol=INERTIA_RTOL):
 def check_mass_inertia(name, mass, inertia, strict=False):
     """Check a body's mass and inertia (about its CoM).
 
-    InertiaError if the mass is negative or not finite, or the tensor is not a finite
+    InertiaError if the mass is negative (never physical, so refused even without
+    ``strict``; Pinocchio loads it) or not finite, or the tensor is not a finite
     symmetric (3, 3) matrix.  A tensor no rigid body has (not positive semi-definite, or
     principal moments breaking the triangle inequality, beyond :data:`INERTIA_RTOL`) is used
     as given with an :class:`InertiaWarning` naming the link and values, as SPART and
     Pinocchio do (planar models such as SPART's ManiSat have moments [0, 0, Izz]);
     ``strict=True`` makes it an InertiaError.
     """
-    inertia = np.asarray(inertia, dtype=float)
-    if not np.isfinite(mass) or mass < 0:
-        raise InertiaError(f'link {name!r}: mass {mass} must be finite and >= 0')
-    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
-        raise InertiaError(f'link {name!r}: inertia must be a finite 3x3 matrix')
+    body_mass(f'link {name!r}: mass', mass)
+    inertia = model_array(f'link {name!r}: inertia', inertia, (3, 3), InertiaError)
     scale = max(np.abs(inertia).max(), 1e-300)
     if np.abs(inertia - inertia.T).max() > 1e-9 * scale:
         raise InertiaError(f'link {name!r}: inertia tensor is not symmetric')
@@ -556,37 +690,105 @@ class RobotBuilder:
     """
 
     def __init__(self, name='robot'):
-        self.name = name
+        self.name = _name('name', name, 'robot')
         self._links = {}
         self._joints = []
 
     def add_link(self, name, mass, inertia, com=None):
+        """Add a link: ``mass`` [kg] (>= 0), ``inertia`` (3, 3) about the CoM in the CoM frame,
+        ``com`` the CoM frame in the link frame (4x4 rigid transform; None = identity).  Every
+        argument is checked here (ModelError naming the link and the argument)."""
+        name = _name('name', name, 'link')
         if name in self._links:
             raise ModelError(f'link {name!r} is defined twice')
-        inertia = bk.as_array(inertia, mass)
-        self._links[name] = _LinkSpec(name, mass, inertia, np.eye(4) if com is None else bk.as_array(com))
+        what = f'link {name!r}'
+        mass = body_mass(f'{what}: mass', mass)
+        inertia = model_array(f'{what}: inertia', inertia, (3, 3), InertiaError)
+        com = np.eye(4) if com is None else rigid_transform(f'{what}: com', com)
+        self._links[name] = _LinkSpec(name, mass, inertia, com)
         return self
 
     def add_joint(self, name, type, parent, child, origin=None, axis=None, limits=None, mimic=None):
+        """Add a joint: ``type`` 'fixed', 'revolute', 'continuous', 'prismatic' (or 0, 1, 2),
+        ``parent``/``child`` link names, ``origin`` the joint frame in the parent link frame (4x4
+        rigid transform; None = identity), ``axis`` (3,) in the joint frame (normalized at
+        build; default x), ``limits`` a :class:`JointLimits`, ``mimic`` (leader, multiplier,
+        offset).  Every argument is checked here (ModelError naming the joint and the argument);
+        the link names when the robot is built."""
+        name = _name('name', name, 'joint')
+        what = f'joint {name!r}'
         if isinstance(type, str):
             if type not in JOINT_TYPES:
                 raise UnsupportedJointError(
                     f'joint {name!r}: type {type!r} is not supported (SPART joints are fixed, revolute, '
                     'continuous and prismatic; model a planar or floating joint as a chain of those)')
             type = JOINT_TYPES[type]
+        elif isinstance(type, (bool, np.bool_)) or not isinstance(type, (int, np.integer)) or \
+                type not in JOINT_TYPE_NAMES:
+            from ._checks import given
+            raise UnsupportedJointError(f'{what}: type: expected fixed, revolute, continuous or prismatic '
+                                        f'(or 0, 1, 2), got {given(type)}')
+        type = int(type)
         if any(j.name == name for j in self._joints):
             raise ModelError(f'joint {name!r} is defined twice')
+        parent, child = _name(f'{what}: parent', parent, 'link'), _name(f'{what}: child', child, 'link')
+        origin = np.eye(4) if origin is None else rigid_transform(f'{what}: origin', origin)
         if axis is None:
             axis = np.zeros(3) if type == FIXED else np.array([1.0, 0.0, 0.0])
-        axis = bk.as_array(axis)
-        self._joints.append(_JointSpec(name, type, parent, child,
-                                       np.eye(4) if origin is None else bk.as_array(origin),
-                                       axis, limits or JointLimits(), None if mimic is None else Mimic(*mimic)))
+        axis = model_array(f'{what}: axis', axis, (3,))
+        if type != FIXED and axis.dtype != object:
+            axis = _unit_axis(what, axis)   # a zero axis: refused here, at the call that gave it
+        limits = JointLimits() if limits is None else limits
+        check_limits(what, limits)
+        self._joints.append(_JointSpec(name, type, parent, child, origin, axis, limits,
+                                       None if mimic is None else _mimic(what, mimic)))
         return self
 
     def build(self, strict=False):
         """The Robot (``strict=True``: a non-physical inertia is an error, not a warning)."""
+        from ._checks import flag
+        try:
+            strict = flag('strict', strict)
+        except InputError as err:
+            raise ModelError(str(err)) from None
         return _build_tree(self.name, list(self._links.values()), self._joints, strict=strict)
+
+
+def _name(what, x, kind):
+    """A link or joint name: a non-empty string; ModelError naming ``what`` otherwise."""
+    if isinstance(x, str) and x:
+        return x
+    from ._checks import given
+    raise ModelError(f'{what}: expected a {kind} name (a non-empty string), got {given(x)}')
+
+
+def _mimic(what, mimic):
+    """``mimic`` as a Mimic(leader name, finite multiplier, finite offset)."""
+    from . import _checks as chk
+    if isinstance(mimic, (str, bytes, dict)) or not hasattr(mimic, '__len__') or len(mimic) != 3:
+        raise ModelError(f'{what}: mimic: expected (leader joint name, multiplier, offset), got {chk.given(mimic)}')
+    leader = _name(f'{what}: mimic leader', mimic[0], 'joint')
+    try:
+        return Mimic(leader, chk.scalar(f'{what}: mimic multiplier', mimic[1]),
+                     chk.scalar(f'{what}: mimic offset', mimic[2]))
+    except InputError as err:
+        raise ModelError(str(err)) from None
+
+
+def _unit_axis(what, axis):
+    """A non-zero float axis (3,) scaled to unit length (by its largest entry first, so that
+    neither 1e200 nor 1e-200 entries overflow or underflow); ModelError if zero.  A warning
+    when it was not unit already (URDF axes are unit vectors)."""
+    big = float(np.abs(axis).max())
+    if big == 0.0 or big < 1e-12:
+        raise ModelError(f'{what}: axis {axis.tolist()} has zero length (a moving joint needs a direction)')
+    scaled = axis / big
+    unit = scaled / math.sqrt(math.fsum(v * v for v in scaled.tolist()))
+    if np.abs(unit - axis).max() > 1e-9:
+        warnings.warn(f'{what}: axis {axis.tolist()} normalized (URDF axes are unit vectors)', ModelWarning,
+                      stacklevel=3)
+        return unit
+    return axis
 
 
 def _check_unique(kind, names, robot_name):
@@ -638,15 +840,8 @@ def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options)
         child = links[js.child]
         if js.type != FIXED:
             q += 1
-            axis = js.axis
-            if not bk.is_symbolic(axis):
-                nrm = float(np.linalg.norm(axis))
-                if nrm < 1e-12:
-                    raise ModelError(f'joint {js.name!r}: axis {axis.tolist()} has zero length')
-                if abs(nrm - 1.0) > 1e-9:
-                    warnings.warn(f'joint {js.name!r}: axis {axis.tolist()} normalized (URDF axes are unit vectors)',
-                                  ModelWarning, stacklevel=2)
-                    axis = axis / nrm
+            axis = js.axis if bk.is_symbolic(js.axis) else _unit_axis(f'joint {js.name!r}',
+                                                                      np.asarray(js.axis, dtype=float))
         else:
             axis = js.axis
         out_joints.append(Joint(k, js.name, js.type, q if js.type != FIXED else -1, id_of[js.parent], k, axis,

@@ -19,8 +19,9 @@ controller keeps [L_origin; p] and turns it into h0 at each state
 """
 import numpy as np
 
+from . import _backend as bk
 from . import _checks as chk
-from .attitude import cross
+from .attitude import _cross as cross
 from .errors import InputError, SingularModelError
 
 
@@ -43,20 +44,26 @@ def _joint_rates(um, H0m):
         raise InputError(f'um, H0m: expected one joint rate per column of H0m ({n}), {str(err)[4:]}') from None
 
 
-def _solve_base(H0, rhs):
-    """H0^-1 rhs; H0 is the locked-system inertia (SPD unless the robot has no mass)."""
+def _solve_base(H0, rhs, where, inputs):
+    """H0^-1 rhs (``rhs`` numeric; InputError naming H0 if symbolic: a solve needs numbers);
+    H0 is the locked-system inertia (SPD unless the robot has no mass).  ``where`` and
+    ``inputs`` ((name, value) pairs) name the computation and its arguments if it overflows."""
+    H0 = chk.numeric('H0', H0, f'{where} (a linear solve)')
     try:
-        return np.linalg.solve(H0, rhs)
+        with chk.quiet():
+            out = np.linalg.solve(H0, rhs)
     except np.linalg.LinAlgError:
         raise SingularModelError('H0 is singular: a floating base needs a system with mass and inertia') from None
+    return chk.results(where, out, inputs)
 
 
-def _about(w0, R0, r0, point):
+def _about(where, w0, R0, r0, point, inputs):
     """P0' [moment about r0; force] -> [moment about ``point``; force], inertial frame."""
-    out = np.empty(6)
-    out[3:6] = w0[3:6]
-    out[0:3] = R0 @ w0[0:3] + cross(r0 - point, w0[3:6])
-    return out
+    out = bk.zeros(6, w0, R0, r0, point)
+    with chk.quiet():
+        out[3:6] = w0[3:6]
+        out[0:3] = R0 @ w0[0:3] + cross(r0 - point, w0[3:6])
+    return chk.results(where, out, inputs)
 
 
 def base_momentum(H0, H0m, u0, um):
@@ -70,7 +77,9 @@ def base_momentum(H0, H0m, u0, um):
     H0, H0m = _matrices(H0, H0m)
     u0 = chk.vector('u0', u0, 6)
     um = _joint_rates(um, H0m)
-    return H0 @ u0 + H0m @ um
+    with chk.quiet():
+        h0 = H0 @ u0 + H0m @ um
+    return chk.results('base_momentum', h0, [('H0', H0), ('H0m', H0m), ('u0', u0), ('um', um)])
 
 
 def momentum_about(h0, R0, r0, point=None):
@@ -80,11 +89,15 @@ def momentum_about(h0, R0, r0, point=None):
     the inertial frame (default the origin) or the system CoM.  L_point = R0 h0[0:3] +
     (r0 - point) x p.  Conserved without external loads for the origin and the CoM.
     """
-    h0 = chk.vector('h0', h0, 6)
+    return _momentum_about('momentum_about', 'h0', h0, R0, r0, point)
+
+
+def _momentum_about(where, name, h0, R0, r0, point):
+    h0 = chk.vector(name, h0, 6)
     R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
     point = np.zeros(3) if point is None else chk.vector('point', point, 3)
-    return _about(h0, R0, r0, point)
+    return _about(where, h0, R0, r0, point, [(name, h0), ('r0', r0), ('point', point)])
 
 
 def base_momentum_from(momentum, R0, r0, point=None):
@@ -97,10 +110,11 @@ def base_momentum_from(momentum, R0, r0, point=None):
     R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
     point = np.zeros(3) if point is None else chk.vector('point', point, 3)
-    out = np.empty(6)
-    out[3:6] = momentum[3:6]
-    out[0:3] = R0.T @ (momentum[0:3] - cross(r0 - point, momentum[3:6]))
-    return out
+    out = bk.zeros(6, momentum, R0, r0, point)
+    with chk.quiet():
+        out[3:6] = momentum[3:6]
+        out[0:3] = R0.T @ (momentum[0:3] - cross(r0 - point, momentum[3:6]))
+    return chk.results('base_momentum_from', out, [('momentum', momentum), ('r0', r0), ('point', point)])
 
 
 def momentum_rate_about(tau0, R0, r0, point=None):
@@ -113,15 +127,18 @@ def momentum_rate_about(tau0, R0, r0, point=None):
     about the system CoM, whose velocity is parallel to p).  Equals the resultant of the
     external wrenches about that point (zero for a free-floating robot).
     """
-    return momentum_about(chk.vector('tau0', tau0, 6), R0, r0, point)
+    return _momentum_about('momentum_rate_about', 'tau0', tau0, R0, r0, point)
 
 
 def system_center_of_mass(H0, R0, r0):
     """System CoM (3,), inertial frame, read off H0: H0[3:6, 0:3] = -m [r_com - r0]x R0."""
-    H0 = chk.array('H0', H0, (6, 6))
-    R0 = chk.rotation('R0', R0)
-    r0 = chk.vector('r0', r0, 3)
-    return _com(H0, R0, r0)
+    where = 'system_center_of_mass'
+    H0 = chk.numeric('H0', chk.array('H0', H0, (6, 6)), where)
+    R0 = chk.numeric('R0', chk.rotation('R0', R0), where)
+    r0 = chk.numeric('r0', chk.vector('r0', r0, 3), where)
+    with chk.quiet():
+        com = _com(H0, R0, r0)
+    return chk.results(where, com, [('H0', H0), ('r0', r0)])
 
 
 def _com(H0, R0, r0):
@@ -136,7 +153,8 @@ def reaction_jacobian(H0, H0m):
     """G = -H0^-1 H0m (6, n_q): the base velocity u0 each unit joint velocity causes at zero
     momentum (u0 = H0^-1 h0 + G um).  Rows as u0: [angular, base frame; linear, inertial]."""
     H0, H0m = _matrices(H0, H0m)
-    return -_solve_base(H0, H0m)
+    H0m = chk.numeric('H0m', H0m, 'reaction_jacobian (a linear solve)')
+    return -_solve_base(H0, H0m, 'reaction_jacobian', [('H0', H0), ('H0m', H0m)])
 
 
 def base_reaction(H0, H0m, um, h0=None):
@@ -149,8 +167,14 @@ def base_reaction(H0, H0m, um, h0=None):
     """
     H0, H0m = _matrices(H0, H0m)
     um = _joint_rates(um, H0m)
-    rhs = -(H0m @ um)
-    if h0 is not None:
-        rhs += chk.vector('h0', h0, 6)
-    return _solve_base(H0, rhs)
+    where = 'base_reaction (a linear solve)'
+    H0m, um = chk.numeric('H0m', H0m, where), chk.numeric('um', um, where)
+    inputs = [('H0', H0), ('H0m', H0m), ('um', um)]
+    with chk.quiet():
+        rhs = -(H0m @ um)
+        if h0 is not None:
+            h0 = chk.numeric('h0', chk.vector('h0', h0, 6), where)
+            inputs.append(('h0', h0))
+            rhs += h0
+    return _solve_base(H0, rhs, 'base_reaction', inputs)
 

@@ -20,6 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import _checks as chk
 from .errors import InputError
 from .momentum import _matrices, _solve_base
 
@@ -34,6 +35,9 @@ G = -H0^-1 H0m (or its angular rows) whose kernel this is."""
 
 def null_space(A, tol=None):
     """(basis (n, k), rank): orthonormal basis of the kernel of ``A`` (m, n) from its SVD."""
+    A = chk.numeric('A', chk.array('A', A, (None, None)), 'null_space (an SVD)')
+    if tol is not None:
+        tol = _tolerance(tol)
     m, n = A.shape
     if n == 0:
         return np.zeros((0, 0)), 0
@@ -44,6 +48,13 @@ def null_space(A, tol=None):
     return Vt[rank:].T.copy(), rank
 
 
+def _tolerance(tol):
+    tol = chk.scalar('tol', tol)
+    if not (isinstance(tol, float) and tol >= 0):
+        raise InputError(f'tol: expected a finite number >= 0, got {chk.given(tol)}')
+    return tol
+
+
 def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
     """Reaction null space of the state whose base inertia blocks are ``H0`` (6, 6) and
     ``H0m`` (6, n_q); returns a :class:`ReactionNullSpace`.
@@ -52,10 +63,13 @@ def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
     angular velocity) at its momentum-only value H0^-1 h0: zero for a system at rest.
     ``projector @ um`` removes the reacting part of any um.
     """
+    where = 'reaction_null_space (a linear solve, an SVD)'
     H0, H0m = _matrices(H0, H0m)
-    if tol is not None and not (np.isfinite(tol) and tol >= 0):
-        raise InputError(f'tol: expected a finite number >= 0, got {tol!r}')
-    G = -_solve_base(H0, H0m)
+    H0m = chk.numeric('H0m', H0m, where)
+    attitude_only = chk.flag('attitude_only', attitude_only)
+    if tol is not None:
+        tol = _tolerance(tol)
+    G = -_solve_base(H0, H0m, 'reaction_null_space', [('H0', H0), ('H0m', H0m)])
     coupling = G[0:3] if attitude_only else G
     basis, rank = null_space(coupling, tol)
     return ReactionNullSpace(basis, basis @ basis.T, rank, coupling)

@@ -232,7 +232,13 @@ def _joint_spec(el, name):
         ends[role] = e.get('link')
     axis_el = _child(el, 'axis')
     if jtype in ('fixed', 'floating'):
-        axis = np.zeros(3)      # urdfdom does not read their <axis> either
+        # urdfdom does not read their <axis>; SPART keeps it (its models' data): kept when it
+        # is three finite numbers, else ignored
+        try:
+            axis = np.zeros(3) if axis_el is None else _vector(axis_el, 'xyz', where, (0.0, 0.0, 0.0))
+        except URDFError as err:
+            log.debug('%s (ignored: a %s joint has no axis)', err, jtype)
+            axis = np.zeros(3)
     elif jtype == 'planar':
         axis = np.zeros(3) if axis_el is None else _vector(axis_el, 'xyz', where, (1.0, 0.0, 0.0))
     elif axis_el is None:

@@ -37,7 +37,10 @@ raises InputError naming the argument, what was expected and what was given: the
 kernels check shapes, finite values and that R0 is a rotation (every entry of R'R - I
 within 1e-3, det R > 0) where that is nearly free, and that their results are finite
 (an overflow, e.g. from 1e200 velocities, is an InputError naming the largest inputs,
-never an inf/NaN result).  Arguments of another type (lists, ints, a transposed or
+``gravity (FastDynamics.gravity)`` when the object's own gravity caused it, or a
+ModelError naming the robot and the joint or link when only the model is that large;
+never an inf/NaN result).  The constructor checks ``gravity`` (3 finite numbers) and the
+model's packed values (finite) once.  Arguments of another type (lists, ints, a transposed or
 sliced R0, a (k, 1) column, None, complex...) take a slower path (~10 us) that checks
 and converts them in Python (to C-ordered float64 arrays) on each such call, so the
 kernels are never compiled for another layout: pass C-ordered float64 arrays for the
@@ -82,6 +85,11 @@ def _pack(robot):
         W[i, K.AXIS:K.AXIS + 3] = np.asarray(joint.axis, float)
         W[i, K.TJR_IDENTITY] = float(np.array_equal(TJ[:3, :3], np.eye(3)))
         W[i, K.TLR_IDENTITY] = float(np.array_equal(TL[:3, :3], np.eye(3)))
+    bad = np.flatnonzero(~np.all(np.isfinite(W), axis=1))
+    if bad.size:    # a Robot checks its values when built: this one was changed since
+        k = int(bad[0])
+        part = f'link {robot.link_names[k]!r}' + (f' or joint {robot.joint_names[k - 1]!r}' if k else '')
+        raise ModelError(f'robot {robot.name!r}: {part} holds NaN or infinity (changed after the Robot was built?)')
     return mi, W
 
 
@@ -184,7 +192,8 @@ class FastDynamics:
         """Run a kernel (new argument types take the checking slow path); raise on an error code."""
         try:
             code = kernel(*args)
-        except (TypeError, ValueError, NumbaError):  # ValueError: numba cannot type an empty list
+        except (TypeError, ValueError, OverflowError, NumbaError):  # ValueError: numba cannot type an empty
+            # list; OverflowError: a Python int beyond int64
             args = self._checked(kernel.func, args)
             code = _call_new_types(kernel, args)
         if code:
@@ -223,6 +232,8 @@ class FastDynamics:
     def _raise(self, code, kernel, args):
         inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
                   if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+        if 'gravity' in _ARGUMENTS[kernel] and not any(name == 'gravity' for name, _ in inputs):
+            inputs.append(('gravity (FastDynamics.gravity)', self._gravity))   # the model's, used instead
         if code == K.SINGULAR and not chk.huge(inputs):
             # the model is invertible in general (checked before): this state is singular, or
             # so far out (e.g. prismatic joints 1e6 m out) that H is numerically singular
@@ -233,7 +244,7 @@ class FastDynamics:
                                          f'; or the state is far beyond the robot\'s size: {", ".join(far)}'
                                          if far else '') + ')')
         if code in (K.OVERFLOW, K.SINGULAR):   # singular with inputs above 1e150: lost to overflow
-            raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs)
+            raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs, self.robot)
         self._checked(kernel, args)   # says which argument is bad, and why
         kind, k = divmod(code, 100)   # (only if the two checks disagree)
         name = K.ARGUMENT_NAMES[k] if 0 < k < len(K.ARGUMENT_NAMES) else 'an argument'
