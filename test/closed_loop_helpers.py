@@ -307,7 +307,6 @@ class LoopRun:
                                     f'robot:={robot}', f'namespace:={namespace}', f'params:={self.params}'],
                                    name=f'sim_demo_{namespace}', env=ros_env(), log_dir=tmp)
         self.exit_code = self.data = self.messages = None
-        self.kicks = 0                  # zero commands sent by start(kick=True)
 
     def topic(self, name):
         return f'{self.ns}/{name}'
@@ -315,29 +314,13 @@ class LoopRun:
     def wait(self, predicate, timeout, what):
         return self.monitor.wait(predicate, scaled(timeout), what, self.process.proc)
 
-    def start(self, timeout=90.0, kick=False):
-        """Launch and wait until the controller commands.  ``kick`` (a floating base in
-        lockstep): if the controller has its model but still does not command after 2 s, send
-        the sim one all-zero command (2 ms of no torque) so that it publishes a state with a new
-        stamp.  This works around the controller's start-up deadlock in lockstep: when its first
-        joint states come before its first odometry it gives up on their stamp for good, and a
-        lockstep sim only republishes that stamp until it gets a command."""
+    def start(self, timeout=90.0):
+        """Launch and wait until the controller commands (in lockstep too: the controller
+        answers a state only once a command went out, so a state that came before the first
+        odometry is answered when the sim republishes it)."""
         self.process.start()
         mon = self.monitor
-        commanding = lambda: mon.status and mon.status[-1][1].commanding  # noqa: E731
-        if kick:
-            from std_msgs.msg import Float64MultiArray
-            from rclpy.qos import QoSProfile, ReliabilityPolicy
-            self.wait(lambda: 'spart_controller]: model' in self.log, timeout, 'the controller loading the model')
-            pub = mon.node.create_publisher(Float64MultiArray, self.topic('effort_controller/commands'),
-                                            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
-            end = time.monotonic() + scaled(timeout)
-            while not commanding() and time.monotonic() < end:
-                mon.spin(2.0)
-                if not commanding() and pub.get_subscription_count():
-                    self.kicks += 1
-                    pub.publish(Float64MultiArray(data=[0.0] * len(self.joints)))
-        self.wait(commanding, timeout, 'the controller commanding')
+        self.wait(lambda: mon.status and mon.status[-1][1].commanding, timeout, 'the controller commanding')
 
     def send(self, reference, lead=0.3):
         """Publish ``reference`` as a JointTrajectory starting ``lead`` sim seconds after the

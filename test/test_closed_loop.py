@@ -65,7 +65,7 @@ def sc(tmp_path_factory):
     run = LoopRun(tmp_path_factory.mktemp('sc'), 'SC_3DoF', 'cl_sc', SC_JOINTS, SC_EXTRA, floating=True)
     run.reference = LoopTrajectory(SC_JOINTS, np.zeros(3), np.array([0.5, -0.4, 0.3]), np.array([0.0, 0.3, 0.6]), 3.0)
     try:
-        run.start(kick=True)
+        run.start()
         start = run.send(run.reference, lead=1.5)     # lockstep runs up to ~3x real time here
         run.run_until(start + APPROACH + 1.0)
         stray = run.monitor.node.create_publisher(Float64MultiArray, run.topic('effort_controller/commands'),
@@ -86,7 +86,7 @@ def test_floating_spacecraft_tracks_its_trajectory(sc):
     data, ref = sc.data, sc.reference
     after = ref.start + APPROACH
     _, rms, emax, t = check.tracking(data, ref, after)
-    print(f'\nSC_3DoF (lockstep, tumbling base, {sc.kicks} kick(s) to start): tracking RMS {rms} rad, max {emax} rad '
+    print(f'\nSC_3DoF (lockstep, tumbling base): tracking RMS {rms} rad, max {emax} rad '
           f'over {len(t)} states')
     assert np.sum(t <= ref.end) > 0.5 * ref.duration / 0.002, sc.describe()     # (the monitor may miss some)
     assert np.all(rms < 0.01), (rms, sc.describe())

@@ -157,6 +157,12 @@ def test_free_flying_equals_spart_id_with_its_base_law():
     out2 = law2.compute(base, q, qd, r, dt=0.01)
     np.testing.assert_allclose(out2.base_acceleration, np.concatenate([-bg[1] * base.v_b, -bg[3] * base.w_b]),
                                atol=1e-12)
+    # the target is kept through reset() (a halt and resume); cleared (on enable) the next pose is held
+    law.reset()
+    np.testing.assert_array_equal(law.compute(base, q, qd, r, dt=0.01).base_acceleration, out.base_acceleration)
+    law.clear_base_reference()
+    np.testing.assert_allclose(law.compute(base, q, qd, r, dt=0.01).base_acceleration,
+                               np.concatenate([-bg[1] * base.v_b, -bg[3] * base.w_b]), atol=1e-12)
 
 
 def test_gravity_compensation_equals_spart_id_at_rest():

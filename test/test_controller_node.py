@@ -2,11 +2,12 @@
 Expected efforts come from the numpy SPART functions (test/dynamics_reference.py) for the
 state and reference the test sends, not from the node's fast path.
 
-Three controller processes (started in parallel, each in its own namespace):
+Four controller processes (started in parallel, each in its own namespace):
   /ct  computed_torque, KUKA iiwa on a fixed base in gravity, command_joints in a shuffled
-       order, an effort limit on one joint;
+       order, an effort limit on one joint, the efforts also as sensor_msgs/JointState;
   /fb  floating_base, SPART's SC_3DoF with odometry;
-  /ff  free_flying, the branched two-arm spacecraft: base wrench out.
+  /ff  free_flying, the branched two-arm spacecraft: base wrench out;
+  /gc  gravity_compensation on a timer (rate).
 """
 from pathlib import Path
 import time
@@ -50,7 +51,8 @@ def nodes():
     limits = [CT_LIMIT[1] if j == CT_LIMIT[0] else 1000.0 for j in CT_JOINTS]
     specs = {
         'ct': dict(mode='computed_torque', urdf_path=KUKA, gravity=G.tolist(), kp=KP, kd=KD,
-                   command_joints=CT_JOINTS, effort_limits=limits, commands_topic='/ct/commands'),
+                   command_joints=CT_JOINTS, effort_limits=limits, commands_topic='/ct/commands',
+                   joint_command_topic='/ct/joint_command'),
         'fb': dict(mode='floating_base', base='floating', urdf_path=SC, kp=KP, kd=KD, world_frame='odom',
                    commands_topic='/fb/commands', state_timeout=0.3),
         'ff': dict(mode='free_flying', base='floating', urdf_path=BRANCHED, kp=[KP], kd=KD, world_frame='odom',
@@ -85,6 +87,7 @@ class Io:
         self.commands = ros.subscribe(Float64MultiArray, f'/{ns}/commands', RELIABLE_QOS)
         self.status = ros.subscribe(ControllerStatus, f'/{ns}/spart_controller/status', RELIABLE_QOS)
         self.wrench = ros.subscribe(WrenchStamped, f'/{ns}/spart_controller/base_wrench', RELIABLE_QOS)
+        self.joint_command = ros.subscribe(JointState, f'/{ns}/joint_command', RELIABLE_QOS)
 
     def step(self, names, q, qd, sec, base=None, timeout=15.0):
         """Publish one state stamped ``sec`` (and the odometry ``base`` with the same stamp) until the
@@ -101,6 +104,14 @@ class Io:
         n0 = len(self.status)
         return self.ros.wait_for(lambda: next((s for s in self.status.messages[n0:] if predicate(s)), None),
                                  timeout, f'/{self.ns} status', process=self.proc)
+
+    def publish_states(self, names, q, qd, stamps, period=0.01):
+        """Publish one joint state per stamp (s), ``period`` s apart, without waiting for commands."""
+        for sec in stamps:
+            msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in qd])
+            msg.header.stamp = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
+            self.js.publish(msg)
+            self.ros.spin_for(period)
 
     def enable(self, on):
         return self.ros.call(SetBool, f'/{self.ns}/spart_controller/enable', SetBool.Request(data=on),
@@ -192,6 +203,11 @@ def test_computed_torque_holds_then_tracks_a_trajectory_in_command_joint_order(c
     expected[k] = np.clip(expected[k], -CT_LIMIT[1], CT_LIMIT[1])
     assert len(cmd.data) == len(CT_JOINTS)
     np.testing.assert_allclose(cmd.data, expected, rtol=1e-8, atol=1e-8)
+    # the same efforts as sensor_msgs/JointState (joint_command_topic), stamped with the state they answer
+    copy = ct.ros.wait_for(lambda: next((m for m in ct.joint_command.messages
+                                         if m.header.stamp == Time(sec=10, nanosec=10_000_000)), None),
+                           5.0, 'the JointState copy of the command', process=ct.proc)
+    assert list(copy.name) == CT_JOINTS and list(copy.effort) == list(cmd.data)
     # a trajectory (stamp 0 = now, any joint order, position-only points) from the held reference
     target = q0 + 0.3
     order = list(reversed(robot.q_names))
@@ -266,6 +282,7 @@ def test_stale_nan_missing_joint_disable_and_bad_trajectories(ct):
     assert ct.enable(True).success
     assert any(ct.step(names, q, q, 40.0).data)
     # bad trajectories are refused naming the problem; the node keeps running and commanding
+    accepted = ct.last_status().trajectories
     bad_traj = JointTrajectory(joint_names=['elbow_x'], points=[
         JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=1))])
     ct.ros.publish_until(ct.traj, lambda: bad_traj, lambda: "unknown: ['elbow_x']" in ct.proc.output(),
@@ -274,7 +291,12 @@ def test_stale_nan_missing_joint_disable_and_bad_trajectories(ct):
         JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=1))])
     ct.ros.publish_until(ct.traj, lambda: short, lambda: 'point 0 has 1 positions for 7 joint_names'
                          in ct.proc.output(), what='the refusal of a short point', process=ct.proc)
+    far = JointTrajectory(joint_names=names, points=[
+        JointTrajectoryPoint(positions=[0.0, 2.5] + [0.0] * 5, time_from_start=Duration(sec=1))])
+    ct.ros.publish_until(ct.traj, lambda: far, lambda: 'puts lbr_iiwa_joint_2 at 2.5, outside its URDF position '
+                         'limits' in ct.proc.output(), what='the refusal of a point beyond a limit', process=ct.proc)
     assert any(ct.step(names, q, q, 41.0).data) and ct.proc.is_running()
+    assert ct.last_status().trajectories == accepted             # none of them counted
 
 
 def test_model_swap_stops_until_enabled(ct):
@@ -296,6 +318,112 @@ def test_model_swap_stops_until_enabled(ct):
     assert len(ct.commands) == n0                 # not re-enabled by itself
     assert ct.enable(True).success
     assert any(ct.step(names, q, q, 52.0).data)
+
+
+def test_a_model_it_cannot_control_halts_and_waits_for_one(ct):
+    """A robot_description without the command_joints (the audit's crash: IndexError in the status
+    timer, the process died): one zero command, status naming the missing joints, the node keeps
+    running, refuses ~/enable; a usable model again: commands after ~/enable."""
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    assert any(ct.step(names, q, q, 55.0).data)
+    ct.ros.publish_until(ct.desc, lambda: String(data=Path(SC).read_text()),
+                         lambda: 'cannot control this model' in ct.proc.output(), what='the refusal of SC_3DoF',
+                         process=ct.proc)
+    ct.ros.wait_for(lambda: not any(ct.commands.messages[-1].data), 5.0, 'a zero command on the swap', process=ct.proc)
+    n0 = len(ct.commands)
+    s = ct.last_status(lambda s: 'cannot control this model' in s.state)
+    assert not s.enabled and not s.commanding and list(s.joint_names) == [] and s.state_age == -1.0
+    assert "command_joints ['lbr_iiwa_joint_4'" in s.state and "'Joint_1', 'Joint_2', 'Joint_3'" in s.state
+    ct.publish_states(['Joint_1', 'Joint_2', 'Joint_3'], [0.0] * 3, [0.0] * 3, [56.0, 56.01, 56.02])
+    ct.publish_states(names, q, q, [56.03, 56.04])
+    res = ct.enable(True)
+    assert not res.success and 'cannot control this model' in res.message
+    ct.last_status(lambda s: 'cannot control' in s.state)          # the status timer goes on
+    assert len(ct.commands) == n0 and ct.proc.is_running()
+    n_models = ct.proc.output().count("model 'lbr_iiwa'")
+    ct.ros.publish_until(ct.desc, lambda: String(data=Path(KUKA).read_text()),
+                         lambda: ct.proc.output().count("model 'lbr_iiwa'") > n_models, what='KUKA again',
+                         process=ct.proc)
+    ct.publish_states(names, q, q, [57.0, 57.01])
+    assert len(ct.commands) == n0                                   # disabled until asked
+    assert ct.enable(True).success
+    assert any(ct.step(names, q, q, 58.0).data)
+
+
+def test_a_trajectory_sent_before_the_first_command_starts_with_it(ct):
+    """Sent between ~/enable and the next joint state (the hold is not set yet): kept, and started
+    at the first command on the control clock (the joint-state stamp), from the held position."""
+    robot = ct.robot
+    names = list(robot.q_names)
+    q, z = np.full(robot.n_q, 0.1), np.zeros(robot.n_q)
+    ct.step(names, q, z, 60.0)
+    assert ct.enable(False).success and ct.enable(True).success
+    target = q + 0.2
+    msg = JointTrajectory(joint_names=names, points=[
+        JointTrajectoryPoint(positions=target.tolist(), time_from_start=Duration(sec=1))])
+    accepted = ct.last_status().trajectories
+    ct.ros.publish_until(ct.traj, lambda: msg, lambda: ct.status.messages[-1].trajectories > accepted,
+                         what='the trajectory accepted before the first command', process=ct.proc)
+    ct.step(names, q, z, 61.0)                 # the first command: hold q, and the trajectory from here
+    interp = Interpolator(61.0, Reference(q, z, z), [1.0], [target])
+    k = CT_JOINTS.index(CT_LIMIT[0])
+    for sec in (61.5, 61.8):
+        cmd = ct.step(names, q, z, sec)
+        expected = _in(CT_JOINTS, robot, _fixed_id(robot, q, z, _pd(interp.sample(sec), q, z)))
+        expected[k] = np.clip(expected[k], -CT_LIMIT[1], CT_LIMIT[1])
+        np.testing.assert_allclose(cmd.data, expected, rtol=1e-8, atol=1e-8)
+
+
+def test_joint_states_whose_stamp_stops_advancing_halt(ct):
+    """Event-driven: each new stamp is answered once; states that keep coming with the same stamp
+    (unstamped joint states: stamp 0) are no new data: after state_timeout one zero command,
+    never a torque left applied; a new stamp resumes."""
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    assert any(ct.step(names, q, q, 65.0).data)
+    n0 = len(ct.commands)
+    ct.publish_states(names, q, q, [65.0] * 60)           # 0.6 s of fresh messages, one stamp
+    assert [list(m.data) for m in ct.commands.messages[n0:]] == [[0.0] * len(CT_JOINTS)]
+    s = ct.last_status(lambda s: not s.commanding)
+    assert 'stamp has not advanced' in s.state, s.state
+    assert any(ct.step(names, q, q, 66.0).data)
+
+
+def test_two_joint_state_sources_stamped_apart_give_no_command_for_an_older_time(ct):
+    """Joints 1-5 from one source, 6-7 from another stamped a little earlier (a gripper's or a
+    second driver's): the second updates its joints but is not answered with a command for an
+    older control time (the control clock never turns back, the command rate is not doubled)."""
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    assert any(ct.step(names, q, q, 80.0).data)
+    assert any(ct.step(names[5:], q[5:], q[5:], 80.005).data)      # newer: answered
+    assert any(ct.step(names[:5], q[:5], q[:5], 80.01).data)       # newer: answered
+    n1 = len(ct.commands)
+    ct.publish_states(names[5:], q[5:], q[5:], [80.008], period=0.03)   # newer for 6-7, older than 80.01
+    assert not any(any(m.data) for m in ct.commands.messages[n1:]), 'a command for an older control time'
+    assert any(ct.step(names[:5], q[:5], q[:5], 80.02).data)
+
+
+def test_a_failing_law_sends_one_zero_then_nothing(ct):
+    """States the law cannot compute (finite but absurd velocities: the efforts overflow): one
+    zero command, then silence (the audit saw a zero on every tick), counters exact."""
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    assert any(ct.step(names, q, q, 68.0).data)
+    before = ct.last_status()
+    n0 = len(ct.commands)
+    ct.publish_states(names, q, np.full(robot.n_q, 1e200), np.arange(68.01, 68.2, 0.01), period=0.02)
+    ct.ros.spin_for(0.2)
+    assert [list(m.data) for m in ct.commands.messages[n0:]] == [[0.0] * len(CT_JOINTS)]
+    assert 'control law failed' in ct.proc.output()
+    s = ct.last_status()
+    assert s.zero_commands == before.zero_commands + 1 and s.commands == before.commands and not s.commanding
+    assert any(ct.step(names, q, q, 69.0).data)
 
 
 # ---------------------------------------------------------------------------------------
@@ -332,8 +460,11 @@ def test_floating_base_equals_floating_id(fb):
         fb.ros.spin_for(0.02)
         sec += 0.02
     assert any(not any(m.data) for m in fb.commands.messages[n0:]), 'no zero command without odometry'
+    # joint states go on: the status' state_age is the odometry's (the older input)
+    fb.publish_states(names, q1, qd1, sec + np.arange(0.0, 0.6, 0.02), period=0.02)
     s = fb.last_status(lambda s: not s.commanding)
     assert 'odometry' in s.state or 'base state' in s.state, s.state
+    assert s.state_age > 0.5, s.state_age
 
 
 def test_free_flying_base_wrench(ff):
@@ -384,6 +515,23 @@ def test_free_flying_base_wrench(ff):
                                atol=1e-6)
     np.testing.assert_allclose([w2.wrench.torque.x, w2.wrench.torque.y, w2.wrench.torque.z], torque_b, rtol=1e-6,
                                atol=1e-6)
+    # a halt (no state for longer than state_timeout), then states far from the reference: the
+    # joints hold where they are, the base keeps its target (the audit: it took the pose at resume)
+    n0 = len(ff.commands)
+    ff.ros.wait_for(lambda: any(not any(m.data) for m in ff.commands.messages[n0:]), 5.0, 'the watchdog zero',
+                    process=ff.proc)
+    q2 = q1 + 0.2                                          # beyond resume_tolerance (0.05): a hold at q2
+    sec += 1.0
+    ff.step(names, q2, qd1, sec, base=base1)
+    t = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
+    w3 = ff.ros.wait_for(lambda: stamped(t), 5.0, 'the base wrench after the resume')
+    qdd2 = _pd(Reference(q2, np.zeros(robot.n_q), np.zeros(robot.n_q)), q2, qd1)
+    _, torque_b, force_b = ref.expected_id(robot, R_b, p_b, v_b, w_b, q2, qd1, qdd2, a_b, alpha_b, np.zeros(6),
+                                           np.zeros((6, robot.n_links_joints)), np.zeros(3))
+    np.testing.assert_allclose([w3.wrench.force.x, w3.wrench.force.y, w3.wrench.force.z], force_b, rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose([w3.wrench.torque.x, w3.wrench.torque.y, w3.wrench.torque.z], torque_b, rtol=1e-6,
+                               atol=1e-6)
 
 
 def test_gravity_compensation_on_a_timer(gc):
@@ -414,7 +562,11 @@ def test_gravity_compensation_on_a_timer(gc):
 
 def test_invalid_configuration_exits_with_a_clear_error():
     for params, text in ((dict(mode='wobbly'), "mode must be one of"),
-                         (dict(mode='floating_base', urdf_path=SC), 'mode floating_base needs base: floating')):
+                         (dict(mode='floating_base', urdf_path=SC), 'mode floating_base needs base: floating'),
+                         # lengths: against the URDF's joints, or against command_joints (no model needed)
+                         (dict(urdf_path=KUKA, kp=[1.0, 2.0]), 'kp: expected one value or one per command joint (7'),
+                         (dict(command_joints=['a', 'b'], effort_limits=[1.0, 2.0, 3.0]),
+                          'effort_limits: expected one value or one per command joint (2')):
         proc = start_node('spart_ros', 'controller_node', namespace='/cfg', parameters=params)
         try:
             deadline = time.monotonic() + scaled(30)

@@ -141,10 +141,16 @@ class FreeFlying(_JointLaw):
             raise InputError(f'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, kp_rotation, '
                              f'kd_rotation), got {np.ravel(base_gains).tolist()}')
         self.base_gains = b
-        self.base_reference = None          # (R_d, p_d), set at enable
+        self.base_reference = None          # (R_d, p_d); None = hold the pose of the next compute
 
     def set_base_reference(self, R_d, p_d):
+        """Track the base pose (R_d (3, 3), p_d (3,) of b in the world) from now on."""
         self.base_reference = (np.array(R_d, dtype=float), np.array(p_d, dtype=float))
+
+    def clear_base_reference(self):
+        """Forget the base target: the next :meth:`compute` holds the base pose it is given
+        (on enable).  Nothing else clears it: a halt and resume keep the target."""
+        self.base_reference = None
 
     def base_acceleration(self, base):
         """(a_b, alpha_b) of the base PD law, both (3,) in b."""

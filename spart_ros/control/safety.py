@@ -5,12 +5,16 @@ run: they have no timeout.  So the publisher of commands must itself stop comman
 inputs go stale or bad, and must leave the motors at zero effort when it does.  The
 :class:`CommandGate` is that decision, made once per control tick:
 
-- ``COMMAND``: enabled, and the state is complete, finite and fresh: compute and publish;
-- ``ZERO``: publish ONE all-zero command, then stay silent: on disable, and on the first tick
-  with a problem (stale or missing joint states, stale base state, a rejected input);
+- ``COMMAND``: enabled, and the state is complete, finite and fresh: compute, then report
+  :meth:`CommandGate.commanded` when the command went out, or :meth:`CommandGate.reject` when
+  the computation failed (so a law that keeps failing gives one zero command, not one per tick);
+- ``ZERO``: publish ONE all-zero command, then stay silent: on disable (if a command may still
+  be applied), and on the first tick with a problem (stale or missing joint states, a joint-state
+  stamp that stopped advancing, stale base state, a rejected input, a failed computation);
 - ``SILENT``: publish nothing (disabled, or still halted by the same or another problem).
 
-Fresh data after a problem resumes commanding on the next tick (counted as a recovery).
+Fresh data after a problem resumes commanding on the next tick that computes (counted as a
+recovery; :attr:`CommandGate.recovering` tells the caller that a halt, not an enable, ends).
 :func:`clamp_efforts` bounds every effort to its limit and refuses non-finite values.
 """
 import math
@@ -42,11 +46,13 @@ def effort_limits(joints, limits_by_name, override=()):
 
 
 def clamp_efforts(efforts, limits, out=None):
-    """``efforts`` clamped to [-limits, limits] (into ``out``); InputError naming the first
-    non-finite effort (a command must never carry NaN or inf)."""
+    """``efforts`` (n,) clamped to [-limits, limits] (into ``out``); InputError naming the first
+    non-finite effort (a command must never carry NaN or inf).  Finite efforts of any size are
+    clamped (their sum may overflow: each is checked, not the sum)."""
     efforts = np.asarray(efforts, dtype=float)
-    if not math.isfinite(efforts.sum()):
-        bad = int(np.flatnonzero(~np.isfinite(efforts))[0])
+    finite = np.isfinite(efforts)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
         raise InputError(f'the law gave a non-finite effort for command joint {bad}: {efforts[bad]}')
     return np.clip(efforts, -limits, limits, out=out)
 
@@ -56,7 +62,8 @@ class CommandGate:
 
     ``state_timeout`` (s): joint states (and a moving base's state) older than this stop the
     commands.  Counters: ``timeouts`` (ticks that halted on stale or missing data),
-    ``rejected`` (inputs rejected as invalid), ``recoveries``, ``commands``, ``zeros``.
+    ``rejected`` (inputs rejected as invalid, failed computations), ``recoveries`` (halts
+    ended by a command), ``commands`` (commands that went out), ``zeros``.
     """
 
     def __init__(self, state_timeout, enabled=True):
@@ -65,6 +72,7 @@ class CommandGate:
         self.state_timeout = float(state_timeout)
         self.enabled = bool(enabled)
         self.halted = True              # until the first complete state: nothing commanded yet
+        self.recovering = False         # halted by a problem after commanding (not by enable)
         self.reason = 'waiting for the first complete state' if enabled else 'disabled'
         self._pending_zero = False
         self.timeouts = self.rejected = self.recoveries = self.commands = self.zeros = 0
@@ -76,21 +84,25 @@ class CommandGate:
         was = self.enabled
         self.enabled = True
         if not was:
-            self.halted, self.reason = True, 'waiting for a complete, fresh state'
+            self.halted, self.recovering, self.reason = True, False, 'waiting for a complete, fresh state'
         return not was
 
     def disable(self, reason='disabled'):
-        """Disable: the next tick publishes one zero command, then nothing until enabled."""
-        if self.enabled:
+        """Disable: the next tick publishes one zero command if a command may still be applied
+        (enabled and not already halted by a zero), then nothing until enabled."""
+        if self.enabled and not self.halted:
             self._pending_zero = True
         self.enabled = False
+        self.halted, self.recovering = True, False
         self.reason = reason
 
     # -- watchdog -------------------------------------------------------------------------
-    def problem(self, now, joint_times, base_time=None):
+    def problem(self, now, joint_times, base_time=None, stamp_time=None):
         """Why the state is not fit to command, or None: ``joint_times`` (receipt times, s, of
         each command joint's last state; NaN = never received), ``base_time`` (receipt time of
-        the base state, None for a fixed base, NaN = never), all on the clock of ``now``."""
+        the base state, None for a fixed base, NaN = never), ``stamp_time`` (when the joint-state
+        stamp last changed, for a controller that answers each new stamp; None = not checked),
+        all on the clock of ``now``."""
         joint_times = np.asarray(joint_times, dtype=float)
         if joint_times.size and np.isnan(joint_times).any():
             return 'waiting for joint states of every command joint'
@@ -98,6 +110,11 @@ class CommandGate:
             age = now - float(joint_times.min())
             if age > self.state_timeout:
                 return f'joint states are {age:.3f} s old (state_timeout {self.state_timeout:g} s)'
+        if stamp_time is not None:
+            age = now - stamp_time
+            if age > self.state_timeout:
+                return (f'the joint_states stamp has not advanced for {age:.3f} s (state_timeout '
+                        f'{self.state_timeout:g} s)')
         if base_time is not None:
             if math.isnan(base_time):
                 return 'waiting for the base state (odometry)'
@@ -107,14 +124,15 @@ class CommandGate:
         return None
 
     def reject(self, reason):
-        """An input was rejected (non-finite, wrong lengths...): halt until fresh valid data
-        (ZERO the first time, then SILENT)."""
+        """An input was rejected (non-finite, wrong lengths...) or a tick failed to compute:
+        halt until a tick computes again (ZERO the first time, then SILENT)."""
         self.rejected += 1
         return self.decide(reason, timeout=False)
 
     def decide(self, problem, timeout=True):
         """COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command);
-        ``timeout``: count a halt as a timeout (stale or missing data)."""
+        ``timeout``: count a halt as a timeout (stale or missing data).  COMMAND only permits
+        computing: call :meth:`commanded` once the command went out (or :meth:`reject`)."""
         if not self.enabled:
             if self._pending_zero:
                 self._pending_zero = False
@@ -125,13 +143,16 @@ class CommandGate:
             self.reason = problem
             if self.halted:
                 return SILENT
-            self.halted = True
+            self.halted = self.recovering = True
             self.timeouts += int(timeout)
             self.zeros += 1
             return ZERO
+        return COMMAND
+
+    def commanded(self):
+        """A command went out: commanding (again)."""
         if self.halted:
-            self.halted = False
-            self.recoveries += int(self.commands > 0)
+            self.recoveries += int(self.recovering)
+            self.halted = self.recovering = False
         self.reason = ''
         self.commands += 1
-        return COMMAND

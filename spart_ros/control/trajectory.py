@@ -12,7 +12,11 @@ complete the knot accelerations.  After the last waypoint the reference holds it
 
 A new trajectory starts from the current reference (:meth:`JointTrajectory.sample` of the old
 one at the new start time): position, velocity and acceleration are continuous across the
-switch.  :func:`hold` is the trajectory that holds a position.
+switch.  :func:`hold` is the trajectory that holds a position.  :class:`ReferenceSchedule` is
+the reference over time: the trajectory followed now and those queued to start later (a
+trajectory stamped in the future); each new one starts from the reference actually followed at
+its start time.  A trajectory whose interpolation overflows (absurd positions or time steps) is
+refused; :func:`check_position_limits` refuses waypoints outside the joints' position limits.
 
 Arrays: ``positions`` (k, n) for k waypoints of n joints; times (k,) in seconds, strictly
 increasing and > 0 (relative to the start).  Units are the joints' (rad or m).
@@ -23,7 +27,8 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['JointTrajectory', 'Reference', 'hold', 'spline_derivatives']
+__all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'check_position_limits', 'hold',
+           'spline_derivatives']
 
 Reference = namedtuple('Reference', 'position velocity acceleration')
 Reference.__doc__ = """A joint reference at one instant: position, velocity, acceleration, each (n,)."""
@@ -77,7 +82,8 @@ class JointTrajectory:
     """A C2 joint reference through waypoints, starting at ``start_time`` from ``start``
     (a :data:`Reference`).  ``times`` (k,) after the start (s, > 0, increasing), ``positions``
     (k, n), ``velocities`` / ``accelerations`` (k, n) or None (estimated, see the module
-    docstring).  InputError names the field at fault."""
+    docstring).  InputError names the field at fault, or says the interpolation overflows
+    (positions or time steps so far out of range that a coefficient is not finite)."""
 
     def __init__(self, start_time, start, times, positions, velocities=None, accelerations=None):
         n = len(start.position)
@@ -94,7 +100,18 @@ class JointTrajectory:
         a0 = _array('start acceleration', start.acceleration, (n,))
         t = np.concatenate([[0.0], times])
         y = np.concatenate([p0, positions])
-        v_est, a_est = spline_derivatives(t, y, v0, np.zeros(n))
+        with np.errstate(over='ignore', invalid='ignore', divide='ignore'):   # checked below
+            self._build(start_time, t, y, v0, a0, velocities, accelerations, k, n)
+        if not np.all(np.isfinite(self._coefficients)):
+            raise InputError(f'trajectory: the interpolation overflows (positions up to '
+                             f'{float(np.abs(y).max()):.3g}, shortest segment {float(np.diff(t).min()):.3g} s): '
+                             'refused')
+
+    def _build(self, start_time, t, y, v0, a0, velocities, accelerations, k, n):
+        try:
+            v_est, a_est = spline_derivatives(t, y, v0, np.zeros(n))
+        except np.linalg.LinAlgError:                     # refused by the caller (non-finite)
+            v_est, a_est = np.full_like(y, np.nan), np.full_like(y, np.nan)
         v = v_est if velocities is None else np.concatenate([[v0], _array('velocities', velocities, (k, n))])
         if accelerations is not None:
             a = np.concatenate([[a0], _array('accelerations', accelerations, (k, n))])
@@ -178,3 +195,60 @@ class _Hold:
 
     def done(self, now):
         return True
+
+
+def check_position_limits(names, positions, lower, upper, first=0):
+    """InputError naming the first waypoint (numbered from ``first``) and joint of ``positions``
+    (k, m) outside its position limits ``lower``, ``upper`` (m,) (the URDF ``<limit lower
+    upper>`` of the m joints ``names``).  A joint without a range (lower >= upper: continuous, no ``<limit>``, or
+    urdfdom's default 0, 0 when ``<limit>`` gives no lower/upper) is not checked."""
+    positions = np.asarray(positions, dtype=float)
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    checked = lower < upper
+    outside = checked & ((positions < lower) | (positions > upper))
+    if outside.any():
+        j, m = (int(x) for x in np.argwhere(outside)[0])
+        raise InputError(f'trajectory: point {j + first} puts {names[m]} at {positions[j, m]:.6g}, outside its URDF position '
+                         f'limits [{lower[m]:.6g}, {upper[m]:.6g}]: refused')
+
+
+class ReferenceSchedule:
+    """The joint reference over control time: the trajectory (or hold) followed now, then the
+    ones queued to start later (a trajectory stamped in the future).
+
+    :meth:`replace` installs a trajectory from its ``start_time`` on: every queued one starting
+    at or after that time is dropped, the earlier ones run until then.  Build the new trajectory
+    from :meth:`sample` at its start time: it then continues the reference actually followed at
+    that instant (position, velocity, acceleration), whatever was running or queued."""
+
+    def __init__(self, first):
+        self._segments = [first]
+
+    def _at(self, t):
+        segment = self._segments[0]
+        for s in self._segments[1:]:
+            if s.start_time > t:
+                break
+            segment = s
+        return segment
+
+    def sample(self, t):
+        """:data:`Reference` followed at time ``t`` (s, the clock of the start times)."""
+        return self._at(t).sample(t)
+
+    def replace(self, trajectory):
+        """Follow ``trajectory`` from its start time on (see the class docstring)."""
+        self._segments = [s for s in self._segments if s.start_time < trajectory.start_time] + [trajectory]
+
+    def advance(self, t):
+        """Forget the trajectories replaced before time ``t`` (call with the control time)."""
+        while len(self._segments) > 1 and self._segments[1].start_time <= t:
+            self._segments.pop(0)
+
+    @property
+    def end_time(self):
+        """When the last queued trajectory ends (its final position is held afterwards)."""
+        return self._segments[-1].end_time
+
+    def __len__(self):
+        return len(self._segments)

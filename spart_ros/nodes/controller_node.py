@@ -6,18 +6,22 @@ topics and QoS), the control laws, trajectories and safety logic from :mod:`spar
 (pure Python on the compiled fast path).
 
 Per control tick (every new joint_states stamp, or at ``rate`` Hz): the reference of the
-running trajectory (or the position held since enabling), the law of ``mode``
+trajectory followed (or the position held since enabling), the law of ``mode``
 (``computed_torque``, ``floating_base``, ``free_flying``, ``gravity_compensation``), efforts
 clamped to ``effort_limits`` (default: the URDF ``<limit effort>``), published as
 std_msgs/Float64MultiArray on ``commands_topic`` in the order of ``command_joints`` (the contract of
 forward_command_controller with ``interface_name: effort`` and JointGroupEffortController).
 
 Safety (:class:`spart_ros.control.safety.CommandGate`): joint states of a command joint (and a
-floating base's odometry) older than ``state_timeout`` on the steady clock, a rejected input
-(NaN, wrong lengths), or a model change give ONE all-zero command, then silence until fresh
-valid data (or, after a model change or ``~/enable`` false, until enabled again).  Commanding
-resumes on the running reference when the robot is still within ``resume_tolerance`` of it,
-else by holding the position the robot has then (the trajectory is dropped: no jump).
+floating base's odometry) older than ``state_timeout`` on the steady clock, a joint-state stamp
+that stops advancing (event-driven: unstamped joint states), a rejected input (NaN, wrong
+lengths), a law that fails, or a model change give ONE all-zero command, then silence until
+fresh valid data (or, after a model change or ``~/enable`` false, until enabled again).
+Commanding resumes on the reference followed when the robot is still within ``resume_tolerance``
+of it, else by holding the position the robot has then (the trajectory is dropped: no jump).
+A model the parameters cannot control (e.g. without the ``command_joints``) leaves the node
+disabled, saying why in ``~/status``, until a usable one comes.  No callback or timer ever
+raises: the node never exits on bad input.
 
 Topics: in ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory), ``~/base_pose``
 (geometry_msgs/PoseStamped, free_flying); out ``commands_topic``, ``~/status``
@@ -26,9 +30,11 @@ free_flying), optionally ``joint_command_topic`` (sensor_msgs/JointState efforts
 Service ``~/enable`` (std_srvs/SetBool).  Parameters: PARAMETERS below and the shared
 INPUT_PARAMETERS; every one with its default in config/controller_kuka_iiwa.yaml's comments.
 """
+from collections import namedtuple
 import math
 import sys
 import time
+import traceback
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, QuaternionStamped, TwistStamped, WrenchStamped
@@ -46,12 +52,12 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from ..control.effort_laws import ComputedTorque, FloatingBase, FreeFlying, Gains, GravityCompensation
 from ..control.space_modes import INTERFACES, SPACE_LAWS, SpaceMode, SpaceReferences
 from ..control.safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
-from ..control.trajectory import JointTrajectory, hold
+from ..control.trajectory import JointTrajectory, Reference, ReferenceSchedule, check_position_limits, hold
 from ..core.errors import InputError, SpartError
 from .config import ConfigError
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
 from .messages import set_vector3
-from .robot_inputs import RobotInputs, declare_parameters
+from .robot_inputs import RobotInputs, declare_parameters, guarded
 from .runner import EXECUTORS, run_node
 
 NODE_NAME = 'spart_controller'
@@ -101,13 +107,17 @@ PARAMETERS = {
                                    'base motion)', True),
     'reference_timeout': (0.5, 's: an end-effector twist older than this (steady clock) counts as zero (stop)', True),
     'ee_twist_topic': ('~/ee_twist', 'space-robot modes: geometry_msgs/TwistStamped in: end-effector twist '
-                       '[angular; linear velocity of the point], world frame', True),
-    'ee_pose_topic': ('~/ee_pose', 'space-robot modes: geometry_msgs/PoseStamped in: end-effector pose target, '
-                      'world frame', True),
+                       '[angular; linear velocity of the point]; header.frame_id world_frame (or empty) or the base '
+                       'link (the twist in base link axes); other frames are rejected', True),
+    'ee_pose_topic': ('~/ee_pose', 'space-robot modes: geometry_msgs/PoseStamped in: end-effector pose target; '
+                      'header.frame_id world_frame (or empty) or the base link (a target fixed to the base); '
+                      'other frames are rejected', True),
     'base_attitude_topic': ('~/base_attitude', 'desired_reaction: geometry_msgs/QuaternionStamped in: target '
-                            'orientation of the base link in the world', True),
+                            'orientation of the base link in the world (header.frame_id world_frame or empty)', True),
     'command_joints': (Parameter.Type.STRING_ARRAY, "the effort controller's joints, in the order of its "
-                       "commands; unset = the model's moving joints in model (URDF) order", True),
+                       "commands; unset = the model's moving joints (mimic leaders) in the model's order: "
+                       "depth-first from the base link, siblings in URDF file order (SPART's and MuJoCo's "
+                       "order)", True),
     'commands_topic': ('/effort_controller/commands', 'std_msgs/Float64MultiArray efforts out '
                        '(<controller_name>/commands of a ros2_control effort controller)', True),
     'kp': (100.0, 'position gain [1/s^2]: one value, or one per command joint', True),
@@ -146,6 +156,19 @@ def _floats(name, value):
         raise ConfigError(f'{name}: expected a number or a list of numbers, got {value!r}') from None
 
 
+def _per_command_joint(key, values, names):
+    """ConfigError unless ``values`` has one value or one per command joint ``names``."""
+    if len(values) not in (1, len(names)):
+        raise ConfigError(f'{key}: expected one value or one per command joint ({len(names)}: {names}), '
+                          f'got {len(values)}')
+
+
+#: a trajectory message checked and read, not yet started: header stamp (s, 0 = start now),
+#: model coordinate columns of its joint_names, times (k,) after the start, positions (k, m),
+#: velocities and accelerations (k, m) or None
+TrajectoryPlan = namedtuple('TrajectoryPlan', 'stamp names cols times positions velocities accelerations')
+
+
 class ControllerNode(Node):
     """The spart_controller node (see the module docstring)."""
 
@@ -171,6 +194,15 @@ class ControllerNode(Node):
         self._gate = CommandGate(float(p['state_timeout']), enabled=bool(p['enabled']))
         self._gains_params = {k: _floats(k, p[k]) for k in GAINS}
         self._base_gains = _floats('base_gains', p['base_gains'])
+        names = list(p['command_joints'] or [])
+        if len(set(names)) != len(names):
+            raise ConfigError(f'command_joints lists a joint twice: {names}')
+        if names:       # lengths that need no model: refused at start (exit code 2)
+            lengths = dict(self._gains_params)
+            if p['effort_limits']:
+                lengths['effort_limits'] = list(p['effort_limits'])
+            for key, values in lengths.items():
+                _per_command_joint(key, values, names)
         # input_queue_depth 1: a controller acts on the NEWEST state; a queue of older ones (a busy
         # machine) would be answered one by one, each command applied later than the last
         self.inputs = RobotInputs(self, model_options=dict(jacobians=False), on_model=self._on_model,
@@ -181,23 +213,22 @@ class ControllerNode(Node):
                               f'(got base: {self.inputs.params["base"]})')
 
         self._law = None
-        self._names = []                # command joints
-        self._index = np.zeros(0, dtype=np.intp)   # their model coordinate indices
-        self._limits = np.zeros(0)
-        self._zeros = Float64MultiArray()
-        self._trajectory = None
-        self._previous = None           # the reference until a trajectory stamped in the future starts
+        self._forget_joints()           # command joints, their indices, limits (none before a model)
+        self._schedule = None           # ReferenceSchedule: the joint reference over control time
+        self._pending_plan = None       # a TrajectoryPlan received before the hold: starts with it
         self._last_tick = None          # control time of the last command (s)
         self._last_stamp = None         # joint_states stamp of the last tick
-        self._hold_pending = self._gate.enabled
-        self._error = (np.zeros(0), np.zeros(0))
-        self._efforts = np.zeros(0)
+        self._stamp_seen = None         # the last joint_states stamp, and when (steady clock) it
+        self._stamp_steady = None       # changed: event-driven ticks need advancing stamps
+        self._hold_pending = self._gate.enabled    # hold the position of the next fit state
+        self._auto_enable = self._gate.enabled     # enabled: true applies to the first usable model
+        self._starting = True           # parameter errors found while starting: exit code 2
         self._compute_time = 0.0
         self._trajectories = 0
         self._ee_twist = None           # (twist (6,), steady receipt time) of the space modes
         self._ee_pose = None            # (R (3, 3), p (3,)) end-effector target
         self._base_attitude = None      # R (3, 3) base link target (desired_reaction)
-        self._space_out = None          # the last SpaceMotionCommand
+        self._space_out = None          # the last SpaceOutput
 
         self._pub = self.create_publisher(Float64MultiArray, p['commands_topic'], COMMAND_QOS)
         self._pub_joint_command = (self.create_publisher(JointState, p['joint_command_topic'], COMMAND_QOS)
@@ -221,14 +252,19 @@ class ControllerNode(Node):
                     QuaternionStamped, p['base_attitude_topic'],
                     self.inputs.guard(self._on_base_attitude, 'base_attitude'), REFERENCE_QOS)
         self._srv_enable = self.create_service(SetBool, '~/enable', self._on_enable)
-        # the watchdog runs even when no joint_states arrive (they are what it watches)
-        # ... and on the steady clock: under use_sim_time the node clock stops with the simulator
-        self._watchdog = self.create_timer(min(0.02, self._gate.state_timeout / 4), self._check_watchdog,
+        # every timer guarded (a raising callback would end the executor, and the node); the
+        # watchdog runs even when no joint_states arrive (they are what it watches), on the
+        # steady clock (under use_sim_time the node clock stops with the simulator); if it
+        # fails, it halts
+        self._watchdog = self.create_timer(min(0.02, self._gate.state_timeout / 4),
+                                           self._guarded(self._check_watchdog, 'watchdog', self._halt),
                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._timer = self.create_timer(1.0 / p['rate'], self._on_timer) if p['rate'] > 0 else None
-        self._status_timer = (self.create_timer(1.0 / p['status_rate'], self._publish_status)
+        self._timer = (self.create_timer(1.0 / p['rate'], self._guarded(self._tick, 'control tick'))
+                       if p['rate'] > 0 else None)
+        self._status_timer = (self.create_timer(1.0 / p['status_rate'], self._guarded(self._publish_status, 'status'))
                               if p['status_rate'] > 0 else None)
         self.inputs.load_initial_model()
+        self._starting = False
         self.get_logger().info(
             f'mode {self._mode}, base {self.inputs.params["base"]}, gravity {self.inputs.gravity.tolist()}, '
             f'commands on {self._pub.topic_name} '
@@ -237,62 +273,89 @@ class ControllerNode(Node):
             f'{self.inputs.input_topics() + [self._sub_trajectory.topic_name]}'
             + ('' if self.inputs.model else '; waiting for a robot description'))
 
+    def _guarded(self, callback, what, on_error=None):
+        """A timer callback that never raises (robot_inputs.guarded, logged throttled); no
+        arguments, so that rclpy passes no TimerInfo."""
+        run = guarded(self, self.inputs.log_limiter, callback, what, on_error)
+        return lambda: run()
+
     # -- model ----------------------------------------------------------------------------
     def _on_model(self, model):
-        """A new model: stop (one zero command with the old joints), rebuild the law; enabled
-        again only on request, unless this is the first model and ``enabled`` is set."""
-        first = self._law is None
-        if not first:   # one zero command for the old joints, then nothing until enabled
+        """A new model: stop (one zero command with the old joints, if commanding), rebuild the
+        law; enabled again only on request, unless no model was controlled yet and ``enabled``
+        is set.  A model the parameters cannot control: at start, the parameters are refused
+        (exit code 2); at run time, disabled with the reason in ~/status until a usable model."""
+        if self._law is not None:   # one zero command for the old joints, then nothing until enabled
             self._gate.disable('the robot model changed: enable again (~/enable) to command')
             self._tick_zero_if_pending()
         self._law = None
+        self._schedule = self._pending_plan = None
         try:
             self._build(model)
-        except SpartError as err:
-            self.get_logger().error(f'cannot control this model: {err}')
-            self._gate.disable(f'cannot control this model: {err}')
+        except Exception as err:  # noqa: BLE001 - at run time, never fatal: waits for another model
+            self._forget_joints()
+            if self._starting:
+                raise
+            text = str(err) if isinstance(err, SpartError) else f'unexpected {type(err).__name__}: {err}'
+            self.get_logger().error(f'cannot control this model: {text}; waiting for a robot description it can '
+                                    'control' + ('' if isinstance(err, SpartError) else '\n' + traceback.format_exc()))
+            self._gate.disable(f'cannot control this model: {text}')
             return
-        if first and self._params['enabled']:
+        if self._auto_enable:
+            self._auto_enable = False
+            self._gate.enable()
             self._hold_pending = True
+
+    def _forget_joints(self):
+        """No command joints (no model, or one that cannot be controlled)."""
+        self._names = []
+        self._index = np.zeros(0, dtype=np.intp)
+        self._limits = np.zeros(0)
+        self._position_limits = (np.zeros(0), np.zeros(0))
+        self._zeros = Float64MultiArray()
+        self._efforts = np.zeros(0)
+        self._error = (np.zeros(0), np.zeros(0))
 
     def _build(self, model):
         names = list(self._params['command_joints'] or model.q_names)
         index = {n: k for k, n in enumerate(model.q_names)}
         unknown = [n for n in names if n not in index]
         if unknown:
-            raise ConfigError(f'command_joints {unknown} are not moving joints of the model '
+            raise ConfigError(f'command_joints {unknown} are not moving joints of the model {model.robot.name!r} '
                               f'({model.q_names}' + (f'; mimic joints {list(model.followers)} follow their '
                                                      'leaders' if model.followers else '') + ')')
         if len(set(names)) != len(names):
             raise ConfigError(f'command_joints lists a joint twice: {names}')
-        limits_by_name = {j.name: j.limits.effort for j in model.robot.joints}
-        self._limits = effort_limits(names, limits_by_name, self._params['effort_limits'] or ())
+        limits_by_name = {j.name: j.limits for j in model.robot.joints}
+        limits = effort_limits(names, {j: lim.effort for j, lim in limits_by_name.items()},
+                               self._params['effort_limits'] or ())
         g = self._gains_params
         n = model.n_q
         per = {}
         for key, values in g.items():   # per command joint -> per model coordinate (others: first value)
-            if len(values) not in (1, len(names)):
-                raise ConfigError(f'{key}: expected one value or one per command joint ({len(names)}: {names}), '
-                                  f'got {len(values)}')
+            _per_command_joint(key, values, names)
             full = np.full(n, values[0])
             if len(values) == len(names):
                 full[[index[nm] for nm in names]] = values
             per[key] = full
         gains = Gains(n, per['kp'], per['kd'], per['ki'], per['integral_limit'])
         if self._space:
-            self._law = self._space_mode(model)
-            if self._law.interface == 'velocity':
-                self._limits = np.full(len(names), np.inf)     # the law bounds the joint rates itself
+            law = self._space_mode(model)
+            if law.interface == 'velocity':
+                limits = np.full(len(names), np.inf)     # the law bounds the joint rates itself
         elif self._law_class is FreeFlying:
-            self._law = FreeFlying(model.fast, gains, self._base_gains)
+            law = FreeFlying(model.fast, gains, self._base_gains)
         else:
-            self._law = self._law_class(model.fast, gains)
+            law = self._law_class(model.fast, gains)
         self._names = names
         self._index = np.array([index[nm] for nm in names], dtype=np.intp)
+        self._limits = limits
+        self._position_limits = (np.array([limits_by_name[q].lower for q in model.q_names], dtype=float),
+                                 np.array([limits_by_name[q].upper for q in model.q_names], dtype=float))
         self._zeros = Float64MultiArray(data=[0.0] * len(names))
         self._efforts = np.zeros(len(names))
         self._error = (np.zeros(len(names)), np.zeros(len(names)))
-        self._trajectory = None
+        self._law = law
 
     def _space_mode(self, model):
         """The SpaceMode of the parameters for ``model`` (InputError naming the parameter)."""
@@ -310,27 +373,41 @@ class ControllerNode(Node):
                            priority=p['priority'])
         elif self._mode == 'reactionless':
             options.update(attitude_only=bool(p['reactionless_attitude_only']))
-        return SpaceMode(self._mode, model.fast, p['command_interface'], **options)
+        mode = SpaceMode(self._mode, model.fast, p['command_interface'], **options)
+        for note in mode.notes:
+            self.get_logger().warning(f'{self._mode}: {note}')
+        return mode
 
     # -- enable / disable ------------------------------------------------------------------
     def _on_enable(self, req, res):
-        if req.data:
+        try:
+            self._enable(bool(req.data), res)
+        except Exception as err:  # noqa: BLE001 - a service callback must never kill the node
+            self.get_logger().error(f'~/enable: unexpected {type(err).__name__}: {err}\n{traceback.format_exc()}')
+            self._halt('~/enable', err)
+            res.success, res.message = False, f'unexpected {type(err).__name__}: {err} (commands halted)'
+        return res
+
+    def _enable(self, on, res):
+        self._auto_enable = False       # the user decides from now on
+        if on:
             if self._law is None:
                 res.success, res.message = False, 'no controllable model yet: ' + (self.inputs.unavailable() or
                                                                                   self._gate.reason)
-                return res
-            if self._gate.enable() or self._trajectory is None:
-                self._hold_pending = True      # hold the position of the next complete state
+                return
+            if self._gate.enable() or self._schedule is None:
+                self._hold_pending = True          # hold the position of the next complete state
                 self._law.reset()
+                if isinstance(self._law, FreeFlying):
+                    self._law.clear_base_reference()    # and the base pose it has then
                 self._ee_twist = self._ee_pose = self._base_attitude = None
             res.success, res.message = True, 'enabled: holding the current position until a trajectory comes'
         else:
             self._gate.disable()
-            self._trajectory = None
+            self._schedule = self._pending_plan = None
             self._tick_zero_if_pending()
-            res.success, res.message = True, 'disabled: one zero command sent'
+            res.success, res.message = True, 'disabled: one zero command sent if one was applied'
         self.get_logger().info(res.message)
-        return res
 
     def _tick_zero_if_pending(self):
         if self._gate.decide(None) == ZERO:
@@ -352,30 +429,45 @@ class ControllerNode(Node):
         return sec + 1e-9 * nanosec
 
     def _on_trajectory(self, msg):
-        law, model = self._law, self.inputs.model
+        """A trajectory: checked now (InputError naming the problem: refused, counted); started
+        now, or at its future stamp, from the reference followed then; received before the
+        hold is set (no command since enabling), it starts at the first command, on the
+        control clock (its stamp 0 or in the past = then)."""
         if self._space:
             raise InputError(f'joint_trajectory: mode {self._mode} follows end-effector references '
                              f'({self._params["ee_twist_topic"]}, {self._params["ee_pose_topic"]}): trajectory ignored')
-        if law is None or model is None:
+        if self._law is None or self.inputs.model is None:
             raise InputError('joint_trajectory: no controllable model yet: trajectory ignored')
         if not self._gate.enabled:
             raise InputError('joint_trajectory: the controller is disabled (~/enable): trajectory ignored')
+        plan = self._plan(msg, self.inputs.model)
+        if self._hold_pending or self._schedule is None:
+            state = self.inputs.state()
+            q = state.q if state is not None else np.zeros(self.inputs.model.n_q)
+            self._trajectory_from(plan, 0.0, Reference(q, np.zeros_like(q), np.zeros_like(q)))   # checked now
+            self._pending_plan = plan
+            when = 'at the first command'
+        else:
+            when = f'at {self._start_trajectory(plan, self._control_time()):.9f} s (control time)'
+        self._trajectories += 1
+        self.get_logger().info(f'trajectory of {len(plan.times)} points for {plan.names} over {plan.times[-1]:g} s '
+                               f'accepted: starts {when}')
+
+    def _plan(self, msg, model):
+        """The TrajectoryPlan of a JointTrajectory message (InputError naming the problem)."""
         index = {n: k for k, n in enumerate(model.q_names)}
         names = list(msg.joint_names)
         bad = [n for n in names if n not in index]
         if bad or len(set(names)) != len(names) or not names:
             raise InputError(f'joint_trajectory: joint_names {names} must be distinct moving joints of the model '
                              f'({model.q_names}); unknown: {bad}')
-        now = self._control_time()
-        start = stamp_seconds(msg.header.stamp) or now      # stamp 0 (or in the past): start now
-        current = self._reference(max(now, start))
         cols = np.array([index[n] for n in names], dtype=np.intp)
         points = list(msg.points)
-        if points and _duration(points[0].time_from_start) <= 0:
-            points = points[1:]          # a first point at time 0 is the current state (MoveIt's habit)
+        skipped = int(bool(points) and _duration(points[0].time_from_start) <= 0)
+        points = points[skipped:]        # a first point at time 0 is the current state (MoveIt's habit)
         if not points:
             raise InputError('joint_trajectory: no point with time_from_start > 0')
-        k, m = len(points), len(names)
+        m = len(names)
 
         def field(attr, required):
             rows = [getattr(pt, attr) for pt in points]
@@ -383,82 +475,117 @@ class ControllerNode(Node):
                 return None
             for j, r in enumerate(rows):
                 if len(r) != m:
-                    raise InputError(f'joint_trajectory: point {j} has {len(r)} {attr} for {m} joint_names')
-            full = np.tile(current.position if attr == 'positions' else np.zeros(model.n_q), (k, 1))
-            full[:, cols] = np.array(rows, dtype=float)
-            return full
+                    raise InputError(f'joint_trajectory: point {j + skipped} has {len(r)} {attr} for {m} '
+                                     'joint_names')
+            values = np.array(rows, dtype=float)
+            if not np.all(np.isfinite(values)):
+                raise InputError(f'joint_trajectory: {attr} contain NaN or infinity')
+            return values
         positions = field('positions', True)
-        velocities, accelerations = field('velocities', False), field('accelerations', False)
-        times = [_duration(pt.time_from_start) for pt in points]
-        trajectory = JointTrajectory(max(now, start), current, times, positions, velocities, accelerations)
-        # a start in the future: the running reference goes on until then
-        self._previous = self._trajectory if start > now else None
-        self._trajectory = trajectory
-        self._trajectories += 1
-        self.get_logger().info(f'trajectory of {k} points for {names} over {times[-1]:g} s accepted')
+        lower, upper = self._position_limits
+        check_position_limits(names, positions, lower[cols], upper[cols], first=skipped)
+        return TrajectoryPlan(stamp_seconds(msg.header.stamp), names, cols, [_duration(pt.time_from_start)
+                              for pt in points], positions, field('velocities', False), field('accelerations', False))
+
+    def _trajectory_from(self, plan, start_time, current):
+        """The JointTrajectory of ``plan`` starting at ``start_time`` from the reference
+        ``current`` (the joints it does not name hold their reference position)."""
+        k, n = len(plan.times), len(current.position)
+
+        def full(rows, base):
+            if rows is None:
+                return None
+            out = np.tile(base, (k, 1))
+            out[:, plan.cols] = rows
+            return out
+        zeros = np.zeros(n)
+        return JointTrajectory(start_time, current, plan.times, full(plan.positions, current.position),
+                               full(plan.velocities, zeros), full(plan.accelerations, zeros))
+
+    def _start_trajectory(self, plan, now):
+        """Follow ``plan`` from now, or from its stamp when later, continuing the reference
+        followed at that time (a running or a queued trajectory): no jump.  Returns the start."""
+        start = max(now, plan.stamp) if plan.stamp else now
+        self._schedule.replace(self._trajectory_from(plan, start, self._schedule.sample(start)))
+        return start
+
+    def _reference_frame(self, what, header, base=True):
+        """'world' for header.frame_id = world_frame or empty, 'base' for the base link's frame
+        (when ``base``); any other frame: InputError naming it (the message is not misread)."""
+        frame = header.frame_id
+        if frame in ('', self.inputs.world_frame):
+            return 'world'
+        model = self.inputs.model
+        base_link = model.robot.base_link.name if model is not None else None
+        if base and frame == base_link:
+            return 'base'
+        accepted = f'world_frame {self.inputs.world_frame!r} (or empty)' + (
+            f' or the base link {base_link!r}' if base and base_link else '')
+        raise InputError(f'{what}.header.frame_id {frame!r}: expected {accepted}; message ignored')
 
     def _on_ee_twist(self, msg):
+        frame = self._reference_frame('ee_twist', msg.header)
         tw = msg.twist
         twist = np.concatenate([vector3('ee_twist.angular', tw.angular), vector3('ee_twist.linear', tw.linear)])
-        self._ee_twist = (twist, time.monotonic())
+        self._ee_twist = (twist, time.monotonic(), frame)
 
     def _on_ee_pose(self, msg):
+        frame = self._reference_frame('ee_pose', msg.header)
         R, p = pose_to_matrix('ee_pose.pose', msg.pose)
-        self._ee_pose = (R, p)
+        self._ee_pose = (R, p, frame)
 
     def _on_base_attitude(self, msg):
+        self._reference_frame('base_attitude', msg.header, base=False)
         self._base_attitude = quaternion('base_attitude.quaternion', msg.quaternion)
 
     def _space_references(self):
         """This tick's references; a twist older than reference_timeout counts as none (stop)."""
-        twist = None
+        twist, twist_frame = None, 'world'
         if self._ee_twist is not None and time.monotonic() - self._ee_twist[1] <= self._params['reference_timeout']:
-            twist = self._ee_twist[0]
-        R, p = self._ee_pose if self._ee_pose is not None else (None, None)
-        return SpaceReferences(twist, p, R, self._base_attitude)
+            twist, _, twist_frame = self._ee_twist
+        R, p, pose_frame = self._ee_pose if self._ee_pose is not None else (None, None, 'world')
+        return SpaceReferences(twist, p, R, self._base_attitude, twist_frame, pose_frame)
 
     def _on_base_pose(self, msg):
         R_d, p_d = pose_to_matrix('base_pose.pose', msg.pose)
         if self._law is None:
             raise InputError('base_pose: no controllable model yet')
-        self._law.set_base_reference(R_d, p_d)
-
-    def _reference(self, t):
-        """The joint reference at control time ``t`` (holding the current position if none)."""
-        if self._trajectory is None:
-            state = self.inputs.state()
-            self._trajectory = hold(t, state.q if state is not None else np.zeros(self.inputs.model.n_q))
-        if self._previous is not None:
-            if t < self._trajectory.start_time:
-                return self._previous.sample(t)
-            self._previous = None
-        return self._trajectory.sample(t)
+        self._law.set_base_reference(R_d, p_d)      # kept until enabled again (a halt keeps it)
 
     # -- control ticks --------------------------------------------------------------------
     def _on_joint_state(self, sec, nanosec):
+        # the newest stamp (RobotInputs.last_stamp), not this message's: another source's
+        # slightly older state updates its joints without a second command for an older time
+        stamp = self.inputs.last_stamp
+        if stamp != self._stamp_seen:       # the watchdog of event-driven ticks: stamps must advance
+            self._stamp_seen, self._stamp_steady = stamp, time.monotonic()
         if self._timer is None:
-            if (sec, nanosec) == self._last_stamp:
-                if (sec, nanosec) == (0, 0) and self.inputs.once.allow('unstamped', 0.0):
+            if stamp == self._last_stamp:
+                if stamp == (0, 0) and self.inputs.once.allow('unstamped', 0.0):
                     self.get_logger().warning('joint_states stamped 0 again: an event-driven controller answers '
-                                              'each new stamp once; for unstamped joint states set rate > 0')
+                                              'each new stamp once and halts (one zero command) when the stamp '
+                                              'stops advancing; for unstamped joint states set rate > 0')
                 return                      # a repeated stamp: already answered (lockstep plants)
             if self._tick():                # answered only if a command went out (else: again next time)
-                self._last_stamp = (sec, nanosec)
-
-    def _on_timer(self):
-        self._tick()
+                self._last_stamp = stamp
 
     def _on_rejected(self, what, error):
         if what in ('joint_states', 'odometry', 'imu') and self._gate.reject(f'{what} rejected: {error}') == ZERO:
             self._publish_zero()
 
-    def _problem(self):
+    def _input_times(self):
+        """Steady-clock times of the inputs a command needs: each command joint's last state
+        (NaN = never), the base state's (None: fixed base), the last change of the joint-state
+        stamp (event-driven ticks; else None)."""
         inputs = self.inputs
-        why = inputs.unavailable()
+        return (inputs.joints.received[self._index], inputs.odom_steady if inputs.floating else None,
+                self._stamp_steady if self._timer is None else None)
+
+    def _problem(self):
+        why = self.inputs.unavailable()
         if why is not None:
             return why
-        base_time = inputs.odom_steady if inputs.floating else None
-        return self._gate.problem(time.monotonic(), inputs.joints.received[self._index], base_time)
+        return self._gate.problem(time.monotonic(), *self._input_times())
 
     def _check_watchdog(self):
         if self._law is None or not self._gate.enabled or self._gate.halted:
@@ -466,37 +593,55 @@ class ControllerNode(Node):
         problem = self._problem()
         if problem is not None and self._gate.decide(problem) == ZERO:
             self._publish_zero()
-            self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem}')
+            hint = ('; the joint states are unstamped (stamp 0): set rate > 0' if self._stamp_seen == (0, 0)
+                    and 'stamp' in problem else '')
+            self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem}{hint}')
+
+    def _halt(self, what, error):
+        """A timer or service failed unexpectedly: halt (one zero command if commanding)."""
+        if self._law is not None and self._gate.reject(f'{what} failed: {error}') == ZERO:
+            self._publish_zero()
 
     def _tick(self):
-        """One control tick; True if a command (or the zero command) was published."""
+        """One control tick; True if a command (or the zero command) was published.  Never
+        raises: anything unexpected halts like a failing law."""
+        try:
+            return self._tick_once()
+        except Exception as err:  # noqa: BLE001 - a tick must never kill the node: halt instead
+            return self._law_failed(err)
+
+    def _tick_once(self):
         law = self._law
         if law is None:
             return False
+        gate = self._gate
         problem = self._problem()
-        recovering = self._gate.halted and self._gate.commands > 0
-        decision = self._gate.decide(problem)
-        if decision == COMMAND and recovering:
-            self._resume()
+        decision = gate.decide(problem)
         if decision == ZERO:
             self._publish_zero()
-            self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem or self._gate.reason}')
+            self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem or gate.reason}')
             return True
         if decision != COMMAND:
             return False
         t0 = time.perf_counter()
         state = self.inputs.state()
         now = self._control_time()
-        if self._hold_pending:
-            self._hold_pending = False
-            self._trajectory = hold(now, state.q)
-            law.reset()
-            if isinstance(law, FreeFlying):
-                law.set_base_reference(state.base.R_b, state.base.p_b)
+        resumed = self._resume(state, now) if gate.recovering else None
+        if self._last_tick is not None and now < self._last_tick - gate.state_timeout and not self._hold_pending:
+            self.inputs.warn_throttled('clock back', f'the control clock jumped back by {self._last_tick - now:.3f} s: '
+                                       'holding the current position (the trajectory is dropped)')
+            self._hold_pending = True
+        if self._hold_pending or self._schedule is None:
+            self._hold(state, now)
         if self._space:
-            return self._space_tick(law, state, now, t0)
-        ref = self._reference(now)
-        dt = 0.0 if self._last_tick is None else min(max(now - self._last_tick, 0.0), self._gate.state_timeout)
+            sent = self._space_tick(law, state, now, t0)
+            if sent and resumed:
+                self.inputs.warn_throttled('resume', resumed)
+            return sent
+        schedule = self._schedule
+        ref = schedule.sample(now)
+        schedule.advance(now)
+        dt = 0.0 if self._last_tick is None else min(max(now - self._last_tick, 0.0), gate.state_timeout)
         self._last_tick = now
         try:
             out = law.compute(state.base, state.q, state.qd, ref, dt)
@@ -507,34 +652,57 @@ class ControllerNode(Node):
         self._compute_time = time.perf_counter() - t0
         self._efforts = efforts
         self._error = ((ref.position - state.q)[self._index], (ref.velocity - state.qd)[self._index])
+        if resumed:
+            self.inputs.warn_throttled('resume', resumed)
         return True
 
-    def _resume(self):
+    def _hold(self, state, now):
+        """Hold the position of ``state`` from ``now`` (after enabling, or resuming far from the
+        reference); a trajectory received before then starts here.  The base target of
+        free_flying is kept (set to the pose at the next command after enabling)."""
+        self._hold_pending = False
+        self._schedule = ReferenceSchedule(hold(now, state.q))
+        self._law.reset()
+        plan, self._pending_plan = self._pending_plan, None
+        if plan is not None:
+            try:
+                self._start_trajectory(plan, now)
+            except SpartError as err:       # checked at receipt; refused here only if the start state differs
+                self.inputs.counts['rejected'] += 1
+                self.get_logger().error(f'joint_trajectory: {err} (holding the current position)')
+
+    def _resume(self, state, now):
         """Commanding again after a halt (the motors were limp): go on with the reference if the
         robot is still within ``resume_tolerance`` of it, else hold where the robot is now rather
-        than jump back onto the reference (the running trajectory is dropped)."""
-        state = self.inputs.state()
-        if not self._space and self._trajectory is not None and state is not None:
-            gap = float(np.abs(self._reference(self._control_time()).position - state.q).max())
-            if gap <= self._params['resume_tolerance']:
+        than jump back onto the reference (the trajectory followed is dropped).  Returns the line
+        to log once a command went out."""
+        tolerance = self._params['resume_tolerance']
+        base = ('; the base target is kept' if isinstance(self._law, FreeFlying)
+                and self._law.base_reference is not None else '')
+        if not self._space and self._schedule is not None:
+            gap = float(np.abs(self._schedule.sample(now).position - state.q).max())
+            if gap <= tolerance:
                 self._law.reset()
-                self.get_logger().warning(f'fresh valid state again: commanding resumes on the reference '
-                                          f'({gap:.3g} from it, resume_tolerance {self._params["resume_tolerance"]:g})')
-                return
-            why = f'{gap:.3g} from the reference (resume_tolerance {self._params["resume_tolerance"]:g})'
+                return (f'fresh valid state again: commanding resumes on the reference ({gap:.3g} from it, '
+                        f'resume_tolerance {tolerance:g}){base}')
+            why = f'{gap:.3g} from the reference (resume_tolerance {tolerance:g})'
         else:
             why = 'no joint reference to resume'
         self._hold_pending = True
-        self._previous = None
-        self.get_logger().warning(f'fresh valid state again: commanding resumes, holding the current position ({why})')
+        return f'fresh valid state again: commanding resumes, holding the current position ({why}){base}'
 
     def _law_failed(self, err):
-        """A law that cannot compute (non-finite state, singular...): halt like a rejected input;
-        True if the zero command went out."""
-        zero = self._gate.reject(f'control law: {err}') == ZERO
+        """A tick that cannot compute (a law failing on a non-finite or singular state, or an
+        unexpected error): halt like a rejected input, ONE zero command if it was commanding,
+        then silence until a tick computes again; True if the zero command went out."""
+        unexpected = not isinstance(err, SpartError)
+        text = f'unexpected {type(err).__name__}: {err}' if unexpected else str(err)
+        zero = self._gate.reject(f'control law: {text}') == ZERO
         if zero:
             self._publish_zero()
-        self.inputs.warn_throttled(('law', str(err)), f'control law failed: {err}: one zero command sent')
+        self.inputs.warn_throttled(('law', text), f'control law failed: {text}'
+                                   + ('; one zero command sent' if zero else '; commands stay stopped')
+                                   + ('\n' + traceback.format_exc() if unexpected else ''))
         return zero
 
     def _space_tick(self, mode, state, now, t0):
@@ -547,14 +715,16 @@ class ControllerNode(Node):
         self._publish(values)
         self._compute_time = time.perf_counter() - t0
         self._efforts = values
-        self._space_out = out.command
+        self._space_out = out
         if not out.command.status.feasible:
             self.inputs.warn_throttled(('infeasible', out.command.status.message[:60]),
                                        f'{self._mode}: {out.command.status.message}')
         return True
 
     def _publish(self, efforts, base_torque=None, base_force=None):
+        """Publish a command (and its copies); the gate counts it."""
         self._pub.publish(Float64MultiArray(data=efforts.tolist()))
+        self._gate.commanded()
         stamp = None
         if self._pub_joint_command is not None:
             stamp = self._stamp()
@@ -589,12 +759,10 @@ class ControllerNode(Node):
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.header.frame_id = self.inputs.world_frame
         msg.state = 'active' if msg.commanding else (g.reason or self.inputs.unavailable() or 'waiting')
-        received = self.inputs.joints.received[self._index] if len(self._index) else np.array([])
-        msg.state_age = (time.monotonic() - float(received.min())) if received.size and \
-            not np.isnan(received).any() else -1.0
+        msg.state_age = self._state_age()
         msg.compute_time = self._compute_time
-        traj = self._trajectory
-        msg.trajectory_remaining = max(0.0, traj.end_time - self._control_time()) if traj is not None else 0.0
+        schedule = self._schedule
+        msg.trajectory_remaining = max(0.0, schedule.end_time - self._control_time()) if schedule is not None else 0.0
         msg.joint_names = list(self._names)
         msg.position_error = self._error[0].tolist()
         msg.velocity_error = self._error[1].tolist()
@@ -603,17 +771,29 @@ class ControllerNode(Node):
         msg.commands, msg.zero_commands, msg.timeouts = g.commands, g.zeros, g.timeouts
         msg.rejected_messages = self.inputs.counts['rejected']
         msg.trajectories = self._trajectories
-        cmd = self._space_out
-        if cmd is not None:
-            st = cmd.status
+        out = self._space_out
+        if out is not None:
+            cmd, st = out.command, out.command.status
             msg.momentum, msg.momentum_about_com = st.momentum.tolist(), st.momentum_about_com.tolist()
-            msg.base_angular_velocity = st.base_angular_velocity.tolist()
+            msg.base_angular_velocity = out.base_angular_velocity.tolist()      # base LINK frame, as odometry
             msg.task_twist = cmd.task_twist.tolist()
             msg.manipulability, msg.fixed_base_manipulability = st.manipulability, st.fixed_base_manipulability
             msg.dynamic_singularity = st.dynamic_singularity
             msg.joint_limit_distance = st.joint_limit_distance[self._index].tolist()
+            msg.rate_scale, msg.task_error, msg.base_error, msg.damping = (st.rate_scale, st.task_error,
+                                                                           st.base_error, st.damping)
             msg.feasible, msg.message = st.feasible, st.message
         self._pub_status.publish(msg)
+
+    def _state_age(self):
+        """Age (s, steady clock) of the oldest input a command needs (the watchdog's inputs:
+        command joints, the odometry of a floating base, the last new joint-state stamp of
+        event-driven ticks); -1 when one never came (or no command joints)."""
+        joint_times, base_time, stamp_time = self._input_times()
+        times = [float(t) for t in joint_times] + [t for t in (base_time, stamp_time) if t is not None]
+        if not len(joint_times) or any(math.isnan(t) for t in times):
+            return -1.0
+        return time.monotonic() - min(times)
 
 
 def _duration(d):

@@ -212,7 +212,10 @@ class RobotInputs:
         self.description = None
         self.joints = JointStateMapper([])
         self._pending_joints = {}           # joint states received before any model
-        self.last_stamp = None              # (sec, nanosec) of the last accepted joint state
+        # (sec, nanosec) of the newest accepted joint state (the control clock of event-driven
+        # nodes: a second source stamped a little earlier does not turn it back); after a clock
+        # jump, the jumped one's; with accept_older_stamps, the last one's
+        self.last_stamp = None
         self.last_receipt = None            # node clock (s) when it arrived (joints.received: steady clock)
         self.odom_receipt = None
         self.odom_steady = float('nan')     # steady clock (time.monotonic) of the last odometry
@@ -371,7 +374,8 @@ class RobotInputs:
         if update.unknown and self.once.allow(('unknown', update.unknown), 0.0):
             self.node.get_logger().info(f'ignoring joints not in the model: {list(update.unknown)}')
         self.counts['joint_states'] += 1
-        self.last_stamp = (sec, nanosec)
+        if self.accept_older or update.jumped or self.last_stamp is None or (sec, nanosec) >= self.last_stamp:
+            self.last_stamp = (sec, nanosec)
         self.last_receipt = self.now()
         if self._on_joint_state is not None:
             self._on_joint_state(sec, nanosec)
