@@ -14,7 +14,10 @@ chain), at one random state, prints the median microseconds per warm call of
     momentum CoM  update(..., u0, um) + momentum('com')
     <law>         law.update(R0, r0, qm, u0, um, twist=..., t=...) for resolved_rate,
                   resolved_rate_min_base_energy, reactionless, desired_reaction (status included)
-    <law> + pose  resolved_rate with a pose target (adds forward kinematics for the P law)
+    <law> + pose  resolved_rate with a pose target (the P law on the link pose the update's
+                  compiled Jacobian call leaves, FreeFloatingKinematics.link_rotation/_position)
+    pose P law    the task twist of a pose target alone, on that link pose (what the control
+                  loop runs), and [info] through SPART's Kinematics (the loop's path before)
     SPART chain   [info] the same J* from the SPART-named chain (Kinematics, DiffKinematics,
                   I_I, MCB, GIM, point_jacobian, generalized_jacobian)
 
@@ -75,7 +78,9 @@ def cases(robot, link, rows, base_rows):
     link_id = ff.link
     ff.update(s.R0, s.r0, s.qm)
     _, p = laws['resolved_rate'].end_effector.pose(s.R0, s.r0, s.qm)
-    ns = dict(fd=ff.dynamics, ff=ff, laws=laws, link=link_id, R0=s.R0, r0=s.r0, qm=s.qm, u0=s.u0, um=s.um,
+    laws['resolved_rate'].update(s.R0, s.r0, s.qm, s.u0, s.um)      # its link pose, for the pose P law rows
+    ns = dict(fd=ff.dynamics, ff=ff, laws=laws, rr=laws['resolved_rate'], link=link_id,
+              R0=s.R0, r0=s.r0, qm=s.qm, u0=s.u0, um=s.um,
               twist=np.array([0.01, -0.02, 0.01, 0.05, 0.02, -0.03]), position=p + 0.01, robot=robot,
               spart_chain_jstar=spart_chain_jstar)
     law_call = "laws['{}'].update(R0, r0, qm, u0, um, twist=twist, t=0.0)"
@@ -87,6 +92,9 @@ def cases(robot, link, rows, base_rows):
     rows_ += [(mode, law_call.format(mode)) for mode in laws]
     rows_ += [('resolved_rate + pose',
                "laws['resolved_rate'].update(R0, r0, qm, u0, um, twist=twist, position=position, t=0.0)"),
+              ('pose P law (fast link pose)', "rr.task_twist(R0, r0, qm, twist, position, "
+               "pose=rr.end_effector.frame_pose(rr.kinematics.link_rotation, rr.kinematics.link_position))"),
+              ('pose P law, Kinematics [info]', 'rr.task_twist(R0, r0, qm, twist, position)'),
               ('SPART chain J* [info]', 'spart_chain_jstar(robot, link, R0, r0, qm)'),
               ('baseline', 'fd.mass_matrix(R0, r0, qm); fd.jacobian(link, R0, r0, qm, bias=False)')]
     return rows_, ns

@@ -1,37 +1,52 @@
 """The space-robot modes of the INSTALLED spart_controller, closing the loop on the INSTALLED
-spart_sim (MuJoCo, real time) over real topics: a 7-DoF arm (test/data/urdf/arm7_floating.urdf)
-on a 200 kg free-floating spacecraft (its 5 kg base made heavier: with the arm outweighing the
-base, J* is near-singular and a 4.5 cm/s end-effector motion spins the base at 40 deg/s), zero
-gravity, effort interface (Floating_ID of the velocity reference's accelerations).  End-effector positions and the base attitude are computed
-here from the published odometry and joint states with the core.
+spart_sim (MuJoCo) over real topics: a 7-DoF arm (test/data/urdf/arm7_floating.urdf) on a 200 kg
+free-floating spacecraft (its 5 kg base made heavier: with the arm outweighing the base, J* is
+near-singular and a 4.5 cm/s end-effector motion spins the base at 40 deg/s), zero gravity,
+effort interface (Floating_ID of the velocity reference's accelerations).  End-effector poses,
+base attitudes and base kinetic energies are computed here, with the core, from the joint states
+and odometry the sim publishes (every state recorded, by its stamp: sim time).
 
-- resolved_rate: an end-effector straight line (twist 4.5 cm/s for 2 s) is tracked to 5 mm + 10 %
-  of its length (the joint-rate loop lags by 1/velocity_gain = 0.1 s), the base turns (> 0.2 deg:
-  the arm's reaction), a pose target is reached to 5 mm, and a twist that stops coming stops the
-  arm (reference_timeout);
-- reactionless: the same line (position task, 3 rows) with the base attitude kept to < 0.02 deg
-  (the 7-joint arm has a 4-dimensional attitude null space);
+- resolved_rate (real time): an end-effector straight line (twist 4.5 cm/s for 2 s) followed
+  along the path, sampled at every recorded state: within PATH_TOLERANCE (0.5 mm) of the line,
+  the end-effector orientation held to 0.1 deg (all six task rows, zero angular twist), the speed
+  along the line that of the twist to 3 % over the motion's middle; the end point to 5 mm + 10 % of its length (the
+  joint-rate loop lags by 1/velocity_gain = 0.1 s), the base turns (> 0.2 deg: the arm's
+  reaction), a pose target is reached to 5 mm, and a twist that stops coming stops the arm;
+- reactionless (real time): the same line (position task, 3 rows) with the base attitude kept to
+  < 0.02 deg (the 7-joint arm has a 4-dimensional attitude null space), the path sampled alike;
+- desired_reaction (LOCKSTEP: the sim advances 2 ms per command, whatever the machine's load):
+  ~/base_attitude asks the base to turn by 1 deg while ~/ee_pose holds the end effector: the
+  attitude error falls as the law's P gain says (exp(-t): 25-50 % of the step after 1 s of sim
+  time, < 20 % after 2 s, < 3 % after 4.5 s), the end effector stays within 1 mm;
+- resolved_rate_min_base_energy against resolved_rate (LOCKSTEP): the same 4.5 cm pose target,
+  both reach it to 5 mm; the base kinetic energy integrated over the motion is at least 3 times
+  lower with the minimum-energy law;
 - the velocity interface publishes the law's joint rates, checked against the pure law in this
-  process for the same state (no simulator needed).
+  process for the same state (no simulator): a twist in the world frame, one in the base link
+  frame (rotated here) give the same command, a twist in another frame is rejected.
 """
 import time
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, QuaternionStamped, TwistStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import ControllerStatus
 from std_msgs.msg import Float64MultiArray
 
 from spart_ros import spart
+from spart_ros.control import FreeFloatingKinematics
+from spart_ros.control.damped_least_squares import damped_pseudo_inverse
 from spart_ros.control.space_modes import SpaceMode, SpaceReferences
-from spart_ros.core.attitude import quaternion_from_ros
+from spart_ros.core import base_state as bs
+from spart_ros.core.attitude import quaternion_from_ros, quaternion_to_ros
 from spart_ros.core.fast import FastDynamics
-from node_helpers import RELIABLE_QOS, RosTestNode, start_node
+from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 from core_helpers import urdf_path
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
@@ -47,6 +62,11 @@ Q0 = [0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 0.1]           # away from singular (strai
 Q_REACTIONLESS = [1.36, -0.88, -0.2, -1.0, -0.53, -0.51, 0.32]
 EE = 'arm_tool'
 TIMEOUT = 0.1            # s: reference_timeout: the last twist acts this long after it arrived
+#: m: largest distance of the end effector from the commanded line, at any recorded state of the
+#: motion (measured 0.01 mm resolved rate, 0.03 mm reactionless, real time on the loaded 2-vCPU VM)
+PATH_TOLERANCE = 0.0005
+#: the sim advances 2 ms (2 physics steps) per command; it republishes a state nobody answered
+LOCKSTEP = dict(lockstep=True, lockstep_steps=2, lockstep_republish_period=0.5)
 
 
 @pytest.fixture(scope='module')
@@ -57,26 +77,36 @@ def ros():
 
 
 class Loop:
-    """spart_sim + spart_controller (``mode``) in namespace ``ns``, and what the test sees of them."""
+    """spart_sim + spart_controller (``mode``) in namespace ``ns``, and what the test sees of them
+    (every joint state and odometry message, by stamp).  ``lockstep``: the sim advances only on
+    commands."""
 
-    def __init__(self, ros, ns, mode, q0=Q0, **controller):
+    def __init__(self, ros, ns, mode, q0=Q0, lockstep=False, **controller):
         self.ros, self.ns = ros, ns
-        self.sim = start_node('spart_ros', 'sim_node', namespace=ns, parameters=dict(
-            robot_description=URDF, base='floating', gravity=[0.0, 0.0, 0.0], publish_rate=250.0,
-            initial_joint_names=list(ROBOT.q_names), initial_joint_positions=list(q0)))
+        sim = dict(robot_description=URDF, base='floating', gravity=[0.0, 0.0, 0.0], publish_rate=250.0,
+                   initial_joint_names=list(ROBOT.q_names), initial_joint_positions=list(q0))
+        if lockstep:
+            sim.update(LOCKSTEP)
+            controller.setdefault('state_timeout', 2.0)     # a busy machine may hold the loop up
+        self.sim = start_node('spart_ros', 'sim_node', namespace=ns, parameters=sim)
         self.ctl = start_node('spart_ros', 'controller_node', namespace=ns, parameters=dict(
             mode=mode, base='floating', world_frame='odom', commands_topic='effort_controller/commands',
             ee_link=EE, robot_description_topic='robot_description', status_rate=20.0, reference_timeout=TIMEOUT,
             **controller))
-        self.states = {}          # stamp -> [q, odom]
+        self.states = {}          # stamp (ns) -> [q, (R_b, p_b, v_b, w_b)]
         self.status = ros.subscribe(ControllerStatus, f'/{ns}/spart_controller/status', RELIABLE_QOS)
         ros.node.create_subscription(JointState, f'/{ns}/joint_states', self._on_js, RELIABLE_QOS)
         ros.node.create_subscription(Odometry, f'/{ns}/odom', self._on_odom, RELIABLE_QOS)
         self.twist = ros.publisher(TwistStamped, f'/{ns}/spart_controller/ee_twist', RELIABLE_QOS)
         self.pose = ros.publisher(PoseStamped, f'/{ns}/spart_controller/ee_pose', RELIABLE_QOS)
+        self.attitude = ros.publisher(QuaternionStamped, f'/{ns}/spart_controller/base_attitude', RELIABLE_QOS)
         self.mode = SpaceMode('resolved_rate', FastDynamics(ROBOT), link=EE, frame='link')   # for its ee pose only
-        ros.wait_for(lambda: self.status.messages and self.status.messages[-1].commanding and self._complete(), 90.0,
-                     f'/{ns} controller commanding', process=[self.sim, self.ctl])
+        self._wait_commanding(lockstep)
+
+    def _wait_commanding(self, lockstep):
+        """Until the controller commands (lockstep too: see test_closed_loop.py's LoopRun.start)."""
+        ready = lambda: self.status.messages and self.status.messages[-1].commanding and self._complete()  # noqa: E731
+        self.ros.wait_for(ready, scaled(90.0), f'/{self.ns} controller commanding', process=[self.sim, self.ctl])
 
     def _complete(self):
         return any(q is not None and o is not None for q, o in self.states.values())
@@ -86,27 +116,46 @@ class Loop:
         self.states.setdefault(_ns(msg.header.stamp), [None, None])[0] = q
 
     def _on_odom(self, msg):
-        o = msg.pose.pose
+        o, tw = msg.pose.pose, msg.twist.twist
         R = quaternion_from_ros(o.orientation.x, o.orientation.y, o.orientation.z, o.orientation.w)
-        self.states.setdefault(_ns(msg.header.stamp), [None, None])[1] = (R, np.array([o.position.x, o.position.y,
-                                                                                         o.position.z]))
+        self.states.setdefault(_ns(msg.header.stamp), [None, None])[1] = (
+            R, np.array([o.position.x, o.position.y, o.position.z]),
+            np.array([tw.linear.x, tw.linear.y, tw.linear.z]), np.array([tw.angular.x, tw.angular.y, tw.angular.z]))
+
+    def complete_states(self, t0=-np.inf, t1=np.inf):
+        """[(t s, q, (R_b, p_b, v_b, w_b))] of the complete states stamped in [t0, t1] s, in time order."""
+        return [(stamp * 1e-9, q, o) for stamp, (q, o) in sorted(self.states.items())
+                if q is not None and o is not None and t0 <= stamp * 1e-9 <= t1]
 
     def latest(self):
-        """(stamp, q, R_b, p_b) of the newest complete state."""
-        stamp = max(s for s, (q, o) in self.states.items() if q is not None and o is not None)
-        q, (R, p) = self.states[stamp]
-        return stamp, q, R, p
+        """(t s, q, R_b, p_b) of the newest complete state."""
+        t, q, (R, p, _, _) = self.complete_states()[-1]
+        return t, q, R, p
+
+    def ee_pose(self, q, R_b, p_b):
+        return self.mode.end_effector_pose(SimpleNamespace(R_b=R_b, p_b=p_b), q)
 
     def ee_position(self):
         _, q, R_b, p_b = self.latest()
-        base = SimpleNamespace(R_b=R_b, p_b=p_b)
-        return self.mode.end_effector_pose(base, q)[1]
+        return self.ee_pose(q, R_b, p_b)[1]
+
+    def ee_path(self, t0, t1):
+        """(t (k,), R_ee (k, 3, 3), p_ee (k, 3)) at every complete state in [t0, t1] s."""
+        rows = [(t, *self.ee_pose(q, o[0], o[1])) for t, q, o in self.complete_states(t0, t1)]
+        return np.array([r[0] for r in rows]), np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+
+    def run_until(self, t_end, what):
+        """Spin until a complete state stamped t_end (s, sim time) or later is in."""
+        self.ros.wait_for(lambda: self.latest()[0] >= t_end, 60.0 + 10.0 * max(0.0, t_end - self.latest()[0]),
+                          what, process=[self.sim, self.ctl])
 
     def drive(self, twist, seconds):
-        """Publish ``twist`` ([angular; linear], world) at 20 Hz for ``seconds``; returns the max base
-        rotation (deg) from its attitude at the start."""
-        R_start = self.latest()[2]
+        """Publish ``twist`` ([angular; linear], world) at 20 Hz for ``seconds`` (wall clock);
+        returns (max base rotation in deg from its attitude at the start, sim time at the start,
+        sim time at the end)."""
+        t_start, _, R_start, _ = self.latest()
         msg = TwistStamped()
+        msg.header.frame_id = 'odom'
         msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = twist[:3]
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = twist[3:]
         angle, end = 0.0, time.monotonic() + seconds
@@ -114,7 +163,15 @@ class Loop:
             self.twist.publish(msg)
             self.ros.spin_for(0.05)
             angle = max(angle, _angle(R_start, self.latest()[2]))
-        return angle
+        return angle, t_start, self.latest()[0]
+
+    def publish_pose(self, R, p):
+        msg = PoseStamped()
+        msg.header.frame_id = 'odom'
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = p
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = quaternion_to_ros(R)
+        self.pose.publish(msg)
 
     def close(self):
         for proc in (self.ctl, self.sim):
@@ -129,19 +186,50 @@ def _angle(R1, R2):
     return float(np.degrees(np.arccos(np.clip((np.trace(R1.T @ R2) - 1) / 2, -1, 1))))
 
 
+def check_line(loop, p0, R0_ee, twist, t_start, t_stop, t_end, orientation=True):
+    """The end effector's path while a twist (no angular part) drove it from sim time t_start
+    to t_stop, sampled at every recorded state up to t_end, against the commanded line p0 + s d
+    (d along the twist): distance from the line at most PATH_TOLERANCE; with ``orientation``, the
+    end-effector frame within 0.1 deg of R0_ee; the speed along the line over the motion's middle
+    (from 0.5 s after it starts, past the rate loop's lag, to 0.3 s before t_stop) that of the
+    twist within 3 %.  Returns (largest distance m, speed m/s, largest rotation deg, states checked)."""
+    t, R, p = loop.ee_path(t_start, t_end)
+    assert len(t) > 100, f'only {len(t)} states recorded during the motion'
+    speed_ref = np.linalg.norm(twist[3:])
+    d = twist[3:] / speed_ref
+    rel = p - p0
+    along = rel @ d
+    off = np.linalg.norm(rel - along[:, None] * d, axis=1)
+    assert off.max() < PATH_TOLERANCE, f'{off.max() * 1e3:.2f} mm off the line at sim time {t[off.argmax()]:.3f} s'
+    turned = max(_angle(R0_ee, Ri) for Ri in R)
+    if orientation:
+        assert turned < 0.1, f'the end-effector frame turned {turned:.3f} deg'
+    started = t[np.argmax(along > 0.001)]
+    middle = (t > started + 0.5) & (t < t_stop - 0.3)
+    assert middle.sum() > 50, 'too short a motion to measure its speed'
+    speed = np.polyfit(t[middle], along[middle], 1)[0]
+    assert abs(speed - speed_ref) < 0.03 * speed_ref, f'speed along the line {speed:.4f} m/s, commanded {speed_ref:.4f}'
+    return off.max(), speed, turned, len(t)
+
+
 V = np.array([0.0, 0.0, 0.0, 0.0, 0.04, -0.02])      # 4.5 cm/s, mostly sideways
 
 
 def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
     loop = Loop(ros, 'rr', 'resolved_rate')
     try:
-        p0 = loop.ee_position()
-        turn = loop.drive(V, 2.0)
+        _, q, R_b, p_b = loop.latest()
+        R0_ee, p0 = loop.ee_pose(q, R_b, p_b)
+        turn, t_start, t_stop = loop.drive(V, 2.0)
         ros.spin_for(0.8)                     # the twist times out: the arm stops
         p1 = loop.ee_position()
+        off, speed, turned, k = check_line(loop, p0, R0_ee, V, t_start, t_stop, loop.latest()[0])
+        print(f'\nresolved_rate line: {k} states, at most {off * 1e3:.3f} mm off the line, end effector turned '
+              f'{turned:.4f} deg, {speed * 1e3:.2f} mm/s along it (commanded {np.linalg.norm(V[3:]) * 1e3:.2f})')
         moved = p1 - p0
-        # 2 s of twist, + the timeout of the last one: the displacement along V, nothing across it
-        expected = V[3:] * (2.0 + TIMEOUT)
+        # the sim time the twist was sent for (2 s of wall clock: less if the sim lags), + the timeout
+        # of the last one: the displacement along V, nothing across it
+        expected = V[3:] * (t_stop - t_start + TIMEOUT)
         assert np.linalg.norm(moved - expected) < 0.005 + np.linalg.norm(V[3:]) * 0.1, (moved, expected)
         assert turn > 0.2, f'the base should turn under resolved-rate control, turned {turn:.3f} deg'
         # stopped: the end effector stays where it is
@@ -149,36 +237,39 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
         assert np.linalg.norm(loop.ee_position() - p1) < 0.002
         # a pose target 3 cm away: reached (P law, pose_gain 1/s) within a few time constants
         target = p1 + np.array([0.03, 0.0, 0.01])
-        msg = PoseStamped()
-        msg.header.frame_id = 'odom'
-        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = target
-        R = loop.mode.end_effector_pose(SimpleNamespace(R_b=loop.latest()[2], p_b=loop.latest()[3]),
-                                        loop.latest()[1])[0]
-        from spart_ros.core.attitude import quaternion_to_ros
-        x, y, z, w = quaternion_to_ros(R)
-        msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z, msg.pose.orientation.w = x, y, z, w
-        loop.pose.publish(msg)
+        _, q, R_b, p_b = loop.latest()
+        loop.publish_pose(loop.ee_pose(q, R_b, p_b)[0], target)
         ros.wait_for(lambda: np.linalg.norm(loop.ee_position() - target) < 0.005, 12.0, 'the pose target',
                      process=[loop.sim, loop.ctl])
         st = loop.status.messages[-1]
         assert st.commanding and len(st.momentum) == 6 and len(st.joint_limit_distance) == 7
         assert st.manipulability > 0 and 0 < st.dynamic_singularity <= 1
+        assert st.rate_scale == 1.0 and st.feasible, st.message
         assert max(abs(x) for x in st.momentum) < 1e-6          # started at rest, no external force
+        # distance to the nearer URDF limit of each joint, at a state near the status's time
+        q = loop.latest()[1]
+        lower = np.array([j.limits.lower for j in sorted(ROBOT.joints, key=lambda j: j.q_id) if j.q_id > 0])
+        upper = np.array([j.limits.upper for j in sorted(ROBOT.joints, key=lambda j: j.q_id) if j.q_id > 0])
+        np.testing.assert_allclose(st.joint_limit_distance, np.minimum(q - lower, upper - q), atol=0.01)
     finally:
         loop.close()
 
 
 def test_reactionless_keeps_the_base_attitude(ros):
     """The end-effector position task (3 rows) in the 4-dimensional attitude null space of the
-    7-joint arm: tracked as the resolved-rate line is, with the base attitude undisturbed."""
+    7-joint arm: tracked along the line as the resolved-rate one is, with the base attitude
+    undisturbed (the end-effector orientation is free: not checked)."""
     loop = Loop(ros, 'rl', 'reactionless', q0=Q_REACTIONLESS, task_rows=[3, 4, 5])
     try:
-        p0 = loop.ee_position()
-        turn = loop.drive(V, 2.0)
+        _, q, R_b, p_b = loop.latest()
+        R0_ee, p0 = loop.ee_pose(q, R_b, p_b)
+        turn, t_start, t_stop = loop.drive(V, 2.0)
         ros.spin_for(0.8)
         moved = loop.ee_position() - p0
-        expected = V[3:] * (2.0 + TIMEOUT)
+        expected = V[3:] * (t_stop - t_start + TIMEOUT)
         assert turn < 0.02, f'reactionless: the base turned {turn:.4f} deg'
+        off, speed, _, k = check_line(loop, p0, R0_ee, V, t_start, t_stop, loop.latest()[0], orientation=False)
+        print(f'\nreactionless line: {k} states, at most {off * 1e3:.3f} mm off the line, {speed * 1e3:.2f} mm/s')
         assert np.linalg.norm(moved - expected) < 0.005 + np.linalg.norm(V[3:]) * 0.1, (moved, expected)
         st = loop.status.messages[-1]
         assert st.feasible and st.mode == 'reactionless', st.message
@@ -186,30 +277,141 @@ def test_reactionless_keeps_the_base_attitude(ros):
         loop.close()
 
 
+def test_desired_reaction_turns_the_base_to_its_reference(ros):
+    """LOCKSTEP.  ~/base_attitude: the base turned by 1 deg about the axis the arm turns it about
+    most easily here (the strongest direction of the base reaction within the end-effector
+    position task's null space, G_w N, computed from the model); ~/ee_pose: hold the end effector.
+    The attitude error falls as exp(-attitude_gain t) would (sim time from when the base starts
+    turning: 25-50 % of the step after 1 s, < 20 % after 2 s, < 3 % after 4.5 s; the effort loop
+    lags a little), the end effector stays within 1 mm.
+    Plain resolved rate would leave the base where it is: the test discriminates."""
+    loop = Loop(ros, 'dr', 'desired_reaction', lockstep=True, task_rows=[3, 4, 5], base_rows=[0, 1, 2],
+                attitude_gain=1.0)
+    try:
+        t0, q, R_b, p_b = loop.latest()
+        R0, r0, _ = bs.base_from_link_frame(ROBOT, R_b, p_b)
+        ff = FreeFloatingKinematics(ROBOT, EE).update(R0, r0, q)
+        N = damped_pseudo_inverse(ff.Jstar[3:6]).null_basis
+        axis_c = np.linalg.svd(ff.reaction[0:3] @ N)[0][:, 0]           # base CoM frame
+        R_bc = np.asarray(ROBOT.base_link.T)[:3, :3]
+        axis = R_b @ R_bc @ axis_c                                      # world
+        R_ref = Rotation.from_rotvec(np.radians(1.0) * axis).as_matrix() @ R_b
+        R_ee, p_ee = loop.ee_pose(q, R_b, p_b)
+        msg = QuaternionStamped()
+        msg.header.frame_id = 'odom'
+        msg.quaternion.x, msg.quaternion.y, msg.quaternion.z, msg.quaternion.w = quaternion_to_ros(R_ref)
+        t_pub = loop.latest()[0]
+        for _ in range(3):                     # reliable, but the first may go before matching: idempotent
+            loop.publish_pose(R_ee, p_ee)
+            loop.attitude.publish(msg)
+            ros.spin_for(0.05)
+        loop.run_until(t_pub + 6.0, 'sim time 6 s after the base attitude target')
+        states = loop.complete_states(t_pub, t_pub + 6.0)
+        t = np.array([s[0] for s in states])
+        err = np.array([_angle(R_ref, o[0]) for _, _, o in states])
+        ee_off = np.array([np.linalg.norm(loop.ee_pose(qi, o[0], o[1])[1] - p_ee) for _, qi, o in states])
+        assert err[0] > 0.999, 'the target is 1 deg away when it is sent'
+        t_on = t[np.argmax(err < 0.99)]         # the base starts turning: the target has arrived
+        at = lambda s: err[np.argmin(np.abs(t - t_on - s))]  # noqa: E731
+        print(f'\ndesired_reaction: attitude error 1 deg, then {at(1.0):.3f} deg 1 s after the base starts '
+              f'turning, {at(2.0):.3f} after 2 s, {at(4.5):.4f} after 4.5 s (exp(-t): 0.368, 0.135, 0.011); end '
+              f'effector at most {ee_off.max() * 1e3:.3f} mm off ({len(t)} states, the target {t_on - t_pub:.2f} s '
+              'after it was sent)')
+        assert t_on + 4.5 <= t[-1], 'the target came too late to measure the response'
+        assert 0.25 < at(1.0) < 0.5 and at(2.0) < 0.2 and at(4.5) < 0.03, err
+        assert ee_off.max() < 0.001
+        st = loop.status.messages[-1]
+        assert st.mode == 'desired_reaction' and st.commanding and st.feasible, st.message
+        assert st.base_error < 1e-6 and st.rate_scale == 1.0
+    finally:
+        loop.close()
+
+
+def _base_energy(states):
+    """The base's own kinetic energy [J] at each state: 1/2 (w' I_base w + m_base |v_com|^2), from
+    the odometry twist (base link frame) moved to the base CoM."""
+    I_base, m_base = np.asarray(ROBOT.base_link.inertia, dtype=float), float(ROBOT.base_link.mass)
+    out = []
+    for _, _, (R_b, p_b, v_b, w_b) in states:
+        _, _, u0 = bs.base_from_link_frame(ROBOT, R_b, p_b, v_b, w_b)
+        out.append(0.5 * (u0[0:3] @ I_base @ u0[0:3] + m_base * u0[3:6] @ u0[3:6]))
+    return np.array(out)
+
+
+def test_min_base_energy_moves_the_base_less_than_resolved_rate(ros):
+    """LOCKSTEP.  The same pose target (4.5 cm away, position task) under resolved_rate and
+    resolved_rate_min_base_energy: both reach it to 5 mm within 4 s of sim time; the base
+    kinetic energy integrated over those 4 s is at least 3 times lower with the minimum-energy
+    law (about 7 times in the kinematic model), and its base turns less."""
+    results = {}
+    for mode in ('resolved_rate', 'resolved_rate_min_base_energy'):
+        loop = Loop(ros, 'me' if mode.endswith('energy') else 'mr', mode, lockstep=True, task_rows=[3, 4, 5])
+        try:
+            _, q, R_b, p_b = loop.latest()
+            R_ee, p_ee = loop.ee_pose(q, R_b, p_b)
+            target = p_ee + np.array([0.0, 0.04, -0.02])
+            for _ in range(3):
+                loop.publish_pose(R_ee, target)
+                ros.spin_for(0.05)
+            t_pub = loop.latest()[0]
+            loop.run_until(t_pub + 4.0, 'sim time 4 s after the pose target')
+            states = loop.complete_states(t_pub, t_pub + 4.0)
+            t = np.array([s[0] for s in states])
+            energy = _base_energy(states)
+            reached = np.linalg.norm(loop.ee_pose(states[-1][1], *states[-1][2][0:2])[1] - target)
+            turned = _angle(R_b, states[-1][2][0])
+            results[mode] = (float(np.trapezoid(energy, t)), reached, turned)
+            st = loop.status.messages[-1]
+            assert st.mode == mode and st.commanding and st.feasible and st.rate_scale == 1.0, st.message
+        finally:
+            loop.close()
+    print('\n' + '\n'.join(f'{m}: base kinetic energy integral {e:.3g} J s, target missed by {r * 1e3:.2f} mm, '
+                             f'base turned {a:.3f} deg' for m, (e, r, a) in results.items()))
+    (e_rr, r_rr, a_rr), (e_me, r_me, a_me) = results['resolved_rate'], results['resolved_rate_min_base_energy']
+    assert r_rr < 0.005 and r_me < 0.005, results
+    assert e_rr > 1e-5, 'resolved rate must move the base: the comparison would say nothing'
+    assert e_me < e_rr / 3 and a_me < a_rr, results
+
+
 def test_velocity_interface_publishes_the_law_joint_rates(ros):
-    """No simulator: a state by hand; the command = the pure law's joint rates for that state."""
+    """No simulator: states by hand (the base turned and moving); the command = the pure law's
+    joint rates for that state and the twist in the world frame.  A twist given in the base link
+    frame (another twist, so that the command must change) is rotated to the world here; one in
+    another frame is rejected (counted, logged naming the frame) and the last valid one still
+    applies.  The status: base angular velocity in the base LINK frame (the odometry's), the task
+    twist in the world, rate_scale 1."""
     ns = 'vi'
     names = list(reversed(ROBOT.q_names))
     proc = start_node('spart_ros', 'controller_node', namespace=ns, parameters=dict(
         mode='resolved_rate', base='floating', robot_description=URDF, world_frame='odom', command_interface='velocity',
-        commands_topic='/vi/commands', command_joints=names, ee_link=EE, reference_timeout=5.0),
+        commands_topic='/vi/commands', command_joints=names, ee_link=EE, reference_timeout=5.0, status_rate=20.0),
         wait_for=r'spart_controller\]: mode resolved_rate', wait_timeout=90.0)
     try:
         cmds = ros.subscribe(Float64MultiArray, '/vi/commands', RELIABLE_QOS)
+        status = ros.subscribe(ControllerStatus, '/vi/spart_controller/status', RELIABLE_QOS)
         js = ros.publisher(JointState, '/vi/joint_states', RELIABLE_QOS)
         odom_pub = ros.publisher(Odometry, '/vi/odom', RELIABLE_QOS)
         twist_pub = ros.publisher(TwistStamped, '/vi/spart_controller/ee_twist', RELIABLE_QOS)
         rng = np.random.default_rng(9)
         q, qd = np.array(Q0), rng.standard_normal(7) * 0.1
         v_b, w_b = rng.standard_normal(3) * 0.01, rng.standard_normal(3) * 0.01
-        twist = TwistStamped()
-        twist.twist.linear.y, twist.twist.angular.z = 0.05, 0.1
+        R_b = Rotation.from_rotvec([0.3, -0.2, 0.5]).as_matrix()
+        clock = {'sec': 10}
 
-        def publish(sec):
-            t = Time(sec=sec)
+        def twist_msg(tw, frame):
+            msg = TwistStamped()
+            msg.header.frame_id = frame
+            msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = tw[0:3]
+            msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = tw[3:6]
+            return msg
+
+        def publish(twist):
+            t = Time(sec=clock['sec'])
+            clock['sec'] += 1
             od = Odometry()
             od.header.stamp = t
-            od.pose.pose.orientation.w = 1.0
+            o = od.pose.pose.orientation
+            o.x, o.y, o.z, o.w = quaternion_to_ros(R_b)
             od.twist.twist.linear.x, od.twist.twist.linear.y, od.twist.twist.linear.z = v_b
             od.twist.twist.angular.x, od.twist.twist.angular.y, od.twist.twist.angular.z = w_b
             odom_pub.publish(od)
@@ -217,21 +419,44 @@ def test_velocity_interface_publishes_the_law_joint_rates(ros):
             msg = JointState(name=list(ROBOT.q_names), position=list(q), velocity=list(qd))
             msg.header.stamp = t
             js.publish(msg)
-        sec = 10
-        for _ in range(40):                    # until a command answers a state that had the twist
-            publish(sec)
             ros.spin_for(0.1)
-            sec += 1
-            if len(cmds) >= 3:
-                break
-        cmd = cmds.messages[-1]
-        assert len(cmd.data) == 7
+
         mode = SpaceMode('resolved_rate', FastDynamics(ROBOT), 'velocity', link=EE, frame='link')
-        base = SimpleNamespace(R_b=np.eye(3), p_b=np.zeros(3), v_b=v_b, w_b=w_b)
-        refs = SpaceReferences(np.array([0.0, 0.0, 0.1, 0.0, 0.05, 0.0]), None, None, None)
-        expected = mode.compute(base, q, qd, refs, float(sec)).values
+        base = SimpleNamespace(R_b=R_b, p_b=np.zeros(3), v_b=v_b, w_b=w_b)
         order = [ROBOT.q_names.index(n) for n in names]
-        np.testing.assert_allclose(cmd.data, expected[order], rtol=1e-8, atol=1e-10)
-        assert np.abs(expected).max() > 1e-3
+
+        def expected_for(world_twist):
+            mode.reset()
+            return mode.compute(base, q, qd, SpaceReferences(world_twist, None, None, None), 0.0).values[order]
+
+        def command_after(twist, expected):
+            """Publish states with ``twist`` until a command answers one that had it (at most 40)."""
+            for _ in range(40):
+                publish(twist)
+                if len(cmds) >= 3 and np.allclose(cmds.messages[-1].data, expected, rtol=1e-8, atol=1e-10):
+                    break
+            return np.array(cmds.messages[-1].data)
+
+        tw1 = np.array([0.0, 0.0, 0.1, 0.0, 0.05, 0.0])              # [angular; linear], world
+        e1 = expected_for(tw1)
+        np.testing.assert_allclose(command_after(twist_msg(tw1, 'odom'), e1), e1, rtol=1e-8, atol=1e-10)
+        assert np.abs(e1).max() > 1e-3
+        tw2 = np.array([0.05, -0.02, 0.0, 0.03, 0.0, -0.04])
+        e2 = expected_for(tw2)
+        assert np.abs(e2 - e1).max() > 1e-3, 'the second twist must give another command'
+        in_base = twist_msg(np.r_[R_b.T @ tw2[0:3], R_b.T @ tw2[3:6]], ROBOT.base_link.name)
+        np.testing.assert_allclose(command_after(in_base, e2), e2, rtol=1e-8, atol=1e-10)
+        st = ros.wait_for_message(status, lambda m: np.allclose(m.task_twist, tw2, atol=1e-12), 5.0,
+                                  'a status with the base-frame twist in the world frame', process=proc)
+        np.testing.assert_allclose(st.base_angular_velocity, w_b, rtol=0, atol=1e-15)   # base link frame
+        assert st.rate_scale == 1.0 and st.feasible and st.task_error < 1e-9
+        rejected = status.messages[-1].rejected_messages
+        for _ in range(3):
+            publish(twist_msg(np.ones(6) * 0.1, 'tool0'))
+        np.testing.assert_allclose(cmds.messages[-1].data, e2, rtol=1e-8, atol=1e-10)   # the last valid twist
+        ros.wait_for(lambda: status.messages[-1].rejected_messages >= rejected + 3, 5.0, 'the rejections counted',
+                     process=proc)
+        ros.wait_for(lambda: "ee_twist.header.frame_id 'tool0'" in proc.output(), 5.0, 'the rejection logged',
+                     process=proc)
     finally:
         proc.cleanup()

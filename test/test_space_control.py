@@ -4,8 +4,9 @@ reaction_null_space, manipulability) and their fast-path twin
 (spart_ros.control.free_floating.FreeFloatingKinematics).
 
 Independent checks: momentum summed body by body from the SPART chain (Kinematics, Velocities,
-I_I); conservation along forward dynamics integrated with RK4; the generalized Jacobian
-against central finite differences of Kinematics along the motion the base reaction gives;
+I_I), and from body twists obtained by finite differences of Kinematics alone; conservation
+along forward dynamics integrated with RK4; the generalized Jacobian against central finite
+differences of Kinematics along the motion the base reaction gives;
 the fixed-base limit of a base whose mass grows; wrench sums for the momentum rate.
 """
 import os
@@ -114,6 +115,40 @@ def test_momentum_is_the_sum_over_bodies(name):
             assert_close(core.base_momentum_from(M, s.R0, s.r0, point), h0, 1e-12, 'round trip')
 
 
+@pytest.mark.parametrize('name', ('branched_two_arm_spacecraft', 'arm7_floating'))
+def test_momentum_against_finite_difference_body_twists(name):
+    """Momentum about the origin and the system CoM (FreeFloatingKinematics, core.momentum_about)
+    against a sum over bodies built from Kinematics only: each body's twist by central finite
+    differences of its CoM frame along the motion (u0, um), inertias rotated here from the
+    model's CoM-frame tensors, the CoM from the masses (no Velocities, I_I or H involved)."""
+    robot = load_robot(name)
+    s = random_state(robot, 8)
+    bodies = [robot.base_link] + list(robot.links)
+    R, r, twists = [], [], []
+    RJ, RL, rJ, rL, e, g = spart.Kinematics(s.R0, s.r0, s.qm, robot)
+    for i in range(robot.n_links_joints + 1):
+        R.append(s.R0 if i == 0 else RL[:, :, i - 1])
+        r.append(s.r0 if i == 0 else rL[:, i - 1])
+        twists.append(finite_difference_twist(robot, s.R0, s.r0, s.qm, s.u0, s.um, i, np.zeros(3)))
+    masses = np.array([float(b.mass) for b in bodies])
+    com = sum(m * p for m, p in zip(masses, r)) / masses.sum()
+
+    def by_bodies(point):
+        L, p = np.zeros(3), np.zeros(3)
+        for b, Ri, ri, t in zip(bodies, R, r, twists):
+            I = Ri @ np.asarray(b.inertia, dtype=float) @ Ri.T
+            L += I @ t[0:3] + float(b.mass) * np.cross(ri - point, t[3:6])
+            p += float(b.mass) * t[3:6]
+        return np.concatenate([L, p])
+    ff = FreeFloatingKinematics(robot, 0).update(s.R0, s.r0, s.qm, s.u0, s.um)
+    assert_close(ff.center_of_mass, com, 1e-12, 'CoM')
+    for about, point in (('origin', np.zeros(3)), ('com', com)):
+        expected = by_bodies(point)
+        assert np.abs(expected).max() > 1.0, 'a state that carries momentum'
+        assert_close(ff.momentum(about), expected, 1e-8, f'fast momentum about {about}')
+        assert_close(core.momentum_about(ff.h0, s.R0, s.r0, point), expected, 1e-8, f'core momentum about {about}')
+
+
 def _rk4(f, x, dt):
     k1 = f(x)
     k2 = f([a + dt / 2 * b for a, b in zip(x, k1)])
@@ -196,10 +231,11 @@ def test_momentum_rate_is_the_external_wrench(name):
 # --- base reaction and generalized Jacobian ------------------------------------------------------
 @pytest.mark.parametrize('name', FLOATING + ('planar_4link_spacecraft',))
 def test_generalized_jacobian_matches_finite_differences(name):
-    """For every arm end, the base and a point off a link CoM: J* um + drift equals the twist
+    """For every link (arm ends, middle links, the base), at a point off its CoM: J* um + drift equals the twist
     obtained by finite differences of Kinematics along the motion (base from the base
     reaction, joints um), for zero and non-zero momentum; and equals J0 u0 + Jm um."""
     robot = robot_named(name)
+    fd = FastDynamics(robot)
     rng = np.random.default_rng(4)
     for seed in range(2):
         s = random_state(robot, seed)
@@ -207,7 +243,7 @@ def test_generalized_jacobian_matches_finite_differences(name):
         for h0 in (np.zeros(6), rng.standard_normal(6) * 5):
             u0 = core.base_reaction(c['H0'], c['H0m'], s.um, h0)
             assert_close(core.base_momentum(c['H0'], c['H0m'], u0, s.um), h0, 1e-12, 'base reaction conserves h0')
-            for link in [0] + leaf_links(robot):
+            for link in range(robot.n_links_joints + 1):
                 offset = rng.standard_normal(3) * 0.2
                 J0, Jm = core.point_jacobian(link, offset, s.R0, s.r0, c['RL'], c['rL'], c['P0'], c['pm'], robot)
                 Jstar = core.generalized_jacobian(J0, Jm, c['H0'], c['H0m'])
@@ -216,7 +252,7 @@ def test_generalized_jacobian_matches_finite_differences(name):
                 assert_close(twist, J0 @ u0 + Jm @ s.um, 1e-12, 'J* um + drift = J0 u0 + Jm um')
                 fdiff = finite_difference_twist(robot, s.R0, s.r0, s.qm, u0, s.um, link, offset)
                 assert_close(twist, fdiff, 1e-7, f'{name} link {link}: J* um + drift vs finite differences')
-                ff = FreeFloatingKinematics(robot, link, offset)
+                ff = FreeFloatingKinematics(robot, link, offset, fd)
                 ff.update(s.R0, s.r0, s.qm, u0, s.um)
                 assert_close(ff.Jstar, Jstar, 1e-12, 'fast J*')
                 assert_close(ff.drift, drift, 1e-11, 'fast drift')

@@ -5,23 +5,31 @@ singularities, the effort-path accelerations, and closed loops on a kinematic fr
 plant (base moved by momentum conservation, integrated with RK4).
 """
 import os
+from types import SimpleNamespace
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from core_helpers import assert_close, load_robot, random_state
+from core_helpers import assert_close, load_robot, random_rotation, random_state, urdf_path
 from spart_ros import core, spart
 from spart_ros.control import (DesiredReaction, FreeFloatingKinematics, Reactionless, ResolvedRate,
                                ResolvedRateMinBaseEnergy)
 from spart_ros.control.damped_least_squares import bound_joint_rates, damped_pseudo_inverse
 from spart_ros.control.end_effector import EndEffector, rotation_vector
-from spart_ros.core.errors import InputError
+from spart_ros.control.space_modes import SpaceMode, SpaceReferences
+from spart_ros.core.errors import InputError, ModelWarning
+from spart_ros.core.fast import FastDynamics
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'examples')
 Q_BENT = np.array([1.0, -1.4, 1.2, -1.0])
 # no damping (smallest singular values of these states' J* are >= 0.02), no rate bound
 EXACT = dict(singular_region=1e-4, max_joint_rates=np.inf)
+#: the 7-DoF test arm (19.5 kg) on a 200 kg, ~24 kg m^2 spacecraft (its 5 kg base made heavier)
+HEAVY_BASE_ARM7 = open(urdf_path('arm7_floating')).read().replace(
+    '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',
+    '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" izz="28"/>')
 
 
 def planar():
@@ -130,6 +138,63 @@ def test_joint_rate_bound_scales_the_whole_command():
     assert_close(ResolvedRate(robot, 'end_effector').max_joint_rates, np.ones(4), 0, 'URDF velocity limits')
 
 
+def test_rate_bound_makes_the_status_infeasible_and_names_the_joint():
+    """A command the rate bound scales is not the commanded twist: feasible False, the message
+    names the binding joint and the factor, rate_scale < 1; unbounded, the same twist is feasible."""
+    robot = planar()
+    z = np.zeros
+    twist = np.array([0, 0, 0, 0.5, -0.4, 0])
+    bounded = ResolvedRate(robot, 'end_effector', rows=(3, 4), singular_region=1e-4,
+                           max_joint_rates=[0.05, 10, 10, 10])
+    st = bounded.update(np.eye(3), z(3), Q_BENT, z(6), z(4), twist=twist).status
+    assert st.rate_scale < 1 and st.task_error < 1e-9         # the law's own solution was exact
+    assert not st.feasible and "joint 'joint_1' at 0.05" in st.message and f'{st.rate_scale:.3g}' in st.message
+    st = ResolvedRate(robot, 'end_effector', rows=(3, 4), **EXACT).update(
+        np.eye(3), z(3), Q_BENT, z(6), z(4), twist=twist).status
+    assert st.feasible and st.rate_scale == 1.0 and st.message == ''
+
+
+def test_zero_urdf_velocity_limit_means_none_and_an_explicit_zero_is_refused():
+    """URDF <limit velocity="0"> (exporters' "unknown"; MoveIt reads it as unbounded): no bound,
+    a ModelWarning naming the joints, and the arm moves (a 0 bound would scale every command to
+    0).  max_joint_rates = 0 given explicitly is refused, naming the parameter."""
+    text = open(os.path.join(EXAMPLES, 'planar_4link_spacecraft.urdf')).read()
+    text = text.replace('velocity="1.0"', 'velocity="0"', 2)        # joint_1 and joint_2
+    robot = spart.urdf2robot(text)[0]
+    with pytest.warns(ModelWarning, match=r"\['joint_1', 'joint_2'\].*no velocity limit"):
+        law = ResolvedRate(robot, 'end_effector', rows=(3, 4), singular_region=1e-4)
+    np.testing.assert_array_equal(law.max_joint_rates, [np.inf, np.inf, 1.0, 1.0])
+    z = np.zeros
+    cmd = law.update(np.eye(3), z(3), Q_BENT, z(6), z(4), twist=[0, 0, 0, 0.05, 0.02, 0])
+    assert np.abs(cmd.joint_velocities).max() > 1e-3 and cmd.status.feasible
+    for bad in (0.0, [1.0, 0.0, 1.0, 1.0]):
+        with pytest.raises(InputError, match='max_joint_rates: expected a number > 0'):
+            ResolvedRate(robot, 'end_effector', max_joint_rates=bad)
+
+
+def test_status_joint_limit_distance_values():
+    """The distance of each joint to its NEARER position limit, against the limits read from the
+    URDF text here: near the upper and the lower limit, beyond one (negative), a continuous joint
+    (inf), a prismatic joint (m); and the minimum."""
+    robot = load_robot('branched_two_arm_spacecraft')
+    limits = {}
+    for j in ET.parse(urdf_path('branched_two_arm_spacecraft')).getroot().iter('joint'):
+        lim = j.find('limit')
+        continuous = j.get('type') == 'continuous'
+        if lim is not None:
+            limits[j.get('name')] = ((-np.inf, np.inf) if continuous else
+                                     (float(lim.get('lower')), float(lim.get('upper'))))
+    q = dict(a_shoulder=2.8, a_elbow=10.0, a_slide=-0.15, a_wrist_joint=-3.0, a_finger_left_joint=0.0,
+             a_finger_right_joint=0.04, b_shoulder=-1.0, b_elbow=1.5)
+    qm = np.array([q[n] for n in robot.q_names])
+    expected = np.array([min(q[n] - limits[n][0], limits[n][1] - q[n]) for n in robot.q_names])
+    np.testing.assert_allclose(expected, [0.1, np.inf, 0.05, -0.1, 2.9, 0.01, 1.9, 1.4], rtol=0, atol=1e-12)
+    z = np.zeros
+    st = ResolvedRate(robot, 'b_ee').update(np.eye(3), z(3), qm, z(6), z(8), twist=[0, 0, 0, 0.01, 0, 0]).status
+    np.testing.assert_allclose(st.joint_limit_distance, expected, rtol=0, atol=1e-12)   # inf == inf
+    assert st.min_joint_limit_distance == pytest.approx(-0.1, abs=1e-12)
+
+
 # --- minimum base kinetic energy ----------------------------------------------------------------------
 @pytest.mark.parametrize('name,link,rows', [('arm7_floating', 'arm_tool', (3, 4, 5)),
                                             ('planar_4link_spacecraft', 'end_effector', (3, 4))])
@@ -138,6 +203,9 @@ def test_min_base_energy_keeps_the_task_and_minimizes_the_base_energy(name, link
     rng = np.random.default_rng(5)
     kwargs = dict(rows=rows, **EXACT)
     rr, me = ResolvedRate(robot, link, **kwargs), ResolvedRateMinBaseEnergy(robot, link, **kwargs)
+    b0 = robot.base_link
+    W_base = np.linalg.cholesky(np.block([[np.asarray(b0.inertia, dtype=float), np.zeros((3, 3))],
+                                          [np.zeros((3, 3)), b0.mass * np.eye(3)]])).T
     for seed in range(3):
         s = random_state(robot, seed, scale=0.1)
         if name.startswith('planar'):
@@ -149,15 +217,43 @@ def test_min_base_energy_keeps_the_task_and_minimizes_the_base_energy(name, link
         assert twist_error(me, b, twist) < 1e-9 and b.status.feasible
         energy = lambda qd: me.base_kinetic_energy(k.free_base_velocity + k.reaction @ qd)  # noqa: E731
         assert energy(b.joint_velocities) < energy(a.joint_velocities)
-        # optimal: no null-space step lowers it (independent kernel of J*)
+        # optimal for its objective 2 T0 + lambda^2 |y|^2, y the null-space part of the command
+        # (a is J*# b, orthogonal to the kernel), lambda = energy_damping * s_max(W G N), with
+        # W' W = blkdiag(I_base, m_base I3): no null-space step lowers it (independent kernel of J*)
         N = np.linalg.svd(k.Jstar[list(rows)])[2][len(rows):].T
+        lam = me.energy_damping * np.linalg.svd(W_base @ k.reaction @ N, compute_uv=False)[0]
+        y = N.T @ (b.joint_velocities - a.joint_velocities)
+        assert_close(a.joint_velocities + N @ y, b.joint_velocities, 1e-12, 'b = a + a null-space motion')
+        objective = lambda y: 2 * energy(a.joint_velocities + N @ y) + lam ** 2 * y @ y  # noqa: E731
         for _ in range(5):
-            step = N @ rng.standard_normal(N.shape[1]) * 1e-3
-            assert energy(b.joint_velocities + step) >= energy(b.joint_velocities) - 1e-15
+            step = rng.standard_normal(N.shape[1]) * 1e-3
+            assert objective(y + step) >= objective(y) - 1e-15
     # base kinetic energy is the base's own: 1/2 (w' I0 w + m0 |v|^2), w in the base frame
     u0 = np.array([0.1, -0.2, 0.3, 1.0, 2.0, -1.0])
     I0, m0 = np.asarray(robot.base_link.inertia), robot.base_link.mass
     assert me.base_kinetic_energy(u0) == pytest.approx(0.5 * (u0[:3] @ I0 @ u0[:3] + m0 * u0[3:] @ u0[3:]), rel=1e-12)
+
+
+def test_min_base_energy_is_regularized_on_a_heavy_base():
+    """A 20 kg arm on a 200 kg base, end-effector position task (4-dimensional kernel, one
+    direction, the wrist roll, barely coupled to the base): the unregularized minimum asks for
+    ~280 rad/s there and the rate bound would slow the task down 160-fold; the regularized law
+    stays within the URDF bounds (feasible) and still cuts the base energy of resolved rate 5-fold."""
+    robot = spart.urdf2robot(HEAVY_BASE_ARM7)[0]
+    assert robot.base_link.mass == 200.0
+    q = np.array([0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 0.1])
+    z = np.zeros
+    twist = np.array([0, 0, 0, 0.0, 0.04, -0.02])
+    kwargs = dict(frame='link', rows=(3, 4, 5))
+    rr = ResolvedRate(robot, 'arm_tool', **kwargs).update(np.eye(3), z(3), q, z(6), z(7), twist=twist)
+    law = ResolvedRateMinBaseEnergy(robot, 'arm_tool', **kwargs)
+    me = law.update(np.eye(3), z(3), q, z(6), z(7), twist=twist)
+    assert me.status.feasible and me.status.rate_scale == 1.0, me.status.message
+    assert np.abs(me.joint_velocities).max() < 1.0
+    energy = lambda qd: law.base_kinetic_energy(law.kinematics.reaction @ qd)  # noqa: E731
+    assert energy(me.joint_velocities) < energy(rr.joint_velocities) / 5
+    unregularized = ResolvedRateMinBaseEnergy(robot, 'arm_tool', energy_damping=0.0, max_joint_rates=np.inf, **kwargs)
+    assert np.abs(unregularized.update(np.eye(3), z(3), q, z(6), z(7), twist=twist).joint_velocities).max() > 100
 
 
 # --- reactionless ----------------------------------------------------------------------------------------
@@ -226,6 +322,28 @@ def test_desired_reaction_meets_both_tasks_with_redundancy():
     assert cmd.status.feasible and cmd.status.base_error < 1e-12
 
 
+def test_desired_reaction_base_task_on_a_heavy_base():
+    """20 kg arm, 200 kg base: the base turns 0.002-0.03 rad per joint rad within the end-effector
+    position task's null space (singular values of G_w N), below the end effector's
+    singular_region; the base task, damped relative to its own scale, is still met exactly (a
+    turn about the axis the arm turns the base about most easily, within the rate bounds): base
+    rate = attitude_gain * the attitude error, end effector held."""
+    robot = spart.urdf2robot(HEAVY_BASE_ARM7)[0]
+    q = np.array([0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 0.1])
+    z = np.zeros
+    law = DesiredReaction(robot, 'arm_tool', frame='link', rows=(3, 4, 5), attitude_gain=2.0)
+    k = law.kinematics.update(np.eye(3), z(3), q)
+    N = np.linalg.svd(k.Jstar[3:6])[2][3:].T
+    U, s, _ = np.linalg.svd(k.reaction[0:3] @ N)
+    assert s.max() < 0.05 and s.min() < law.singular_region, s     # the case is what it says
+    R_ref = Rotation.from_rotvec(np.radians(0.5) * U[:, 0]).as_matrix()
+    cmd = law.update(np.eye(3), z(3), q, z(6), z(7), twist=z(6), base_rotation=R_ref)
+    assert_close(cmd.status.predicted_base_velocity[0:3], 2.0 * np.radians(0.5) * U[:, 0], 1e-9, 'base rate')
+    assert twist_error(law, cmd, z(6)) < 1e-12
+    st = cmd.status
+    assert st.feasible and st.base_error < 1e-12 and st.rate_scale == 1.0, st.message
+
+
 @pytest.mark.parametrize('priority', ['end_effector', 'base'])
 def test_desired_reaction_priority_without_redundancy(priority):
     """arm7: 6 task rows + 3 base rows > 7 joints: the first task is met exactly, the second in
@@ -287,6 +405,66 @@ def test_end_effector_pose_and_pose_law(frame):
     x = law.task_twist(s.R0, s.r0, s.qm, twist=np.ones(6), position=target_p, rotation=target_R)
     assert_close(x, np.ones(6) + np.array([1, 2, 3, 4, 5, 6]) * np.r_[[0.1, -0.2, 0.05], [0.01, 0.02, -0.03]],
                  1e-12, 'pose law')
+
+
+@pytest.mark.parametrize('name', ['arm7_floating', 'branched_two_arm_spacecraft'])
+def test_fast_link_pose_and_pose_law_match_kinematics(name):
+    """FreeFloatingKinematics' link pose (read off the compiled Jacobian's forward kinematics)
+    equals spart.Kinematics for the base and every link; a law's pose target computed on it (the
+    control loop's path) equals the one from Kinematics (EndEffector.pose), state after state."""
+    robot = load_robot(name)
+    for seed in range(3):
+        s = random_state(robot, seed)
+        RJ, RL, rJ, rL, e, g = spart.Kinematics(s.R0, s.r0, s.qm, robot)
+        for link in range(robot.n_links_joints + 1):
+            ff = FreeFloatingKinematics(robot, link).update(s.R0, s.r0, s.qm)
+            R, r = (s.R0, s.r0) if link == 0 else (RL[:, :, link - 1], rL[:, link - 1])
+            assert_close(ff.link_rotation, R, 1e-12, f'link {link} rotation')
+            assert_close(ff.link_position, r, 1e-12, f'link {link} CoM')
+    link = robot.n_links_joints
+    law = ResolvedRate(robot, link, [0.03, -0.02, 0.1], 'link', pose_gain=[1, 2, 3, 4, 5, 6])
+    target_R, target_p = Rotation.from_rotvec([0.3, -0.1, 0.2]).as_matrix(), np.array([0.5, -0.2, 0.4])
+    for seed in range(3):
+        s = random_state(robot, seed)
+        cmd = law.update(s.R0, s.r0, s.qm, s.u0, s.um, twist=np.ones(6), position=target_p, rotation=target_R)
+        slow = law.task_twist(s.R0, s.r0, s.qm, np.ones(6), target_p, target_R)     # through Kinematics
+        assert_close(cmd.task_twist, slow, 1e-12, 'pose law on the fast link pose')
+        assert np.abs(slow - 1).max() > 0.1, 'the pose term must matter'
+
+
+def test_space_mode_reference_frames_and_base_link_angular_velocity():
+    """SpaceMode: a twist given in base link axes and a pose target fixed to the base give the
+    same command as the same references in the world; another frame is refused by name.  The
+    measured base angular velocity comes out in the base LINK frame (the input w_b), the law's
+    status in the base CoM frame (rotated here: the bus has an inertial rpy)."""
+    robot = load_robot('branched_two_arm_spacecraft')
+    mode = SpaceMode('resolved_rate', FastDynamics(robot), 'velocity', link='b_ee', frame='link',
+                     singular_region=1e-4, max_joint_rates=np.inf)
+    rng = np.random.default_rng(3)
+    s = random_state(robot, 2, scale=0.1)
+    base = SimpleNamespace(R_b=random_rotation(rng), p_b=rng.standard_normal(3), v_b=rng.standard_normal(3) * 0.01,
+                           w_b=rng.standard_normal(3) * 0.01)
+    R_b, p_b = base.R_b, base.p_b
+    twist = rng.standard_normal(6) * 0.05
+    R_t, p_t = mode.end_effector_pose(base, s.qm)
+    R_t, p_t = Rotation.from_rotvec([0.05, 0.0, -0.04]).as_matrix() @ R_t, p_t + [0.02, -0.01, 0.03]
+
+    def run(refs):
+        mode.reset()
+        return mode.compute(base, s.qm, s.um, refs, 0.0)
+    world = run(SpaceReferences(twist, p_t, R_t, None))
+    in_base = run(SpaceReferences(np.r_[R_b.T @ twist[0:3], R_b.T @ twist[3:6]], R_b.T @ (p_t - p_b), R_b.T @ R_t,
+                                  None, 'base', 'base'))
+    assert_close(in_base.command.task_twist, world.command.task_twist, 1e-12, 'task twist')
+    assert_close(in_base.values, world.values, 1e-10, 'joint rates')
+    assert np.abs(world.command.task_twist - twist).max() > 1e-3, 'the pose term must matter'
+    with pytest.raises(InputError, match="twist_frame: expected one of .*got 'tool0'"):
+        run(SpaceReferences(twist, None, None, None, 'tool0'))
+    # angular velocity: as given (base link frame), and = R_bc times the law's (base CoM frame)
+    R_bc = np.asarray(robot.base_link.T)[:3, :3]
+    assert_close(world.base_angular_velocity, base.w_b, 0, 'base link frame')
+    assert_close(R_bc @ world.command.status.base_angular_velocity, base.w_b, 1e-15, 'CoM frame -> link frame')
+    assert np.abs(world.command.status.base_angular_velocity - base.w_b).max() > 1e-4, 'the frames must differ'
 
 
 def test_rotation_vector_matches_scipy():

@@ -9,7 +9,9 @@ smoothly to ``damping`` (Nakamura and Hanafusa; Chiaverini 1997):
 
 so |x| <= |b| / (2 lambda) near the singularity instead of |b| / s_min.  ``damping`` and
 ``singular_region`` are in the units of A's singular values (m per rad for position rows of a
-Jacobian).
+Jacobian), or with ``relative=True`` fractions of A's largest singular value (for matrices with
+no natural scale, e.g. the base reaction G = -H0^-1 H0m, whose size is the arm-to-base mass
+ratio); ``singular_region=inf`` damps always (Tikhonov regularization with lambda = damping).
 """
 from collections import namedtuple
 
@@ -25,20 +27,27 @@ basis of A's numerical kernel; ``singular_values`` (min(m, n),) descending; ``da
 the lambda used; ``rank`` the numerical rank (singular values above max(m, n) eps s_max)."""
 
 
+def check_nonnegative(name, value):
+    """Raise InputError naming ``name`` unless ``value`` is a finite number >= 0."""
+    if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value >= 0):
+        raise InputError(f'{name}: expected a finite number >= 0, got {value!r}')
+
+
 def check_damping(damping, singular_region):
     """Raise InputError unless both are finite and >= 0."""
-    for name, v in (('damping', damping), ('singular_region', singular_region)):
-        if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v >= 0):
-            raise InputError(f'{name}: expected a finite number >= 0, got {v!r}')
+    check_nonnegative('damping', damping)
+    check_nonnegative('singular_region', singular_region)
 
 
-def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0):
+def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
     """The damped pseudo-inverse of ``A`` (m, n) (see the module docstring); returns a
     :class:`DampedInverse`.  damping = 0 gives the Moore-Penrose pseudo-inverse."""
     m, n = A.shape
     U, s, Vt = np.linalg.svd(A, full_matrices=True)
     k = min(m, n)
     s_max = s[0] if k else 0.0
+    if relative:
+        damping, singular_region = damping * s_max, singular_region * s_max
     rank = int(np.count_nonzero(s > max(m, n) * np.finfo(float).eps * s_max)) if k else 0
     lam2 = 0.0
     s_min = s[k - 1] if k else 0.0

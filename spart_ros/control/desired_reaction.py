@@ -18,12 +18,18 @@ with ``priority='end_effector'`` (default: J1 = J*) or ``'base'`` (J1 = G_w).  B
 exactly when the arm has the redundancy (task rows + base rows <= n_q, away from
 singularities); otherwise the second one is met in the least-squares sense and the status
 reports it (``feasible`` False, ``base_error`` / ``task_error``).
+
+The pseudo-inverse of the end-effector task is damped with the law's ``damping`` and
+``singular_region`` (m per rad); the base task's (G_w, or G_w N1) with ``base_damping`` and
+``base_singular_region`` as fractions of its largest singular value: G is the base rotation per
+joint rotation, about the arm-to-base inertia ratio (~0.01 for a 20 kg arm on a 200 kg
+spacecraft), so the end effector's absolute thresholds would damp the base task away entirely.
 """
 import numpy as np
 
 from ..core import _checks as chk
 from ..core.errors import InputError
-from .damped_least_squares import damped_pseudo_inverse
+from .damped_least_squares import check_nonnegative, damped_pseudo_inverse
 from .end_effector import rotation_vector
 from .space_motion import SpaceMotionLaw, residual_tolerance
 
@@ -35,15 +41,19 @@ class DesiredReaction(SpaceMotionLaw):
 
     ``base_rows``: components of the base angular velocity (0, 1, 2 = base-frame x, y, z) to
     control (a planar robot controls only (2,)); ``attitude_gain`` [1/s]; ``priority``:
-    'end_effector' or 'base'.  Other arguments as
+    'end_effector' or 'base'; ``base_damping``, ``base_singular_region``: the base task's damping
+    (relative, see the module docstring).  Other arguments as
     :class:`~spart_ros.control.space_motion.SpaceMotionLaw`.
     """
 
     mode = 'desired_reaction'
 
     def __init__(self, robot, link, offset=None, frame='com', *, base_rows=(0, 1, 2), attitude_gain=1.0,
-                 priority='end_effector', **kwargs):
+                 priority='end_effector', base_damping=0.05, base_singular_region=0.01, **kwargs):
         super().__init__(robot, link, offset, frame, **kwargs)
+        check_nonnegative('base_damping', base_damping)
+        check_nonnegative('base_singular_region', base_singular_region)
+        self.base_damping, self.base_singular_region = float(base_damping), float(base_singular_region)
         rows = tuple(base_rows)
         if not rows or len(set(rows)) != len(rows) or any(r not in (0, 1, 2) for r in rows):
             raise InputError(f'base_rows: expected distinct indices 0..2 of the base angular velocity, got {base_rows!r}')
@@ -77,13 +87,16 @@ class DesiredReaction(SpaceMotionLaw):
         rows = self.base_rows
         Jb = ff.reaction[rows]
         bb = self._base_command[rows] - ff.free_base_velocity[rows]
-        (J1, b1), (J2, b2) = ((J, b), (Jb, bb)) if self.priority == 'end_effector' else ((Jb, bb), (J, b))
-        D1 = damped_pseudo_inverse(J1, self.damping, self.singular_region)
+        ee = (self.damping, self.singular_region, False)
+        base = (self.base_damping, self.base_singular_region, True)
+        (J1, b1, d1), (J2, b2, d2) = ((J, b, ee), (Jb, bb, base)) if self.priority == 'end_effector' else \
+            ((Jb, bb, base), (J, b, ee))
+        D1 = damped_pseudo_inverse(J1, *d1)
         qd = D1.inverse @ b1
         N = D1.null_basis
         damping = D1.damping
         if N.shape[1]:
-            D2 = damped_pseudo_inverse(J2 @ N, self.damping, self.singular_region)
+            D2 = damped_pseudo_inverse(J2 @ N, *d2)
             qd = qd + N @ (D2.inverse @ (b2 - J2 @ qd))
             damping = max(damping, D2.damping)
         base_error = float(np.linalg.norm(Jb @ qd - bb))

@@ -57,22 +57,30 @@ class EndEffector:
             raise InputError(f"frame: expected 'com' or 'link', got {frame!r}")
 
     def pose(self, R0, r0, qm):
-        """(R (3, 3), p (3,)): the end-effector frame's rotation and the point, inertial frame."""
+        """(R (3, 3), p (3,)): the end-effector frame's rotation and the point, inertial frame
+        (SPART's Kinematics; a control loop reads the link pose off its FreeFloatingKinematics
+        update instead and calls :meth:`frame_pose`)."""
         if self.link == 0:
             R = chk.array('R0', R0, (3, 3))
             r = chk.vector('r0', r0, 3)
         else:
             k = kinematics(R0, r0, qm, self.robot)
             R, r = k.RL[:, :, self.link - 1], k.rL[:, self.link - 1]
-        return R @ self.rotation, r + R @ self.offset
+        return self.frame_pose(R, r)
 
-    def pose_error(self, R0, r0, qm, position=None, rotation=None):
+    def frame_pose(self, R_link, r_link):
+        """(R (3, 3), p (3,)) of the end-effector frame and point, inertial frame, from the pose
+        of the link's CoM frame: ``R_link`` (3, 3) CoM frame -> inertial, ``r_link`` (3,) its CoM."""
+        return R_link @ self.rotation, r_link + R_link @ self.offset
+
+    def pose_error(self, R0, r0, qm, position=None, rotation=None, pose=None):
         """[rotation vector of R_target R'; p_target - p] (6,), inertial frame; the parts whose
-        target is None are zero."""
+        target is None are zero.  ``pose``: the end effector's (R, p) at this state when the
+        caller has it (skips the forward kinematics)."""
         err = np.zeros(6)
         if position is None and rotation is None:
             return err
-        R, p = self.pose(R0, r0, qm)
+        R, p = self.pose(R0, r0, qm) if pose is None else pose
         if rotation is not None:
             err[0:3] = rotation_vector(chk.array('rotation', rotation, (3, 3)) @ R.T)
         if position is not None:

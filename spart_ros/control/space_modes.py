@@ -10,36 +10,51 @@ accelerations qdd = velocity_gain (qd_ref - qd) + d/dt qd_ref with the measured 
 base, so that an effort controller (ros2_control's, or spart_sim) makes the arm follow the
 velocity reference while the base reacts.
 
-References: an end-effector twist [angular velocity; velocity of the end-effector point] in
-the world frame (a feed-forward), a pose target of the end-effector frame in the world (closed
-by the law's P gain), and for ``desired_reaction`` a base attitude target: the rotation of the
-URDF base link in the world (converted here to the law's base CoM frame).
+References: an end-effector twist [angular velocity; velocity of the end-effector point] (a
+feed-forward), a pose target of the end-effector frame (closed by the law's P gain), and for
+``desired_reaction`` a base attitude target: the rotation of the URDF base link in the world
+(converted here to the law's base CoM frame).  The twist and the pose target are given in the
+world frame, or in the URDF base link frame (``twist_frame`` / ``pose_frame`` = 'base'),
+converted here with the measured base pose of each tick:
+
+- a twist in 'base' is the end effector's twist relative to the world expressed in base link
+  axes (a change of coordinates, as MoveIt Servo reads its command frame): [R_b w; R_b v];
+- a pose target in 'base' is fixed to the base (it moves with it): R = R_b R_t, p = p_b + R_b p_t.
 """
 from collections import namedtuple
+import warnings
 
 import numpy as np
 
+from ..core import _checks as chk
 from ..core import base_state as bs
 from ..core.errors import InputError
 from .desired_reaction import DesiredReaction
 from .reactionless import Reactionless
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
 
-__all__ = ['SpaceMode', 'SPACE_LAWS', 'SpaceReferences', 'INTERFACES']
+__all__ = ['SpaceMode', 'SPACE_LAWS', 'SpaceReferences', 'INTERFACES', 'REFERENCE_FRAMES']
 
 #: controller mode -> law class
 SPACE_LAWS = {law.mode: law for law in (ResolvedRate, ResolvedRateMinBaseEnergy, Reactionless, DesiredReaction)}
 INTERFACES = ('effort', 'velocity')
 
-SpaceReferences = namedtuple('SpaceReferences', 'twist position rotation base_rotation')
-SpaceReferences.__doc__ = """References of one tick, each None when absent: ``twist`` (6,) [angular;
-linear velocity of the end-effector point], world frame; ``position`` (3,), ``rotation`` (3, 3): the
-end-effector frame's target pose in the world; ``base_rotation`` (3, 3): target rotation of the URDF
-base link frame in the world (desired_reaction)."""
+#: frames a twist or pose reference may be given in (module docstring)
+REFERENCE_FRAMES = ('world', 'base')
 
-SpaceOutput = namedtuple('SpaceOutput', 'values command')
+SpaceReferences = namedtuple('SpaceReferences', 'twist position rotation base_rotation twist_frame pose_frame',
+                             defaults=('world', 'world'))
+SpaceReferences.__doc__ = """References of one tick, each None when absent: ``twist`` (6,) [angular;
+linear velocity of the end-effector point]; ``position`` (3,), ``rotation`` (3, 3): the end-effector
+frame's target pose; ``base_rotation`` (3, 3): target rotation of the URDF base link frame in the
+world (desired_reaction); ``twist_frame``, ``pose_frame``: 'world' (default) or 'base' (the URDF
+base link frame; see the module docstring)."""
+
+SpaceOutput = namedtuple('SpaceOutput', 'values command base_angular_velocity')
 SpaceOutput.__doc__ = """``values`` (n_q,): joint velocities (velocity interface) or efforts (effort
-interface); ``command``: the law's SpaceMotionCommand (joint rates, accelerations, task twist, status)."""
+interface); ``command``: the law's SpaceMotionCommand (joint rates, accelerations, task twist in the
+world frame, status: SPART's conventions, base CoM frame); ``base_angular_velocity`` (3,): the
+measured base angular velocity in the URDF base LINK frame (as odometry's twist, REP 105)."""
 
 
 class SpaceMode:
@@ -48,7 +63,8 @@ class SpaceMode:
     ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (shared with
     the law; the robot must have no mimic joints: the laws work in SPART's joint variables);
     ``interface``: 'effort' or 'velocity'; ``law_options``: the law's keyword arguments
-    (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...)."""
+    (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the warnings the
+    law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log."""
 
     def __init__(self, mode, dynamics, interface='effort', **law_options):
         if mode not in SPACE_LAWS:
@@ -61,7 +77,10 @@ class SpaceMode:
                              'motion laws work in SPART\'s joint variables (every moving joint independent)')
         self.mode, self.interface, self.robot, self.dynamics = mode, interface, robot, dynamics
         link = law_options.pop('link')
-        self.law = SPACE_LAWS[mode](robot, link, dynamics=dynamics, **law_options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            self.law = SPACE_LAWS[mode](robot, link, dynamics=dynamics, **law_options)
+        self.notes = [str(w.message) for w in caught]
         self.n_q = robot.n_q
         self._R_bc = np.asarray(robot.base_link.T, dtype=float)[:3, :3]
 
@@ -71,16 +90,36 @@ class SpaceMode:
     def compute(self, base, q, qd, references, t):
         """:data:`SpaceOutput` for the state (``base``, ``q``, ``qd``) at control time ``t`` (s)."""
         R0, r0, u0 = bs.base_from_link_frame(self.robot, base.R_b, base.p_b, base.v_b, base.w_b)
-        kwargs = dict(twist=references.twist, position=references.position, rotation=references.rotation, t=t)
+        twist, position, rotation = self._in_world(base, references)
+        kwargs = dict(twist=twist, position=position, rotation=rotation, t=t)
         if self.mode == 'desired_reaction':
             R_ref = None if references.base_rotation is None else references.base_rotation @ self._R_bc
             cmd = self.law.update(R0, r0, q, u0, qd, base_rotation=R_ref, **kwargs)
         else:
             cmd = self.law.update(R0, r0, q, u0, qd, **kwargs)
+        w_b = np.array(base.w_b, dtype=float)
         if self.interface == 'velocity':
-            return SpaceOutput(cmd.joint_velocities.copy(), cmd)
+            return SpaceOutput(cmd.joint_velocities.copy(), cmd, w_b)
         taum, _ = self.dynamics.floating_inverse_dynamics(R0, r0, q, u0, qd, cmd.joint_accelerations)
-        return SpaceOutput(taum.copy(), cmd)
+        return SpaceOutput(taum.copy(), cmd, w_b)
+
+    @staticmethod
+    def _in_world(base, references):
+        """(twist, position, rotation) of ``references`` in the world frame (module docstring)."""
+        twist, position, rotation = references.twist, references.position, references.rotation
+        for name, frame in (('twist_frame', references.twist_frame), ('pose_frame', references.pose_frame)):
+            if frame not in REFERENCE_FRAMES:
+                raise InputError(f'{name}: expected one of {REFERENCE_FRAMES}, got {frame!r}')
+        R_b = np.asarray(base.R_b, dtype=float)
+        if twist is not None and references.twist_frame == 'base':
+            twist = chk.vector('twist', twist, 6)
+            twist = np.concatenate([R_b @ twist[0:3], R_b @ twist[3:6]])
+        if references.pose_frame == 'base':
+            if position is not None:
+                position = np.asarray(base.p_b, dtype=float) + R_b @ chk.vector('position', position, 3)
+            if rotation is not None:
+                rotation = R_b @ chk.array('rotation', rotation, (3, 3))
+        return twist, position, rotation
 
     def end_effector_pose(self, base, q):
         """(R (3, 3), p (3,)) of the end-effector frame in the world for a state (for pose targets

@@ -15,7 +15,8 @@ the task components of the twist.
 
 Each law turns the task rows into joint rates with the generalized Jacobian J* (the base
 is free: its motion follows from momentum conservation, including the drift J0 H0^-1 h0 of a
-non-zero momentum), then the rates are scaled down together to the joint-rate bounds.
+non-zero momentum), then the rates are scaled down together to the joint-rate bounds (the
+end effector then moves slower than commanded: the status says so, ``feasible`` False).
 Returned: a :class:`SpaceMotionCommand` with the joint velocities (for a velocity
 interface), the joint accelerations for an effort interface (fed to floating-base inverse
 dynamics),
@@ -26,18 +27,18 @@ and a :class:`SpaceMotionStatus` snapshot.
 """
 from collections import namedtuple
 from dataclasses import dataclass
+import warnings
 
 import numpy as np
 
 from ..core import _checks as chk
-from ..core.errors import InputError
+from ..core.errors import InputError, ModelWarning
 from ..core.manipulability import task_rows
-from ..core.momentum import _about
 from .damped_least_squares import bound_joint_rates, check_damping
 from .end_effector import EndEffector
 from .free_floating import FreeFloatingKinematics
 
-__all__ = ['SpaceMotionLaw', 'SpaceMotionCommand', 'SpaceMotionStatus']
+__all__ = ['SpaceMotionLaw', 'SpaceMotionCommand', 'SpaceMotionStatus', 'urdf_joint_rates']
 
 SpaceMotionCommand = namedtuple('SpaceMotionCommand', 'joint_velocities joint_accelerations task_twist status')
 SpaceMotionCommand.__doc__ = """Output of a space motion law for one state.
@@ -62,9 +63,10 @@ class SpaceMotionStatus:
         none; negative beyond a limit); min_joint_limit_distance: the smallest.
     task_error: |J* qd + drift - twist_cmd| on the task rows, before the rate bound.
     base_error: the residual of the law's base objective [rad/s] (nan for laws without one).
-    rate_scale: the factor (<= 1) the rate bound applied; damping: the lambda used.
+    rate_scale: the factor (<= 1) the rate bound applied (1: none); damping: the lambda used.
     null_space_dim: dimension of the null space the law works in (of J*, or the reaction null
-        space); feasible: the law met its objectives exactly here; message: why not, or ''.
+        space); feasible: the command sent meets the law's objectives exactly here (its
+        residuals are zero and the rate bound did not scale it); message: why not, or ''.
     """
     momentum: np.ndarray
     momentum_about_com: np.ndarray
@@ -85,14 +87,32 @@ class SpaceMotionStatus:
     message: str
 
 
-def _nonnegative(name, value, n):
-    """A scalar or (n,) of finite-or-inf numbers >= 0, as an (n,) array."""
+def _nonnegative(name, value, n, positive=False):
+    """A scalar or (n,) of finite-or-inf numbers >= 0 (> 0 if ``positive``), as an (n,) array."""
     a = np.asarray(value, dtype=float)
     if a.ndim == 0:
         a = np.full(n, float(a))
-    if a.shape != (n,) or np.isnan(a).any() or (a < 0).any():
-        raise InputError(f'{name}: expected a number >= 0 or {n} of them, got {value!r}')
+    if a.shape != (n,) or np.isnan(a).any() or (a <= 0 if positive else a < 0).any():
+        raise InputError(f'{name}: expected a number {">" if positive else ">="} 0 or {n} of them, got {value!r}')
     return a
+
+
+def urdf_joint_rates(robot):
+    """(n_q,) joint-rate bounds from the URDF ``<limit velocity>`` of the moving joints, in q
+    order: inf where the URDF gives none, and where it gives 0 or less (a ModelWarning names
+    those joints).  The URDF spec makes ``velocity`` required, so exporters write 0 as "not
+    known"; MoveIt reads |velocity| < eps as unbounded (ros2_control's joint_limits would take
+    it as a bound of 0); a bound of 0 would scale every command to 0 here (the arm would never
+    move), so MoveIt's reading is the one taken."""
+    moving = sorted((j for j in robot.joints if j.q_id > 0), key=lambda j: j.q_id)
+    rates = np.array([j.limits.velocity for j in moving], dtype=float)
+    zero = rates <= 0
+    if zero.any():
+        names = [j.name for j, z in zip(moving, zero) if z]
+        warnings.warn(f'joints {names}: URDF <limit velocity> <= 0 read as "no velocity limit given" (as MoveIt '
+                      'does); set max_joint_rates to bound them', ModelWarning, stacklevel=3)
+        rates[zero] = np.inf
+    return rates
 
 
 def residual_tolerance(b):
@@ -106,8 +126,8 @@ class SpaceMotionLaw:
     ``robot``, ``link``, ``offset``, ``frame``: the end effector (:class:`EndEffector`);
     ``rows``: task components of [wx, wy, wz, vx, vy, vz] (default all six);
     ``damping``, ``singular_region``: the damped pseudo-inverse of J*
-    (:mod:`.damped_least_squares`); ``max_joint_rates``: scalar or (n_q,) bound on |qd_i|
-    (default the URDF ``<limit velocity>``, inf where none); ``velocity_gain`` [1/s]: the
+    (:mod:`.damped_least_squares`); ``max_joint_rates``: scalar or (n_q,) bound on |qd_i|, > 0
+    (inf = none; default the URDF ``<limit velocity>``, see :func:`urdf_joint_rates`); ``velocity_gain`` [1/s]: the
     effort path's rate loop; ``pose_gain`` [1/s]: scalar or (6,) P gain of pose targets;
     ``dynamics``: a FastDynamics of the robot to share.
     """
@@ -126,8 +146,10 @@ class SpaceMotionLaw:
         self.damping, self.singular_region = float(damping), float(singular_region)
         moving = sorted((j for j in robot.joints if j.q_id > 0), key=lambda j: j.q_id)
         if max_joint_rates is None:
-            max_joint_rates = [j.limits.velocity for j in moving]
-        self.max_joint_rates = _nonnegative('max_joint_rates', max_joint_rates, nq)
+            max_joint_rates = urdf_joint_rates(robot)
+        # > 0: the whole command is scaled to the tightest bound, so one 0 would stop every joint
+        self.max_joint_rates = _nonnegative('max_joint_rates', max_joint_rates, nq, positive=True)
+        self._moving_names = [j.name for j in moving]
         self.velocity_gain = float(_nonnegative('velocity_gain', velocity_gain, 1)[0])
         self.pose_gain = _nonnegative('pose_gain', pose_gain, 6)
         self.lower = np.array([j.limits.lower for j in moving], dtype=float)
@@ -153,18 +175,22 @@ class SpaceMotionLaw:
         feasible (extra condition), message."""
         raise NotImplementedError
 
-    def task_twist(self, R0, r0, qm, twist=None, position=None, rotation=None):
-        """The commanded end-effector twist (6,): feed-forward plus the pose P law."""
+    def task_twist(self, R0, r0, qm, twist=None, position=None, rotation=None, pose=None):
+        """The commanded end-effector twist (6,): feed-forward plus the pose P law.  ``pose``:
+        the end effector's (R, p) at this state when known (else forward kinematics)."""
         x = np.zeros(6) if twist is None else chk.vector('twist', twist, 6).copy()
         if position is not None or rotation is not None:
-            x += self.pose_gain * self.end_effector.pose_error(R0, r0, qm, position, rotation)
+            x += self.pose_gain * self.end_effector.pose_error(R0, r0, qm, position, rotation, pose)
         return x
 
     def update(self, R0, r0, qm, u0, um, twist=None, position=None, rotation=None, t=None):
         """One control step; returns a :class:`SpaceMotionCommand` (see the module docstring)."""
         ff = self.kinematics.update(R0, r0, qm, u0, um)
         um = chk.vector('um', um, self.n_q)
-        x = self.task_twist(R0, r0, qm, twist, position, rotation)
+        pose = None
+        if position is not None or rotation is not None:     # the link pose of this update
+            pose = self.end_effector.frame_pose(ff.link_rotation, ff.link_position)
+        x = self.task_twist(R0, r0, qm, twist, position, rotation, pose)
         rows = self._rows
         J = ff.Jstar[rows]
         b = x[rows] - ff.drift[rows]
@@ -194,10 +220,18 @@ class SpaceMotionLaw:
         arm_rate = ff.reaction[0:3] @ qd
         qm = np.asarray(qm, dtype=float)
         limit = np.minimum(qm - self.lower, self.upper - qm)
-        feasible = bool(task_error <= residual_tolerance(b) and info.get('feasible', True))
+        reasons = []
+        if task_error > residual_tolerance(b) or not info.get('feasible', True):
+            reasons.append(info.get('message') or f'task tracked only approximately (residual {task_error:.3g}): '
+                           'J* is singular or damped here')
+        if scale < 1.0:
+            k = int(np.argmin(self.max_joint_rates / np.maximum(np.abs(qd), 1e-300)))
+            reasons.append(f'joint rates scaled by {scale:.3g} to the rate bounds (joint {self._moving_names[k]!r} '
+                           f'at {self.max_joint_rates[k]:.3g}): the end effector moves slower than commanded')
+        feasible = not reasons
         return SpaceMotionStatus(
-            momentum=_about(ff.h0, ff.R0, ff.r0, np.zeros(3)),
-            momentum_about_com=_about(ff.h0, ff.R0, ff.r0, ff.center_of_mass),
+            momentum=ff.momentum('origin'),
+            momentum_about_com=ff.momentum('com'),
             base_angular_velocity=np.array(u0[0:3], dtype=float),
             predicted_base_velocity=u0_pred,
             arm_base_rate=float(np.sqrt(arm_rate @ arm_rate)),
@@ -212,5 +246,4 @@ class SpaceMotionLaw:
             damping=float(info.get('damping', 0.0)),
             null_space_dim=int(info.get('null_space_dim', 0)),
             feasible=feasible,
-            message='' if feasible else info.get('message') or (
-                f'task tracked only approximately (residual {task_error:.3g}): J* is singular or damped here'))
+            message='; '.join(reasons))
