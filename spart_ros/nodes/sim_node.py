@@ -100,7 +100,8 @@ PARAMETERS = {name: (default, description, True) for name, (default, description
                              '(at most one per physics step)'),
     'controller_name': ('effort_controller', 'commands topic is <controller_name>/commands'),
     'joints': (Parameter.Type.STRING_ARRAY, "the effort controller's joints, in the order of the command "
-                                            'values; unset = every moving joint in URDF order'),
+                                            'values; unset = every moving joint, depth-first from the root '
+                                            '(siblings in URDF file order)'),
     'initial_joint_names': (Parameter.Type.STRING_ARRAY, 'joints given an initial position (others start at 0)'),
     'initial_joint_positions': (Parameter.Type.DOUBLE_ARRAY, 'initial positions, one per initial_joint_names'),
     'initial_joint_velocities': (Parameter.Type.DOUBLE_ARRAY, 'initial velocities, one per initial_joint_names; '

@@ -145,7 +145,7 @@ class MujocoPlant:
     """A URDF robot in MuJoCo with ros2_control-like effort inputs and ROS readouts.
 
     Build it with :meth:`from_urdf`.  Joint order: ``joint_names`` = the URDF's moving joints
-    in file order (MuJoCo's order), used by :meth:`set_efforts`; readouts for ROS use
+    depth-first from the root, siblings in file order (MuJoCo's order, and SPART's), used by :meth:`set_efforts`; readouts for ROS use
     alphabetical order (``sorted_joint_names``).  ``model`` / ``data`` are MuJoCo's, for
     reading (benchmarks, tests); change the state only through this class.
     """
