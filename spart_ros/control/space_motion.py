@@ -104,7 +104,7 @@ def urdf_joint_rates(robot):
     known"; MoveIt reads |velocity| < eps as unbounded (ros2_control's joint_limits would take
     it as a bound of 0); a bound of 0 would scale every command to 0 here (the arm would never
     move), so MoveIt's reading is the one taken."""
-    moving = sorted((j for j in robot.joints if j.q_id > 0), key=lambda j: j.q_id)
+    moving = _moving_joints(robot)
     rates = np.array([j.limits.velocity for j in moving], dtype=float)
     zero = rates <= 0
     if zero.any():
@@ -113,6 +113,11 @@ def urdf_joint_rates(robot):
                       'does); set max_joint_rates to bound them', ModelWarning, stacklevel=3)
         rates[zero] = np.inf
     return rates
+
+
+def _moving_joints(robot):
+    """The moving joints in joint-variable (q) order."""
+    return sorted((j for j in robot.joints if j.q_id > 0), key=lambda j: j.q_id)
 
 
 def residual_tolerance(b):
@@ -144,12 +149,11 @@ class SpaceMotionLaw:
         self._rows = list(self.rows)
         check_damping(damping, singular_region)
         self.damping, self.singular_region = float(damping), float(singular_region)
-        moving = sorted((j for j in robot.joints if j.q_id > 0), key=lambda j: j.q_id)
+        moving = _moving_joints(robot)
         if max_joint_rates is None:
             max_joint_rates = urdf_joint_rates(robot)
         # > 0: the whole command is scaled to the tightest bound, so one 0 would stop every joint
         self.max_joint_rates = _nonnegative('max_joint_rates', max_joint_rates, nq, positive=True)
-        self._moving_names = [j.name for j in moving]
         self.velocity_gain = float(_nonnegative('velocity_gain', velocity_gain, 1)[0])
         self.pose_gain = _nonnegative('pose_gain', pose_gain, 6)
         self.lower = np.array([j.limits.lower for j in moving], dtype=float)
@@ -226,7 +230,7 @@ class SpaceMotionLaw:
                            'J* is singular or damped here')
         if scale < 1.0:
             k = int(np.argmin(self.max_joint_rates / np.maximum(np.abs(qd), 1e-300)))
-            reasons.append(f'joint rates scaled by {scale:.3g} to the rate bounds (joint {self._moving_names[k]!r} '
+            reasons.append(f'joint rates scaled by {scale:.3g} to the rate bounds (joint {self.robot.q_names[k]!r} '
                            f'at {self.max_joint_rates[k]:.3g}): the end effector moves slower than commanded')
         feasible = not reasons
         return SpaceMotionStatus(

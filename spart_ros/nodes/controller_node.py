@@ -259,8 +259,7 @@ class ControllerNode(Node):
         self._watchdog = self.create_timer(min(0.02, self._gate.state_timeout / 4),
                                            self._guarded(self._check_watchdog, 'watchdog', self._halt),
                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._timer = (self.create_timer(1.0 / p['rate'], self._guarded(self._tick, 'control tick'))
-                       if p['rate'] > 0 else None)
+        self._timer = self.create_timer(1.0 / p['rate'], self._tick) if p['rate'] > 0 else None  # never raises
         self._status_timer = (self.create_timer(1.0 / p['status_rate'], self._guarded(self._publish_status, 'status'))
                               if p['status_rate'] > 0 else None)
         self.inputs.load_initial_model()
@@ -324,8 +323,6 @@ class ControllerNode(Node):
             raise ConfigError(f'command_joints {unknown} are not moving joints of the model {model.robot.name!r} '
                               f'({model.q_names}' + (f'; mimic joints {list(model.followers)} follow their '
                                                      'leaders' if model.followers else '') + ')')
-        if len(set(names)) != len(names):
-            raise ConfigError(f'command_joints lists a joint twice: {names}')
         limits_by_name = {j.name: j.limits for j in model.robot.joints}
         limits = effort_limits(names, {j: lim.effort for j, lim in limits_by_name.items()},
                                self._params['effort_limits'] or ())
@@ -396,8 +393,7 @@ class ControllerNode(Node):
                                                                                   self._gate.reason)
                 return
             if self._gate.enable() or self._schedule is None:
-                self._hold_pending = True          # hold the position of the next complete state
-                self._law.reset()
+                self._hold_pending = True          # hold the position of the next complete state (resets the law)
                 if isinstance(self._law, FreeFlying):
                     self._law.clear_base_reference()    # and the base pose it has then
                 self._ee_twist = self._ee_pose = self._base_attitude = None
@@ -594,7 +590,7 @@ class ControllerNode(Node):
         if problem is not None and self._gate.decide(problem) == ZERO:
             self._publish_zero()
             hint = ('; the joint states are unstamped (stamp 0): set rate > 0' if self._stamp_seen == (0, 0)
-                    and 'stamp' in problem else '')
+                    and 'stamp has not advanced' in problem else '')
             self.inputs.warn_throttled('halt', f'commands stopped (one zero command sent): {problem}{hint}')
 
     def _halt(self, what, error):
@@ -643,11 +639,8 @@ class ControllerNode(Node):
         schedule.advance(now)
         dt = 0.0 if self._last_tick is None else min(max(now - self._last_tick, 0.0), gate.state_timeout)
         self._last_tick = now
-        try:
-            out = law.compute(state.base, state.q, state.qd, ref, dt)
-            efforts = clamp_efforts(out.efforts[self._index], self._limits)
-        except SpartError as err:
-            return self._law_failed(err)
+        out = law.compute(state.base, state.q, state.qd, ref, dt)     # errors: _tick halts
+        efforts = clamp_efforts(out.efforts[self._index], self._limits)
         self._publish(efforts, out.base_torque, out.base_force)
         self._compute_time = time.perf_counter() - t0
         self._efforts = efforts
@@ -707,11 +700,8 @@ class ControllerNode(Node):
 
     def _space_tick(self, mode, state, now, t0):
         """One tick of a space-robot mode: joint velocities or efforts from the end-effector references."""
-        try:
-            out = mode.compute(state.base, state.q, state.qd, self._space_references(), now)
-            values = clamp_efforts(out.values[self._index], self._limits)
-        except SpartError as err:
-            return self._law_failed(err)
+        out = mode.compute(state.base, state.q, state.qd, self._space_references(), now)   # errors: _tick halts
+        values = clamp_efforts(out.values[self._index], self._limits)
         self._publish(values)
         self._compute_time = time.perf_counter() - t0
         self._efforts = values

@@ -404,6 +404,7 @@ class RobotInputs:
         if joints:
             self.joints.forget_stamps()
         self._odom_ns = NEVER
+        self.last_stamp = None      # else the first joint state of the new clock, older, would not be the newest
         self.counts['clock_jumps'] += 1
         self.warn_throttled(('clock jump', why.split()[0]), f'clock jump back: {why}; stamps forgotten, joint_states and odometry '
                             f'accepted again ({self.counts["clock_jumps"]} so far)')
