@@ -202,6 +202,10 @@ def fast_targets():
         fd2 = fast_gravity()
         fd2.gravity = g
         return fd2.gravity
+
+    def link_pose(link):        # read after a call at the valid state (link_pose reads its kinematics)
+        fd.mass_matrix(env['R0'], env['r0'], env['qm'])
+        return fd.link_pose(link)
     return [
         ('FastDynamics', FastDynamics, {'robot': Arg('robot', robot, 'robot'),
                                         'gravity': Arg('array', env['gravity'], 'gravity', optional=True)}),
@@ -222,6 +226,7 @@ def fast_targets():
                                                                optional=True),
                                                     **flag)),
         ('FastDynamics.twists', fd.twists, dict(state, **flag)),
+        ('FastDynamics.link_pose', link_pose, {'link': Arg('link', LINK, 'link')}),
     ]
 
 

@@ -567,3 +567,103 @@ def test_fast_dynamics_refuses_a_model_changed_after_it_was_built():
     robot.links[1].mass = float('nan')        # a Robot checks its values when built; this is later
     with pytest.raises(ModelError, match=r"^robot 'test_robot': link 'l2' or joint 'j2' holds NaN"):
         FastDynamics(robot)
+
+
+# --- numpy's error state, shared checks (review items) ---------------------------------------
+def test_numpy_error_state_of_the_caller_is_restored(chain):
+    """Checked numpy bodies (``checked``, ``quietly``) run with numpy's overflow warnings off and
+    report an overflow as an InputError; the caller's error state (np.seterr, its call
+    handler) is what it was, after a result and after an error."""
+    from spart_ros.core import base_state
+    robot, s, o = chain
+
+    def handler(kind, flag):
+        raise AssertionError(f'numpy error handler called: {kind}')
+    old, old_call = np.seterr(all='raise'), np.seterrcall(handler)
+    try:
+        np.seterr(under='ignore', divide='call')
+        before = (np.geterr(), np.geterrcall())
+        c = np.sqrt(0.5)
+        Rz45 = np.array([[c, -c, 0.0], [c, c, 0.0], [0.0, 0.0, 1.0]])
+        calls = [lambda: spart.Center_of_Mass(s.r0, o.rL, robot),                       # checked
+                 lambda: spart.Center_of_Mass(np.full(3, 1e308), np.full(o.rL.shape, 1e308), robot),  # overflows
+                 lambda: base_state.base_from_link_frame(robot, np.eye(3), np.zeros(3)),  # quietly
+                 lambda: base_state.base_from_link_frame(robot, Rz45, np.zeros(3), [1.7e308, 1.7e308, 0])]  # overflows
+        for k, call in enumerate(calls):
+            if k % 2:
+                with pytest.raises(InputError, match='too large'):   # not numpy's FloatingPointError
+                    call()
+            else:
+                call()
+            assert (np.geterr(), np.geterrcall()) == before, k
+    finally:
+        np.seterr(**old)
+        np.seterrcall(old_call)
+
+
+def test_nonnegative_names_the_argument():
+    from spart_ros.core._checks import nonnegative
+    for ok, want in ((0, 0.0), (2.5, 2.5), (np.float32(0.5), 0.5), (np.array(3), 3.0), (np.int64(4), 4.0)):
+        got = nonnegative('tol', ok)
+        assert got == want and type(got) is float, (ok, got)
+    for bad in (-1e-300, np.nan, np.inf, True, None, 'x', [1.0], 1j, 10 ** 400):
+        with pytest.raises(InputError, match='^tol: '):
+            nonnegative('tol', bad)
+    assert nonnegative('max_age', np.inf, infinite=True) == np.inf
+    for bad in (-np.inf, np.nan, -1):
+        with pytest.raises(InputError, match='^max_age: expected a number >= 0|^max_age: expected a finite'):
+            nonnegative('max_age', bad, infinite=True)
+
+
+def test_solvers_refuse_a_symbolic_robot_as_a_model_error():
+    """forward_dynamics / floating_inverse_dynamics on a symbolic robot: ModelError naming the
+    robot (not SingularModelError: the robot is not singular), before any computation."""
+    import sympy as sp
+    from spart_ros.core import model as core_model
+    m = sp.Symbol('m', positive=True)
+    b = core_model.RobotBuilder('sym')
+    b.add_link('base', mass=m, inertia=np.eye(3))
+    b.add_link('l1', mass=1.0, inertia=np.eye(3))
+    b.add_joint('j1', 'revolute', parent='base', child='l1', axis=[0, 0, 1])
+    robot = b.build()
+    n, nq = robot.n_links_joints, robot.n_q
+    z = np.zeros
+    args_fd = (z(6), z(nq), z(6), z((6, n)), z(6), z((6, n)), z((6, 6)), z((6, n)), z((3, 3)), z((3, 3, n)),
+               z((6, 6, n, n)), z((6, 6, n)), z(6), z(nq), robot)
+    args_fid = (z(6), z((6, n)), z((6, 6, n)), z((6, 6)), z(6), z((6, n)), z((6, 6)), z((6, n)), z((3, 3)),
+                z((3, 3, n)), z((6, 6, n, n)), z((6, 6, n)), z(6), z(nq), z(nq), robot)
+    for fn, args in ((spart.FD, args_fd), (spart.Floating_ID, args_fid)):
+        with pytest.raises(ModelError, match="^robot 'sym' is symbolic: .* needs numbers") as err:
+            fn(*args)
+        assert not isinstance(err.value, SingularModelError)
+
+
+def test_numbers_in_object_arrays_are_numbers_in_every_model_check():
+    """An object array of sympy numbers (no symbols) is checked as numbers by model_array and
+    rigid_transform alike (a non-rigid one is refused) and kept exact by both (symbolic models
+    stay exact); plain Python numbers in an object array become float64."""
+    import sympy as sp
+    from spart_ros.core.model import model_array, rigid_transform
+    half = sp.Rational(1, 2)
+    T = np.array([[1, 0, 0, half], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=object)
+    for fn, x in ((model_array, T), (rigid_transform, T)):
+        a = fn('T', x) if fn is rigid_transform else fn('T', x, (4, 4))
+        assert a.dtype == object and a[0, 3] == half and isinstance(a[0, 3], sp.Rational)
+    plain = np.array([[1, 0, 0, 0.5], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=object)
+    assert model_array('T', plain, (4, 4)).dtype == np.float64 and rigid_transform('T', plain).dtype == np.float64
+    with pytest.raises(ModelError, match='not a finite number'):
+        model_array('T', np.array([sp.oo, 0, 0], dtype=object), (3,))
+    with pytest.raises(ModelError, match='^T \\(its rotation block\\)'):
+        rigid_transform('T', np.array([[sp.Integer(2), 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+                                      dtype=object))   # a scale, in sympy numbers
+    x = sp.Symbol('x')
+    assert rigid_transform('T', np.array([[1, 0, 0, x], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=object)
+                           ).dtype == object
+
+
+def test_model_scale_follows_the_model():
+    """Robot.model_scale names the largest value of the model as it is now (not cached)."""
+    robot = build(arm(l2=link('l2', mass=3.0)))
+    assert robot.model_scale() == (10.0, "link 'base'")
+    robot.links[1].mass = 1e200
+    assert robot.model_scale() == (1e200, "link 'l2'")

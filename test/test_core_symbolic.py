@@ -9,6 +9,7 @@ import pytest
 import sympy as sp
 
 from spart_ros import spart
+from spart_ros.core.errors import ModelError
 from spart_ros.core.model import RobotBuilder, homogeneous
 
 l1, lc1, lc2, l2 = sp.symbols('l1 lc1 lc2 l2', positive=True)
@@ -174,6 +175,29 @@ def test_homogeneous_keeps_exact_entries():
     assert not _floats(T), f'homogeneous(p=[l1, 0, 0]) holds floats {_floats(T)}'
     T = homogeneous(obj(sp.eye(3)), None)
     assert not _floats(T), f'homogeneous(R, None) holds floats {_floats(T)}'
+
+
+def test_exact_sympy_numbers_in_a_symbolic_model_stay_exact():
+    """Arrays of exact sympy numbers (no symbol) in a symbolic model are checked as numbers
+    (a rotation, finite) but kept exact: no Float in the model or the outputs."""
+    half = sp.Rational(1, 2)
+    b = RobotBuilder('exact_numbers')
+    b.add_link('base', mass=m0, inertia=obj(sp.diag(sp.Rational(1, 12), sp.Rational(1, 12), sp.Rational(1, 6))))
+    b.add_link('arm', mass=m1, inertia=obj(sp.diag(0, I1, I1)), com=homogeneous(p=obj([half, 0, 0])))
+    c, s_ = sp.sqrt(2) / 2, sp.sqrt(2) / 2
+    turn = obj(sp.Matrix([[c, -s_, 0], [s_, c, 0], [0, 0, 1]]))
+    b.add_joint('j', 'revolute', parent='base', child='arm', origin=homogeneous(turn, obj([half, 0, 0])),
+                axis=[0, 0, 1])
+    robot = b.build()
+    assert not _floats(robot.base_link.inertia, *[j.T for j in robot.joints], *[l.T for l in robot.links])
+    RJ, RL, rJ, rL, e, g = spart.Kinematics(obj(sp.eye(3)), obj([0, 0, 0]), obj([q1]), robot)
+    assert not _floats(RJ, RL, rJ, rL), 'floats in Kinematics of an exact model'
+    with pytest.raises(ModelError, match='rotation'):       # still checked as a rotation
+        b2 = RobotBuilder('not_rigid')
+        b2.add_link('base', mass=m0, inertia=obj(sp.eye(3)))
+        b2.add_link('arm', mass=m1, inertia=obj(sp.eye(3)))
+        b2.add_joint('j', 'revolute', parent='base', child='arm', origin=homogeneous(obj(2 * sp.eye(3)), None),
+                     axis=[0, 0, 1])
 
 
 def test_symbolic_results_are_exact(chain, arm):

@@ -48,7 +48,7 @@ import pytest
 from core_helpers import ALL_MODELS, assert_close, load_robot, random_state, run_chain
 
 from spart_ros import spart
-from spart_ros.core.errors import InputError, ModelError, SingularModelError
+from spart_ros.core.errors import InputError, ModelError, SingularModelError, SpartError
 from spart_ros.core import fast as fast_module
 from spart_ros.core.fast import FastDynamics
 from spart_ros.core.jacobians import point_jacobian, point_jacobian_dot
@@ -400,12 +400,40 @@ def test_integer_and_ragged_inputs():
 
 METHODS = ('inverse_dynamics', 'bias_forces', 'gravity_forces', 'floating_inverse_dynamics', 'forward_dynamics',
            'mass_matrix', 'jacobian', 'twists')
+READERS = ('link_pose',)   # read what the last call computed: no state argument (test_link_pose_...)
 
 
 def test_every_method_is_covered():
     public = {k for k, v in vars(FastDynamics).items() if not k.startswith('_') and callable(v)}
-    assert public == set(METHODS), public ^ set(METHODS)
+    assert public == set(METHODS) | set(READERS), public ^ (set(METHODS) | set(READERS))
     assert [name for name, _ in calls(None, None)] == list(METHODS)
+
+
+@pytest.mark.parametrize('model,seed', CASES[::2], ids=IDS[::2])
+def test_link_pose_is_the_last_calls_kinematics(model, seed):
+    """link_pose(i) after any method at a state is (RL, rL - r0) of SPART's Kinematics at that
+    state (R0, 0 for the base), by id or name; after a second state, that state's; an error
+    before any call."""
+    robot, s, o, _ = case(model, seed)
+    fd = FastDynamics(robot)
+    with pytest.raises(SpartError, match='^link_pose: no state yet'):
+        fd.link_pose(0)
+    other = c_contiguous(random_state(robot, seed + 1))
+    _, RL2, _, rL2, _, _ = spart.Kinematics(other.R0, other.r0, other.qm, robot)
+    for name, thunk in calls(fd, s):
+        thunk()
+        for i in range(robot.n_links_joints + 1):
+            R, d = fd.link_pose(i if i % 2 else robot.link_names[i])
+            R_ref, r_ref = (s.R0, s.r0) if i == 0 else (o.RL[:, :, i - 1], o.rL[:, i - 1])
+            close(R, R_ref, f'{name}: R of link {i}')
+            close(s.r0 + d, r_ref, f'{name}: CoM of link {i}')
+    fd.mass_matrix(other.R0, other.r0, other.qm)
+    R, d = fd.link_pose(robot.n_links_joints)
+    close(R, RL2[:, :, -1], 'R at the second state')
+    close(other.r0 + d, rL2[:, -1], 'CoM at the second state')
+    for bad in (-1, robot.n_links_joints + 1, True, 'no_such_link'):
+        with pytest.raises(InputError, match='^link: '):
+            fd.link_pose(bad)
 
 
 @pytest.mark.parametrize('method', METHODS)

@@ -6,6 +6,7 @@ plant (base moved by momentum conservation, integrated with RK4).
 """
 import os
 from types import SimpleNamespace
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -68,6 +69,22 @@ def test_damped_pseudo_inverse():
     qd, scale = bound_joint_rates(np.array([0.5, -2.0, 1.0]), np.array([1.0, 1.0, np.inf]))
     assert scale == 0.5
     assert_close(qd, [0.25, -1.0, 0.5], 1e-15, 'scaled rates')
+
+
+def test_relative_damping_of_a_zero_matrix():
+    """relative=True on a zero matrix (s_max = 0) with singular_region = inf (Tikhonov, as the
+    min-base-energy law uses it): a zero inverse, no damping, no NaN and no RuntimeWarning
+    (inf * 0); a relative Tikhonov damping of a non-zero matrix still scales with s_max."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        for A in (np.zeros((3, 4)), np.zeros((2, 2))):
+            D = damped_pseudo_inverse(A, 0.03, np.inf, relative=True)
+            assert np.array_equal(D.inverse, np.zeros(A.T.shape)) and D.damping == 0.0 and D.rank == 0
+            assert np.array_equal(D.null_basis, np.eye(A.shape[1]))
+        A = np.diag([2.0, 1.0])
+        D = damped_pseudo_inverse(A, 0.5, np.inf, relative=True)
+    assert D.damping == pytest.approx(0.5 * 2.0)
+    assert_close(D.inverse, np.diag([2.0 / (4.0 + 1.0), 1.0 / (1.0 + 1.0)]), 1e-15, 's / (s^2 + (0.5 s_max)^2)')
 
 
 # --- resolved rate ---------------------------------------------------------------------------------------

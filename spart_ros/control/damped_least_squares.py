@@ -17,7 +17,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core.errors import InputError
+# check_nonnegative: the laws' name for the core check (finite number >= 0, InputError naming it)
+from ..core._checks import nonnegative, nonnegative as check_nonnegative  # noqa: F401
 
 DampedInverse = namedtuple('DampedInverse', 'inverse null_basis singular_values damping rank')
 DampedInverse.__doc__ = """Result of :func:`damped_pseudo_inverse` of A (m, n).
@@ -27,16 +28,10 @@ basis of A's numerical kernel; ``singular_values`` (min(m, n),) descending; ``da
 the lambda used; ``rank`` the numerical rank (singular values above max(m, n) eps s_max)."""
 
 
-def check_nonnegative(name, value):
-    """Raise InputError naming ``name`` unless ``value`` is a finite number >= 0."""
-    if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value >= 0):
-        raise InputError(f'{name}: expected a finite number >= 0, got {value!r}')
-
-
 def check_damping(damping, singular_region):
     """Raise InputError unless both are finite and >= 0."""
-    check_nonnegative('damping', damping)
-    check_nonnegative('singular_region', singular_region)
+    nonnegative('damping', damping)
+    nonnegative('singular_region', singular_region)
 
 
 def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
@@ -46,8 +41,8 @@ def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
     U, s, Vt = np.linalg.svd(A, full_matrices=True)
     k = min(m, n)
     s_max = s[0] if k else 0.0
-    if relative:
-        damping, singular_region = damping * s_max, singular_region * s_max
+    if relative:    # fractions of s_max; a zero matrix: 0 (singular_region = inf: inf * 0 would be NaN)
+        damping, singular_region = (damping * s_max, singular_region * s_max) if s_max > 0 else (0.0, 0.0)
     rank = int(np.count_nonzero(s > max(m, n) * np.finfo(float).eps * s_max)) if k else 0
     lam2 = 0.0
     s_min = s[k - 1] if k else 0.0

@@ -29,8 +29,7 @@ import numpy as np
 from ..core import _checks as chk
 from ..core.errors import InputError, ModelError
 from ..core.fast import FastDynamics
-from ..core.fast import kernels as K
-from ..core.momentum import _about, _com, _solve_base
+from ..core.momentum import about_point, center_of_mass_from_H0, solve_base
 
 __all__ = ['FreeFloatingKinematics']
 
@@ -80,12 +79,11 @@ class FreeFloatingKinematics:
         J, _ = fd.jacobian(self.link, R0, r0, qm, offset=self.offset, bias=False)
         self.J0[:] = J[:, 0:6]
         self.Jm[:] = J[:, 6:]
-        # the Jacobian kernel's forward kinematics left every body's CoM-frame rotation and CoM
-        # (from r0) in FastDynamics' workspace rows: the link pose for free (pure-Python
-        # Kinematics would cost ~40 us per tick; test_space_motion_laws checks it against it)
-        row = fd._W[self.link]
-        self.link_rotation.flat[:] = row[K.R:K.R + 9]
-        np.add(r0, row[K.X:K.X + 3], out=self.link_position)
+        # the link pose of that Jacobian call's kinematics, for free (pure-Python Kinematics would
+        # cost ~40 us per tick; test_space_motion_laws checks it against it)
+        R, d = fd.link_pose(self.link)
+        self.link_rotation[:] = R
+        np.add(r0, d, out=self.link_position)
         if u0 is None and um is None:
             self.h0[:] = 0.0
         else:
@@ -95,7 +93,7 @@ class FreeFloatingKinematics:
             self.h0 += self.H0m @ um
         self._rhs[:, 0:nq] = self.H0m
         self._rhs[:, nq] = self.h0
-        X = _solve_base(self.H0, self._rhs, 'FreeFloatingKinematics.update', self._solve_inputs)
+        X = solve_base(self.H0, self._rhs, 'FreeFloatingKinematics.update', self._solve_inputs)
         np.negative(X[:, 0:nq], out=self.reaction)
         self.free_base_velocity[:] = X[:, nq]
         np.matmul(self.J0, self.reaction, out=self.Jstar)
@@ -114,12 +112,12 @@ class FreeFloatingKinematics:
         if h0 is None:
             return self.reaction @ um
         h0 = chk.vector('h0', h0, 6)
-        return _solve_base(self.H0, h0, 'base_reaction', [('H0', self.H0), ('h0', h0)]) + self.reaction @ um
+        return solve_base(self.H0, h0, 'base_reaction', [('H0', self.H0), ('h0', h0)]) + self.reaction @ um
 
     @property
     def center_of_mass(self):
         """System CoM (3,), inertial frame, at the last updated state."""
-        return _com(self.H0, self.R0, self.r0)
+        return center_of_mass_from_H0(self.H0, self.R0, self.r0)
 
     def momentum(self, about='origin'):
         """[L; p] (6,), inertial frame, of the last update's velocities: angular momentum about
@@ -132,5 +130,5 @@ class FreeFloatingKinematics:
             point = points[about](3)
         else:
             point = chk.vector('about', about, 3)
-        return _about('FreeFloatingKinematics.momentum', self.h0, self.R0, self.r0, point,
-                      [('h0', self.h0), ('about', point)])
+        return about_point(self.h0, self.R0, self.r0, point, 'FreeFloatingKinematics.momentum',
+                           [('h0', self.h0), ('about', point)])

@@ -15,8 +15,8 @@ what was given, so that a ROS node can pass it on unchanged.  The rules:
   on sympy expressions, or on plain numbers as a reference for the compiled code); their
   entries must be sympy expressions or finite real numbers.  Functions that need numbers
   (a linear solve, an SVD) convert object arrays of numbers and refuse symbols with an
-  InputError naming the argument (:func:`numeric`).  A Python int beyond the float range is
-  an error, not an OverflowError.
+  InputError naming the argument (:func:`numeric`; ``checked(solves=True)``).  A Python int
+  beyond the float range is an error, not an OverflowError.
 - rotation matrices (R0, RL, DCMs): every entry of R'R - I at most
   ``ROTATION_TOL`` (1e-3) in magnitude and det R > 0, used as given (not re-orthonormalized):
   a float32 round trip or an integrator's intermediate stage passes, a scale, shear or
@@ -125,7 +125,9 @@ directly ~0.3 us.)"""
 
 
 def quietly(fn):
-    """Decorator: ``fn`` runs under :func:`quiet` (it checks its results itself)."""
+    """Decorator: ``fn`` runs under :func:`quiet` (it checks its results itself).  The
+    caller's numpy error state (``np.seterr``, ``np.errstate``) is restored exactly on return
+    and on an exception (numpy >= 2: the context variable is reset to its value before)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         token = _quiet_on()
@@ -271,6 +273,17 @@ def scalar(name, x):
     return v
 
 
+def nonnegative(name, x, infinite=False):
+    """``x`` as a float if it is a finite real number >= 0 (``infinite=True``: +inf too; real
+    numbers as :func:`scalar` takes them); InputError naming ``name`` otherwise."""
+    if infinite and isinstance(x, numbers.Real) and x == math.inf:
+        return math.inf
+    v = scalar(name, x)
+    if not (type(v) is float and v >= 0):
+        raise InputError(f'{name}: expected a {"" if infinite else "finite "}number >= 0, got {given(x)}')
+    return v
+
+
 def flag(name, x):
     """A bool: True, False, a numpy bool or a real number (its truth value, as ``if x``
     would take it, and as the compiled kernels convert numbers); InputError for anything
@@ -284,8 +297,11 @@ def flag(name, x):
 
 # --- rotations and quaternions ----------------------------------------------------------------
 
-def _has_symbols(a):
-    return any(bool(getattr(e, 'free_symbols', None)) for e in a.flat)
+def has_symbols(a):
+    """True if an entry of the array ``a`` holds a sympy symbol (non-empty free_symbols).  An
+    object array of plain numbers (Python or sympy: 2, Rational(1, 2), sqrt(2)) has known values:
+    they are checked as numbers (``model.model_array`` keeps sympy numbers exact)."""
+    return a.dtype == object and any(getattr(e, 'free_symbols', None) for e in a.flat)
 
 
 def _rotation_error(name, R):
@@ -311,7 +327,7 @@ def rotation(name, R):
             pass
     a = _array(name, R, (3, 3))
     if a.dtype == object:
-        if not _has_symbols(a):
+        if not has_symbols(a):
             rotation(name, a.astype(float))
         return a
     if _first_non_rotation(a) >= 0:
@@ -329,7 +345,7 @@ def rotations(name, RL, n):
             pass
     a = _array(name, RL, (3, 3, n))
     if a.dtype == object:
-        if not _has_symbols(a):
+        if not has_symbols(a):
             rotations(name, a.astype(float), n)
         return a
     k = _first_non_rotation(a)
@@ -416,22 +432,6 @@ def huge(inputs):
     return any((m := _magnitude(v)) is not None and m > _HUGE for _, v in inputs)
 
 
-def model_scale(robot):
-    """(largest magnitude in the numeric model, the link or joint holding it), kept on the robot."""
-    scale = getattr(robot, '_model_scale', None)
-    if scale is None:
-        scale = (0.0, '')
-        if not robot.symbolic:
-            parts = [(f'link {b.name!r}', (b.mass, b.inertia, b.T)) for b in [robot.base_link] + robot.links] + \
-                [(f'joint {j.name!r}', (j.T,)) for j in robot.joints]
-            for what, values in parts:
-                m = max(float(np.abs(np.asarray(v, dtype=float)).max()) for v in values)
-                if m > scale[0]:
-                    scale = (m, what)
-        robot._model_scale = scale
-    return scale
-
-
 def overflow_error(where, inputs, robot=None):
     """The error for a result of ``where`` that is not finite although the ``inputs``
     ((name, value) pairs) are: an InputError naming the inputs above 1e150 (else the
@@ -441,7 +441,7 @@ def overflow_error(where, inputs, robot=None):
     names = [name for m, name in sizes if m > _HUGE]
     listing = ', '.join(f'{name} {m:.3g}' for m, name in sizes[:6])
     if not names and robot is not None:
-        m, what = model_scale(robot)
+        m, what = robot.model_scale()
         if m > _HUGE:
             return ModelError(f'robot {robot.name!r}: too large: {what} holds values up to {m:.3g}, so the result of '
                               f'{where} is not finite (overflow); largest magnitudes of the inputs: {listing}')
@@ -511,7 +511,7 @@ def _check_one(name, x, shape):
     return vector(name, x, shape[0]) if len(shape) == 1 else array(name, x, shape)
 
 
-def checked(fn=None, *, results=True):
+def checked(fn=None, *, results=True, solves=False):
     """Decorator: check ``robot`` and every array argument named in SHAPES once, at the entry.
 
     Shapes follow from ``robot`` (n, n_q); R0 must be a rotation, RL a stack of them;
@@ -520,31 +520,29 @@ def checked(fn=None, *, results=True):
     float result is finite and runs the body under :func:`quiet` (pass False when compiled
     code checks its own); an overflow, reported by the function as ResultNotFinite or found
     in its results, becomes an InputError naming the inputs (a ModelError naming the robot
-    when only its model is that large).
+    when only its model is that large).  ``solves=True`` (a body that solves a linear system):
+    every checked argument comes as float64 (object arrays of numbers converted, symbols an
+    InputError naming the argument, see :func:`numeric`) and a symbolic robot is a ModelError.
     """
     if fn is None:
-        return functools.partial(checked, results=results)
+        return functools.partial(checked, results=results, solves=solves)
     sig = inspect.signature(fn)
     params = list(sig.parameters)
     robot_at = params.index('robot')
     optional = frozenset(name for name in params if sig.parameters[name].default is None or name in NONE_MEANS)
     # (position, name, None may pass, value is a plain array: the inline fast path applies)
     plan = [(at, name, name in optional, name not in ROTATIONS) for at, name in enumerate(params) if name in SHAPES]
+    body = quietly(fn) if results else fn   # a numpy body: an overflow is reported below, not warned about
+    solve = f'{fn.__name__} (a linear solve)'
 
     def named_inputs(args):
         return [(name, args[at]) for at, name, _, _ in plan if at < len(args) and args[at] is not None]
 
     def call(args, kwargs):
         try:
-            if results:   # a numpy body: an overflow is reported below, not warned about
-                token = _quiet_on()     # (``with quiet()`` costs twice as much, 0.3 us)
-                try:
-                    out = fn(*args, **kwargs)
-                finally:
-                    _quiet_off(token)
+            out = body(*args, **kwargs)
+            if results:
                 _results_finite(out)
-            else:         # compiled: no numpy warnings
-                out = fn(*args, **kwargs)
             return out
         except ResultNotFinite:
             raise overflow_error(fn.__name__, named_inputs(args), args[robot_at]) from None
@@ -559,6 +557,9 @@ def checked(fn=None, *, results=True):
         robot_ = args[robot_at]
         if type(robot_) is not Robot:
             robot(robot_)
+        if solves and robot_.symbolic:
+            raise ModelError(f'robot {robot_.name!r} is symbolic: {solve} needs numbers (the SPART-named chain up '
+                             'to ID takes sympy values)')
         shapes = _shapes(robot_)
         last = len(args)
         for at, name, may_be_none, plain in plan:
@@ -575,6 +576,7 @@ def checked(fn=None, *, results=True):
                         continue
                 except TypeError:
                     pass
-            args[at] = _check_one(name, x, shape)
+            x = _check_one(name, x, shape)
+            args[at] = numeric(name, x, solve) if solves else x
         return call(args, kwargs)
     return wrapper

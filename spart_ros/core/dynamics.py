@@ -20,7 +20,6 @@ from .generalized_inertia import generalized_inertia
 from .inertia import composite_body_inertia
 from .model import FIXED
 
-_OBJECT = np.dtype(object)
 InverseDynamicsResult = namedtuple('InverseDynamicsResult', 'tau0 taum')
 ForwardDynamicsResult = namedtuple('ForwardDynamicsResult', 'u0dot umdot')
 FloatingInverseDynamicsResult = namedtuple('FloatingInverseDynamicsResult', 'taum u0dot')
@@ -82,15 +81,6 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     return InverseDynamicsResult(tau0, taum)
 
 
-def _numbers_only(where, robot, named):
-    """The (name, array) pairs as float arrays: ``where`` solves a linear system, which needs
-    numbers (InputError naming a symbolic argument; ModelError for a symbolic robot)."""
-    if robot.symbolic:
-        raise SingularModelError(f'robot {robot.name!r} is symbolic: {where} needs numbers (the SPART-named '
-                                 'chain up to ID takes sympy values)')
-    return [chk.numeric(name, a, where) if a is not None and a.dtype is _OBJECT else a for name, a in named]
-
-
 def _solve_spd(H, rhs, robot, what):
     try:
         L = np.linalg.cholesky(H)
@@ -103,7 +93,7 @@ def _solve_spd(H, rhs, robot, what):
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
-@chk.checked
+@chk.checked(solves=True)
 def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, robot, gravity=None):
     """Generalized accelerations from generalized forces (floating base).  (SPART: FD)
 
@@ -113,10 +103,6 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     H udot = tau + N'w - C u.  Returns ``u0dot`` (6,), ``umdot`` (n_q,).
     """
     nq = robot.n_q
-    names = ('tau0', 'taum', 'wF0', 'wFm', 't0', 'tL', 'P0', 'pm', 'I0', 'Im', 'Bij', 'Bi0', 'u0', 'um', 'gravity')
-    (tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, gravity) = _numbers_only(
-        'forward_dynamics (a linear solve)', robot,
-        zip(names, (tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, gravity)))
     robot.check_invertible(floating=True)
     # ID at zero acceleration gives C u - N'w (the bias); composite inertias give H.
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, np.zeros(6), np.zeros(nq), robot)
@@ -129,7 +115,7 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     return ForwardDynamicsResult(udot[0:6], udot[6:])
 
 
-@chk.checked
+@chk.checked(solves=True)
 def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, umdot,
                               robot, gravity=None):
     """Joint efforts and base acceleration for given joint accelerations, with the
@@ -139,16 +125,11 @@ def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bi
     ``Mm_tilde`` is accepted for SPART's signature.  Returns ``taum`` (n_q,) and
     ``u0dot`` (6,).
     """
-    names = ('wF0', 'wFm', 'Mm_tilde', 'H0', 't0', 'tL', 'P0', 'pm', 'I0', 'Im', 'Bij', 'Bi0', 'u0', 'um', 'umdot',
-             'gravity')
-    (wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, umdot, gravity) = _numbers_only(
-        'floating_inverse_dynamics (a linear solve)', robot,
-        zip(names, (wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, umdot, gravity)))
     robot.check_invertible(floating=True, base_only=True)
     zero = np.zeros(6)
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, zero, umdot, robot)
     tau0, _ = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
-    u0dot = -_solve_spd(np.asarray(H0, dtype=float), tau0, robot, 'base inertia block H0')
+    u0dot = -_solve_spd(H0, tau0, robot, 'base inertia block H0')
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot)
     _, taum = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
     return FloatingInverseDynamicsResult(taum, u0dot)

@@ -15,7 +15,7 @@ becomes the fixed-base Jacobian Jm.
 """
 from . import _checks as chk
 from .errors import InputError
-from .momentum import _solve_base
+from .momentum import solve_base
 
 
 def generalized_jacobian(J0, Jm, H0, H0m):
@@ -34,7 +34,7 @@ def generalized_jacobian(J0, Jm, H0, H0m):
                          f'H0m {H0m.shape}')
     where = 'generalized_jacobian'
     inputs = [('J0', J0), ('Jm', Jm), ('H0', H0), ('H0m', H0m)]
-    X = _solve_base(H0, chk.numeric('H0m', H0m, f'{where} (a linear solve)'), where, inputs)
+    X = solve_base(H0, chk.numeric('H0m', H0m, f'{where} (a linear solve)'), where, inputs)
     with chk.quiet():
         Jstar = Jm - J0 @ X
     return chk.results(where, Jstar, inputs)
@@ -48,7 +48,7 @@ def generalized_jacobian_drift(J0, H0, h0):
     h0 = chk.vector('h0', h0, 6)
     where = 'generalized_jacobian_drift'
     inputs = [('J0', J0), ('H0', H0), ('h0', h0)]
-    x = _solve_base(H0, chk.numeric('h0', h0, f'{where} (a linear solve)'), where, inputs)
+    x = solve_base(H0, chk.numeric('h0', h0, f'{where} (a linear solve)'), where, inputs)
     with chk.quiet():
         drift = J0 @ x
     return chk.results(where, drift, inputs)

@@ -408,6 +408,21 @@ class Robot:
                                      'inverse dynamics work; forward dynamics needs mass behind every moving joint '
                                      'and a base that can be accelerated: give those links an <inertial>)')
 
+    def model_scale(self):
+        """(largest magnitude in the numeric model, 'link NAME' or 'joint NAME' holding it), over
+        masses, inertias and frames; (0.0, '') for a symbolic robot.  For an overflow's message:
+        computed on each call (O(n), an error path), so it follows later changes of the model."""
+        scale = (0.0, '')
+        if self.symbolic:
+            return scale
+        parts = [(f'link {b.name!r}', (b.mass, b.inertia, b.T)) for b in [self.base_link] + self.links] + \
+            [(f'joint {j.name!r}', (j.T,)) for j in self.joints]
+        for what, values in parts:
+            m = max(float(np.abs(np.asarray(v, dtype=float)).max()) for v in values)
+            if m > scale[0]:
+                scale = (m, what)
+        return scale
+
     def check_floating_base(self):
         """Raise SingularModelError if the floating-base H is singular (massless whole tree)."""
         if not self.symbolic and float(self.total_mass) <= 0:
@@ -419,7 +434,8 @@ class Robot:
 
 def model_array(what, x, shape, error=ModelError):
     """``x`` as an array of ``shape``: float64 (real, finite), or an object array of sympy
-    expressions; ``error`` (a ModelError) with a message starting with ``what`` otherwise.
+    expressions or exact sympy numbers (checked finite, kept exact); ``error`` (a ModelError)
+    with a message starting with ``what`` otherwise.
     A vector may be given as a (k, 1) column."""
     from . import _checks as chk
     if len(shape) == 1 and _shape_of(x) == (shape[0], 1):   # a column (SPART's MATLAB vectors)
@@ -429,7 +445,7 @@ def model_array(what, x, shape, error=ModelError):
     except InputError as err:
         raise error(str(err)) from None
     if a.dtype == object and not any(hasattr(e, 'free_symbols') for e in a.flat):
-        a = a.astype(np.float64)   # plain numbers in an object array: a numeric model
+        a = a.astype(np.float64)   # plain Python numbers (checked by chk.array); sympy ones stay exact
     return a
 
 
@@ -444,21 +460,18 @@ def rigid_transform(what, T):
     """``T`` checked as a 4x4 rigid transform: bottom row [0, 0, 0, 1], rotation block a rotation
     within the API's tolerance (R'R - I within 1e-3, det > 0); symbolic ones: the shape only."""
     from . import _checks as chk
-    a = model_array(what, T, (4, 4))
-    if a.dtype == object:
-        if any(getattr(e, 'free_symbols', None) for e in a.flat):
-            return a
-        num = a.astype(float)
-    else:
-        num = a
-    if not np.array_equal(num[3], [0.0, 0.0, 0.0, 1.0]):
+    exact = model_array(what, T, (4, 4))
+    if chk.has_symbols(exact):
+        return exact
+    a = exact.astype(np.float64)        # exact sympy numbers: checked through their values
+    if not np.array_equal(a[3], [0.0, 0.0, 0.0, 1.0]):
         raise ModelError(f'{what}: expected a rigid transform (4x4, bottom row [0, 0, 0, 1]), got bottom row '
-                         f'{num[3].tolist()}')
+                         f'{a[3].tolist()}')
     try:
-        chk.rotation(f'{what} (its rotation block)', np.ascontiguousarray(num[:3, :3]))
+        chk.rotation(f'{what} (its rotation block)', np.ascontiguousarray(a[:3, :3]))
     except InputError as err:
         raise ModelError(str(err)) from None
-    return a
+    return exact
 
 
 def _numeric_transform(what, T):
@@ -582,6 +595,14 @@ def _exact(a):
         out[idx] = sympy.Integer(int(v)) if isinstance(v, (float, int, np.number)) and float(v).is_integer() \
             else sympy.sympify(v)
     return out
+
+
+def _compose(A, B):
+    """A @ B; with an object (symbolic or exact) operand, both made exact first: a float 1.0
+    of a default frame times sqrt(2)/2 would give the Float 0.5*sqrt(2)."""
+    if A.dtype == object or B.dtype == object:
+        return _exact(A) @ _exact(B)
+    return A @ B
 
 
 def _exact_model(robot):
@@ -845,7 +866,7 @@ def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options)
         else:
             axis = js.axis
         out_joints.append(Joint(k, js.name, js.type, q if js.type != FIXED else -1, id_of[js.parent], k, axis,
-                                inverse_transform(com_of[js.parent]) @ js.origin, js.limits))
+                                _compose(inverse_transform(com_of[js.parent]), js.origin), js.limits))
         out_links.append(Link(k, child.name, k, child.mass, child.inertia, child.com))
         com_of[child.name] = child.com
         id_of[child.name] = k

@@ -44,10 +44,14 @@ def _joint_rates(um, H0m):
         raise InputError(f'um, H0m: expected one joint rate per column of H0m ({n}), {str(err)[4:]}') from None
 
 
-def _solve_base(H0, rhs, where, inputs):
-    """H0^-1 rhs (``rhs`` numeric; InputError naming H0 if symbolic: a solve needs numbers);
-    H0 is the locked-system inertia (SPD unless the robot has no mass).  ``where`` and
-    ``inputs`` ((name, value) pairs) name the computation and its arguments if it overflows."""
+# --- unchecked building blocks (arguments already checked), for callers that check once per
+# tick (control.free_floating); ``where`` and ``inputs`` ((name, value) pairs) name the
+# computation and its arguments if a result overflows.
+
+def solve_base(H0, rhs, where, inputs):
+    """H0^-1 rhs: ``H0`` (6, 6) the locked-system inertia (SPD unless the robot has no mass),
+    ``rhs`` (6,) or (6, k) numeric.  InputError naming H0 if it is symbolic (a solve needs
+    numbers), SingularModelError if singular, an overflow error naming ``inputs``."""
     H0 = chk.numeric('H0', H0, f'{where} (a linear solve)')
     try:
         with chk.quiet():
@@ -57,13 +61,28 @@ def _solve_base(H0, rhs, where, inputs):
     return chk.results(where, out, inputs)
 
 
-def _about(where, w0, R0, r0, point, inputs):
-    """P0' [moment about r0; force] -> [moment about ``point``; force], inertial frame."""
+def about_point(w0, R0, r0, point, where, inputs):
+    """P0' [moment about r0; force] -> [moment about ``point``; force] (6,), inertial frame.
+
+    ``w0`` (6,) in SPART's base coordinates (a momentum h0 or a base generalized force tau0:
+    moment about the base CoM r0 in the base frame; force, inertial); ``R0`` (3, 3) base CoM
+    frame -> inertial; ``r0``, ``point`` (3,) inertial.  Numeric or symbolic."""
     out = bk.zeros(6, w0, R0, r0, point)
     with chk.quiet():
         out[3:6] = w0[3:6]
         out[0:3] = R0 @ w0[0:3] + cross(r0 - point, w0[3:6])
     return chk.results(where, out, inputs)
+
+
+def center_of_mass_from_H0(H0, R0, r0):
+    """System CoM (3,), inertial frame, read off the base block ``H0`` (6, 6) of H at the base
+    pose ``R0`` (3, 3), ``r0`` (3,): H0[3:6, 0:3] = -m [r_com - r0]x R0 (m = H0[3, 3]).
+    Numeric arguments; SingularModelError if m is not positive."""
+    m = H0[3, 3]
+    if not m > 0:
+        raise SingularModelError('H0: total mass H0[3, 3] must be positive')
+    S = H0[3:6, 0:3] @ R0.T     # -m [c]x
+    return r0 + np.array([S[1, 2] - S[2, 1], S[2, 0] - S[0, 2], S[0, 1] - S[1, 0]]) / (2 * m)
 
 
 def base_momentum(H0, H0m, u0, um):
@@ -97,7 +116,7 @@ def _momentum_about(where, name, h0, R0, r0, point):
     R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
     point = np.zeros(3) if point is None else chk.vector('point', point, 3)
-    return _about(where, h0, R0, r0, point, [(name, h0), ('r0', r0), ('point', point)])
+    return about_point(h0, R0, r0, point, where, [(name, h0), ('r0', r0), ('point', point)])
 
 
 def base_momentum_from(momentum, R0, r0, point=None):
@@ -137,16 +156,8 @@ def system_center_of_mass(H0, R0, r0):
     R0 = chk.numeric('R0', chk.rotation('R0', R0), where)
     r0 = chk.numeric('r0', chk.vector('r0', r0, 3), where)
     with chk.quiet():
-        com = _com(H0, R0, r0)
+        com = center_of_mass_from_H0(H0, R0, r0)
     return chk.results(where, com, [('H0', H0), ('r0', r0)])
-
-
-def _com(H0, R0, r0):
-    m = H0[3, 3]
-    if not m > 0:
-        raise SingularModelError('H0: total mass H0[3, 3] must be positive')
-    S = H0[3:6, 0:3] @ R0.T     # -m [c]x
-    return r0 + np.array([S[1, 2] - S[2, 1], S[2, 0] - S[0, 2], S[0, 1] - S[1, 0]]) / (2 * m)
 
 
 def reaction_jacobian(H0, H0m):
@@ -154,7 +165,7 @@ def reaction_jacobian(H0, H0m):
     momentum (u0 = H0^-1 h0 + G um).  Rows as u0: [angular, base frame; linear, inertial]."""
     H0, H0m = _matrices(H0, H0m)
     H0m = chk.numeric('H0m', H0m, 'reaction_jacobian (a linear solve)')
-    return -_solve_base(H0, H0m, 'reaction_jacobian', [('H0', H0), ('H0m', H0m)])
+    return -solve_base(H0, H0m, 'reaction_jacobian', [('H0', H0), ('H0m', H0m)])
 
 
 def base_reaction(H0, H0m, um, h0=None):
@@ -176,5 +187,5 @@ def base_reaction(H0, H0m, um, h0=None):
             h0 = chk.numeric('h0', chk.vector('h0', h0, 6), where)
             inputs.append(('h0', h0))
             rhs += h0
-    return _solve_base(H0, rhs, 'base_reaction', inputs)
+    return solve_base(H0, rhs, 'base_reaction', inputs)
 

@@ -21,8 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _checks as chk
-from .errors import InputError
-from .momentum import _matrices, _solve_base
+from .momentum import _matrices, solve_base
 
 ReactionNullSpace = namedtuple('ReactionNullSpace', 'basis projector rank coupling')
 ReactionNullSpace.__doc__ = """Reaction null space of a state.
@@ -36,8 +35,11 @@ G = -H0^-1 H0m (or its angular rows) whose kernel this is."""
 def null_space(A, tol=None):
     """(basis (n, k), rank): orthonormal basis of the kernel of ``A`` (m, n) from its SVD."""
     A = chk.numeric('A', chk.array('A', A, (None, None)), 'null_space (an SVD)')
-    if tol is not None:
-        tol = _tolerance(tol)
+    return _kernel(A, None if tol is None else chk.nonnegative('tol', tol))
+
+
+def _kernel(A, tol):
+    """:func:`null_space` of a checked float array ``A`` and a checked ``tol`` (or None)."""
     m, n = A.shape
     if n == 0:
         return np.zeros((0, 0)), 0
@@ -46,13 +48,6 @@ def null_space(A, tol=None):
         tol = max(m, n) * np.finfo(float).eps * (s[0] if s.size else 0.0)
     rank = int(np.count_nonzero(s > tol))
     return Vt[rank:].T.copy(), rank
-
-
-def _tolerance(tol):
-    tol = chk.scalar('tol', tol)
-    if not (isinstance(tol, float) and tol >= 0):
-        raise InputError(f'tol: expected a finite number >= 0, got {chk.given(tol)}')
-    return tol
 
 
 def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
@@ -68,8 +63,8 @@ def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
     H0m = chk.numeric('H0m', H0m, where)
     attitude_only = chk.flag('attitude_only', attitude_only)
     if tol is not None:
-        tol = _tolerance(tol)
-    G = -_solve_base(H0, H0m, 'reaction_null_space', [('H0', H0), ('H0m', H0m)])
+        tol = chk.nonnegative('tol', tol)
+    G = -solve_base(H0, H0m, 'reaction_null_space', [('H0', H0), ('H0m', H0m)])
     coupling = G[0:3] if attitude_only else G
-    basis, rank = null_space(coupling, tol)
+    basis, rank = _kernel(coupling, tol)
     return ReactionNullSpace(basis, basis @ basis.T, rank, coupling)

@@ -5,6 +5,8 @@ of b in the world and its twist (v_b, w_b) expressed in b, as nav_msgs/Odometry 
 """
 from collections import namedtuple
 
+from ..core._checks import nonnegative
+from ..core.errors import InputError
 from .config import ConfigError
 
 __all__ = ['BaseLinkState', 'FloatingBaseEstimator', 'imu_to_base', 'check_max_age']
@@ -19,10 +21,10 @@ w_b (3,), both expressed in b."""
 def check_max_age(name, value):
     """The maximum age parameter ``name`` (s, >= 0; +inf allowed) as a float; ConfigError
     naming it for a negative or NaN value (``odom_max_age`` and ``imu_max_age`` alike)."""
-    age = float(value)
-    if not age >= 0:        # NaN fails too
-        raise ConfigError(f'{name} must be a number of seconds >= 0, got {value}')
-    return age
+    try:
+        return nonnegative(name, value, infinite=True)
+    except InputError:      # a node parameter: the node's error type
+        raise ConfigError(f'{name} must be a number of seconds >= 0, got {value}') from None
 
 
 class FloatingBaseEstimator:

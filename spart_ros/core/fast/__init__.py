@@ -15,6 +15,7 @@ bias_forces                 C(q, u) u (+ loads if given)                     CIM
 gravity_forces              generalized forces that balance gravity
 jacobian                    J (6, 6 + n_q) of a point and Jdot u             Jacob
 twists                      CoM positions, twists, system CoM                Velocities
+link_pose                   a link's CoM frame pose from the last call       (RL, rL)
 ==========================  ==============================================  ===========
 
 Gravity is a property of the object (``FastDynamics(robot, gravity=[0, 0, -9.81])`` or
@@ -55,7 +56,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from .. import _checks as chk
-from ..errors import InputError, SingularModelError, ModelError
+from ..errors import InputError, SingularModelError, ModelError, SpartError
 from ..model import FIXED
 from . import kernels as K
 
@@ -337,3 +338,19 @@ class FastDynamics:
         velocity] of the base (column 0) and links, and [system CoM; its velocity]."""
         self._call(self._twists, R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
         return self._twists_result
+
+    def link_pose(self, link):
+        """(R (3, 3), d (3,)): pose of ``link``'s CoM frame (SPART id, 0 = base, or a name) at
+        the state (R0, r0, qm) of the LAST call of any method above, read from the forward
+        kinematics that call ran (nothing is recomputed: ~0.5 us).
+
+        R: the link CoM frame -> inertial (SPART RL[:, :, i], R0 for the base); d: the link CoM
+        minus that call's r0, inertial axes (rL[:, i] = r0 + d; d = 0 for the base).  Valid after
+        a call that returned; undefined after one that raised.  Both are views of the workspace,
+        overwritten by the next call of any method: copy to keep.  SpartError before any call."""
+        if type(link) is not int or not 0 <= link <= self.n:
+            link = chk.link_id('link', link, self.robot)
+        W = self._W
+        if W[0, K.R] == 0.0 and W[0, K.R + 1] == 0.0 and W[0, K.R + 2] == 0.0:   # R0's first row: never 0
+            raise SpartError('link_pose: no state yet: call a method with (R0, r0, qm) first')
+        return W[link, K.R:K.R + 9].reshape(3, 3), W[link, K.X:K.X + 3]
