@@ -91,13 +91,16 @@ class Io:
 
     def step(self, names, q, qd, sec, base=None, timeout=15.0):
         """Publish one state stamped ``sec`` (and the odometry ``base`` with the same stamp) until the
-        controller answers it with one command (a repeated stamp is not answered twice); return it."""
+        controller answers it with one command (a repeated stamp is not answered twice); return it.
+        The answer is the first NON-ZERO command after the first publication: an all-zero one is the
+        watchdog's (this process paused longer than state_timeout since the last state, or the
+        previous test's end arriving late); every state these tests step with needs efforts."""
         n0 = len(self.commands)
         t = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
         msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in qd])
         msg.header.stamp = t
-        return self.ros.publish_until(_StatePublisher(self, base, t), lambda: msg,
-                                      lambda: len(self.commands) > n0 and self.commands.messages[-1], timeout=timeout,
+        answer = lambda: next((m for m in self.commands.messages[n0:] if any(m.data)), None)  # noqa: E731
+        return self.ros.publish_until(_StatePublisher(self, base, t), lambda: msg, answer, timeout=timeout,
                                       what=f'a command for the state stamped {sec}', process=self.proc)
 
     def last_status(self, predicate=lambda s: True, timeout=10.0):
