@@ -100,6 +100,10 @@ class Io:
         msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in qd])
         msg.header.stamp = t
         answer = lambda: next((m for m in self.commands.messages[n0:] if any(m.data)), None)  # noqa: E731
+        # the controller answers a stamp once: its answer is lost for good if it goes out before
+        # this process's commands subscription has matched its publisher (discovery at start)
+        self.ros.wait_for(lambda: self.commands.subscription.get_publisher_count() >= 1, 15.0,
+                          f'{self.commands.topic} matched', process=self.proc)
         return self.ros.publish_until(_StatePublisher(self, base, t), lambda: msg, answer, timeout=timeout,
                                       what=f'a command for the state stamped {sec}', process=self.proc)
 
@@ -197,6 +201,8 @@ def test_computed_torque_holds_then_tracks_a_trajectory_in_command_joint_order(c
     q0 = rng.uniform(-0.5, 0.5, robot.n_q)
     ct.step(names, _in(names, robot, q0), np.zeros(robot.n_q), 10.0)     # enabled: holds q0 from here
     q1, qd1 = q0 + rng.uniform(-0.05, 0.05, robot.n_q), rng.uniform(-0.2, 0.2, robot.n_q)
+    ct.ros.wait_for(lambda: ct.joint_command.subscription.get_publisher_count() >= 1, 15.0,
+                    'the JointState copy topic matched', process=ct.proc)   # its stamp 10.01 is sent once
     cmd = ct.step(names, _in(names, robot, q1), _in(names, robot, qd1), 10.01)
     hold = Reference(q0, np.zeros(robot.n_q), np.zeros(robot.n_q))
     tau = _fixed_id(robot, q1, qd1, _pd(hold, q1, qd1))
