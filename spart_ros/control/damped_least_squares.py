@@ -17,8 +17,7 @@ from collections import namedtuple
 
 import numpy as np
 
-# check_nonnegative: the laws' name for the core check (finite number >= 0, InputError naming it)
-from ..core._checks import nonnegative, nonnegative as check_nonnegative  # noqa: F401
+from ..core._checks import nonnegative
 
 DampedInverse = namedtuple('DampedInverse', 'inverse null_basis singular_values damping rank')
 DampedInverse.__doc__ = """Result of :func:`damped_pseudo_inverse` of A (m, n).

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core import _checks as chk
 from ..core.errors import InputError
-from .damped_least_squares import check_nonnegative, damped_pseudo_inverse
+from .damped_least_squares import damped_pseudo_inverse
 from .end_effector import rotation_vector
 from .space_motion import SpaceMotionLaw, residual_tolerance
 
@@ -51,8 +51,8 @@ class DesiredReaction(SpaceMotionLaw):
     def __init__(self, robot, link, offset=None, frame='com', *, base_rows=(0, 1, 2), attitude_gain=1.0,
                  priority='end_effector', base_damping=0.05, base_singular_region=0.01, **kwargs):
         super().__init__(robot, link, offset, frame, **kwargs)
-        check_nonnegative('base_damping', base_damping)
-        check_nonnegative('base_singular_region', base_singular_region)
+        chk.nonnegative('base_damping', base_damping)
+        chk.nonnegative('base_singular_region', base_singular_region)
         self.base_damping, self.base_singular_region = float(base_damping), float(base_singular_region)
         rows = tuple(base_rows)
         if not rows or len(set(rows)) != len(rows) or any(r not in (0, 1, 2) for r in rows):

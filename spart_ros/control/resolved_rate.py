@@ -19,7 +19,8 @@ Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
 """
 import numpy as np
 
-from .damped_least_squares import check_nonnegative, damped_pseudo_inverse
+from ..core._checks import nonnegative
+from .damped_least_squares import damped_pseudo_inverse
 from .space_motion import SpaceMotionLaw
 
 __all__ = ['ResolvedRate', 'ResolvedRateMinBaseEnergy']
@@ -47,7 +48,7 @@ class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
 
     def __init__(self, robot, link, offset=None, frame='com', *, energy_damping=0.03, **kwargs):
         super().__init__(robot, link, offset, frame, **kwargs)
-        check_nonnegative('energy_damping', energy_damping)
+        nonnegative('energy_damping', energy_damping)
         self.energy_damping = float(energy_damping)
 
     def _joint_rates(self, ff, J, b):

@@ -5,9 +5,7 @@ of b in the world and its twist (v_b, w_b) expressed in b, as nav_msgs/Odometry 
 """
 from collections import namedtuple
 
-from ..core._checks import nonnegative
-from ..core.errors import InputError
-from .config import ConfigError
+from .config import seconds_parameter
 
 __all__ = ['BaseLinkState', 'FloatingBaseEstimator', 'imu_to_base', 'check_max_age']
 
@@ -21,10 +19,7 @@ w_b (3,), both expressed in b."""
 def check_max_age(name, value):
     """The maximum age parameter ``name`` (s, >= 0; +inf allowed) as a float; ConfigError
     naming it for a negative or NaN value (``odom_max_age`` and ``imu_max_age`` alike)."""
-    try:
-        return nonnegative(name, value, infinite=True)
-    except InputError:      # a node parameter: the node's error type
-        raise ConfigError(f'{name} must be a number of seconds >= 0, got {value}') from None
+    return seconds_parameter(name, value, infinite=True)
 
 
 class FloatingBaseEstimator:

@@ -5,9 +5,10 @@ parameter); :class:`ModelConfig` holds the parameters that shape a :class:`~.mod
 """
 from dataclasses import dataclass, field
 
-from ..core.errors import SpartError
+from ..core._checks import nonnegative
+from ..core.errors import InputError, SpartError
 
-__all__ = ['ConfigError', 'ModelConfig', 'BASE_MODES', 'POINT_FRAMES', 'BASE_COLUMNS']
+__all__ = ['ConfigError', 'seconds_parameter', 'ModelConfig', 'BASE_MODES', 'POINT_FRAMES', 'BASE_COLUMNS']
 
 BASE_MODES = ('fixed', 'floating')
 POINT_FRAMES = ('link', 'com')
@@ -16,6 +17,16 @@ BASE_COLUMNS = ('ros', 'spart')
 
 class ConfigError(SpartError, ValueError):
     """A node parameter with an invalid value (the message names the parameter)."""
+
+
+def seconds_parameter(name, value, infinite=False, note=''):
+    """The node parameter ``name``, a duration in seconds >= 0 (finite unless ``infinite``), as a
+    float; ConfigError naming it (and ``note``, e.g. what 0 means) for anything else."""
+    try:
+        return nonnegative(name, value, infinite=infinite)
+    except InputError:
+        raise ConfigError(f'{name} must be a {"" if infinite else "finite "}number of seconds >= 0{note}, '
+                          f'got {value}') from None
 
 
 @dataclass

@@ -9,9 +9,7 @@ are forgotten and the message is accepted; without this rule the node would drop
 message until the new clock passed the old one.  tf2 clears its buffer on a jump back of the
 node clock for the same reason (the nodes do that too, see RobotInputs).
 """
-import math
-
-from .config import ConfigError
+from .config import seconds_parameter
 
 __all__ = ['NEVER', 'NEWER', 'OLDER', 'JUMP', 'stamp_ns', 'jump_back_ns', 'order']
 
@@ -28,10 +26,7 @@ def stamp_ns(sec, nanosec):
 def jump_back_ns(name, seconds):
     """The parameter ``name`` (seconds, >= 0; 0 = no jump detection) in integer nanoseconds;
     ConfigError naming it for a negative, NaN or infinite value."""
-    value = float(seconds)
-    if not (math.isfinite(value) and value >= 0):
-        raise ConfigError(f'{name} must be a finite number of seconds >= 0 (0 = off), got {seconds}')
-    return int(round(value * 1e9))
+    return int(round(seconds_parameter(name, seconds, note=' (0 = off)') * 1e9))
 
 
 def order(stamp, newest, jump_back):
