@@ -25,3 +25,11 @@ def connectivity_map(robot):
             branch[i - 1] = branch[p - 1]  # parents come first in SPART numbering
         branch[i - 1, i - 1] = 1
     return branch, child, child_base
+
+
+def leaf_links(robot):
+    """Names of the links with no child (e.g. end effectors), in link order; the base link when
+    it is the only link."""
+    parents = {j.parent_link for j in chk.robot(robot).joints}
+    leaves = [link.name for link in robot.links if link.id not in parents]
+    return leaves or [robot.base_link.name]
