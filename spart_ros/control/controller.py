@@ -711,8 +711,8 @@ class Controller:
         goal.start_time, goal.end_time = start, trajectory.end_time
         goal.status, goal.message = (QUEUED if start > t else ACTIVE), ''
         self._goal = goal
-        self._notify('info', 'goal', f'trajectory {goal.id} of {len(goal.times)} points for {goal.joint_names} over '
-                     f'{goal.times[-1]:g} s accepted: starts at {start:.9f} s (control time)')
+        self._notify('info', ('goal', goal.id), f'trajectory of {len(goal.times)} points for {goal.joint_names} over '
+                     f'{goal.times[-1]:g} s accepted (goal {goal.id}): starts at {start:.9f} s (control time)')
 
     def _advance_goal(self, t):
         goal = self._goal

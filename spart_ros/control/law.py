@@ -65,6 +65,11 @@ class Law:
         """The law of ``mode`` for ``dynamics`` and ``settings``; InputError naming a bad setting."""
         raise NotImplementedError
 
+    @classmethod
+    def reference_names(cls, mode):
+        """The references :meth:`set_reference` takes in ``mode`` (a node subscribes to them)."""
+        return cls.references
+
     @property
     def interface(self):
         return self.interfaces[0]

@@ -97,10 +97,14 @@ class SpaceMode(Law):
         self.notes = [str(w.message) for w in caught]
         self.n_q = robot.n_q
         self._R_bc = np.asarray(robot.base_link.T, dtype=float)[:3, :3]
-        self.references = ('ee_twist', 'ee_pose') + (('base_attitude',) if mode == 'desired_reaction' else ())
+        self.references = self.reference_names(mode)
         self.reference_timeout = float(reference_timeout)
         self.frames = BaseFrames(robot)
         self.clear_references()
+
+    @classmethod
+    def reference_names(cls, mode):
+        return ('ee_twist', 'ee_pose') + (('base_attitude',) if mode == 'desired_reaction' else ())
 
     @property
     def interface(self):
