@@ -305,6 +305,7 @@ class Controller:
                              + (f'; mimic joints {followers} follow their leaders' if followers else '') + ')')
         per, gains, limits = self._per_joint(s, names, q_names, robot)
         law = build_law(s.mode, dynamics, s, gains)
+        _warm_up(law, len(q_names))
         for note in getattr(law, 'notes', ()):
             self._notify('warning', ('note', note), f'{s.mode}: {note}')
         if law.interface == 'velocity':
@@ -564,7 +565,7 @@ class Controller:
             except SpartError as err:
                 goal._finish(ABORTED, str(err))
                 self.gate.rejected += 1
-                self._notify('error', 'goal', f'joint_trajectory: {err} (holding the current position)')
+                self._notify('error', 'goal', f'trajectory {goal.id} refused: {err} (holding the current position)')
 
     def _remember(self, state, ref, t):
         if self._last_q is None:
@@ -641,16 +642,16 @@ class Controller:
     def _accept(self, goal, t):
         s = self.settings
         if s is None or not self.active:
-            raise InputError(f'joint_trajectory: the controller is {self.state}: trajectory ignored (activate it)')
+            raise InputError(f'the controller is {self.state}: trajectory ignored (activate it)')
         law_class = MODES[s.mode]
         if law_class.follows == 'end_effector':
-            raise InputError(f'joint_trajectory: mode {s.mode} follows end-effector references, not joint '
+            raise InputError(f'mode {s.mode} follows end-effector references, not joint '
                              'trajectories: trajectory ignored')
         if law_class.follows == 'none':
-            raise InputError(f'joint_trajectory: mode {s.mode} holds no position reference (gravity compensation, '
+            raise InputError(f'mode {s.mode} holds no position reference (gravity compensation, '
                              'damping with kd): trajectory refused; use computed_torque to follow trajectories')
         if self.fault is not None:
-            raise InputError(f'joint_trajectory: the controller is in fault ({self.fault}): trajectory refused until '
+            raise InputError(f'the controller is in fault ({self.fault}): trajectory refused until '
                              'the fault is cleared (a new activation, or ~/enable true)')
         if self.law is None:
             self._keep(goal, 'waiting for a robot model')
@@ -673,7 +674,7 @@ class Controller:
         index = {n: k for k, n in enumerate(self.q_names)}
         bad = [n for n in goal.joint_names if n not in index]
         if bad:
-            raise InputError(f'joint_trajectory: joint_names {list(goal.joint_names)} must be distinct moving joints of '
+            raise InputError(f'joint_names {list(goal.joint_names)} must be distinct moving joints of '
                              f'the model ({self.q_names}); unknown: {bad}')
         return np.array([index[n] for n in goal.joint_names], dtype=np.intp)
 
@@ -794,6 +795,24 @@ class Controller:
                       recoveries=g.recoveries)
         return Snapshot(self.state, self.reason, self.active, self.commanding, list(self.joint_names), pos, vel,
                         np.array(self._efforts), self.trajectory_remaining(t), self.compute_time, counts, self.details)
+
+
+def _warm_up(law, n):
+    """One computation on a neutral state, so that the first tick does not pay for loading the
+    fast path's kernels of this call (hundreds of milliseconds on a busy machine: the watchdog
+    would stop a robot just handed over by its brakes)."""
+    from types import SimpleNamespace
+    from .trajectory import Reference
+    z3, zq = np.zeros(3), np.zeros(n)
+    state = SimpleNamespace(base=SimpleNamespace(R_b=np.eye(3), p_b=z3, v_b=z3, w_b=z3), q=zq, qd=zq)
+    try:
+        if law.follows == 'end_effector':
+            law.command(state, None, 0.0, 0.0, None)
+        else:
+            law.command(state, Reference(zq, zq, zq), 0.0, 0.0)
+    except Exception:  # noqa: BLE001 - a neutral state a law cannot take (a singular pose) warms nothing
+        pass
+    law.clear_references()
 
 
 _logger = logging.getLogger('spart_ros.controller')

@@ -71,12 +71,12 @@ class TrajectoryGoal:
         a name twice, no point after 0, a point of the wrong length, NaN or infinity."""
         names = [str(n) for n in joint_names]
         if not names or len(set(names)) != len(names):
-            raise InputError(f'joint_trajectory: joint_names {names} must be distinct and not empty')
+            raise InputError(f'joint_names {names} must be distinct and not empty')
         points = list(points)
         skipped = int(bool(points) and points[0][0] <= 0)
         points = points[skipped:]
         if not points:
-            raise InputError('joint_trajectory: no point with time_from_start > 0')
+            raise InputError('no point with time_from_start > 0')
         m = len(names)
 
         def column(k, attr, required):
@@ -85,18 +85,18 @@ class TrajectoryGoal:
                 return None
             for j, r in enumerate(rows):
                 if len(r) != m:
-                    raise InputError(f'joint_trajectory: point {j + skipped} has {len(r)} {attr} for {m} joint_names')
+                    raise InputError(f'point {j + skipped} has {len(r)} {attr} for {m} joint_names')
             values = np.array(rows, dtype=float)
             if not np.all(np.isfinite(values)):
-                raise InputError(f'joint_trajectory: {attr} contain NaN or infinity')
+                raise InputError(f'{attr} contain NaN or infinity')
             return values
         times = np.array([float(p[0]) for p in points])
         if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-            raise InputError(f'joint_trajectory: time_from_start must be finite and strictly increasing, got '
+            raise InputError(f'time_from_start must be finite and strictly increasing, got '
                              f'{times.tolist()}')
         start = float(start)
         if not np.isfinite(start):
-            raise InputError(f'joint_trajectory: the start time must be finite, got {start}')
+            raise InputError(f'the start time must be finite, got {start}')
         return cls(names, times, column(1, 'positions', True), column(2, 'velocities', False),
                    column(3, 'accelerations', False), start, skipped)
 
@@ -125,7 +125,7 @@ def check_position_limits(names, positions, start, lower, upper, tolerance=0.0, 
     outside = (positions < low) | (positions > high)
     if outside.any():
         j, m = (int(x) for x in np.argwhere(outside)[0])
-        raise InputError(f'trajectory: point {j + first} puts {names[m]} at {positions[j, m]:.6g}, outside its URDF '
+        raise InputError(f'point {j + first} puts {names[m]} at {positions[j, m]:.6g}, outside its URDF '
                          f'position limits [{lower[m]:.6g}, {upper[m]:.6g}]'
                          + (f' and beyond where it is ({start[m]:.6g})' if not lower[m] <= start[m] <= upper[m] else '')
                          + f' (limit_tolerance {tolerance:g}): refused')
@@ -133,6 +133,6 @@ def check_position_limits(names, positions, start, lower, upper, tolerance=0.0, 
     stuck = checked & ((final < lower - tolerance) | (final > upper + tolerance))
     if stuck.any():
         m = int(np.flatnonzero(stuck)[0])
-        raise InputError(f'trajectory: {names[m]} is at {start[m]:.6g}, outside its URDF position limits '
+        raise InputError(f'{names[m]} is at {start[m]:.6g}, outside its URDF position limits '
                          f'[{lower[m]:.6g}, {upper[m]:.6g}]; the last point ({final[m]:.6g}) must bring it back '
                          'inside: refused')
