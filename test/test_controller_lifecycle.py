@@ -2,6 +2,7 @@
 (~/change_state, ~/get_state: what `ros2 lifecycle set` calls) with the commands seen on the
 topic at each step; run-time parameters (`ros2 param set`); SIGINT gives one zero command and a
 clean exit.  Expected efforts: the numpy SPART functions (test/dynamics_reference.py)."""
+import re
 import time
 
 import numpy as np
@@ -181,3 +182,63 @@ def test_sigint_sends_one_zero_command_and_exits_cleanly(lc):
     assert [list(m.data) for m in lc.commands.messages[n0:]] == [[0.0] * 7]
     out = lc.proc.output()
     assert 'Traceback' not in out and 'Failed to publish' not in out, out
+
+
+def test_a_trajectory_before_the_model_waits_for_it_and_a_gravity_mismatch_is_warned(ros):
+    """Active before any robot description (autostart, the description comes on its topic): a
+    trajectory sent then is kept (the status says so) and starts at the first command once the
+    model is there, from the measured pose.  The plant's gravity (latched, as spart_sim publishes
+    it) differing from the gravity parameter is warned."""
+    from builtin_interfaces.msg import Duration
+    from geometry_msgs.msg import Vector3Stamped
+    from pathlib import Path
+    from std_msgs.msg import String
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from spart_ros.control.trajectory import JointTrajectory as Interpolator, Reference
+    from node_helpers import LATCHED_QOS
+    ns = '/lcm'
+    proc = start_node('spart_ros', 'controller_node', namespace=ns, parameters=dict(
+        gravity=G.tolist(), kp=100.0, kd=20.0, state_timeout=0.5, status_rate=20.0))
+    try:
+        proc.wait_for_output(r'waiting for a robot description', 90.0)
+        status = ros.subscribe(ControllerStatus, f'{ns}/spart_controller/status', RELIABLE_QOS)
+        commands = ros.subscribe(Float64MultiArray, f'{ns}/effort_controller/commands', RELIABLE_QOS)
+        gravity = ros.publisher(Vector3Stamped, f'{ns}/plant_gravity', LATCHED_QOS)
+        mars = Vector3Stamped()
+        mars.vector.z = -3.71
+        gravity.publish(mars)
+        proc.wait_for_output(r'the plant simulates gravity \[0.0, 0.0, -3.71\] but this controller models '
+                             r'\[0.0, 0.0, -9.81\]', 20.0)
+        traj = ros.publisher(JointTrajectory, f'{ns}/spart_controller/joint_trajectory', RELIABLE_QOS)
+        q0 = np.full(len(NAMES), 0.2)
+        target = q0 + 0.3
+        msg = JointTrajectory(joint_names=NAMES, points=[JointTrajectoryPoint(positions=target.tolist(),
+                                                                               time_from_start=Duration(sec=2))])
+        ros.publish_until(traj, lambda: msg, lambda: status.messages and status.messages[-1].trajectories >= 1,
+                          what='the trajectory kept', process=proc)
+        st = status.messages[-1]
+        assert st.state.startswith('halted') and 'pending: waiting for a robot model' in st.state, st.state
+        desc = ros.publisher(String, f'{ns}/robot_description', LATCHED_QOS)
+        desc.publish(String(data=Path(KUKA).read_text()))
+        proc.wait_for_output(r"model 'lbr_iiwa'", 30.0)
+        lc = Lifecycle(ros, proc)
+        lc.js = ros.publisher(JointState, f'{ns}/joint_states', RELIABLE_QOS)
+        lc.commands = commands
+        lc.sec = 50.0
+        lc.step(q0)                                           # the first command: hold q0, the goal from here
+        start = float(re.search(r'accepted \(goal \d+\): starts at ([0-9.]+) s', proc.output()).group(1))
+        assert 50.0 < start <= lc.sec + 1e-6
+        cmds = lc.publish(q0, n=1)
+        assert cmds, 'no command for a state after the first one'
+        ros.wait_for(lambda: status.messages[-1].state.startswith('tracking'), 5.0, 'tracking', process=proc)
+        assert status.messages[-1].trajectories == 1
+        interp = Interpolator(start, Reference(q0, 0 * q0, 0 * q0), [2.0], [target])
+        sec = lc.sec
+        r = interp.sample(sec)
+        z3 = np.zeros(3)
+        qdd = r.acceleration + 20.0 * r.velocity + 100.0 * (r.position - q0)
+        exp = ref.expected_id(ROBOT, np.eye(3), z3, z3, z3, q0, np.zeros(len(NAMES)), qdd, z3, z3, np.zeros(6),
+                              np.zeros((6, ROBOT.n_links_joints)), G, floating=False)[0]
+        np.testing.assert_allclose(cmds[-1], exp, rtol=1e-8, atol=1e-8)
+    finally:
+        proc.cleanup()

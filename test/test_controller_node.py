@@ -51,7 +51,10 @@ def nodes():
     specs = {
         'ct': dict(mode='computed_torque', urdf_path=KUKA, gravity=G.tolist(), kp=KP, kd=KD,
                    command_joints=CT_JOINTS, effort_limits=limits, commands_topic='/ct/commands',
-                   joint_command_topic='/ct/joint_command', max_tracking_error=1.0),   # states off the reference
+                   joint_command_topic='/ct/joint_command',
+                   # the states are off the reference on purpose; when this process pauses longer than
+                   # state_timeout between two, the controller resumes on the reference
+                   max_tracking_error=1.0, resume_tolerance=1.0),
         'fb': dict(mode='floating_base', base='floating', urdf_path=SC, kp=KP, kd=KD, world_frame='odom',
                    commands_topic='/fb/commands', state_timeout=0.3),
         'ff': dict(mode='free_flying', base='floating', urdf_path=BRANCHED, kp=[KP], kd=KD, world_frame='odom',
@@ -232,8 +235,8 @@ def test_computed_torque_holds_then_tracks_a_trajectory_in_command_joint_order(c
         expected = _in(CT_JOINTS, robot, _fixed_id(robot, q, qd, _pd(r, q, qd)))
         expected[k] = np.clip(expected[k], -CT_LIMIT[1], CT_LIMIT[1])
         np.testing.assert_allclose(cmd.data, expected, rtol=1e-8, atol=1e-8)
-    status = ct.last_status()
-    assert status.mode == 'computed_torque' and status.enabled and status.commanding and status.state == 'tracking'
+    status = ct.last_status()         # the trajectory ended at 12.01 s: holding its last point
+    assert status.mode == 'computed_torque' and status.enabled and status.commanding and status.state == 'holding'
     assert list(status.joint_names) == CT_JOINTS and status.trajectories == 1 and status.compute_time > 0
 
 

@@ -43,9 +43,10 @@ def goal_from_message(msg):
 
 
 class ControllerIO:
-    """Publishers and subscriptions of a configured controller node (``p``: its parameters);
-    the callbacks hand what comes in to ``node`` (``on_goal(goal)``, ``on_reference(name, value,
-    received)``, ``on_reset(why)``, ``on_gravity(g)``), guarded by ``guard(callback, what)``."""
+    """Publishers and subscriptions of a configured controller node (``p``: its parameters;
+    ``references``: the law's reference names); what comes in goes to ``node.controller``
+    (goals at ``node.control_time()``, references, reset notices) and the plant's gravity to
+    ``node.on_gravity(g)``; every callback guarded by ``guard(callback, what)``."""
 
     def __init__(self, node, p, references, guard):
         self.node = node
@@ -59,7 +60,8 @@ class ControllerIO:
         self.base_link = ''
         self._serialized = None
         self._names = []
-        subs = [(JointTrajectory, p['trajectory_topic'], lambda m: node.on_goal(goal_from_message(m)),
+        c = node.controller
+        subs = [(JointTrajectory, p['trajectory_topic'], lambda m: c.submit(goal_from_message(m), node.control_time()),
                  'joint_trajectory')]
         convert = {'base_pose': (PoseStamped, 'base_pose_topic', self._base_pose),
                    'ee_twist': (TwistStamped, 'ee_twist_topic', self._ee_twist),
@@ -67,10 +69,10 @@ class ControllerIO:
                    'base_attitude': (QuaternionStamped, 'base_attitude_topic', self._base_attitude)}
         for name in references:
             msg_type, topic, fn = convert[name]
-            subs.append((msg_type, p[topic], lambda m, n=name, f=fn: node.on_reference(n, f(m), time.monotonic()),
+            subs.append((msg_type, p[topic], lambda m, n=name, f=fn: c.set_reference(n, f(m), time.monotonic()),
                          name))
         if p['reset_topic']:
-            subs.append((Header, p['reset_topic'], lambda m: node.on_reset(
+            subs.append((Header, p['reset_topic'], lambda m: c.plant_reset(
                 f'the plant announced a reset at t = {stamp_seconds(m.stamp):.6f} s'), 'reset notice'))
         self._subs = [node.create_subscription(t, topic, guard(cb, what), COMMAND_QOS) for t, topic, cb, what in subs]
         if p['plant_gravity_topic']:

@@ -161,11 +161,10 @@ def _scalar(p, t, x):
     return x
 
 
-def _descriptor(p):
+def _descriptor(p, read_only):
     from rcl_interfaces.msg import ParameterDescriptor
-    text = p.description + ('' if p.dynamic else ' (structural: set at start)')
-    return ParameterDescriptor(description=text, read_only=False, dynamic_typing=True,
-                               additional_constraints=_constraints(p))
+    return ParameterDescriptor(description=p.description, read_only=read_only and not p.dynamic,
+                               dynamic_typing=True, additional_constraints=_constraints(p))
 
 
 def _constraints(p):
@@ -179,13 +178,15 @@ def _constraints(p):
     return '; '.join(parts)
 
 
-def declare(node, params):
+def declare(node, params, structural_read_only=True):
     """Declare every parameter of the table ``params`` on ``node``; returns {name: validated
-    value} (None for unset ones).  ConfigError naming the first invalid value."""
+    value} (None for unset ones).  ConfigError naming the first invalid value.  The structural
+    parameters are read-only (ROS refuses to set them) unless ``structural_read_only`` is False
+    (a lifecycle node reads them at configure: :func:`watch` decides when they may change)."""
     from rclpy.exceptions import ParameterUninitializedException
     values = {}
     for name, p in params.items():
-        node.declare_parameter(name, _ros_default(p), _descriptor(p))
+        node.declare_parameter(name, _ros_default(p), _descriptor(p, structural_read_only))
         try:
             raw = node.get_parameter(name).value
         except ParameterUninitializedException:
