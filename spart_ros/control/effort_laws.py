@@ -164,9 +164,7 @@ class FloatingBase(_JointLaw):
 
     def _base_acceleration(self, base):
         """[a_b; alpha_b] (6,), in b, of the last command's Floating_ID (u0dot, SPART's)."""
-        from ..core import base_state as bs
-        a_b, alpha_b = bs.link_frame_acceleration_from_base(self.robot, self.frames.R0, self.frames.u0, self._u0dot)
-        return np.concatenate([a_b, alpha_b])
+        return self.frames.link_acceleration(base, self._u0dot)
 
 
 class FreeFlying(_JointLaw):

@@ -133,6 +133,19 @@ class BaseFrames:
             self._fixed = (base, R0.copy(), r0.copy())
         return self._fixed[1], self._fixed[2], self.zero6
 
+    def link_acceleration(self, base, u0dot):
+        """[a_b; alpha_b] (6,) in b (classical acceleration of b's origin; angular acceleration)
+        from SPART's u0dot (6,) of ``base``: alpha_b = R_bc u0dot[0:3], a_b = R_b' u0dot[3:6] -
+        alpha_b x p_bc - w_b x (w_b x p_bc) (a new array)."""
+        out = np.empty(6)
+        alpha = np.dot(self.R_bc, u0dot[0:3], out=out[3:6])
+        w, p = base.w_b, self.p_bc
+        centripetal = w * np.dot(w, p) - p * np.dot(w, w)          # w x (w x p)
+        np.dot(base.R_b.T, u0dot[3:6], out=out[0:3])
+        out[0:3] -= np.dot(self.minus_p_cross, alpha)              # alpha x p
+        out[0:3] -= centripetal
+        return out
+
     def floating(self, base):
         """(R0, r0, u0) of a moving base (buffers)."""
         self.pose(base)
