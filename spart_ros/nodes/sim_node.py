@@ -18,14 +18,22 @@ Outputs (relative names follow the node's namespace)
     ``/clock`` rosgraph_msgs/Clock, RELIABLE depth 10 (SystemDefaultsQoS, as the ros_gz bridge
         and mujoco_ros2_control publish it; rclpy/rclcpp subscribe BEST_EFFORT, which matches),
         published just before each state.
+    ``plant_reset`` (``reset_notice_topic``) std_msgs/Header: one notice per ``~/reset``, stamped
+        with the simulated time of the reset, published before the state after it (a controller
+        drops its reference); ``plant_gravity`` (``gravity_topic``) geometry_msgs/Vector3Stamped,
+        latched: the simulated gravity (a controller compares its own).
 Input
     ``<controller_name>/commands`` std_msgs/Float64MultiArray, RELIABLE depth 10 (as
-        ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``.
-        A wrong length or a NaN/infinite value is dropped and logged (throttled); the
-        previous command stays applied.
+        ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``
+        (default: the independent joints, :func:`spart_ros.core.mimic.command_joints`, the rule
+        of spart_controller's default ``command_joints``).  A wrong length or a NaN/infinite
+        value is dropped and logged (throttled); the previous command stays applied.
+        ``hold_until_command`` (default true): until the first command arrives the robot is held
+        still where it starts, as brakes would (the time goes on).
 Services
     ``~/reset`` std_srvs/Trigger: back to the initial state (parameters ``initial_*``), efforts
-        zeroed; simulated time goes on (a clock never runs backwards).
+        zeroed, held again until a command (``hold_until_command``); simulated time goes on (a
+        clock never runs backwards).
     ``~/pause`` std_srvs/SetBool: true pauses the physics and the clock, false resumes.
 
 Timing

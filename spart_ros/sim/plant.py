@@ -20,6 +20,9 @@ qvel[3:6]); likewise qacc = [classical acceleration of b's origin, world; angula
 acceleration in b] (d/dt of R_b' w is R_b' dw/dt because w x w = 0).  SPART's base frame
 is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
 
+:meth:`MujocoPlant.hold` holds the robot still where it is (brakes; a floating base's launch
+lock): steps then advance the time only, until released.
+
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
