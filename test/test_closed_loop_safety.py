@@ -142,8 +142,10 @@ def ur5(ros):
 
 def test_no_drift_at_start_up_then_a_reset_mid_trajectory_is_held(ur5):
     start = np.array(UR5_START)
-    first = stamp_s(ur5.js.messages[0].header.stamp)      # recorded from about when the controller took over
-    ur5.wait(lambda: ur5.sim_time() > first + 1.5, 30.0, '1.5 s of states')
+    # the sim applies the controller's commands (its brakes released: DDS may take a while to match)
+    released = ur5.wait(lambda: next((m for m in ur5.js.messages if any(m.effort)), None), 30.0,
+                        'the sim applying the commands')
+    ur5.wait(lambda: ur5.sim_time() > stamp_s(released.header.stamp) + 1.5, 30.0, '1.5 s of states')
     t, q, effort = ur5.states()
     drift = np.abs(q - start).max()
     print(f'\nUR5 start-up: {len(t)} states from t = {t[0]:.3f} s over {t[-1] - t[0]:.2f} s, largest drift '
@@ -210,8 +212,8 @@ def test_sigint_leaves_zero_efforts_applied(ur5):
     out = ur5.controller.output()
     assert 'Traceback' not in out and 'Failed to publish' not in out, out
     ur5.ros.wait_for(lambda: ur5.sim_time() > t_stop + 1.0, scaled(30.0), '1 s after SIGINT', process=ur5.sim)
-    t, q, effort = ur5.states(ur5.sim_time() - 0.5)
-    assert len(t) > 100 and not effort.any(), effort[-1]           # the sim applies the controller's zero
+    t, q, effort = ur5.states(t_stop + 0.3)       # (this process may miss states on a busy machine)
+    assert len(t) > 50 and not effort.any(), effort[-1]            # the sim applies the controller's zero
 
 
 @pytest.fixture(scope='module')

@@ -53,6 +53,7 @@ from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vect
 from .joint_states import JointStateMapper
 from .model import Model
 from .parameters import Param, table
+from .runner import freeze_heap
 from .stamps import JUMP, NEVER, NEWER, jump_back_ns, order, stamp_ns
 from .throttle import LogLimiter
 
@@ -314,6 +315,9 @@ class RobotInputs:
         self.node.get_logger().info(f'{model.summary()} (from {origin})')
         if self._on_model is not None:
             self._on_model(model)
+        # the model (numba, llvmlite, the node's own buffers) out of the garbage collector's reach
+        # now, between two states, rather than in a full collection of milliseconds while commanding
+        freeze_heap()
         return True, 'ok'
 
     def _on_description(self, msg):
