@@ -132,7 +132,10 @@ def ur5(ros):
     same value given to both, as the demo YAML does)."""
     loop = Loop(ros, 'ur5', dict(urdf_path=UR5, gravity=GRAVITY, initial_joint_names=UR5_JOINTS,
                                  initial_joint_positions=UR5_START),
-                dict(gravity=GRAVITY))
+                # this shared VM can stall a process for a few hundred ms under load: with the usual
+                # 0.1 s the watchdog would then stop the commands (one zero) and let the arm fall,
+                # which is the watchdog doing its job (test_controller_node), not what is tested here
+                dict(gravity=GRAVITY, state_timeout=0.5))
     try:
         loop.wait_commanding()
         yield loop
@@ -261,9 +264,11 @@ def test_a_mimic_robot_with_default_joints_tracks(lockstep):
     arm = [f'panda_joint{k}' for k in range(1, 8)]
     loop = lockstep['panda']
     loop.wait_commanding()
-    start = round(loop.sim_time() + 0.5, 3)
+    start = round(loop.sim_time() + 1.5, 3)          # a lockstep loop runs faster than real time here
     target = np.array(PANDA_HOME) + np.array([0.3, 0.2, -0.3, 0.3, 0.3, -0.3, 0.4])
     loop.send(arm, [(1.0, target)], start)
+    # (had it come after its stamp, the controller would have started it when it came: the log says when)
+    start = float(re.search(r'accepted \(goal \d+\): starts at ([0-9.]+) s', loop.controller.output()).group(1))
     loop.wait(lambda: loop.sim_time() > start + 1.5, 120.0, 'the end of the trajectory')
     t, q, _ = loop.states(start + 1.2, arm)
     err = np.abs(q - target).max()
