@@ -1,7 +1,7 @@
 """Model-based joint effort laws on the compiled fast path (pure numpy, no ROS).
 
 Every law takes the measured state in the ROS base convention (``base``: a
-:class:`~spart_ros.nodes.base_estimator.BaseLinkState`-like object with R_b, p_b (pose of the
+:data:`~spart_ros.core.base_state.LinkBase`-like object with R_b, p_b (pose of the
 URDF base link frame b in the world) and v_b, w_b (twist of b expressed in b, REP 105)), the
 joint positions ``q`` and velocities ``qd`` (n,) in the fast path's joint coordinates, the
 joint reference (:data:`~spart_ros.control.trajectory.Reference`) and the time step ``dt`` (s)
