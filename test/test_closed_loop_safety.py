@@ -209,8 +209,10 @@ def test_a_tracking_fault_holds_and_refuses_until_cleared(ur5):
 
 def test_sigint_leaves_zero_efforts_applied(ur5):
     ur5.wait_commanding()
+    # gravity: real efforts applied now (the sim's echo of the controller's commands)
+    ur5.wait(lambda: ur5.js.messages and np.abs(ur5.js.messages[-1].effort).max() > 1.0, 30.0,
+             'the sim applying the commands')
     t_stop = ur5.sim_time()
-    assert np.abs(ur5.states(t_stop - 0.05)[2]).max() > 1.0       # gravity: real efforts applied now
     assert ur5.controller.stop() == 0, ur5.controller.describe()
     out = ur5.controller.output()
     assert 'Traceback' not in out and 'Failed to publish' not in out, out

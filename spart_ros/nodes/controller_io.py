@@ -85,6 +85,14 @@ class ControllerIO:
     def topics(self):
         return [self._pub.topic_name] + [s.topic_name for s in self._subs]
 
+    def flush(self, timeout=0.5):
+        """Wait (at most ``timeout`` s) until the subscribers acknowledged every command sent: the
+        last zero command must not be lost with a publisher destroyed right after it."""
+        from rclpy.duration import Duration
+        for pub in (self._pub, self._pub_js):
+            if pub is not None:
+                pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9)))
+
     def destroy(self):
         node = self.node
         for pub in (self._pub, self._pub_js, self._pub_wrench, self._pub_status):

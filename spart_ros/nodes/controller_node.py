@@ -118,6 +118,8 @@ class ControllerNode(LifecycleNode):
 
     def on_shutdown(self, state):
         self._send(self.controller.shutdown())
+        if self.io is not None:
+            self.io.flush()             # delivered before the publisher goes
         self._teardown()
         return SUCCESS
 
