@@ -1,0 +1,328 @@
+"""What to generate: models in, quantities parsed, functions built, files written."""
+from dataclasses import dataclass, field
+import json
+import os
+import re
+import time
+
+import numpy as np
+
+from .. import __version__
+from ..core.errors import SpartError
+from ..core.model import Robot
+from . import dynamics as dyn
+from .expressions import CodegenError, Graph
+
+#: Default limits (see README, "Generated code"): generation beyond them raises
+#: CodegenLimitError naming the limit.  max_operations bounds one function's scalar
+#: operations (what the compilers must digest), max_seconds one function's build time.
+MAX_OPERATIONS = 200_000
+MAX_SECONDS = 120.0
+
+DEFAULT_QUANTITIES = ('H', 'C', 'bias', 'g', 'ID', 'FD')
+#: quantity -> (function name, alias stem, arguments, one-line description)
+QUANTITIES = {
+    'H': ('mass_matrix', 'H', ('q',), 'H (n_q, n_q): the generalized inertia matrix (GIM\'s Hm)'),
+    'C': ('coriolis_matrix', 'C', ('q', 'qd'),
+          "C (n_q, n_q): SPART's convective inertia matrix (CIM's Cm, C = N'(M Ndot + W M N)); C qd is the "
+          'Coriolis and centrifugal force'),
+    'bias': ('bias_forces', 'bias', ('q', 'qd'),
+             'bias (n_q,): C(q, qd) qd + g(q), the joint forces at zero acceleration (ID with qdd = 0)'),
+    'g': ('gravity_forces', 'g', ('q',), 'g (n_q,): the joint forces that hold the robot still against gravity'),
+    'ID': ('inverse_dynamics', 'ID', ('q', 'qd', 'qdd'), 'tau (n_q,): H qdd + C qd + g (SPART ID\'s taum)'),
+    'FD': ('forward_dynamics', 'FD', ('q', 'qd', 'tau'), 'qdd (n_q,): H^-1 (tau - C qd - g) (SPART FD\'s umdot)'),
+    'J': ('jacobian', 'J', ('q',),
+          'J (6, n_q) of the point: rows [angular velocity of the link; velocity of the point], inertial frame'),
+    'pose': ('pose', 'pose', ('q',),
+             'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, [[RL, p], [0 0 0 1]]'),
+}
+ARGUMENTS = {'q': 'joint positions [rad or m]', 'qd': 'joint rates [rad/s or m/s]',
+             'qdd': 'joint accelerations [rad/s^2 or m/s^2]', 'tau': 'joint forces [N m or N]'}
+_SPEC = re.compile(r'^(?P<kind>[A-Za-z]+)(?::(?P<link>[^@]+))?(?:@(?P<offset>.+))?$')
+
+
+@dataclass
+class Quantity:
+    """One requested quantity: kind (a key of QUANTITIES), link (SPART id) and offset for J/pose."""
+    kind: str
+    link: int = None
+    offset: tuple = None
+    link_name: str = None
+
+
+@dataclass
+class Function:
+    """A generated function: ``name`` (and ``alias``), its arguments (name, length), its result
+    (name, shape) as graph values (row-major), and the figures of its generation."""
+    name: str
+    alias: str
+    description: str
+    args: list
+    result: str
+    shape: tuple
+    values: list
+    graph: Graph
+    seconds: float = 0.0
+    operations: int = 0
+    tree_size: int = 0
+    checks: list = field(default_factory=list)
+
+    @property
+    def roots(self):
+        return [v.id for v in self.values] + [i for i, _ in self.checks]
+
+
+def load_model(model):
+    """A Robot from a Robot, a URDF (path or text), or SPART DH data (a dict, or a .json /
+    .yaml file laid out as DH_Serial2robot's input).  Returns (robot, source text)."""
+    if isinstance(model, Robot):
+        return model, f'Robot {model.name!r}'
+    if isinstance(model, dict):
+        from ..core.dh import robot_from_dh
+        return robot_from_dh(model)[0], 'DH data'
+    if isinstance(model, (str, bytes, os.PathLike)):
+        text = os.fsdecode(model) if not isinstance(model, bytes) else None
+        if text is not None and text.lower().endswith(('.json', '.yaml', '.yml')):
+            return load_model(_read_dh(text))[0], f'DH data {os.path.basename(text)}'
+        from ..core.urdf import robot_from_urdf
+        robot, _ = robot_from_urdf(model)
+        source = os.path.basename(text) if text is not None and os.path.isfile(text) else 'URDF text'
+        return robot, source
+    raise CodegenError(f'model: expected a Robot, a URDF path or text, or DH data, got {type(model).__name__}')
+
+
+def _read_dh(path):
+    try:
+        with open(path, encoding='utf-8') as f:
+            if path.lower().endswith('.json'):
+                return json.load(f)
+            import yaml
+            return yaml.safe_load(f)
+    except (OSError, ValueError) as error:
+        raise CodegenError(f'{path}: cannot read DH data ({error})') from None
+
+
+def parse_quantities(quantities, robot):
+    """[Quantity] from strings ('H', 'ID', 'J:tool0', 'pose:tool0@0,0,0.1') or tuples
+    (kind, link[, offset]); CodegenError naming a bad one."""
+    if isinstance(quantities, str):
+        quantities = _split_specs(quantities)
+    out = []
+    for spec in quantities:
+        if isinstance(spec, Quantity):
+            q = spec
+        elif isinstance(spec, str):
+            m = _SPEC.match(spec.strip())
+            if not m:
+                raise CodegenError(f'quantities: cannot read {spec!r} (expected e.g. H, ID, J:<link>, pose:<link>@x,y,z)')
+            q = Quantity(m['kind'], m['link'], _offset(spec, m['offset']) if m['offset'] else None)
+        elif isinstance(spec, (tuple, list)) and spec:
+            q = Quantity(spec[0], spec[1] if len(spec) > 1 else None, tuple(spec[2]) if len(spec) > 2 else None)
+        else:
+            raise CodegenError(f'quantities: {spec!r} is not a quantity (H, C, bias, g, ID, FD, J:<link>, pose:<link>)')
+        if q.kind not in QUANTITIES:
+            raise CodegenError(f'quantities: unknown quantity {q.kind!r}; known: {", ".join(QUANTITIES)} '
+                               '(J and pose as J:<link>, pose:<link>, optionally @x,y,z: the point from the '
+                               'link CoM in the link CoM frame)')
+        if q.kind in ('J', 'pose'):
+            if q.link is None:
+                raise CodegenError(f'quantities: {q.kind} needs a link: {q.kind}:<link name or SPART id>')
+            q.link = _link(robot, q.link)
+            q.link_name = robot.link_names[q.link]
+            if q.offset is not None:
+                offset = np.asarray(q.offset, dtype=float)
+                if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+                    raise CodegenError(f'quantities: {q.kind}:{q.link_name} offset must be 3 finite numbers, '
+                                       f'got {q.offset!r}')
+                q.offset = tuple(float(x) for x in offset)
+        elif q.link is not None or q.offset is not None:
+            raise CodegenError(f'quantities: {q.kind} takes no link')
+        if q not in out:
+            out.append(q)
+    if not out:
+        raise CodegenError('quantities: none given')
+    return out
+
+
+def _split_specs(text):
+    """Split 'H,J:a@0,0,1,ID' at the commas that start a new quantity."""
+    parts = []
+    for token in text.split(','):
+        if parts and re.fullmatch(r'\s*[-+0-9.eE]+\s*', token) and '@' in parts[-1] and \
+                parts[-1].split('@', 1)[1].count(',') < 2:
+            parts[-1] += ',' + token
+        elif token.strip():
+            parts.append(token)
+    return parts
+
+
+def _offset(spec, text):
+    try:
+        values = [float(x) for x in text.split(',')]
+    except ValueError:
+        values = []
+    if len(values) != 3:
+        raise CodegenError(f'quantities: {spec!r}: the offset after @ must be x,y,z (3 numbers)')
+    return tuple(values)
+
+
+def _link(robot, link):
+    if isinstance(link, str) and link.strip().lstrip('-').isdigit():
+        link = int(link)
+    if isinstance(link, str):
+        try:
+            return robot.link_index(link.strip())
+        except SpartError:
+            raise CodegenError(f'quantities: unknown link {link!r}; robot {robot.name!r} has links '
+                               f'{robot.link_names}') from None
+    if isinstance(link, (int, np.integer)) and not isinstance(link, bool) and 0 <= link <= robot.n_links_joints:
+        return int(link)
+    raise CodegenError(f'quantities: link {link!r} is not a link of robot {robot.name!r} (ids 0..'
+                       f'{robot.n_links_joints} or names {robot.link_names})')
+
+
+def identifier(text):
+    """A C and Python identifier from a name ('lbr_iiwa_link_7', 'kuka_iiwa')."""
+    out = re.sub(r'\W', '_', text, flags=re.ASCII).strip('_') or 'robot'
+    return out if not out[0].isdigit() else '_' + out
+
+
+def build_function(robot, base, quantity, gravity, max_operations, max_seconds, names_taken):
+    """The Function computing ``quantity`` (graph built, figures measured)."""
+    name, alias, argnames, description = QUANTITIES[quantity.kind]
+    if quantity.link is not None:
+        stem = identifier(quantity.link_name)
+        name, alias = f'{name}_{stem}', f'{alias}_{stem}'
+        k = 2
+        while name in names_taken:
+            name, alias = f'{QUANTITIES[quantity.kind][0]}_{stem}_{k}', f'{QUANTITIES[quantity.kind][1]}_{stem}_{k}'
+            k += 1
+        at = 'CoM' if not quantity.offset or not any(quantity.offset) else \
+            f'point {list(quantity.offset)} from the CoM in the link CoM frame'
+        description = f'{description}; link {quantity.link_name!r} (SPART id {quantity.link}), {at}'
+    names_taken.add(name)
+    t = time.perf_counter()
+    graph = Graph(max_operations, max_seconds, what=f'{alias} of robot {robot.name!r} ({robot.n_q} joints)')
+    model = dyn.TreeModel(robot, base[0], base[1], gravity)
+    nq = robot.n_q
+    args = {a: graph.inputs(a, nq) for a in argnames}
+    kin = dyn.Kinematics(graph, model, args['q'])
+    zeros = [graph.zero] * nq
+    kind = quantity.kind
+    if kind == 'H':
+        rows = dyn.mass_matrix(kin)
+    elif kind == 'C':
+        rows = dyn.coriolis_matrix(kin, args['qd'])
+    elif kind == 'bias':
+        rows = [dyn.inverse_dynamics(kin, args['qd'], zeros)]
+    elif kind == 'g':
+        rows = [dyn.inverse_dynamics(kin, zeros, zeros)]
+    elif kind == 'ID':
+        rows = [dyn.inverse_dynamics(kin, args['qd'], args['qdd'])]
+    elif kind == 'FD':
+        rows = [dyn.forward_dynamics(kin, args['qd'], args['tau'], f'H of robot {robot.name!r}')]
+    elif kind == 'J':
+        rows = dyn.jacobian(kin, quantity.link, quantity.offset)
+    else:
+        rows = dyn.pose(kin, quantity.link, quantity.offset)
+    shape = (len(rows), len(rows[0])) if kind in ('H', 'C', 'J', 'pose') else (nq,)
+    values = [graph.var(v) for row in rows for v in row]
+    result = {'H': 'H', 'C': 'C', 'bias': 'bias', 'g': 'g', 'ID': 'tau', 'FD': 'qdd', 'J': 'J', 'pose': 'T'}[kind]
+    f = Function(name, alias, description, [(a, nq) for a in argnames], result, shape, values, graph,
+                 checks=list(graph.checks))
+    f.operations = graph.operation_count(f.roots)
+    f.tree_size = graph.tree_size([v.id for v in values])
+    f.seconds = time.perf_counter() - t
+    return f
+
+
+@dataclass
+class GeneratedCode:
+    """The generated files ({file name: text}), the functions and the model they came from."""
+    robot: Robot
+    name: str
+    functions: list
+    files: dict
+    header: dict
+
+    def write(self, out_dir):
+        """Write every file into ``out_dir`` (created if needed); returns their paths."""
+        os.makedirs(out_dir, exist_ok=True)
+        paths = []
+        for fname, text in self.files.items():
+            path = os.path.join(out_dir, fname)
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text)
+            paths.append(path)
+        return paths
+
+    def summary(self):
+        """One line per function: operations with and without sharing, build time."""
+        lines = [f'{self.name}: robot {self.robot.name!r}, {self.robot.n_q} joints; files '
+                 + ', '.join(f'{k} ({len(v)} bytes)' for k, v in self.files.items())]
+        for f in self.functions:
+            lines.append(f'  {f.alias:<16} {f.operations:>8} operations (as trees without shared '
+                         f'subexpressions: {f.tree_size:.3g}), built in {f.seconds:.3f} s')
+        return '\n'.join(lines)
+
+
+def base_frame(robot, base_pose):
+    """SPART's (R0, r0) of the base CoM frame from the URDF base LINK frame pose (4x4) in the
+    inertial frame (default: the URDF's fixed world joint if any, else the identity)."""
+    from ..core.base_state import base_from_link_frame
+    if base_pose is None:
+        base_pose = robot.base_pose if robot.base_pose is not None else np.eye(4)
+    T = np.asarray(base_pose, dtype=float)
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        raise CodegenError(f'base_pose: expected a 4x4 homogeneous transform, got shape {T.shape}')
+    try:
+        R0, r0, _ = base_from_link_frame(robot, T[:3, :3], T[:3, 3])
+    except SpartError as error:
+        raise CodegenError(f'base_pose: {error}') from None
+    return R0, r0, T
+
+
+def generate(model, quantities=DEFAULT_QUANTITIES, language='python', *, name=None, base='fixed', base_pose=None,
+             gravity=(0.0, 0.0, -9.81), jit=True, max_operations=MAX_OPERATIONS, max_seconds=MAX_SECONDS):
+    """Generate standalone code for ``model`` (a Robot, a URDF path or text, DH data).
+
+    ``quantities``: H, C, bias, g, ID, FD, J:<link>[@x,y,z], pose:<link>[@x,y,z] (a list or a
+    comma-separated string; link = URDF link name or SPART id; the point's offset from the link
+    CoM in the link CoM frame, as the core's point_jacobian).  ``language``: 'python' (one
+    module, numpy only; numba-jitted at import if numba is there and ``jit``), 'c' (a .c and a
+    .h), or 'all'.  ``base``: only 'fixed' (the base CoM frame fixed at ``base_pose``: the URDF
+    base link frame in the inertial frame, 4x4; default the URDF's world joint or the
+    identity).  ``gravity`` (3,) m/s^2, inertial frame, baked into the code.
+
+    Raises CodegenError (bad model or request; floating base) and CodegenLimitError (a
+    function needs more than ``max_operations`` operations or ``max_seconds`` to build).
+    """
+    from .printers import c_files, python_module
+    robot, source = load_model(model)
+    if base != 'fixed':
+        raise CodegenError(f"base: codegen supports a fixed base only, got {base!r}: a floating base's dynamics "
+                           "depend on the base attitude (9 more inputs through every expression) and SPART's "
+                           'base coordinates; use spart_ros.core.fast.FastDynamics for a floating base')
+    if robot.symbolic:
+        raise CodegenError(f'robot {robot.name!r} is symbolic: codegen needs numeric masses, inertias and frames '
+                           '(spart_ros.symbolic works on symbolic models)')
+    if robot.n_q == 0:
+        raise CodegenError(f'robot {robot.name!r} has no moving joint: nothing to generate')
+    if language not in ('python', 'c', 'all'):
+        raise CodegenError(f"language: expected 'python', 'c' or 'all', got {language!r}")
+    g = np.asarray(gravity, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise CodegenError(f'gravity: expected 3 finite numbers (m/s^2, inertial frame), got {gravity!r}')
+    name = identifier(name or robot.name)
+    R0, r0, T = base_frame(robot, base_pose)
+    specs = parse_quantities(quantities, robot)
+    taken = set()
+    functions = [build_function(robot, (R0, r0), q, g, max_operations, max_seconds, taken) for q in specs]
+    header = dict(name=name, robot=robot, source=source, version=__version__, gravity=g, R0=R0, r0=r0,
+                  base_pose=T)
+    files = {}
+    if language in ('python', 'all'):
+        files[f'{name}.py'] = python_module(header, functions, jit)
+    if language in ('c', 'all'):
+        files.update(c_files(header, functions))
+    return GeneratedCode(robot, name, functions, files, header)
