@@ -66,15 +66,17 @@ class Function:
     operations: int = 0
     tree_size: int = 0
     checks: list = field(default_factory=list)
+    quantity: Quantity = None
 
     @property
     def roots(self):
-        return [v.id for v in self.values] + [i for i, _ in self.checks]
+        return [v.id for v in self.values]
 
 
-def load_model(model):
-    """A Robot from a Robot, a URDF (path or text), or SPART DH data (a dict, or a .json /
-    .yaml file laid out as DH_Serial2robot's input).  Returns (robot, source text)."""
+def load_model(model, xacro_args=None):
+    """A Robot from a Robot, a URDF (path or text; xacro expanded with ``xacro_args``), or SPART
+    DH data (a dict, or a .json / .yaml file laid out as DH_Serial2robot's input).  Returns
+    (robot, a label of the source for the generated files' header)."""
     if isinstance(model, Robot):
         return model, f'Robot {model.name!r}'
     if isinstance(model, dict):
@@ -85,8 +87,9 @@ def load_model(model):
         if text is not None and text.lower().endswith(('.json', '.yaml', '.yml')):
             return load_model(_read_dh(text))[0], f'DH data {os.path.basename(text)}'
         from ..core.urdf import robot_from_urdf
-        robot, _ = robot_from_urdf(model)
-        source = os.path.basename(text) if text is not None and os.path.isfile(text) else 'URDF text'
+        robot, _ = robot_from_urdf(model, xacro_args=xacro_args)
+        source = os.path.basename(text) if text is not None and len(text) < 4096 and os.path.isfile(text) \
+            else 'URDF text'
         return robot, source
     raise CodegenError(f'model: expected a Robot, a URDF path or text, or DH data, got {type(model).__name__}')
 
@@ -220,6 +223,7 @@ def build_function(robot, base, quantity, gravity, max_operations, max_seconds, 
     elif kind == 'ID':
         rows = [dyn.inverse_dynamics(kin, args['qd'], args['qdd'])]
     elif kind == 'FD':
+        robot.check_invertible(floating=False)     # SingularModelError naming a joint that moves no mass
         rows = [dyn.forward_dynamics(kin, args['qd'], args['tau'], f'H of robot {robot.name!r}')]
     elif kind == 'J':
         rows = dyn.jacobian(kin, quantity.link, quantity.offset)
@@ -229,8 +233,8 @@ def build_function(robot, base, quantity, gravity, max_operations, max_seconds, 
     values = [graph.var(v) for row in rows for v in row]
     result = {'H': 'H', 'C': 'C', 'bias': 'bias', 'g': 'g', 'ID': 'tau', 'FD': 'qdd', 'J': 'J', 'pose': 'T'}[kind]
     f = Function(name, alias, description, [(a, nq) for a in argnames], result, shape, values, graph,
-                 checks=list(graph.checks))
-    f.operations = graph.operation_count(f.roots)
+                 checks=list(graph.checks), quantity=quantity)
+    f.operations = graph.operation_count(f.roots + [i for i, _ in f.checks])
     f.tree_size = graph.tree_size([v.id for v in values])
     f.seconds = time.perf_counter() - t
     return f
@@ -283,7 +287,8 @@ def base_frame(robot, base_pose):
 
 
 def generate(model, quantities=DEFAULT_QUANTITIES, language='python', *, name=None, base='fixed', base_pose=None,
-             gravity=(0.0, 0.0, -9.81), jit=True, max_operations=MAX_OPERATIONS, max_seconds=MAX_SECONDS):
+             gravity=(0.0, 0.0, -9.81), jit=True, max_operations=MAX_OPERATIONS, max_seconds=MAX_SECONDS,
+             xacro_args=None):
     """Generate standalone code for ``model`` (a Robot, a URDF path or text, DH data).
 
     ``quantities``: H, C, bias, g, ID, FD, J:<link>[@x,y,z], pose:<link>[@x,y,z] (a list or a
@@ -292,13 +297,14 @@ def generate(model, quantities=DEFAULT_QUANTITIES, language='python', *, name=No
     module, numpy only; numba-jitted at import if numba is there and ``jit``), 'c' (a .c and a
     .h), or 'all'.  ``base``: only 'fixed' (the base CoM frame fixed at ``base_pose``: the URDF
     base link frame in the inertial frame, 4x4; default the URDF's world joint or the
-    identity).  ``gravity`` (3,) m/s^2, inertial frame, baked into the code.
+    identity).  ``gravity`` (3,) m/s^2, inertial frame, baked into the code.  ``name``: the
+    module / file / C prefix (default: the robot's name made an identifier).
 
     Raises CodegenError (bad model or request; floating base) and CodegenLimitError (a
     function needs more than ``max_operations`` operations or ``max_seconds`` to build).
     """
     from .printers import c_files, python_module
-    robot, source = load_model(model)
+    robot, source = load_model(model, xacro_args)
     if base != 'fixed':
         raise CodegenError(f"base: codegen supports a fixed base only, got {base!r}: a floating base's dynamics "
                            "depend on the base attitude (9 more inputs through every expression) and SPART's "

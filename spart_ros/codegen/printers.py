@@ -30,11 +30,14 @@ def _literal(v):
     return text, (_UNARY if text.startswith('-') else _ATOM)
 
 
-def body(graph, roots, syntax, indent):
+def body(graph, roots, syntax, indent, checks=(), check=None):
     """(lines, text_of): the statements computing every node the ``roots`` (node ids) need,
     and a function giving a root's expression.  Inputs are read into locals named
-    ``<input><index>`` (q0, qd3...) by statements at the top."""
-    order = graph.reachable(roots)
+    ``<input><index>`` (q0, qd3...) by statements at the top.  ``checks``: (node id, message)
+    pairs; ``check(name, message)`` gives the lines testing a checked node, emitted right
+    after it is computed (before any use: a zero pivot must not reach a division)."""
+    checked = dict(checks)
+    order = graph.reachable(list(roots) + list(checked))
     uses = Counter(roots)
     for i in order:
         key = graph.nodes[i]
@@ -65,13 +68,15 @@ def body(graph, roots, syntax, indent):
             a = a if pa >= p else f'({a})'
             b = b if pb > p and pb != _UNARY else f'({b})'
             expr = (f'{a} {op} {b}' if op in (ADD, SUB) else f'{a}*{b}' if op == MUL else f'{a}/{b}', p)
-        if uses[i] == 1 and len(expr[0]) <= _MAX_INLINE:
+        if uses[i] == 1 and len(expr[0]) <= _MAX_INLINE and i not in checked:
             text[i] = expr
         else:
             name = f'x{count}'
             count += 1
             lines.append(indent + syntax.declare.format(name=name, value=expr[0]))
             text[i] = (name, _ATOM)
+            if i in checked:
+                lines += [indent + line for line in check(name, checked[i])]
     return reads + lines, lambda i: text[i][0]
 
 
@@ -152,20 +157,14 @@ JITTED = _jit is not _plain
 '''
 
 
-def _py_checks(f, text, indent):
-    lines = []
-    for i, message in f.checks:
-        lines.append(f'{indent}if not ({text(i)}) > 0.0:')
-        lines.append(f'{indent}    raise ValueError({(f.alias + ": " + message)!r})')
-    return lines
-
-
 def _py_function(f, nq):
     ind = '    '
     args = [a for a, _ in f.args]
     out = f.result
     shape = f.shape
-    lines, text = body(f.graph, f.roots, PYTHON, ind)
+    lines, text = body(f.graph, f.roots, PYTHON, ind, f.checks,
+                       lambda name, message: [f'if not {name} > 0.0:',
+                                              f'    raise ValueError({(f.alias + ": " + message)!r})'])
     src = ['', '', '@_jit', f'def {f.name}_into({", ".join(args + [out])}):',
            f'{ind}"""{f.description}; written into ``{out}`` (a float64 array of shape {shape}), returned."""']
     for a in args:
@@ -174,7 +173,7 @@ def _py_function(f, nq):
     dims = ' or '.join(f'{out}.shape[{k}] != {n}' for k, n in enumerate(shape))
     src += [f'{ind}if {out}.ndim != {len(shape)} or {dims}:',
             f"{ind}    raise ValueError('{out}: expected a float64 array of shape {shape}')"]
-    src += lines + _py_checks(f, text, ind)
+    src += lines
     for k, v in enumerate(f.values):
         index = k if len(shape) == 1 else f'{k // shape[1]}, {k % shape[1]}'
         src.append(f'{ind}{out}[{index}] = {text(v.id)}')
@@ -239,10 +238,9 @@ def c_files(header, functions):
     c = comment + ['#include <math.h>', '', f'#include "{name}.h"']
     for f in functions:
         ind = '    '
-        lines, text = body(f.graph, f.roots, C, ind)
+        lines, text = body(f.graph, f.roots, C, ind, f.checks,
+                           lambda name, message: [f'if (!({name} > 0.0)) return {macro}_NOT_POSITIVE_DEFINITE;'])
         c += ['', _c_prototype(f, name), '{'] + lines
-        for i, _ in f.checks:
-            c.append(f'{ind}if (!(({text(i)}) > 0.0)) return {macro}_NOT_POSITIVE_DEFINITE;')
         c += [f'{ind}{f.result}[{k}] = {text(v.id)};' for k, v in enumerate(f.values)]
         c += [f'{ind}return {macro}_OK;', '}']
     return {f'{name}.h': '\n'.join(h) + '\n', f'{name}.c': '\n'.join(c) + '\n'}
