@@ -56,6 +56,7 @@ def _robot(name):
 
 ROBOTS = [m for m in ALL_MODELS if m != 'Simple_Spacecraft'] + ['ur5_world', 'gripper_mimic', 'dh_arm', 'chain_5']
 C_ROBOTS = ['planar_two_link', 'SC_3DoF', 'branched_two_arm_spacecraft', 'dh_arm']
+FLOATING_ROBOTS = ['SC_3DoF', 'arm7_floating', 'branched_two_arm_spacecraft', 'prismatic_chain', 'dh_arm']
 
 
 def _links(robot):
@@ -69,8 +70,8 @@ def _links(robot):
     return out
 
 
-def _quantities(robot):
-    specs = ['H', 'C', 'bias', 'g', 'ID', 'FD']
+def _quantities(robot, floating=False):
+    specs = ['H', 'C', 'bias', 'g', 'ID', 'FD'] + (['FID'] if floating else [])
     for link, offset in _links(robot):
         at = '' if offset is None else '@' + ','.join(repr(x) for x in offset)
         specs += [f'J:{robot.link_names[link]}{at}', f'pose:{link}{at}']
@@ -78,49 +79,66 @@ def _quantities(robot):
 
 
 def _reference(robot, code, seed):
-    """The core's values of every generated quantity at a random state (u0 = u0dot = 0, no
-    wrenches, the code's base frame and gravity); (inputs, {function name: value})."""
+    """The core's values of every generated quantity at a random state (no wrenches, the code's
+    gravity; a fixed base at the code's R0, r0 with u0 = u0dot = 0, or a floating base in a
+    random state); (inputs, {function name: value})."""
     s = random_state(robot, seed)
-    R0, r0 = code.header['R0'], code.header['r0']
-    z6, zq, zw = np.zeros(6), np.zeros(robot.n_q), np.zeros((6, robot.n_links_joints))
+    floating = code.header['floating']
+    R0, r0 = (s.R0, s.r0) if floating else (code.header['R0'], code.header['r0'])
+    u0, u0dot = (s.u0, s.u0dot) if floating else (np.zeros(6), np.zeros(6))
+    zw = np.zeros((6, robot.n_links_joints))
     q, qd, qdd, tau = s.qm, s.um, s.umdot, s.taum
     RJ, RL, rJ, rL, e, g = spart.Kinematics(R0, r0, q, robot)
     Bij, Bi0, P0, pm = spart.DiffKinematics(R0, r0, rL, e, g, robot)
-    t0, tL = spart.Velocities(Bij, Bi0, P0, pm, z6, qd, robot)
-    t0dot, tLdot = spart.Accelerations(t0, tL, P0, pm, Bi0, Bij, z6, qd, z6, qdd, robot)
+    t0, tL = spart.Velocities(Bij, Bi0, P0, pm, u0, qd, robot)
+    t0dot, tLdot = spart.Accelerations(t0, tL, P0, pm, Bi0, Bij, u0, qd, u0dot, qdd, robot)
     I0, Im = spart.I_I(R0, RL, robot)
     M0t, Mmt = spart.MCB(I0, Im, Bij, Bi0, robot)
+    H0, H0m, Hm = spart.GIM(M0t, Mmt, Bij, Bi0, P0, pm, robot)
+    C0, C0m, Cm0, Cm = spart.CIM(t0, tL, I0, Im, M0t, Mmt, Bij, Bi0, P0, pm, robot)
+    tau0_id, taum_id = spart.ID(np.zeros(6), zw, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot,
+                                gravity=GRAVITY)
     fd = FastDynamics(robot, gravity=GRAVITY)
-    ref = {'mass_matrix': spart.GIM(M0t, Mmt, Bij, Bi0, P0, pm, robot)[2],
-           'coriolis_matrix': spart.CIM(t0, tL, I0, Im, M0t, Mmt, Bij, Bi0, P0, pm, robot)[3],
-           'inverse_dynamics': spart.ID(z6, zw, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot,
-                                        gravity=GRAVITY)[1],
-           'bias_forces': fd.bias_forces(R0, r0, q, z6, qd, floating=False)[1].copy(),
-           'gravity_forces': fd.gravity_forces(R0, r0, q)[1].copy(),
-           'forward_dynamics': fd.forward_dynamics(R0, r0, q, z6, qd, z6, tau, floating=False)[1].copy()}
+    both = np.concatenate
+    if floating:
+        ref = {'mass_matrix': np.block([[H0, H0m], [H0m.T, Hm]]), 'coriolis_matrix': np.block([[C0, C0m], [Cm0, Cm]]),
+               'inverse_dynamics': both([tau0_id, taum_id]),
+               'bias_forces': both(fd.bias_forces(R0, r0, q, u0, qd)),
+               'gravity_forces': both(fd.gravity_forces(R0, r0, q)),
+               'forward_dynamics': both(fd.forward_dynamics(R0, r0, q, u0, qd, s.tau0, tau)),
+               'floating_inverse_dynamics': both(fd.floating_inverse_dynamics(R0, r0, q, u0, qd, qdd)[::-1])}
+    else:
+        ref = {'mass_matrix': Hm, 'coriolis_matrix': Cm, 'inverse_dynamics': taum_id,
+               'bias_forces': fd.bias_forces(R0, r0, q, u0, qd, floating=False)[1].copy(),
+               'gravity_forces': fd.gravity_forces(R0, r0, q)[1].copy(),
+               'forward_dynamics': fd.forward_dynamics(R0, r0, q, u0, qd, u0, tau, floating=False)[1].copy()}
     for f in code.functions:
         if f.quantity.kind in ('J', 'pose'):
             link, offset = f.quantity.link, f.quantity.offset
             R, c = (R0, r0) if link == 0 else (RL[:, :, link - 1], rL[:, link - 1])
             p = c if offset is None else c + R @ np.asarray(offset)
-            ref[f.name] = spart.Jacob(p, r0, rL, P0, pm, link, robot)[1] if f.quantity.kind == 'J' else \
+            J0, Jm = spart.Jacob(p, r0, rL, P0, pm, link, robot)
+            ref[f.name] = (np.hstack([J0, Jm]) if floating else Jm) if f.quantity.kind == 'J' else \
                 np.block([[R, p[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]])
-    return {'q': q, 'qd': qd, 'qdd': qdd, 'tau': tau}, ref
+    inputs = {'q': q, 'qd': qd, 'qdd': qdd, 'tau': tau, 'R0': R0, 'r0': r0, 'u0': u0, 'u0dot': u0dot,
+              'tau0': s.tau0}
+    return inputs, ref
 
 
 @pytest.fixture(scope='module')
 def generated(tmp_path_factory):
-    """{robot name: (robot, GeneratedCode, directory)}, generated on first use."""
+    """{(robot name, base): (robot, GeneratedCode, directory)}, generated on first use."""
     cache = {}
 
-    def get(name):
-        if name not in cache:
+    def get(name, base='fixed'):
+        if (name, base) not in cache:
             robot = _robot(name)
-            code = codegen.generate(robot, _quantities(robot), language='all', gravity=GRAVITY, jit=False)
-            directory = tmp_path_factory.mktemp(f'codegen_{name}')
+            code = codegen.generate(robot, _quantities(robot, base == 'floating'), language='all', base=base,
+                                    gravity=GRAVITY, jit=False)
+            directory = tmp_path_factory.mktemp(f'codegen_{name}_{base}')
             code.write(directory)
-            cache[name] = robot, code, directory
-        return cache[name]
+            cache[name, base] = robot, code, directory
+        return cache[name, base]
     return get
 
 
@@ -148,10 +166,22 @@ def test_generated_python_equals_the_core(name, generated):
     np.testing.assert_array_equal(out, getattr(module, f.alias)(q))
 
 
+@pytest.mark.parametrize('name', FLOATING_ROBOTS)
+def test_generated_floating_base_python_equals_the_core(name, generated):
+    """SPART's floating base: R0, r0, u0 at run time, u = [u0; qd]; H, C, bias, g, ID, FD,
+    Floating_ID, J and pose equal the core's (FastDynamics, GIM, CIM, ID, Jacob)."""
+    robot, code, directory = generated(name, 'floating')
+    module = codegen.load_python(directory / f'{code.name}.py', f'generated_floating_{identifier(name)}')
+    assert module.FLOATING_BASE and not hasattr(module, 'BASE_POSE')
+    _compare(robot, code, lambda f, *args: getattr(module, f.name)(*args))
+    with pytest.raises(ValueError, match=r'R0: expected a \(3, 3\)'):
+        module.H(np.eye(2), np.zeros(robot.n_q))
+
+
 @needs_cc
-@pytest.mark.parametrize('name', C_ROBOTS)
-def test_generated_c_equals_the_core(name, generated, tmp_path):
-    robot, code, directory = generated(name)
+@pytest.mark.parametrize('name, base', [(name, 'fixed') for name in C_ROBOTS] + [('SC_3DoF', 'floating')])
+def test_generated_c_equals_the_core(name, base, generated, tmp_path):
+    robot, code, directory = generated(name, base)
     library = codegen.load_c(codegen.compile_c(directory / f'{code.name}.c', tmp_path / 'lib.so'), code)
     _compare(robot, code, lambda f, *args: getattr(library, f.name)(*args))
     header = (directory / f'{code.name}.h').read_text()
@@ -159,18 +189,20 @@ def test_generated_c_equals_the_core(name, generated, tmp_path):
 
 
 def test_generated_numba_equals_the_core(tmp_path):
-    """The jitted module (numba, cached beside the file) computes the same numbers."""
-    robot = load_robot('planar_two_link')
-    code = codegen.generate(robot, ['ID', 'FD', 'J:link2'], gravity=GRAVITY)
-    code.write(tmp_path)
-    module = codegen.load_python(tmp_path / f'{code.name}.py', 'generated_jit_planar')
+    """The jitted module (numba, cached beside the file) computes the same numbers, fixed and
+    floating base."""
     pytest.importorskip('numba')
-    assert module.JITTED
-    _compare(robot, code, lambda f, *args: getattr(module, f.name)(*args), seeds=(1,))
+    robot = load_robot('planar_two_link')
+    for base, quantities in (('fixed', ['ID', 'FD', 'J:link2']), ('floating', ['ID', 'J:link2'])):
+        code = codegen.generate(robot, quantities, base=base, gravity=GRAVITY, name=f'jit_{base}')
+        code.write(tmp_path)
+        module = codegen.load_python(tmp_path / f'{code.name}.py', f'generated_jit_planar_{base}')
+        assert module.JITTED
+        _compare(robot, code, lambda f, *args: getattr(module, f.name)(*args), seeds=(1,))
     with pytest.raises(ValueError, match='q: expected 2 values'):
-        module.ID(np.zeros(3), np.zeros(2), np.zeros(2))
-    with pytest.raises(ValueError, match=r'tau: expected a float64 array of shape \(2,\)'):
-        module.ID_into(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(3))
+        module.ID(np.eye(3), np.zeros(3), np.zeros(6), np.zeros(2), np.zeros(6), np.zeros(2))
+    with pytest.raises(ValueError, match=r'tau: expected a float64 array of shape \(8,\)'):
+        module.ID_into(np.eye(3), np.zeros(2), np.zeros(6), np.zeros(2), np.zeros(6), np.zeros(2), np.zeros(2))
 
 
 def test_base_pose_and_gravity_follow_the_core(tmp_path):
@@ -235,6 +267,15 @@ def test_command_line_round_trip(tmp_path):
     inputs, ref = _reference(robot, code, 4)
     assert rel_err(module.H(inputs['q']), ref['mass_matrix']) <= TOL
     assert rel_err(module.ID(inputs['q'], inputs['qd'], inputs['qdd']), ref['inverse_dynamics']) <= TOL
+    # a floating base through the command line
+    done = subprocess.run([sys.executable, '-m', 'spart_ros.codegen', urdf_path('SC_3DoF'), '--quantities', 'FID',
+                           '--base', 'floating', '--out', str(out), '--name', 'sc3_floating', '--no-jit'],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    module = codegen.load_python(out / 'sc3_floating.py', 'generated_cli_sc3_floating')
+    s = random_state(robot, 4)
+    taum, u0dot = FastDynamics(robot).floating_inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.umdot)
+    assert rel_err(module.FID(s.R0, s.qm, s.u0, s.um, s.umdot), np.concatenate([u0dot, taum])) <= TOL
     # a bad request: one line naming the problem, exit status 1
     bad = subprocess.run([sys.executable, '-m', 'spart_ros.codegen', urdf_path('SC_3DoF'), '--quantities', 'J:nope',
                           '--out', str(tmp_path / 'bad')], capture_output=True, text=True, timeout=120, check=False)
@@ -242,7 +283,9 @@ def test_command_line_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize('kwargs, match', [
-    (dict(base='floating'), 'fixed base only'),
+    (dict(base='wobbly'), "base: expected 'fixed' or 'floating'"),
+    (dict(base='floating', base_pose=np.eye(4)), 'a floating base takes its pose'),
+    (dict(quantities=['FID']), 'FID is for a floating base'),
     (dict(quantities=['Q']), "unknown quantity 'Q'"),
     (dict(quantities=['J']), 'J needs a link'),
     (dict(quantities=['J:ghost']), "unknown link 'ghost'"),

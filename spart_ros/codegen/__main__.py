@@ -3,10 +3,10 @@
     python -m spart_ros.codegen robot.urdf --quantities H,ID --out DIR [--language python|c|all]
 
 Writes DIR/<name>.py (numpy; numba-jitted when installed) and/or DIR/<name>.c + <name>.h
-for a FIXED-base model, and prints what it generated (operations per function, sizes,
-time).  The model is a URDF or xacro file, or SPART DH data (.json / .yaml).  Exit status 0
-on success, 1 when the model or the request cannot be served (one line saying why), 2 for
-a bad command line.
+for a fixed-base model (or SPART's floating base with --base floating), and prints what it
+generated (operations per function, sizes, time).  The model is a URDF or xacro file, or
+SPART DH data (.json / .yaml).  Exit status 0 on success, 1 when the model or the request
+cannot be served (one line saying why), 2 for a bad command line.
 """
 import argparse
 import sys
@@ -38,9 +38,13 @@ def _arguments(argv):
     parser.add_argument('--out', required=True, help='output directory (created if needed)')
     parser.add_argument('--language', choices=('python', 'c', 'all'), default='python')
     parser.add_argument('--name', help='module / file name and C prefix (default: the robot name)')
-    parser.add_argument('--gravity', default='0,0,-9.81', help='m/s^2 in the inertial frame (default %(default)s)')
-    parser.add_argument('--base-xyz', default='0,0,0', help='URDF base link position in the inertial frame')
-    parser.add_argument('--base-rpy', default='0,0,0', help='URDF base link roll, pitch, yaw (rad)')
+    parser.add_argument('--base', choices=('fixed', 'floating'), default='fixed',
+                        help="fixed (default), or SPART's floating base: R0, r0, u0 become inputs, u = [u0; qd]")
+    parser.add_argument('--gravity', help='m/s^2 in the inertial frame (default 0,0,-9.81 on a fixed base, 0,0,0 '
+                                          'on a floating one)')
+    parser.add_argument('--base-xyz', default='0,0,0', help='fixed base: URDF base link position in the inertial '
+                                                            'frame (default: the URDF world joint, or 0)')
+    parser.add_argument('--base-rpy', default='0,0,0', help='fixed base: URDF base link roll, pitch, yaw (rad)')
     parser.add_argument('--no-jit', action='store_true', help='Python: never numba-jit (numpy only)')
     parser.add_argument('--compile', action='store_true', help='C: compile the source with the system C compiler '
                                                                '(a check; writes lib<name>.so)')
@@ -51,10 +55,13 @@ def _arguments(argv):
     parser.add_argument('--xacro-arg', action='append', default=[], metavar='NAME:=VALUE',
                         help='a xacro argument (repeatable)')
     args = parser.parse_args(argv)
-    args.gravity = _numbers(parser, '--gravity', args.gravity, 3)
+    if args.gravity is not None:
+        args.gravity = _numbers(parser, '--gravity', args.gravity, 3)
     xyz = _numbers(parser, '--base-xyz', args.base_xyz, 3)
     rpy = _numbers(parser, '--base-rpy', args.base_rpy, 3)
     args.base_pose = None
+    if (any(xyz) or any(rpy)) and args.base == 'floating':
+        parser.error('--base-xyz/--base-rpy: a floating base takes its pose at run time')
     if any(xyz) or any(rpy):
         from ..core.attitude import rpy_rotation
         T = np.eye(4)
@@ -75,7 +82,8 @@ def main(argv=None):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         try:
-            code = generate(args.model, args.quantities, args.language, name=args.name, base_pose=args.base_pose,
+            code = generate(args.model, args.quantities, args.language, name=args.name, base=args.base,
+                            base_pose=args.base_pose,
                             gravity=args.gravity, jit=not args.no_jit, max_operations=args.max_operations,
                             max_seconds=args.max_seconds, xacro_args=args.xacro)
             paths = code.write(args.out)

@@ -55,16 +55,14 @@ class CLibrary:
 
     @staticmethod
     def _caller(f, fn):
-        lengths = [n for _, n in f.args]
-
         def call(*args):
-            if len(args) != len(lengths):
-                raise TypeError(f'{f.name}: expected {len(lengths)} arguments ({", ".join(a for a, _ in f.args)})')
+            if len(args) != len(f.args):
+                raise TypeError(f'{f.name}: expected {len(f.args)} arguments ({", ".join(a for a, _ in f.args)})')
             arrays = []
-            for (name, n), a in zip(f.args, args):
+            for (name, shape), a in zip(f.args, args):
                 a = np.ascontiguousarray(a, dtype=np.float64)
-                if a.shape != (n,):
-                    raise ValueError(f'{name}: expected shape ({n},), got {a.shape}')
+                if a.shape != shape:
+                    raise ValueError(f'{name}: expected shape {shape}, got {a.shape}')
                 arrays.append(a)
             out = np.empty(f.shape)
             code = fn(*arrays, out)

@@ -16,28 +16,48 @@ from .expressions import CodegenError, Graph
 #: Default limits (see README, "Generated code"): generation beyond them raises
 #: CodegenLimitError naming the limit.  max_operations bounds one function's scalar
 #: operations (what the compilers must digest), max_seconds one function's build time.
-MAX_OPERATIONS = 200_000
+MAX_OPERATIONS = 20_000
 MAX_SECONDS = 120.0
 
 DEFAULT_QUANTITIES = ('H', 'C', 'bias', 'g', 'ID', 'FD')
-#: quantity -> (function name, alias stem, arguments, one-line description)
+#: quantity -> (function name, short name, one-line description on a fixed base, on a floating base)
 QUANTITIES = {
-    'H': ('mass_matrix', 'H', ('q',), 'H (n_q, n_q): the generalized inertia matrix (GIM\'s Hm)'),
-    'C': ('coriolis_matrix', 'C', ('q', 'qd'),
+    'H': ('mass_matrix', 'H', "H (n_q, n_q): the generalized inertia matrix (GIM's Hm)",
+          "H (6 + n_q, 6 + n_q): the generalized inertia matrix for u = [u0; qd] (GIM's [H0 H0m; H0m' Hm])"),
+    'C': ('coriolis_matrix', 'C',
           "C (n_q, n_q): SPART's convective inertia matrix (CIM's Cm, C = N'(M Ndot + W M N)); C qd is the "
+          'Coriolis and centrifugal force',
+          "C (6 + n_q, 6 + n_q): SPART's convective inertia matrix (CIM's [C0 C0m; Cm0 Cm]); C u is the "
           'Coriolis and centrifugal force'),
-    'bias': ('bias_forces', 'bias', ('q', 'qd'),
-             'bias (n_q,): C(q, qd) qd + g(q), the joint forces at zero acceleration (ID with qdd = 0)'),
-    'g': ('gravity_forces', 'g', ('q',), 'g (n_q,): the joint forces that hold the robot still against gravity'),
-    'ID': ('inverse_dynamics', 'ID', ('q', 'qd', 'qdd'), 'tau (n_q,): H qdd + C qd + g (SPART ID\'s taum)'),
-    'FD': ('forward_dynamics', 'FD', ('q', 'qd', 'tau'), 'qdd (n_q,): H^-1 (tau - C qd - g) (SPART FD\'s umdot)'),
-    'J': ('jacobian', 'J', ('q',),
-          'J (6, n_q) of the point: rows [angular velocity of the link; velocity of the point], inertial frame'),
-    'pose': ('pose', 'pose', ('q',),
+    'bias': ('bias_forces', 'bias', 'bias (n_q,): C(q, qd) qd + g(q), the joint forces at zero acceleration',
+             'bias (6 + n_q,): C u + g, the generalized forces at zero acceleration (ID with u0dot, qdd = 0)'),
+    'g': ('gravity_forces', 'g', 'g (n_q,): the joint forces that hold the robot still against gravity',
+          'g (6 + n_q,): the generalized forces that hold the robot (and its base) still against gravity'),
+    'ID': ('inverse_dynamics', 'ID', "tau (n_q,): H qdd + C qd + g (SPART ID's taum)",
+           "tau (6 + n_q,): [tau0; taum] = H udot + C u + g (SPART ID; tau0 = [torque in the base frame; force "
+           'in the inertial frame] at the base CoM)'),
+    'FD': ('forward_dynamics', 'FD', "qdd (n_q,): H^-1 (tau - C qd - g) (SPART FD's umdot)",
+           'udot (6 + n_q,): [u0dot; qdd] = H^-1 ([tau0; tau] - C u - g) (SPART FD)'),
+    'FID': ('floating_inverse_dynamics', 'FID', None,
+            '[u0dot; taum] (6 + n_q,): the base acceleration and the joint forces for the joint accelerations '
+            'qdd with the base free, tau0 = 0 (SPART Floating_ID)'),
+    'J': ('jacobian', 'J',
+          'J (6, n_q) of the point: rows [angular velocity of the link; velocity of the point], inertial frame',
+          "J (6, 6 + n_q) of the point: rows [angular velocity of the link; velocity of the point], inertial "
+          "frame; columns u = [u0; qd] (SPART's [J0 Jm])"),
+    'pose': ('pose', 'pose',
+             'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, [[RL, p], [0 0 0 1]]',
              'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, [[RL, p], [0 0 0 1]]'),
 }
-ARGUMENTS = {'q': 'joint positions [rad or m]', 'qd': 'joint rates [rad/s or m/s]',
-             'qdd': 'joint accelerations [rad/s^2 or m/s^2]', 'tau': 'joint forces [N m or N]'}
+#: arguments of each quantity, fixed and floating base
+ARGUMENTS = {'H': ('q',), 'C': ('q', 'qd'), 'bias': ('q', 'qd'), 'g': ('q',), 'ID': ('q', 'qd', 'qdd'),
+             'FD': ('q', 'qd', 'tau'), 'J': ('q',), 'pose': ('q',)}
+FLOATING_ARGUMENTS = {'H': ('R0', 'q'), 'C': ('R0', 'q', 'u0', 'qd'), 'bias': ('R0', 'q', 'u0', 'qd'),
+                      'g': ('R0', 'q'), 'ID': ('R0', 'q', 'u0', 'qd', 'u0dot', 'qdd'),
+                      'FD': ('R0', 'q', 'u0', 'qd', 'tau0', 'tau'), 'FID': ('R0', 'q', 'u0', 'qd', 'qdd'),
+                      'J': ('R0', 'q'), 'pose': ('R0', 'r0', 'q')}
+RESULTS = {'H': 'H', 'C': 'C', 'bias': 'bias', 'g': 'g', 'ID': 'tau', 'FD': 'qdd', 'FID': 'out', 'J': 'J',
+           'pose': 'T'}
 _SPEC = re.compile(r'^(?P<kind>[A-Za-z]+)(?::(?P<link>[^@]+))?(?:@(?P<offset>.+))?$')
 
 
@@ -117,7 +137,8 @@ def parse_quantities(quantities, robot):
         elif isinstance(spec, str):
             m = _SPEC.match(spec.strip())
             if not m:
-                raise CodegenError(f'quantities: cannot read {spec!r} (expected e.g. H, ID, J:<link>, pose:<link>@x,y,z)')
+                raise CodegenError(f'quantities: cannot read {spec!r} (expected e.g. H, ID, J:<link>, '
+                                   'pose:<link>@x,y,z)')
             q = Quantity(m['kind'], m['link'], _offset(spec, m['offset']) if m['offset'] else None)
         elif isinstance(spec, (tuple, list)) and spec:
             q = Quantity(spec[0], spec[1] if len(spec) > 1 else None, tuple(spec[2]) if len(spec) > 2 else None)
@@ -190,9 +211,17 @@ def identifier(text):
     return out if not out[0].isdigit() else '_' + out
 
 
-def build_function(robot, base, quantity, gravity, max_operations, max_seconds, names_taken):
-    """The Function computing ``quantity`` (graph built, figures measured)."""
-    name, alias, argnames, description = QUANTITIES[quantity.kind]
+def _shape(arg, nq):
+    return {'R0': (3, 3), 'r0': (3,), 'u0': (6,), 'u0dot': (6,), 'tau0': (6,)}.get(arg, (nq,))
+
+
+def build_function(robot, base_frame_, quantity, gravity, floating, max_operations, max_seconds, names_taken):
+    """The Function computing ``quantity`` (graph built, figures measured); ``base_frame_`` the
+    fixed base's (R0, r0), unused for a floating base."""
+    name, alias, fixed_text, floating_text = QUANTITIES[quantity.kind]
+    description = floating_text if floating else fixed_text
+    if description is None:
+        raise CodegenError(f'quantities: {quantity.kind} is for a floating base (base=\'floating\')')
     if quantity.link is not None:
         stem = identifier(quantity.link_name)
         name, alias = f'{name}_{stem}', f'{alias}_{stem}'
@@ -206,34 +235,46 @@ def build_function(robot, base, quantity, gravity, max_operations, max_seconds, 
     names_taken.add(name)
     t = time.perf_counter()
     graph = Graph(max_operations, max_seconds, what=f'{alias} of robot {robot.name!r} ({robot.n_q} joints)')
-    model = dyn.TreeModel(robot, base[0], base[1], gravity)
+    model = dyn.TreeModel(robot, base_frame_[0], base_frame_[1], gravity)
     nq = robot.n_q
-    args = {a: graph.inputs(a, nq) for a in argnames}
-    kin = dyn.Kinematics(graph, model, args['q'])
-    zeros = [graph.zero] * nq
     kind = quantity.kind
+    argnames = (FLOATING_ARGUMENTS if floating else ARGUMENTS)[kind]
+    args = {a: graph.inputs(a, int(np.prod(_shape(a, nq)))) for a in argnames}
+    zeros = [graph.zero] * nq
+    R0 = [args['R0'][3 * r:3 * r + 3] for r in range(3)] if floating else None
+    kin = dyn.Kinematics(graph, model, args['q'])
+    what = f'H of robot {robot.name!r}'
+    if kind in ('FD', 'FID'):
+        # SingularModelError naming a joint (or the base) that moves no mass
+        robot.check_invertible(floating=floating, base_only=kind == 'FID')
+
+    def base(u0dot=None, gravity_=True):
+        return dyn.Base(graph, model, R0, args.get('u0'), u0dot, gravity_)
     if kind == 'H':
-        rows = dyn.mass_matrix(kin)
+        rows = dyn.mass_matrix(kin, base())
     elif kind == 'C':
-        rows = dyn.coriolis_matrix(kin, args['qd'])
+        rows = dyn.coriolis_matrix(kin, base(), args['qd'])
     elif kind == 'bias':
-        rows = [dyn.inverse_dynamics(kin, args['qd'], zeros)]
+        rows = [dyn.inverse_dynamics(kin, base(), args['qd'], zeros)]
     elif kind == 'g':
-        rows = [dyn.inverse_dynamics(kin, zeros, zeros)]
+        rows = [dyn.inverse_dynamics(kin, dyn.Base(graph, model, R0), zeros, zeros)]
     elif kind == 'ID':
-        rows = [dyn.inverse_dynamics(kin, args['qd'], args['qdd'])]
+        rows = [dyn.inverse_dynamics(kin, base(args.get('u0dot')), args['qd'], args['qdd'])]
     elif kind == 'FD':
-        robot.check_invertible(floating=False)     # SingularModelError naming a joint that moves no mass
-        rows = [dyn.forward_dynamics(kin, args['qd'], args['tau'], f'H of robot {robot.name!r}')]
+        tau = (args['tau0'] if floating else []) + args['tau']
+        rows = [dyn.forward_dynamics(kin, base(), args['qd'], tau, what)]
+    elif kind == 'FID':
+        rows = [dyn.floating_inverse_dynamics(kin, base(), args['qd'], args['qdd'], f'H0 of robot {robot.name!r}')]
     elif kind == 'J':
-        rows = dyn.jacobian(kin, quantity.link, quantity.offset)
+        rows = dyn.jacobian(kin, base(), quantity.link, quantity.offset)
     else:
-        rows = dyn.pose(kin, quantity.link, quantity.offset)
-    shape = (len(rows), len(rows[0])) if kind in ('H', 'C', 'J', 'pose') else (nq,)
+        r0 = args['r0'] if floating else model.r0.tolist()
+        rows = dyn.pose(kin, base(), r0, quantity.link, quantity.offset)
+    shape = (len(rows), len(rows[0])) if kind in ('H', 'C', 'J', 'pose') else (len(rows[0]),)
     values = [graph.var(v) for row in rows for v in row]
-    result = {'H': 'H', 'C': 'C', 'bias': 'bias', 'g': 'g', 'ID': 'tau', 'FD': 'qdd', 'J': 'J', 'pose': 'T'}[kind]
-    f = Function(name, alias, description, [(a, nq) for a in argnames], result, shape, values, graph,
-                 checks=list(graph.checks), quantity=quantity)
+    result = 'udot' if floating and kind == 'FD' else RESULTS[kind]
+    f = Function(name, alias, description, [(a, _shape(a, nq)) for a in argnames], result, shape, values,
+                 graph, checks=list(graph.checks), quantity=quantity)
     f.operations = graph.operation_count(f.roots + [i for i, _ in f.checks])
     f.tree_size = graph.tree_size([v.id for v in values])
     f.seconds = time.perf_counter() - t
@@ -287,28 +328,29 @@ def base_frame(robot, base_pose):
 
 
 def generate(model, quantities=DEFAULT_QUANTITIES, language='python', *, name=None, base='fixed', base_pose=None,
-             gravity=(0.0, 0.0, -9.81), jit=True, max_operations=MAX_OPERATIONS, max_seconds=MAX_SECONDS,
+             gravity=None, jit=True, max_operations=MAX_OPERATIONS, max_seconds=MAX_SECONDS,
              xacro_args=None):
     """Generate standalone code for ``model`` (a Robot, a URDF path or text, DH data).
 
-    ``quantities``: H, C, bias, g, ID, FD, J:<link>[@x,y,z], pose:<link>[@x,y,z] (a list or a
-    comma-separated string; link = URDF link name or SPART id; the point's offset from the link
-    CoM in the link CoM frame, as the core's point_jacobian).  ``language``: 'python' (one
-    module, numpy only; numba-jitted at import if numba is there and ``jit``), 'c' (a .c and a
-    .h), or 'all'.  ``base``: only 'fixed' (the base CoM frame fixed at ``base_pose``: the URDF
-    base link frame in the inertial frame, 4x4; default the URDF's world joint or the
-    identity).  ``gravity`` (3,) m/s^2, inertial frame, baked into the code.  ``name``: the
-    module / file / C prefix (default: the robot's name made an identifier).
+    ``quantities``: H, C, bias, g, ID, FD, FID (floating base), J:<link>[@x,y,z],
+    pose:<link>[@x,y,z] (a list or a comma-separated string; link = URDF link name or SPART id;
+    the point's offset from the link CoM in the link CoM frame, as the core's point_jacobian).
+    ``language``: 'python' (one module, numpy only; numba-jitted at import if numba is there
+    and ``jit``), 'c' (a .c and a .h), or 'all'.  ``base``: 'fixed' (the base CoM frame fixed
+    at ``base_pose``: the URDF base link frame in the inertial frame, 4x4; default the URDF's
+    world joint or the identity) or 'floating' (SPART's floating base: R0, r0, u0 are run-time
+    inputs, u = [u0; qd], results as SPART's).  ``gravity`` (3,) m/s^2 in the inertial frame,
+    part of the code: default (0, 0, -9.81) on a fixed base, zero on a floating one (a
+    spacecraft; FastDynamics' default).  ``name``: the module / file / C prefix (default: the
+    robot's name made an identifier).
 
-    Raises CodegenError (bad model or request; floating base) and CodegenLimitError (a
-    function needs more than ``max_operations`` operations or ``max_seconds`` to build).
+    Raises CodegenError (a bad model or request) and CodegenLimitError (a function needs more
+    than ``max_operations`` operations or ``max_seconds`` to build).
     """
     from .printers import c_files, python_module
     robot, source = load_model(model, xacro_args)
-    if base != 'fixed':
-        raise CodegenError(f"base: codegen supports a fixed base only, got {base!r}: a floating base's dynamics "
-                           "depend on the base attitude (9 more inputs through every expression) and SPART's "
-                           'base coordinates; use spart_ros.core.fast.FastDynamics for a floating base')
+    if base not in ('fixed', 'floating'):
+        raise CodegenError(f"base: expected 'fixed' or 'floating', got {base!r}")
     if robot.symbolic:
         raise CodegenError(f'robot {robot.name!r} is symbolic: codegen needs numeric masses, inertias and frames '
                            '(spart_ros.symbolic works on symbolic models)')
@@ -316,16 +358,25 @@ def generate(model, quantities=DEFAULT_QUANTITIES, language='python', *, name=No
         raise CodegenError(f'robot {robot.name!r} has no moving joint: nothing to generate')
     if language not in ('python', 'c', 'all'):
         raise CodegenError(f"language: expected 'python', 'c' or 'all', got {language!r}")
+    if gravity is None:
+        gravity = (0.0, 0.0, 0.0) if base == 'floating' else (0.0, 0.0, -9.81)
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise CodegenError(f'gravity: expected 3 finite numbers (m/s^2, inertial frame), got {gravity!r}')
     name = identifier(name or robot.name)
-    R0, r0, T = base_frame(robot, base_pose)
+    floating = base == 'floating'
+    if floating:
+        if base_pose is not None:
+            raise CodegenError('base_pose: a floating base takes its pose (R0, r0) at run time, not at generation')
+        R0, r0, T = np.eye(3), np.zeros(3), None
+    else:
+        R0, r0, T = base_frame(robot, base_pose)
     specs = parse_quantities(quantities, robot)
     taken = set()
-    functions = [build_function(robot, (R0, r0), q, g, max_operations, max_seconds, taken) for q in specs]
+    functions = [build_function(robot, (R0, r0), q, g, floating, max_operations, max_seconds, taken)
+                 for q in specs]
     header = dict(name=name, robot=robot, source=source, version=__version__, gravity=g, R0=R0, r0=r0,
-                  base_pose=T)
+                  base_pose=T, floating=floating)
     files = {}
     if language in ('python', 'all'):
         files[f'{name}.py'] = python_module(header, functions, jit)

@@ -54,8 +54,8 @@ def exact_robot(robot):
     rot = (slice(0, 3), slice(0, 3))
     base = dataclasses.replace(robot.base_link, mass=exact_number(robot.base_link.mass),
                                inertia=exact_array(robot.base_link.inertia), T=exact_array(robot.base_link.T, rot))
-    links = [dataclasses.replace(l, mass=exact_number(l.mass), inertia=exact_array(l.inertia),
-                                 T=exact_array(l.T, rot)) for l in robot.links]
+    links = [dataclasses.replace(link, mass=exact_number(link.mass), inertia=exact_array(link.inertia),
+                                 T=exact_array(link.T, rot)) for link in robot.links]
     joints = [dataclasses.replace(j, axis=exact_array(j.axis, slice(0, 3)), T=exact_array(j.T, rot))
               for j in robot.joints]
     mimic = {k: tuple(v) for k, v in robot.mimic.items()} or None

@@ -34,7 +34,8 @@ class SymbolicModel:
     (0, 0, -g) with the symbol ``g`` (``self.g``).  ``simplify``: simplify every result (the
     switch); ``time_limit``: seconds per simplification step and entry; ``max_ops``: larger
     entries are not expanded; ``total_limit``: seconds per result, beyond which the remaining
-    entries stay unsimplified (each limit is reported in ``self.reports``, never a hang).  ``self.q``, ``self.qd``, ``self.qdd`` are the symbol vectors
+    entries stay unsimplified (each limit is reported in ``self.reports``, never a hang).
+    ``self.q``, ``self.qd``, ``self.qdd`` are the symbol vectors
     (sympy Matrix, n_q x 1); ``self.reports`` holds the simplification figures of each result.
     Results are cached.
     """
@@ -222,4 +223,3 @@ class SymbolicModel:
 
 def _key(offset):
     return None if offset is None else tuple(str(x) for x in offset)
-
