@@ -8,8 +8,9 @@ link; scalar operations per function (after sharing); bytes of the Python and C 
 time the system C compiler (gcc -O2) and numba take to compile them (up to --gcc-max and
 --numba-max joints); then the size limit at work on a larger chain (CodegenLimitError).
 
-Part 2, per call (fixed-base robots with 2 to 7 joints, the same model and state on every
-side, gravity (0, 0, -9.81) part of every model): microseconds per warm call of
+Part 2, per call (fixed-base robots with 2 to 7 joints, then two on SPART's floating base;
+the same model and state on every side, gravity (0, 0, -9.81) part of every model):
+microseconds per warm call of
 
     generated (numba)          FastDynamics (floating=False)        Pinocchio
     ID_into(q, qd, qdd, out)   inverse_dynamics(...)                rnea(q, v, a)
@@ -17,6 +18,7 @@ side, gravity (0, 0, -9.81) part of every model): microseconds per warm call of
     H_into(q, out)             mass_matrix(R0, r0, q)               crba(q)
     FD_into(q, qd, tau, out)   forward_dynamics(...)                aba(q, v, tau)
     J_<link>_into(q, out)      jacobian(link, ..., bias=False)      computeJointJacobians + getJointJacobian
+    FID_into (floating base)   floating_inverse_dynamics(...)       (no twin)
 
 measured in alternating blocks (bench_fast_path.interleaved: ~1 ms blocks, order flipped every
 round, medians), printed with the ratios generated / FastDynamics and generated / Pinocchio,
@@ -108,21 +110,25 @@ def limit_row(n):
 
 class Generated:
     """A Case (bench_fast_path: FastDynamics, Pinocchio, one state) and the generated module of
-    the same fixed-base model, base at the Case's R0, r0."""
+    the same model: a fixed base at the Case's R0, r0, or SPART's floating base."""
 
-    def __init__(self, label, text, directory):
-        self.case = c = Case(label, text, floating=False)
+    def __init__(self, label, text, directory, floating=False):
+        self.case = c = Case(label, text, floating=floating)
+        self.floating = floating
         s = c.s
-        R_b, p_b, _, _ = link_frame_from_base(c.robot, s.R0, s.r0)
-        T = np.eye(4)
-        T[:3, :3], T[:3, 3] = R_b, p_b
+        T = None
+        if not floating:
+            R_b, p_b, _, _ = link_frame_from_base(c.robot, s.R0, s.r0)
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = R_b, p_b
         self.link_fn = f'J_{identifier(c.link_name)}'
-        code = codegen.generate(c.robot, ['ID', 'bias', 'H', 'FD', f'J:{c.link}'], base_pose=T,
+        quantities = ['ID', 'bias', 'H', 'FD', f'J:{c.link}'] + (['FID'] if floating else [])
+        code = codegen.generate(c.robot, quantities, base='floating' if floating else 'fixed', base_pose=T,
                                 gravity=c.fd.gravity, name=f'bench_{identifier(label)}')
         code.write(directory)
         self.gen = codegen.load_python(os.path.join(directory, f'{code.name}.py'), code.name)
-        nq = c.robot.n_q
-        self.out = dict(out_n=np.empty(nq), out_H=np.empty((nq, nq)), out_J=np.empty((6, nq)))
+        nu = c.robot.n_q + (6 if floating else 0)
+        self.out = dict(out_n=np.empty(nu), out_H=np.empty((nu, nu)), out_J=np.empty((6, nu)))
 
     def namespace(self):
         ns = self.case.namespace()
@@ -131,7 +137,21 @@ class Generated:
         return ns
 
     def rows(self):
-        """(row, generated _into, generated allocating, FastDynamics, Pinocchio)."""
+        """(row, generated _into, generated allocating, FastDynamics, Pinocchio or None)."""
+        if self.floating:
+            return [
+                ('ID', 'gen.ID_into(R0, qm, u0, um, u0dot, umdot, out_n)', 'gen.ID(R0, qm, u0, um, u0dot, umdot)',
+                 'fd.inverse_dynamics(R0, r0, qm, u0, um, u0dot, umdot)', 'pin.rnea(m, d, q, v, a)'),
+                ('bias', 'gen.bias_into(R0, qm, u0, um, out_n)', 'gen.bias(R0, qm, u0, um)',
+                 'fd.bias_forces(R0, r0, qm, u0, um)', 'pin.nonLinearEffects(m, d, q, v)'),
+                ('H', 'gen.H_into(R0, qm, out_H)', 'gen.H(R0, qm)', 'fd.mass_matrix(R0, r0, qm)', 'pin.crba(m, d, q)'),
+                ('FD', 'gen.FD_into(R0, qm, u0, um, tau0, taum, out_n)', 'gen.FD(R0, qm, u0, um, tau0, taum)',
+                 'fd.forward_dynamics(R0, r0, qm, u0, um, tau0, taum)', 'pin.aba(m, d, q, v, tau)'),
+                ('FID', 'gen.FID_into(R0, qm, u0, um, umdot, out_n)', 'gen.FID(R0, qm, u0, um, umdot)',
+                 'fd.floating_inverse_dynamics(R0, r0, qm, u0, um, umdot)', None),
+                ('J', 'Jinto(R0, qm, out_J)', 'Jfn(R0, qm)', 'fd.jacobian(link, R0, r0, qm, bias=False)',
+                 'pin.computeJointJacobians(m, d, q); pin.getJointJacobian(m, d, jid, LWA)'),
+            ]
         return [
             ('ID', 'gen.ID_into(qm, um, umdot, out_n)', 'gen.ID(qm, um, umdot)',
              'fd.inverse_dynamics(R0, r0, qm, u0, um, u0dot, umdot, floating=False)', 'pin.rnea(m, d, q, v, a)'),
@@ -147,21 +167,33 @@ class Generated:
     def check(self):
         """Largest relative difference generated - FastDynamics per row."""
         c, s, gen = self.case, self.case.s, self.gen
-        fd, z6 = c.fd, np.zeros(6)
+        fd = c.fd
+        cat = np.concatenate
 
         def rel(a, b):
             return float(np.abs(np.asarray(a) - b).max() / max(1.0, np.abs(b).max()))
-        J = fd.jacobian(c.link, s.R0, s.r0, s.qm, bias=False)[0][:, 6:]
+        J = fd.jacobian(c.link, s.R0, s.r0, s.qm, bias=False)[0]
+        if self.floating:
+            return {'ID': rel(gen.ID(s.R0, s.qm, s.u0, s.um, s.u0dot, s.umdot),
+                              cat(fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot))),
+                    'bias': rel(gen.bias(s.R0, s.qm, s.u0, s.um), cat(fd.bias_forces(s.R0, s.r0, s.qm, s.u0, s.um))),
+                    'H': rel(gen.H(s.R0, s.qm), fd.mass_matrix(s.R0, s.r0, s.qm)),
+                    'FD': rel(gen.FD(s.R0, s.qm, s.u0, s.um, s.tau0, s.taum),
+                              cat(fd.forward_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.tau0, s.taum))),
+                    'FID': rel(gen.FID(s.R0, s.qm, s.u0, s.um, s.umdot),
+                               cat(fd.floating_inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.umdot)[::-1])),
+                    'J': rel(getattr(gen, self.link_fn)(s.R0, s.qm), J)}
+        z6 = np.zeros(6)
         return {'ID': rel(gen.ID(s.qm, s.um, s.umdot),
                           fd.inverse_dynamics(s.R0, s.r0, s.qm, z6, s.um, z6, s.umdot, floating=False)[1]),
                 'bias': rel(gen.bias(s.qm, s.um), fd.bias_forces(s.R0, s.r0, s.qm, z6, s.um, floating=False)[1]),
                 'H': rel(gen.H(s.qm), fd.mass_matrix(s.R0, s.r0, s.qm)[6:, 6:]),
                 'FD': rel(gen.FD(s.qm, s.um, s.taum),
                           fd.forward_dynamics(s.R0, s.r0, s.qm, z6, s.um, z6, s.taum, floating=False)[1]),
-                'J': rel(getattr(gen, self.link_fn)(s.qm), J)}
+                'J': rel(getattr(gen, self.link_fn)(s.qm), J[:, 6:])}
 
 
-def call_rows(models, rounds, block_s):
+def call_rows(models, rounds, block_s, floating=False):
     directory = tempfile.mkdtemp(prefix='bench_codegen_calls_')
     hdr = (f'{"robot":<26} {"nq":>3} {"row":<5} {"gen us":>7} {"alloc":>7} {"fd us":>7} {"pin us":>7} '
            f'{"gen/fd":>7} {"gen/pin":>7} {"check":>8}')
@@ -170,7 +202,7 @@ def call_rows(models, rounds, block_s):
     slower = []
     for label, text in models:
         t = time.perf_counter()
-        g = Generated(label, text, directory)
+        g = Generated(label, text, directory, floating)
         ns = g.namespace()
         for row in g.rows():                    # first calls: numba compiles (or loads its cache)
             for stmt in row[1:3]:
@@ -178,13 +210,15 @@ def call_rows(models, rounds, block_s):
         compiled = time.perf_counter() - t
         checks = g.check()
         for name, into, alloc, ours, theirs in g.rows():
-            (t_gen, t_alloc, t_fd, t_pin), _, _ = interleaved(
-                [timeit_block(s, ns) for s in (into, alloc, ours, theirs)], rounds, block_s)
+            stmts = [into, alloc, ours] + ([theirs] if theirs else [])
+            times, _, _ = interleaved([timeit_block(s, ns) for s in stmts], rounds, block_s)
+            t_gen, t_alloc, t_fd = times[:3]
+            t_pin = times[3] if theirs else None
             if t_gen > t_fd:
                 slower.append(f'{label} {name}')
+            pin_us, pin_ratio = (f'{t_pin * 1e6:7.2f}', f'{t_gen / t_pin:7.2f}') if theirs else ('-', '-')
             print(f'{label:<26} {g.case.robot.n_q:>3} {name:<5} {t_gen * 1e6:7.2f} {t_alloc * 1e6:7.2f} '
-                  f'{t_fd * 1e6:7.2f} {t_pin * 1e6:7.2f} {t_gen / t_fd:7.2f} {t_gen / t_pin:7.2f} '
-                  f'{checks[name]:8.1e}', flush=True)
+                  f'{t_fd * 1e6:7.2f} {pin_us:>7} {t_gen / t_fd:7.2f} {pin_ratio:>7} {checks[name]:8.1e}', flush=True)
         print(f'  (generation, numba compilation or cache load and first calls: {compiled:.1f} s)\n')
     return slower
 
@@ -199,6 +233,7 @@ def main(argv=None):
     ap.add_argument('--numba-max', type=int, default=7, help='compile with numba up to this many joints')
     ap.add_argument('--skip-generation', action='store_true')
     ap.add_argument('--skip-calls', action='store_true')
+    ap.add_argument('--skip-floating', action='store_true', help='no floating-base rows')
     args = ap.parse_args(argv)
     rounds = args.rounds or (20 if args.quick else 100)
     block_s = (args.block_ms or (0.5 if args.quick else 1.0)) / 1e3
@@ -227,6 +262,12 @@ def main(argv=None):
                   ('chain 6', serial_chain_urdf(6, seed=1)), ('kuka_iiwa', text_of('kuka_iiwa')),
                   ('arm7_floating (fixed)', text_of('arm7_floating'))]
         slower = call_rows(models, rounds, block_s)
+        if not args.skip_floating:
+            print(f'== per call, SPART\'s floating base (u = [u0; qd], R0 an input; Pinocchio: a free flyer, its '
+                  'state mapped by test/pinocchio_oracle.py) ==')
+            models = [('SC_3DoF (floating)', text_of('SC_3DoF')),
+                      ('arm7_floating (floating)', text_of('arm7_floating'))]
+            slower += call_rows(models, rounds, block_s, floating=True)
         print('gen = the generated, numba-compiled <name>_into with a preallocated output (as FastDynamics keeps its '
               'own outputs); alloc = <name>(...) returning a new array; check = max |gen - FastDynamics| / '
               'max(1, |FastDynamics|)')

@@ -3,7 +3,9 @@
 URDF numbers typed by people (0.375, 9.3, 1e-3) become rationals (3/8, 93/10, 1/1000), so a
 closed-form result reads ``3*cos(q2)/8`` instead of ``0.375*cos(q2)`` and simplification
 cancels exactly; longer numbers (rotation entries computed from rpy) stay floats of the same
-value; rotation entries within 1e-14 of 0 or +-1 become exactly 0 or +-1.
+value; rotation entries within ``snap`` (default 1e-9) of 0 or +-1 become exactly 0 or +-1:
+URDFs write pi/2 as 1.5708 or 1.57079632679, which leaves 4.9e-12 where a closed form wants a
+zero (the values move by less than ``snap``).
 """
 import dataclasses
 
@@ -14,7 +16,8 @@ from ..core.model import Robot
 
 #: Numbers whose shortest decimal form has at most this many significant digits become rationals.
 RATIONAL_DIGITS = 8
-_SNAP = 1e-14
+#: Rotation entries within this of 0 or +-1 become exact.
+SNAP = 1e-9
 
 
 def exact_number(x):
@@ -30,8 +33,9 @@ def exact_number(x):
     return sympy.Float(f)
 
 
-def exact_array(a, rotation_block=None):
-    """An object array of exact numbers; entries of ``a[rotation_block]`` near 0, +-1 snapped."""
+def exact_array(a, rotation_block=None, snap=SNAP):
+    """An object array of exact numbers; entries of ``a[rotation_block]`` within ``snap`` of 0, +-1
+    made exact."""
     a = np.asarray(a)
     if a.dtype == object:
         return a
@@ -39,7 +43,7 @@ def exact_array(a, rotation_block=None):
     if rotation_block is not None:
         R = a[rotation_block]
         for v in (0.0, 1.0, -1.0):
-            R[np.abs(R - v) < _SNAP] = v
+            R[np.abs(R - v) < snap] = v
         a[rotation_block] = R
     out = np.empty(a.shape, dtype=object)
     for idx, v in np.ndenumerate(a):
@@ -47,16 +51,16 @@ def exact_array(a, rotation_block=None):
     return out
 
 
-def exact_robot(robot):
+def exact_robot(robot, snap=SNAP):
     """``robot`` with exact sympy numbers (a symbolic Robot); a symbolic robot is returned as is."""
     if robot.symbolic:
         return robot
     rot = (slice(0, 3), slice(0, 3))
     base = dataclasses.replace(robot.base_link, mass=exact_number(robot.base_link.mass),
-                               inertia=exact_array(robot.base_link.inertia), T=exact_array(robot.base_link.T, rot))
+                               inertia=exact_array(robot.base_link.inertia), T=exact_array(robot.base_link.T, rot, snap))
     links = [dataclasses.replace(link, mass=exact_number(link.mass), inertia=exact_array(link.inertia),
-                                 T=exact_array(link.T, rot)) for link in robot.links]
-    joints = [dataclasses.replace(j, axis=exact_array(j.axis, slice(0, 3)), T=exact_array(j.T, rot))
+                                 T=exact_array(link.T, rot, snap)) for link in robot.links]
+    joints = [dataclasses.replace(j, axis=exact_array(j.axis, slice(0, 3), snap), T=exact_array(j.T, rot, snap))
               for j in robot.joints]
     mimic = {k: tuple(v) for k, v in robot.mimic.items()} or None
     return Robot(robot.name, base, links, joints, origin=robot.origin, mimic=mimic, base_hint=robot.base_hint,

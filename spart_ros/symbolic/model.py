@@ -14,7 +14,7 @@ import sympy
 from .. import spart
 from ..core.analytic_jacobian import SEQUENCES, _inverse_rate_matrix
 from ..core.errors import ModelError
-from .exact import exact_array, exact_robot
+from .exact import SNAP, exact_array, exact_robot
 from .simplify import MAX_OPS, TIME_LIMIT, TOTAL_LIMIT, simplify as simplify_expressions
 
 
@@ -35,17 +35,18 @@ class SymbolicModel:
     switch); ``time_limit``: seconds per simplification step and entry; ``max_ops``: larger
     entries are not expanded; ``total_limit``: seconds per result, beyond which the remaining
     entries stay unsimplified (each limit is reported in ``self.reports``, never a hang).
-    ``self.q``, ``self.qd``, ``self.qdd`` are the symbol vectors
+    ``snap``: rotation entries of a numeric model within this of 0 or +-1 are made exact (URDF
+    rounding of pi/2; see :mod:`.exact`).  ``self.q``, ``self.qd``, ``self.qdd`` are the symbol vectors
     (sympy Matrix, n_q x 1); ``self.reports`` holds the simplification figures of each result.
     Results are cached.
     """
 
     def __init__(self, robot, *, base_pose=None, gravity=None, simplify=True, time_limit=TIME_LIMIT,
-                 max_ops=MAX_OPS, total_limit=TOTAL_LIMIT):
+                 max_ops=MAX_OPS, total_limit=TOTAL_LIMIT, snap=SNAP):
         if robot.n_q == 0:
             raise ModelError(f'robot {robot.name!r} has no moving joint')
         self.source = robot
-        self.robot = exact_robot(robot)
+        self.robot = exact_robot(robot, snap)
         n = robot.n_q
         self.n_q = n
         self.q = sympy.Matrix(sympy.symbols(f'q1:{n + 1}', real=True))

@@ -68,13 +68,30 @@ def time_limit(seconds):
                              outer_interval)
 
 
-def count_ops(expr):
-    """Operations in an expression, a matrix or a list of them (sympy.count_ops, summed)."""
-    if isinstance(expr, (list, tuple)):
-        return sum(count_ops(e) for e in expr)
-    if isinstance(expr, sympy.MatrixBase) or hasattr(expr, 'tolist') and not isinstance(expr, sympy.Basic):
-        return sum(sympy.count_ops(e) for e in sympy.flatten(expr.tolist()))
+def _ops(expr, cap=MAX_OPS):
+    """sympy.count_ops of ``expr``, or ``cap + 1`` if the expression has more than ``cap`` nodes:
+    count_ops walks the expression as a tree, which for a kinematic chain is exponentially
+    larger than the shared graph in memory (7 joints and it would not return)."""
+    nodes = 0
+    for _ in sympy.preorder_traversal(expr):
+        nodes += 1
+        if nodes > cap:
+            return cap + 1
     return int(sympy.count_ops(expr))
+
+
+def _entries(expr):
+    if isinstance(expr, (list, tuple)):
+        return list(expr)
+    if isinstance(expr, sympy.MatrixBase) or hasattr(expr, 'tolist') and not isinstance(expr, sympy.Basic):
+        return sympy.flatten(expr.tolist())
+    return [sympy.sympify(expr)]
+
+
+def count_ops(expr, cap=MAX_OPS):
+    """Operations in an expression, a matrix or a list of them (sympy.count_ops, summed); an
+    entry of more than ``cap`` nodes counts as ``cap + 1`` (a lower bound, see _ops)."""
+    return sum(_ops(e, cap) for e in _entries(expr))
 
 
 def _reduce_polynomial(expr):
@@ -96,7 +113,8 @@ def reduce_trig(expr):
 
 @dataclass
 class SimplifyReport:
-    """What :func:`simplify` did: operations before, after the reduction and at the end; seconds;
+    """What :func:`simplify` did: operations before, after the reduction and at the end (each
+    entry counted up to ``max_ops``: ``capped`` says a figure is a lower bound); seconds;
     entries (flat indices) left unreduced or uncompacted by a limit."""
     ops_before: int = 0
     ops_reduced: int = 0
@@ -104,13 +122,15 @@ class SimplifyReport:
     seconds: float = 0.0
     not_reduced: list = field(default_factory=list)
     not_compacted: list = field(default_factory=list)
+    capped: bool = False
 
     def __str__(self):
         limits = ''
         if self.not_reduced or self.not_compacted:
             limits = (f'; left by the limits: {len(self.not_reduced)} unreduced, {len(self.not_compacted)} '
                       'uncompacted entries')
-        return (f'{self.ops_before} -> {self.ops_reduced} (reduced) -> {self.ops_after} operations in '
+        at_least = '>= ' if self.capped else ''
+        return (f'{at_least}{self.ops_before} -> {self.ops_reduced} (reduced) -> {self.ops_after} operations in '
                 f'{self.seconds:.2f} s{limits}')
 
 
@@ -120,7 +140,7 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
     if not trig or not expr.free_symbols:
         return expr
     reduced = expr
-    limited = sympy.count_ops(expr) > max_ops
+    limited = _ops(expr, max_ops) > max_ops
     if not limited:
         try:
             with time_limit(limit):
@@ -130,10 +150,10 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
     if limited and report is not None:
         report.not_reduced.append(index)
     if report is not None:
-        report.ops_reduced += int(sympy.count_ops(reduced))
-    best, best_ops = reduced, sympy.count_ops(reduced)
-    if sympy.count_ops(expr) < best_ops:       # (a quotient can come out of the reduction larger)
-        best, best_ops = expr, sympy.count_ops(expr)
+        report.ops_reduced += _ops(reduced, max_ops)
+    best, best_ops = reduced, _ops(reduced, max_ops)
+    if _ops(expr, max_ops) < best_ops:       # (a quotient can come out of the reduction larger)
+        best, best_ops = expr, _ops(expr, max_ops)
     if not best.has(sympy.sin, sympy.cos) or best_ops > max_ops:
         return best
     timed_out = False
@@ -145,7 +165,7 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
         except _TimeUp:
             timed_out = True
             continue
-        ops = sympy.count_ops(candidate)
+        ops = _ops(candidate, max_ops)
         if ops < best_ops:
             best, best_ops = candidate, ops
     if timed_out and report is not None:
@@ -161,13 +181,14 @@ def simplify(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, total_limit=TOT
     are not expanded; ``total_limit``: seconds for the whole call, after which the remaining
     entries are returned as they are (None: no limit)."""
     start = time.perf_counter()
-    report = SimplifyReport(ops_before=count_ops(expr))
+    sizes = [_ops(e, max_ops) for e in _entries(expr)]
+    report = SimplifyReport(ops_before=sum(sizes), capped=any(n > max_ops for n in sizes))
     deadline = None if total_limit is None else start + total_limit
 
     def one(e, k):
         if deadline is not None and time.perf_counter() > deadline:
             report.not_reduced.append(k)
-            report.ops_reduced += int(sympy.count_ops(e))
+            report.ops_reduced += _ops(e, max_ops)
             return sympy.sympify(e)
         step = limit if deadline is None else max(1e-3, min(limit, deadline - time.perf_counter()))
         return simplify_entry(e, trig, step, max_ops, report, k)
@@ -181,7 +202,7 @@ def simplify(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, total_limit=TOT
         out = one(expr, 0)
     if not trig:
         report.ops_reduced = report.ops_before
-    report.ops_after = count_ops(out)
+    report.ops_after = count_ops(out, max_ops)
     report.seconds = time.perf_counter() - start
     return out, report
 
@@ -193,5 +214,5 @@ def cse(expr, symbol_prefix='x'):
     items = sympy.flatten(expr.tolist()) if hasattr(expr, 'tolist') and not isinstance(expr, sympy.Basic) else \
         list(expr) if isinstance(expr, (list, tuple)) else [expr]
     replacements, reduced = sympy.cse(items, symbols=sympy.numbered_symbols(symbol_prefix))
-    ops = sum(int(sympy.count_ops(v)) for _, v in replacements) + sum(int(sympy.count_ops(e)) for e in reduced)
+    ops = sum(_ops(v) for _, v in replacements) + sum(_ops(e) for e in reduced)
     return replacements, reduced, ops
