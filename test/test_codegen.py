@@ -366,3 +366,14 @@ def test_singular_mass_matrix_is_an_error(tmp_path):
         dead = b.build()
     with pytest.raises(SpartError, match="idle"):
         codegen.generate(dead, ['FD'])
+
+
+def test_nodes_do_not_import_sympy_or_the_generators():
+    """A node's imports (its model, the core, the fast path, the control laws) leave sympy,
+    spart_ros.symbolic and spart_ros.codegen out: start-up must not pay for them."""
+    code = ('import sys; import spart_ros.nodes.model, spart_ros.nodes.controller_node, spart_ros.nodes.dynamics_node; '
+            "bad = [m for m in ('sympy', 'spart_ros.symbolic', 'spart_ros.codegen') if m in sys.modules]; "
+            'print(bad); sys.exit(1 if bad else 0)')
+    done = subprocess.run([sys.executable, '-c', code], cwd=os.path.dirname(TEST_DIR), capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
