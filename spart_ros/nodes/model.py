@@ -40,8 +40,7 @@ BASE_COLUMN_NAMES = {
 
 def link_com_frame(robot, link_id):
     """4x4 transform of link ``link_id``'s CoM frame in its URDF link frame."""
-    T = robot.base_link.T if link_id == 0 else robot.links[link_id - 1].T
-    return np.asarray(T, dtype=float)
+    return np.asarray(robot.link(link_id).T, dtype=float)
 
 
 def _link_in_parent_link_frame(robot, link_id):
