@@ -32,18 +32,21 @@ frames the first is the angle between the two orientations and the second the po
 error once the orientation is reached (exactly, when rotation is not a task).
 
 **The step** is damped least squares through the SVD of J (the pseudo-inverse when lambda = 0).
-Adaptive (Levenberg-Marquardt, default): a step that does not lower |e|^2 is refused and lambda
-grows tenfold (from ``damping``; 1e-6 when ``damping`` is 0); an accepted one lowers it tenfold,
-not below ``damping``.  The iteration stops converged, at ``max_iterations``, or when no step
-lowers the error any more (lambda beyond 1e6, or three accepted steps each lowering |e|^2 by
-less than 1e-12 of it): the target is out of reach from here, and the result holds the closest
-configuration found and its error (``success`` False).  Not adaptive (MR's iteration): every
-step is taken.
+Adaptive (Levenberg-Marquardt, default): lambda starts at ``damping``; a step is taken only
+if it lowers |e|^2, and lambda^2 follows the gain ratio rho = (actual decrease of |e|^2) /
+(decrease the linear model predicted) as Nielsen's rule does: times max(1/3, 1 - (2 rho - 1)^3)
+(not below ``damping``^2) after a step taken, times 2, 4, 8... after steps refused (from
+1e-6^2 when ``damping`` is 0).  The iteration stops converged, at ``max_iterations``, or when no
+step lowers the error any more (lambda beyond 1e6, or three steps taken each lowering |e|^2
+by less than 1e-12 of it): the target is out of reach from here, and the result holds the
+closest configuration found and its error (``success`` False).  Not adaptive (MR's iteration):
+every step is taken.
 
 **Joint limits** (the URDF ``<limit lower upper>``; a joint without a range, lower >= upper,
-is unbounded) are never exceeded: the seed is clamped into them, and each step is
-limit-aware: a joint whose step would cross a bound stops at it and leaves the task for
-this iteration, the step being solved again with the other joints for what remains.
+is unbounded) are never exceeded: the seed is clamped into them; a joint at a bound that
+the step would push further out is left out of the step (solved again with the others), and
+a step that would take a joint across a bound is shortened, its direction kept, so that the
+joint stops on it.
 
 **Coordinates**: ``q`` and ``seed`` are the robot's independent coordinates
 (``robot.coordinates.names``: SPART's joint variables when it has no mimic joint; a mimic
@@ -312,27 +315,29 @@ class InverseKinematics:
         return np.ascontiguousarray(R), np.ascontiguousarray(r)
 
     def _limited_step(self, q, J, e, lam):
-        """q + the damped step, limit-aware: a joint whose step crosses a bound stops at it and
-        the others are solved again for the rest of the task."""
-        q_new = q.copy()
+        """q + the damped step, limit-aware: joints at a bound that the step pushes further out
+        are left out (the step solved again with the others), then the step is shortened (its
+        direction kept) until no joint crosses a bound; the joints that reach one stop on it."""
+        at_lower, at_upper = q <= self.lower, q >= self.upper
         free = np.ones(self.n, dtype=bool)
-        rest = e.copy()
+        d = np.zeros(self.n)
         for _ in range(self.n):
             cols = np.flatnonzero(free)
-            if not cols.size:
+            d[:] = 0.0
+            if cols.size:
+                d[cols] = _damped_step(J[:, cols], e, lam)
+            out = free & ((at_lower & (d < 0.0)) | (at_upper & (d > 0.0)))
+            if not out.any():
                 break
-            trial = q_new[cols] + _damped_step(J[:, cols], rest, lam)
-            lo, hi = self.lower[cols], self.upper[cols]
-            over = (trial < lo) | (trial > hi)
-            if not over.any():
-                q_new[cols] = trial
-                break
-            k = cols[over]
-            stop = np.clip(trial[over], lo[over], hi[over])
-            rest = rest - J[:, k] @ (stop - q_new[k])
-            q_new[k] = stop
-            free[k] = False
-        return q_new
+            free &= ~out
+        with np.errstate(divide='ignore', invalid='ignore'):
+            room = np.where(d > 0.0, (self.upper - q) / d, np.where(d < 0.0, (self.lower - q) / d, np.inf))
+        scale = min(1.0, float(room.min(initial=np.inf)))
+        q_new = q + scale * d
+        if scale < 1.0:         # the joints that set the scale end exactly on their bound
+            hit = room <= scale
+            q_new[hit] = np.where(d[hit] > 0.0, self.upper[hit], self.lower[hit])
+        return np.clip(q_new, self.lower, self.upper)
 
     # -- the solver ---------------------------------------------------------------------------
     def _base_state(self, R0, r0):
@@ -396,7 +401,7 @@ class InverseKinematics:
         R, p, J, e = evaluate(R0, r0, q)
         cost = float(e[rows] @ e[rows])
         path = [q.copy()]
-        lam = damping
+        mu, mu_min, growth = damping * damping, damping * damping, 2.0     # mu = lambda^2
         iterations, stalled, Jt, status = 0, 0, None, None
         while True:
             er, ep = norms(e)
@@ -409,22 +414,28 @@ class InverseKinematics:
             if Jt is None:
                 Jt = self._task_jacobian(J, R0, r0, q, R, p, frame)[rows]
             iterations += 1
-            q_new = self._limited_step(q, Jt, e[rows], lam)
+            es = e[rows]
+            q_new = self._limited_step(q, Jt, es, math.sqrt(mu))
             R0_new, r0_new = self._move_base(R0, r0, q, q_new) if self.base == 'free' else (R0, r0)
             R_new, p_new, J_new, e_new = evaluate(R0_new, r0_new, q_new)
             cost_new = float(e_new[rows] @ e_new[rows])
-            if not adaptive or cost_new < cost:
+            rest = es - Jt @ (q_new - q)
+            predicted = cost - float(rest @ rest)       # the decrease of |e|^2 the linear model expects
+            if not adaptive or (cost_new < cost and predicted > 0.0):
+                if adaptive:
+                    rho = (cost - cost_new) / predicted
+                    mu = max(mu * max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3), mu_min)
+                    growth = 2.0
                 stalled = stalled + 1 if cost - cost_new <= _STALL * cost else 0
                 q, R0, r0, R, p, J, e, cost, Jt = q_new, R0_new, r0_new, R_new, p_new, J_new, e_new, cost_new, None
                 path.append(q.copy())
-                if adaptive:
-                    lam = max(lam / 10.0, damping)
-                    if stalled >= _STALL_STEPS:
-                        status = 'no progress'
-                        break
+                if adaptive and stalled >= _STALL_STEPS:
+                    status = 'no progress'
+                    break
             else:
-                lam = lam * 10.0 if lam > 0.0 else _LAMBDA_START
-                if lam > _LAMBDA_MAX:
+                mu = mu * growth if mu > 0.0 else _LAMBDA_START ** 2
+                growth *= 2.0
+                if mu > _LAMBDA_MAX ** 2:
                     status = 'no progress'
                     break
         er, ep = norms(e)

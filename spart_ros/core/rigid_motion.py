@@ -41,8 +41,9 @@ def _rotation_vector(R):
         return angle / s * w
     if c > 0:                                   # small angle: angle / sin(angle) ~ 1 + angle^2 / 6
         return (1.0 + angle * angle / 6.0) * w
-    # angle near pi: R ~ 2 a a' - I, read the axis off the largest diagonal entry
-    B = 0.5 * (R + np.eye(3))
+    # angle near pi: the symmetric part (R + R') / 2 = c I + (1 - c) a a' gives a a' (the skew
+    # part, sin(angle) [a]x, would tilt the axis by ~sin(angle) / 2)
+    B = (0.5 * (R + R.T) - c * np.eye(3)) / (1.0 - c)
     k = int(np.argmax(np.diag(B)))
     axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
     if axis @ w < 0:

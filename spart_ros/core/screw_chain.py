@@ -31,6 +31,7 @@ from .rigid_motion import _adjoint, checked_transform
 __all__ = ['robot_from_screw_axes']
 
 _UNIT_TOL = 1e-6
+_PITCH_TOL = 1e-9      # m/rad: below, a pitch is rounding (e.g. of Ad_M B): a revolute joint
 
 
 def robot_from_screw_axes(screw_axes, home, body=False, name='screw_chain'):
@@ -65,7 +66,7 @@ def robot_from_screw_axes(screw_axes, home, body=False, name='screw_chain'):
             raise InputError(f'screw_axes: column {i} = {S[:, i].tolist()} is not a unit screw axis (|w| = 1 for a '
                              'revolute or helical joint, w = 0 and |v| = 1 for a prismatic joint)')
         joint, link = f'joint{i + 1}', f'link{i + 1}'
-        if pitch != 0.0:      # helical: the rotation, then the translation along the axis that follows it
+        if abs(pitch) > _PITCH_TOL:     # helical: the rotation, then the translation along the axis that follows it
             b.add_link(f'{link}_turn', 0.0, zero)
             b.add_joint(joint, kind, parent, f'{link}_turn', origin=homogeneous(p=point - previous), axis=axis)
             b.add_link(link, 0.0, zero)
