@@ -495,6 +495,15 @@ def kinematics_targets():
                                                            ("another robot's", FastDynamics(load_robot('SC_3DoF')),
                                                             'error')))}),
         ('InverseKinematics.solve', ik.solve, dict(task, **base_pose, **options)),
+        ('InverseKinematics.pose', ik.pose, dict(q=Arg('array', env['qm'], 'q'), **base_pose)),
+        ('sample_workspace', core.sample_workspace, {
+            'robot': rb, 'link': Arg('link', LINK, 'link'),
+            'samples': Arg('custom', 5, 'samples', extra=junk(('42', 42, 'finite'), ('0', 0, 'error'),
+                                                              ('True', True, 'error'), ('np.int64(3)', np.int64(3), 'finite'))),
+            'point': point,
+            'seed': Arg('custom', 7, 'seed', extra=junk(('42', 42, 'finite'), ('-1', -1, 'error'), ('2.5', 2.5, 'error'),
+                                                        none='finite')),     # None: a fresh draw
+            'prismatic_range': Arg('scalar', 1.0, 'prismatic_range', extra=[('-1', -1.0, 'error')])}),
         ('inverse_kinematics', core.inverse_kinematics, dict(
             {'robot': rb, 'link': Arg('link', LINK, 'link')}, position=task['position'], seed=task['seed'],
             rotation=task['rotation'], point=point, rows=task['rows'], frame=task['frame'], base=base, **base_pose,
@@ -529,7 +538,7 @@ EXEMPT = {
     'BaseLink': 'a record: checked when a Robot is built from it (the Robot target)',
     'JointLimits': 'a record: checked when a Robot is built from it (RobotBuilder.add_joint, Robot)',
     'RobotKeys': 'a result record (a namedtuple)', 'ReactionNullSpace': 'a result record (a namedtuple)',
-    'IKResult': 'a result record (a namedtuple)',
+    'IKResult': 'a result record (a namedtuple)', 'Workspace': 'a result record (a namedtuple)',
 }
 
 

@@ -37,6 +37,7 @@ from .manipulability import manipulability, dynamic_singularity_measure, singula
 from .rigid_motion import rotation_vector, rotation_from_vector, transform_log, transform_exp, adjoint
 from .screw_chain import robot_from_screw_axes
 from .inverse_kinematics import InverseKinematics, inverse_kinematics, IKResult, position_limits
+from .workspace import Workspace, sample_workspace
 
 
 def spart_chain_warm_up(robot):

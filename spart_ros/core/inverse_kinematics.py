@@ -258,6 +258,15 @@ class InverseKinematics:
         self._R_bc, self._p_bc = T_bc[:3, :3], T_bc[:3, 3]
 
     # -- kinematics -------------------------------------------------------------------------
+    def pose(self, q, R0=None, r0=None):
+        """(R (3, 3), p (3,)): the end-effector frame and point at joint positions ``q`` (n,)
+        (independent coordinates), inertial frame; base ``R0``, ``r0`` as in :meth:`solve`."""
+        q = _vector('q', q, self.n)
+        R0, r0 = self._base_state(R0, r0)
+        with chk.quiet():
+            R, p, _ = self._pose(R0, r0, q)
+        return chk.results('InverseKinematics.pose', (R, p), [('q', q), ('R0', R0), ('r0', r0)])
+
     def _pose(self, R0, r0, q):
         """(R, p) of the end-effector frame at this state; leaves the kinematics in ``fast``."""
         J, _ = self.fast.jacobian(self.link, R0, r0, q, offset=self._offset, bias=False)
