@@ -203,15 +203,50 @@ def _nearest_rotation(R):
     return U @ Vt
 
 
-def _damped_step(A, b, lam):
-    """argmin |A x - b|^2 + lam^2 |x|^2 through the SVD of A; lam = 0: the pseudo-inverse
-    (singular values below 1e-15 of the largest dropped, as numpy's pinv)."""
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
-    if lam > 0.0:
-        gain = s / (s * s + lam * lam)
+def _quaternion(R):
+    """Unit quaternion [x, y, z, w] of a rotation matrix (Shepperd's method)."""
+    t = R[0, 0] + R[1, 1] + R[2, 2]
+    k = int(np.argmax([R[0, 0], R[1, 1], R[2, 2], t]))
+    if k == 3:
+        w = 0.5 * math.sqrt(1.0 + t)
+        q = [(R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w), w]
     else:
-        keep = s > 1e-15 * (s[0] if s.size else 0.0)
-        gain = np.divide(1.0, s, out=np.zeros_like(s), where=keep)
+        i, j, m = k, (k + 1) % 3, (k + 2) % 3
+        v = 0.5 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
+        q = [0.0, 0.0, 0.0, (R[m, j] - R[j, m]) / (4 * v)]
+        q[i], q[j], q[m] = v, (R[j, i] + R[i, j]) / (4 * v), (R[m, i] + R[i, m]) / (4 * v)
+    q = np.array(q)
+    return q / math.sqrt(float(q @ q))
+
+
+def _rotation(q):
+    """Rotation matrix of a quaternion [x, y, z, w] (normalized here)."""
+    x, y, z, w = q / math.sqrt(float(q @ q))
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def _quaternion_times(q, w):
+    """q (x) [w; 0]: the quaternion product with a pure (vector) quaternion, [x, y, z, w] order."""
+    v, s = q[0:3], q[3]
+    return np.concatenate([s * w + _skew(v) @ w, [-float(v @ w)]])
+
+
+def _damped_step(A, b, lam):
+    """argmin |A x - b|^2 + lam^2 |x|^2: for lam > 0 from the smaller of the two regularized
+    normal equations (positive definite; a Cholesky solve is a few times cheaper than an SVD),
+    for lam = 0 the pseudo-inverse through the SVD of A (singular values below 1e-15 of the
+    largest dropped, as numpy's pinv)."""
+    m, n = A.shape
+    if lam > 0.0:
+        mu = lam * lam
+        if m <= n:
+            return A.T @ np.linalg.solve(A @ A.T + mu * np.eye(m), b)
+        return np.linalg.solve(A.T @ A + mu * np.eye(n), A.T @ b)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    keep = s > 1e-15 * (s[0] if s.size else 0.0)
+    gain = np.divide(1.0, s, out=np.zeros_like(s), where=keep)
     return Vt.T @ (gain * (U.T @ b))
 
 
@@ -294,7 +329,7 @@ class InverseKinematics:
             return Vb
         w, v = R @ Vb[0:3], R @ Vb[3:6]
         if frame == 'space':
-            v = v + np.cross(p, w)
+            v = v + _skew(p) @ w
         return np.concatenate([w, v])
 
     def _base_rates(self, R0, r0, q, dq):
@@ -304,49 +339,55 @@ class InverseKinematics:
 
     def _move_base(self, R0, r0, q, q_new):
         """The base state (R0, r0) after the joints moved from q to q_new along the straight
-        segment at zero momentum (RK4 on R0' = R0 [w0]x, r0' = v0)."""
+        segment at zero momentum: classical RK4 on the base attitude quaternion (q' = q (x)
+        [w0; 0] / 2, w0 in the base frame; normalized at each stage) and on r0' = v0."""
         dq = q_new - q
         steps = max(1, int(math.ceil(float(np.abs(dq).max(initial=0.0)) / _SUBSTEP)))
         h = 1.0 / steps
-        R, r = R0, r0
+        x = np.concatenate([_quaternion(R0), r0])
+
+        def rate(x, s):
+            u0 = self._base_rates(_rotation(x[0:4]), x[4:7], q + s * dq, dq)
+            return np.concatenate([0.5 * _quaternion_times(x[0:4], u0[0:3]), u0[3:6]])
         for k in range(steps):
             s = k * h
-            k1 = self._base_rates(R, r, q + s * dq, dq)
-            R2, r2 = R + 0.5 * h * R @ _skew(k1[0:3]), r + 0.5 * h * k1[3:6]
-            k2 = self._base_rates(_nearest_rotation(R2), r2, q + (s + 0.5 * h) * dq, dq)
-            R3, r3 = R + 0.5 * h * R2 @ _skew(k2[0:3]), r + 0.5 * h * k2[3:6]
-            k3 = self._base_rates(_nearest_rotation(R3), r3, q + (s + 0.5 * h) * dq, dq)
-            R4, r4 = R + h * R3 @ _skew(k3[0:3]), r + h * k3[3:6]
-            k4 = self._base_rates(_nearest_rotation(R4), r4, q + (s + h) * dq, dq)
-            R = _nearest_rotation(R + (h / 6.0) * (R @ _skew(k1[0:3]) + 2.0 * R2 @ _skew(k2[0:3])
-                                                   + 2.0 * R3 @ _skew(k3[0:3]) + R4 @ _skew(k4[0:3])))
-            r = r + (h / 6.0) * (k1[3:6] + 2.0 * k2[3:6] + 2.0 * k3[3:6] + k4[3:6])
-        return np.ascontiguousarray(R), np.ascontiguousarray(r)
+            k1 = rate(x, s)
+            k2 = rate(x + 0.5 * h * k1, s + 0.5 * h)
+            k3 = rate(x + 0.5 * h * k2, s + 0.5 * h)
+            k4 = rate(x + h * k3, s + h)
+            x = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            x[0:4] /= math.sqrt(float(x[0:4] @ x[0:4]))
+        return np.ascontiguousarray(_rotation(x[0:4])), np.ascontiguousarray(x[4:7])
 
     def _limited_step(self, q, J, e, lam):
         """q + the damped step, limit-aware: joints at a bound that the step pushes further out
         are left out (the step solved again with the others), then the step is shortened (its
         direction kept) until no joint crosses a bound; the joints that reach one stop on it."""
-        at_lower, at_upper = q <= self.lower, q >= self.upper
-        free = np.ones(self.n, dtype=bool)
-        d = np.zeros(self.n)
-        for _ in range(self.n):
-            cols = np.flatnonzero(free)
-            d[:] = 0.0
-            if cols.size:
-                d[cols] = _damped_step(J[:, cols], e, lam)
-            out = free & ((at_lower & (d < 0.0)) | (at_upper & (d > 0.0)))
-            if not out.any():
-                break
-            free &= ~out
-        with np.errstate(divide='ignore', invalid='ignore'):
-            room = np.where(d > 0.0, (self.upper - q) / d, np.where(d < 0.0, (self.lower - q) / d, np.inf))
-        scale = min(1.0, float(room.min(initial=np.inf)))
+        lower, upper = self.lower, self.upper
+        at_lower, at_upper = q <= lower, q >= upper
+        d = _damped_step(J, e, lam)
+        if at_lower.any() or at_upper.any():
+            free = np.ones(self.n, dtype=bool)
+            for _ in range(self.n):
+                out = free & ((at_lower & (d < 0.0)) | (at_upper & (d > 0.0)))
+                if not out.any():
+                    break
+                free &= ~out
+                cols = np.flatnonzero(free)
+                d = np.zeros(self.n)
+                if cols.size:
+                    d[cols] = _damped_step(J[:, cols], e, lam)
+        q_new = q + d
+        over = (q_new > upper) | (q_new < lower)
+        if not over.any():
+            return q_new
+        k = np.flatnonzero(over)        # the step is shortened to the first bound it crosses
+        room = np.where(d[k] > 0.0, upper[k] - q[k], lower[k] - q[k]) / d[k]
+        scale = float(room.min())
         q_new = q + scale * d
-        if scale < 1.0:         # the joints that set the scale end exactly on their bound
-            hit = room <= scale
-            q_new[hit] = np.where(d[hit] > 0.0, self.upper[hit], self.lower[hit])
-        return np.clip(q_new, self.lower, self.upper)
+        hit = k[room <= scale]          # the joints that set the scale end exactly on their bound
+        q_new[hit] = np.where(d[hit] > 0.0, upper[hit], lower[hit])
+        return np.clip(q_new, lower, upper)
 
     # -- the solver ---------------------------------------------------------------------------
     def _base_state(self, R0, r0):
@@ -391,20 +432,19 @@ class InverseKinematics:
                                                             ('r0', r0)], self.robot) from None
 
     def _solve(self, p_d, seed, R_d, rows, frame, R0, r0, tol_r, tol_p, max_iterations, damping, adaptive):
-        rows = list(rows)
-        rot = [k for k, r in enumerate(rows) if r < 3]
-        lin = [k for k, r in enumerate(rows) if r >= 3]
+        rows = np.array(rows, dtype=np.intp)
+        rot, lin = rows[rows < 3], rows[rows >= 3]
 
         def evaluate(R0, r0, q):
             R, p, J = self._pose(R0, r0, q)
-            e = self._error(R, p, R if rot == [] else R_d, p_d, frame)
+            e = self._error(R, p, R if not rot.size else R_d, p_d, frame)
             if not np.all(np.isfinite(e)):
                 raise FloatingPointError
             return R, p, J, e
 
         def norms(e):
-            es = e[rows]
-            return float(np.linalg.norm(es[rot])), float(np.linalg.norm(es[lin]))
+            er, ep = e[rot], e[lin]
+            return math.sqrt(float(er @ er)), math.sqrt(float(ep @ ep))
 
         q = np.clip(seed, self.lower, self.upper)
         R, p, J, e = evaluate(R0, r0, q)

@@ -64,9 +64,9 @@ def _transform_log(R, p):
     """[w; v] with exp([w; v]) = (R, p) (unchecked); MR's MatrixLog6."""
     w = _rotation_vector(R)
     angle = math.sqrt(float(w @ w))
-    if angle < 1e-8:
-        return np.concatenate([w, p - 0.5 * np.cross(w, p)])
     W = _skew(w)
+    if angle < 1e-8:
+        return np.concatenate([w, p - 0.5 * (W @ p)])
     # G^-1(angle) with w = angle * axis: I - W / 2 + (1 / angle^2) (1 - (angle / 2) cot(angle / 2)) W^2
     half = 0.5 * angle
     k = (1.0 - half / math.tan(half)) / angle ** 2 if angle < math.pi - 1e-9 else 1.0 / angle ** 2
