@@ -32,11 +32,13 @@ frames the first is the angle between the two orientations and the second the po
 error once the orientation is reached (exactly, when rotation is not a task).
 
 **The step** is damped least squares through the SVD of J (the pseudo-inverse when lambda = 0).
-Adaptive (Levenberg-Marquardt, default): lambda starts at ``damping``; a step is taken only
-if it lowers |e|^2, and lambda^2 follows the gain ratio rho = (actual decrease of |e|^2) /
-(decrease the linear model predicted) as Nielsen's rule does: times max(1/3, 1 - (2 rho - 1)^3)
-(not below ``damping``^2) after a step taken, times 2, 4, 8... after steps refused (from
-1e-6^2 when ``damping`` is 0).  The iteration stops converged, at ``max_iterations``, or when no
+Adaptive (Levenberg-Marquardt, default): lambda^2 starts at 0.01 max_j |J_j|^2 (Nielsen's
+start; J_j the Jacobian's columns), at least ``damping``^2, which keeps the first steps near
+the seed (an undamped step from near a singularity can flip the arm to a far solution); a step
+is taken only if it lowers |e|^2, and lambda^2 follows the gain ratio rho = (actual decrease of
+|e|^2) / (decrease the linear model predicted) as Nielsen's rule does: times max(1/3,
+1 - (2 rho - 1)^3) (not below ``damping``^2) after a step taken, times 2, 4, 8... after steps
+refused (from 1e-6^2 when it is 0).  The iteration stops converged, at ``max_iterations``, or when no
 step lowers the error any more (lambda beyond 1e6, or three steps taken each lowering |e|^2
 by less than 1e-12 of it): the target is out of reach from here, and the result holds the
 closest configuration found and its error (``success`` False).  Not adaptive (MR's iteration):
@@ -91,6 +93,7 @@ _LAMBDA_START = 1e-6      # the damping a refused step starts from when ``dampin
 _LAMBDA_MAX = 1e6         # beyond: no step lowers the error (a local minimum of |e|)
 _STALL = 1e-12            # an accepted step lowering |e|^2 by less than this fraction ...
 _STALL_STEPS = 3          # ... this many times in a row: no progress
+_TAU = 1e-2               # Nielsen's tau: lambda^2 starts at tau max_j |J_j|^2 (adaptive)
 _SUBSTEP = 0.02           # free base: the largest joint motion per RK4 step of the base reaction
 
 IKResult = namedtuple('IKResult', 'q success status iterations rotation_error position_error error R0 r0 path')
@@ -451,6 +454,9 @@ class InverseKinematics:
         cost = float(e[rows] @ e[rows])
         path = [q.copy()]
         mu, mu_min, growth = damping * damping, damping * damping, 2.0     # mu = lambda^2
+        if adaptive:        # a first step near the seed (an undamped one from near a singularity flips the arm)
+            Jt0 = self._task_jacobian(J, R0, r0, q, R, p, frame)[rows]
+            mu = max(mu, _TAU * float(np.max(np.sum(Jt0 * Jt0, axis=0), initial=0.0)))
         iterations, stalled, Jt, status = 0, 0, None, None
         while True:
             er, ep = norms(e)
