@@ -114,8 +114,9 @@ def position_limits(robot):
     (``robot.coordinates.names``): the URDF position limits of each joint, a mimic
     follower's mapped onto its leader (q_f = m q_l + o) and intersected with the leader's;
     -inf / inf where a joint has no range (lower >= upper: continuous, no ``<limit>``, or
-    urdfdom's default 0, 0).  ModelError naming the joints when a leader's and a follower's
-    ranges do not overlap."""
+    urdfdom's default 0, 0).  Ranges that meet in one point pin the coordinate there (the PR2's
+    gripper: a follower of multiplier -1 with the leader's range [0, 0.548]); ModelError naming
+    the joints when a leader's and a follower's ranges do not overlap."""
     robot = chk.robot(robot)
     c = robot.coordinates
     lower, upper = np.full(c.n, -np.inf), np.full(c.n, np.inf)
@@ -126,7 +127,7 @@ def position_limits(robot):
         if not lim.lower < lim.upper or col < 0:
             continue
         m, o = float(c.G[row, col]), float(c.offset[row])
-        lo, hi = sorted(((lim.lower - o) / m, (lim.upper - o) / m))
+        lo, hi = sorted(((lim.lower - o) / m + 0.0, (lim.upper - o) / m + 0.0))     # + 0.0: no -0.0
         lower[col], upper[col] = max(lower[col], lo), min(upper[col], hi)
         source[col].append(name)
     bad = np.flatnonzero(lower > upper)

@@ -220,14 +220,20 @@ class DynamicsNode(Node):
             self._pub_com.publish(msgs.fill_center_of_mass(stamp, out.com))
 
     # -- services -------------------------------------------------------------------------
+    def _current_state(self, empty):
+        """The node's latest state for a request with use_current_state; ``empty``: {field name:
+        value} of the request's state fields, which must then be empty."""
+        if any(len(value) for value in empty.values()):
+            raise InputError(f'use_current_state is true: {" and ".join(empty)} must be empty')
+        state = self.inputs.state()
+        if state is None:
+            raise InputError(f'no current state (use_current_state): {self.inputs.unavailable()}')
+        return state
+
     def _request_state(self, model, req):
         """(base, qm, um) from a request: the current state or the request's own."""
         if req.use_current_state:
-            if len(req.positions) or len(req.velocities):
-                raise InputError('use_current_state is true: positions and velocities must be empty')
-            state = self.inputs.state()
-            if state is None:
-                raise InputError(f'no current state (use_current_state): {self.inputs.unavailable()}')
+            state = self._current_state({'positions': req.positions, 'velocities': req.velocities})
             return state.base, state.q.copy(), state.qd.copy()
         joints = map_request_joints(model.q_names, req.joint_names,
                                     {'positions': req.positions, 'velocities': req.velocities},
@@ -296,11 +302,7 @@ class DynamicsNode(Node):
 
     def _ik(self, model, req, res):
         if req.use_current_state:
-            if len(req.positions) or len(req.joint_names):
-                raise InputError('use_current_state is true: joint_names and positions must be empty')
-            state = self.inputs.state()
-            if state is None:
-                raise InputError(f'no current state (use_current_state): {self.inputs.unavailable()}')
+            state = self._current_state({'joint_names': req.joint_names, 'positions': req.positions})
             base, q_seed = state.base, state.q.copy()
         else:
             q_seed = map_request_joints(model.q_names, req.joint_names, {'positions': req.positions},
