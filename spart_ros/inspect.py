@@ -220,7 +220,8 @@ def workspace_report(robot, link, samples, point=None, seed=0, output=None):
     unbounded = [name for name, a, b in zip(robot.coordinates.names, *position_limits_of(robot)) if not a < b]
     lines = ['', f'workspace of the {where}: {samples} samples of the joint space within the position limits '
                  f'(seed {seed}), base link frame fixed at the origin',
-             f'  bounding box [m]: x {_interval(lo[0], hi[0])}, y {_interval(lo[1], hi[1])}, z {_interval(lo[2], hi[2])}',
+             f'  bounding box [m]: x {_interval(lo[0], hi[0])}, y {_interval(lo[1], hi[1])}, '
+             f'z {_interval(lo[2], hi[2])}',
              f'  farthest from the base link origin: {_f(np.linalg.norm(ws.points, axis=1).max())} m',
              f'  plot (top x-y, front x-z, side y-z): {path}']
     if unbounded:

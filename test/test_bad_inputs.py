@@ -465,7 +465,8 @@ def kinematics_targets():
         rows=Arg('rows', (3, 4, 5), 'rows', optional=True),     # position rows: rotation=None stays valid
         frame=Arg('custom', 'world', 'frame', extra=junk(("'body'", 'body', 'finite'), ("'space'", 'space', 'finite'),
                                                            ("'nope'", 'nope', 'error'))))
-    base_pose = dict(R0=Arg('rotation', env['R0'], 'R0', optional=True), r0=Arg('array', env['r0'], 'r0', optional=True))
+    base_pose = dict(R0=Arg('rotation', env['R0'], 'R0', optional=True),
+                     r0=Arg('array', env['r0'], 'r0', optional=True))
     tolerance = lambda name: Arg('scalar', 1e-6, name, extra=[('-1', -1.0, 'error'), ('0', 0.0, 'error')])  # noqa
     options = dict(
         tol_rotation=tolerance('tol_rotation'), tol_position=tolerance('tol_position'),
@@ -487,7 +488,8 @@ def kinematics_targets():
         ('adjoint', core.adjoint, {'T': Arg('transform', pose, 'T')}),
         ('robot_from_screw_axes', screw_chain, {
             'screw_axes': Arg('array', slist, 'screw_axes', any_columns=True), 'home': Arg('transform', home, 'home'),
-            'body': Arg('flag', False, 'body'), 'name': Arg('custom', 'book', 'name', extra=junk(("''", '', 'error')))}),
+            'body': Arg('flag', False, 'body'),
+            'name': Arg('custom', 'book', 'name', extra=junk(("''", '', 'error')))}),
         ('position_limits', core.position_limits, {'robot': rb}),
         ('InverseKinematics', constructor, {
             'robot': rb, 'link': Arg('link', LINK, 'link'), 'point': point, 'base': base,
@@ -498,11 +500,12 @@ def kinematics_targets():
         ('InverseKinematics.pose', ik.pose, dict(q=Arg('array', env['qm'], 'q'), **base_pose)),
         ('sample_workspace', core.sample_workspace, {
             'robot': rb, 'link': Arg('link', LINK, 'link'),
-            'samples': Arg('custom', 5, 'samples', extra=junk(('42', 42, 'finite'), ('0', 0, 'error'),
-                                                              ('True', True, 'error'), ('np.int64(3)', np.int64(3), 'finite'))),
+            'samples': Arg('custom', 5, 'samples', extra=junk(
+                ('42', 42, 'finite'), ('0', 0, 'error'), ('True', True, 'error'),
+                ('np.int64(3)', np.int64(3), 'finite'))),
             'point': point,
-            'seed': Arg('custom', 7, 'seed', extra=junk(('42', 42, 'finite'), ('-1', -1, 'error'), ('2.5', 2.5, 'error'),
-                                                        none='finite')),     # None: a fresh draw
+            'seed': Arg('custom', 7, 'seed', extra=junk(  # None: a fresh draw
+                ('42', 42, 'finite'), ('-1', -1, 'error'), ('2.5', 2.5, 'error'), none='finite')),
             'prismatic_range': Arg('scalar', 1.0, 'prismatic_range', extra=[('-1', -1.0, 'error')])}),
         ('inverse_kinematics', core.inverse_kinematics, dict(
             {'robot': rb, 'link': Arg('link', LINK, 'link')}, position=task['position'], seed=task['seed'],

@@ -131,8 +131,8 @@ def test_cartesian_path_is_a_straight_line_and_a_screw_path_a_helix():
     b2 = b.copy()
     b2[:3, :3] = a[:3, :3]
     for t in np.linspace(0, 1, 7):
-        np.testing.assert_allclose(ScrewPath(a, b2, 1.0).sample(t).position, CartesianPath(a, b2, 1.0).sample(t).position,
-                                   atol=1e-12)
+        np.testing.assert_allclose(ScrewPath(a, b2, 1.0).sample(t).position,
+                                   CartesianPath(a, b2, 1.0).sample(t).position, atol=1e-12)
 
 
 def test_joint_path_feeds_the_reference_schedule():
