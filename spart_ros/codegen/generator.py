@@ -72,8 +72,9 @@ class Quantity:
 
 @dataclass
 class Function:
-    """A generated function: ``name`` (and ``alias``), its arguments (name, length), its result
-    (name, shape) as graph values (row-major), and the figures of its generation."""
+    """A generated function: ``name`` (and ``alias``), its arguments (name, shape), its result
+    (name, shape) as graph values (row-major), and the figures of its generation: scalar
+    operations with sharing, the same as trees (``tree_size``), seconds."""
     name: str
     alias: str
     description: str
