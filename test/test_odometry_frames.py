@@ -158,6 +158,17 @@ def test_the_same_robot_without_the_root_has_the_same_joint_dynamics(model):
     assert_same(ib.taum, ia.taum, 1e-11)
 
 
+def test_an_imu_in_the_arm_base_gives_the_footprint_orientation_and_rate(model):
+    from spart_ros.nodes.base_estimator import imu_to_base
+    R_f, p_f, v_f, w_f, _, _, _ = random_state(7, model.n_q)
+    R_a, _, _, w_a = arm_base_state(R_f, p_f, v_f, w_f)          # what an IMU in arm_base measures
+    R_b, w_b = imu_to_base(model.imu_rotation('arm_base'), R_a, w_a)
+    assert_same(R_b, R_f)
+    assert_same(w_b, w_f)
+    with pytest.raises(ModelError, match="IMU link 'arm_link_1' is not rigidly attached"):
+        model.imu_rotation('arm_link_1')
+
+
 def test_frames_not_fixed_to_the_base_are_refused_by_name(model):
     with pytest.raises(ModelError, match=r"odometry child_frame_id 'arm_link_3' is not rigidly attached to the "
                                          r"base link 'base_footprint': joint 'arm_joint_3'"):
