@@ -210,7 +210,7 @@ def test_dynamics_node_converts_odometry_frames_and_refuses_moving_ones(tmp_path
 
     ns = 'odomframes'
     proc = start_node('spart_ros', 'dynamics_node', namespace='/' + ns,
-                      parameters=dict(base='floating', robot_description=URDF, world_frame='odom'))
+                      parameters={'base': 'floating', 'robot_description': URDF, 'world_frame': 'odom'})
     ros = RosTestNode('test_odometry_frames')
     try:
         proc.wait_for_output(r'spart_dynamics\]: base floating', 90.0)

@@ -32,7 +32,7 @@ def urdf(*blocks):
     return f'<?xml version="1.0"?><robot name="two">{LINKS}{"".join(blocks)}</robot>'
 
 
-SYSTEM = '''
+SYSTEM = """
 <ros2_control name="arm" type="system">
   <hardware>
     <plugin>mock_components/GenericSystem</plugin>
@@ -56,7 +56,7 @@ SYSTEM = '''
     <command_interface name="on" data_type="bool"/>
     <state_interface name="pressure" size="2"/>
   </gpio>
-</ros2_control>'''
+</ros2_control>"""
 
 
 def test_a_system_tag_is_read_in_full():

@@ -169,9 +169,9 @@ def _component(el, label):
     plugins = [c for c in hardware[0] if _local(c.tag) == 'plugin']
     plugin = (plugins[0].text or '').strip() if len(plugins) == 1 else ''
     if not plugin:
+        found = f'{len(plugins)}' if len(plugins) != 1 else 'an empty one'
         raise URDFError(f'{where}: <hardware> needs one non-empty <plugin> (e.g. '
-                        'mock_components/GenericSystem), found ' + (f'{len(plugins)}' if len(plugins) != 1 else
-                                                                     'an empty one'))
+                        f'mock_components/GenericSystem), found {found}')
     members = {'joint': [], 'sensor': [], 'gpio': []}
     for c in el:
         kind = _local(c.tag)
