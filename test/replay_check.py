@@ -14,19 +14,11 @@ from spart_ros.core.kinematics import kinematics
 from spart_ros.core.model import inverse_transform
 
 
-def _matrix(t):
+def _matrix(rotation, translation):
+    """(4, 4) from a ROS quaternion and a point or vector (Transform or Pose fields)."""
     T = np.eye(4)
-    r, p = t.rotation, t.translation
-    T[:3, :3] = quaternion_from_ros(r.x, r.y, r.z, r.w)
-    T[:3, 3] = [p.x, p.y, p.z]
-    return T
-
-
-def _pose(pose):
-    T = np.eye(4)
-    o, p = pose.orientation, pose.position
-    T[:3, :3] = quaternion_from_ros(o.x, o.y, o.z, o.w)
-    T[:3, 3] = [p.x, p.y, p.z]
+    T[:3, :3] = quaternion_from_ros(rotation.x, rotation.y, rotation.z, rotation.w)
+    T[:3, 3] = [translation.x, translation.y, translation.z]
     return T
 
 
@@ -49,12 +41,14 @@ def tf_errors(path, robot, ns, every=1):
     static = {}
     for _, _, msg in data['/tf_static']:
         for t in msg.transforms:
-            static[t.child_frame_id] = (t.header.frame_id, _matrix(t.transform))
+            static[t.child_frame_id] = (t.header.frame_id, _matrix(t.transform.rotation,
+                                                                   t.transform.translation))
     by_stamp = {}
     for _, _, msg in data['/tf']:
         for t in msg.transforms:
             stamp = t.header.stamp.sec * 1_000_000_000 + t.header.stamp.nanosec
-            by_stamp.setdefault(stamp, {})[t.child_frame_id] = (t.header.frame_id, _matrix(t.transform))
+            transform = _matrix(t.transform.rotation, t.transform.translation)
+            by_stamp.setdefault(stamp, {})[t.child_frame_id] = (t.header.frame_id, transform)
     odom = {m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec: m for _, _, m in data[f'{ns}/odom']}
     index = {name: k for k, name in enumerate(robot.q_names)}
     q = np.zeros(robot.n_q)
@@ -84,7 +78,8 @@ def tf_errors(path, robot, ns, every=1):
                 T = T_pc @ T
                 frame = parent
             return T
-        T_b = _pose(odom[stamp].pose.pose)
+        pose = odom[stamp].pose.pose
+        T_b = _matrix(pose.orientation, pose.position)
         R0, r0, _ = base_from_link_frame(robot, T_b[:3, :3], T_b[:3, 3])
         _, RL, _, rL, _, _ = kinematics(R0, r0, q, robot)
         expected = {names[0]: T_b}
