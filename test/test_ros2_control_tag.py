@@ -170,3 +170,14 @@ def test_the_controllers_file_names_the_tag_joints_and_the_controller_commands_t
         params = yaml.safe_load((ROOT / 'config' / name).read_text())['/**']['ros__parameters']
         assert params['command_joints'] == effort['joints'], name
         assert params['commands_topic'].lstrip('/') == 'effort_controller/commands', name
+
+
+def test_only_the_gazebo_variant_needs_the_installed_package(monkeypatch):
+    """$(find spart_ros) (the default controllers file) is evaluated in the Gazebo variant only."""
+    monkeypatch.setenv('AMENT_PREFIX_PATH', '/nonexistent')
+    for plant in ('spart_sim', 'mock'):
+        assert ros2_control_from_urdf(str(XACRO), xacro_args={'plant': plant})[0].plugin == PLUGINS[plant]
+    text = urdf_text(str(XACRO), {'plant': 'gazebo', 'controllers': '/my/controllers.yaml'})
+    assert '<parameters>/my/controllers.yaml</parameters>' in text
+    with pytest.raises(URDFError, match="package 'spart_ros' not found"):
+        urdf_text(str(XACRO), {'plant': 'gazebo'})
