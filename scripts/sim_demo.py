@@ -424,6 +424,8 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
                              added=added)
     except BagError as err:
         result['problems'].append(str(err))
+    except Exception as err:  # noqa: BLE001 - a bug in the replay topics: reported, the run goes on
+        result['problems'].append(f'adding the replay topics to {bag_path.name} failed: {type(err).__name__}: {err}')
     # an animation anyone can watch: the measured motion at 15 frames per second of simulated time
     frames, next_t = [], -0.5
     for stamp, _, q_k, _ in rec.js:
@@ -436,9 +438,12 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
             next_t = t + 1.0 / 15
     if frames:
         gif = f'{name}_motion.gif'
-        backend = motion_gif(out / gif, str(robot_urdf(name)), frames, scenario['floating'], fps=15,
-                             title=f'{name} (sim time, x1)')
-        result['animation'] = dict(file=gif, backend=backend, frames=len(frames))
+        try:
+            backend = motion_gif(out / gif, str(robot_urdf(name)), frames, scenario['floating'], fps=15,
+                                 title=f'{name} (sim time, x1)')
+            result['animation'] = dict(file=gif, backend=backend, frames=len(frames))
+        except Exception as err:  # noqa: BLE001 - reported, the run goes on
+            result['problems'].append(f'the animation failed: {type(err).__name__}: {err}')
     else:
         result['problems'].append('no odometry and joint states with the same stamps: no animation')
     # plots
