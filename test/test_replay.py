@@ -14,7 +14,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from spart_ros.core.urdf import robot_from_urdf
-from spart_ros.tools.bag import McapBag, read_back
+from spart_ros.tools.bag import BagError, McapBag, read_back
 from spart_ros.tools.replay import RobotTransforms, add_replay_topics
 
 import dynamics_reference as ref
@@ -63,6 +63,10 @@ def test_tf_of_every_link_equals_the_core_forward_kinematics(tmp_path, name, flo
     p_err, R_err, checked, links = tf_errors(str(path), robot, '/demo')
     assert checked == 40 and links == robot.n_links_joints + 1
     assert p_err < 1e-9 and R_err < 1e-9, (p_err, R_err)
+    before = path.read_bytes()
+    with pytest.raises(BagError, match='already has /tf and /tf_static'):       # not added twice
+        add_replay_topics(str(path), robot, '/demo')
+    assert path.read_bytes() == before
     topics = read_back(str(path))           # decodes with the definitions it carries (TFMessage written here)
     assert topics['/tf'] == ('tf2_msgs/TFMessage', 80) and topics['/tf_static'] == ('tf2_msgs/TFMessage', 1)
     assert topics['/robot_description'] == ('std_msgs/String', 1) and topics['/demo/joint_states'][1] == 40

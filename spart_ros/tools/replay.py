@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.attitude import quaternion_to_ros
 from ..core.link_frames import joint_transforms
-from .bag import message_definition
+from .bag import BagError, message_definition
 
 __all__ = ['RobotTransforms', 'tf_message', 'add_replay_topics', 'TF_TYPE']
 
@@ -98,7 +98,8 @@ def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/cl
     """Rewrite the MCAP bag ``path`` (into ``out_path``, default in place) with ``/tf``,
     ``/tf_static``, ``/robot_description`` and log times on the ``clock_topic`` clock (see the
     module docstring).  ``namespace``: of the recorded ``joint_states``, ``odom`` and
-    ``robot_description`` topics (e.g. '/demo_kuka').  Returns {topic: messages added}."""
+    ``robot_description`` topics (e.g. '/demo_kuka').  Returns {topic: messages added}.  BagError
+    (nothing written) if the bag has /tf or /tf_static already."""
     from mcap.reader import make_reader
     from mcap.writer import Writer
     from mcap_ros2._dynamic import serialize_dynamic
@@ -115,6 +116,10 @@ def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/cl
             if channel.topic in topics:
                 decoded = decoder.decoder_for(channel.message_encoding, schema)(message.data)
             messages.append((schema, channel, message, decoded))
+    present = sorted({channel.topic for _, channel, _, _ in messages} & {'/tf', '/tf_static'})
+    if present:
+        raise BagError(f'{path} already has {" and ".join(present)} (recorded from robot_state_publisher, or '
+                       'replay topics added before): nothing added')
     clock_wall, clock_sim = [], []
     for _, channel, message, decoded in messages:
         if topics.get(channel.topic) == 'clock':
