@@ -57,8 +57,16 @@ def _add_links(mujoco, scene, robot, frame, radius):
 
 def _mujoco_frames(urdf, floating, frames, poses, size):
     """RGB images (h, w, 3) rendered offscreen by MuJoCo; raises if no GL backend works."""
-    os.environ.setdefault('MUJOCO_GL', 'egl')
-    import mujoco
+    # MuJoCo picks its GL backend when first imported; the variable is not left to the processes
+    # this one starts later (the demo's nodes)
+    set_here = 'MUJOCO_GL' not in os.environ
+    if set_here:
+        os.environ['MUJOCO_GL'] = 'egl'
+    try:
+        import mujoco
+    finally:
+        if set_here:
+            del os.environ['MUJOCO_GL']
     from ..core.urdf import robot_from_urdf
     from ..sim.urdf_import import mujoco_model_from_urdf
     model = mujoco_model_from_urdf(urdf, floating).model
