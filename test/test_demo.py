@@ -117,8 +117,10 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run):
         assert topics['/robot_description'] == ('std_msgs/String', 1)
         assert {t for t in plotted if t.startswith(ns + '/')} <= set(topics), (plotted, sorted(topics))
         robot = robot_from_urdf(str(ROOT / 'urdf' / f'{name}.urdf'))[0]
-        p_err, R_err, checked, links = tf_errors(r['bag']['path'], robot, ns, every=20)
-        assert checked > 200 and links == robot.n_links_joints + 1
+        # every 10th joint state that has an odometry message of the same stamp (a busy machine
+        # loses some messages of the recording): at least 1 s of the 1 kHz run
+        p_err, R_err, checked, links = tf_errors(r['bag']['path'], robot, ns, every=10)
+        assert checked >= 100 and links == robot.n_links_joints + 1
         assert p_err < 1e-9 and R_err < 1e-9, (name, p_err, R_err)
         gif = out / r['animation']['file']
         assert gif.name == f'{name}_motion.gif' and gif.read_bytes()[:6] == b'GIF89a'
