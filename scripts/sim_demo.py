@@ -30,6 +30,7 @@ floating, < 0.001 rad fixed), the watchdog zeroed the commands, the bags read ba
 stopped cleanly; else FAILED with the reasons, exit 1.
 """
 import argparse
+import bisect
 import json
 import math
 import os
@@ -427,11 +428,14 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     except Exception as err:  # noqa: BLE001 - a bug in the replay topics: reported, the run goes on
         result['problems'].append(f'adding the replay topics to {bag_path.name} failed: {type(err).__name__}: {err}')
     # an animation anyone can watch: the measured motion at 15 frames per second of simulated time
+    # (each joint state with the last odometry at most 20 ms older: a busy machine loses messages)
     frames, next_t = [], -0.5
+    odom_stamps = sorted(rec.odom)
     for stamp, _, q_k, _ in rec.js:
         t = stamp * 1e-9 - t_start
-        if t >= next_t and stamp in rec.odom:
-            R_b, p_b = rec.odom[stamp][:2]
+        k = bisect.bisect_right(odom_stamps, stamp) - 1
+        if t >= next_t and k >= 0 and stamp - odom_stamps[k] <= 20_000_000:
+            R_b, p_b = rec.odom[odom_stamps[k]][:2]
             T_b = np.eye(4)
             T_b[:3, :3], T_b[:3, 3] = R_b, p_b
             frames.append((T_b, dict(zip(names, q_k))))
