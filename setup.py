@@ -36,7 +36,7 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/launch", _files("launch/*.py")),
-        ("share/" + PACKAGE + "/config", _files("config/*.yaml")),
+        ("share/" + PACKAGE + "/config", _files("config/*.yaml") + _files("config/*.json")),
         ("share/" + PACKAGE + "/urdf", _files("urdf/*")),
     ],
     install_requires=["setuptools"],

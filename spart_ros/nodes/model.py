@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import base_state as bs
 from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
-from ..core.model import FIXED
+from ..core.link_frames import fixed_frame_in_base, link_com_frame
 from ..core.urdf import robot_from_urdf
 from .base_estimator import BaseLinkState
 from .config import POINT_FRAMES, ConfigError
@@ -38,37 +38,13 @@ BASE_COLUMN_NAMES = {
 }
 
 
-def link_com_frame(robot, link_id):
-    """4x4 transform of link ``link_id``'s CoM frame in its URDF link frame."""
-    return np.asarray(robot.link(link_id).T, dtype=float)
-
-
-def _link_in_parent_link_frame(robot, link_id):
-    """4x4 pose of link ``link_id``'s URDF frame in its parent link's URDF frame."""
-    joint = robot.joints[link_id - 1]
-    return link_com_frame(robot, joint.parent_link) @ np.asarray(joint.T, dtype=float)
-
-
 def imu_rotation_in_base(robot, link_name):
     """Rotation (3, 3) of the URDF frame of ``link_name`` in the base link frame b.
 
     The link must be rigidly attached to the base: every joint between them fixed.
     ModelError naming the link (unknown) or the first moving joint in between.
     """
-    if link_name not in robot.keys.link_id:
-        raise ModelError(f'IMU link {link_name!r} is not a link of robot {robot.name!r} '
-                         f'(links: {robot.link_names})')
-    i = robot.keys.link_id[link_name]
-    T = np.eye(4)
-    k = i
-    while k != 0:
-        joint = robot.joints[k - 1]
-        if joint.type != FIXED:
-            raise ModelError(f'IMU link {link_name!r} is not rigidly attached to the base link '
-                             f'{robot.base_link.name!r}: joint {joint.name!r} between them is not fixed')
-        T = _link_in_parent_link_frame(robot, k) @ T
-        k = joint.parent_link
-    return T[:3, :3].copy()
+    return fixed_frame_in_base(robot, link_name, 'IMU link')[:3, :3].copy()
 
 
 def leaf_links(robot):
@@ -172,6 +148,7 @@ class Model:
         self.column_names = base_cols + self.q_names
         self.row_names = list(ROW_NAMES)
         self._imu_rotations = {}
+        self._frames_in_base = {robot.base_link.name: None}    # frame name -> (4, 4) pose in b, None = b
         if config.imu_link:
             self.imu_rotation(config.imu_link)
         self.fast = fast_dynamics(robot)
@@ -191,6 +168,16 @@ class Model:
         if R is None:
             R = self._imu_rotations[link_name] = imu_rotation_in_base(self.robot, link_name)
         return R
+
+    def frame_in_base(self, frame, what='frame'):
+        """(4, 4) pose of the URDF frame ``frame`` in the base link frame b (cached), None for b
+        itself; ModelError naming ``what`` and the frame if it is not a link of the robot or not
+        rigidly attached to the base."""
+        try:
+            return self._frames_in_base[frame]
+        except KeyError:
+            T = self._frames_in_base[frame] = fixed_frame_in_base(self.robot, frame, what)
+            return T
 
     @classmethod
     def from_urdf(cls, source, config, expand_xacro=True):
