@@ -25,7 +25,7 @@ comparison; a per-call gravity= still overrides the model's, but is not what is 
 
 Then the growth 100-link / 10-link time of ID and FD (target <= 12), and a breakdown of
 where our microseconds go: the public method, the numba kernel called directly from Python
-with exactly the arguments the wrapper passes it ((mi, W) and the rest, recorded from the
+with exactly the arguments the wrapper passes it ((mi, mf, W) and the rest, recorded from the
 public call), and the same kernel call in a compiled (@njit) loop (pure machine code).
 
 Timing: both sides are timeit statements (no lambda in the timed loop, gc off), run in
@@ -60,7 +60,7 @@ from core_helpers import load_robot, random_state, serial_chain_urdf, urdf_path 
 from pinocchio_oracle import PinocchioOracle, symmetric  # noqa: E402
 from spart_ros import spart  # noqa: E402
 from spart_ros.core.fast import FastDynamics  # noqa: E402
-from spart_ros.core.fast import kernels as K  # noqa: E402
+from spart_ros.native import kernels as K  # noqa: E402
 
 TARGET_RATIO = 2.0
 TARGET_GROWTH = 12.0
@@ -210,61 +210,60 @@ def interleaved(block_fns, rounds, block_s, warmup=50):
 
 
 # --- diagnosis: where do our microseconds go? ----------------------------------------------------
-# The kernels' entry signatures (spart_ros/core/fast/kernels.py):
-#   rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
-#   aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
-#   crba(mi, W, R0, r0, qm, H)
-#   jacobian(mi, W, R0, r0, qm, link, offset, J)                     (bias=False)
-#   jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias)
-# FastDynamics binds (mi, W) with functools.partial (fd._rnea, fd._aba, fd._crba,
-# fd._jacobian, fd._jacobian_and_bias) and passes the rest; the wrenches (wF0, wFm) are both
-# arrays or both None, gravity None means the model's gravity (row 0 of W); ``out`` is the
-# method's own output array.  So the ID/FD calls timed here pass None, None, None for
-# (wF0, wFm, gravity), then floating and out.  The kernel's arguments below are not retyped here: they are recorded
-# from the public call itself (wrapped_call), so 'kernel' and 'njit' time exactly what the
-# wrapper runs, whatever it passes.
+# The kernels' entry signatures (spart_ros/native/kernels.py):
+#   rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, out)
+#   aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, gravity, floating, out)
+#   crba(mi, mf, W, R0, r0, qm, H)
+#   jacobian(mi, mf, W, R0, r0, qm, link, offset, J)                     (bias=False)
+#   jacobian_and_bias(mi, mf, W, R0, r0, qm, u0, um, link, offset, floating, J, bias)
+# (mi, mf) is the constant compiled model, W the FastDynamics' own workspace.  FastDynamics binds
+# (mi, mf, W) with functools.partial (fd._rnea, fd._aba, fd._crba, fd._jacobian,
+# fd._jacobian_and_bias) and passes the rest; gravity is the model's array unless a call gives
+# one; ``out`` is the method's own output array (the *_loads twins with wrenches are not timed
+# here).  The kernel's arguments below are not retyped here: they are recorded from the public
+# call itself (wrapped_call), so 'kernel' and 'njit' time exactly what the wrapper runs.
 #
 # The @njit loops are compiled in each run (not cache=True): numba's on-disk cache of a
 # function is keyed on its own source file only, so a cached loop would keep running the
 # machine code of an older kernels.py after the kernels change.
 
 @njit
-def loop_rnea(number, mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
+def loop_rnea(number, mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, out):
     acc = 0
     for _ in range(number):
-        acc += K.rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
+        acc += K.rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, out)
     return acc
 
 
 @njit
-def loop_aba(number, mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out):
+def loop_aba(number, mi, mf, W, R0, r0, qm, u0, um, tau0, taum, gravity, floating, out):
     acc = 0
     for _ in range(number):
-        acc += K.aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
+        acc += K.aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, gravity, floating, out)
     return acc
 
 
 @njit
-def loop_crba(number, mi, W, R0, r0, qm, H):
+def loop_crba(number, mi, mf, W, R0, r0, qm, H):
     acc = 0
     for _ in range(number):
-        acc += K.crba(mi, W, R0, r0, qm, H)
+        acc += K.crba(mi, mf, W, R0, r0, qm, H)
     return acc
 
 
 @njit
-def loop_jacobian(number, mi, W, R0, r0, qm, link, offset, J):
+def loop_jacobian(number, mi, mf, W, R0, r0, qm, link, offset, J):
     acc = 0
     for _ in range(number):
-        acc += K.jacobian(mi, W, R0, r0, qm, link, offset, J)
+        acc += K.jacobian(mi, mf, W, R0, r0, qm, link, offset, J)
     return acc
 
 
 @njit
-def loop_jacobian_and_bias(number, mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
+def loop_jacobian_and_bias(number, mi, mf, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
     acc = 0
     for _ in range(number):
-        acc += K.jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias)
+        acc += K.jacobian_and_bias(mi, mf, W, R0, r0, qm, u0, um, link, offset, floating, J, bias)
     return acc
 
 
@@ -280,14 +279,14 @@ DIAGNOSED = (('ID', 'ID', 'rnea'), ('FD', 'FD', 'aba'), ('H', 'H', 'crba'),
 
 
 def wrapped_call(fd, kern, stmt, ns):
-    """(kernel, args): the numba kernel and the full argument tuple (mi, W, ...) that the
+    """(kernel, args): the numba kernel and the full argument tuple (mi, mf, W, ...) that the
     public statement ``stmt`` passes to it, recorded by running the statement once with the
-    bound kernel fd.<BOUND[kern]> (a functools.partial of K.<kern> on (mi, W)) spied on."""
+    bound kernel fd.<BOUND[kern]> (a functools.partial of K.<kern> on (mi, mf, W)) spied on."""
     attr = BOUND[kern]
     bound = getattr(fd, attr)
     kernel = getattr(K, kern)
     if not (isinstance(bound, functools.partial) and bound.func is kernel and not bound.keywords):
-        raise SystemExit(f'FastDynamics.{attr} is not functools.partial(kernels.{kern}, mi, W): '
+        raise SystemExit(f'FastDynamics.{attr} is not functools.partial(kernels.{kern}, mi, mf, W): '
                          'update the diagnosis of benchmarks/bench_fast_path.py')
     seen = []
 
@@ -317,14 +316,14 @@ def njit_block(loop, args):
 
 
 def describe_args(args):
-    """The recorded arguments after (mi, W), as kinds: arrays by shape, None, scalars."""
+    """The recorded arguments after (mi, mf, W), as kinds: arrays by shape, None, scalars."""
     def one(a):
         if a is None:
             return 'None'
         if isinstance(a, np.ndarray):
             return f'{a.dtype}{list(a.shape)}'
         return repr(a)
-    return ', '.join(['mi', 'W'] + [one(a) for a in args[2:]])
+    return ', '.join(['mi', 'mf', 'W'] + [one(a) for a in args[3:]])
 
 
 def diagnosis_rows(case):
@@ -407,7 +406,7 @@ def main(argv=None):
     if not args.no_diagnose:
         print('\nwhere our microseconds go (same interleaving; us per call):')
         print('  public  = FastDynamics method (Python wrapper + numba dispatch + kernel)')
-        print('  kernel  = spart_ros.core.fast.kernels.<kernel>(mi, W, ...) called from Python with exactly the '
+        print('  kernel  = spart_ros.native.kernels.<kernel>(mi, mf, W, ...) called from Python with exactly the '
               'arguments the wrapper passes (numba dispatch + kernel)')
         print('  njit    = the same kernel call inside an @njit loop (machine code only)')
         print('  wrapper = public - kernel; dispatch = kernel - njit (medians of the per-round differences);')

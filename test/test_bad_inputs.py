@@ -29,6 +29,7 @@ arguments): a new one without a catalogue entry (or a reasoned exemption) fails.
 The URDF and DH constructors (urdf2robot, DH_Serial2robot) only get junk of the wrong type
 here: their own catalogues are in test_core_errors.py and test_urdf_errors.py.
 """
+import functools
 from functools import lru_cache
 import inspect
 import os
@@ -50,7 +51,8 @@ from spart_ros.core import attitude, base_state, errors
 from spart_ros.core import (connectivity_map, gravity_wrenches, point_jacobian, point_jacobian_dot,
                             spart_chain_warm_up)
 from spart_ros.core.errors import InputError, MimicJointWarning, ModelError, ModelWarning, SpartError
-from spart_ros.core.fast import FastDynamics, kernels as K
+from spart_ros.core.compiled_model import packed
+from spart_ros.core.fast import FastDynamics
 from spart_ros.core.model import JointLimits, Robot, RobotBuilder, homogeneous
 
 # hypothesis' caches go to the temporary directory, not a .hypothesis directory in the repository
@@ -274,7 +276,7 @@ def model_arrays(robot):
     if robot.symbolic:
         return ()
     limits = np.array([[j.limits.lower, j.limits.upper, j.limits.effort, j.limits.velocity] for j in robot.joints])
-    return robot.packed()[1][:, K.MF0:K.MF0 + K.MF_COLS].copy(), np.nan_to_num(limits, posinf=1e300, neginf=-1e300)
+    return packed(robot)[1].copy(), np.nan_to_num(limits, posinf=1e300, neginf=-1e300)
 
 
 LINK_ARGS = dict(name='upper', mass=1.5, inertia=np.array([[0.02, 0.001, 0.0], [0.001, 0.03, 0.0], [0.0, 0.0, 0.04]]),
@@ -406,8 +408,9 @@ def robot_method_targets():
     return [
         ('Robot.link_index', robot.link_index, {'name': name_of(robot.link_names[LINK], 'link')}),
         ('Robot.q_position', robot.q_position, {'name': name_of(robot.q_names[2], 'joint')}),
-        ('Robot.singularity', robot.singularity, flags('floating', 'base_only', 'independent')),
-        ('Robot.check_invertible', robot.check_invertible, flags('floating', 'base_only', 'independent')),
+        ('singularity', functools.partial(core.singularity, robot), flags('floating', 'base_only', 'independent')),
+        ('check_invertible', functools.partial(core.check_invertible, robot),
+         flags('floating', 'base_only', 'independent')),
         ('IndependentCoordinates', core.IndependentCoordinates, {'robot': Arg('robot', robot, 'robot')}),
         ('IndependentCoordinates.positions', c.positions, {'q': vec('q', c.n)}),
         ('IndependentCoordinates.velocities', c.velocities, {'u': vec('u', c.n)}),

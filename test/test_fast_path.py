@@ -276,7 +276,7 @@ def test_twists(model, seed):
 @pytest.mark.parametrize('model', ALL_MODELS)
 def test_against_the_numpy_reference_path(model):
     """The SPART-named functions send float inputs to compiled code that shares the fast path's
-    model packing (fast._pack); object-dtype inputs take their plain numpy path, built from the
+    model packing (compiled_model.pack); object-dtype inputs take their plain numpy path, built from the
     Robot's transforms directly.  Checking against that path too keeps a packing error from
     passing unseen (it would be common to both float paths)."""
     robot, s, o, ref = case(model, SEEDS[0])
@@ -401,12 +401,47 @@ def test_integer_and_ragged_inputs():
 METHODS = ('inverse_dynamics', 'bias_forces', 'gravity_forces', 'floating_inverse_dynamics', 'forward_dynamics',
            'mass_matrix', 'jacobian', 'twists')
 READERS = ('link_pose',)   # read what the last call computed: no state argument (test_link_pose_...)
+MAKERS = ('new_workspace',)   # another workspace on the same model (test_workspaces_...)
 
 
 def test_every_method_is_covered():
     public = {k for k, v in vars(FastDynamics).items() if not k.startswith('_') and callable(v)}
-    assert public == set(METHODS) | set(READERS), public ^ (set(METHODS) | set(READERS))
+    assert public == set(METHODS) | set(READERS) | set(MAKERS), \
+        public ^ (set(METHODS) | set(READERS) | set(MAKERS))
     assert [name for name, _ in calls(None, None)] == list(METHODS)
+
+
+def test_workspaces_on_one_model_keep_their_own_results():
+    """Two workspaces of one compiled model (new_workspace, FastDynamics(model=...)) share the
+    model (nothing copied, the same gravity) and nothing else: every method's result, and the
+    kinematics link_pose reads, stay those of the workspace's own last call while the other
+    workspace computes at another state."""
+    robot = load_robot(MODEL)
+    a = FastDynamics(robot, gravity=GRAVITY)
+    b = a.new_workspace()
+    c = FastDynamics(model=a.model)
+    assert b.model is a.model is c.model and b.robot is robot
+    assert b.model.mi is a.model.mi and b.model.mf is a.model.mf
+    s1, s2 = c_contiguous(random_state(robot, 1)), c_contiguous(random_state(robot, 2))
+    alone = {name: [np.array(x, copy=True) for x in fn()] for name, fn in calls(FastDynamics(robot), s1)}
+    mine = {name: fn() for name, fn in calls(a, s1)}
+    pose = [np.array(x, copy=True) for x in a.link_pose(robot.n_links_joints)]
+    for other in (b, c):
+        for name, fn in calls(other, s2):
+            fn()
+    for name, got in mine.items():
+        for k, (x, y) in enumerate(zip(got, alone[name])):
+            assert np.array_equal(x, y), f'{name}: output {k} of workspace a changed when b and c computed'
+    assert all(np.array_equal(x, y) for x, y in zip(a.link_pose(robot.n_links_joints), pose))
+    # gravity is the model's: set on one workspace, used by all
+    c.gravity = -GRAVITY
+    assert np.array_equal(a.gravity, -GRAVITY) and np.array_equal(b.gravity, -GRAVITY)
+    with pytest.raises(InputError, match=r'^model: expected a CompiledModel'):
+        FastDynamics(model=robot)
+    with pytest.raises(InputError, match=r'^gravity: belongs to the model'):
+        FastDynamics(model=a.model, gravity=GRAVITY)
+    with pytest.raises(InputError, match=r'^robot: .* is not the robot of model'):
+        FastDynamics(load_robot('SC_3DoF'), model=a.model)
 
 
 @pytest.mark.parametrize('model,seed', CASES[::2], ids=IDS[::2])

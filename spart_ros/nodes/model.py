@@ -19,6 +19,8 @@ import numpy as np
 
 from ..core import base_state as bs
 from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
+from ..core.fast.mimic import fast_dynamics
+from ..core.invertibility import singularity
 from ..core.model import FIXED
 from ..core.urdf import robot_from_urdf
 from .base_estimator import BaseLinkState
@@ -153,7 +155,6 @@ class Model:
     """
 
     def __init__(self, robot, config, warnings=()):
-        from ..core.fast.mimic import fast_dynamics
         self.config = config.check()
         self.robot = robot
         self.warnings = list(warnings)
@@ -206,7 +207,7 @@ class Model:
         if robot.base_hint and robot.base_hint != config.base:
             notes.append(f'the URDF joins {robot.base_link.name!r} to {robot.world_link or "world"!r} with a '
                          f'{robot.base_hint} joint, but the node models a {config.base} base (parameter base)')
-        why = robot.singularity(floating, independent=True)
+        why = singularity(robot, floating, independent=True)
         if why:
             notes.append(f'forward dynamics will be refused ({why}); kinematics, Jacobians and inverse '
                          'dynamics work')

@@ -1,8 +1,9 @@
 """Fast path: O(n) compiled dynamics for control loops, in SPART's conventions.
 
-:class:`FastDynamics` wraps a :class:`~spart_ros.core.model.Robot` with packed
-model arrays and a preallocated workspace (Pinocchio's Model/Data split) and
-calls numba kernels (``kernels.py``, cached on disk) once per algorithm:
+:class:`FastDynamics` is a workspace (Pinocchio's Data: scratch and result arrays)
+on a constant compiled model of a :class:`~spart_ros.core.model.Robot`
+(:class:`~spart_ros.core.compiled_model.CompiledModel`, Pinocchio's Model), and calls
+the compiled kernels (:mod:`spart_ros.native.kernels`) once per algorithm:
 
 ==========================  ==============================================  ===========
 method                      computes                                         SPART twin
@@ -18,9 +19,11 @@ twists                      CoM positions, twists, system CoM                Vel
 link_pose                   a link's CoM frame pose from the last call       (RL, rL)
 ==========================  ==============================================  ===========
 
-Gravity is a property of the object (``FastDynamics(robot, gravity=[0, 0, -9.81])`` or
+Gravity is a property of the model (``FastDynamics(robot, gravity=[0, 0, -9.81])`` or
 ``fd.gravity = ...``; zero by default, for space), used by every call that gives no
-``gravity=`` of its own.  State arguments are SPART's: R0 (3, 3) base CoM frame -> inertial, r0 (3,)
+``gravity=`` of its own.  ``fd.new_workspace()`` gives a second caller its own workspace on
+the same model (nothing copied but the scratch): a control law and the mode that runs it
+each keep their results.  State arguments are SPART's: R0 (3, 3) base CoM frame -> inertial, r0 (3,)
 base CoM, qm (n_q,), u0 (6,) = [base angular velocity in the base frame; base
 CoM velocity, inertial], um (n_q,); wrenches [torque; force] at CoMs in the
 inertial frame; gravity (3,) in the inertial frame.  ``floating=False`` pins
@@ -33,7 +36,7 @@ forward_dynamics, mass_matrix... calls, until the next inverse_dynamics (a call 
 raises may leave its method's outputs overwritten too).  Copy a result to keep it beyond
 that.  Nothing is allocated on the hot path.
 
-Inputs are checked once, at the entry (see ``spart_ros.core._checks``), and a bad one
+Inputs are checked once, at the entry (see :mod:`spart_ros.core.checks`), and a bad one
 raises InputError naming the argument, what was expected and what was given: the
 kernels check shapes, finite values and that R0 is a rotation (every entry of R'R - I
 within 1e-3, det R > 0) where that is nearly free, and that their results are finite
@@ -56,42 +59,13 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from .. import _checks as chk
-from ..errors import InputError, SingularModelError, ModelError, SpartError
-from ..model import FIXED
-from . import kernels as K
+from ..compiled_model import CompiledModel
+from ..errors import InputError, SingularModelError, SpartError
+from ..invertibility import check_invertible
+from ...native import kernels as K
+from ...native import layout as L
 
-__all__ = ['FastDynamics']
-
-
-def _pack(robot):
-    """(mi, W): the tree as ints and a float array with the model in its rows (see kernels)."""
-    if robot.symbolic:
-        raise ModelError(f'robot {robot.name!r} is symbolic: the fast path needs numeric masses and transforms')
-    n = robot.n_links_joints
-    mi = np.zeros(2 + 3 * n, dtype=np.int64)
-    mi[0], mi[1] = n, robot.n_q
-    W = np.zeros((n + 2, K.COLS))
-    W[0, K.MASS] = robot.base_link.mass
-    W[0, K.IBODY:K.IBODY + 9] = np.asarray(robot.base_link.inertia, float).ravel()
-    for i, (link, joint) in enumerate(zip(robot.links, robot.joints), start=1):
-        mi[2 + 3 * (i - 1):5 + 3 * (i - 1)] = (joint.parent_link, joint.type,
-                                                joint.q_id - 1 if joint.type != FIXED else -1)
-        W[i, K.MASS] = link.mass
-        W[i, K.IBODY:K.IBODY + 9] = np.asarray(link.inertia, float).ravel()
-        TJ, TL = np.asarray(joint.T, float), np.asarray(link.T, float)
-        W[i, K.TJR:K.TJR + 9] = TJ[:3, :3].ravel()
-        W[i, K.TJP:K.TJP + 3] = TJ[:3, 3]
-        W[i, K.TLR:K.TLR + 9] = TL[:3, :3].ravel()
-        W[i, K.TLP:K.TLP + 3] = TL[:3, 3]
-        W[i, K.AXIS:K.AXIS + 3] = np.asarray(joint.axis, float)
-        W[i, K.TJR_IDENTITY] = float(np.array_equal(TJ[:3, :3], np.eye(3)))
-        W[i, K.TLR_IDENTITY] = float(np.array_equal(TL[:3, :3], np.eye(3)))
-    bad = np.flatnonzero(~np.all(np.isfinite(W), axis=1))
-    if bad.size:    # a Robot checks its values when built: this one was changed since
-        k = int(bad[0])
-        part = f'link {robot.link_names[k]!r}' + (f' or joint {robot.joint_names[k - 1]!r}' if k else '')
-        raise ModelError(f'robot {robot.name!r}: {part} holds NaN or infinity (changed after the Robot was built?)')
-    return mi, W
+__all__ = ['FastDynamics', 'CompiledModel']
 
 
 # The entry kernels run only for the argument types they were compiled for (loaded from the
@@ -99,7 +73,8 @@ def _pack(robot):
 # instead of numba compiling on the spot: lists would otherwise cost a failed compilation
 # (~0.2 s) on every call, since the kernels run without numba's runtime (see kernels.py), and
 # a transposed R0 a compilation of seconds.
-_ENTRY_KERNELS = (K.rnea, K.floating_rnea, K.aba, K.crba, K.jacobian, K.jacobian_and_bias, K.twists_and_com)
+_ENTRY_KERNELS = (K.rnea, K.rnea_loads, K.floating_rnea, K.floating_rnea_loads, K.aba, K.aba_loads, K.crba,
+                  K.jacobian, K.jacobian_and_bias, K.twists_and_com)
 # (Dispatcher.disable_compile() refuses a dispatcher with no signature yet, so the flag it
 # sets is set directly; the pinned numba has it.)
 for _kernel in _ENTRY_KERNELS:
@@ -107,13 +82,14 @@ for _kernel in _ENTRY_KERNELS:
     K.exact_types_only(_kernel)
 _compile_lock = threading.Lock()
 
-# each entry kernel's argument names after (mi, W), and what it computes (for messages)
-_ARGUMENTS = {k: tuple(inspect.signature(k.py_func).parameters)[2:] for k in _ENTRY_KERNELS}
-_COMPUTES = {K.rnea: 'inverse dynamics (rnea)', K.floating_rnea: 'floating-base inverse dynamics',
-             K.aba: 'forward dynamics (aba)', K.crba: 'the mass matrix (crba)', K.jacobian: 'the Jacobian',
-             K.jacobian_and_bias: 'the Jacobian and its bias', K.twists_and_com: 'the twists'}
+# each entry kernel's argument names after (mi, mf, W), and what it computes (for messages)
+_ARGUMENTS = {k: tuple(inspect.signature(k.py_func).parameters)[3:] for k in _ENTRY_KERNELS}
+_COMPUTES = {K.rnea: 'inverse dynamics (rnea)', K.rnea_loads: 'inverse dynamics (rnea)',
+             K.floating_rnea: 'floating-base inverse dynamics', K.floating_rnea_loads: 'floating-base inverse dynamics',
+             K.aba: 'forward dynamics (aba)', K.aba_loads: 'forward dynamics (aba)', K.crba: 'the mass matrix (crba)',
+             K.jacobian: 'the Jacobian', K.jacobian_and_bias: 'the Jacobian and its bias',
+             K.twists_and_com: 'the twists'}
 _OUTPUTS = frozenset(('out', 'H', 'J', 'bias', 'rL', 'tL', 'com'))
-_OPTIONAL = frozenset(('wF0', 'wFm', 'gravity'))     # None: no wrenches / the model's gravity
 _LENGTHS = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 'wF0': 6}   # others: n_q
 
 
@@ -138,24 +114,40 @@ def _call_new_types(bound, args):
 
 
 class FastDynamics:
-    """Compiled dynamics of one robot; see the module docstring for the methods.
+    """Compiled dynamics of one robot: a constant model and this object's workspace.
+
+    ``FastDynamics(robot, gravity=None)`` packs ``robot`` into a new :class:`CompiledModel`
+    (``gravity`` (3,), inertial frame, is the model's); ``FastDynamics(model=model)`` makes
+    another workspace on an existing model, as :meth:`new_workspace` does.  Each workspace has
+    its own scratch and result arrays (Pinocchio's Data): two callers with two workspaces
+    never overwrite each other's results, and the model is shared, never copied.  One
+    workspace is for one thread at a time.
 
     Pass C-ordered float64 arrays for the fastest call: anything else (lists, ints,
     other layouts) is checked and converted on every call.
     """
     # slots: 30+ attributes would leave CPython's fast attribute access (~35 ns per call)
-    __slots__ = ('robot', 'n', 'n_q', '_mi', '_W', '_zero6', '_zero3', '_zero_wFm', '_zero_q', '_id_out',
+    __slots__ = ('model', 'robot', 'n', 'n_q', '_W', '_zero6', '_zero3', '_zero_wFm', '_zero_q', '_id_out',
                  '_bias_out', '_gravity_out', '_fid_out', '_fd_out', '_id', '_bias', '_gravity_result', '_fid',
                  '_fd', '_H', '_J', '_Jbias', '_jacobian_result', '_rL', '_tL', '_com', '_twists_result', '_rnea',
-                 '_floating_rnea', '_aba', '_crba', '_twists', '_jacobian', '_jacobian_and_bias', '_gravity',
-                 '_invertible', '__dict__')
+                 '_rnea_loads', '_floating_rnea', '_floating_rnea_loads', '_aba', '_aba_loads', '_crba', '_twists',
+                 '_jacobian', '_jacobian_and_bias', '_gravity', '_invertible', '__dict__')
 
-    def __init__(self, robot, gravity=None):
-        self.robot = robot = chk.robot(robot)
-        self.n, self.n_q = robot.n_links_joints, robot.n_q
-        n, nq = self.n, self.n_q
-        self._mi, self._W = _pack(robot)
+    def __init__(self, robot=None, gravity=None, *, model=None):
+        if model is None:
+            model = CompiledModel(robot, gravity)
+        elif not isinstance(model, CompiledModel):
+            raise InputError(f'model: expected a CompiledModel (FastDynamics.model), got {chk.given(model)}')
+        elif robot is not None and robot is not model.robot:
+            raise InputError(f'robot: {chk.given(robot)} is not the robot of model {model!r}')
+        elif gravity is not None:
+            raise InputError('gravity: belongs to the model: set it on the FastDynamics that made the model '
+                             '(fd.gravity = g), not per workspace')
+        self.model = model
+        self.robot = model.robot
+        self.n, self.n_q = n, nq = model.n, model.n_q
         z = np.zeros
+        self._W = z((n + 2, L.WS_COLS))
         self._zero6, self._zero3, self._zero_wFm, self._zero_q = z(6), z(3), z((6, n)), z(nq)
         # each algorithm's own outputs ([6 base values, n_q joint values]) and the views returned
         self._id_out, self._bias_out, self._gravity_out, self._fid_out, self._fd_out = (z(6 + nq) for _ in range(5))
@@ -169,24 +161,31 @@ class FastDynamics:
         self._jacobian_result = (self._J, self._Jbias)
         self._rL, self._tL, self._com = z((3, n + 1)), z((6, n + 1)), z(6)
         self._twists_result = (self._rL, self._tL, self._com)
-        bind = lambda kernel: partial(kernel, self._mi, self._W)  # noqa: E731
-        self._rnea, self._floating_rnea, self._aba = bind(K.rnea), bind(K.floating_rnea), bind(K.aba)
+        bind = lambda kernel: partial(kernel, model.mi, model.mf, self._W)  # noqa: E731
+        self._rnea, self._rnea_loads = bind(K.rnea), bind(K.rnea_loads)
+        self._floating_rnea, self._floating_rnea_loads = bind(K.floating_rnea), bind(K.floating_rnea_loads)
+        self._aba, self._aba_loads = bind(K.aba), bind(K.aba_loads)
         self._crba, self._twists = bind(K.crba), bind(K.twists_and_com)
         self._jacobian, self._jacobian_and_bias = bind(K.jacobian), bind(K.jacobian_and_bias)
-        self._gravity = self._W[0, K.GRAVITY:K.GRAVITY + 3]
-        self._invertible = [False, False, False]   # H checked invertible: floating, fixed base, base block
-        if gravity is not None:
-            self.gravity = gravity
+        self._gravity = model.gravity        # the model's array (set in place): a call without gravity= uses it
+        self._invertible = model.invertible  # the model's answers: H checked invertible (floating, fixed, H0)
+
+    def new_workspace(self):
+        """Another FastDynamics on this object's model (same robot and gravity, nothing copied)
+        with its own workspace and results: for a second caller, e.g. a control law beside the
+        mode that runs it, so that neither overwrites the other's results."""
+        return FastDynamics(model=self.model)
 
     @property
     def gravity(self):
         """The model's gravity (3,), inertial frame [m/s^2], used when a call gives none
-        (default zero: space).  Set it once, like Pinocchio's ``model.gravity``."""
+        (default zero: space).  Set it once, like Pinocchio's ``model.gravity``: every workspace
+        of the model (:meth:`new_workspace`) uses the new value."""
         return self._gravity.copy()
 
     @gravity.setter
     def gravity(self, g):
-        self._gravity[:] = self._numeric('gravity', chk.vector('gravity', g, 3))
+        self.model.set_gravity(g)
 
     # -- plumbing -------------------------------------------------------------------------
     def _call(self, kernel, *args):
@@ -215,7 +214,7 @@ class FastDynamics:
         n, nq = self.n, self.n_q
         out = []
         for name, a in zip(_ARGUMENTS[kernel], args):
-            if name in _OUTPUTS or (a is None and name in _OPTIONAL):
+            if name in _OUTPUTS or a is self._gravity:
                 pass
             elif name == 'floating':
                 a = chk.flag(name, a)
@@ -231,11 +230,9 @@ class FastDynamics:
         return out
 
     def _raise(self, code, kernel, args):
-        inputs = [(name, a) for name, a in zip(_ARGUMENTS[kernel], args)
-                  if name not in _OUTPUTS and isinstance(a, np.ndarray)]
-        if 'gravity' in _ARGUMENTS[kernel] and not any(name == 'gravity' for name, _ in inputs):
-            inputs.append(('gravity (FastDynamics.gravity)', self._gravity))   # the model's, used instead
-        if code == K.SINGULAR and not chk.huge(inputs):
+        inputs = [('gravity (FastDynamics.gravity)' if a is self._gravity else name, a)
+                  for name, a in zip(_ARGUMENTS[kernel], args) if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+        if code == L.SINGULAR and not chk.huge(inputs):
             # the model is invertible in general (checked before): this state is singular, or
             # so far out (e.g. prismatic joints 1e6 m out) that H is numerically singular
             far = [f'{name} (up to {np.abs(a).max():.3g})' for name, a in inputs
@@ -244,18 +241,18 @@ class FastDynamics:
                                      'joint axis, or a joint that moves no mass' + (
                                          f'; or the state is far beyond the robot\'s size: {", ".join(far)}'
                                          if far else '') + ')')
-        if code in (K.OVERFLOW, K.SINGULAR):   # singular with inputs above 1e150: lost to overflow
+        if code in (L.OVERFLOW, L.SINGULAR):   # singular with inputs above 1e150: lost to overflow
             raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs, self.robot)
         self._checked(kernel, args)   # says which argument is bad, and why
         kind, k = divmod(code, 100)   # (only if the two checks disagree)
-        name = K.ARGUMENT_NAMES[k] if 0 < k < len(K.ARGUMENT_NAMES) else 'an argument'
+        name = L.ARGUMENT_NAMES[k] if 0 < k < len(L.ARGUMENT_NAMES) else 'an argument'
         raise InputError(f'{name}: rejected by the compiled checks (error code {code})')
 
     def _check_invertible(self, floating, base_only=False):
-        """Robot.check_invertible (names what has no mass), remembered once passed: the robot's
-        own cache costs ~0.3 us per call, a fifth of a small robot's forward dynamics."""
+        """check_invertible (names what has no mass), remembered in the model once passed: the
+        check's own cache costs ~0.3 us per call, a fifth of a small robot's forward dynamics."""
         floating = chk.flag('floating', floating)
-        self.robot.check_invertible(floating, base_only=base_only)
+        check_invertible(self.robot, floating, base_only=base_only)
         self._invertible[2 if base_only else 0 if floating else 1] = True
 
     def _wrenches(self, wF0, wFm):
@@ -265,24 +262,31 @@ class FastDynamics:
     # -- algorithms -----------------------------------------------------------------------
     def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
-        if wF0 is not None or wFm is not None:
+        g = self._gravity if gravity is None else gravity
+        if wF0 is None and wFm is None:
+            self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, g, floating, self._id_out)
+        else:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, self._id_out)
+            self._call(self._rnea_loads, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, g, floating, self._id_out)
         return self._id
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
-        if wF0 is not None or wFm is not None:
+        z6, zq = self._zero6, self._zero_q
+        g = self._gravity if gravity is None else gravity
+        if wF0 is None and wFm is None:
+            self._call(self._rnea, R0, r0, qm, u0, um, z6, zq, g, floating, self._bias_out)
+        else:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._rnea, R0, r0, qm, u0, um, self._zero6, self._zero_q, wF0, wFm, gravity, floating,
-                   self._bias_out)
+            self._call(self._rnea_loads, R0, r0, qm, u0, um, z6, zq, wF0, wFm, g, floating, self._bias_out)
         return self._bias
 
     def gravity_forces(self, R0, r0, qm, gravity=None):
         """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity
         (``gravity`` (3,), or the model's)."""
         z6, zq = self._zero6, self._zero_q
-        self._call(self._rnea, R0, r0, qm, z6, zq, z6, zq, None, None, gravity, False, self._gravity_out)
+        g = self._gravity if gravity is None else gravity
+        self._call(self._rnea, R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
         return self._gravity_result
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
@@ -290,9 +294,12 @@ class FastDynamics:
         O(n) (SPART Floating_ID)."""
         if not self._invertible[2]:
             self._check_invertible(True, base_only=True)
-        if wF0 is not None or wFm is not None:
+        g = self._gravity if gravity is None else gravity
+        if wF0 is None and wFm is None:
+            self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, g, self._fid_out)
+        else:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, self._fid_out)
+            self._call(self._floating_rnea_loads, R0, r0, qm, u0, um, umdot, wF0, wFm, g, self._fid_out)
         return self._fid
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
@@ -303,9 +310,12 @@ class FastDynamics:
                 self._check_invertible(True)
         elif floating is not False or not self._invertible[1]:
             self._check_invertible(floating)
-        if wF0 is not None or wFm is not None:
+        g = self._gravity if gravity is None else gravity
+        if wF0 is None and wFm is None:
+            self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, g, floating, self._fd_out)
+        else:
             wF0, wFm = self._wrenches(wF0, wFm)
-        self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, self._fd_out)
+            self._call(self._aba_loads, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, g, floating, self._fd_out)
         return self._fd
 
     def mass_matrix(self, R0, r0, qm):
@@ -351,6 +361,6 @@ class FastDynamics:
         if type(link) is not int or not 0 <= link <= self.n:
             link = chk.link_id('link', link, self.robot)
         W = self._W
-        if W[0, K.R] == 0.0 and W[0, K.R + 1] == 0.0 and W[0, K.R + 2] == 0.0:   # R0's first row: never 0
+        if W[0, L.R] == 0.0 and W[0, L.R + 1] == 0.0 and W[0, L.R + 2] == 0.0:   # R0's first row: never 0
             raise SpartError('link_pose: no state yet: call a method with (R0, r0, qm) first')
-        return W[link, K.R:K.R + 9].reshape(3, 3), W[link, K.X:K.X + 3]
+        return W[link, L.R:L.R + 9].reshape(3, 3), W[link, L.X:L.X + 3]

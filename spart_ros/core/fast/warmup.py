@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from .. import spart_chain_warm_up
 from ..model import RobotBuilder, homogeneous
 from . import FastDynamics
 
@@ -26,7 +27,6 @@ def _tiny_robot():
 
 def warm_up():
     """Run every kernel once; returns the seconds it took."""
-    from .. import spart_chain_warm_up
     start = time.perf_counter()
     robot = _tiny_robot()
     fd = FastDynamics(robot)
