@@ -114,10 +114,20 @@ copy_headers() {  # copy_headers SOURCE DEST STAMP
 copy_headers "$PY_INC" /opt/python/cp311-cp311/include/python3.11 "python $PYVER"
 copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include "numpy $NP_VER"
 
-# --- 5. colcon build (skipped when no source file changed) ------------------
+# --- 5. the compiled kernels, built ahead of time (skipped when built already) --
+# numba compiles spart_ros/native/kernels.py into one extension module (about a minute on
+# 2 cores, once per change of the kernels) next to the sources; colcon build below installs
+# a copy of it beside the package, so tests (source tree) and nodes (install tree) share one
+# build and never compile at run time. The module's name carries a hash of its sources.
 # shellcheck source=env.sh
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
+start=$SECONDS
+python -m spart_ros.native.build --output "$ROOT/spart_ros/native" \
+  || die "the compiled kernels failed to build (python -m spart_ros.native.build --verbose says why)"
+say "compiled kernels ready in $((SECONDS - start)) s"
+
+# --- 6. colcon build (skipped when no source file changed) ------------------
 src_hash() {
   # Everything that goes into the install space (not the tests: colcon test
   # runs them from the source tree).
@@ -128,7 +138,8 @@ src_hash() {
     echo "$REQ_HASH"
     find package.xml setup.py setup.cfg resource launch config urdf spart_ros \
          spart_interfaces -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
-         ! -name '*.nbi' ! -name '*.nbc' -print0 2>/dev/null \
+         ! -name '*.nbi' ! -name '*.nbc' ! -name '.kernels.lock' ! -path '*/.build_*' \
+         -print0 2>/dev/null \
       | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 }
@@ -147,15 +158,4 @@ else
   echo "$BUILD_HASH" > "$BUILD_STAMP"
   say "colcon build done in $((SECONDS - start)) s"
 fi
-# numba compiles the fast-path kernels on first use (about a minute on 2 cores) and caches
-# them next to the sources. Do it here, for the source tree (tests) and for the installed
-# tree (nodes: a fresh colcon build copies new files there), so that nodes start in about a
-# second. With the caches in place this takes a second or two.
-source "$ROOT/scripts/env.sh"
-start=$SECONDS
-( cd "$ROOT" && python -m spart_ros.core.fast.warmup ) & warm_src=$!
-( cd / && python -m spart_ros.core.fast.warmup ) & warm_inst=$!
-wait "$warm_src" || die "fast-path kernels failed to compile (source tree)"
-wait "$warm_inst" || die "fast-path kernels failed to compile (installed package)"
-say "fast-path kernels ready in $((SECONDS - start)) s"
 say "ready: source scripts/env.sh"

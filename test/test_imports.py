@@ -164,3 +164,36 @@ def test_the_layers():
              if name == layer or name.startswith(layer + '.') for target in targets
              if any(target == b or target.startswith(b + '.') for b in banned)]
     assert not wrong, wrong
+
+
+# --- what a node's start pays for ------------------------------------------------------------------
+#: packages no node module may import: symbolic and plotting stacks, the JIT compiler (the kernels
+#: are built ahead of time), test oracles; MuJoCo and xacro only when a model needs them
+HEAVY = ('sympy', 'matplotlib', 'numba', 'llvmlite', 'scipy', 'pinocchio', 'mujoco', 'xacro', 'mcap', 'pandas')
+
+
+def _console_scripts():
+    with open(os.path.join(ROOT, 'setup.py'), encoding='utf-8') as f:
+        tree = ast.parse(f.read())
+    scripts = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+               and isinstance(node.value, str) and ' = spart_ros.' in node.value]
+    return sorted({s.split('=')[1].strip().split(':')[0] for s in scripts})
+
+
+def test_console_scripts_found():
+    assert {'spart_ros.nodes.dynamics_node', 'spart_ros.nodes.controller_node',
+            'spart_ros.nodes.sim_node'} <= set(_console_scripts())
+
+
+@pytest.mark.parametrize('module', _console_scripts() + ['spart_ros.nodes.bag_recorder'])
+def test_a_node_module_imports_no_heavy_package(module):
+    """Importing a node's module (what its process does before anything else) loads no symbolic,
+    plotting or compiler package (a regression guard of the start-up time, not a timed test)."""
+    import json
+    import subprocess
+    import sys
+    code = (f'import sys, json\nimport {module}\n'
+            f'print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [], f'{module} imports {out.stdout.strip()}'

@@ -131,12 +131,8 @@ def checked(fn=None, *, results=True, solves=False):
                 continue
             shape = shapes[name]
             # the common case inline: a C-ordered float64 array of the right shape, finite
-            if plain and type(x) is _ndarray and x.dtype is _float and x.shape == shape:
-                try:
-                    if _all_finite(x):
-                        continue
-                except TypeError:
-                    pass
+            if plain and type(x) is _ndarray and x.dtype is _float and x.shape == shape and _all_finite(x):
+                continue
             x = _check_one(name, x, shape)
             args[at] = numeric(name, x, solve) if solves else x
         return call(args, kwargs)

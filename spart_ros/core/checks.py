@@ -9,8 +9,8 @@ what was given, so that a ROS node can pass it on unchanged.  The rules:
 - arrays: real numbers (ints or floats; complex, bool, strings and None are
   errors), exactly the expected shape (a (k, 1) column is accepted for a
   vector of length k), every entry finite.  Numeric arrays come out as
-  C-ordered float64 arrays (a transposed, sliced, read-only or integer array is
-  copied once: the compiled code is never compiled again for another layout).
+  C-ordered float64 arrays (a transposed, sliced or integer array is copied once; a
+  read-only one is returned as it is: no function writes into its inputs).
   Object arrays keep their dtype (the symbolic path, where a function has one: numpy code
   on sympy expressions, or on plain numbers as a reference for the compiled code); their
   entries must be sympy expressions or finite real numbers.  Functions that need numbers
@@ -45,7 +45,8 @@ import numbers
 import numpy as np
 
 from .errors import InputError, ModelError
-from ..native.kernels import ROTATION_TOL, all_finite as _all_finite, first_non_rotation as _first_non_rotation
+from ..native import compiled as _native
+from ..native.layout import ROTATION_TOL
 
 #: | |q|^2 - 1 | up to which a quaternion (or an axis) is normalized; beyond, an error.
 QUATERNION_TOL = 0.01
@@ -53,6 +54,18 @@ QUATERNION_TOL = 0.01
 _HUGE = 1e150
 
 _ndarray, _float = np.ndarray, np.dtype(np.float64)
+# compiled checks of a float64 array by its number of dimensions (1 to 4): finite and C-ordered
+_FINITE_C = (None, _native.finite_c1, _native.finite_c2, _native.finite_c3, _native.finite_c4)
+_first_rotation2, _first_rotation3 = _native.first_non_rotation2, _native.first_non_rotation3
+
+
+def _all_finite(a):
+    """True if the float64 array ``a`` is C-ordered and every entry finite; False if either is
+    not (the caller then copies it to C order and asks again)."""
+    nd = a.ndim
+    if 0 < nd < 5:
+        return _FINITE_C[nd](a)
+    return bool(a.flags.c_contiguous and np.all(np.isfinite(a)))
 
 
 class ResultNotFinite(InputError):
@@ -203,12 +216,8 @@ def _float_c(a):
 
 def _finite(name, a):
     """``a`` (a C-ordered float64 array) if every entry is finite; InputError otherwise."""
-    try:
-        if _all_finite(a):
-            return a
-    except TypeError:   # 0-D, or more than 4 dimensions
-        if np.all(np.isfinite(a)):
-            return a
+    if _all_finite(a):
+        return a
     bad = np.argwhere(~np.isfinite(a))[0]
     raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
 
@@ -229,23 +238,15 @@ def _array(name, x, shape):
 def array(name, x, shape):
     """``x`` as an array of exactly ``shape`` (ints; None = any): a C-ordered float64
     array, or an object array if symbolic.  InputError naming ``name`` otherwise."""
-    if type(x) is _ndarray and x.dtype is _float and x.shape == shape:
-        try:
-            if _all_finite(x):
-                return x
-        except TypeError:       # another layout, or read-only: copied below
-            pass
+    if type(x) is _ndarray and x.dtype is _float and x.shape == shape and _all_finite(x):
+        return x
     return _array(name, x, shape)
 
 
 def vector(name, x, n):
     """A 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
-    if type(x) is _ndarray and x.dtype is _float and x.shape == (n,):
-        try:
-            if _all_finite(x):
-                return x
-        except TypeError:
-            pass
+    if type(x) is _ndarray and x.dtype is _float and x.shape == (n,) and _FINITE_C[1](x):
+        return x
     a = _as_array(name, x, f'a vector of length {n}')
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
@@ -321,36 +322,28 @@ def _rotation_error(name, R):
 def rotation(name, R):
     """A (3, 3) rotation matrix (see the module docstring): C-ordered float64, or an object
     array (sympy) whose orthonormality is checked only if it holds no symbols."""
-    if type(R) is _ndarray and R.dtype is _float and R.shape == (3, 3):
-        try:
-            if _first_non_rotation(R) < 0:
-                return R
-        except TypeError:
-            pass
+    if type(R) is _ndarray and R.dtype is _float and R.shape == (3, 3) and _first_rotation2(R) == -1:
+        return R
     a = _array(name, R, (3, 3))
     if a.dtype == object:
         if not has_symbols(a):
             rotation(name, a.astype(float))
         return a
-    if _first_non_rotation(a) >= 0:
+    if _first_rotation2(a) >= 0:
         raise _rotation_error(name, a)
     return a
 
 
 def rotations(name, RL, n):
     """A (3, 3, n) stack of rotation matrices (RL[:, :, k] each a rotation)."""
-    if type(RL) is _ndarray and RL.dtype is _float and RL.shape == (3, 3, n):
-        try:
-            if _first_non_rotation(RL) < 0:
-                return RL
-        except TypeError:
-            pass
+    if type(RL) is _ndarray and RL.dtype is _float and RL.shape == (3, 3, n) and _first_rotation3(RL) == -1:
+        return RL
     a = _array(name, RL, (3, 3, n))
     if a.dtype == object:
         if not has_symbols(a):
             rotations(name, a.astype(float), n)
         return a
-    k = _first_non_rotation(a)
+    k = _first_rotation3(a)
     if k >= 0:
         raise _rotation_error(f'{name}[:, :, {k}]', a[:, :, k])
     return a
@@ -448,10 +441,8 @@ def _results_finite(out):
     """Raise ResultNotFinite if a float array in ``out`` (an array or a tuple of them) is not finite."""
     for a in (out if isinstance(out, tuple) else (out,)):
         if type(a) is _ndarray and a.dtype is _float:
-            try:
-                ok = _all_finite(a)
-            except TypeError:   # a non-contiguous view (a block of a bigger result)
-                ok = bool(np.all(np.isfinite(a)))
+            # (a non-contiguous view, a block of a bigger result, is checked by numpy)
+            ok = _all_finite(a) or not a.flags.c_contiguous and bool(np.all(np.isfinite(a)))
             if not ok:
                 raise ResultNotFinite('result not finite')
 

@@ -64,6 +64,8 @@ class CompiledModel:
         self.robot = chk.robot(robot)
         self.n, self.n_q = robot.n_links_joints, robot.n_q
         self.mi, self.mf = pack(robot)
+        self.mi.setflags(write=False)
+        self.mf.setflags(write=False)
         self.gravity = np.zeros(3)
         self.invertible = [False, False, False]
         if gravity is not None:

@@ -55,7 +55,7 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     if not bk.is_symbolic(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot):
         tau0, taum = np.empty(6), np.empty(robot.n_q)
         if _compiled.inverse_dynamics(*_compiled.packed(robot), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im,
-                                      Bij, Bi0, tau0, taum):
+                                      Bij, Bi0, tau0, taum, np.empty(6), np.empty((6, n))):
             raise chk.ResultNotFinite('ID')
         return InverseDynamicsResult(tau0, taum)
     # Newton-Euler at each CoM: wq = M tdot + W M t - wF

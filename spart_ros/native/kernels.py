@@ -32,8 +32,11 @@ from .layout import (A, ARGUMENT_NAMES, AXIS, BAD_SHAPE, C, DINV, E, F, FIXED, G
 
 # Kernels never allocate or return arrays, so numba's runtime (NRT) buys nothing and costs a
 # lot: it wraps every array argument in a fresh MemInfo and adds atomic reference counts to
-# every view.  Without it a 3-DoF rnea call from Python drops from ~2.6 us to ~1.7 us.
-compiled = partial(njit, cache=True, _nrt=False)
+# every view.  Without it a 3-DoF rnea call from Python dropped from ~2.6 us to ~1.7 us.  The
+# extension module built from this file (spart_ros.native.build) has no runtime at all.  Not
+# cached on disk: this file is compiled ahead of time (build.py); the numba dispatchers here
+# serve that build and the benchmarks' @njit loops.
+compiled = partial(njit, _nrt=False)
 
 
 # --- small algebra on 1-D views (row-major 3x3) ---------------------------------------
@@ -140,16 +143,43 @@ def _crf_add(vel, h, out):
 # --- input and output checks ------------------------------------------------------------
 @compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _finite(a):
-    """True if every entry of a 1-D or 2-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
+    """True if every entry of a 1-D to 4-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
     acc = 0.0
     if a.ndim == 1:
         for k in range(a.shape[0]):
             acc += a[k] * 0.0
-    else:
+    elif a.ndim == 2:
         for r in range(a.shape[0]):
             for c in range(a.shape[1]):
                 acc += a[r, c] * 0.0
+    elif a.ndim == 3:
+        for r in range(a.shape[0]):
+            for c in range(a.shape[1]):
+                for k in range(a.shape[2]):
+                    acc += a[r, c, k] * 0.0
+    else:
+        for r in range(a.shape[0]):
+            for c in range(a.shape[1]):
+                for k in range(a.shape[2]):
+                    for m in range(a.shape[3]):
+                        acc += a[r, c, k, m] * 0.0
     return acc == 0.0
+
+
+@compiled
+def _c_contiguous(a):
+    """numpy's C-contiguity of a float64 array from its shape and strides (axes of length 1 do
+    not count; an empty array is contiguous)."""
+    step = 8
+    for k in range(a.ndim - 1, -1, -1):
+        d = a.shape[k]
+        if d == 0:
+            return True
+        if d != 1:
+            if a.strides[k] != step:
+                return False
+            step *= d
+    return True
 
 
 @compiled(inline='always')
@@ -216,49 +246,23 @@ def check_loads(mi, wF0, wFm, gravity):
     return 0
 
 
-def exact_types_only(dispatcher):
-    """Make a call with argument types that match no compiled signature exactly fail at once
-    with TypeError (the callers then convert the arguments in Python): numba's default search
-    for convertible signatures costs ~100 us per call (a Fortran-ordered R0 took ~190 us)."""
-    def no_conversion(*args, **kws):
-        return False
+# Checks called from Python by spart_ros.core.checks (every public function's entry checks): a
+# float64 array of any layout; True / -1 only when it is also C-contiguous (the checks return
+# C-ordered arrays, so another layout is copied by the caller, then checked again).
 
-    def mismatch(*args, **kws):
-        raise TypeError(f'{dispatcher.__name__}: no compiled version for these argument types')
-    dispatcher._search_new_conversions = no_conversion
-    dispatcher._explain_matching_error = mismatch
-    return dispatcher
+@compiled
+def finite_c(a):
+    """True if the float64 array ``a`` (1-D to 4-D) is C-contiguous and every entry finite."""
+    return _c_contiguous(a) and _finite(a)
 
 
-# Checks called from Python by spart_ros.core._checks (the SPART-named functions' entry checks).
-# Explicit signatures: compiled (or loaded from the cache) at import, and never compiled for
-# another type: a call with another layout or dtype raises TypeError, and the caller then
-# converts the array (to C order, float64) instead.
-_FLOAT_ARRAYS = ['float64[::1]', 'float64[:, ::1]', 'float64[:, :, ::1]', 'float64[:, :, :, ::1]']
-
-
-@compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
-def _all_finite(a):
-    """True if every entry of a C-contiguous array is finite (one pass over its memory)."""
-    flat = a.reshape(a.size)
-    acc = 0.0
-    for k in range(flat.shape[0]):
-        acc += flat[k] * 0.0
-    return acc == 0.0
-
-
-@exact_types_only
-@njit(['boolean(' + t + ')' for t in _FLOAT_ARRAYS], cache=True, _nrt=False)
-def all_finite(a):
-    """True if every entry of a C-contiguous float64 array (1-D to 4-D) is finite."""
-    return _all_finite(a)
-
-
-@exact_types_only
-@njit(['int64(float64[:, ::1])', 'int64(float64[:, :, ::1])'], cache=True, _nrt=False)
+@compiled
 def first_non_rotation(R):
-    """-1 if R (3, 3), or every R[:, :, k] of R (3, 3, n), is a rotation within ROTATION_TOL;
-    else the first k that is not (0 for a 2-D R).  The shape must already be checked."""
+    """For a C-contiguous R (3, 3), or R (3, 3, n): -1 if R, or every R[:, :, k], is a rotation
+    within ROTATION_TOL; else the first k that is not (0 for a 2-D R).  -2 if R is not
+    C-contiguous (nothing checked).  The shape must already be checked."""
+    if not _c_contiguous(R):
+        return -2
     if R.ndim == 2:
         return -1 if _is_rotation(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1],
                                   R[2, 2]) else 0
@@ -905,14 +909,12 @@ def twists_and_com(mi, mf, W, R0, r0, qm, u0, um, floating, rL, tL, com):
 
 
 # --- SPART-layout kernels: the float path of the SPART-named functions --------------------
-# Same model packing (the model columns of W); outputs in SPART's shapes, given by the caller.
-# They live in this file so that numba's on-disk cache, keyed on this file, sees any change
-# of the column constants they use.
+# The same model (mi, mf); outputs in SPART's shapes, given by the caller (and scratch, so that
+# nothing here allocates).
 
-@njit(cache=True)  # allocates scratch arrays: needs numba's runtime
+@compiled
 def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
     n = mi[0]
-    Rq = np.empty((3, 3))
     for i in range(n):
         p = mi[2 + 3 * i]
         jt = mi[3 + 3 * i]
@@ -930,25 +932,22 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
                 Rp = R0[r, k] if p == 0 else RL[r, k, p - 1]
                 acc += Rp * mf[i + 1, TJP + k]
             rJ[r, i] = acc
-        # rotation of the joint variable
+        # rotation of the joint variable, Rq = [[q00, q01, q02], [q10, q11, q12], [q20, q21, q22]]
+        q00, q01, q02, q10, q11, q12, q20, q21, q22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
         if jt == REVOLUTE:
             q = qm[qi]
             cq, sq = np.cos(q), np.sin(q)
             t = 1.0 - cq
             x, y, z = ax[0], ax[1], ax[2]
-            Rq[0, 0], Rq[0, 1], Rq[0, 2] = cq + t * x * x, t * x * y - sq * z, t * x * z + sq * y
-            Rq[1, 0], Rq[1, 1], Rq[1, 2] = t * x * y + sq * z, cq + t * y * y, t * y * z - sq * x
-            Rq[2, 0], Rq[2, 1], Rq[2, 2] = t * x * z - sq * y, t * y * z + sq * x, cq + t * z * z
-        else:
-            for r in range(3):
-                for c in range(3):
-                    Rq[r, c] = 1.0 if r == c else 0.0
+            q00, q01, q02 = cq + t * x * x, t * x * y - sq * z, t * x * z + sq * y
+            q10, q11, q12 = t * x * y + sq * z, cq + t * y * y, t * y * z - sq * x
+            q20, q21, q22 = t * x * z - sq * y, t * y * z + sq * x, cq + t * z * z
         shift = qm[qi] if jt == PRISMATIC else 0.0
         for r in range(3):
             # RJq row r
-            a0 = RJ[r, 0, i] * Rq[0, 0] + RJ[r, 1, i] * Rq[1, 0] + RJ[r, 2, i] * Rq[2, 0]
-            a1 = RJ[r, 0, i] * Rq[0, 1] + RJ[r, 1, i] * Rq[1, 1] + RJ[r, 2, i] * Rq[2, 1]
-            a2 = RJ[r, 0, i] * Rq[0, 2] + RJ[r, 1, i] * Rq[1, 2] + RJ[r, 2, i] * Rq[2, 2]
+            a0 = RJ[r, 0, i] * q00 + RJ[r, 1, i] * q10 + RJ[r, 2, i] * q20
+            a1 = RJ[r, 0, i] * q01 + RJ[r, 1, i] * q11 + RJ[r, 2, i] * q21
+            a2 = RJ[r, 0, i] * q02 + RJ[r, 1, i] * q12 + RJ[r, 2, i] * q22
             for c in range(3):
                 RL[r, c, i] = a0 * mf[i + 1, TLR + c] + a1 * mf[i + 1, TLR + 3 + c] + a2 * mf[i + 1, TLR + 6 + c]
             com0 = mf[i + 1, TLP] + ax[0] * shift
@@ -957,7 +956,7 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
             rL[r, i] = rJ[r, i] + a0 * com0 + a1 * com1 + a2 * com2
             e[r, i] = RJ[r, 0, i] * ax[0] + RJ[r, 1, i] * ax[1] + RJ[r, 2, i] * ax[2]
             g[r, i] = rL[r, i] - rJ[r, i]
-    ok = _all_finite(RJ) and _all_finite(RL) and _all_finite(rJ) and _all_finite(rL) and _all_finite(g)
+    ok = _finite(RJ) and _finite(RL) and _finite(rJ) and _finite(rL) and _finite(g)
     return 0 if ok else OVERFLOW
 
 
@@ -986,7 +985,7 @@ def spart_velocities(mi, Bij, Bi0, P0, pm, u0, um, t0, tL):
             qd = um[mi[4 + 3 * i]]
             for r in range(6):
                 tL[r, i] += pm[r, i] * qd
-    return 0 if _all_finite(t0) and _all_finite(tL) else OVERFLOW
+    return 0 if _finite(t0) and _finite(tL) else OVERFLOW
 
 
 @compiled
@@ -996,20 +995,20 @@ def spart__cross_add(a0, a1, a2, b0, b1, b2, out, col, row0, scale):
     out[row0 + 2, col] += scale * (a0 * b1 - a1 * b0)
 
 
-@njit(cache=True)  # allocates scratch arrays: needs numba's runtime
+@compiled
 def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot, tLdot):
     n = mi[0]
-    w = np.empty(3)
-    for r in range(3):
-        w[r] = P0[r, 0] * u0[0] + P0[r, 1] * u0[1] + P0[r, 2] * u0[2]
+    w0 = P0[0, 0] * u0[0] + P0[0, 1] * u0[1] + P0[0, 2] * u0[2]
+    w1 = P0[1, 0] * u0[0] + P0[1, 1] * u0[1] + P0[1, 2] * u0[2]
+    w2 = P0[2, 0] * u0[0] + P0[2, 1] * u0[1] + P0[2, 2] * u0[2]
     for r in range(6):
         acc = 0.0
         for c in range(6):
             acc += P0[r, c] * u0dot[c]
         t0dot[r] = acc
-    t0dot[0] += t0[1] * w[2] - t0[2] * w[1]
-    t0dot[1] += t0[2] * w[0] - t0[0] * w[2]
-    t0dot[2] += t0[0] * w[1] - t0[1] * w[0]
+    t0dot[0] += t0[1] * w2 - t0[2] * w1
+    t0dot[1] += t0[2] * w0 - t0[0] * w2
+    t0dot[2] += t0[0] * w1 - t0[1] * w0
     for i in range(n):
         p = mi[2 + 3 * i]
         spart__from_parent(mi, Bij, Bi0, t0dot, tLdot, i)
@@ -1027,7 +1026,7 @@ def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0do
             spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[3, i], pm[4, i], pm[5, i], tLdot, i, 3, qd)
             for r in range(6):
                 tLdot[r, i] += pm[r, i] * qdd
-    return 0 if _all_finite(t0dot) and _all_finite(tLdot) else OVERFLOW
+    return 0 if _finite(t0dot) and _finite(tLdot) else OVERFLOW
 
 
 @compiled
@@ -1046,14 +1045,13 @@ def spart_inertia_in_inertial_frame(mi, mf, R0, RL, I0, Im):
                     I0[r, c] = acc
                 else:
                     Im[r, c, i - 1] = acc
-    return 0 if _all_finite(I0) and _all_finite(Im) else OVERFLOW
+    return 0 if _finite(I0) and _finite(Im) else OVERFLOW
 
 
-@njit(cache=True)  # allocates scratch arrays: needs numba's runtime
-def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum):
+@compiled
+def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum, wq0, wq):
+    """tau0 (6,), taum (n_q,); wq0 (6,) and wq (6, n): scratch (the bodies' wrenches)."""
     n = mi[0]
-    wq = np.empty((6, n))
-    wq0 = np.empty(6)
     for i in range(n + 1):
         m = mf[i, MASS]
         for r in range(3):
@@ -1104,7 +1102,7 @@ def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, I
             for r in range(6):
                 acc += pm[r, i] * wq[r, i]
             taum[mi[4 + 3 * i]] = acc
-    return 0 if _all_finite(tau0) and _all_finite(taum) else OVERFLOW
+    return 0 if _finite(tau0) and _finite(taum) else OVERFLOW
 
 
 @compiled
@@ -1145,4 +1143,4 @@ def spart_differential_kinematics(mi, branch, R0, r0, rL, e, g, Bij, Bi0, P0, pm
         for c in range(3):
             P0[r, c] = R0[r, c]
         P0[3 + r, 3 + r] = 1.0
-    return 0 if acc == 0.0 and _all_finite(pm) else OVERFLOW
+    return 0 if acc == 0.0 and _finite(pm) else OVERFLOW

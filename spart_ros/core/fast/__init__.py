@@ -44,73 +44,47 @@ within 1e-3, det R > 0) where that is nearly free, and that their results are fi
 ``gravity (FastDynamics.gravity)`` when the object's own gravity caused it, or a
 ModelError naming the robot and the joint or link when only the model is that large;
 never an inf/NaN result).  The constructor checks ``gravity`` (3 finite numbers) and the
-model's packed values (finite) once.  Arguments of another type (lists, ints, a transposed or
-sliced R0, a (k, 1) column, None, complex...) take a slower path (~10 us) that checks
-and converts them in Python (to C-ordered float64 arrays) on each such call, so the
-kernels are never compiled for another layout: pass C-ordered float64 arrays for the
-fastest call.  ``link`` is an integer 0..n (Python or numpy) or a link name;
-``floating`` a bool (a number counts by its truth value).
+model's packed values (finite) once.  The fast call: float64 arrays (any layout: a
+transposed R0 or a sliced vector is read where it is, not copied), ``floating`` True or False,
+``link`` a Python int, no loads; Python then only checks each array's dtype and number of
+dimensions (~30 ns each) and calls the compiled kernel, which checks the rest.  Arguments
+of another type (lists, ints, a (k, 1) column, None, complex...) take a slower path
+(~10 us) that checks and converts them in Python (to C-ordered float64 arrays) on each such
+call.  ``link`` is an integer 0..n (Python or numpy) or a link name; ``floating`` a bool (a
+number counts by its truth value).
 """
-import inspect
-import threading
-from functools import partial
-
 import numpy as np
-from numba.core.errors import NumbaError
 
-from .. import _checks as chk
+from .. import checks as chk
 from ..compiled_model import CompiledModel
 from ..errors import InputError, SingularModelError, SpartError
 from ..invertibility import check_invertible
-from ...native import kernels as K
+from ...native import compiled as N
 from ...native import layout as L
+from ...native.exports import EXPORTS
 
 __all__ = ['FastDynamics', 'CompiledModel']
 
-
-# The entry kernels run only for the argument types they were compiled for (loaded from the
-# disk cache, or compiled, on first use).  A call with other types takes the slow path below
-# instead of numba compiling on the spot: lists would otherwise cost a failed compilation
-# (~0.2 s) on every call, since the kernels run without numba's runtime (see kernels.py), and
-# a transposed R0 a compilation of seconds.
-_ENTRY_KERNELS = (K.rnea, K.rnea_loads, K.floating_rnea, K.floating_rnea_loads, K.aba, K.aba_loads, K.crba,
-                  K.jacobian, K.jacobian_and_bias, K.twists_and_com)
-# (Dispatcher.disable_compile() refuses a dispatcher with no signature yet, so the flag it
-# sets is set directly; the pinned numba has it.)
-for _kernel in _ENTRY_KERNELS:
-    _kernel._can_compile = False
-    K.exact_types_only(_kernel)
-_compile_lock = threading.Lock()
-
-# each entry kernel's argument names after (mi, mf, W), and what it computes (for messages)
-_ARGUMENTS = {k: tuple(inspect.signature(k.py_func).parameters)[3:] for k in _ENTRY_KERNELS}
-_COMPUTES = {K.rnea: 'inverse dynamics (rnea)', K.rnea_loads: 'inverse dynamics (rnea)',
-             K.floating_rnea: 'floating-base inverse dynamics', K.floating_rnea_loads: 'floating-base inverse dynamics',
-             K.aba: 'forward dynamics (aba)', K.aba_loads: 'forward dynamics (aba)', K.crba: 'the mass matrix (crba)',
-             K.jacobian: 'the Jacobian', K.jacobian_and_bias: 'the Jacobian and its bias',
-             K.twists_and_com: 'the twists'}
+_F64 = np.dtype(np.float64)
+_rnea, _rnea_loads, _floating_rnea, _floating_rnea_loads = N.rnea, N.rnea_loads, N.floating_rnea, \
+    N.floating_rnea_loads
+_aba, _aba_loads, _crba, _jacobian, _jacobian_and_bias, _twists_and_com = N.aba, N.aba_loads, N.crba, N.jacobian, \
+    N.jacobian_and_bias, N.twists_and_com
+# each entry kernel by name, its argument names after (mi, mf, W), and what it computes (for messages)
+_KERNELS = {'rnea': _rnea, 'rnea_loads': _rnea_loads, 'floating_rnea': _floating_rnea,
+            'floating_rnea_loads': _floating_rnea_loads, 'aba': _aba, 'aba_loads': _aba_loads, 'crba': _crba,
+            'jacobian': _jacobian, 'jacobian_and_bias': _jacobian_and_bias, 'twists_and_com': _twists_and_com}
+_ARGUMENTS = {name: EXPORTS[name][1][3:] for name in _KERNELS}
+_COMPUTES = {'rnea': 'inverse dynamics (rnea)', 'floating_rnea': 'floating-base inverse dynamics',
+             'aba': 'forward dynamics (aba)', 'crba': 'the mass matrix (crba)', 'jacobian': 'the Jacobian',
+             'jacobian_and_bias': 'the Jacobian and its bias', 'twists_and_com': 'the twists'}
+_COMPUTES.update({f'{name}_loads': _COMPUTES[name] for name in ('rnea', 'floating_rnea', 'aba')})
 _OUTPUTS = frozenset(('out', 'H', 'J', 'bias', 'rL', 'tL', 'com'))
+# what each argument after (mi, mf, W) must be for the compiled call: a float64 array of that many
+# dimensions, a bool ('floating'), an int 0..n ('link'), or anything (None: the outputs, ours)
+_KINDS = {name: tuple(None if arg in _OUTPUTS else arg if arg in ('floating', 'link') else t.count(':')
+                      for arg, t in zip(_ARGUMENTS[name], EXPORTS[name][2][3:])) for name in _KERNELS}
 _LENGTHS = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 'wF0': 6}   # others: n_q
-
-
-def _call_new_types(bound, args):
-    """First call with these (checked, converted) argument types: load or compile the kernel
-    for them (once per process; cached on disk)."""
-    try:
-        return bound(*args)
-    except TypeError:
-        pass
-    kernel = bound.func
-    with _compile_lock:
-        kernel._can_compile = True
-        try:
-            return bound(*args)
-        except NumbaError as error:
-            types = ', '.join(type(a).__name__ if not isinstance(a, np.ndarray) else f'{a.dtype}{a.shape}'
-                              for a in args)
-            raise InputError(f'{kernel.__name__}: unsupported argument types ({types})') from error
-        finally:
-            kernel._can_compile = False
 
 
 class FastDynamics:
@@ -123,15 +97,14 @@ class FastDynamics:
     never overwrite each other's results, and the model is shared, never copied.  One
     workspace is for one thread at a time.
 
-    Pass C-ordered float64 arrays for the fastest call: anything else (lists, ints,
-    other layouts) is checked and converted on every call.
+    Pass float64 arrays for the fastest call: anything else (lists, ints, ...) is checked and
+    converted on every call.
     """
     # slots: 30+ attributes would leave CPython's fast attribute access (~35 ns per call)
-    __slots__ = ('model', 'robot', 'n', 'n_q', '_W', '_zero6', '_zero3', '_zero_wFm', '_zero_q', '_id_out',
-                 '_bias_out', '_gravity_out', '_fid_out', '_fd_out', '_id', '_bias', '_gravity_result', '_fid',
-                 '_fd', '_H', '_J', '_Jbias', '_jacobian_result', '_rL', '_tL', '_com', '_twists_result', '_rnea',
-                 '_rnea_loads', '_floating_rnea', '_floating_rnea_loads', '_aba', '_aba_loads', '_crba', '_twists',
-                 '_jacobian', '_jacobian_and_bias', '_gravity', '_invertible', '__dict__')
+    __slots__ = ('model', 'robot', 'n', 'n_q', '_mi', '_mf', '_W', '_zero6', '_zero3', '_zero_wFm', '_zero_q',
+                 '_id_out', '_bias_out', '_gravity_out', '_fid_out', '_fd_out', '_id', '_bias', '_gravity_result',
+                 '_fid', '_fd', '_H', '_J', '_Jbias', '_jacobian_result', '_rL', '_tL', '_com', '_twists_result',
+                 '_gravity', '_invertible', '__dict__')
 
     def __init__(self, robot=None, gravity=None, *, model=None):
         if model is None:
@@ -146,6 +119,7 @@ class FastDynamics:
         self.model = model
         self.robot = model.robot
         self.n, self.n_q = n, nq = model.n, model.n_q
+        self._mi, self._mf = model.mi, model.mf
         z = np.zeros
         self._W = z((n + 2, L.WS_COLS))
         self._zero6, self._zero3, self._zero_wFm, self._zero_q = z(6), z(3), z((6, n)), z(nq)
@@ -161,12 +135,6 @@ class FastDynamics:
         self._jacobian_result = (self._J, self._Jbias)
         self._rL, self._tL, self._com = z((3, n + 1)), z((6, n + 1)), z(6)
         self._twists_result = (self._rL, self._tL, self._com)
-        bind = lambda kernel: partial(kernel, model.mi, model.mf, self._W)  # noqa: E731
-        self._rnea, self._rnea_loads = bind(K.rnea), bind(K.rnea_loads)
-        self._floating_rnea, self._floating_rnea_loads = bind(K.floating_rnea), bind(K.floating_rnea_loads)
-        self._aba, self._aba_loads = bind(K.aba), bind(K.aba_loads)
-        self._crba, self._twists = bind(K.crba), bind(K.twists_and_com)
-        self._jacobian, self._jacobian_and_bias = bind(K.jacobian), bind(K.jacobian_and_bias)
         self._gravity = model.gravity        # the model's array (set in place): a call without gravity= uses it
         self._invertible = model.invertible  # the model's answers: H checked invertible (floating, fixed, H0)
 
@@ -188,16 +156,35 @@ class FastDynamics:
         self.model.set_gravity(g)
 
     # -- plumbing -------------------------------------------------------------------------
-    def _call(self, kernel, *args):
-        """Run a kernel (new argument types take the checking slow path); raise on an error code."""
-        try:
-            code = kernel(*args)
-        except (TypeError, ValueError, OverflowError, NumbaError):  # ValueError: numba cannot type an empty
-            # list; OverflowError: a Python int beyond int64
-            args = self._checked(kernel.func, args)
-            code = _call_new_types(kernel, args)
+    # Each method first tries the fast call: every array argument a float64 array with the
+    # kernel's number of dimensions (the compiled function trusts its argument types: numba's
+    # unboxing does not check them), the flags exact bools; the kernel checks shapes, values
+    # and results.  Anything else goes through _run, which checks and converts every argument.
+
+    def _run(self, name, *args):
+        """The general call of kernel ``name``: the arguments as they are if each already has the
+        compiled call's type (loads or a gravity given, ~1 us); else every argument checked and
+        converted (InputError naming the first bad one); then the kernel; raise on its error code."""
+        for a, kind in zip(args, _KINDS[name]):
+            if kind is None:
+                continue
+            if kind == 'floating':
+                if a is not True and a is not False:
+                    break
+            elif kind == 'link':
+                if type(a) is not int or not 0 <= a <= self.n:
+                    break
+            elif type(a) is not np.ndarray or a.dtype is not _F64 or a.ndim != kind:
+                break
+        else:
+            code = _KERNELS[name](self._mi, self._mf, self._W, *args)
+            if code:
+                self._raise(code, name, args)
+            return
+        args = self._checked(name, args)
+        code = _KERNELS[name](self._mi, self._mf, self._W, *args)
         if code:
-            self._raise(code, kernel.func, args)
+            self._raise(code, name, args)
 
     @staticmethod
     def _numeric(name, a):
@@ -208,45 +195,45 @@ class FastDynamics:
                 raise InputError(f'{name}: the fast path needs numbers, got symbolic values') from None
         return a
 
-    def _checked(self, kernel, args):
-        """The arguments of an entry kernel checked and converted (C-ordered float64 arrays,
+    def _checked(self, name, args):
+        """The arguments of entry kernel ``name`` checked and converted (C-ordered float64 arrays,
         bools, ints) in Python; InputError naming the first bad one."""
         n, nq = self.n, self.n_q
         out = []
-        for name, a in zip(_ARGUMENTS[kernel], args):
-            if name in _OUTPUTS or a is self._gravity:
+        for arg, a in zip(_ARGUMENTS[name], args):
+            if arg in _OUTPUTS or a is self._gravity:
                 pass
-            elif name == 'floating':
-                a = chk.flag(name, a)
-            elif name == 'link':
-                a = chk.link_id(name, a, self.robot)
-            elif name == 'R0':
-                a = self._numeric(name, chk.rotation(name, a))
-            elif name == 'wFm':
-                a = self._numeric(name, chk.array(name, a, (6, n)))
+            elif arg == 'floating':
+                a = chk.flag(arg, a)
+            elif arg == 'link':
+                a = chk.link_id(arg, a, self.robot)
+            elif arg == 'R0':
+                a = self._numeric(arg, chk.rotation(arg, a))
+            elif arg == 'wFm':
+                a = self._numeric(arg, chk.array(arg, a, (6, n)))
             else:
-                a = self._numeric(name, chk.vector(name, a, _LENGTHS.get(name, nq)))
+                a = self._numeric(arg, chk.vector(arg, a, _LENGTHS.get(arg, nq)))
             out.append(a)
         return out
 
-    def _raise(self, code, kernel, args):
-        inputs = [('gravity (FastDynamics.gravity)' if a is self._gravity else name, a)
-                  for name, a in zip(_ARGUMENTS[kernel], args) if name not in _OUTPUTS and isinstance(a, np.ndarray)]
+    def _raise(self, code, name, args):
+        inputs = [('gravity (FastDynamics.gravity)' if a is self._gravity else arg, a)
+                  for arg, a in zip(_ARGUMENTS[name], args) if arg not in _OUTPUTS and isinstance(a, np.ndarray)]
         if code == L.SINGULAR and not chk.huge(inputs):
             # the model is invertible in general (checked before): this state is singular, or
             # so far out (e.g. prismatic joints 1e6 m out) that H is numerically singular
-            far = [f'{name} (up to {np.abs(a).max():.3g})' for name, a in inputs
+            far = [f'{arg} (up to {np.abs(a).max():.3g})' for arg, a in inputs
                    if a.dtype == np.float64 and a.size and np.abs(a).max() > 1e4]
             raise SingularModelError(f'robot {self.robot.name!r}: singular inertia in this state (a point mass on a '
                                      'joint axis, or a joint that moves no mass' + (
                                          f'; or the state is far beyond the robot\'s size: {", ".join(far)}'
                                          if far else '') + ')')
         if code in (L.OVERFLOW, L.SINGULAR):   # singular with inputs above 1e150: lost to overflow
-            raise chk.overflow_error(f'FastDynamics: {_COMPUTES[kernel]}', inputs, self.robot)
-        self._checked(kernel, args)   # says which argument is bad, and why
+            raise chk.overflow_error(f'FastDynamics: {_COMPUTES[name]}', inputs, self.robot)
+        self._checked(name, args)   # says which argument is bad, and why
         kind, k = divmod(code, 100)   # (only if the two checks disagree)
-        name = L.ARGUMENT_NAMES[k] if 0 < k < len(L.ARGUMENT_NAMES) else 'an argument'
-        raise InputError(f'{name}: rejected by the compiled checks (error code {code})')
+        arg = L.ARGUMENT_NAMES[k] if 0 < k < len(L.ARGUMENT_NAMES) else 'an argument'
+        raise InputError(f'{arg}: rejected by the compiled checks (error code {code})')
 
     def _check_invertible(self, floating, base_only=False):
         """check_invertible (names what has no mass), remembered in the model once passed: the
@@ -262,23 +249,55 @@ class FastDynamics:
     # -- algorithms -----------------------------------------------------------------------
     def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
+        try:
+            exact = (wF0 is None and wFm is None and gravity is None and (floating is True or floating is False)
+                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is u0dot.dtype is umdot.dtype is _F64
+                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == u0dot.ndim == umdot.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _rnea(self._mi, self._mf, self._W, R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating,
+                             self._id_out)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._id
+            if code > 0:
+                self._raise(code, 'rnea', (R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating, self._id_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
-            self._call(self._rnea, R0, r0, qm, u0, um, u0dot, umdot, g, floating, self._id_out)
+            self._run('rnea', R0, r0, qm, u0, um, u0dot, umdot, g, floating, self._id_out)
         else:
             wF0, wFm = self._wrenches(wF0, wFm)
-            self._call(self._rnea_loads, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, g, floating, self._id_out)
+            self._run('rnea_loads', R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, g, floating, self._id_out)
         return self._id
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
         z6, zq = self._zero6, self._zero_q
+        try:
+            exact = (wF0 is None and wFm is None and gravity is None and (floating is True or floating is False)
+                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is _F64
+                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _rnea(self._mi, self._mf, self._W, R0, r0, qm, u0, um, z6, zq, self._gravity, floating,
+                             self._bias_out)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._bias
+            if code > 0:
+                self._raise(code, 'rnea', (R0, r0, qm, u0, um, z6, zq, self._gravity, floating, self._bias_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
-            self._call(self._rnea, R0, r0, qm, u0, um, z6, zq, g, floating, self._bias_out)
+            self._run('rnea', R0, r0, qm, u0, um, z6, zq, g, floating, self._bias_out)
         else:
             wF0, wFm = self._wrenches(wF0, wFm)
-            self._call(self._rnea_loads, R0, r0, qm, u0, um, z6, zq, wF0, wFm, g, floating, self._bias_out)
+            self._run('rnea_loads', R0, r0, qm, u0, um, z6, zq, wF0, wFm, g, floating, self._bias_out)
         return self._bias
 
     def gravity_forces(self, R0, r0, qm, gravity=None):
@@ -286,7 +305,21 @@ class FastDynamics:
         (``gravity`` (3,), or the model's)."""
         z6, zq = self._zero6, self._zero_q
         g = self._gravity if gravity is None else gravity
-        self._call(self._rnea, R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
+        try:
+            exact = (R0.dtype is r0.dtype is qm.dtype is g.dtype is _F64 and R0.ndim == 2
+                     and r0.ndim == qm.ndim == g.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _rnea(self._mi, self._mf, self._W, R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._gravity_result
+            if code > 0:
+                self._raise(code, 'rnea', (R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out))
+        self._run('rnea', R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
         return self._gravity_result
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
@@ -294,12 +327,28 @@ class FastDynamics:
         O(n) (SPART Floating_ID)."""
         if not self._invertible[2]:
             self._check_invertible(True, base_only=True)
+        try:
+            exact = (wF0 is None and wFm is None and gravity is None
+                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is umdot.dtype is _F64
+                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == umdot.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _floating_rnea(self._mi, self._mf, self._W, R0, r0, qm, u0, um, umdot, self._gravity,
+                                      self._fid_out)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._fid
+            if code > 0:
+                self._raise(code, 'floating_rnea', (R0, r0, qm, u0, um, umdot, self._gravity, self._fid_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
-            self._call(self._floating_rnea, R0, r0, qm, u0, um, umdot, g, self._fid_out)
+            self._run('floating_rnea', R0, r0, qm, u0, um, umdot, g, self._fid_out)
         else:
             wF0, wFm = self._wrenches(wF0, wFm)
-            self._call(self._floating_rnea_loads, R0, r0, qm, u0, um, umdot, wF0, wFm, g, self._fid_out)
+            self._run('floating_rnea_loads', R0, r0, qm, u0, um, umdot, wF0, wFm, g, self._fid_out)
         return self._fid
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
@@ -310,17 +359,46 @@ class FastDynamics:
                 self._check_invertible(True)
         elif floating is not False or not self._invertible[1]:
             self._check_invertible(floating)
+        try:
+            exact = (wF0 is None and wFm is None and gravity is None and (floating is True or floating is False)
+                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is tau0.dtype is taum.dtype is _F64
+                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == tau0.ndim == taum.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _aba(self._mi, self._mf, self._W, R0, r0, qm, u0, um, tau0, taum, self._gravity, floating,
+                            self._fd_out)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._fd
+            if code > 0:
+                self._raise(code, 'aba', (R0, r0, qm, u0, um, tau0, taum, self._gravity, floating, self._fd_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
-            self._call(self._aba, R0, r0, qm, u0, um, tau0, taum, g, floating, self._fd_out)
+            self._run('aba', R0, r0, qm, u0, um, tau0, taum, g, floating, self._fd_out)
         else:
             wF0, wFm = self._wrenches(wF0, wFm)
-            self._call(self._aba_loads, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, g, floating, self._fd_out)
+            self._run('aba_loads', R0, r0, qm, u0, um, tau0, taum, wF0, wFm, g, floating, self._fd_out)
         return self._fd
 
     def mass_matrix(self, R0, r0, qm):
         """H (6 + n_q, 6 + n_q) for u = [u0; um] (SPART GIM); a fixed base uses H[6:, 6:]."""
-        self._call(self._crba, R0, r0, qm, self._H)
+        try:
+            exact = R0.dtype is r0.dtype is qm.dtype is _F64 and R0.ndim == 2 and r0.ndim == qm.ndim == 1
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _crba(self._mi, self._mf, self._W, R0, r0, qm, self._H)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._H
+            if code > 0:
+                self._raise(code, 'crba', (R0, r0, qm, self._H))
+        self._run('crba', R0, r0, qm, self._H)
         return self._H
 
     def jacobian(self, link, R0, r0, qm, u0=None, um=None, offset=None, floating=True, bias=True):
@@ -332,21 +410,71 @@ class FastDynamics:
         the bias ignores u0 (the base columns stay in J).  bias=False skips the bias pass
         (the returned bias is then stale) for a cheaper call; u0 and um may then be None.
         """
-        if type(link) is not int:
+        if type(link) is not int or not 0 <= link <= self.n:
             link = chk.link_id('link', link, self.robot)
         if offset is None:
             offset = self._zero3
         if not bias:
-            self._call(self._jacobian, R0, r0, qm, link, offset, self._J)
+            try:
+                exact = (R0.dtype is r0.dtype is qm.dtype is offset.dtype is _F64 and R0.ndim == 2
+                         and r0.ndim == qm.ndim == offset.ndim == 1)
+            except AttributeError:
+                exact = False
+            if exact:
+                try:
+                    code = _jacobian(self._mi, self._mf, self._W, R0, r0, qm, link, offset, self._J)
+                except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                    code = -1
+                if not code:
+                    return self._jacobian_result
+                if code > 0:
+                    self._raise(code, 'jacobian', (R0, r0, qm, link, offset, self._J))
+            self._run('jacobian', R0, r0, qm, link, offset, self._J)
             return self._jacobian_result
-        self._call(self._jacobian_and_bias, R0, r0, qm, self._zero6 if u0 is None else u0,
-                   self._zero_q if um is None else um, link, offset, floating, self._J, self._Jbias)
+        if u0 is None:
+            u0 = self._zero6
+        if um is None:
+            um = self._zero_q
+        try:
+            exact = ((floating is True or floating is False)
+                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is offset.dtype is _F64
+                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == offset.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _jacobian_and_bias(self._mi, self._mf, self._W, R0, r0, qm, u0, um, link, offset, floating,
+                                          self._J, self._Jbias)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._jacobian_result
+            if code > 0:
+                self._raise(code, 'jacobian_and_bias',
+                            (R0, r0, qm, u0, um, link, offset, floating, self._J, self._Jbias))
+        self._run('jacobian_and_bias', R0, r0, qm, u0, um, link, offset, floating, self._J, self._Jbias)
         return self._jacobian_result
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)): CoM positions and twists [omega; CoM
         velocity] of the base (column 0) and links, and [system CoM; its velocity]."""
-        self._call(self._twists, R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
+        try:
+            exact = ((floating is True or floating is False)
+                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is _F64
+                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == 1)
+        except AttributeError:
+            exact = False
+        if exact:
+            try:
+                code = _twists_and_com(self._mi, self._mf, self._W, R0, r0, qm, u0, um, floating, self._rL, self._tL,
+                                       self._com)
+            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
+                code = -1
+            if not code:
+                return self._twists_result
+            if code > 0:
+                self._raise(code, 'twists_and_com', (R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com))
+        self._run('twists_and_com', R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
         return self._twists_result
 
     def link_pose(self, link):
