@@ -5,7 +5,8 @@
 compiles every kernel of :data:`.exports.EXPORTS` from :mod:`.kernels` with numba's
 ahead-of-time compiler (``numba.pycc``) into ``DIR/<library_name()>.<ext>`` (default: this
 package's folder), without numba's runtime (nothing in it allocates) and for this machine's
-CPU.  The module needs only NumPy to load (about a millisecond: no numba, no LLVM), which is
+CPU, and ``_call.c`` (the type-checked fast call of a kernel) into
+``DIR/<library_name()>_call.<ext>``.  The module needs only NumPy to load (about a millisecond: no numba, no LLVM), which is
 what makes a node start fast.  Nothing is done when that file exists already (another build
 with the same sources, Python, NumPy and CPU); concurrent builds of one folder wait for each
 other.  Needs numba, a C compiler and Python's headers; :mod:`.compiled` runs this on first use
@@ -25,6 +26,7 @@ import warnings
 
 import numba
 from numba.pycc import CC
+from numba.pycc.platform import Toolchain
 
 from . import kernels
 from .exports import EXPORTS, HERE, library_name
@@ -56,7 +58,9 @@ def build(output=HERE, force=False, verbose=False):
             with open(os.path.join(work, name + '.json'), 'w') as f:
                 json.dump(dict(module=name, numba=numba.__version__, nrt=cc.use_nrt, target_cpu=cc.target_cpu,
                                seconds=round(seconds, 1), exports=sorted(EXPORTS)), f, indent=1)
+            call = _build_call(name + '_call', work)
             os.replace(os.path.join(work, name + '.json'), os.path.join(output, name + '.json'))
+            os.replace(call, os.path.join(output, name + '_call' + EXTENSION_SUFFIXES[0]))
             os.replace(os.path.join(work, cc.output_file), target)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -67,6 +71,18 @@ def build(output=HERE, force=False, verbose=False):
                 except OSError:
                     pass
         return target
+
+
+def _build_call(module, work):
+    """_call.c compiled into the extension module ``module`` in ``work``; its path."""
+    tools = Toolchain()
+    objects = tools.compile_objects([os.path.join(HERE, '_call.c')], work,
+                                    include_dirs=tools.get_python_include_dirs(), macros=[('MODULE_NAME', module)],
+                                    extra_cflags=['-O2'])
+    path = os.path.join(work, tools.get_ext_filename(module))
+    tools.link_shared(path, objects, tools.get_python_libraries(), tools.get_python_library_dirs(),
+                      export_symbols=['PyInit_' + module])
+    return path
 
 
 def main(argv=None):

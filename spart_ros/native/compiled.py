@@ -10,7 +10,9 @@ before ``colcon build`` installs it beside the package, so that tests and nodes 
 
 The functions take exactly the argument types of :data:`.exports.EXPORTS` (numba's unboxing
 does not check them): call them only with float64 arrays of the declared number of dimensions,
-as :class:`spart_ros.core.fast.FastDynamics` and :mod:`spart_ros.core.checks` do.
+as :class:`spart_ros.core.fast.FastDynamics` and :mod:`spart_ros.core.checks` do, or through
+:func:`call` (``_call.c``): ``call(kernel, KINDS[name], *args)`` checks every argument's type
+in C (a few ns each) and returns ``kernel(*args)``, or None when one is of another type.
 """
 from importlib.machinery import EXTENSION_SUFFIXES
 import importlib.util
@@ -37,7 +39,7 @@ def cache_folder():
 def _find():
     for folder in (HERE, cache_folder()):
         path = os.path.join(folder, _FILE)
-        if os.path.exists(path):
+        if os.path.exists(path) and os.path.exists(os.path.join(folder, NAME + '_call' + EXTENSION_SUFFIXES[0])):
             return path
     return None
 
@@ -58,8 +60,8 @@ def _build():
     return path
 
 
-def _load(path):
-    spec = importlib.util.spec_from_file_location(NAME, path)
+def _load(path, name=NAME):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -68,6 +70,13 @@ def _load(path):
 _library = _load(_find() or _build())
 #: the file the kernels were loaded from
 LIBRARY = _library.__file__
+#: call(kernel, kinds, *args): ``kernel(*args)`` if every argument is of its kind, else None (_call.c)
+call = _load(LIBRARY.replace(NAME, NAME + '_call'), NAME + '_call').call
+#: {exported name: the ``kinds`` of its arguments for :func:`call`}: 0 for int arrays and for the
+#: caller's own C-ordered arrays (model, workspace, outputs), the number of dimensions for the
+#: float64 arrays a caller passes in (any layout), 'b' for flags; ints (link) are checked by the caller
+KINDS = {name: bytes(0 if t.startswith('int') or t.endswith('::1]') else ord('b') if t == 'boolean' else t.count(':')
+                     for t in types) for name, (_, _, types, _) in EXPORTS.items()}
 missing = sorted(set(EXPORTS) - set(dir(_library)))
 if missing:
     raise NativeBuildError(f'spart_ros: {LIBRARY} lacks {missing}: delete it to rebuild')

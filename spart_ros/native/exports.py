@@ -77,7 +77,7 @@ _export('spart_inverse_dynamics', 'spart_inverse_dynamics',
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the files the machine code is built from
-SOURCES = ('layout.py', 'kernels.py', 'exports.py', 'build.py')
+SOURCES = ('layout.py', 'kernels.py', 'exports.py', 'build.py', '_call.c')
 
 
 def _cpu():

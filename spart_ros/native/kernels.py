@@ -302,20 +302,23 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
                 W[i, XJ + k] += W[p, X + k]
             ax = mf[i, AXIS:AXIS + 3]
             _mat3_vec(RJi, ax, W[i, E:E + 3])
-            Rq = scratch[0:9]
+            RJq = scratch[9:18]
             if jt == REVOLUTE:
+                # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is
+                # RJ[r] x k, and RJ k is the joint axis in the world (e)
                 q = qm[qi]
                 cq, sq = np.cos(q), np.sin(q)
                 k0, k1, k2 = ax[0], ax[1], ax[2]
                 t = 1.0 - cq
-                Rq[0], Rq[1], Rq[2] = cq + t * k0 * k0, t * k0 * k1 - sq * k2, t * k0 * k2 + sq * k1
-                Rq[3], Rq[4], Rq[5] = t * k0 * k1 + sq * k2, cq + t * k1 * k1, t * k1 * k2 - sq * k0
-                Rq[6], Rq[7], Rq[8] = t * k0 * k2 - sq * k1, t * k1 * k2 + sq * k0, cq + t * k2 * k2
-            else:
+                for r in range(3):
+                    a0, a1, a2 = RJi[3 * r], RJi[3 * r + 1], RJi[3 * r + 2]
+                    te = t * W[i, E + r]
+                    RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te * k0
+                    RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te * k1
+                    RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te * k2
+            else:       # fixed, prismatic: no rotation
                 for k in range(9):
-                    Rq[k] = 1.0 if k % 4 == 0 else 0.0
-            RJq = scratch[9:18]
-            _mat3_mul(RJi, Rq, RJq)
+                    RJq[k] = RJi[k]
             if mf[i, TLR_IDENTITY] != 0.0:
                 for k in range(9):
                     W[i, R + k] = RJq[k]

@@ -46,8 +46,8 @@ ModelError naming the robot and the joint or link when only the model is that la
 never an inf/NaN result).  The constructor checks ``gravity`` (3 finite numbers) and the
 model's packed values (finite) once.  The fast call: float64 arrays (any layout: a
 transposed R0 or a sliced vector is read where it is, not copied), ``floating`` True or False,
-``link`` a Python int, no loads; Python then only checks each array's dtype and number of
-dimensions (~30 ns each) and calls the compiled kernel, which checks the rest.  Arguments
+``link`` a Python int, no loads: each argument's type is checked in C (a few ns each, see
+``spart_ros/native/_call.c``) and the compiled kernel called, which checks the rest.  Arguments
 of another type (lists, ints, a (k, 1) column, None, complex...) take a slower path
 (~10 us) that checks and converts them in Python (to C-ordered float64 arrays) on each such
 call.  ``link`` is an integer 0..n (Python or numpy) or a link name; ``floating`` a bool (a
@@ -65,7 +65,7 @@ from ...native.exports import EXPORTS
 
 __all__ = ['FastDynamics', 'CompiledModel']
 
-_F64 = np.dtype(np.float64)
+_call = N.call
 _rnea, _rnea_loads, _floating_rnea, _floating_rnea_loads = N.rnea, N.rnea_loads, N.floating_rnea, \
     N.floating_rnea_loads
 _aba, _aba_loads, _crba, _jacobian, _jacobian_and_bias, _twists_and_com = N.aba, N.aba_loads, N.crba, N.jacobian, \
@@ -80,10 +80,10 @@ _COMPUTES = {'rnea': 'inverse dynamics (rnea)', 'floating_rnea': 'floating-base 
              'jacobian_and_bias': 'the Jacobian and its bias', 'twists_and_com': 'the twists'}
 _COMPUTES.update({f'{name}_loads': _COMPUTES[name] for name in ('rnea', 'floating_rnea', 'aba')})
 _OUTPUTS = frozenset(('out', 'H', 'J', 'bias', 'rL', 'tL', 'com'))
-# what each argument after (mi, mf, W) must be for the compiled call: a float64 array of that many
-# dimensions, a bool ('floating'), an int 0..n ('link'), or anything (None: the outputs, ours)
-_KINDS = {name: tuple(None if arg in _OUTPUTS else arg if arg in ('floating', 'link') else t.count(':')
-                      for arg, t in zip(_ARGUMENTS[name], EXPORTS[name][2][3:])) for name in _KERNELS}
+# each kernel's argument kinds for the checked compiled call N.call (see native/_call.c)
+_KINDS = {name: N.KINDS[name] for name in _KERNELS}
+_K_RNEA, _K_FLOATING_RNEA, _K_ABA, _K_CRBA = _KINDS['rnea'], _KINDS['floating_rnea'], _KINDS['aba'], _KINDS['crba']
+_K_JACOBIAN, _K_JACOBIAN_AND_BIAS, _K_TWISTS = _KINDS['jacobian'], _KINDS['jacobian_and_bias'], _KINDS['twists_and_com']
 _LENGTHS = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 'wF0': 6}   # others: n_q
 
 
@@ -156,33 +156,21 @@ class FastDynamics:
         self.model.set_gravity(g)
 
     # -- plumbing -------------------------------------------------------------------------
-    # Each method first tries the fast call: every array argument a float64 array with the
-    # kernel's number of dimensions (the compiled function trusts its argument types: numba's
-    # unboxing does not check them), the flags exact bools; the kernel checks shapes, values
-    # and results.  Anything else goes through _run, which checks and converts every argument.
+    # The compiled functions trust their argument types (numba's unboxing does not check them):
+    # every call goes through _call, which checks each argument's type in C (float64 arrays of
+    # the kernel's number of dimensions, exact bools) and returns None on another type; the
+    # kernel checks shapes, values and results.  Anything else goes through _checked, which
+    # checks and converts every argument in Python.
 
     def _run(self, name, *args):
         """The general call of kernel ``name``: the arguments as they are if each already has the
-        compiled call's type (loads or a gravity given, ~1 us); else every argument checked and
+        compiled call's type (loads or a gravity given); else every argument checked and
         converted (InputError naming the first bad one); then the kernel; raise on its error code."""
-        for a, kind in zip(args, _KINDS[name]):
-            if kind is None:
-                continue
-            if kind == 'floating':
-                if a is not True and a is not False:
-                    break
-            elif kind == 'link':
-                if type(a) is not int or not 0 <= a <= self.n:
-                    break
-            elif type(a) is not np.ndarray or a.dtype is not _F64 or a.ndim != kind:
-                break
-        else:
-            code = _KERNELS[name](self._mi, self._mf, self._W, *args)
-            if code:
-                self._raise(code, name, args)
-            return
-        args = self._checked(name, args)
-        code = _KERNELS[name](self._mi, self._mf, self._W, *args)
+        kernel = _KERNELS[name]
+        code = _call(kernel, _KINDS[name], self._mi, self._mf, self._W, *args)
+        if code is None:
+            args = self._checked(name, args)
+            code = kernel(self._mi, self._mf, self._W, *args)
         if code:
             self._raise(code, name, args)
 
@@ -247,24 +235,20 @@ class FastDynamics:
         return self._zero6 if wF0 is None else wF0, self._zero_wFm if wFm is None else wFm
 
     # -- algorithms -----------------------------------------------------------------------
+    # Each method first tries the checked compiled call (_call: every argument's type checked in
+    # C, then the kernel; None when one is of another type, e.g. a list), then the general path.
+
     def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
-        try:
-            exact = (wF0 is None and wFm is None and gravity is None and (floating is True or floating is False)
-                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is u0dot.dtype is umdot.dtype is _F64
-                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == u0dot.ndim == umdot.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _rnea(self._mi, self._mf, self._W, R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating,
-                             self._id_out)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
+        if wF0 is None and wFm is None and gravity is None:
+            code = _call(_rnea, _K_RNEA, self._mi, self._mf, self._W, R0, r0, qm, u0, um, u0dot, umdot,
+                         self._gravity, floating, self._id_out)
+            if code == 0:
                 return self._id
-            if code > 0:
+            if code is not None:
                 self._raise(code, 'rnea', (R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating, self._id_out))
+            self._run('rnea', R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating, self._id_out)
+            return self._id
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
             self._run('rnea', R0, r0, qm, u0, um, u0dot, umdot, g, floating, self._id_out)
@@ -276,22 +260,6 @@ class FastDynamics:
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
         z6, zq = self._zero6, self._zero_q
-        try:
-            exact = (wF0 is None and wFm is None and gravity is None and (floating is True or floating is False)
-                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is _F64
-                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _rnea(self._mi, self._mf, self._W, R0, r0, qm, u0, um, z6, zq, self._gravity, floating,
-                             self._bias_out)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
-                return self._bias
-            if code > 0:
-                self._raise(code, 'rnea', (R0, r0, qm, u0, um, z6, zq, self._gravity, floating, self._bias_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
             self._run('rnea', R0, r0, qm, u0, um, z6, zq, g, floating, self._bias_out)
@@ -304,22 +272,8 @@ class FastDynamics:
         """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity
         (``gravity`` (3,), or the model's)."""
         z6, zq = self._zero6, self._zero_q
-        g = self._gravity if gravity is None else gravity
-        try:
-            exact = (R0.dtype is r0.dtype is qm.dtype is g.dtype is _F64 and R0.ndim == 2
-                     and r0.ndim == qm.ndim == g.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _rnea(self._mi, self._mf, self._W, R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
-                return self._gravity_result
-            if code > 0:
-                self._raise(code, 'rnea', (R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out))
-        self._run('rnea', R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
+        self._run('rnea', R0, r0, qm, z6, zq, z6, zq, self._gravity if gravity is None else gravity, False,
+                  self._gravity_out)
         return self._gravity_result
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
@@ -327,21 +281,12 @@ class FastDynamics:
         O(n) (SPART Floating_ID)."""
         if not self._invertible[2]:
             self._check_invertible(True, base_only=True)
-        try:
-            exact = (wF0 is None and wFm is None and gravity is None
-                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is umdot.dtype is _F64
-                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == umdot.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _floating_rnea(self._mi, self._mf, self._W, R0, r0, qm, u0, um, umdot, self._gravity,
-                                      self._fid_out)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
+        if wF0 is None and wFm is None and gravity is None:
+            code = _call(_floating_rnea, _K_FLOATING_RNEA, self._mi, self._mf, self._W, R0, r0, qm, u0, um, umdot,
+                         self._gravity, self._fid_out)
+            if code == 0:
                 return self._fid
-            if code > 0:
+            if code is not None:
                 self._raise(code, 'floating_rnea', (R0, r0, qm, u0, um, umdot, self._gravity, self._fid_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
@@ -359,21 +304,12 @@ class FastDynamics:
                 self._check_invertible(True)
         elif floating is not False or not self._invertible[1]:
             self._check_invertible(floating)
-        try:
-            exact = (wF0 is None and wFm is None and gravity is None and (floating is True or floating is False)
-                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is tau0.dtype is taum.dtype is _F64
-                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == tau0.ndim == taum.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _aba(self._mi, self._mf, self._W, R0, r0, qm, u0, um, tau0, taum, self._gravity, floating,
-                            self._fd_out)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
+        if wF0 is None and wFm is None and gravity is None:
+            code = _call(_aba, _K_ABA, self._mi, self._mf, self._W, R0, r0, qm, u0, um, tau0, taum, self._gravity,
+                         floating, self._fd_out)
+            if code == 0:
                 return self._fd
-            if code > 0:
+            if code is not None:
                 self._raise(code, 'aba', (R0, r0, qm, u0, um, tau0, taum, self._gravity, floating, self._fd_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
@@ -385,19 +321,11 @@ class FastDynamics:
 
     def mass_matrix(self, R0, r0, qm):
         """H (6 + n_q, 6 + n_q) for u = [u0; um] (SPART GIM); a fixed base uses H[6:, 6:]."""
-        try:
-            exact = R0.dtype is r0.dtype is qm.dtype is _F64 and R0.ndim == 2 and r0.ndim == qm.ndim == 1
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _crba(self._mi, self._mf, self._W, R0, r0, qm, self._H)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
-                return self._H
-            if code > 0:
-                self._raise(code, 'crba', (R0, r0, qm, self._H))
+        code = _call(_crba, _K_CRBA, self._mi, self._mf, self._W, R0, r0, qm, self._H)
+        if code == 0:
+            return self._H
+        if code is not None:
+            self._raise(code, 'crba', (R0, r0, qm, self._H))
         self._run('crba', R0, r0, qm, self._H)
         return self._H
 
@@ -415,65 +343,20 @@ class FastDynamics:
         if offset is None:
             offset = self._zero3
         if not bias:
-            try:
-                exact = (R0.dtype is r0.dtype is qm.dtype is offset.dtype is _F64 and R0.ndim == 2
-                         and r0.ndim == qm.ndim == offset.ndim == 1)
-            except AttributeError:
-                exact = False
-            if exact:
-                try:
-                    code = _jacobian(self._mi, self._mf, self._W, R0, r0, qm, link, offset, self._J)
-                except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                    code = -1
-                if not code:
-                    return self._jacobian_result
-                if code > 0:
-                    self._raise(code, 'jacobian', (R0, r0, qm, link, offset, self._J))
+            code = _call(_jacobian, _K_JACOBIAN, self._mi, self._mf, self._W, R0, r0, qm, link, offset, self._J)
+            if code == 0:
+                return self._jacobian_result
+            if code is not None:
+                self._raise(code, 'jacobian', (R0, r0, qm, link, offset, self._J))
             self._run('jacobian', R0, r0, qm, link, offset, self._J)
             return self._jacobian_result
-        if u0 is None:
-            u0 = self._zero6
-        if um is None:
-            um = self._zero_q
-        try:
-            exact = ((floating is True or floating is False)
-                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is offset.dtype is _F64
-                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == offset.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _jacobian_and_bias(self._mi, self._mf, self._W, R0, r0, qm, u0, um, link, offset, floating,
-                                          self._J, self._Jbias)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
-                return self._jacobian_result
-            if code > 0:
-                self._raise(code, 'jacobian_and_bias',
-                            (R0, r0, qm, u0, um, link, offset, floating, self._J, self._Jbias))
-        self._run('jacobian_and_bias', R0, r0, qm, u0, um, link, offset, floating, self._J, self._Jbias)
+        self._run('jacobian_and_bias', R0, r0, qm, self._zero6 if u0 is None else u0,
+                  self._zero_q if um is None else um, link, offset, floating, self._J, self._Jbias)
         return self._jacobian_result
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)): CoM positions and twists [omega; CoM
         velocity] of the base (column 0) and links, and [system CoM; its velocity]."""
-        try:
-            exact = ((floating is True or floating is False)
-                     and R0.dtype is r0.dtype is qm.dtype is u0.dtype is um.dtype is _F64
-                     and R0.ndim == 2 and r0.ndim == qm.ndim == u0.ndim == um.ndim == 1)
-        except AttributeError:
-            exact = False
-        if exact:
-            try:
-                code = _twists_and_com(self._mi, self._mf, self._W, R0, r0, qm, u0, um, floating, self._rL, self._tL,
-                                       self._com)
-            except TypeError:   # array-likes with a float64 dtype that are not numpy arrays
-                code = -1
-            if not code:
-                return self._twists_result
-            if code > 0:
-                self._raise(code, 'twists_and_com', (R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com))
         self._run('twists_and_com', R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
         return self._twists_result
 
