@@ -42,7 +42,7 @@ setup(
     # the compiled kernels, built ahead of time next to their sources (scripts/setup.sh, or
     # spart_ros.native.compiled on first use): installed with the package, so that nodes load
     # them instead of compiling
-    package_data={PACKAGE + ".native": ["_kernels_*.so", "_kernels_*.pyd", "_kernels_*.json"]},
+    package_data={PACKAGE + ".native": ["_call.c", "_kernels_*.so", "_kernels_*.pyd", "_kernels_*.json"]},
     install_requires=["setuptools"],
     zip_safe=False,
     maintainer="spart_ros maintainers",

@@ -123,7 +123,9 @@ copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/nump
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
 start=$SECONDS
-python -m spart_ros.native.build --output "$ROOT/spart_ros/native" \
+# (loading them builds them first when there is no build of these sources: numba is imported
+# only then)
+python -c 'import spart_ros.native.compiled' \
   || die "the compiled kernels failed to build (python -m spart_ros.native.build --verbose says why)"
 say "compiled kernels ready in $((SECONDS - start)) s"
 
