@@ -20,7 +20,12 @@ process(es) used until then (/proc, user + system).  Targets (issue 21, idle mac
 busy machine the figures are longer (compare with a baseline measured in the same run).
 
     source scripts/env.sh && export ROS_DOMAIN_ID=<yours>
-    python benchmarks/bench_startup.py [--runs 5] [--only library,nodes,launch]
+    python benchmarks/bench_startup.py [--runs 5] [--only library,nodes,launch] [--baseline DIR]
+
+``--baseline DIR``: another checkout of spart_ros, built (its ``install/``, e.g. an older commit
+extracted with ``git archive`` and built with colcon in this environment), measured the same way
+in alternation with this one (run k of each side back to back, the order flipped every run), so
+both see the same machine load.
 Not a test: the exit code is 0 either way.
 """
 import argparse
@@ -37,7 +42,20 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 URDF = os.path.join(ROOT, 'urdf', 'kuka_iiwa.urdf')
 JOINTS = [f'lbr_iiwa_joint_{k}' for k in range(1, 8)]
-INSTALL = os.path.join(ROOT, 'install', 'spart_ros', 'lib', 'spart_ros')
+
+
+class Tree:
+    """A built checkout: its installed executables, its installed package and its environment."""
+
+    def __init__(self, root, label):
+        self.root, self.label = root, label
+        prefix = os.path.join(root, 'install', 'spart_ros')
+        self.bin = os.path.join(prefix, 'lib', 'spart_ros')
+        self.site = os.path.join(prefix, 'lib', f'python{sys.version_info[0]}.{sys.version_info[1]}', 'site-packages')
+        self.env = dict(os.environ)
+        if root != ROOT:   # its package and share/ first
+            self.env['PYTHONPATH'] = os.pathsep.join([self.site, os.environ.get('PYTHONPATH', '')])
+            self.env['AMENT_PREFIX_PATH'] = os.pathsep.join([prefix, os.environ.get('AMENT_PREFIX_PATH', '')])
 NODE_TARGET_S, LAUNCH_TARGET_S = 1.0, 3.0
 
 LIBRARY = r'''
@@ -88,12 +106,12 @@ def descendants(pid):
     return out
 
 
-def library_runs(runs):
+def library_runs(tree, runs):
     rows = []
     for _ in range(runs):
         launched = time.time()
-        out = subprocess.run([sys.executable, '-c', LIBRARY.format(root=ROOT, urdf=URDF)], capture_output=True,
-                             text=True, cwd='/')
+        out = subprocess.run([sys.executable, '-c', LIBRARY.format(root=tree.site, urdf=URDF)], capture_output=True,
+                             text=True, cwd='/', env=tree.env)
         if out.returncode:
             raise SystemExit(out.stderr)
         d = json.loads(out.stdout.strip().splitlines()[-1])
@@ -151,6 +169,7 @@ class Probe:
 
     def close(self):
         self.executor.shutdown()
+        self.thread.join(5.0)
         self.node.destroy_node()
         self.rclpy.shutdown()
 
@@ -191,48 +210,52 @@ def msg_class(spec):
     return getattr(importlib.import_module(module), name)
 
 
-def node_runs(probe, runs, log):
-    rows = {name: [] for name in NODES}
-    for _ in range(runs):
-        for name, (params, topic, _, inputs) in NODES.items():
-            path = params_file(params)
-            probe.reset(inputs)
-            time.sleep(0.3 if inputs else 0.05)       # our joint states flowing before the node starts
-            launched = time.time()
-            proc = subprocess.Popen([os.path.join(INSTALL, name), '--ros-args', '--params-file', path],
-                                    stdout=log, stderr=subprocess.STDOUT)
-            ok = probe.wait([topic], 30.0, [proc])
-            cpu = cpu_seconds(descendants(proc.pid))
-            stop(proc)
-            os.unlink(path)
-            rows[name].append(dict(ok=ok, wall=probe.first.get(topic, float('nan')) - launched, cpu=cpu))
-    return rows
+def node_run(probe, tree, name, log):
+    params, topic, _, inputs = NODES[name]
+    path = params_file(params)
+    probe.reset(inputs)
+    time.sleep(0.3 if inputs else 0.05)       # our joint states flowing before the node starts
+    launched = time.time()
+    proc = subprocess.Popen([os.path.join(tree.bin, name), '--ros-args', '--params-file', path],
+                            stdout=log, stderr=subprocess.STDOUT, env=tree.env)
+    ok = probe.wait([topic], 30.0, [proc])
+    cpu = cpu_seconds(descendants(proc.pid))
+    stop(proc)
+    os.unlink(path)
+    return dict(ok=ok, wall=probe.first.get(topic, float('nan')) - launched, cpu=cpu)
 
 
 LAUNCH_TOPICS = {'controller': '/effort_controller/commands', 'dynamics': '/spart_dynamics/center_of_mass',
                  'sim': '/joint_states'}
 
 
-def launch_runs(probe, runs, log):
-    rows = []
-    for _ in range(runs):
-        probe.reset(False)
-        time.sleep(0.1)
-        launched = time.time()
-        proc = subprocess.Popen([sys.executable, os.path.join(ROOT, 'scripts', 'local_launch.py'), 'sim_demo.launch.py',
-                                 'robot:=kuka_iiwa'], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        ok = probe.wait(list(LAUNCH_TOPICS.values()), 60.0, [proc])
-        cpu = cpu_seconds(descendants(proc.pid))
-        row = dict(ok=ok, cpu=cpu, **{k: probe.first.get(t, float('nan')) - launched for k, t in LAUNCH_TOPICS.items()})
-        row['all'] = max(row[k] for k in LAUNCH_TOPICS)
-        rows.append(row)
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        time.sleep(0.5)
+def launch_run(probe, tree, log):
+    probe.reset(False)
+    time.sleep(0.1)
+    launched = time.time()
+    proc = subprocess.Popen([sys.executable, os.path.join(tree.root, 'scripts', 'local_launch.py'), 'sim_demo.launch.py',
+                             'robot:=kuka_iiwa'], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env=tree.env)
+    ok = probe.wait(list(LAUNCH_TOPICS.values()), 60.0, [proc])
+    cpu = cpu_seconds(descendants(proc.pid))
+    row = dict(ok=ok, cpu=cpu, **{k: probe.first.get(t, float('nan')) - launched for k, t in LAUNCH_TOPICS.items()})
+    row['all'] = max(row[k] for k in LAUNCH_TOPICS)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    time.sleep(0.5)
+    return row
+
+
+def alternating(trees, runs, fn):
+    """{tree label: [fn(tree) per run]}, the trees' runs back to back, the order flipped every run."""
+    rows = {t.label: [] for t in trees}
+    for k in range(runs):
+        for tree in (trees if k % 2 == 0 else trees[::-1]):
+            rows[tree.label].append(fn(tree))
     return rows
 
 
@@ -244,16 +267,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--runs', type=int, default=5, help='runs of each measurement (default 5; medians printed)')
     ap.add_argument('--only', default='library,nodes,launch', help='comma-separated parts to run')
+    ap.add_argument('--baseline', help='another built checkout, measured in alternation with this one')
     args = ap.parse_args(argv)
     parts = set(args.only.split(','))
+    trees = [Tree(ROOT, 'this')] + ([Tree(os.path.abspath(args.baseline), 'baseline')] if args.baseline else [])
     print(f'python {sys.version.split()[0]}; 2 CPUs shared; load average {" ".join(f"{x:.2f}" for x in os.getloadavg())}'
-          f'; ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID")}; model {os.path.relpath(URDF, ROOT)} (7 joints)')
+          f'; ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID")}; model {os.path.relpath(URDF, ROOT)} (7 joints)'
+          + (f'; baseline {trees[1].root}' if args.baseline else ''))
     if 'library' in parts:
-        rows = library_runs(args.runs)
-        print(f'\n1. library (fresh interpreter, median of {args.runs}): process start -> first inverse_dynamics '
-              f'{med(rows, "wall"):.2f} s (imports {med(rows, "imports"):.2f} s, URDF + FastDynamics + first call '
-              f'{med(rows, "first") * 1e3:.0f} ms), CPU {med(rows, "cpu"):.2f} s; numba imported: '
-              f'{any(r["numba"] for r in rows)}')
+        rows = alternating(trees, args.runs, lambda tree: library_runs(tree, 1)[0])
+        print(f'\n1. library (fresh interpreter, median of {args.runs}): process start -> first inverse_dynamics')
+        for label, r in rows.items():
+            print(f'   {label:<9} {med(r, "wall"):.2f} s (imports {med(r, "imports"):.2f} s, URDF + FastDynamics + first '
+                  f'call {med(r, "first") * 1e3:.0f} ms), CPU {med(r, "cpu"):.2f} s; numba imported: '
+                  f'{any(x["numba"] for x in r)}')
     if parts & {'nodes', 'launch'}:
         probe = Probe()
         for name, (_, topic, spec, _) in NODES.items():
@@ -261,26 +288,27 @@ def main(argv=None):
         probe.watch(msg_class('sensor_msgs.msg:JointState'), '/joint_states')
         with open(os.devnull, 'w') as log:
             if 'nodes' in parts:
-                rows = node_runs(probe, args.runs, log)
                 print(f'\n2. each node alone (installed executable; median of {args.runs}): process start -> first '
                       f'output, target <= {NODE_TARGET_S} s')
-                for name, r in rows.items():
-                    failed = sum(not x['ok'] for x in r)
-                    wall = med(r, 'wall')
-                    each = ', '.join('%.2f' % x['wall'] for x in r)
-                    print(f'   {name:<16} {wall:5.2f} s  (runs: {each}; CPU '
-                          f'{med(r, "cpu"):.2f} s){"  %d run(s) without output" % failed if failed else ""}  '
-                          f'{"PASS" if wall <= NODE_TARGET_S else "over"}')
+                for name in NODES:
+                    rows = alternating(trees, args.runs, lambda tree: node_run(probe, tree, name, log))
+                    for label, r in rows.items():
+                        failed = sum(not x['ok'] for x in r)
+                        wall = med(r, 'wall')
+                        each = ', '.join('%.2f' % x['wall'] for x in r)
+                        print(f'   {name:<16} {label:<9} {wall:5.2f} s  (runs: {each}; CPU {med(r, "cpu"):.2f} s)'
+                              f'{"  %d run(s) without output" % failed if failed else ""}  '
+                              f'{"PASS" if wall <= NODE_TARGET_S else "over"}', flush=True)
             if 'launch' in parts:
-                rows = launch_runs(probe, args.runs, log)
+                rows = alternating(trees, args.runs, lambda tree: launch_run(probe, tree, log))
                 print(f'\n3. sim_demo.launch.py robot:=kuka_iiwa (3 nodes; median of {args.runs}), target up and '
                       f'commanding <= {LAUNCH_TARGET_S} s:')
-                each = ', '.join('%.2f' % x['all'] for x in rows)
-                print(f'   controller commanding {med(rows, "controller"):.2f} s, dynamics first output '
-                      f'{med(rows, "dynamics"):.2f} s, sim first joint_states {med(rows, "sim"):.2f} s; all three '
-                      f'{med(rows, "all"):.2f} s (runs: {each}); CPU of the '
-                      f'launch and its nodes until then {med(rows, "cpu"):.2f} s  '
-                      f'{"PASS" if med(rows, "all") <= LAUNCH_TARGET_S else "over"}')
+                for label, r in rows.items():
+                    each = ', '.join('%.2f' % x['all'] for x in r)
+                    print(f'   {label:<9} controller commanding {med(r, "controller"):.2f} s, dynamics first output '
+                          f'{med(r, "dynamics"):.2f} s, sim first joint_states {med(r, "sim"):.2f} s; all three '
+                          f'{med(r, "all"):.2f} s (runs: {each}); CPU of the launch and its nodes until then '
+                          f'{med(r, "cpu"):.2f} s  {"PASS" if med(r, "all") <= LAUNCH_TARGET_S else "over"}', flush=True)
         probe.close()
     print(f'\nload average now {" ".join(f"{x:.2f}" for x in os.getloadavg())}')
     return 0
