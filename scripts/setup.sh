@@ -125,16 +125,15 @@ copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/nump
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
 KERNELS_LOG="$(mktemp -t spart_kernels.XXXXXX.log)"
-start=$SECONDS
-python -c 'import spart_ros.native.compiled' >"$KERNELS_LOG" 2>&1 & kernels=$!
+( start=$SECONDS; python -c 'import spart_ros.native.compiled' && echo "took $((SECONDS - start)) s" ) \
+  >"$KERNELS_LOG" 2>&1 & kernels=$!
 kernels_ready() {
   if ! wait "$kernels"; then
     cat "$KERNELS_LOG" >&2
     die "the compiled kernels failed to build (python -m spart_ros.native.build --verbose says why)"
   fi
-  grep -v '^$' "$KERNELS_LOG" | sed 's/^/[setup] /' || true
+  say "compiled kernels ready ($(grep -v '^$' "$KERNELS_LOG" | paste -sd ';' -))"
   rm -f "$KERNELS_LOG"
-  say "compiled kernels ready in $((SECONDS - start)) s"
 }
 
 src_hash() {

@@ -116,8 +116,8 @@ def spart_target(name, fn=None):
             args['RL'] = Arg('rotations', env['RL'], 'RL')
         elif p.name == 'R0':
             args['R0'] = Arg('rotation', env['R0'], 'R0')
-        elif p.name == 'offset':
-            args['offset'] = Arg('array', np.array([0.1, -0.05, 0.2]), 'offset', optional=True)
+        elif p.name in ('offset', 'point'):
+            args[p.name] = Arg('array', np.array([0.1, -0.05, 0.2]), p.name, optional=True)
         elif p.name == 'gravity':
             args['gravity'] = Arg('array', env['gravity'], 'gravity', optional=True, symbolic=name in SOLVERS)
         else:
@@ -439,9 +439,87 @@ def core_targets():
     ]
 
 
+def kinematics_targets():
+    """The link-frame point Jacobians, the rigid-motion helpers, the screw chain and inverse
+    kinematics (the class, its solve and the one-off function)."""
+    robot, env = world()
+    rb = Arg('robot', robot, 'robot')
+    point = Arg('array', np.array([0.1, -0.05, 0.2]), 'point', optional=True)
+    pose = homogeneous(env['RL'][:, :, 2], env['rL'][:, 2])
+    ik = core.InverseKinematics(robot, LINK, point.value)
+    q_goal = env['qm'] + 0.1
+    R_goal, p_goal, _ = ik._pose(env['R0'], env['r0'], np.clip(q_goal, ik.lower, ik.upper))
+    # the book's chain (Modern Robotics' IKinSpace example): revolute, prismatic, helical (pitch 0.1)
+    slist = np.array([[0, 0, 1, 4, 0, 0], [0, 0, 0, 0, 1, 0], [0, 0, -1, -6, 0, -0.1]], dtype=float).T
+    home = np.array([[-1, 0, 0, 0], [0, 1, 0, 6], [0, 0, -1, 2], [0, 0, 0, 1]], dtype=float)
+
+    def screw_chain(screw_axes, home, body, name):
+        return model_arrays(core.robot_from_screw_axes(screw_axes, home, body, name))
+
+    def constructor(robot, link, point, base, fast):     # built, then solved for the valid target
+        return core.InverseKinematics(robot, link, point, base, fast).solve(p_goal, env['qm'], R0=env['R0'],
+                                                                            r0=env['r0'])
+
+    def key_frame(key):
+        return np.asarray(robot.link(key).T, dtype=float)
+    task = dict(
+        position=Arg('array', p_goal, 'position'), seed=Arg('array', env['qm'], 'seed'),
+        rotation=Arg('rotation', R_goal, 'rotation', optional=True),
+        rows=Arg('rows', (3, 4, 5), 'rows', optional=True),     # position rows: rotation=None stays valid
+        frame=Arg('custom', 'world', 'frame', extra=junk(("'body'", 'body', 'finite'), ("'space'", 'space', 'finite'),
+                                                           ("'nope'", 'nope', 'error'))))
+    base_pose = dict(R0=Arg('rotation', env['R0'], 'R0', optional=True),
+                     r0=Arg('array', env['r0'], 'r0', optional=True))
+    tolerance = lambda name: Arg('scalar', 1e-6, name, extra=[('-1', -1.0, 'error'), ('0', 0.0, 'error')])  # noqa
+    options = dict(
+        tol_rotation=tolerance('tol_rotation'), tol_position=tolerance('tol_position'),
+        max_iterations=Arg('custom', 100, 'max_iterations', extra=junk(
+            ('42', 42, 'finite'), ('0', 0, 'finite'), ('np.int64(7)', np.int64(7), 'finite'), ('-1', -1, 'error'),
+            ('2.5', 2.5, 'error'), ('True', True, 'error'))),
+        damping=Arg('scalar', 1e-6, 'damping', extra=[('-1', -1.0, 'error'), ('0 (pseudo-inverse)', 0.0, 'finite')]),
+        adaptive=Arg('flag', True, 'adaptive'))
+    base = Arg('custom', 'fixed', 'base', extra=junk(("'free'", 'free', 'finite'), ("'held'", 'held', 'error')))
+    return [
+        ('Robot.link', key_frame, {'key': Arg('link', LINK, 'key')}),
+        ('com_offset', core.com_offset, {'robot': rb, 'link': Arg('link', LINK, 'link'), 'point': point}),
+        spart_target('link_point_jacobian', core.link_point_jacobian),
+        spart_target('link_point_jacobian_dot', core.link_point_jacobian_dot),
+        ('rotation_vector', core.rotation_vector, {'R': Arg('rotation', env['R0'], 'R')}),
+        ('rotation_from_vector', core.rotation_from_vector, {'w': Arg('array', np.array([0.3, -1.2, 2.0]), 'w')}),
+        ('transform_log', core.transform_log, {'T': Arg('transform', pose, 'T')}),
+        ('transform_exp', core.transform_exp, {'V': Arg('array', np.array([0.3, -1.2, 2.0, 0.5, 0.1, -4.0]), 'V')}),
+        ('adjoint', core.adjoint, {'T': Arg('transform', pose, 'T')}),
+        ('robot_from_screw_axes', screw_chain, {
+            'screw_axes': Arg('array', slist, 'screw_axes', any_columns=True), 'home': Arg('transform', home, 'home'),
+            'body': Arg('flag', False, 'body'),
+            'name': Arg('custom', 'book', 'name', extra=junk(("''", '', 'error')))}),
+        ('position_limits', core.position_limits, {'robot': rb}),
+        ('InverseKinematics', constructor, {
+            'robot': rb, 'link': Arg('link', LINK, 'link'), 'point': point, 'base': base,
+            'fast': Arg('custom', None, 'fast', extra=junk(('None', None, 'same'), ('its FastDynamics', fast(), 'same'),
+                                                           ("another robot's", FastDynamics(load_robot('SC_3DoF')),
+                                                            'error')))}),
+        ('InverseKinematics.solve', ik.solve, dict(task, **base_pose, **options)),
+        ('InverseKinematics.pose', ik.pose, dict(q=Arg('array', env['qm'], 'q'), **base_pose)),
+        ('sample_workspace', core.sample_workspace, {
+            'robot': rb, 'link': Arg('link', LINK, 'link'),
+            'samples': Arg('custom', 5, 'samples', extra=junk(
+                ('42', 42, 'finite'), ('0', 0, 'error'), ('True', True, 'error'),
+                ('np.int64(3)', np.int64(3), 'finite'))),
+            'point': point,
+            'seed': Arg('custom', 7, 'seed', extra=junk(  # None: a fresh draw
+                ('42', 42, 'finite'), ('-1', -1, 'error'), ('2.5', 2.5, 'error'), none='finite')),
+            'prismatic_range': Arg('scalar', 1.0, 'prismatic_range', extra=[('-1', -1.0, 'error')])}),
+        ('inverse_kinematics', core.inverse_kinematics, dict(
+            {'robot': rb, 'link': Arg('link', LINK, 'link')}, position=task['position'], seed=task['seed'],
+            rotation=task['rotation'], point=point, rows=task['rows'], frame=task['frame'], base=base, **base_pose,
+            **options)),
+    ]
+
+
 def all_targets():
     return (core_targets() + attitude_targets() + base_state_targets() + fast_targets() + momentum_targets()
-            + model_targets() + robot_method_targets())
+            + model_targets() + robot_method_targets() + kinematics_targets())
 
 
 TARGET_NAMES = [t[0] for t in all_targets()]
@@ -466,6 +544,7 @@ EXEMPT = {
     'BaseLink': 'a record: checked when a Robot is built from it (the Robot target)',
     'JointLimits': 'a record: checked when a Robot is built from it (RobotBuilder.add_joint, Robot)',
     'RobotKeys': 'a result record (a namedtuple)', 'ReactionNullSpace': 'a result record (a namedtuple)',
+    'IKResult': 'a result record (a namedtuple)', 'Workspace': 'a result record (a namedtuple)',
 }
 
 

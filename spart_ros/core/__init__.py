@@ -22,7 +22,8 @@ from .kinematics import kinematics
 from .differential_kinematics import differential_kinematics
 from .velocities import velocities
 from .accelerations import accelerations
-from .jacobians import jacobian, jacobian_dot, point_jacobian, point_jacobian_dot
+from .jacobians import (jacobian, jacobian_dot, point_jacobian, point_jacobian_dot, com_offset, link_point_jacobian,
+                        link_point_jacobian_dot)
 from .center_of_mass import center_of_mass
 from .natural_orthogonal_complement import natural_orthogonal_complement, natural_orthogonal_complement_dot
 from .inertia import inertia_in_inertial_frame, composite_body_inertia
@@ -35,6 +36,10 @@ from .generalized_jacobian import generalized_jacobian, generalized_jacobian_dri
 from .reaction_null_space import ReactionNullSpace, reaction_null_space
 from .manipulability import manipulability, dynamic_singularity_measure, singular_values
 from .invertibility import singularity, check_invertible
+from .rigid_motion import rotation_vector, rotation_from_vector, transform_log, transform_exp, adjoint
+from .screw_chain import robot_from_screw_axes
+from .inverse_kinematics import InverseKinematics, inverse_kinematics, IKResult, position_limits
+from .workspace import Workspace, sample_workspace
 
 
 def spart_chain_warm_up(robot):

@@ -114,6 +114,18 @@ def _euler_axis_dcm(e, alpha):
     return _quaternion_dcm(q)
 
 
+def _axis_rotation(e, alpha):
+    """Active rotation about the unit axis e by alpha, Rodrigues' formula: in whole angles
+    (cos alpha, sin alpha), so symbolic kinematics has no half angles to simplify away."""
+    c, s = bk.cos(alpha), bk.sin(alpha)
+    R = bk.zeros((3, 3), e, alpha)
+    for r in range(3):
+        for k in range(3):
+            R[r, k] = (1 - c) * e[r] * e[k] + (c if r == k else 0)
+    S = _skew(e)
+    return R + s * S
+
+
 def euler_axis_dcm(e, alpha):
     """DCM of a rotation by ``alpha`` about the unit axis ``e``.  (SPART: Euler_DCM)
 

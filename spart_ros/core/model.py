@@ -127,7 +127,9 @@ class Robot:
     or :class:`RobotBuilder`; the constructor checks everything and raises ModelError.
 
     Attributes: ``name``, ``n_links_joints`` (n), ``n_q``, ``base_link``, ``links``
-    (link id k at index k-1), ``joints`` (joint id k at index k-1), ``con``
+    (link id k at index k-1: ``robot.links[i]`` is link id i + 1, and the base, id 0, is not
+    in it; :meth:`link` takes an id as :meth:`link_index` returns it, or a name), ``joints``
+    (joint id k at index k-1), ``con``
     (:class:`Connectivity`), ``keys`` (:class:`RobotKeys`), and the arrays
     ``parent`` (n,) parent link id of each link, ``joint_type`` (n,),
     ``q_index`` (n,) 0-based joint-variable index or -1, ``masses`` (n,); ``mimic``
@@ -218,13 +220,21 @@ class Robot:
         return self.base_link.mass + sum(self.masses)
 
     def link_index(self, name):
-        """SPART link id of a link name (0 = base); ModelError naming the link if unknown."""
+        """SPART link id of a link name (0 = base; ``robot.link(id)`` is that link, which is
+        ``robot.links[id - 1]`` for id >= 1); ModelError naming the link if unknown."""
         if not isinstance(name, str):
             raise InputError(f'name: expected a link name (a string), got {chk.given(name)}')
         try:
             return self.keys.link_id[name]
         except KeyError:
             raise ModelError(f'unknown link {name!r}; robot {self.name!r} has links {self.link_names}') from None
+
+    def link(self, key):
+        """The link with SPART id ``key`` (0 = the base: a :class:`BaseLink`; 1..n: a
+        :class:`Link`, ``robot.links[key - 1]``) or name ``key``; its ``T`` is its CoM frame in
+        its URDF link frame either way.  InputError for an id out of range or a name unknown."""
+        i = chk.link_id('key', key, self)
+        return self.base_link if i == 0 else self.links[i - 1]
 
     def q_position(self, name):
         """0-based joint-variable index of a moving joint; ModelError if unknown or fixed."""

@@ -27,7 +27,7 @@ from .base_estimator import BaseLinkState
 from .config import POINT_FRAMES, ConfigError
 from .conversions import finite
 
-__all__ = ['Model', 'JacobianSpec', 'jacobian_specs', 'imu_rotation_in_base', 'link_com_frame',
+__all__ = ['Model', 'IKOutcome', 'JacobianSpec', 'jacobian_specs', 'imu_rotation_in_base', 'link_com_frame',
            'leaf_links', 'base_twist_map', 'ROW_NAMES', 'BASE_COLUMN_NAMES']
 
 ROW_NAMES = ('wx', 'wy', 'wz', 'vx', 'vy', 'vz')
@@ -42,8 +42,7 @@ BASE_COLUMN_NAMES = {
 
 def link_com_frame(robot, link_id):
     """4x4 transform of link ``link_id``'s CoM frame in its URDF link frame."""
-    T = robot.base_link.T if link_id == 0 else robot.links[link_id - 1].T
-    return np.asarray(T, dtype=float)
+    return np.asarray(robot.link(link_id).T, dtype=float)
 
 
 def _link_in_parent_link_frame(robot, link_id):
@@ -133,6 +132,9 @@ def jacobian_specs(robot, links, offsets, point_frame='link'):
 Outputs = namedtuple('Outputs', 'rL tL com jacobians points')
 ForwardResult = namedtuple('ForwardResult', 'umdot a_b alpha_b')
 InverseResult = namedtuple('InverseResult', 'taum torque_b force_b a_b alpha_b')
+IKOutcome = namedtuple('IKOutcome', 'result R_b p_b R p')
+IKOutcome.__doc__ = """Model.inverse_kinematics: the core's IKResult, the base link pose (R_b, p_b) and the
+end-effector frame (R, p) at the solution, world frame."""
 
 
 def _c(x):
@@ -310,6 +312,23 @@ class Model:
         else:
             a_b, alpha_b = np.zeros(3), np.zeros(3)
         return ForwardResult(umdot, a_b, alpha_b)
+
+    def inverse_kinematics(self, base, q_seed, link, point, position, rotation, rows=None, frame='world',
+                           base_free=False, tol_rotation=1e-6, tol_position=1e-6, max_iterations=100):
+        """Joint positions (q_names order) putting ``point`` (3,) of ``link`` (in its URDF frame)
+        at ``position`` (3,) with the link's axes at ``rotation`` (3, 3), world frame, from the
+        seed ``q_seed`` and the base state ``base`` (see spart_ros.core.inverse_kinematics):
+        ``base_free`` (floating base only) lets the base react at zero momentum, else it is
+        held.  Returns an :data:`IKOutcome`."""
+        from ..core.inverse_kinematics import InverseKinematics
+        if base_free and not self.floating:
+            raise InputError('base_free is true but the node models a fixed base (parameter base: fixed)')
+        R0, r0, _ = self.spart_base(base)
+        ik = InverseKinematics(self.robot, link, point, 'free' if base_free else 'fixed', fast=self.fast)
+        res = ik.solve(position, _c(q_seed), rotation, rows, frame, R0, r0, tol_rotation, tol_position, max_iterations)
+        R_b, p_b, _, _ = bs.link_frame_from_base(self.robot, res.R0, res.r0)
+        R, p = ik.pose(res.q, res.R0, res.r0)
+        return IKOutcome(res, R_b, p_b, R, p)
 
     def inverse_dynamics(self, base, qm, um, umdot, a_b, alpha_b, wF0, wFm, gravity, floating_base=False):
         """Joint efforts and base wrench (torque_b, force_b at b's origin, in b) realizing
