@@ -260,6 +260,13 @@ class FastDynamics:
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration: C(q, u) u (minus N'w and gravity when given)."""
         z6, zq = self._zero6, self._zero_q
+        if wF0 is None and wFm is None and gravity is None:
+            code = _call(_rnea, _K_RNEA, self._mi, self._mf, self._W, R0, r0, qm, u0, um, z6, zq, self._gravity,
+                         floating, self._bias_out)
+            if code == 0:
+                return self._bias
+            if code is not None:
+                self._raise(code, 'rnea', (R0, r0, qm, u0, um, z6, zq, self._gravity, floating, self._bias_out))
         g = self._gravity if gravity is None else gravity
         if wF0 is None and wFm is None:
             self._run('rnea', R0, r0, qm, u0, um, z6, zq, g, floating, self._bias_out)
@@ -272,8 +279,14 @@ class FastDynamics:
         """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity
         (``gravity`` (3,), or the model's)."""
         z6, zq = self._zero6, self._zero_q
-        self._run('rnea', R0, r0, qm, z6, zq, z6, zq, self._gravity if gravity is None else gravity, False,
-                  self._gravity_out)
+        g = self._gravity if gravity is None else gravity
+        code = _call(_rnea, _K_RNEA, self._mi, self._mf, self._W, R0, r0, qm, z6, zq, z6, zq, g, False,
+                     self._gravity_out)
+        if code == 0:
+            return self._gravity_result
+        if code is not None:
+            self._raise(code, 'rnea', (R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out))
+        self._run('rnea', R0, r0, qm, z6, zq, z6, zq, g, False, self._gravity_out)
         return self._gravity_result
 
     def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
@@ -350,13 +363,29 @@ class FastDynamics:
                 self._raise(code, 'jacobian', (R0, r0, qm, link, offset, self._J))
             self._run('jacobian', R0, r0, qm, link, offset, self._J)
             return self._jacobian_result
-        self._run('jacobian_and_bias', R0, r0, qm, self._zero6 if u0 is None else u0,
-                  self._zero_q if um is None else um, link, offset, floating, self._J, self._Jbias)
+        if u0 is None:
+            u0 = self._zero6
+        if um is None:
+            um = self._zero_q
+        code = _call(_jacobian_and_bias, _K_JACOBIAN_AND_BIAS, self._mi, self._mf, self._W, R0, r0, qm, u0, um, link,
+                     offset, floating, self._J, self._Jbias)
+        if code == 0:
+            return self._jacobian_result
+        if code is not None:
+            self._raise(code, 'jacobian_and_bias',
+                        (R0, r0, qm, u0, um, link, offset, floating, self._J, self._Jbias))
+        self._run('jacobian_and_bias', R0, r0, qm, u0, um, link, offset, floating, self._J, self._Jbias)
         return self._jacobian_result
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)): CoM positions and twists [omega; CoM
         velocity] of the base (column 0) and links, and [system CoM; its velocity]."""
+        code = _call(_twists_and_com, _K_TWISTS, self._mi, self._mf, self._W, R0, r0, qm, u0, um, floating, self._rL,
+                     self._tL, self._com)
+        if code == 0:
+            return self._twists_result
+        if code is not None:
+            self._raise(code, 'twists_and_com', (R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com))
         self._run('twists_and_com', R0, r0, qm, u0, um, floating, self._rL, self._tL, self._com)
         return self._twists_result
 
