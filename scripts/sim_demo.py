@@ -295,11 +295,12 @@ def run_scenario(name, scenario, out, seconds, launch_log):
                 raise RuntimeError('the simulation is not advancing')
         result['sim_seconds'] = mon.sim_time() - t_start
         result['wall_seconds'] = time.monotonic() - wall_run
-        # the plant stops publishing: the controller must send one zero command and stop
+        # the plant stops publishing: the controller must send one zero command and stop (counted from
+        # the pause request: on a busy machine the zero can arrive before the service's answer)
+        paused_at, n0 = time.monotonic(), len(mon.commands)
         res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         if not res.success:
             raise RuntimeError(f'pausing the simulator failed: {res.message}')
-        paused_at, n0 = time.monotonic(), len(mon.commands)
 
         def zero_command():
             for k in range(n0, len(mon.commands)):

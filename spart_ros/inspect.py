@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from .core.errors import SpartError
+from .core.invertibility import singularity
 from .core.model import FIXED, JOINT_TYPE_NAMES, PRISMATIC
 from .core.urdf import robot_from_urdf
 
@@ -94,7 +95,7 @@ def _tree_lines(robot):
 
 
 def _support(robot, floating, base_only=False, independent=False):
-    why = robot.singularity(floating, base_only, independent)
+    why = singularity(robot, floating, base_only, independent)
     return ('yes', True) if not why else (f'no: {why}', False)
 
 

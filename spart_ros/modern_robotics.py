@@ -25,7 +25,7 @@ import numpy as np
 
 from .control.paths import CartesianPath, JointPath, ScrewPath, pose_matrix
 from .control.time_scaling import cubic_time_scaling, quintic_time_scaling
-from .core import _checks as chk
+from .core import checks as chk
 from .core.base_state import link_frame_pose
 from .core.errors import InputError
 from .core.inverse_kinematics import InverseKinematics

@@ -29,6 +29,7 @@ arguments): a new one without a catalogue entry (or a reasoned exemption) fails.
 The URDF and DH constructors (urdf2robot, DH_Serial2robot) only get junk of the wrong type
 here: their own catalogues are in test_core_errors.py and test_urdf_errors.py.
 """
+import functools
 from functools import lru_cache
 import inspect
 import os
@@ -50,7 +51,8 @@ from spart_ros.core import attitude, base_state, errors
 from spart_ros.core import (connectivity_map, gravity_wrenches, point_jacobian, point_jacobian_dot,
                             spart_chain_warm_up)
 from spart_ros.core.errors import InputError, MimicJointWarning, ModelError, ModelWarning, SpartError
-from spart_ros.core.fast import FastDynamics, kernels as K
+from spart_ros.core.compiled_model import packed
+from spart_ros.core.fast import FastDynamics
 from spart_ros.core.model import JointLimits, Robot, RobotBuilder, homogeneous
 
 # hypothesis' caches go to the temporary directory, not a .hypothesis directory in the repository
@@ -274,7 +276,7 @@ def model_arrays(robot):
     if robot.symbolic:
         return ()
     limits = np.array([[j.limits.lower, j.limits.upper, j.limits.effort, j.limits.velocity] for j in robot.joints])
-    return robot.packed()[1][:, K.MF0:K.MF0 + K.MF_COLS].copy(), np.nan_to_num(limits, posinf=1e300, neginf=-1e300)
+    return packed(robot)[1].copy(), np.nan_to_num(limits, posinf=1e300, neginf=-1e300)
 
 
 LINK_ARGS = dict(name='upper', mass=1.5, inertia=np.array([[0.02, 0.001, 0.0], [0.001, 0.03, 0.0], [0.0, 0.0, 0.04]]),
@@ -406,8 +408,9 @@ def robot_method_targets():
     return [
         ('Robot.link_index', robot.link_index, {'name': name_of(robot.link_names[LINK], 'link')}),
         ('Robot.q_position', robot.q_position, {'name': name_of(robot.q_names[2], 'joint')}),
-        ('Robot.singularity', robot.singularity, flags('floating', 'base_only', 'independent')),
-        ('Robot.check_invertible', robot.check_invertible, flags('floating', 'base_only', 'independent')),
+        ('singularity', functools.partial(core.singularity, robot), flags('floating', 'base_only', 'independent')),
+        ('check_invertible', functools.partial(core.check_invertible, robot),
+         flags('floating', 'base_only', 'independent')),
         ('IndependentCoordinates', core.IndependentCoordinates, {'robot': Arg('robot', robot, 'robot')}),
         ('IndependentCoordinates.positions', c.positions, {'q': vec('q', c.n)}),
         ('IndependentCoordinates.velocities', c.velocities, {'u': vec('u', c.n)}),
@@ -947,28 +950,42 @@ def test_results_of_one_method_survive_the_others():
         del outs
 
 
+NO_COMPILER = r"""
+import sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from core_helpers import load_robot, random_state
+from spart_ros.core.fast import FastDynamics
+robot = load_robot({model!r})
+s = random_state(robot, 11)
+C = {{k: np.ascontiguousarray(v) for k, v in vars(s).items()}}
+fd = FastDynamics(robot)
+ref = [np.array(a) for a in fd.inverse_dynamics(C['R0'], C['r0'], C['qm'], C['u0'], C['um'], C['u0dot'], C['umdot'])]
+big = np.zeros(2 * robot.n_q)
+big[::2] = C['qm']
+um = C['um'].copy()
+um.flags.writeable = False
+got = fd.inverse_dynamics(np.asfortranarray(C['R0']), C['r0'], big[::2], C['u0'], um, C['u0dot'].tolist(),
+                          C['umdot'].astype(np.float32))
+assert all(np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(got, ref)), (got, ref)
+H = np.array(fd.mass_matrix(C['R0'], C['r0'], C['qm']))
+assert np.array_equal(fd.mass_matrix(C['R0'].T.copy().T, C['r0'], C['qm'].tolist()), H)
+fd.jacobian(np.int16({link}), C['R0'], C['r0'], C['qm'])
+print('numba' in sys.modules, 'llvmlite' in sys.modules)
+"""
+
+
 def test_no_compilation_for_new_layouts():
-    """A Fortran-ordered R0, a sliced vector, a read-only or an int array are converted, never
-    compiled for: the entry kernels keep the signatures they had."""
-    from spart_ros.core.fast import _ENTRY_KERNELS
-    robot, env = world()
-    fd = FastDynamics(robot)
-    s = SimpleNamespace(**env)
-    fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
-    fd.mass_matrix(s.R0, s.r0, s.qm)
-    fd.jacobian(LINK, s.R0, s.r0, s.qm, bias=False)
-    before = {k: len(k.signatures) for k in _ENTRY_KERNELS}
-    big = np.zeros(2 * robot.n_q)
-    big[::2] = s.qm
-    fd.inverse_dynamics(np.asfortranarray(s.R0), s.r0, big[::2], s.u0, _read_only(s.um), s.u0dot.tolist(),
-                        s.umdot.astype(np.float32))
-    fd.mass_matrix(s.R0.T.copy().T, s.r0, np.zeros(robot.n_q, dtype=int))
-    fd.jacobian(np.int16(LINK), s.R0, s.r0, s.qm)
-    after = {k: len(k.signatures) for k in _ENTRY_KERNELS}
-    assert after == before, {k.__name__: (before[k], after[k]) for k in before if before[k] != after[k]}
-    for kernel in _ENTRY_KERNELS:
-        assert not any(a.layout != 'C' for sig in kernel.signatures for a in sig if hasattr(a, 'layout')), \
-            kernel.signatures
+    """A Fortran-ordered R0, a sliced vector, a read-only, an int or float32 array and a list give
+    the results of C-ordered float64 arrays, and nothing is compiled for them: the process never
+    imports numba (the kernels were compiled ahead of time; any layout of float64 is read where
+    it is, other types are converted)."""
+    import subprocess
+    import sys
+    code = NO_COMPILER.format(tests=os.path.dirname(os.path.abspath(__file__)), model=MODEL, link=LINK)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['False', 'False'], out.stdout
 
 
 def test_symbolic_inputs_still_accepted():

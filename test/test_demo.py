@@ -29,7 +29,7 @@ from spart_ros.tools.bag import read_back
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / 'scripts' / 'sim_demo.py'
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.realtime]   # the demo runs in real time
 
 
 @pytest.fixture(scope='module')

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import __version__
 from ..core.errors import SpartError
+from ..core.invertibility import check_invertible
 from ..core.model import Robot
 from . import dynamics as dyn
 from .expressions import CodegenError, Graph
@@ -247,7 +248,7 @@ def build_function(robot, base_frame_, quantity, gravity, floating, max_operatio
     what = f'H of robot {robot.name!r}'
     if kind in ('FD', 'FID'):
         # SingularModelError naming a joint (or the base) that moves no mass
-        robot.check_invertible(floating=floating, base_only=kind == 'FID')
+        check_invertible(robot, floating=floating, base_only=kind == 'FID')
 
     def base(u0dot=None, gravity_=True):
         return dyn.Base(graph, model, R0, args.get('u0'), u0dot, gravity_)

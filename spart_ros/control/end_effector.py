@@ -8,7 +8,7 @@ users' tool frames), converted once here.
 """
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError
 from ..core.jacobians import com_offset
 from ..core.kinematics import kinematics

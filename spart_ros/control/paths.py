@@ -30,7 +30,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError
 from ..core.rigid_motion import (_rotation_from_vector, _rotation_vector, _transform_exp, _transform_log,
                                  checked_transform)

@@ -10,7 +10,7 @@ s = 0 and after the duration, s = 1, both at rest.  MR's ``CubicTimeScaling(Tf, 
 """
 from collections import namedtuple
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError
 
 __all__ = ['TimeScaling', 'cubic_time_scaling', 'quintic_time_scaling', 'time_scaling', 'SCALINGS', 'check_duration']

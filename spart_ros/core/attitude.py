@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from . import _backend as bk
-from . import _checks as chk
+from . import checks as chk
 from .errors import InputError
 
 

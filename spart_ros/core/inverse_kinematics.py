@@ -80,6 +80,9 @@ import numpy as np
 
 from . import _checks as chk
 from .errors import InputError, ModelError, SpartError
+from .fast import FastDynamics
+from .fast.mimic import MimicFastDynamics, fast_dynamics
+from .invertibility import check_invertible
 from .jacobians import com_offset
 from .rigid_motion import _skew, _transform_log
 
@@ -267,8 +270,6 @@ class InverseKinematics:
     """
 
     def __init__(self, robot, link, point=None, base='fixed', fast=None):
-        from .fast import FastDynamics
-        from .fast.mimic import MimicFastDynamics, fast_dynamics
         self.robot = robot = chk.robot(robot)
         if robot.symbolic:
             raise ModelError(f'robot {robot.name!r} is symbolic: inverse kinematics needs numbers')
@@ -292,7 +293,7 @@ class InverseKinematics:
         T = np.asarray(robot.link(self.link).T, dtype=float)
         self._R_ce = np.ascontiguousarray(T[:3, :3].T)      # end-effector (link) axes in the CoM frame
         if self.base == 'free':
-            robot.check_invertible(True, base_only=True)    # SingularModelError naming what has no mass
+            check_invertible(robot, True, base_only=True)    # SingularModelError naming what has no mass
         T_bc = np.asarray(robot.base_link.T, dtype=float)
         self._R_bc, self._p_bc = T_bc[:3, :3], T_bc[:3, 3]
 

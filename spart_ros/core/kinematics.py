@@ -56,6 +56,6 @@ def _kinematics_numeric(R0, r0, qm, robot):
     n = robot.n_links_joints
     out = KinematicsResult(np.empty((3, 3, n)), np.empty((3, 3, n)), np.empty((3, n)), np.empty((3, n)),
                            np.empty((3, n)), np.empty((3, n)))
-    if _compiled.kinematics(*robot.packed(), R0, r0, qm, *out):
+    if _compiled.kinematics(*_compiled.packed(robot), R0, r0, qm, *out):
         raise chk.ResultNotFinite('Kinematics')
     return out

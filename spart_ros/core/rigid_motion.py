@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from . import _checks as chk
+from . import checks as chk
 from .errors import InputError
 
 __all__ = ['rotation_vector', 'rotation_from_vector', 'transform_log', 'transform_exp', 'adjoint']

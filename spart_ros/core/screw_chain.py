@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from . import _checks as chk
+from . import checks as chk
 from .errors import InputError, MimicJointWarning
 from .model import RobotBuilder, homogeneous
 from .rigid_motion import _adjoint, checked_transform

@@ -19,7 +19,10 @@ import numpy as np
 
 from ..core import base_state as bs
 from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
+from ..core.fast.mimic import fast_dynamics
+from ..core.invertibility import singularity
 from ..core.link_frames import fixed_frame_in_base, link_com_frame
+from ..core.model import FIXED
 from ..core.urdf import robot_from_urdf
 from .base_estimator import BaseLinkState
 from .config import POINT_FRAMES, ConfigError
@@ -131,7 +134,6 @@ class Model:
     """
 
     def __init__(self, robot, config, warnings=()):
-        from ..core.fast.mimic import fast_dynamics
         self.config = config.check()
         self.robot = robot
         self.warnings = list(warnings)
@@ -195,7 +197,7 @@ class Model:
         if robot.base_hint and robot.base_hint != config.base:
             notes.append(f'the URDF joins {robot.base_link.name!r} to {robot.world_link or "world"!r} with a '
                          f'{robot.base_hint} joint, but the node models a {config.base} base (parameter base)')
-        why = robot.singularity(floating, independent=True)
+        why = singularity(robot, floating, independent=True)
         if why:
             notes.append(f'forward dynamics will be refused ({why}); kinematics, Jacobians and inverse '
                          'dynamics work')
