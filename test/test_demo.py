@@ -113,7 +113,11 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run):
         ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
         topics = read_back(r['bag']['path'])
         assert topics['/tf'][0] == 'tf2_msgs/TFMessage' and topics['/tf_static'] == ('tf2_msgs/TFMessage', 1)
-        assert topics['/tf'][1] == r['bag']['added']['/tf'] > 2 * topics[f'{ns}/joint_states'][1] - 10
+        # one /tf message per recorded joint state and per recorded odometry (a busy machine loses
+        # some messages of either in the recording: counted, not assumed equal)
+        assert (topics['/tf'][1] == r['bag']['added']['/tf']
+                == topics[f'{ns}/joint_states'][1] + topics[f'{ns}/odom'][1])
+        assert topics[f'{ns}/odom'][1] > 3000
         assert topics['/robot_description'] == ('std_msgs/String', 1)
         assert {t for t in plotted if t.startswith(ns + '/')} <= set(topics), (plotted, sorted(topics))
         robot = robot_from_urdf(str(ROOT / 'urdf' / f'{name}.urdf'))[0]
