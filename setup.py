@@ -36,11 +36,15 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/launch", _files("launch/*.py")),
-        ("share/" + PACKAGE + "/config", _files("config/*.yaml")),
+        ("share/" + PACKAGE + "/config", _files("config/*.yaml") + _files("config/*.json")),
         ("share/" + PACKAGE + "/urdf", _files("urdf/*")),
     ],
+    # the compiled kernels, built ahead of time next to their sources (scripts/setup.sh, or
+    # spart_ros.native.compiled on first use): installed with the package, so that nodes load
+    # them instead of compiling
+    package_data={PACKAGE + ".native": ["_call.c", "_kernels_*.so", "_kernels_*.pyd", "_kernels_*.json"]},
     install_requires=["setuptools"],
-    zip_safe=True,
+    zip_safe=False,
     maintainer="spart_ros maintainers",
     maintainer_email="spart-ros@example.com",
     description="SPART spacecraft-robotics dynamics for ROS 2.",

@@ -151,7 +151,7 @@ def profile_ours(robot, st, reps=2000):
     for (filename, _, func), (_, _, _, ct, _) in sorted(stats.stats.items(), key=lambda kv: -kv[1][3]):
         if func in STAGES and 'spart_ros' in filename:
             print(f'    {func:<28} {100 * ct / total:5.1f} %')
-    groups = {'input checks (_checks.*)': '_checks.py', 'symbolic dispatch (_backend.*)': '_backend.py',
+    groups = {'input checks (checks.*, _checks.*)': 'checks.py', 'symbolic dispatch (_backend.*)': '_backend.py',
               'numpy allocation/eye (numpy internals)': 'numpy'}
     print('  own time by helper group:')
     for label, key in groups.items():

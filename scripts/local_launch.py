@@ -9,12 +9,18 @@ does what ``ros2 launch spart_ros dynamics.launch.py urdf_path:=... base:=floati
 full ROS 2 install: it reads the INSTALLED launch file (share/spart_ros/launch/<file>) with
 small stand-ins for the few launch/launch_ros names our launch files use (LaunchDescription,
 DeclareLaunchArgument, LaunchConfiguration, OpaqueFunction, Node, IncludeLaunchDescription with a
-PythonLaunchDescriptionSource, IfCondition/UnlessCondition) and starts the same node
+PythonLaunchDescriptionSource, IfCondition/UnlessCondition, PathJoinSubstitution, FindPackageShare,
+RegisterEventHandler with OnProcessExit) and starts the same node
 processes with the command lines launch_ros would give them: the installed executable, the
 node name and namespace remaps, one ``--params-file`` per ``parameters`` entry in order (YAML
 files as they are, dicts written to a temporary ``/**`` file), remappings and arguments.  So
 the launch files and their YAML are what runs here, not a copy of their logic.  Anything else
 in a launch file raises an error naming it.  Ctrl-C stops every node (SIGINT, then SIGTERM).
+
+``--show-args`` lists the launch arguments as ``ros2 launch --show-args`` does.  A launch file for
+a machine with more installed (gazebo.launch.py: Gazebo, ros2_control) can be listed here
+(``--print``: the nodes it would start, the includes and packages that are not installed) but
+not run: the local launcher refuses to start a file with missing packages or event handlers.
 
 Where it can, it behaves as real ``ros2 launch`` does: an undeclared ``name:=value`` is ignored
 (a warning here; real launch is silent), a missing parameter file is skipped with a warning, an
@@ -55,6 +61,42 @@ class LaunchConfiguration:
 class DeclareLaunchArgument:
     def __init__(self, name, default_value=None, description='', **_):
         self.name, self.default_value, self.description = name, default_value, description
+
+
+class PathJoinSubstitution:
+    def __init__(self, substitutions):
+        self.substitutions = list(substitutions)
+
+    def perform(self, context):
+        return os.path.join(*[_resolve(x, context) for x in self.substitutions])
+
+
+class FindPackageShare:
+    def __init__(self, package):
+        self.package = package
+
+    def perform(self, context):
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+        name = _resolve(self.package, context)
+        try:
+            return get_package_share_directory(name)
+        except PackageNotFoundError:
+            raise MissingPackage(name) from None
+
+
+class OnProcessExit:
+    def __init__(self, *, target_action, on_exit, **unsupported):
+        if unsupported:
+            raise LaunchError(f'OnProcessExit arguments not supported by the local launcher: {sorted(unsupported)}')
+        self.target_action = target_action
+        self.on_exit = list(on_exit) if isinstance(on_exit, (list, tuple)) else [on_exit]
+
+
+class RegisterEventHandler:
+    def __init__(self, event_handler, **unsupported):
+        if unsupported or not isinstance(event_handler, OnProcessExit):
+            raise LaunchError('RegisterEventHandler: only OnProcessExit handlers are supported by the local launcher')
+        self.event_handler = event_handler
 
 
 class OpaqueFunction:
@@ -104,6 +146,7 @@ class Node:
         self.package, self.executable, self.name, self.namespace = package, executable, name, namespace
         self.parameters, self.remappings = list(parameters or []), list(remappings or [])
         self.arguments, self.prefix = list(arguments or []), prefix
+        self.after = None       # the Node whose exit starts this one (RegisterEventHandler + OnProcessExit)
 
 
 class LaunchDescription:
@@ -113,6 +156,14 @@ class LaunchDescription:
 
 class LaunchError(RuntimeError):
     """A launch file or its arguments the local launcher cannot run."""
+
+
+class MissingPackage(LaunchError):
+    """A package a launch file needs is not installed here."""
+
+    def __init__(self, package):
+        super().__init__(f'package {package!r} is not installed here')
+        self.package = package
 
 
 def warn(text):
@@ -126,7 +177,12 @@ def _stand_in_modules():
     actions.DeclareLaunchArgument, actions.OpaqueFunction = DeclareLaunchArgument, OpaqueFunction
     actions.IncludeLaunchDescription = IncludeLaunchDescription
     substitutions = types.ModuleType('launch.substitutions')
-    substitutions.LaunchConfiguration = LaunchConfiguration
+    substitutions.LaunchConfiguration, substitutions.PathJoinSubstitution = LaunchConfiguration, PathJoinSubstitution
+    actions.RegisterEventHandler = RegisterEventHandler
+    event_handlers = types.ModuleType('launch.event_handlers')
+    event_handlers.OnProcessExit = OnProcessExit
+    launch_ros_substitutions = types.ModuleType('launch_ros.substitutions')
+    launch_ros_substitutions.FindPackageShare = FindPackageShare
     conditions = types.ModuleType('launch.conditions')
     conditions.IfCondition, conditions.UnlessCondition = IfCondition, UnlessCondition
     sources = types.ModuleType('launch.launch_description_sources')
@@ -136,9 +192,11 @@ def _stand_in_modules():
     launch_ros_actions.Node = Node
     launch.actions, launch.substitutions, launch_ros.actions = actions, substitutions, launch_ros_actions
     launch.conditions, launch.launch_description_sources = conditions, sources
+    launch.event_handlers, launch_ros.substitutions = event_handlers, launch_ros_substitutions
     return {'launch': launch, 'launch.actions': actions, 'launch.substitutions': substitutions,
             'launch.conditions': conditions, 'launch.launch_description_sources': sources,
-            'launch_ros': launch_ros, 'launch_ros.actions': launch_ros_actions}
+            'launch.event_handlers': event_handlers, 'launch_ros': launch_ros, 'launch_ros.actions': launch_ros_actions,
+            'launch_ros.substitutions': launch_ros_substitutions}
 
 
 # --- reading a launch file -------------------------------------------------------------------
@@ -168,7 +226,7 @@ def load_description(path):
 
 
 def _resolve(value, context):
-    if isinstance(value, LaunchConfiguration):
+    if isinstance(value, (LaunchConfiguration, PathJoinSubstitution, FindPackageShare)):
         return value.perform(context)
     if isinstance(value, dict):
         return {k: _resolve(v, context) for k, v in value.items()}
@@ -177,9 +235,18 @@ def _resolve(value, context):
     return value
 
 
-def nodes_of(path, arguments):
+def arguments_of(path):
+    """[(name, default or None, description)] of the launch file's DeclareLaunchArgument entities."""
+    return [(e.name, e.default_value, e.description) for e in load_description(path).entities
+            if isinstance(e, DeclareLaunchArgument)]
+
+
+def nodes_of(path, arguments, missing=None):
     """The Node entities of the launch file for ``arguments`` ({name: value}), with every
-    LaunchConfiguration resolved (included launch files too)."""
+    LaunchConfiguration resolved (included launch files too); a Node started by an OnProcessExit
+    handler comes after its target, with ``after`` set to it.  An included launch file of a package
+    that is not installed raises MissingPackage, or, when ``missing`` is a list, is appended to it
+    as a line of text (listing a launch file for a bigger install: ``--print``)."""
     description = load_description(path)
     declared = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
     names = [d.name for d in declared]
@@ -203,7 +270,22 @@ def nodes_of(path, arguments):
             # the included file's declared defaults, overridden by the arguments given to it
             # (ros2 launch scopes them the same way for what the included file reads)
             included = {_resolve(k, context): _resolve(v, context) for k, v in entity.launch_arguments}
-            nodes += nodes_of(Path(_resolve(entity.source.path, context)), included)
+            try:
+                source = Path(_resolve(entity.source.path, context))
+            except MissingPackage as err:
+                if missing is None:
+                    raise
+                missing.append(f'include of a launch file of {err.package!r} ({err}), arguments {included}')
+                continue
+            nodes += nodes_of(source, included, missing)
+        elif isinstance(entity, RegisterEventHandler):
+            handler = entity.event_handler
+            for action in handler.on_exit:
+                if not isinstance(action, Node):
+                    raise LaunchError(f'{Path(path).name}: OnProcessExit may start Nodes only here, got '
+                                      f'{type(action).__name__}')
+                action.after = handler.target_action
+            pending[0:0] = handler.on_exit
         elif isinstance(entity, Node):
             for attr in ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',
                          'prefix'):
@@ -258,16 +340,51 @@ def parse_arguments(items):
     return out
 
 
+def show_arguments(path):
+    """The launch arguments as ``ros2 launch <file> --show-args`` prints them."""
+    lines = ["Arguments (pass arguments as '<name>:=<value>'):", '']
+    for name, default, description in arguments_of(path):
+        lines += [f"    '{name}':", f'        {description or "no description given"}',
+                  f"        (default: '{default}')" if default is not None else '', '']
+    return '\n'.join(line for line in lines if line is not None)
+
+
+def _listing(nodes, missing, workdir):
+    """--print lines: one command per node (a note for packages not installed here), then the
+    missing includes."""
+    lines = []
+    for node in nodes:
+        when = f' (after {node.after.executable} {" ".join(node.after.arguments[:1])} exits)' if node.after else ''
+        try:
+            lines.append(' '.join(command_line(node, workdir)) + when)
+        except LaunchError as err:
+            lines.append(f'[not installed here: {err}] {node.package} {node.executable} '
+                         + ' '.join(str(a) for a in node.arguments) + when)
+    return lines + [f'[not installed here] {m}' for m in missing]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('launch_file', help="a launch file of spart_ros (e.g. dynamics.launch.py) or a path")
     ap.add_argument('arguments', nargs='*', help='launch arguments, name:=value')
     ap.add_argument('--print', action='store_true', help='print the node command lines and exit')
+    ap.add_argument('--show-args', action='store_true', help='list the launch arguments and exit')
     args = ap.parse_args(argv)
     try:
         path = launch_file_path(args.launch_file)
-        nodes = nodes_of(path, parse_arguments(args.arguments))
+        if args.show_args:
+            print(show_arguments(path))
+            return 0
+        missing = [] if args.print else None
+        nodes = nodes_of(path, parse_arguments(args.arguments), missing)
         workdir = tempfile.mkdtemp(prefix='spart_launch_')
+        if args.print:
+            for line in _listing(nodes, missing, workdir):
+                print('[local_launch] ' + line, flush=True)
+            return 0
+        if any(n.after is not None for n in nodes):
+            raise LaunchError(f'{path.name} starts nodes on process exits (RegisterEventHandler): the local '
+                              'launcher lists them (--print) but does not run them')
         commands = [command_line(n, workdir) for n in nodes]
     except (LaunchError, OSError) as err:
         print(f'[local_launch] {err}', file=sys.stderr)
@@ -278,8 +395,6 @@ def main(argv=None):
         return 1
     for cmd in commands:
         print('[local_launch] ' + ' '.join(cmd), flush=True)
-    if args.print:
-        return 0
     procs = [subprocess.Popen(cmd) for cmd in commands]
     # both stop every node; SIGINT explicitly too: a shell starting this in the background
     # hands it SIGINT ignored, and Ctrl-C / kill -INT must still work

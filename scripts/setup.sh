@@ -114,13 +114,31 @@ copy_headers() {  # copy_headers SOURCE DEST STAMP
 copy_headers "$PY_INC" /opt/python/cp311-cp311/include/python3.11 "python $PYVER"
 copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include "numpy $NP_VER"
 
-# --- 5. colcon build (skipped when no source file changed) ------------------
+# --- 5. the compiled kernels and colcon build ---------------------------------
+# numba compiles spart_ros/native/kernels.py into one extension module (about 30 s of CPU, once
+# per change of the kernels) next to the sources; colcon build installs a copy of it beside the
+# package, so tests (source tree) and nodes (install tree) share one build and never compile at
+# run time. The module's name carries a hash of its sources. Loading it builds it first when
+# there is no build of these sources (numba is imported only then). It is built while colcon
+# builds spart_interfaces (the two take a core each), before colcon builds spart_ros.
 # shellcheck source=env.sh
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
+KERNELS_LOG="$(mktemp -t spart_kernels.XXXXXX.log)"
+( start=$SECONDS; python -c 'import spart_ros.native.compiled' && echo "took $((SECONDS - start)) s" ) \
+  >"$KERNELS_LOG" 2>&1 & kernels=$!
+kernels_ready() {
+  if ! wait "$kernels"; then
+    cat "$KERNELS_LOG" >&2
+    die "the compiled kernels failed to build (python -m spart_ros.native.build --verbose says why)"
+  fi
+  say "compiled kernels ready ($(grep -v '^$' "$KERNELS_LOG" | paste -sd ';' -))"
+  rm -f "$KERNELS_LOG"
+}
+
 src_hash() {
   # Everything that goes into the install space (not the tests: colcon test
-  # runs them from the source tree).
+  # runs them from the source tree; not the compiled kernels: their sources are hashed).
   # The checkout path and the pinned wheels are part of it: the install
   # space holds absolute paths, and spart_interfaces links the wheels' libs.
   {
@@ -128,7 +146,8 @@ src_hash() {
     echo "$REQ_HASH"
     find package.xml setup.py setup.cfg resource launch config urdf spart_ros \
          spart_interfaces -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
-         ! -name '*.nbi' ! -name '*.nbc' -print0 2>/dev/null \
+         ! -name '*.nbi' ! -name '*.nbc' ! -name '.kernels.lock' ! -path '*/.build_*' \
+         ! -name '_kernels_*' -print0 2>/dev/null \
       | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 }
@@ -136,26 +155,21 @@ BUILD_HASH="$(src_hash)"
 BUILD_STAMP="$ROOT/install/.spart_build.sha256"
 if [[ -z "${SPART_FORCE_BUILD:-}" && -f "$ROOT/install/setup.bash" \
       && "$(cat "$BUILD_STAMP" 2>/dev/null || true)" == "$BUILD_HASH" ]]; then
+  kernels_ready
   say "build up to date (no source change since the last colcon build)"
 else
   say "colcon build (spart_interfaces, spart_ros) ..."
-  start=$SECONDS
+  build_start=$SECONDS
   rm -f "$BUILD_STAMP"
   # (byte-compile the installed Python even where PYTHONDONTWRITEBYTECODE is set)
-  env -u PYTHONDONTWRITEBYTECODE colcon build --paths . spart_interfaces \
-      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF
+  colcon_build() {
+    env -u PYTHONDONTWRITEBYTECODE colcon build --paths . spart_interfaces "$@" \
+        --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF
+  }
+  colcon_build --packages-select spart_interfaces || { kill "$kernels" 2>/dev/null; exit 1; }
+  kernels_ready                   # spart_ros installs them
+  colcon_build --packages-select spart_ros
   echo "$BUILD_HASH" > "$BUILD_STAMP"
-  say "colcon build done in $((SECONDS - start)) s"
+  say "colcon build done in $((SECONDS - build_start)) s"
 fi
-# numba compiles the fast-path kernels on first use (about a minute on 2 cores) and caches
-# them next to the sources. Do it here, for the source tree (tests) and for the installed
-# tree (nodes: a fresh colcon build copies new files there), so that nodes start in about a
-# second. With the caches in place this takes a second or two.
-source "$ROOT/scripts/env.sh"
-start=$SECONDS
-( cd "$ROOT" && python -m spart_ros.core.fast.warmup ) & warm_src=$!
-( cd / && python -m spart_ros.core.fast.warmup ) & warm_inst=$!
-wait "$warm_src" || die "fast-path kernels failed to compile (source tree)"
-wait "$warm_inst" || die "fast-path kernels failed to compile (installed package)"
-say "fast-path kernels ready in $((SECONDS - start)) s"
 say "ready: source scripts/env.sh"

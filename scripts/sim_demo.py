@@ -9,9 +9,11 @@ scripts/local_launch.py: separate processes, one YAML for all three nodes):
   ``~/joint_trajectory``, prints progress once a second (simulated time, tracking error), then
   pauses the simulator: the controller's watchdog must send one all-zero command; then it asks the
   dynamics node for the inverse dynamics of the last state, and stops the nodes;
-- everything on the graph is recorded into an MCAP bag (read back with its message definitions
-  before the run counts as OK), and PNG plots are written: joint tracking, efforts, base attitude
-  and system momentum.
+- everything on the graph is recorded into an MCAP bag, then given what a 3D replay needs (/tf and
+  /tf_static as robot_state_publisher would publish them, /robot_description, log times on the
+  simulation clock: open it in Foxglove with config/foxglove_layout.json) and read back with its
+  message definitions before the run counts as OK; PNG plots are written (joint tracking, efforts,
+  base attitude and system momentum) and an animated GIF of the motion (<robot>_motion.gif).
 
 Scenarios: SC_3DoF (SPART's spacecraft with a 3-joint arm, free-floating, zero gravity,
 floating-base inverse dynamics: the base reacts) and kuka_iiwa (7 joints, fixed base, gravity,
@@ -28,6 +30,7 @@ floating, < 0.001 rad fixed), the watchdog zeroed the commands, the bags read ba
 stopped cleanly; else FAILED with the reasons, exit 1.
 """
 import argparse
+import bisect
 import json
 import math
 import os
@@ -247,13 +250,17 @@ def send_trajectory(mon, scenario, robot):
     return mon.sim_time(), q0
 
 
+def robot_urdf(name):
+    """The installed URDF of a scenario's robot (what the launch file gives the sim)."""
+    from ament_index_python.packages import get_package_share_directory
+    return Path(get_package_share_directory('spart_ros')) / 'urdf' / f'{name}.urdf'
+
+
 def run_scenario(name, scenario, out, seconds, launch_log):
     from spart_interfaces.srv import InverseDynamics
     from std_srvs.srv import SetBool
     from spart_ros.core.urdf import robot_from_urdf
-    from ament_index_python.packages import get_package_share_directory
-    share = Path(get_package_share_directory('spart_ros'))
-    robot, _ = robot_from_urdf(str(share / 'urdf' / f'{name}.urdf'))
+    robot, _ = robot_from_urdf(str(robot_urdf(name)))
     say(f'--- {scenario["label"]}')
     cmd = [sys.executable, str(ROOT / 'scripts' / 'local_launch.py'), 'sim_demo.launch.py', f'robot:={name}',
            f'namespace:={scenario["namespace"]}']
@@ -288,11 +295,12 @@ def run_scenario(name, scenario, out, seconds, launch_log):
                 raise RuntimeError('the simulation is not advancing')
         result['sim_seconds'] = mon.sim_time() - t_start
         result['wall_seconds'] = time.monotonic() - wall_run
-        # the plant stops publishing: the controller must send one zero command and stop
+        # the plant stops publishing: the controller must send one zero command and stop (counted from
+        # the pause request: on a busy machine the zero can arrive before the service's answer)
+        paused_at, n0 = time.monotonic(), len(mon.commands)
         res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         if not res.success:
             raise RuntimeError(f'pausing the simulator failed: {res.message}')
-        paused_at, n0 = time.monotonic(), len(mon.commands)
 
         def zero_command():
             for k in range(n0, len(mon.commands)):
@@ -349,7 +357,9 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     from spart_ros.core.fast import FastDynamics
     from spart_ros.core.momentum import momentum_about
     from spart_ros.tools import plots
+    from spart_ros.tools.animation import motion_gif
     from spart_ros.tools.bag import BagError, read_back
+    from spart_ros.tools.replay import add_replay_topics
     names = list(robot.q_names)
     # the motion happened: every joint reached its largest commanded offset (a controller that
     # held still would show no tracking error at all)
@@ -408,12 +418,39 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     if len(lat):
         result['latency_ms'] = dict(p50=float(np.percentile(lat, 50)), p99=float(np.percentile(lat, 99)),
                                     max=float(lat.max()), samples=int(len(lat)))
-    # bag
+    # bag: + /tf, /tf_static and /robot_description on the sim clock (Foxglove's 3D panel), read back
     try:
+        added = add_replay_topics(str(bag_path), robot, mon.ns)
         topics = read_back(str(bag_path))
-        result['bag'] = dict(path=str(bag_path), topics=len(topics), messages=sum(n for _, n in topics.values()))
+        result['bag'] = dict(path=str(bag_path), topics=len(topics), messages=sum(n for _, n in topics.values()),
+                             added=added)
     except BagError as err:
         result['problems'].append(str(err))
+    except Exception as err:  # noqa: BLE001 - a bug in the replay topics: reported, the run goes on
+        result['problems'].append(f'adding the replay topics to {bag_path.name} failed: {type(err).__name__}: {err}')
+    # an animation anyone can watch: the measured motion at 15 frames per second of simulated time
+    # (each joint state with the last odometry at most 20 ms older: a busy machine loses messages)
+    frames, next_t = [], -0.5
+    odom_stamps = sorted(rec.odom)
+    for stamp, _, q_k, _ in rec.js:
+        t = stamp * 1e-9 - t_start
+        k = bisect.bisect_right(odom_stamps, stamp) - 1
+        if t >= next_t and k >= 0 and stamp - odom_stamps[k] <= 20_000_000:
+            R_b, p_b = rec.odom[odom_stamps[k]][:2]
+            T_b = np.eye(4)
+            T_b[:3, :3], T_b[:3, 3] = R_b, p_b
+            frames.append((T_b, dict(zip(names, q_k))))
+            next_t = t + 1.0 / 15
+    if frames:
+        gif = f'{name}_motion.gif'
+        try:
+            backend = motion_gif(out / gif, str(robot_urdf(name)), frames, scenario['floating'], fps=15,
+                                 title=f'{name} (sim time, x1)')
+            result['animation'] = dict(file=gif, backend=backend, frames=len(frames))
+        except Exception as err:  # noqa: BLE001 - reported, the run goes on
+            result['problems'].append(f'the animation failed: {type(err).__name__}: {err}')
+    else:
+        result['problems'].append('no odometry and joint states with the same stamps: no animation')
     # plots
     t_js = np.array([s * 1e-9 for s, _, _, _ in rec.js]) - t_start
     q = np.array([q for _, _, q, _ in rec.js])
@@ -462,9 +499,13 @@ def print_summary(r):
         say(f'  command latency (joint_states -> command, here): p50 {lat["p50"]:.2f} ms  p99 {lat["p99"]:.2f} ms  '
             f'({lat["samples"]} commands)')
     if 'bag' in r:
-        say(f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} messages, reads back '
-            'with its message definitions')
+        say(f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} messages (with '
+            f'{r["bag"]["added"]["/tf"]} /tf for Foxglove, config/foxglove_layout.json), reads back with its message '
+            'definitions')
     say(f'  plots: {", ".join(r.get("plots", []))}')
+    if 'animation' in r:
+        a = r['animation']
+        say(f'  animation: {a["file"]} ({a["frames"]} frames, {"MuJoCo offscreen" if a["backend"] == "mujoco" else "matplotlib"})')
     for p in r['problems']:
         say(f'  PROBLEM: {p}')
 

@@ -5,6 +5,7 @@
 #
 #   bash scripts/test.sh                                   # everything
 #   bash scripts/test.sh --pytest-args -k smoke            # extra colcon test args
+#   SPART_TEST_WORKERS=0 bash scripts/test.sh              # one pytest process (no pytest-xdist)
 #
 # Each run gets its own DDS domain: ROS_DOMAIN_ID random in 1..100 unless set.
 set -uo pipefail
@@ -17,6 +18,15 @@ cd "$ROOT" || exit 1
 
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( RANDOM % 100 + 1 ))}"
 echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID RMW_IMPLEMENTATION=$RMW_IMPLEMENTATION"
+# pytest-xdist: SPART_TEST_WORKERS processes (default 2, one per core; 0 = all in this process),
+# each test file on one worker (its module fixtures, e.g. a node several tests read, start once),
+# each worker in its own DDS domain (test/conftest.py); real-time closed loops run alone
+# (@pytest.mark.realtime)
+WORKERS="${SPART_TEST_WORKERS:-2}"
+if [[ "$WORKERS" != 0 ]]; then
+  export PYTEST_ADDOPTS="-n $WORKERS --dist loadfile ${PYTEST_ADDOPTS:-}"
+  echo "[test] pytest-xdist: $WORKERS workers (ROS_DOMAIN_ID + 100 k for worker k; SPART_TEST_WORKERS=0: none)"
+fi
 
 LOG="$(mktemp -t spart_test.XXXXXX.log)"
 trap 'rm -f "$LOG"' EXIT

@@ -1,6 +1,8 @@
 """Model report of a URDF, in the spirit of urdfdom's ``check_urdf``.
 
     python -m spart_ros.inspect robot.urdf [--base floating|fixed] [--strict] [--xacro-arg name:=value]
+                                           [--workspace LINK [--point X Y Z] [--samples N] [--seed S]
+                                            [--output FILE.png]]
 
 Prints what spart_ros makes of the file: the kinematic tree, the joints (type, axis,
 limits, mimic), the links (mass, CoM, inertia), the total mass and centre of mass at the
@@ -8,6 +10,12 @@ zero configuration, every warning, and what the model supports (kinematics, inve
 forward dynamics on a fixed or floating base).  Exit status: 0 when the model loads (and,
 with ``--base``, forward dynamics works on that base); 1 when it does not (the report
 says why); 2 for a bad command line.  ``--strict`` makes non-physical inertias errors.
+
+``--workspace LINK``: the points the link (``--point``: a point in its URDF frame) reaches with
+its joints anywhere within their limits, by Monte Carlo (``--samples``, default 20000;
+``spart_ros.core.sample_workspace``), base link frame fixed at the origin: prints the sample
+count and the bounding box, and writes a PNG of the points in three views (top x-y, front x-z,
+side y-z; default ``<robot>_workspace_<link>.png``).
 """
 import argparse
 import sys
@@ -16,6 +24,7 @@ import warnings
 import numpy as np
 
 from .core.errors import SpartError
+from .core.invertibility import singularity
 from .core.model import FIXED, JOINT_TYPE_NAMES, PRISMATIC
 from .core.urdf import robot_from_urdf
 
@@ -86,7 +95,7 @@ def _tree_lines(robot):
 
 
 def _support(robot, floating, base_only=False, independent=False):
-    why = robot.singularity(floating, base_only, independent)
+    why = singularity(robot, floating, base_only, independent)
     return ('yes', True) if not why else (f'no: {why}', False)
 
 
@@ -172,7 +181,19 @@ def _arguments(argv):
     parser.add_argument('--strict', action='store_true', help='non-physical inertias are errors, not warnings')
     parser.add_argument('--xacro-arg', action='append', default=[], metavar='NAME:=VALUE',
                         help='a xacro argument (repeatable)')
+    parser.add_argument('--workspace', metavar='LINK',
+                        help='sample the joint space within the limits and plot the points LINK reaches (PNG)')
+    parser.add_argument('--point', nargs=3, type=float, metavar=('X', 'Y', 'Z'),
+                        help='--workspace: a point in the link\'s URDF frame (default its origin)')
+    parser.add_argument('--samples', type=int, default=20000, help='--workspace: joint-space samples (default 20000)')
+    parser.add_argument('--seed', type=int, default=0, help='--workspace: random seed (default 0)')
+    parser.add_argument('--output', metavar='FILE.png',
+                        help='--workspace: the PNG (default <robot>_workspace_<link>.png)')
     args = parser.parse_args(argv)
+    if args.workspace is None and (args.point or args.output):
+        parser.error('--point and --output go with --workspace LINK')
+    if args.samples < 1:
+        parser.error(f'--samples: expected at least 1, got {args.samples}')
     mappings = {}
     for item in args.xacro_arg:
         name, sep, value = item.partition(':=')
@@ -180,6 +201,57 @@ def _arguments(argv):
             parser.error(f'--xacro-arg {item!r}: expected NAME:=VALUE')
         mappings[name] = value
     return args, mappings
+
+
+def _interval(lo, hi):
+    return f'[{_f(lo)}, {_f(hi)}]'
+
+
+def workspace_report(robot, link, samples, point=None, seed=0, output=None):
+    """(text, path): sample the workspace of ``link`` (see the module docstring), write the PNG
+    to ``output`` (default ``<robot>_workspace_<link>.png``) and say what was done."""
+    from .core.workspace import sample_workspace
+    link_name = robot.link_names[robot.link_index(link)] if isinstance(link, str) else robot.link_names[link]
+    ws = sample_workspace(robot, link, samples, point=point, seed=seed)
+    path = output or f'{robot.name}_workspace_{link_name}.png'
+    _plot_workspace(ws.points, f'{robot.name}: workspace of {link_name}'
+                    + (f' (point {_vec(point)})' if point is not None else '') + f', {samples} samples', path)
+    lo, hi = ws.points.min(axis=0), ws.points.max(axis=0)
+    where = f'point {_vec(point)} of {link_name!r}' if point is not None else f'origin of {link_name!r}'
+    unbounded = [name for name, a, b in zip(robot.coordinates.names, *position_limits_of(robot)) if not a < b]
+    lines = ['', f'workspace of the {where}: {samples} samples of the joint space within the position limits '
+                 f'(seed {seed}), base link frame fixed at the origin',
+             f'  bounding box [m]: x {_interval(lo[0], hi[0])}, y {_interval(lo[1], hi[1])}, '
+             f'z {_interval(lo[2], hi[2])}',
+             f'  farthest from the base link origin: {_f(np.linalg.norm(ws.points, axis=1).max())} m',
+             f'  plot (top x-y, front x-z, side y-z): {path}']
+    if unbounded:
+        lines.insert(2, f'  joints without position limits, drawn in [-pi, pi] rad or [-1, 1] m: {unbounded}')
+    return '\n'.join(lines), path
+
+
+def position_limits_of(robot):
+    from .core.inverse_kinematics import position_limits
+    return position_limits(robot)
+
+
+def _plot_workspace(points, title, path):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
+    for ax, (i, j), name in zip(axes, ((0, 1), (0, 2), (1, 2)), ('top (x-y)', 'front (x-z)', 'side (y-z)')):
+        ax.scatter(points[:, i], points[:, j], s=0.6, alpha=0.35, color='tab:blue', linewidths=0)
+        ax.plot([0.0], [0.0], marker='+', color='k', markersize=12)
+        ax.set_xlabel('xyz'[i] + ' [m]')
+        ax.set_ylabel('xyz'[j] + ' [m]')
+        ax.set_title(name)
+        ax.set_aspect('equal', adjustable='datalim')
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv=None):
@@ -196,6 +268,16 @@ def main(argv=None):
             return 1
         text, ok = report(robot, args.base, [str(w.message) for w in caught])
     print(text)
+    if args.workspace is not None:
+        if args.workspace not in robot.keys.link_id:
+            print(f'ERROR: --workspace: unknown link {args.workspace!r}; links are {robot.link_names}')
+            return 2
+        try:
+            text, _ = workspace_report(robot, args.workspace, args.samples, args.point, args.seed, args.output)
+        except (SpartError, OSError) as err:
+            print(f'ERROR: --workspace: {type(err).__name__}: {err}')
+            return 1
+        print(text)
     return 0 if ok else 1
 
 

@@ -5,8 +5,11 @@ rclpy. The ROS fixtures import test/node_helpers.py (and rclpy) only when a
 test asks for them.
 """
 
+import contextlib
+import fcntl
 import os
 import random
+import tempfile
 
 import pytest
 
@@ -17,9 +20,51 @@ if not os.environ.get("ROS_DOMAIN_ID"):
     os.environ["ROS_DOMAIN_ID"] = str(random.randint(1, 100))
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
+# Under pytest-xdist (scripts/test.sh runs two workers) each worker is a process of its own with
+# its own DDS domain, so that the nodes one worker's tests start never meet the other's: worker k
+# gets the run's domain + 100 k (within 1..232; Fast DDS refuses 233 and above).  The workers
+# inherit the run's domain from the controlling process, which set it above.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if WORKER:
+    os.environ["ROS_DOMAIN_ID"] = str(1 + (int(os.environ["ROS_DOMAIN_ID"]) - 1 + 100 * int(WORKER[2:])) % 232)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "realtime: a closed loop in real time (its checks depend on timing): under pytest-xdist it "
+                   "runs alone, no other test of the run meanwhile")
+
+
+@contextlib.contextmanager
+def _alone(exclusive):
+    """Across the workers of one pytest-xdist run: a realtime test waits until no other test runs
+    and keeps the others waiting while it runs; the others run side by side.  A readers-writer
+    lock on two files (flock): ``turn`` queues a waiting realtime test ahead of the tests that
+    start after it, ``run`` is held shared by every running test, exclusively by a realtime one."""
+    uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not WORKER or not uid:
+        yield
+        return
+    base = os.path.join(tempfile.gettempdir(), f"spart_ros_tests_{uid}")
+    with open(base + ".turn", "a") as turn, open(base + ".run", "a") as run:
+        fcntl.flock(turn, fcntl.LOCK_EX)
+        fcntl.flock(run, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(turn, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(run, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    # setup (module fixtures too: the demo runs in one), call and teardown under the lock
+    with _alone("realtime" in item.keywords):
+        yield
+
 
 def pytest_report_header(config):
-    return (f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID')} "
+    return (f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID')} (worker k of pytest-xdist: + 100 k) "
             f"RMW_IMPLEMENTATION={os.environ.get('RMW_IMPLEMENTATION', '(default)')}")
 
 

@@ -29,6 +29,7 @@ arguments): a new one without a catalogue entry (or a reasoned exemption) fails.
 The URDF and DH constructors (urdf2robot, DH_Serial2robot) only get junk of the wrong type
 here: their own catalogues are in test_core_errors.py and test_urdf_errors.py.
 """
+import functools
 from functools import lru_cache
 import inspect
 import os
@@ -50,7 +51,8 @@ from spart_ros.core import attitude, base_state, errors
 from spart_ros.core import (connectivity_map, gravity_wrenches, point_jacobian, point_jacobian_dot,
                             spart_chain_warm_up)
 from spart_ros.core.errors import InputError, MimicJointWarning, ModelError, ModelWarning, SpartError
-from spart_ros.core.fast import FastDynamics, kernels as K
+from spart_ros.core.compiled_model import packed
+from spart_ros.core.fast import FastDynamics
 from spart_ros.core.model import JointLimits, Robot, RobotBuilder, homogeneous
 
 # hypothesis' caches go to the temporary directory, not a .hypothesis directory in the repository
@@ -114,8 +116,8 @@ def spart_target(name, fn=None):
             args['RL'] = Arg('rotations', env['RL'], 'RL')
         elif p.name == 'R0':
             args['R0'] = Arg('rotation', env['R0'], 'R0')
-        elif p.name == 'offset':
-            args['offset'] = Arg('array', np.array([0.1, -0.05, 0.2]), 'offset', optional=True)
+        elif p.name in ('offset', 'point'):
+            args[p.name] = Arg('array', np.array([0.1, -0.05, 0.2]), p.name, optional=True)
         elif p.name == 'gravity':
             args['gravity'] = Arg('array', env['gravity'], 'gravity', optional=True, symbolic=name in SOLVERS)
         else:
@@ -274,7 +276,7 @@ def model_arrays(robot):
     if robot.symbolic:
         return ()
     limits = np.array([[j.limits.lower, j.limits.upper, j.limits.effort, j.limits.velocity] for j in robot.joints])
-    return robot.packed()[1][:, K.MF0:K.MF0 + K.MF_COLS].copy(), np.nan_to_num(limits, posinf=1e300, neginf=-1e300)
+    return packed(robot)[1].copy(), np.nan_to_num(limits, posinf=1e300, neginf=-1e300)
 
 
 LINK_ARGS = dict(name='upper', mass=1.5, inertia=np.array([[0.02, 0.001, 0.0], [0.001, 0.03, 0.0], [0.0, 0.0, 0.04]]),
@@ -406,8 +408,9 @@ def robot_method_targets():
     return [
         ('Robot.link_index', robot.link_index, {'name': name_of(robot.link_names[LINK], 'link')}),
         ('Robot.q_position', robot.q_position, {'name': name_of(robot.q_names[2], 'joint')}),
-        ('Robot.singularity', robot.singularity, flags('floating', 'base_only', 'independent')),
-        ('Robot.check_invertible', robot.check_invertible, flags('floating', 'base_only', 'independent')),
+        ('singularity', functools.partial(core.singularity, robot), flags('floating', 'base_only', 'independent')),
+        ('check_invertible', functools.partial(core.check_invertible, robot),
+         flags('floating', 'base_only', 'independent')),
         ('IndependentCoordinates', core.IndependentCoordinates, {'robot': Arg('robot', robot, 'robot')}),
         ('IndependentCoordinates.positions', c.positions, {'q': vec('q', c.n)}),
         ('IndependentCoordinates.velocities', c.velocities, {'u': vec('u', c.n)}),
@@ -436,9 +439,87 @@ def core_targets():
     ]
 
 
+def kinematics_targets():
+    """The link-frame point Jacobians, the rigid-motion helpers, the screw chain and inverse
+    kinematics (the class, its solve and the one-off function)."""
+    robot, env = world()
+    rb = Arg('robot', robot, 'robot')
+    point = Arg('array', np.array([0.1, -0.05, 0.2]), 'point', optional=True)
+    pose = homogeneous(env['RL'][:, :, 2], env['rL'][:, 2])
+    ik = core.InverseKinematics(robot, LINK, point.value)
+    q_goal = env['qm'] + 0.1
+    R_goal, p_goal, _ = ik._pose(env['R0'], env['r0'], np.clip(q_goal, ik.lower, ik.upper))
+    # the book's chain (Modern Robotics' IKinSpace example): revolute, prismatic, helical (pitch 0.1)
+    slist = np.array([[0, 0, 1, 4, 0, 0], [0, 0, 0, 0, 1, 0], [0, 0, -1, -6, 0, -0.1]], dtype=float).T
+    home = np.array([[-1, 0, 0, 0], [0, 1, 0, 6], [0, 0, -1, 2], [0, 0, 0, 1]], dtype=float)
+
+    def screw_chain(screw_axes, home, body, name):
+        return model_arrays(core.robot_from_screw_axes(screw_axes, home, body, name))
+
+    def constructor(robot, link, point, base, fast):     # built, then solved for the valid target
+        return core.InverseKinematics(robot, link, point, base, fast).solve(p_goal, env['qm'], R0=env['R0'],
+                                                                            r0=env['r0'])
+
+    def key_frame(key):
+        return np.asarray(robot.link(key).T, dtype=float)
+    task = dict(
+        position=Arg('array', p_goal, 'position'), seed=Arg('array', env['qm'], 'seed'),
+        rotation=Arg('rotation', R_goal, 'rotation', optional=True),
+        rows=Arg('rows', (3, 4, 5), 'rows', optional=True),     # position rows: rotation=None stays valid
+        frame=Arg('custom', 'world', 'frame', extra=junk(("'body'", 'body', 'finite'), ("'space'", 'space', 'finite'),
+                                                           ("'nope'", 'nope', 'error'))))
+    base_pose = dict(R0=Arg('rotation', env['R0'], 'R0', optional=True),
+                     r0=Arg('array', env['r0'], 'r0', optional=True))
+    tolerance = lambda name: Arg('scalar', 1e-6, name, extra=[('-1', -1.0, 'error'), ('0', 0.0, 'error')])  # noqa
+    options = dict(
+        tol_rotation=tolerance('tol_rotation'), tol_position=tolerance('tol_position'),
+        max_iterations=Arg('custom', 100, 'max_iterations', extra=junk(
+            ('42', 42, 'finite'), ('0', 0, 'finite'), ('np.int64(7)', np.int64(7), 'finite'), ('-1', -1, 'error'),
+            ('2.5', 2.5, 'error'), ('True', True, 'error'))),
+        damping=Arg('scalar', 1e-6, 'damping', extra=[('-1', -1.0, 'error'), ('0 (pseudo-inverse)', 0.0, 'finite')]),
+        adaptive=Arg('flag', True, 'adaptive'))
+    base = Arg('custom', 'fixed', 'base', extra=junk(("'free'", 'free', 'finite'), ("'held'", 'held', 'error')))
+    return [
+        ('Robot.link', key_frame, {'key': Arg('link', LINK, 'key')}),
+        ('com_offset', core.com_offset, {'robot': rb, 'link': Arg('link', LINK, 'link'), 'point': point}),
+        spart_target('link_point_jacobian', core.link_point_jacobian),
+        spart_target('link_point_jacobian_dot', core.link_point_jacobian_dot),
+        ('rotation_vector', core.rotation_vector, {'R': Arg('rotation', env['R0'], 'R')}),
+        ('rotation_from_vector', core.rotation_from_vector, {'w': Arg('array', np.array([0.3, -1.2, 2.0]), 'w')}),
+        ('transform_log', core.transform_log, {'T': Arg('transform', pose, 'T')}),
+        ('transform_exp', core.transform_exp, {'V': Arg('array', np.array([0.3, -1.2, 2.0, 0.5, 0.1, -4.0]), 'V')}),
+        ('adjoint', core.adjoint, {'T': Arg('transform', pose, 'T')}),
+        ('robot_from_screw_axes', screw_chain, {
+            'screw_axes': Arg('array', slist, 'screw_axes', any_columns=True), 'home': Arg('transform', home, 'home'),
+            'body': Arg('flag', False, 'body'),
+            'name': Arg('custom', 'book', 'name', extra=junk(("''", '', 'error')))}),
+        ('position_limits', core.position_limits, {'robot': rb}),
+        ('InverseKinematics', constructor, {
+            'robot': rb, 'link': Arg('link', LINK, 'link'), 'point': point, 'base': base,
+            'fast': Arg('custom', None, 'fast', extra=junk(('None', None, 'same'), ('its FastDynamics', fast(), 'same'),
+                                                           ("another robot's", FastDynamics(load_robot('SC_3DoF')),
+                                                            'error')))}),
+        ('InverseKinematics.solve', ik.solve, dict(task, **base_pose, **options)),
+        ('InverseKinematics.pose', ik.pose, dict(q=Arg('array', env['qm'], 'q'), **base_pose)),
+        ('sample_workspace', core.sample_workspace, {
+            'robot': rb, 'link': Arg('link', LINK, 'link'),
+            'samples': Arg('custom', 5, 'samples', extra=junk(
+                ('42', 42, 'finite'), ('0', 0, 'error'), ('True', True, 'error'),
+                ('np.int64(3)', np.int64(3), 'finite'))),
+            'point': point,
+            'seed': Arg('custom', 7, 'seed', extra=junk(  # None: a fresh draw
+                ('42', 42, 'finite'), ('-1', -1, 'error'), ('2.5', 2.5, 'error'), none='finite')),
+            'prismatic_range': Arg('scalar', 1.0, 'prismatic_range', extra=[('-1', -1.0, 'error')])}),
+        ('inverse_kinematics', core.inverse_kinematics, dict(
+            {'robot': rb, 'link': Arg('link', LINK, 'link')}, position=task['position'], seed=task['seed'],
+            rotation=task['rotation'], point=point, rows=task['rows'], frame=task['frame'], base=base, **base_pose,
+            **options)),
+    ]
+
+
 def all_targets():
     return (core_targets() + attitude_targets() + base_state_targets() + fast_targets() + momentum_targets()
-            + model_targets() + robot_method_targets())
+            + model_targets() + robot_method_targets() + kinematics_targets())
 
 
 TARGET_NAMES = [t[0] for t in all_targets()]
@@ -463,6 +544,7 @@ EXEMPT = {
     'BaseLink': 'a record: checked when a Robot is built from it (the Robot target)',
     'JointLimits': 'a record: checked when a Robot is built from it (RobotBuilder.add_joint, Robot)',
     'RobotKeys': 'a result record (a namedtuple)', 'ReactionNullSpace': 'a result record (a namedtuple)',
+    'IKResult': 'a result record (a namedtuple)', 'Workspace': 'a result record (a namedtuple)',
 }
 
 
@@ -868,28 +950,42 @@ def test_results_of_one_method_survive_the_others():
         del outs
 
 
+NO_COMPILER = r"""
+import sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from core_helpers import load_robot, random_state
+from spart_ros.core.fast import FastDynamics
+robot = load_robot({model!r})
+s = random_state(robot, 11)
+C = {{k: np.ascontiguousarray(v) for k, v in vars(s).items()}}
+fd = FastDynamics(robot)
+ref = [np.array(a) for a in fd.inverse_dynamics(C['R0'], C['r0'], C['qm'], C['u0'], C['um'], C['u0dot'], C['umdot'])]
+big = np.zeros(2 * robot.n_q)
+big[::2] = C['qm']
+um = C['um'].copy()
+um.flags.writeable = False
+got = fd.inverse_dynamics(np.asfortranarray(C['R0']), C['r0'], big[::2], C['u0'], um, C['u0dot'].tolist(),
+                          C['umdot'].astype(np.float32))
+assert all(np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(got, ref)), (got, ref)
+H = np.array(fd.mass_matrix(C['R0'], C['r0'], C['qm']))
+assert np.array_equal(fd.mass_matrix(C['R0'].T.copy().T, C['r0'], C['qm'].tolist()), H)
+fd.jacobian(np.int16({link}), C['R0'], C['r0'], C['qm'])
+print('numba' in sys.modules, 'llvmlite' in sys.modules)
+"""
+
+
 def test_no_compilation_for_new_layouts():
-    """A Fortran-ordered R0, a sliced vector, a read-only or an int array are converted, never
-    compiled for: the entry kernels keep the signatures they had."""
-    from spart_ros.core.fast import _ENTRY_KERNELS
-    robot, env = world()
-    fd = FastDynamics(robot)
-    s = SimpleNamespace(**env)
-    fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
-    fd.mass_matrix(s.R0, s.r0, s.qm)
-    fd.jacobian(LINK, s.R0, s.r0, s.qm, bias=False)
-    before = {k: len(k.signatures) for k in _ENTRY_KERNELS}
-    big = np.zeros(2 * robot.n_q)
-    big[::2] = s.qm
-    fd.inverse_dynamics(np.asfortranarray(s.R0), s.r0, big[::2], s.u0, _read_only(s.um), s.u0dot.tolist(),
-                        s.umdot.astype(np.float32))
-    fd.mass_matrix(s.R0.T.copy().T, s.r0, np.zeros(robot.n_q, dtype=int))
-    fd.jacobian(np.int16(LINK), s.R0, s.r0, s.qm)
-    after = {k: len(k.signatures) for k in _ENTRY_KERNELS}
-    assert after == before, {k.__name__: (before[k], after[k]) for k in before if before[k] != after[k]}
-    for kernel in _ENTRY_KERNELS:
-        assert not any(a.layout != 'C' for sig in kernel.signatures for a in sig if hasattr(a, 'layout')), \
-            kernel.signatures
+    """A Fortran-ordered R0, a sliced vector, a read-only, an int or float32 array and a list give
+    the results of C-ordered float64 arrays, and nothing is compiled for them: the process never
+    imports numba (the kernels were compiled ahead of time; any layout of float64 is read where
+    it is, other types are converted)."""
+    import subprocess
+    import sys
+    code = NO_COMPILER.format(tests=os.path.dirname(os.path.abspath(__file__)), model=MODEL, link=LINK)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['False', 'False'], out.stdout
 
 
 def test_symbolic_inputs_still_accepted():

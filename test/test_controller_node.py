@@ -31,7 +31,8 @@ from node_helpers import LATCHED_QOS, RELIABLE_QOS, RosTestNode, installed_execu
 from core_helpers import urdf_path
 import dynamics_reference as ref
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning'),
+              pytest.mark.realtime]   # the controller's watchdog (state_timeout) runs on the wall clock
 
 ROOT = Path(__file__).resolve().parent.parent
 KUKA, SC, BRANCHED = (urdf_path(n) for n in ('kuka_iiwa', 'SC_3DoF', 'branched_two_arm_spacecraft'))

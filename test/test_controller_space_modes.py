@@ -49,7 +49,8 @@ from spart_ros.core.fast import FastDynamics
 from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 from core_helpers import urdf_path
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning'),
+              pytest.mark.realtime]   # closed loops on a real-time sim
 
 URDF = open(urdf_path('arm7_floating')).read().replace(
     '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',

@@ -602,7 +602,7 @@ def test_numpy_error_state_of_the_caller_is_restored(chain):
 
 
 def test_nonnegative_names_the_argument():
-    from spart_ros.core._checks import nonnegative
+    from spart_ros.core.checks import nonnegative
     for ok, want in ((0, 0.0), (2.5, 2.5), (np.float32(0.5), 0.5), (np.array(3), 3.0), (np.int64(4), 4.0)):
         got = nonnegative('tol', ok)
         assert got == want and type(got) is float, (ok, got)

@@ -33,10 +33,12 @@ from rcl_interfaces.srv import SetParameters
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists, LinkWrench
-from spart_interfaces.srv import ForwardDynamics, InverseDynamics
+from spart_interfaces.srv import ForwardDynamics, InverseDynamics, InverseKinematics
 from std_msgs.msg import String
 
-from spart_ros import spart
+from spart_ros import core, spart
+from spart_ros.core.attitude import quaternion_from_ros
+from spart_ros.core.base_state import link_frame_pose
 from node_helpers import (BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, start_node,
                           installed_executable, scaled)
 from core_helpers import urdf_path
@@ -532,6 +534,174 @@ def test_floating_services_current_state(fl):
     e = ref.expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, np.zeros(robot.n_q), np.zeros(3), np.zeros(3), z6, zm,
                         np.zeros(3))
     np.testing.assert_allclose(res.accelerations, e[0], rtol=1e-8, atol=1e-8)
+
+
+# ---------------------------------------------------------------------------------------
+# the inverse_kinematics service (/fx fixed KUKA at a non-identity base pose, /fl floating)
+# ---------------------------------------------------------------------------------------
+
+def _ik_request(link, point, R_t, p_t, frame_id='', **fields):
+    req = InverseKinematics.Request(link=link)
+    req.point.x, req.point.y, req.point.z = (float(x) for x in point)
+    req.target.header.frame_id = frame_id
+    req.target.pose.position.x, req.target.pose.position.y, req.target.pose.position.z = (float(x) for x in p_t)
+    req.target.pose.orientation = quat(R_t)
+    for key, value in fields.items():
+        setattr(req, key, value)
+    return req
+
+
+def _set_base(req, R_b, p_b):
+    req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = (float(x) for x in p_b)
+    req.base_pose.orientation = quat(R_b)
+    return req
+
+
+def _pose(msg):
+    o = msg.orientation
+    return quaternion_from_ros(o.x, o.y, o.z, o.w), np.array(_vec(msg.position))
+
+
+def _fk_world(robot, link, point, q, R_b, p_b):
+    """The end-effector pose in the world by the SPART chain, from the base link pose."""
+    R0, r0, _ = ref.ros_to_spart(robot, R_b, p_b)
+    k = spart.Kinematics(R0, r0, q, robot)
+    R, p = link_frame_pose(robot, link, R0, r0, k.RL, k.rL)
+    return R, p + R @ point
+
+
+def _angle(R):
+    return float(np.linalg.norm(core.rotation_vector(R)))
+
+
+def test_fixed_inverse_kinematics(fx):
+    robot = ROBOTS['kuka']
+    link, point = 'lbr_iiwa_link_7', np.array([0.0, 0.0, 0.1])
+    R_b, p_b = FX_POSE[1], FX_POSE[0]                      # the node's base pose parameters
+    lower, upper = core.position_limits(robot)
+    rng = np.random.default_rng(21)
+    q_goal = rng.uniform(lower, upper) * 0.8
+    R_t, p_t = _fk_world(robot, link, point, q_goal, R_b, p_b)
+    seed = np.clip(q_goal + rng.uniform(-0.4, 0.4, robot.n_q), lower, upper)
+    names = list(reversed(robot.q_names))
+    req = _set_base(_ik_request(link, point, R_t, p_t, joint_names=names, positions=seed[::-1].tolist()), R_b, p_b)
+    res = fx.call(InverseKinematics, 'inverse_kinematics', req)
+    assert res.success, res.message
+    assert list(res.joint_names) == names and 'converged in' in res.message
+    q = np.array(res.positions)[::-1]
+    assert np.all(q >= lower) and np.all(q <= upper)
+    R, p = _fk_world(robot, link, point, q, R_b, p_b)
+    assert np.linalg.norm(p - p_t) < 1e-6 and _angle(R_t @ R.T) < 1e-6
+    assert 1 <= res.iterations <= 20 and res.position_error < 1e-6 and res.rotation_error < 1e-6
+    R_got, p_got = _pose(res.pose)
+    np.testing.assert_allclose(p_got, p, atol=1e-9)
+    assert _angle(R_got @ R.T) < 1e-9
+    R_base, p_base = _pose(res.base_pose)
+    np.testing.assert_allclose(p_base, p_b, atol=1e-12)
+    # the same target given in the base link frame
+    rel = _set_base(_ik_request(link, point, R_b.T @ R_t, R_b.T @ (p_t - p_b), frame_id=robot.base_link.name,
+                                joint_names=names, positions=seed[::-1].tolist()), R_b, p_b)
+    res2 = fx.call(InverseKinematics, 'inverse_kinematics', rel)
+    assert res2.success, res2.message
+    np.testing.assert_allclose(res2.positions, res.positions, atol=1e-6)
+    # position only ("position" rows): the orientation is free and need not be given
+    pos_only = _set_base(_ik_request(link, point, R_t, p_t, rows=['position'], joint_names=names,
+                                     positions=seed[::-1].tolist()), R_b, p_b)
+    pos_only.target.pose.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)
+    res3 = fx.call(InverseKinematics, 'inverse_kinematics', pos_only)
+    assert res3.success, res3.message
+    assert np.linalg.norm(_fk_world(robot, link, point, np.array(res3.positions)[::-1], R_b, p_b)[1] - p_t) < 1e-6
+    # the seed from the node's current state (joint_states; the base from the parameters)
+    t = stamp(35)       # between the fx tests before (10..32) and after (40..)
+    fx.exchange([(fx.js, joint_state(robot.q_names, seed, None, t))], t)
+    res4 = fx.call(InverseKinematics, 'inverse_kinematics',
+                   _ik_request(link, point, R_t, p_t, use_current_state=True, frame='body'))
+    assert res4.success, res4.message
+    assert list(res4.joint_names) == robot.q_names
+    R, p = _fk_world(robot, link, point, np.array(res4.positions), R_b, p_b)
+    assert np.linalg.norm(p - p_t) < 1e-6 and _angle(R_t @ R.T) < 1e-6
+
+
+def test_inverse_kinematics_out_of_reach_and_bad_requests(fx):
+    robot = ROBOTS['kuka']
+    link = 'lbr_iiwa_link_7'
+    R_b, p_b = FX_POSE[1], FX_POSE[0]
+    lower, upper = core.position_limits(robot)
+    names, seed = robot.q_names, np.full(robot.n_q, 0.3)
+
+    def ik(p_t=(0.2, 0.1, 1.0), R_t=np.eye(3), **fields):
+        fields.setdefault('joint_names', names)
+        fields.setdefault('positions', seed.tolist())
+        return fx.call(InverseKinematics, 'inverse_kinematics',
+                       _set_base(_ik_request(fields.pop('link', link), np.zeros(3), R_t, p_t, **fields), R_b, p_b))
+
+    far = p_b + R_b @ np.array([3.0, 0.0, 1.0])          # 3 m out: the arm reaches about 1.3 m
+    res = ik(far, rows=['position'])
+    assert not res.success and 'not converged (no progress' in res.message
+    q = np.array(res.positions)
+    assert len(q) == robot.n_q and np.all(q >= lower) and np.all(q <= upper)
+    _, p = _fk_world(robot, link, np.zeros(3), q, R_b, p_b)
+    assert res.position_error == pytest.approx(np.linalg.norm(far - p), rel=1e-6)
+    assert 1.5 < res.position_error < np.linalg.norm(far - p_b)
+    cases = [
+        (dict(link='nope'), "link: unknown link 'nope'"),
+        (dict(rows=['wq']), 'rows: expected'),
+        (dict(frame='tool'), "frame: expected one of \\['world', 'body', 'space'\\]"),
+        (dict(base_free=True), 'base_free is true but the node models a fixed base'),
+        (dict(use_current_state=True), 'use_current_state is true: joint_names and positions must be empty'),
+        (dict(positions=seed[:-1].tolist()), f'positions has {robot.n_q - 1} values'),
+        (dict(tolerance_position=-1.0), 'tol_position: expected'),
+        (dict(max_iterations=-3), 'max_iterations: expected an integer >= 0'),
+    ]
+    for fields, message in cases:
+        res = ik(**fields)
+        assert not res.success and re.search(message, res.message), (fields, res.message)
+        assert not res.positions
+    req = _set_base(_ik_request(link, np.zeros(3), np.eye(3), (0.2, 0.1, 1.0), joint_names=names,
+                                positions=seed.tolist()), R_b, p_b)
+    req.target.header.frame_id = 'map'
+    res = fx.call(InverseKinematics, 'inverse_kinematics', req)
+    assert not res.success and "target.header.frame_id: 'map' is neither the world frame 'world'" in res.message
+    req.target.header.frame_id = ''
+    req.target.pose.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)
+    res = fx.call(InverseKinematics, 'inverse_kinematics', req)
+    assert not res.success and res.message.startswith('target.pose.orientation')
+    assert ik(rows=['position']).success                 # the node still serves
+
+
+def test_floating_inverse_kinematics_with_the_base_free_or_held(fl):
+    robot = ROBOTS['branched']
+    link = 'a_tip'
+    R_b, p_b, _, _, qm, _, rng = rand_state(robot, 31)
+    lower, upper = core.position_limits(robot)
+    seed = np.clip(qm * 0.5, lower, upper)
+    _, p_seed = _fk_world(robot, link, np.zeros(3), seed, R_b, p_b)
+    p_t = p_seed + np.array([0.03, -0.02, 0.02])
+    R0, r0, _ = ref.ros_to_spart(robot, R_b, p_b)
+    expected = core.InverseKinematics(robot, link, base='free').solve(p_t, seed, R0=R0, r0=r0)
+    assert expected.success
+
+    def ik(**fields):
+        req = _set_base(_ik_request(link, np.zeros(3), np.eye(3), p_t, frame_id='odom', rows=['position'],
+                                    joint_names=robot.q_names, positions=seed.tolist(), **fields), R_b, p_b)
+        return fl.call(InverseKinematics, 'inverse_kinematics', req)
+    res = ik(base_free=True)
+    assert res.success, res.message
+    np.testing.assert_allclose(res.positions, expected.q, atol=1e-9)
+    R_bf, p_bf = _pose(res.base_pose)
+    R_be = expected.R0 @ ref.base_bc(robot)[0].T
+    assert _angle(R_bf @ R_be.T) < 1e-9
+    assert _angle(R_bf @ R_b.T) > 1e-5                   # the base turned: it reacts to the arm
+    # the end effector is on the target with the base where the node says it went
+    _, p = _fk_world(robot, link, np.zeros(3), np.array(res.positions), R_bf, p_bf)
+    assert np.linalg.norm(p - p_t) < 1e-6
+    held = ik(base_free=False)
+    assert held.success, held.message
+    R_bh, p_bh = _pose(held.base_pose)
+    np.testing.assert_allclose(p_bh, p_b, atol=1e-12)
+    assert np.abs(np.array(held.positions) - np.array(res.positions)).max() > 1e-6
+    res = ik(base_free=True, target=_ik_request(link, np.zeros(3), np.eye(3), p_t, frame_id='bus').target)
+    assert not res.success and 'moves with base_free' in res.message
 
 
 def test_floating_bad_requests_keep_the_node_serving(fl):

@@ -9,7 +9,7 @@ import spart_interfaces.srv as S
 from geometry_msgs.msg import Point, Twist, Wrench
 
 MESSAGES = ["LinkTwists", "Jacobian", "Jacobians", "CenterOfMass", "LinkWrench"]
-SERVICES = ["ForwardDynamics", "InverseDynamics"]
+SERVICES = ["ForwardDynamics", "InverseDynamics", "InverseKinematics"]
 
 
 @pytest.mark.parametrize("name", MESSAGES)

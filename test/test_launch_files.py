@@ -103,12 +103,16 @@ def test_an_exception_in_a_launch_file_is_reported_as_ros2_launch_does(capsys):
 def test_every_config_file_applies_in_any_namespace():
     for path in sorted((ROOT / 'config').glob('*.yaml')):
         doc = yaml.safe_load(path.read_text())
-        assert list(doc) == ['/**'], f'{path.name} must be keyed /** (a node-name key is ignored under a namespace)'
+        # /** (every node) or /**/<node name> (that node in any namespace; ros2_control's file)
+        assert doc and all(key == '/**' or (key.startswith('/**/') and '/' not in key[4:]) for key in doc), \
+            f'{path.name} must be keyed /** or /**/<node> (a bare node-name key is ignored under a namespace)'
+        assert all(list(v) == ['ros__parameters'] for v in doc.values()), path.name
 
 
 def test_stand_ins_do_not_leak():
     names = ('launch', 'launch.actions', 'launch.substitutions', 'launch.conditions',
-             'launch.launch_description_sources', 'launch_ros', 'launch_ros.actions')
+             'launch.launch_description_sources', 'launch.event_handlers', 'launch_ros', 'launch_ros.actions',
+             'launch_ros.substitutions')
     before = {k: sys.modules.get(k) for k in names}
     local_launch.nodes_of(LAUNCH / 'dynamics.launch.py', {})
     assert {k: sys.modules.get(k) for k in names} == before
@@ -161,3 +165,58 @@ def test_sim_demo_launch_with_robot_state_publisher():
     assert [n.executable for n in nodes] == ['sim_node', 'robot_state_publisher', 'controller_node', 'dynamics_node']
     rsp = nodes[1].parameters[0]
     assert rsp['publish_robot_description'] is False and '<robot name="Chaser">' in rsp['robot_description']
+
+
+# --- gazebo.launch.py: Gazebo + ros2_control + spart_controller (not installable here: listed) ----
+
+GAZEBO_ARGS = ['world', 'gui', 'controllers', 'controller_params', 'initial_positions']
+
+
+def test_gazebo_launch_lists_its_arguments(capsys):
+    args = local_launch.arguments_of(LAUNCH / 'gazebo.launch.py')
+    assert [a[0] for a in args] == GAZEBO_ARGS and all(a[2] for a in args)          # each described
+    defaults = {name: default for name, default, _ in args}
+    assert defaults['world'] == 'empty.sdf' and defaults['gui'] == 'true'
+    assert Path(defaults['controllers']).name == 'kuka_iiwa_controllers.yaml' and Path(defaults['controllers']).is_file()
+    assert Path(defaults['controller_params']).name == 'controller_kuka_iiwa.yaml'
+    assert local_launch.main([str(LAUNCH / 'gazebo.launch.py'), '--show-args']) == 0
+    out = capsys.readouterr().out
+    assert all(f"'{name}':" in out for name in GAZEBO_ARGS) and "(default: 'empty.sdf')" in out
+
+
+def test_gazebo_launch_nodes_and_what_is_not_installed_here(tmp_path, capsys):
+    from spart_ros.core.ros2_control import ros2_control_from_urdf
+    from spart_ros.core.urdf import robot_from_urdf
+    missing = []
+    nodes = local_launch.nodes_of(LAUNCH / 'gazebo.launch.py', {'gui': 'false'}, missing)
+    assert [(n.package, n.executable, n.arguments[:1]) for n in nodes] == [
+        ('ros_gz_bridge', 'parameter_bridge', ['/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock']),
+        ('robot_state_publisher', 'robot_state_publisher', []),
+        ('ros_gz_sim', 'create', ['-topic']),
+        ('controller_manager', 'spawner', ['joint_state_broadcaster']),
+        ('controller_manager', 'spawner', ['hold_controller']),
+        ('controller_manager', 'spawner', ['effort_controller']),        # after the fallback is configured
+        ('spart_ros', 'controller_node', [])]
+    bridge, rsp, create, jsb, hold, effort, controller = nodes
+    assert effort.after is hold and all(n.after is None for n in nodes if n is not effort)
+    assert '--inactive' in hold.arguments and '--param-file' in effort.arguments
+    assert [n.name for n in nodes if n.name] == ['spart_controller']
+    assert Path(controller.parameters[0]).name == 'controller_kuka_iiwa.yaml'
+    assert controller.parameters[1] == {'use_sim_time': True} and rsp.parameters[0]['use_sim_time'] is True
+    # robot_state_publisher gets the xacro's Gazebo variant: gz_ros2_control drives the URDF's joints
+    urdf = rsp.parameters[0]['robot_description']
+    robot, _ = robot_from_urdf(urdf)
+    (tag,) = ros2_control_from_urdf(urdf, robot)
+    assert tag.plugin == 'gz_ros2_control/GazeboSimSystem' and tag.joint_names == robot.q_names
+    assert robot.base_hint == 'fixed' and 'gz_ros2_control-system' in urdf
+    # Gazebo itself comes from ros_gz_sim's launch file, not installed here (server only: -s)
+    assert len(missing) == 1 and "'ros_gz_sim'" in missing[0] and "'gz_args': '-r -s empty.sdf'" in missing[0]
+    with pytest.raises(local_launch.MissingPackage, match="package 'ros_gz_sim' is not installed here"):
+        local_launch.nodes_of(LAUNCH / 'gazebo.launch.py', {})
+    # --print lists everything; running it here is refused with one line
+    assert local_launch.main([str(LAUNCH / 'gazebo.launch.py'), '--print']) == 0
+    out = capsys.readouterr().out
+    assert out.count('[local_launch] ') == 8 and 'lib/spart_ros/controller_node' in out
+    assert "(after spawner hold_controller exits)" in out and 'include of a launch file of' in out
+    assert local_launch.main([str(LAUNCH / 'gazebo.launch.py')]) == 2
+    assert "package 'ros_gz_sim' is not installed here" in capsys.readouterr().err

@@ -322,6 +322,7 @@ def test_end_to_end_free_floating_momentum_and_base_acceleration(ros, procs):
 # real-time node
 # ---------------------------------------------------------------------------------------
 
+@pytest.mark.realtime
 def test_real_time_clock_follows_the_wall_clock(rt):
     """Simulated time advances, never faster than real time (x1), and the states carry the
     clock's stamps; under load the node may give up time, so only a loose lower bound."""
@@ -350,6 +351,7 @@ def test_real_time_clock_follows_the_wall_clock(rt):
     assert all(s % 1_000_000 == 0 for s in clock_stamps)            # whole steps of dt = 1 ms
 
 
+@pytest.mark.realtime
 def test_real_time_fixed_base_readouts_and_commands(rt):
     rt.wait(lambda: rt.imu.messages and rt.odom.messages, 'IMU and odometry')
     imu, odom = rt.imu.messages[-1], rt.odom.messages[-1]
@@ -384,6 +386,7 @@ def test_real_time_fixed_base_readouts_and_commands(rt):
     assert rt.proc.is_running()
 
 
+@pytest.mark.realtime
 def test_real_time_pause_reset_resume(rt):
     """Pause stops the physics and the clock; reset (while paused) publishes the initial state
     at the frozen time; resume runs the clock on from there."""

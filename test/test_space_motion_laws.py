@@ -449,6 +449,25 @@ def test_fast_link_pose_and_pose_law_match_kinematics(name):
         assert np.abs(slow - 1).max() > 0.1, 'the pose term must matter'
 
 
+def test_space_mode_and_its_law_compute_in_their_own_workspaces():
+    """SpaceMode runs its law, then floating-base inverse dynamics on the mode's FastDynamics: the
+    law computes in a workspace of its own on the same compiled model (nothing shared but the
+    constant model), so the mode's calls, even at another state, leave the law's kinematics (the
+    link pose it read its end effector from) as the law computed them."""
+    robot = load_robot('branched_two_arm_spacecraft')
+    fd = FastDynamics(robot)
+    mode = SpaceMode('resolved_rate', fd, 'effort', link='b_ee', frame='link')
+    law_fd = mode.law.kinematics.dynamics
+    assert law_fd is not fd and law_fd.model is fd.model
+    s1, s2 = random_state(robot, 1, scale=0.1), random_state(robot, 2, scale=0.1)
+    mode.law.kinematics.update(s1.R0, s1.r0, s1.qm, s1.u0, s1.um)
+    link = mode.law.kinematics.link
+    pose = [np.array(x, copy=True) for x in law_fd.link_pose(link)]
+    fd.floating_inverse_dynamics(s2.R0, s2.r0, s2.qm, s2.u0, s2.um, s2.umdot)
+    assert all(np.array_equal(x, y) for x, y in zip(law_fd.link_pose(link), pose))
+    assert not np.array_equal(fd.link_pose(link)[0], pose[0])
+
+
 def test_space_mode_reference_frames_and_base_link_angular_velocity():
     """SpaceMode: a twist given in base link axes and a pose target fixed to the base give the
     same command as the same references in the world; another frame is refused by name.  The

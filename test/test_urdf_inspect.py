@@ -73,3 +73,49 @@ def test_base_that_forward_dynamics_cannot_use_exits_non_zero(capsys, tmp_path):
     assert code == 0 and 'forward dynamics, floating base: no' in out and "'slide'" in out
     code, out = run(capsys, str(path), '--base', 'floating')
     assert code == 1 and '--base floating: ERROR' in out
+
+
+def _box(out):
+    """The printed bounding box: {axis: (min, max)}."""
+    import re
+    line = next(l for l in out.splitlines() if 'bounding box [m]' in l)
+    return {a: (float(lo), float(hi)) for a, lo, hi in re.findall(r'([xyz]) \[([-0-9.e]+), ([-0-9.e]+)\]', line)}
+
+
+def test_workspace_of_the_planar_arm(capsys, tmp_path):
+    """The planar arm's tip (link2's point 0.8 m out): every point in the plane z = 0, between
+    the reaches the elbow's limit (2.9 rad) and the stretched arm (1.8 m) allow; the printed box
+    is the points'; the PNG has three views."""
+    import numpy as np
+    from matplotlib.image import imread
+    from spart_ros.core import sample_workspace
+    from core_helpers import load_robot
+    png = tmp_path / 'ws.png'
+    code, out = run(capsys, os.path.join(TEST_DIR, 'data', 'urdf', 'planar_two_link.urdf'), '--workspace', 'link2',
+                    '--point', '0.8', '0', '0', '--samples', '5000', '--seed', '3', '--output', str(png))
+    assert code == 0, out
+    assert "workspace of the point (0.8, 0, 0) of 'link2': 5000 samples" in out
+    box = _box(out)
+    assert box['z'] == (0.0, 0.0)
+    assert 1.7 < box['x'][1] <= 1.8 and -1.8 <= box['x'][0] < -1.7 and -1.8 <= box['y'][0] < -1.7
+    ws = sample_workspace(load_robot('planar_two_link'), 'link2', 5000, point=[0.8, 0, 0], seed=3)
+    r = np.linalg.norm(ws.points, axis=1)
+    inner = np.sqrt(1.0 + 0.64 + 1.6 * np.cos(2.9))          # the elbow bent to its limit
+    assert r.max() <= 1.8 + 1e-12 and r.min() >= inner - 1e-12 and r.min() < inner + 0.02
+    for axis, k in zip('xyz', range(3)):
+        assert box[axis] == pytest.approx((ws.points[:, k].min(), ws.points[:, k].max()), rel=1e-5, abs=1e-9)
+    assert np.all(ws.q >= -2.9) and np.all(ws.q <= 2.9)
+    image = imread(png)
+    assert image.shape[1] > 2.5 * image.shape[0] > 400          # three panels side by side
+
+
+def test_workspace_bad_arguments(capsys, tmp_path):
+    urdf = os.path.join(TEST_DIR, 'data', 'urdf', 'planar_two_link.urdf')
+    code, out = run(capsys, urdf, '--workspace', 'elbow', '--output', str(tmp_path / 'x.png'))
+    assert code == 2 and "unknown link 'elbow'" in out and not (tmp_path / 'x.png').exists()
+    with pytest.raises(SystemExit) as exit_:
+        report_cli.main([urdf, '--point', '0', '0', '0'])
+    assert exit_.value.code == 2
+    code, out = run(capsys, urdf, '--workspace', 'link2', '--output', str(tmp_path / 'no' / 'dir' / 'x.png'),
+                    '--samples', '10')
+    assert code == 1 and 'ERROR: --workspace' in out

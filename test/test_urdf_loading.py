@@ -10,6 +10,7 @@ import pytest
 
 from core_helpers import REF_URDF_DIR, TEST_DIR, random_state
 from spart_ros import spart
+import spart_ros.core as core
 from spart_ros.core import RobotBuilder
 from spart_ros.core.attitude import rpy_rotation
 from spart_ros.core.errors import (InertiaError, InertiaWarning, MimicJointWarning, ModelWarning,
@@ -174,7 +175,7 @@ def test_massless_floating_base_loads_fixed_fd_works_floating_fd_names_base():
     with pytest.raises(SingularModelError) as err:
         fast_fd(robot, floating=True)
     assert "'base_footprint'" in str(err.value) and "'slide'" in str(err.value)
-    assert robot.singularity(floating=False) == ''
+    assert core.singularity(robot, floating=False) == ''
 
 
 # --- world roots ---------------------------------------------------------------------------

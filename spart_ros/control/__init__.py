@@ -21,6 +21,8 @@ from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
 from .reactionless import Reactionless
 from .desired_reaction import DesiredReaction
 from .trajectory import JointTrajectory, Reference, hold
+from .time_scaling import TimeScaling, cubic_time_scaling, quintic_time_scaling
+from .paths import PoseSample, JointPath, CartesianPath, ScrewPath
 from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompensation, Gains, EffortCommand
 from .safety import CommandGate, clamp_efforts, effort_limits
 from .law import Law, LawOutput
@@ -31,6 +33,8 @@ from .controller import Command, ControlInputs, Controller
 
 __all__ = ['FreeFloatingKinematics', 'SpaceMotionLaw', 'SpaceMotionCommand', 'SpaceMotionStatus', 'ResolvedRate',
            'ResolvedRateMinBaseEnergy', 'Reactionless', 'DesiredReaction', 'JointTrajectory', 'Reference', 'hold',
+           'TimeScaling', 'cubic_time_scaling', 'quintic_time_scaling', 'PoseSample', 'JointPath', 'CartesianPath',
+           'ScrewPath',
            'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'Gains', 'EffortCommand',
            'CommandGate', 'clamp_efforts', 'effort_limits', 'Law', 'LawOutput', 'MODES', 'ControllerSettings',
            'TrajectoryGoal', 'Controller', 'ControlInputs', 'Command']

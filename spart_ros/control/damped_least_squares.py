@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core._checks import nonnegative
+from ..core.checks import nonnegative
 
 DampedInverse = namedtuple('DampedInverse', 'inverse null_basis singular_values damping rank')
 DampedInverse.__doc__ = """Result of :func:`damped_pseudo_inverse` of A (m, n).

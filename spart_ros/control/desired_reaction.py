@@ -27,7 +27,7 @@ spacecraft), so the end effector's absolute thresholds would damp the base task 
 """
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError
 from .damped_least_squares import damped_pseudo_inverse
 from .end_effector import rotation_vector

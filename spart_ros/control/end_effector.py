@@ -8,30 +8,13 @@ users' tool frames), converted once here.
 """
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError
+from ..core.jacobians import com_offset
 from ..core.kinematics import kinematics
+from ..core.rigid_motion import _rotation_vector as rotation_vector
 
 __all__ = ['EndEffector', 'rotation_vector']
-
-
-def rotation_vector(R):
-    """Rotation vector (unit axis * angle, angle in [0, pi]) of a rotation matrix ``R`` (3, 3)."""
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])   # sin(angle) axis
-    s = float(np.sqrt(w @ w))
-    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    angle = np.arctan2(s, c)
-    if s > 1e-6:
-        return angle / s * w
-    if c > 0:                                   # small angle: angle / sin(angle) ~ 1 + angle^2 / 6
-        return (1.0 + angle * angle / 6.0) * w
-    # angle near pi: R ~ 2 a a' - I, read the axis off the largest diagonal entry
-    B = 0.5 * (R + np.eye(3))
-    k = int(np.argmax(np.diag(B)))
-    axis = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
-    if axis @ w < 0:
-        axis = -axis
-    return angle * axis
 
 
 class EndEffector:
@@ -50,9 +33,8 @@ class EndEffector:
         if frame == 'com':
             self.offset, self.rotation = p.copy(), np.eye(3)
         elif frame == 'link':
-            T = np.asarray(robot.base_link.T if self.link == 0 else robot.links[self.link - 1].T, dtype=float)
-            R_lc, p_lc = T[:3, :3], T[:3, 3]       # CoM frame in the URDF link frame
-            self.offset, self.rotation = R_lc.T @ (p - p_lc), R_lc.T.copy()
+            R_lc = np.asarray(robot.link(self.link).T, dtype=float)[:3, :3]     # CoM frame in the link frame
+            self.offset, self.rotation = np.asarray(com_offset(robot, self.link, p), dtype=float), R_lc.T.copy()
         else:
             raise InputError(f"frame: expected 'com' or 'link', got {frame!r}")
 

@@ -26,9 +26,10 @@ are allocated per tick.
 """
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError, ModelError
 from ..core.fast import FastDynamics
+from ..core.invertibility import check_invertible
 from ..core.momentum import about_point, center_of_mass_from_H0, solve_base
 
 __all__ = ['FreeFloatingKinematics']
@@ -44,7 +45,7 @@ class FreeFloatingKinematics:
     """
 
     def __init__(self, robot, link, offset=None, dynamics=None):
-        robot.check_invertible(floating=True, base_only=True)     # H0^-1 is needed every tick
+        check_invertible(robot, floating=True, base_only=True)     # H0^-1 is needed every tick
         if robot.n_q == 0:
             raise ModelError(f'robot {robot.name!r} has no moving joint: nothing to control')
         if dynamics is not None and dynamics.robot is not robot:

@@ -19,7 +19,7 @@ Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
 """
 import numpy as np
 
-from ..core._checks import nonnegative
+from ..core.checks import nonnegative
 from .damped_least_squares import damped_pseudo_inverse
 from .space_motion import SpaceMotionLaw
 

@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core import base_state as bs
 from ..core.connectivity import leaf_links
 from ..core.errors import InputError
@@ -69,8 +69,9 @@ measured base angular velocity in the URDF base LINK frame (as odometry's twist,
 class SpaceMode(Law):
     """One space motion law as a controller mode (see the module docstring).
 
-    ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (shared with
-    the law; the robot must have no mimic joints: the laws work in SPART's joint variables);
+    ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (its model shared
+    with the law, which computes in a workspace of its own; the robot must have no mimic joints:
+    the laws work in SPART's joint variables);
     ``interface``: 'effort' or 'velocity'; ``law_options``: the law's keyword arguments
     (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the warnings the
     law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log."""
@@ -93,7 +94,9 @@ class SpaceMode(Law):
         link = law_options.pop('link')
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
-            self.law = SPACE_LAWS[mode](robot, link, dynamics=dynamics, **law_options)
+            # the law gets its own workspace: compute() runs the law, then floating-base ID on
+            # self.dynamics, and neither may overwrite the other's results
+            self.law = SPACE_LAWS[mode](robot, link, dynamics=dynamics.new_workspace(), **law_options)
         self.notes = [str(w.message) for w in caught]
         self.n_q = robot.n_q
         self._R_bc = np.asarray(robot.base_link.T, dtype=float)[:3, :3]

@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from ..core import _checks as chk
+from ..core import checks as chk
 from ..core.errors import InputError, ModelWarning
 from ..core.manipulability import task_rows
 from .damped_least_squares import bound_joint_rates, check_damping

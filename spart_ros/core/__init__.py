@@ -10,6 +10,7 @@ import numpy as np
 from .errors import (SpartError, ModelError, URDFError, TopologyError,
                      UnsupportedJointError, InertiaError, SingularModelError,
                      InputError, SpartWarning, ModelWarning, InertiaWarning, MimicJointWarning)
+from . import _checks
 from .model import Robot, Link, Joint, BaseLink, JointLimits, RobotKeys, RobotBuilder
 from .mimic import IndependentCoordinates
 from .connectivity import connectivity_map
@@ -21,7 +22,8 @@ from .kinematics import kinematics
 from .differential_kinematics import differential_kinematics
 from .velocities import velocities
 from .accelerations import accelerations
-from .jacobians import jacobian, jacobian_dot, point_jacobian, point_jacobian_dot
+from .jacobians import (jacobian, jacobian_dot, point_jacobian, point_jacobian_dot, com_offset, link_point_jacobian,
+                        link_point_jacobian_dot)
 from .center_of_mass import center_of_mass
 from .natural_orthogonal_complement import natural_orthogonal_complement, natural_orthogonal_complement_dot
 from .inertia import inertia_in_inertial_frame, composite_body_inertia
@@ -33,12 +35,16 @@ from .momentum import (base_momentum, momentum_about, base_momentum_from, moment
 from .generalized_jacobian import generalized_jacobian, generalized_jacobian_drift
 from .reaction_null_space import ReactionNullSpace, reaction_null_space
 from .manipulability import manipulability, dynamic_singularity_measure, singular_values
+from .invertibility import singularity, check_invertible
+from .rigid_motion import rotation_vector, rotation_from_vector, transform_log, transform_exp, adjoint
+from .screw_chain import robot_from_screw_axes
+from .inverse_kinematics import InverseKinematics, inverse_kinematics, IKResult, position_limits
+from .workspace import Workspace, sample_workspace
 
 
 def spart_chain_warm_up(robot):
     """Run the SPART-named chain once on float inputs (compiles or loads its kernels)."""
-    from ._checks import robot as checked_robot
-    n, nq = checked_robot(robot).n_links_joints, robot.n_q
+    n, nq = _checks.robot(robot).n_links_joints, robot.n_q
     R0, r0, z6, q = np.eye(3), np.zeros(3), np.zeros(6), np.zeros(nq)
     RJ, RL, rJ, rL, e, g = kinematics(R0, r0, q, robot)
     Bij, Bi0, P0, pm = differential_kinematics(R0, r0, rL, e, g, robot)

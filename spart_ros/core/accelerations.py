@@ -6,7 +6,7 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .attitude import _cross as cross
+from .attitude import _cross as cross, _skew
 from .model import FIXED
 
 AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
@@ -14,7 +14,6 @@ AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
 
 def twist_rate_map(omega, *like):
     """Omega = blkdiag([w]x, [w]x), (6, 6): d/dt of a vector fixed in a body turning at w."""
-    from .attitude import _skew
     S = _skew(omega)
     Om = bk.zeros((6, 6), S, *like)
     Om[0:3, 0:3] = S
@@ -33,7 +32,7 @@ def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     n = robot.n_links_joints
     if not bk.is_symbolic(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot):
         t0dot, tLdot = np.empty(6), np.empty((6, n))
-        if _compiled.accelerations(robot.packed()[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot,
+        if _compiled.accelerations(_compiled.packed(robot)[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot,
                                    tLdot):
             raise chk.ResultNotFinite('Accelerations')
         return AccelerationsResult(t0dot, tLdot)

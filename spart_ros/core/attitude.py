@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from . import _backend as bk
-from . import _checks as chk
+from . import checks as chk
 from .errors import InputError
 
 
@@ -112,6 +112,18 @@ def _euler_axis_dcm(e, alpha):
     q = bk.zeros(4, e, alpha)
     q[0], q[1], q[2], q[3] = e[0] * s, e[1] * s, e[2] * s, c
     return _quaternion_dcm(q)
+
+
+def _axis_rotation(e, alpha):
+    """Active rotation about the unit axis e by alpha, Rodrigues' formula: in whole angles
+    (cos alpha, sin alpha), so symbolic kinematics has no half angles to simplify away."""
+    c, s = bk.cos(alpha), bk.sin(alpha)
+    R = bk.zeros((3, 3), e, alpha)
+    for r in range(3):
+        for k in range(3):
+            R[r, k] = (1 - c) * e[r] * e[k] + (c if r == k else 0)
+    S = _skew(e)
+    return R + s * S
 
 
 def euler_axis_dcm(e, alpha):

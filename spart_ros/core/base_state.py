@@ -129,7 +129,7 @@ def link_frame_pose(robot, link, R0, r0, RL, rL):
     n = robot.n_links_joints
     R0, r0 = chk.rotation('R0', R0), chk.vector('r0', r0, 3)
     RL, rL = chk.rotations('RL', RL, n), chk.array('rL', rL, (3, n))
-    T_com = np.asarray(robot.base_link.T if i == 0 else robot.links[i - 1].T, dtype=float)
+    T_com = np.asarray(robot.link(i).T, dtype=float)     # the CoM frame in the link frame
     R_c, p_c = (R0, r0) if i == 0 else (RL[:, :, i - 1], rL[:, i - 1])
     R = R_c @ T_com[:3, :3].T
     return chk.results('link_frame_pose', (R, p_c - R @ T_com[:3, 3]), [('r0', r0), ('rL', rL)])

@@ -1,5 +1,6 @@
 """Centre of mass of the whole system (SPART: Center_of_Mass)."""
 from . import _checks as chk
+from .errors import SingularModelError
 
 
 @chk.checked
@@ -13,6 +14,5 @@ def center_of_mass(r0, rL, robot):
     m0 = robot.base_link.mass
     total = m0 + sum(robot.masses)
     if not robot.symbolic and float(total) <= 0:
-        from .errors import SingularModelError
         raise SingularModelError(f'robot {robot.name!r} has zero total mass: its centre of mass is undefined')
     return (r0 * m0 + rL @ robot.masses) / total

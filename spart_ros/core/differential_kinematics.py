@@ -70,6 +70,6 @@ def differential_kinematics(R0, r0, rL, e, g, robot):
 def _differential_kinematics_numeric(R0, r0, rL, e, g, robot):
     n = robot.n_links_joints
     out = DiffKinematicsResult(np.empty((6, 6, n, n)), np.empty((6, 6, n)), np.empty((6, 6)), np.empty((6, n)))
-    if _compiled.differential_kinematics(robot.packed()[0], robot.con.branch, R0, r0, rL, e, g, *out):
+    if _compiled.differential_kinematics(_compiled.packed(robot)[0], robot.con.branch, R0, r0, rL, e, g, *out):
         raise chk.ResultNotFinite('DiffKinematics')
     return out

@@ -19,6 +19,7 @@ from .errors import SingularModelError
 from .generalized_inertia import generalized_inertia
 from .inertia import composite_body_inertia
 from .model import FIXED
+from .invertibility import check_invertible
 
 InverseDynamicsResult = namedtuple('InverseDynamicsResult', 'tau0 taum')
 ForwardDynamicsResult = namedtuple('ForwardDynamicsResult', 'u0dot umdot')
@@ -53,8 +54,8 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     wF0, wFm = gravity_wrenches(wF0, wFm, robot, gravity)
     if not bk.is_symbolic(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot):
         tau0, taum = np.empty(6), np.empty(robot.n_q)
-        if _compiled.inverse_dynamics(*robot.packed(), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0,
-                                      tau0, taum):
+        if _compiled.inverse_dynamics(*_compiled.packed(robot), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im,
+                                      Bij, Bi0, tau0, taum, np.empty(6), np.empty((6, n))):
             raise chk.ResultNotFinite('ID')
         return InverseDynamicsResult(tau0, taum)
     # Newton-Euler at each CoM: wq = M tdot + W M t - wF
@@ -103,7 +104,7 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     H udot = tau + N'w - C u.  Returns ``u0dot`` (6,), ``umdot`` (n_q,).
     """
     nq = robot.n_q
-    robot.check_invertible(floating=True)
+    check_invertible(robot, floating=True)
     # ID at zero acceleration gives C u - N'w (the bias); composite inertias give H.
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, np.zeros(6), np.zeros(nq), robot)
     b0, bm = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
@@ -125,7 +126,7 @@ def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bi
     ``Mm_tilde`` is accepted for SPART's signature.  Returns ``taum`` (n_q,) and
     ``u0dot`` (6,).
     """
-    robot.check_invertible(floating=True, base_only=True)
+    check_invertible(robot, floating=True, base_only=True)
     zero = np.zeros(6)
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, zero, umdot, robot)
     tau0, _ = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)

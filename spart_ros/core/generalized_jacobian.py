@@ -13,7 +13,7 @@ base free, and J0 H0^-1 h0 the drift the initial momentum h0 causes (zero for a 
 that starts at rest).  When the base mass and inertia grow without bound H0^-1 -> 0 and J*
 becomes the fixed-base Jacobian Jm.
 """
-from . import _checks as chk
+from . import checks as chk
 from .errors import InputError
 from .momentum import solve_base
 

@@ -20,7 +20,7 @@ def inertia_in_inertial_frame(R0, RL, robot):
     n = robot.n_links_joints
     if not bk.is_symbolic(R0, RL, robot):
         I0, Im = np.empty((3, 3)), np.empty((3, 3, n))
-        if _compiled.inertia_in_inertial_frame(*robot.packed(), R0, RL, I0, Im):
+        if _compiled.inertia_in_inertial_frame(*_compiled.packed(robot), R0, RL, I0, Im):
             raise chk.ResultNotFinite('I_I')
         return InertiaResult(I0, Im)
     I0 = R0 @ robot.base_link.inertia @ R0.T

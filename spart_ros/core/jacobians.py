@@ -91,3 +91,35 @@ def point_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot):
     tp[0:3] = t[0:3]
     tp[3:6] = t[3:6] + skew_symmetric(t[0:3]) @ (rp - r)
     return jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot)
+
+
+# --- points given in the URDF link frame (ROS users' tool frames) ---------------------------------
+
+def com_offset(robot, link, point):
+    """SPART's ``offset`` (3,) of a point given in a link's URDF frame: the point's offset from
+    the link CoM, in the link CoM frame (what :func:`point_jacobian` and FastDynamics.jacobian
+    take).  ``link``: SPART id (0 = base) or name; ``point`` (3,): from the URDF link frame's
+    origin, in its axes (None = the origin).  Inverse: p_link = R_lc offset + p_lc, with
+    (R_lc, p_lc) = ``robot.link(link).T``, the CoM frame in the link frame."""
+    robot = chk.robot(robot)
+    i = chk.link_id('link', link, robot)
+    T = robot.link(i).T
+    p = bk.zeros(3, T) if point is None else chk.vector('point', point, 3)
+    return T[:3, :3].T @ (p - T[:3, 3])
+
+
+@chk.checked
+def link_point_jacobian(link, point, R0, r0, RL, rL, P0, pm, robot):
+    """:func:`point_jacobian` of a point given in the link's URDF frame (ROS's link frame, not
+    SPART's CoM frame): ``point`` (3,) from the URDF link frame's origin, in its axes (None =
+    the link frame's origin).  Rows [angular velocity of the link; velocity of the point],
+    inertial frame.  Returns (J0 (6, 6), Jm (6, n_q)); the point's pose is
+    :func:`spart_ros.core.base_state.link_frame_pose` plus R point."""
+    return point_jacobian(link, com_offset(robot, link, point), R0, r0, RL, rL, P0, pm, robot)
+
+
+@chk.checked
+def link_point_jacobian_dot(link, point, R0, r0, t0, RL, rL, tL, P0, pm, robot):
+    """:func:`point_jacobian_dot` of a point given in the link's URDF frame (see
+    :func:`link_point_jacobian`).  Returns (J0dot (6, 6), Jmdot (6, n_q))."""
+    return point_jacobian_dot(link, com_offset(robot, link, point), R0, r0, t0, RL, rL, tL, P0, pm, robot)

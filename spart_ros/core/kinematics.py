@@ -6,7 +6,7 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .attitude import _euler_axis_dcm
+from .attitude import _axis_rotation
 from .model import homogeneous, REVOLUTE, PRISMATIC
 
 KinematicsResult = namedtuple('KinematicsResult', 'RJ RL rJ rL e g')
@@ -34,7 +34,7 @@ def kinematics(R0, r0, qm, robot):
         T_parent = T0 if joint.parent_link == 0 else TL[:, :, joint.parent_link - 1]
         TJ[:, :, i - 1] = T_parent @ joint.T
         if joint.type == REVOLUTE:
-            T_q = homogeneous(_euler_axis_dcm(joint.axis, qm[joint.q_id - 1]).T, None)
+            T_q = homogeneous(_axis_rotation(joint.axis, qm[joint.q_id - 1]), None)
         elif joint.type == PRISMATIC:
             T_q = homogeneous(None, joint.axis * qm[joint.q_id - 1])
         else:
@@ -56,6 +56,6 @@ def _kinematics_numeric(R0, r0, qm, robot):
     n = robot.n_links_joints
     out = KinematicsResult(np.empty((3, 3, n)), np.empty((3, 3, n)), np.empty((3, n)), np.empty((3, n)),
                            np.empty((3, n)), np.empty((3, n)))
-    if _compiled.kinematics(*robot.packed(), R0, r0, qm, *out):
+    if _compiled.kinematics(*_compiled.packed(robot), R0, r0, qm, *out):
         raise chk.ResultNotFinite('Kinematics')
     return out

@@ -14,7 +14,7 @@ Dubowsky, 1991).  :func:`dynamic_singularity_measure` is the inverse condition n
 """
 import numpy as np
 
-from . import _checks as chk
+from . import checks as chk
 from .errors import InputError
 
 ALL_ROWS = (0, 1, 2, 3, 4, 5)

@@ -21,7 +21,8 @@ For a floating base, G is extended by the identity on the 6 base coordinates.
 """
 import numpy as np
 
-from . import _checks as chk
+from . import checks as chk
+from .errors import InputError
 
 
 class IndependentCoordinates:
@@ -35,9 +36,10 @@ class IndependentCoordinates:
     """
 
     def __init__(self, robot):
-        robot = chk.robot(robot)
-        self.full_names = list(robot.q_names)
-        self.followers = dict(robot.mimic)
+        try:    # any robot model (a Robot builds its own when it is made)
+            self.full_names, self.followers = list(robot.q_names), dict(robot.mimic)
+        except AttributeError:
+            raise InputError(f'robot: expected a spart_ros Robot, got {chk.given(robot)}') from None
         self.names = [name for name in self.full_names if name not in self.followers]
         self.n, self.n_full = len(self.names), len(self.full_names)
         self.is_identity = not self.followers

@@ -25,8 +25,10 @@ import warnings
 import numpy as np
 
 from . import _backend as bk
+from . import checks as chk
 from .errors import (InertiaError, InertiaWarning, InputError, MimicJointWarning, ModelError, ModelWarning,
                      SingularModelError, TopologyError, UnsupportedJointError)
+from .mimic import IndependentCoordinates
 
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 JOINT_TYPES = {'fixed': FIXED, 'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC}
@@ -38,6 +40,24 @@ Connectivity.__doc__ = """SPART's connectivity maps (ConnectivityMap), shapes (n
 branch[i-1, j-1] = 1 when link j is on link i's path to the base (i included);
 child[i-1, j-1] = 1 when link i is a child of link j;
 child_base[i-1] = 1 when link i is a child of the base."""
+
+
+def connectivity(parent):
+    """:class:`Connectivity` of a tree from its parent array (n,): parent link id of each link
+    1..n (0 = the base), parents numbered before their children (SPART's numbering)."""
+    n = len(parent)
+    branch = np.zeros((n, n), dtype=np.int64)
+    child = np.zeros((n, n), dtype=np.int64)
+    child_base = np.zeros(n, dtype=np.int64)
+    for i in range(1, n + 1):
+        p = parent[i - 1]
+        if p == 0:
+            child_base[i - 1] = 1
+        else:
+            child[i - 1, p - 1] = 1
+            branch[i - 1] = branch[p - 1]  # parents come first in SPART numbering
+        branch[i - 1, i - 1] = 1
+    return Connectivity(branch, child, child_base)
 
 
 @dataclass
@@ -107,7 +127,9 @@ class Robot:
     or :class:`RobotBuilder`; the constructor checks everything and raises ModelError.
 
     Attributes: ``name``, ``n_links_joints`` (n), ``n_q``, ``base_link``, ``links``
-    (link id k at index k-1), ``joints`` (joint id k at index k-1), ``con``
+    (link id k at index k-1: ``robot.links[i]`` is link id i + 1, and the base, id 0, is not
+    in it; :meth:`link` takes an id as :meth:`link_index` returns it, or a name), ``joints``
+    (joint id k at index k-1), ``con``
     (:class:`Connectivity`), ``keys`` (:class:`RobotKeys`), and the arrays
     ``parent`` (n,) parent link id of each link, ``joint_type`` (n,),
     ``q_index`` (n,) 0-based joint-variable index or -1, ``masses`` (n,); ``mimic``
@@ -115,7 +137,12 @@ class Robot:
     :mod:`spart_ros.core.mimic`); ``base_hint``, ``base_pose``, ``world_link`` (what a URDF
     ``world`` root said, see :func:`robot_from_urdf`).  A non-physical inertia is a warning
     (``strict=True``: an error); a singular H is an error only when a computation needs its
-    inverse (:meth:`check_invertible`).
+    inverse (:func:`spart_ros.core.invertibility.check_invertible`).
+
+    A Robot is data (Pinocchio's Model): built and checked once, never changed afterwards; the
+    algorithms that run on it (kinematics, dynamics, the singularity analysis) are functions of
+    their own modules, and the compiled fast path keeps its packed arrays beside it
+    (:mod:`spart_ros.core.compiled_model`).
     """
 
     def __init__(self, name, base_link, links, joints, origin='manual', *, mimic=None, strict=False,
@@ -146,8 +173,7 @@ class Robot:
         if self.symbolic:
             _exact_model(self)
         self.masses = np.array([l.mass for l in self.links], dtype=object if self.symbolic else float)
-        from .connectivity import connectivity_map
-        self.con = Connectivity(*connectivity_map(self))
+        self.con = connectivity(self.parent)
         self.keys = RobotKeys(
             link_id={base_link.name: 0, **{l.name: l.id for l in self.links}},
             joint_id={j.name: j.id for j in self.joints},
@@ -160,8 +186,10 @@ class Robot:
         self.base_pose = None if base_pose is None else _numeric_transform('base_pose', base_pose)
         self.world_link = world_link
         self.mimic = self._resolve_mimic(mimic or {})
-        self._coordinates = None
-        self._singularity = {}
+        #: the map from independent joint coordinates (mimic followers removed) to SPART's full
+        #: joint variables (:class:`spart_ros.core.mimic.IndependentCoordinates`); the identity for
+        #: robots without mimic joints.
+        self.coordinates = IndependentCoordinates(self)
         if not self.symbolic:
             self._check_inertias(strict)
         if self.mimic:
@@ -187,30 +215,31 @@ class Robot:
         """Names of the moving joints in joint-variable order (length n_q)."""
         return [j.name for j in sorted((j for j in self.joints if j.type != FIXED), key=lambda j: j.q_id)]
 
-    def packed(self):
-        """(mi, mf): the model packed for the compiled kernels (built once, numeric models only)."""
-        from ._compiled import packed
-        return packed(self)
-
     @property
     def total_mass(self):
         return self.base_link.mass + sum(self.masses)
 
     def link_index(self, name):
-        """SPART link id of a link name (0 = base); ModelError naming the link if unknown."""
+        """SPART link id of a link name (0 = base; ``robot.link(id)`` is that link, which is
+        ``robot.links[id - 1]`` for id >= 1); ModelError naming the link if unknown."""
         if not isinstance(name, str):
-            from ._checks import given
-            raise InputError(f'name: expected a link name (a string), got {given(name)}')
+            raise InputError(f'name: expected a link name (a string), got {chk.given(name)}')
         try:
             return self.keys.link_id[name]
         except KeyError:
             raise ModelError(f'unknown link {name!r}; robot {self.name!r} has links {self.link_names}') from None
 
+    def link(self, key):
+        """The link with SPART id ``key`` (0 = the base: a :class:`BaseLink`; 1..n: a
+        :class:`Link`, ``robot.links[key - 1]``) or name ``key``; its ``T`` is its CoM frame in
+        its URDF link frame either way.  InputError for an id out of range or a name unknown."""
+        i = chk.link_id('key', key, self)
+        return self.base_link if i == 0 else self.links[i - 1]
+
     def q_position(self, name):
         """0-based joint-variable index of a moving joint; ModelError if unknown or fixed."""
         if not isinstance(name, str):
-            from ._checks import given
-            raise InputError(f'name: expected a joint name (a string), got {given(name)}')
+            raise InputError(f'name: expected a joint name (a string), got {chk.given(name)}')
         if name not in self.keys.q_id:
             what = 'a fixed joint' if name in self.keys.joint_id else 'not a joint of the model'
             raise ModelError(f'joint {name!r} is {what}; moving joints are {self.q_names}')
@@ -296,16 +325,6 @@ class Robot:
             resolved[follower] = Mimic(leader, mult, off)
         return resolved
 
-    @property
-    def coordinates(self):
-        """The map from independent joint coordinates (mimic followers removed) to SPART's
-        full joint variables (:class:`spart_ros.core.mimic.IndependentCoordinates`); the
-        identity for robots without mimic joints."""
-        if self._coordinates is None:
-            from .mimic import IndependentCoordinates
-            self._coordinates = IndependentCoordinates(self)
-        return self._coordinates
-
     # -- what has no mass (singular generalized inertia) ----------------------------------
     def _subtree_sums(self):
         """(mass, sum |inertia|) of each link's subtree, (n,) each."""
@@ -352,62 +371,6 @@ class Robot:
                   (j.type == PRISMATIC or j.type == REVOLUTE and spins)]
         return ([bodies[k].name for k in sorted(cluster)], moving) if moving else ([], [])
 
-    def singularity(self, floating=True, base_only=False, independent=False):
-        """Why the generalized inertia matrix is singular, in words naming the coordinates,
-        joints and links ('' when it is not).
-
-        Tested once (then cached) at a generic configuration, where a singularity that the
-        masses and inertias cause shows (a state-specific one, e.g. a point mass passing
-        through a joint axis, may still occur): H is scaled to a unit diagonal and singular
-        when its smallest eigenvalue is below 1e-10.  ``floating``: the (6 + n_q) matrix of a
-        floating base, else the joint block; ``base_only``: only the base block H0 (what the
-        floating-base inverse dynamics inverts); ``independent``: in the independent
-        coordinates of a robot with mimic joints (``robot.coordinates``).
-        """
-        try:            # the common case first: bools seen before (called on every FD of the fast path)
-            return self._singularity[floating, base_only, independent]
-        except (KeyError, TypeError):
-            pass
-        from ._checks import flag
-        key = (flag('floating', floating), flag('base_only', base_only), flag('independent', independent))
-        if key not in self._singularity:
-            self._singularity[key] = '' if self.symbolic else self._find_singularity(*key)
-        return self._singularity[key]
-
-    def _find_singularity(self, floating, base_only, independent):
-        if floating and float(self.total_mass) <= 0:
-            return 'the robot has zero total mass, so a floating base has none'
-        if base_only and not floating:
-            return ''
-        H, names = _generic_mass_matrix(self, floating, independent)
-        if base_only:
-            H, names = H[:6, :6], names[:6]
-        null = _null_motion(H)
-        if not null:
-            return ''
-        coordinates = [names[k] for k in null]
-        reasons = [f'the motion of {coordinates} moves no mass (at a generic configuration)']
-        links, joints = self.massless_base_cluster() if floating else ([], [])
-        if links and any(c.startswith('base_') for c in coordinates):
-            reasons.append(f'as a floating base, links {links} (the base and what is welded to it) have no mass and '
-                           f'joints {joints} can turn or slide them without moving any mass')
-        for joint, moved in self.massless_joints().items():
-            if joint in coordinates:
-                reasons.append(f'joint {joint!r} moves only massless links {moved}')
-        return '; '.join(reasons)
-
-    def check_invertible(self, floating=True, base_only=False, independent=False):
-        """Raise SingularModelError naming the coordinates, joints and links at fault if the
-        generalized inertia matrix (or its base block, ``base_only``) is singular: what
-        forward dynamics (and floating-base inverse dynamics) needs.  See :meth:`singularity`."""
-        why = self.singularity(floating, base_only, independent)
-        if why:
-            what = 'the base block H0 of the generalized inertia matrix' if base_only else \
-                'the generalized inertia matrix' + (' in independent coordinates' if independent else '')
-            raise SingularModelError(f'robot {self.name!r}: {what} is singular: {why} (kinematics, Jacobians and '
-                                     'inverse dynamics work; forward dynamics needs mass behind every moving joint '
-                                     'and a base that can be accelerated: give those links an <inertial>)')
-
     def model_scale(self):
         """(largest magnitude in the numeric model, 'link NAME' or 'joint NAME' holding it), over
         masses, inertias and frames; (0.0, '') for a symbolic robot.  For an overflow's message:
@@ -437,7 +400,6 @@ def model_array(what, x, shape, error=ModelError):
     expressions or exact sympy numbers (checked finite, kept exact); ``error`` (a ModelError)
     with a message starting with ``what`` otherwise.
     A vector may be given as a (k, 1) column."""
-    from . import _checks as chk
     if len(shape) == 1 and _shape_of(x) == (shape[0], 1):   # a column (SPART's MATLAB vectors)
         x = np.asarray(x)[:, 0]
     try:
@@ -459,7 +421,6 @@ def _shape_of(x):
 def rigid_transform(what, T):
     """``T`` checked as a 4x4 rigid transform: bottom row [0, 0, 0, 1], rotation block a rotation
     within the API's tolerance (R'R - I within 1e-3, det > 0); symbolic ones: the shape only."""
-    from . import _checks as chk
     exact = model_array(what, T, (4, 4))
     if chk.has_symbols(exact):
         return exact
@@ -485,7 +446,6 @@ def _numeric_transform(what, T):
 
 def body_mass(what, mass, error=InertiaError):
     """A mass: a finite real number (float) >= 0, or a sympy expression; ``error`` naming ``what``."""
-    from . import _checks as chk
     try:
         m = chk.scalar(what, mass)
     except InputError as err:
@@ -500,21 +460,21 @@ def body_mass(what, mass, error=InertiaError):
 def check_limits(what, limits):
     """ModelError naming the joint (``what``) unless ``limits`` is a JointLimits of real numbers
     (+-inf for a bound not given; NaN is an error)."""
-    from ._checks import given
     if not isinstance(limits, JointLimits):
-        raise ModelError(f'{what}: limits: expected JointLimits(lower, upper, effort, velocity), got {given(limits)}')
+        raise ModelError(f'{what}: limits: expected JointLimits(lower, upper, effort, velocity), got '
+                         f'{chk.given(limits)}')
     for key in ('lower', 'upper', 'effort', 'velocity'):
         v = getattr(limits, key)
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(v):
-            raise ModelError(f'{what}: limits.{key}: expected a number (+-inf when not bounded), got {given(v)}')
+            raise ModelError(f'{what}: limits.{key}: expected a number (+-inf when not bounded), got '
+                             f'{chk.given(v)}')
 
 
 def _check_arguments(name, base_link, links, joints, origin, mimic, strict, base_hint, world_link):
     """The Robot constructor's arguments: types (ModelError naming the argument); returns
     (links, joints) as lists."""
     def refuse(arg, expected, got):
-        from ._checks import given
-        raise ModelError(f'{arg}: expected {expected}, got {given(got)}')
+        raise ModelError(f'{arg}: expected {expected}, got {chk.given(got)}')
     if not isinstance(name, str):
         refuse('name', "the robot's name (a string)", name)
     if not isinstance(origin, str):
@@ -538,53 +498,6 @@ def _check_arguments(name, base_link, links, joints, origin, mimic, strict, base
     if world_link is not None and not isinstance(world_link, str):
         refuse('world_link', 'a link name or None', world_link)
     return parts
-
-
-BASE_COORDINATES = ('base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz')
-
-
-def _generic_mass_matrix(robot, floating, independent):
-    """(H, coordinate names) at a fixed generic state (seeded random attitude and joints)."""
-    from .differential_kinematics import differential_kinematics
-    from .generalized_inertia import generalized_inertia
-    from .inertia import composite_body_inertia, inertia_in_inertial_frame
-    from .kinematics import kinematics
-    rng = np.random.default_rng(20240611)
-    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
-    R0 = q * np.sign(np.linalg.det(q))
-    qm = rng.uniform(-1.0, 1.0, robot.n_q)
-    if independent:
-        qm = robot.coordinates.positions(qm[:robot.coordinates.n])
-    RJ, RL, rJ, rL, e, g = kinematics(R0, np.zeros(3), qm, robot)
-    Bij, Bi0, P0, pm = differential_kinematics(R0, np.zeros(3), rL, e, g, robot)
-    I0, Im = inertia_in_inertial_frame(R0, RL, robot)
-    M0, Mm = composite_body_inertia(I0, Im, Bij, Bi0, robot)
-    H0, H0m, Hm = generalized_inertia(M0, Mm, Bij, Bi0, P0, pm, robot)
-    H = np.block([[H0, H0m], [H0m.T, Hm]])
-    names = list(BASE_COORDINATES) + robot.q_names
-    if independent:
-        T = robot.coordinates.generalized(floating=True)
-        H = T.T @ H @ T
-        names = list(BASE_COORDINATES) + robot.coordinates.names
-    if not floating:
-        H, names = H[6:, 6:], names[6:]
-    return H, names
-
-
-def _null_motion(H, tol=1e-10):
-    """Indices of the coordinates in a null motion of the symmetric H ([] if none):
-    H scaled to a unit diagonal, smallest eigenvalue below ``tol``."""
-    if H.size == 0:
-        return []
-    d = np.diag(H).copy()
-    if np.any(d <= 0):
-        return [int(k) for k in np.flatnonzero(d <= 0)]
-    s = 1.0 / np.sqrt(d)
-    w, V = np.linalg.eigh(H * s[:, None] * s[None, :])
-    if w[0] > tol:
-        return []
-    v = np.abs(V[:, 0])
-    return [int(k) for k in np.flatnonzero(v > 0.1 * v.max())]
 
 
 def _exact(a):
@@ -746,9 +659,8 @@ class RobotBuilder:
             type = JOINT_TYPES[type]
         elif isinstance(type, (bool, np.bool_)) or not isinstance(type, (int, np.integer)) or \
                 type not in JOINT_TYPE_NAMES:
-            from ._checks import given
             raise UnsupportedJointError(f'{what}: type: expected fixed, revolute, continuous or prismatic '
-                                        f'(or 0, 1, 2), got {given(type)}')
+                                        f'(or 0, 1, 2), got {chk.given(type)}')
         type = int(type)
         if any(j.name == name for j in self._joints):
             raise ModelError(f'joint {name!r} is defined twice')
@@ -767,9 +679,8 @@ class RobotBuilder:
 
     def build(self, strict=False):
         """The Robot (``strict=True``: a non-physical inertia is an error, not a warning)."""
-        from ._checks import flag
         try:
-            strict = flag('strict', strict)
+            strict = chk.flag('strict', strict)
         except InputError as err:
             raise ModelError(str(err)) from None
         return _build_tree(self.name, list(self._links.values()), self._joints, strict=strict)
@@ -779,13 +690,11 @@ def _name(what, x, kind):
     """A link or joint name: a non-empty string; ModelError naming ``what`` otherwise."""
     if isinstance(x, str) and x:
         return x
-    from ._checks import given
-    raise ModelError(f'{what}: expected a {kind} name (a non-empty string), got {given(x)}')
+    raise ModelError(f'{what}: expected a {kind} name (a non-empty string), got {chk.given(x)}')
 
 
 def _mimic(what, mimic):
     """``mimic`` as a Mimic(leader name, finite multiplier, finite offset)."""
-    from . import _checks as chk
     if isinstance(mimic, (str, bytes, dict)) or not hasattr(mimic, '__len__') or len(mimic) != 3:
         raise ModelError(f'{what}: mimic: expected (leader joint name, multiplier, offset), got {chk.given(mimic)}')
     leader = _name(f'{what}: mimic leader', mimic[0], 'joint')

@@ -20,7 +20,7 @@ controller keeps [L_origin; p] and turns it into h0 at each state
 import numpy as np
 
 from . import _backend as bk
-from . import _checks as chk
+from . import checks as chk
 from .attitude import _cross as cross
 from .errors import InputError, SingularModelError
 

@@ -1,6 +1,7 @@
 """The natural orthogonal complement N (t = N u) and its derivative (SPART: NOC, NOCdot)."""
 from . import _backend as bk
 from . import _checks as chk
+from .attitude import _skew as skew_symmetric
 from .jacobians import jacobian, jacobian_dot
 
 
@@ -20,7 +21,6 @@ def natural_orthogonal_complement(r0, rL, P0, pm, robot):
 @chk.checked
 def natural_orthogonal_complement_dot(r0, t0, rL, tL, P0, pm, robot):
     """dN/dt, (6 + 6n, 6 + n_q).  (SPART: NOCdot)"""
-    from .attitude import _skew as skew_symmetric
     n, nq = robot.n_links_joints, robot.n_q
     Ndot = bk.zeros((6 + 6 * n, 6 + nq), r0, t0, rL, tL, P0, pm)
     Ndot[0:3, 0:3] = skew_symmetric(t0[0:3]) @ P0[0:3, 0:3]

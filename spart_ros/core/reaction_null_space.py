@@ -20,7 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _checks as chk
+from . import checks as chk
 from .momentum import _matrices, solve_base
 
 ReactionNullSpace = namedtuple('ReactionNullSpace', 'basis projector rank coupling')

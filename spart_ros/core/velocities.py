@@ -24,7 +24,7 @@ def velocities(Bij, Bi0, P0, pm, u0, um, robot):
     n = robot.n_links_joints
     if not bk.is_symbolic(Bij, Bi0, P0, pm, u0, um):
         t0, tL = np.empty(6), np.empty((6, n))
-        if _compiled.velocities(robot.packed()[0], Bij, Bi0, P0, pm, u0, um, t0, tL):
+        if _compiled.velocities(_compiled.packed(robot)[0], Bij, Bi0, P0, pm, u0, um, t0, tL):
             raise chk.ResultNotFinite('Velocities')
         return VelocitiesResult(t0, tL)
     t0 = P0 @ u0

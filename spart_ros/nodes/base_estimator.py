@@ -5,9 +5,11 @@ of b in the world and its twist (v_b, w_b) expressed in b, as nav_msgs/Odometry 
 """
 from collections import namedtuple
 
+import numpy as np
+
 from .config import seconds_parameter
 
-__all__ = ['BaseLinkState', 'FloatingBaseEstimator', 'imu_to_base', 'check_max_age']
+__all__ = ['BaseLinkState', 'FloatingBaseEstimator', 'imu_to_base', 'frame_state_to_base', 'check_max_age']
 
 
 BaseLinkState = namedtuple('BaseLinkState', 'R_b p_b v_b w_b')
@@ -67,3 +69,18 @@ def imu_to_base(R_b_imu, R_w_imu=None, w_imu=None):
     R_b = None if R_w_imu is None else R_w_imu @ R_b_imu.T
     w_b = None if w_imu is None else R_b_imu @ w_imu
     return R_b, w_b
+
+
+def frame_state_to_base(T_b_f, R_f, p_f, v_f, w_f):
+    """(R_b, p_b, v_b, w_b) of the base link b from the state of a frame f rigidly attached to it,
+    as nav_msgs/Odometry gives it with ``child_frame_id`` f (e.g. a massless ``base_footprint``
+    root, or the base link under a massless root): pose (R_f, p_f) of f in the world, velocity
+    v_f of f's origin and angular velocity w_f, both expressed in f.  ``T_b_f`` (4, 4): pose of f
+    in b (fixed).  Exact: the same rigid body, so w_b = R_bf w_f and v_b = R_bf v_f + w_b x p_fb
+    with p_fb = -p_bf the vector from f's origin to b's, in b."""
+    R_bf, p_bf = T_b_f[:3, :3], T_b_f[:3, 3]
+    R_b = R_f @ R_bf.T
+    p_b = p_f - R_b @ p_bf
+    w_b = R_bf @ w_f
+    v_b = R_bf @ v_f - np.cross(w_b, p_bf)
+    return R_b, p_b, v_b, w_b

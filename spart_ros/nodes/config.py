@@ -5,7 +5,7 @@ parameter); :class:`ModelConfig` holds the parameters that shape a :class:`~.mod
 """
 from dataclasses import dataclass, field
 
-from ..core._checks import nonnegative
+from ..core.checks import nonnegative
 from ..core.errors import InputError, SpartError
 
 __all__ = ['ConfigError', 'seconds_parameter', 'ModelConfig', 'BASE_MODES', 'POINT_FRAMES', 'BASE_COLUMNS']

@@ -38,7 +38,9 @@ reduced by ``decimation`` / ``max_rate``:
     ``~/link_twists`` (spart_interfaces/LinkTwists), ``~/jacobians`` (Jacobians of
     ``jacobian_links`` at ``jacobian_offsets``), ``~/center_of_mass`` (CenterOfMass).
 Services: ``~/forward_dynamics`` (ForwardDynamics), ``~/inverse_dynamics``
-(InverseDynamics, ``floating_base`` = SPART Floating_ID).
+(InverseDynamics, ``floating_base`` = SPART Floating_ID), ``~/inverse_kinematics``
+(InverseKinematics: joint positions for a target pose of a point on a link; ``success`` false
+with the closest configuration when it does not converge).
 
 Performance (1 kHz): joint_states are read serialized (``raw=True``, spart_ros.nodes.cdr) and the
 outputs published as serialized templates (spart_ros.nodes.messages.SerializedOutputs): rclpy's
@@ -52,18 +54,22 @@ import sys
 import time
 import traceback
 
+import numpy as np
+
 from builtin_interfaces.msg import Time
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists
-from spart_interfaces.srv import ForwardDynamics, InverseDynamics
+from spart_interfaces.srv import ForwardDynamics, InverseDynamics, InverseKinematics
 
+from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, SpartError
+from ..core.inverse_kinematics import parse_rows
 from .callback_timing import CallbackTiming
 from .config import BASE_COLUMNS, POINT_FRAMES
 from .base_estimator import BaseLinkState
-from .conversions import pose_to_matrix, vector3
+from .conversions import pose_to_matrix, quaternion, vector3
 from .messages import OutputMessages, SerializedOutputs, set_vector3
 from .requests import loads_from_request, map_request_joints
 from .parameters import Param, declare, table
@@ -111,6 +117,7 @@ PARAMETERS = table(
           'messages, much cheaper); false = rclpy message objects'),
     Param('forward_dynamics_service', '~/forward_dynamics', 'spart_interfaces/ForwardDynamics service'),
     Param('inverse_dynamics_service', '~/inverse_dynamics', 'spart_interfaces/InverseDynamics service'),
+    Param('inverse_kinematics_service', '~/inverse_kinematics', 'spart_interfaces/InverseKinematics service'),
 )
 
 
@@ -141,6 +148,8 @@ class DynamicsNode(Node):
                          if p['publish_center_of_mass'] else None)
         self._srv_fd = self.create_service(ForwardDynamics, p['forward_dynamics_service'], self._forward_dynamics)
         self._srv_id = self.create_service(InverseDynamics, p['inverse_dynamics_service'], self._inverse_dynamics)
+        self._srv_ik = self.create_service(InverseKinematics, p['inverse_kinematics_service'],
+                                           self._inverse_kinematics)
         self.inputs.load_initial_model()
 
         outputs = [pub.topic_name for pub in (self._pub_twists, self._pub_jacobians, self._pub_com) if pub]
@@ -148,7 +157,7 @@ class DynamicsNode(Node):
             f'base {self.inputs.params["base"]}, world frame {self.inputs.world_frame!r}, gravity '
             f'{self.inputs.gravity.tolist()}; inputs {self.inputs.input_topics()}; outputs {outputs} '
             f'({"serialized templates" if p["serialized_outputs"] else "message objects"}, executor {p["executor"]}); '
-            f'services {[self.resolve_service_name(s.srv_name) for s in (self._srv_fd, self._srv_id)]}'
+            f'services {[self.resolve_service_name(s.srv_name) for s in (self._srv_fd, self._srv_id, self._srv_ik)]}'
             + ('' if self.inputs.model else '; waiting for a robot description'))
 
     # -- model ----------------------------------------------------------------------------
@@ -203,14 +212,20 @@ class DynamicsNode(Node):
             self._pub_com.publish(msgs.fill_center_of_mass(stamp, out.com))
 
     # -- services -------------------------------------------------------------------------
+    def _current_state(self, empty):
+        """The node's latest state for a request with use_current_state; ``empty``: {field name:
+        value} of the request's state fields, which must then be empty."""
+        if any(len(value) for value in empty.values()):
+            raise InputError(f'use_current_state is true: {" and ".join(empty)} must be empty')
+        state = self.inputs.state()
+        if state is None:
+            raise InputError(f'no current state (use_current_state): {self.inputs.unavailable()}')
+        return state
+
     def _request_state(self, model, req):
         """(base, qm, um) from a request: the current state or the request's own."""
         if req.use_current_state:
-            if len(req.positions) or len(req.velocities):
-                raise InputError('use_current_state is true: positions and velocities must be empty')
-            state = self.inputs.state()
-            if state is None:
-                raise InputError(f'no current state (use_current_state): {self.inputs.unavailable()}')
+            state = self._current_state({'positions': req.positions, 'velocities': req.velocities})
             return state.base, state.q.copy(), state.qd.copy()
         joints = map_request_joints(model.q_names, req.joint_names,
                                     {'positions': req.positions, 'velocities': req.velocities},
@@ -244,9 +259,8 @@ class DynamicsNode(Node):
             if model is None:
                 raise InputError('no robot model yet: publish the URDF on the robot description topic or set '
                                  'the robot_description / urdf_path parameter')
-            handler(model, req, res)
-            res.success = True
-            res.message = 'ok'
+            outcome = handler(model, req, res)     # None: done; else (success, message)
+            res.success, res.message = (True, 'ok') if outcome is None else outcome
         except SpartError as err:
             res.message = str(err)
             self.inputs.warn_throttled((what, str(err)), f'{what} request rejected: {err}')
@@ -261,6 +275,9 @@ class DynamicsNode(Node):
     def _inverse_dynamics(self, req, res):
         return self._serve('inverse_dynamics', self._id, req, res)
 
+    def _inverse_kinematics(self, req, res):
+        return self._serve('inverse_kinematics', self._ik, req, res)
+
     def _fd(self, model, req, res):
         base, qm, um = self._request_state(model, req)
         taum = map_request_joints(model.q_names, req.joint_names, {'efforts': req.efforts},
@@ -274,6 +291,46 @@ class DynamicsNode(Node):
         res.accelerations = out.umdot[order].tolist()
         set_vector3(res.base_acceleration.linear, out.a_b)
         set_vector3(res.base_acceleration.angular, out.alpha_b)
+
+    def _ik(self, model, req, res):
+        if req.use_current_state:
+            state = self._current_state({'joint_names': req.joint_names, 'positions': req.positions})
+            base, q_seed = state.base, state.q.copy()
+        else:
+            q_seed = map_request_joints(model.q_names, req.joint_names, {'positions': req.positions},
+                                        required=('positions',), followers=model.followers)['positions']
+            R_b, p_b = pose_to_matrix('base_pose', req.base_pose)
+            base = BaseLinkState(R_b, p_b, np.zeros(3), np.zeros(3))
+        names, order = self._response_order(model, req)
+        rows = list(req.rows) or None
+        position_only = all(r >= 3 for r in parse_rows(rows, True))     # the orientation is then not read
+        p_t = vector3('target.pose.position', req.target.pose.position)
+        R_t = np.eye(3) if position_only else quaternion('target.pose.orientation', req.target.pose.orientation)
+        frame_id = req.target.header.frame_id
+        if frame_id == model.robot.base_link.name:
+            if req.base_free:
+                raise InputError(f'target.header.frame_id: the base link {frame_id!r} moves with base_free: give '
+                                 f'the target in the world frame {self.inputs.world_frame!r}')
+            R_t, p_t = base.R_b @ R_t, base.p_b + base.R_b @ p_t
+        elif frame_id not in ('', self.inputs.world_frame):
+            raise InputError(f'target.header.frame_id: {frame_id!r} is neither the world frame '
+                             f'{self.inputs.world_frame!r} nor the base link {model.robot.base_link.name!r}')
+        rotation = None if position_only else R_t
+        out = model.inverse_kinematics(
+            base, q_seed, req.link, vector3('point', req.point), p_t, rotation, rows, req.frame or 'world',
+            req.base_free, req.tolerance_rotation or 1e-6, req.tolerance_position or 1e-6, req.max_iterations or 100)
+        r = out.result
+        res.joint_names = names
+        res.positions = r.q[order].tolist()
+        res.iterations, res.rotation_error, res.position_error = int(r.iterations), r.rotation_error, r.position_error
+        _set_pose(res.pose, out.R, out.p)
+        _set_pose(res.base_pose, out.R_b, out.p_b)
+        if r.success:
+            return True, f'converged in {r.iterations} iterations'
+        why = ('out of reach from this seed, or held by joint limits' if r.status == 'no progress'
+               else f'max_iterations {req.max_iterations or 100} reached')
+        return False, (f'not converged ({r.status}: {why}) after {r.iterations} iterations: closest position error '
+                       f'{r.position_error:.3g} m, rotation error {r.rotation_error:.3g} rad')
 
     def _id(self, model, req, res):
         base, qm, um = self._request_state(model, req)
@@ -293,6 +350,13 @@ class DynamicsNode(Node):
         set_vector3(res.base_wrench.force, out.force_b)
         set_vector3(res.base_acceleration.linear, out.a_b)
         set_vector3(res.base_acceleration.angular, out.alpha_b)
+
+
+def _set_pose(msg, R, p):
+    """Fill a geometry_msgs/Pose from a rotation (3, 3) and a position (3,)."""
+    msg.position.x, msg.position.y, msg.position.z = (float(x) for x in p)
+    msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = (
+        float(x) for x in quaternion_to_ros(R))
 
 
 def main(args=None):

@@ -20,13 +20,16 @@ import numpy as np
 from ..core import base_state as bs
 from ..core.connectivity import leaf_links
 from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
+from ..core.fast.mimic import fast_dynamics
+from ..core.invertibility import singularity
+from ..core.link_frames import fixed_frame_in_base, link_com_frame
 from ..core.model import FIXED
 from ..core.urdf import robot_from_urdf
 from .base_estimator import BaseLinkState
 from .config import POINT_FRAMES, ConfigError
 from .conversions import finite
 
-__all__ = ['Model', 'JacobianSpec', 'jacobian_specs', 'imu_rotation_in_base', 'link_com_frame',
+__all__ = ['Model', 'IKOutcome', 'JacobianSpec', 'jacobian_specs', 'imu_rotation_in_base', 'link_com_frame',
            'leaf_links', 'base_twist_map', 'ROW_NAMES', 'BASE_COLUMN_NAMES']
 
 ROW_NAMES = ('wx', 'wy', 'wz', 'vx', 'vy', 'vz')
@@ -39,38 +42,13 @@ BASE_COLUMN_NAMES = {
 }
 
 
-def link_com_frame(robot, link_id):
-    """4x4 transform of link ``link_id``'s CoM frame in its URDF link frame."""
-    T = robot.base_link.T if link_id == 0 else robot.links[link_id - 1].T
-    return np.asarray(T, dtype=float)
-
-
-def _link_in_parent_link_frame(robot, link_id):
-    """4x4 pose of link ``link_id``'s URDF frame in its parent link's URDF frame."""
-    joint = robot.joints[link_id - 1]
-    return link_com_frame(robot, joint.parent_link) @ np.asarray(joint.T, dtype=float)
-
-
 def imu_rotation_in_base(robot, link_name):
     """Rotation (3, 3) of the URDF frame of ``link_name`` in the base link frame b.
 
     The link must be rigidly attached to the base: every joint between them fixed.
     ModelError naming the link (unknown) or the first moving joint in between.
     """
-    if link_name not in robot.keys.link_id:
-        raise ModelError(f'IMU link {link_name!r} is not a link of robot {robot.name!r} '
-                         f'(links: {robot.link_names})')
-    i = robot.keys.link_id[link_name]
-    T = np.eye(4)
-    k = i
-    while k != 0:
-        joint = robot.joints[k - 1]
-        if joint.type != FIXED:
-            raise ModelError(f'IMU link {link_name!r} is not rigidly attached to the base link '
-                             f'{robot.base_link.name!r}: joint {joint.name!r} between them is not fixed')
-        T = _link_in_parent_link_frame(robot, k) @ T
-        k = joint.parent_link
-    return T[:3, :3].copy()
+    return fixed_frame_in_base(robot, link_name, 'IMU link')[:3, :3].copy()
 
 
 def base_twist_map(robot, R_b):
@@ -125,6 +103,9 @@ def jacobian_specs(robot, links, offsets, point_frame='link'):
 Outputs = namedtuple('Outputs', 'rL tL com jacobians points')
 ForwardResult = namedtuple('ForwardResult', 'umdot a_b alpha_b')
 InverseResult = namedtuple('InverseResult', 'taum torque_b force_b a_b alpha_b')
+IKOutcome = namedtuple('IKOutcome', 'result R_b p_b R p')
+IKOutcome.__doc__ = """Model.inverse_kinematics: the core's IKResult, the base link pose (R_b, p_b) and the
+end-effector frame (R, p) at the solution, world frame."""
 
 
 def _c(x):
@@ -147,7 +128,6 @@ class Model:
     """
 
     def __init__(self, robot, config, warnings=()):
-        from ..core.fast.mimic import fast_dynamics
         self.config = config.check()
         self.robot = robot
         self.warnings = list(warnings)
@@ -164,6 +144,7 @@ class Model:
         self.column_names = base_cols + self.q_names
         self.row_names = list(ROW_NAMES)
         self._imu_rotations = {}
+        self._frames_in_base = {robot.base_link.name: None}    # frame name -> (4, 4) pose in b, None = b
         if config.imu_link:
             self.imu_rotation(config.imu_link)
         self.fast = fast_dynamics(robot)
@@ -184,6 +165,16 @@ class Model:
             R = self._imu_rotations[link_name] = imu_rotation_in_base(self.robot, link_name)
         return R
 
+    def frame_in_base(self, frame, what='frame'):
+        """(4, 4) pose of the URDF frame ``frame`` in the base link frame b (cached), None for b
+        itself; ModelError naming ``what`` and the frame if it is not a link of the robot or not
+        rigidly attached to the base."""
+        try:
+            return self._frames_in_base[frame]
+        except KeyError:
+            T = self._frames_in_base[frame] = fixed_frame_in_base(self.robot, frame, what)
+            return T
+
     @classmethod
     def from_urdf(cls, source, config, expand_xacro=True):
         """Model from URDF text (or a file path when ``source`` has no '<'; .xacro expanded
@@ -200,7 +191,7 @@ class Model:
         if robot.base_hint and robot.base_hint != config.base:
             notes.append(f'the URDF joins {robot.base_link.name!r} to {robot.world_link or "world"!r} with a '
                          f'{robot.base_hint} joint, but the node models a {config.base} base (parameter base)')
-        why = robot.singularity(floating, independent=True)
+        why = singularity(robot, floating, independent=True)
         if why:
             notes.append(f'forward dynamics will be refused ({why}); kinematics, Jacobians and inverse '
                          'dynamics work')
@@ -303,6 +294,23 @@ class Model:
         else:
             a_b, alpha_b = np.zeros(3), np.zeros(3)
         return ForwardResult(umdot, a_b, alpha_b)
+
+    def inverse_kinematics(self, base, q_seed, link, point, position, rotation, rows=None, frame='world',
+                           base_free=False, tol_rotation=1e-6, tol_position=1e-6, max_iterations=100):
+        """Joint positions (q_names order) putting ``point`` (3,) of ``link`` (in its URDF frame)
+        at ``position`` (3,) with the link's axes at ``rotation`` (3, 3), world frame, from the
+        seed ``q_seed`` and the base state ``base`` (see spart_ros.core.inverse_kinematics):
+        ``base_free`` (floating base only) lets the base react at zero momentum, else it is
+        held.  Returns an :data:`IKOutcome`."""
+        from ..core.inverse_kinematics import InverseKinematics
+        if base_free and not self.floating:
+            raise InputError('base_free is true but the node models a fixed base (parameter base: fixed)')
+        R0, r0, _ = self.spart_base(base)
+        ik = InverseKinematics(self.robot, link, point, 'free' if base_free else 'fixed', fast=self.fast)
+        res = ik.solve(position, _c(q_seed), rotation, rows, frame, R0, r0, tol_rotation, tol_position, max_iterations)
+        R_b, p_b, _, _ = bs.link_frame_from_base(self.robot, res.R0, res.r0)
+        R, p = ik.pose(res.q, res.R0, res.r0)
+        return IKOutcome(res, R_b, p_b, R, p)
 
     def inverse_dynamics(self, base, qm, um, umdot, a_b, alpha_b, wF0, wFm, gravity, floating_base=False):
         """Joint efforts and base wrench (torque_b, force_b at b's origin, in b) realizing

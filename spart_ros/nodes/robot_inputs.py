@@ -14,8 +14,11 @@ gives it, under one set of parameter names and QoS:
   warned throttled);
 - the base state: a fixed pose (``base: fixed``) or, for ``base: floating``, the latest
   nav_msgs/Odometry (pose of the URDF base link in the world, twist in the base link frame,
-  REP 105) no older than ``odom_max_age`` than the joint state, with an optional
-  sensor_msgs/Imu override of orientation and angular velocity.
+  REP 105; a ``child_frame_id`` naming another link rigidly fixed to the base, e.g. a massless
+  ``base_footprint``, is converted to the base link exactly, any other frame refused by name)
+  no older than ``odom_max_age`` than the joint state, with an optional sensor_msgs/Imu
+  override of orientation and angular velocity (its frame: ``imu_link`` or its frame_id, a link
+  fixed to the base).
 
 Stamp order (unless ``accept_older_stamps``): a joint's values are taken only from a message
 stamped no earlier than the last one of THAT joint (several sources, e.g. an arm and a
@@ -46,7 +49,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from ..core.errors import InputError, ModelError, SpartError
-from .base_estimator import BaseLinkState, FloatingBaseEstimator, check_max_age, imu_to_base
+from .base_estimator import BaseLinkState, FloatingBaseEstimator, check_max_age, frame_state_to_base, imu_to_base
 from .cdr import CdrError, parse_joint_state
 from .config import BASE_MODES, ConfigError, ModelConfig
 from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vector3
@@ -420,12 +423,15 @@ class RobotInputs:
         R_b, p_b = pose_to_matrix('odometry pose', msg.pose.pose)
         v_b = vector3('odometry twist linear', msg.twist.twist.linear)
         w_b = vector3('odometry twist angular', msg.twist.twist.angular)
-        model = self.model
-        if model is not None and msg.child_frame_id and msg.child_frame_id != model.robot.base_link.name \
-                and self.once.allow(('odom child', msg.child_frame_id), 0.0):
-            self.node.get_logger().warning(
-                f'odometry child_frame_id {msg.child_frame_id!r} is not the URDF base link '
-                f'{model.robot.base_link.name!r}: its pose and twist are used as the base link\'s (warned once)')
+        if msg.child_frame_id:
+            # REP 105 allows odometry of any frame fixed to the base (base_footprint, the base
+            # link under a massless root): converted exactly; another frame is refused by name
+            model = self.model
+            if model is None:
+                return          # its frame cannot be checked yet; the next one will be
+            T_b_f = model.frame_in_base(msg.child_frame_id, 'odometry child_frame_id')
+            if T_b_f is not None:
+                R_b, p_b, v_b, w_b = frame_state_to_base(T_b_f, R_b, p_b, v_b, w_b)
         if msg.header.frame_id and msg.header.frame_id != self.world_frame \
                 and self.once.allow(('odom frame', msg.header.frame_id), 0.0):
             self.node.get_logger().warning(f'odometry frame_id {msg.header.frame_id!r} differs from world_frame '

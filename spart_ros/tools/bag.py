@@ -5,15 +5,23 @@ subscription with ``raw=True``) under channels whose schema is the message defin
 rosbag2's ``ros2msg`` encoding: the type's ``.msg`` text, then for every type it uses (depth
 first, each once) a line of 80 ``=``, ``MSG: pkg/Type`` and that type's text.  The
 definitions come from the ``.msg`` files of the installed message packages (ament index), so a
-reader needs no ROS install to decode the bag (:func:`read_back` checks that it can).
+reader needs no ROS install to decode the bag (:func:`read_back` checks that it can).  Types
+whose package is not installable here but whose definition is a public interface
+(``tf2_msgs/msg/TFMessage``) are written from :data:`PUBLISHED_DEFINITIONS`.
 """
 import os
 
-__all__ = ['McapBag', 'message_definition', 'read_back', 'BagError']
+__all__ = ['McapBag', 'message_definition', 'read_back', 'BagError', 'PUBLISHED_DEFINITIONS']
 
 PRIMITIVES = {'bool', 'byte', 'char', 'float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32',
               'int64', 'uint64', 'string', 'wstring'}
 SEPARATOR = '=' * 80
+
+#: .msg texts of message types whose package is not installed here (tf2_msgs is not on PyPI), as
+#: their packages publish them; used only when the package is missing.
+PUBLISHED_DEFINITIONS = {
+    'tf2_msgs/TFMessage': 'geometry_msgs/TransformStamped[] transforms\n',
+}
 
 
 class BagError(RuntimeError):
@@ -25,6 +33,8 @@ def _msg_file(package, name):
     try:
         path = os.path.join(get_package_share_directory(package), 'msg', f'{name}.msg')
     except PackageNotFoundError:
+        if f'{package}/{name}' in PUBLISHED_DEFINITIONS:
+            return PUBLISHED_DEFINITIONS[f'{package}/{name}']
         raise BagError(f'message package {package!r} is not installed (type {package}/{name})') from None
     if not os.path.isfile(path):
         raise BagError(f'no definition {path} for message type {package}/{name}')

@@ -21,8 +21,9 @@ Returned arrays are this object's buffers, overwritten by the next call.
 """
 import numpy as np
 
-from .. import _checks as chk
+from .. import checks as chk
 from ..errors import SingularModelError
+from ..invertibility import check_invertible
 from . import FastDynamics
 
 __all__ = ['MimicFastDynamics', 'fast_dynamics']
@@ -41,9 +42,9 @@ class MimicFastDynamics:
     ``n_q`` independent coordinates, ``full`` the FastDynamics in full coordinates.
     """
 
-    def __init__(self, robot, gravity=None):
+    def __init__(self, robot, gravity=None, *, model=None):
         self.robot = robot
-        self.full = FastDynamics(robot, gravity)
+        self.full = FastDynamics(robot, gravity, model=model)
         c = self.coordinates = robot.coordinates
         self.n, self.n_q, self.n_full = robot.n_links_joints, c.n, c.n_full
         self._G, self._GT, self._offset = c.G, np.ascontiguousarray(c.G.T), c.offset
@@ -56,6 +57,11 @@ class MimicFastDynamics:
         self._J = z((6, 6 + self.n_q))
         self._rhs = z(6 + self.n_q)
         self._u0dot, self._umdot = self._rhs[0:6], self._rhs[6:]
+
+    def new_workspace(self):
+        """Another MimicFastDynamics on the same compiled model, with its own workspace and
+        results (see FastDynamics.new_workspace)."""
+        return MimicFastDynamics(self.robot, model=self.full.model)
 
     @property
     def gravity(self):
@@ -115,7 +121,7 @@ class MimicFastDynamics:
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
         """(u0dot (6,), umdot (n_q,)) under tau0 and independent efforts taum: solves
         T' H T udot = tau - T' c (the joint block only, u0dot = 0, with floating=False)."""
-        self.robot.check_invertible(floating, independent=True)   # names what has no mass (cached)
+        check_invertible(self.robot, floating, independent=True)   # names what has no mass (cached)
         taum = chk.vector('taum', taum, self.n_q)
         tau0 = chk.vector('tau0', tau0, 6)
         H = self.mass_matrix(R0, r0, qm)             # fills self._q

@@ -8,12 +8,12 @@ base rather than the inertial origin keeps full precision for a spacecraft
 millions of metres from the origin.
 
 Spatial motion vectors are [omega; v_O] (v_O: velocity of the body point at O),
-force vectors [n_O; f].  Per-body data live in the rows of a workspace array
-``W`` (row 0 = base, row i = link i, row n+1 = scratch) at the column offsets
-below, the constant model in the same rows after them, and the tree in ``mi``
-(ints).  Results go to output arrays given by the caller (one set per
-algorithm, so that one algorithm never overwrites another's results).  No
-kernel allocates.
+force vectors [n_O; f].  The constant model is ``mi`` (the tree, ints) and ``mf``
+(one row of masses, inertias and frames per body), the caller's workspace ``W``
+(row 0 = base, row i = link i, row n+1 = scratch): column offsets in
+:mod:`spart_ros.native.layout`.  Kernels write only the workspace and the output
+arrays given by the caller (one set per algorithm, so that one algorithm never
+overwrites another's results); the model is only read.  No kernel allocates.
 
 The entry kernels check their inputs where it is nearly free (shapes, finite
 values, R0 a rotation) and their outputs (finite: an overflow is reported, not
@@ -26,43 +26,17 @@ from functools import partial
 import numpy as np
 from numba import njit
 
+from .layout import (A, ARGUMENT_NAMES, AXIS, BAD_SHAPE, C, DINV, E, F, FIXED, G, IBODY, IC, IW, MASS,  # noqa: F401
+                     MF_COLS, NOT_FINITE, NOT_ROTATION, OVERFLOW, PA, PRISMATIC, R, REVOLUTE, RJ, ROTATION_TOL, S,
+                     SINGULAR, TJP, TJR, TJR_IDENTITY, TLP, TLR, TLR_IDENTITY, U, UU, V, WS_COLS, X, XJ)
+
 # Kernels never allocate or return arrays, so numba's runtime (NRT) buys nothing and costs a
 # lot: it wraps every array argument in a fresh MemInfo and adds atomic reference counts to
-# every view.  Without it a 3-DoF rnea call from Python drops from ~2.6 us to ~1.7 us.
-compiled = partial(njit, cache=True, _nrt=False)
-
-# --- workspace columns (per body row) -------------------------------------------------
-R, X, IW, S, XJ, V, A, F, IC, PA, U, DINV, UU, C, E, G, RJ = (
-    0, 9, 12, 21, 27, 30, 36, 42, 48, 84, 90, 96, 97, 98, 104, 107, 110)
-WS_COLS = 119
-
-# --- model columns, after the workspace ones in the same rows ---------------------------
-# mi = [n, nq, (parent, joint type, q index) for links 1..n]
-# W[i, MF0:] = [mass, inertia about CoM in the CoM frame (9), joint frame in parent CoM frame:
-#               rotation (9) + translation (3), CoM frame in joint frame: rotation (9) +
-#               translation (3), joint axis (3), the two identity flags below]
-MF0 = WS_COLS
-MASS, IBODY, TJR, TJP, TLR, TLP, AXIS = (MF0 + k for k in (0, 1, 10, 19, 22, 31, 34))
-# 1.0 where the joint / CoM frame rotation is exactly the identity (rpy 0 0 0, the common case):
-# forward kinematics then copies instead of multiplying
-TJR_IDENTITY, TLR_IDENTITY = MF0 + 37, MF0 + 38
-MF_COLS = 39
-GRAVITY = MF0 + MF_COLS       # row 0 only: the model's gravity (3), inertial frame
-COLS = GRAVITY + 3
-# rows: 0 base, 1..n links, n + 1 scratch
-FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
-
-# error codes returned by the entry kernels (+ index into ARGUMENT_NAMES); 0 = ok
-ARGUMENT_NAMES = ('', 'R0', 'r0', 'qm', 'u0', 'um', 'u0dot', 'umdot', 'wF0', 'wFm', 'gravity',
-                  'taum', 'tau0', 'offset', 'link')
-BAD_SHAPE, NOT_FINITE, SINGULAR, NOT_ROTATION, OVERFLOW = 100, 200, 300, 400, 500
-
-# A rotation matrix R is accepted when every entry of R'R - I is at most ROTATION_TOL in
-# magnitude and det R > 0.  Inside: a float32 round trip (~1e-7), the intermediate stages of an
-# explicit integrator (R + h R [w]x is (h |w|)^2 off: RK4 at 5 ms and 1 rad/s, ~6e-6; up to
-# h |w| ~ 0.03); outside: a scale, shear or reflection of 0.1 % or more.  Used as given, not
-# re-orthonormalized.  spart_ros.core._checks uses the same test and constant.
-ROTATION_TOL = 1e-3
+# every view.  Without it a 3-DoF rnea call from Python dropped from ~2.6 us to ~1.7 us.  The
+# extension module built from this file (spart_ros.native.build) has no runtime at all.  Not
+# cached on disk: this file is compiled ahead of time (build.py); the numba dispatchers here
+# serve that build and the benchmarks' @njit loops.
+compiled = partial(njit, _nrt=False)
 
 
 # --- small algebra on 1-D views (row-major 3x3) ---------------------------------------
@@ -93,9 +67,9 @@ def _dot6(a, b):
 
 
 @compiled
-def _inertia_times(W, i, vel, out):
+def _inertia_times(mf, W, i, vel, out):
     """out = I_i^O vel: spatial momentum of body i moving with spatial velocity vel."""
-    m = W[i, MASS]
+    m = mf[i, MASS]
     x = W[i, X:X + 3]
     Iw = W[i, IW:IW + 9]
     # velocity of the CoM: v_O + w x x
@@ -110,9 +84,9 @@ def _inertia_times(W, i, vel, out):
 
 
 @compiled
-def _spatial_inertia(W, i, out):
+def _spatial_inertia(mf, W, i, out):
     """out (36, row-major 6x6) = I_i^O = [[Ic + m[x]'[x], m[x]], [m[x]', m 1]]."""
-    m = W[i, MASS]
+    m = mf[i, MASS]
     x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
     Iw = W[i, IW:IW + 9]
     # m [x]'[x] = m (|x|^2 1 - x x')
@@ -169,16 +143,43 @@ def _crf_add(vel, h, out):
 # --- input and output checks ------------------------------------------------------------
 @compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _finite(a):
-    """True if every entry of a 1-D or 2-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
+    """True if every entry of a 1-D to 4-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
     acc = 0.0
     if a.ndim == 1:
         for k in range(a.shape[0]):
             acc += a[k] * 0.0
-    else:
+    elif a.ndim == 2:
         for r in range(a.shape[0]):
             for c in range(a.shape[1]):
                 acc += a[r, c] * 0.0
+    elif a.ndim == 3:
+        for r in range(a.shape[0]):
+            for c in range(a.shape[1]):
+                for k in range(a.shape[2]):
+                    acc += a[r, c, k] * 0.0
+    else:
+        for r in range(a.shape[0]):
+            for c in range(a.shape[1]):
+                for k in range(a.shape[2]):
+                    for m in range(a.shape[3]):
+                        acc += a[r, c, k, m] * 0.0
     return acc == 0.0
+
+
+@compiled
+def _c_contiguous(a):
+    """numpy's C-contiguity of a float64 array from its shape and strides (axes of length 1 do
+    not count; an empty array is contiguous)."""
+    step = 8
+    for k in range(a.ndim - 1, -1, -1):
+        d = a.shape[k]
+        if d == 0:
+            return True
+        if d != 1:
+            if a.strides[k] != step:
+                return False
+            step *= d
+    return True
 
 
 @compiled(inline='always')
@@ -227,7 +228,7 @@ def check_state(mi, R0, r0, qm, u0, um):
 
 @compiled
 def check_loads(mi, wF0, wFm, gravity):
-    """Wrenches (both arrays or both None) and gravity (array or None)."""
+    """Wrenches (both arrays, or both None: none) and gravity (3,)."""
     n = mi[0]
     if wF0 is not None:
         if wF0.shape[0] != 6:
@@ -238,57 +239,30 @@ def check_loads(mi, wF0, wFm, gravity):
             return NOT_FINITE + 8
         if not _finite(wFm):
             return NOT_FINITE + 9
-    if gravity is not None:
-        if gravity.shape[0] != 3:
-            return BAD_SHAPE + 10
-        if not _finite(gravity):
-            return NOT_FINITE + 10
+    if gravity.shape[0] != 3:
+        return BAD_SHAPE + 10
+    if not _finite(gravity):
+        return NOT_FINITE + 10
     return 0
 
 
-def exact_types_only(dispatcher):
-    """Make a call with argument types that match no compiled signature exactly fail at once
-    with TypeError (the callers then convert the arguments in Python): numba's default search
-    for convertible signatures costs ~100 us per call (a Fortran-ordered R0 took ~190 us)."""
-    def no_conversion(*args, **kws):
-        return False
+# Checks called from Python by spart_ros.core.checks (every public function's entry checks): a
+# float64 array of any layout; True / -1 only when it is also C-contiguous (the checks return
+# C-ordered arrays, so another layout is copied by the caller, then checked again).
 
-    def mismatch(*args, **kws):
-        raise TypeError(f'{dispatcher.__name__}: no compiled version for these argument types')
-    dispatcher._search_new_conversions = no_conversion
-    dispatcher._explain_matching_error = mismatch
-    return dispatcher
+@compiled
+def finite_c(a):
+    """True if the float64 array ``a`` (1-D to 4-D) is C-contiguous and every entry finite."""
+    return _c_contiguous(a) and _finite(a)
 
 
-# Checks called from Python by spart_ros.core._checks (the SPART-named functions' entry checks).
-# Explicit signatures: compiled (or loaded from the cache) at import, and never compiled for
-# another type: a call with another layout or dtype raises TypeError, and the caller then
-# converts the array (to C order, float64) instead.
-_FLOAT_ARRAYS = ['float64[::1]', 'float64[:, ::1]', 'float64[:, :, ::1]', 'float64[:, :, :, ::1]']
-
-
-@compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
-def _all_finite(a):
-    """True if every entry of a C-contiguous array is finite (one pass over its memory)."""
-    flat = a.reshape(a.size)
-    acc = 0.0
-    for k in range(flat.shape[0]):
-        acc += flat[k] * 0.0
-    return acc == 0.0
-
-
-@exact_types_only
-@njit(['boolean(' + t + ')' for t in _FLOAT_ARRAYS], cache=True, _nrt=False)
-def all_finite(a):
-    """True if every entry of a C-contiguous float64 array (1-D to 4-D) is finite."""
-    return _all_finite(a)
-
-
-@exact_types_only
-@njit(['int64(float64[:, ::1])', 'int64(float64[:, :, ::1])'], cache=True, _nrt=False)
+@compiled
 def first_non_rotation(R):
-    """-1 if R (3, 3), or every R[:, :, k] of R (3, 3, n), is a rotation within ROTATION_TOL;
-    else the first k that is not (0 for a 2-D R).  The shape must already be checked."""
+    """For a C-contiguous R (3, 3), or R (3, 3, n): -1 if R, or every R[:, :, k], is a rotation
+    within ROTATION_TOL; else the first k that is not (0 for a 2-D R).  -2 if R is not
+    C-contiguous (nothing checked).  The shape must already be checked."""
+    if not _c_contiguous(R):
+        return -2
     if R.ndim == 2:
         return -1 if _is_rotation(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1],
                                   R[2, 2]) else 0
@@ -301,7 +275,7 @@ def first_non_rotation(R):
 
 # --- passes ---------------------------------------------------------------------------
 @compiled
-def forward_kinematics(mi, W, R0, r0, qm, with_inertia=True):
+def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
     """Link frames, CoM positions relative to O, world inertias, joint motion subspaces."""
     n = mi[0]
     for r in range(3):
@@ -318,38 +292,41 @@ def forward_kinematics(mi, W, R0, r0, qm, with_inertia=True):
             jt = mi[3 + 3 * (i - 1)]
             qi = mi[4 + 3 * (i - 1)]
             RJi = W[i, RJ:RJ + 9]
-            if W[i, TJR_IDENTITY] != 0.0:
+            if mf[i, TJR_IDENTITY] != 0.0:
                 for k in range(9):
                     RJi[k] = W[p, R + k]
             else:
-                _mat3_mul(W[p, R:R + 9], W[i, TJR:TJR + 9], RJi)
-            _mat3_vec(W[p, R:R + 9], W[i, TJP:TJP + 3], W[i, XJ:XJ + 3])
+                _mat3_mul(W[p, R:R + 9], mf[i, TJR:TJR + 9], RJi)
+            _mat3_vec(W[p, R:R + 9], mf[i, TJP:TJP + 3], W[i, XJ:XJ + 3])
             for k in range(3):
                 W[i, XJ + k] += W[p, X + k]
-            ax = W[i, AXIS:AXIS + 3]
+            ax = mf[i, AXIS:AXIS + 3]
             _mat3_vec(RJi, ax, W[i, E:E + 3])
-            Rq = scratch[0:9]
+            RJq = scratch[9:18]
             if jt == REVOLUTE:
+                # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is
+                # RJ[r] x k, and RJ k is the joint axis in the world (e)
                 q = qm[qi]
                 cq, sq = np.cos(q), np.sin(q)
                 k0, k1, k2 = ax[0], ax[1], ax[2]
                 t = 1.0 - cq
-                Rq[0], Rq[1], Rq[2] = cq + t * k0 * k0, t * k0 * k1 - sq * k2, t * k0 * k2 + sq * k1
-                Rq[3], Rq[4], Rq[5] = t * k0 * k1 + sq * k2, cq + t * k1 * k1, t * k1 * k2 - sq * k0
-                Rq[6], Rq[7], Rq[8] = t * k0 * k2 - sq * k1, t * k1 * k2 + sq * k0, cq + t * k2 * k2
-            else:
+                for r in range(3):
+                    a0, a1, a2 = RJi[3 * r], RJi[3 * r + 1], RJi[3 * r + 2]
+                    te = t * W[i, E + r]
+                    RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te * k0
+                    RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te * k1
+                    RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te * k2
+            else:       # fixed, prismatic: no rotation
                 for k in range(9):
-                    Rq[k] = 1.0 if k % 4 == 0 else 0.0
-            RJq = scratch[9:18]
-            _mat3_mul(RJi, Rq, RJq)
-            if W[i, TLR_IDENTITY] != 0.0:
+                    RJq[k] = RJi[k]
+            if mf[i, TLR_IDENTITY] != 0.0:
                 for k in range(9):
                     W[i, R + k] = RJq[k]
             else:
-                _mat3_mul(RJq, W[i, TLR:TLR + 9], W[i, R:R + 9])
+                _mat3_mul(RJq, mf[i, TLR:TLR + 9], W[i, R:R + 9])
             # CoM: joint origin + RJ (axis q if prismatic) + RJ Rq TLp
             loc = scratch[18:21]
-            _mat3_vec(RJq, W[i, TLP:TLP + 3], loc)
+            _mat3_vec(RJq, mf[i, TLP:TLP + 3], loc)
             for k in range(3):
                 W[i, X + k] = W[i, XJ + k] + loc[k]
                 W[i, G + k] = loc[k]
@@ -374,7 +351,7 @@ def forward_kinematics(mi, W, R0, r0, qm, with_inertia=True):
         # rotational inertia about the CoM in the world axes: R Ib R'
         tmp = scratch[0:9]
         Ri = W[i, R:R + 9]
-        Ib = W[i, IBODY:IBODY + 9]
+        Ib = mf[i, IBODY:IBODY + 9]
         for r in range(3):
             for c in range(3):
                 tmp[3 * r + c] = Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
@@ -447,18 +424,15 @@ def _add_wrench(W, i, t0, t1, t2, f0, f1, f2, sign, target):
 
 
 @compiled
-def external_forces(mi, W, wF0, wFm, gravity, sign, target):
+def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
     """W[:, target] += sign * (external wrenches + m g) of each body, moved from its CoM to O.
 
-    wF0/wFm None: no wrenches; gravity None: the model's gravity (row 0 of W)."""
+    wF0/wFm None: no wrenches; gravity (3,), inertial frame."""
     n = mi[0]
-    if gravity is None:
-        g0, g1, g2 = W[0, GRAVITY], W[0, GRAVITY + 1], W[0, GRAVITY + 2]
-    else:
-        g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
     if g0 != 0.0 or g1 != 0.0 or g2 != 0.0:
         for i in range(n + 1):
-            m = W[i, MASS]
+            m = mf[i, MASS]
             _add_wrench(W, i, 0.0, 0.0, 0.0, m * g0, m * g1, m * g2, sign, target)
     if wF0 is not None:
         _add_wrench(W, 0, wF0[0], wF0[1], wF0[2], wF0[3], wF0[4], wF0[5], sign, target)
@@ -468,14 +442,14 @@ def external_forces(mi, W, wF0, wFm, gravity, sign, target):
 
 
 @compiled
-def body_forces(mi, W):
+def body_forces(mi, mf, W):
     """F_i = I_i A_i + V_i x_f (I_i V_i): the force each body's motion needs (at O)."""
     n = mi[0]
     scratch = W[n + 1]
     h = scratch[0:6]
     for i in range(n + 1):
-        _inertia_times(W, i, W[i, A:A + 6], W[i, F:F + 6])
-        _inertia_times(W, i, W[i, V:V + 6], h)
+        _inertia_times(mf, W, i, W[i, A:A + 6], W[i, F:F + 6])
+        _inertia_times(mf, W, i, W[i, V:V + 6], h)
         _crf_add(W[i, V:V + 6], h, W[i, F:F + 6])
 
 
@@ -502,11 +476,11 @@ def base_generalized_force(W, out):
 
 
 @compiled
-def composite_inertias(mi, W):
+def composite_inertias(mi, mf, W):
     """IC_i = sum of I^O over the subtree of i (no transforms in a common frame)."""
     n = mi[0]
     for i in range(n + 1):
-        _spatial_inertia(W, i, W[i, IC:IC + 36])
+        _spatial_inertia(mf, W, i, W[i, IC:IC + 36])
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         for k in range(36):
@@ -580,8 +554,10 @@ def cholesky_solve6(M, b):
 
 
 # --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
-# Outputs go to the arrays given last (``out`` = [6 base values, n_q joint values]).
-# Wrenches (wF0, wFm) are both arrays or both None (none); gravity None = the model's gravity.
+# Arguments: the model (mi, mf), the caller's workspace W, the state, then the outputs, given
+# last (``out`` = [6 base values, n_q joint values]).  gravity (3,) is always given (the model's
+# unless the caller overrides it); the ``*_loads`` twins also take external wrenches wF0 (6,) and
+# wFm (6, n) (inside, both None means none).
 
 
 @compiled
@@ -595,7 +571,7 @@ def _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot):
 
 
 @compiled
-def _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
+def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
     """Forward and backward Newton-Euler passes (u0dot None = zero): taum into out[6:], the
     total force on the base in W[0, F:F+6].  0 or an error code."""
     n, nq = mi[0], mi[1]
@@ -604,19 +580,18 @@ def _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, fl
         code = check_loads(mi, wF0, wFm, gravity)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm)
+    forward_kinematics(mi, mf, W, R0, r0, qm)
     base_motion(W, u0, u0dot, floating, True)
     velocity_acceleration_pass(mi, W, um, umdot, True)
-    body_forces(mi, W)
-    external_forces(mi, W, wF0, wFm, gravity, -1.0, F)
+    body_forces(mi, mf, W)
+    external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F)
     accumulate_forces(mi, W, out[6:6 + nq])
     return 0
 
 
 @compiled
-def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
-    """Recursive Newton-Euler: out = [tau0 (6), taum (n_q)]."""
-    code = _newton_euler(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
+def _rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
+    code = _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
     if code:
         return code
     base_generalized_force(W, out[0:6])
@@ -624,14 +599,37 @@ def rnea(mi, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, o
 
 
 @compiled
-def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out):
+def rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, out):
+    """Recursive Newton-Euler: out = [tau0 (6), taum (n_q)]."""
+    return _rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, None, None, gravity, floating, out)
+
+
+@compiled
+def rnea_loads(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
+    """:func:`rnea` with external wrenches."""
+    return _rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
+
+
+@compiled
+def floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, gravity, out):
     """Base unactuated: out = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
+    return _floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, None, None, gravity, out)
+
+
+@compiled
+def floating_rnea_loads(mi, mf, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out):
+    """:func:`floating_rnea` with external wrenches."""
+    return _floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out)
+
+
+@compiled
+def _floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out):
     n, nq = mi[0], mi[1]
-    code = _newton_euler(mi, W, R0, r0, qm, u0, um, None, umdot, wF0, wFm, gravity, True, out)
+    code = _newton_euler(mi, mf, W, R0, r0, qm, u0, um, None, umdot, wF0, wFm, gravity, True, out)
     if code:
         return code
     taum, u0dot = out[6:6 + nq], out[0:6]
-    composite_inertias(mi, W)
+    composite_inertias(mi, mf, W)
     scratch = W[n + 1]
     H0 = scratch[36:72]
     base_block(W, n + 1, W[0, IC:IC + 36], H0)
@@ -654,8 +652,19 @@ def floating_rnea(mi, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out):
 
 
 @compiled
-def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out):
+def aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, gravity, floating, out):
     """Articulated-body algorithm: out = [u0dot (6), umdot (n_q)]."""
+    return _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, None, None, gravity, floating, out)
+
+
+@compiled
+def aba_loads(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out):
+    """:func:`aba` with external wrenches."""
+    return _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
+
+
+@compiled
+def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out):
     n, nq = mi[0], mi[1]
     code = check_state(mi, R0, r0, qm, u0, um)
     if code == 0:
@@ -666,18 +675,18 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
         code = check_loads(mi, wF0, wFm, gravity)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm)
+    forward_kinematics(mi, mf, W, R0, r0, qm)
     base_motion(W, u0, None, floating, True)   # A0 = its bias part only
     velocity_acceleration_pass(mi, W, um, None, False)
     scratch = W[n + 1]
     h = scratch[0:6]
     for i in range(n + 1):
-        _spatial_inertia(W, i, W[i, IC:IC + 36])
-        _inertia_times(W, i, W[i, V:V + 6], h)
+        _spatial_inertia(mf, W, i, W[i, IC:IC + 36])
+        _inertia_times(mf, W, i, W[i, V:V + 6], h)
         for k in range(6):
             W[i, PA + k] = 0.0
         _crf_add(W[i, V:V + 6], h, W[i, PA:PA + 6])
-    external_forces(mi, W, wF0, wFm, gravity, -1.0, PA)
+    external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, PA)
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         IA = W[i, IC:IC + 36]
@@ -739,15 +748,15 @@ def aba(mi, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating, out)
 
 
 @compiled
-def crba(mi, W, R0, r0, qm, H):
+def crba(mi, mf, W, R0, r0, qm, H):
     """Composite-rigid-body algorithm: H (6 + n_q, 6 + n_q), u = [u0; um] ordering."""
     n = mi[0]
     nq = mi[1]
     code = check_pose(mi, R0, r0, qm)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm)
-    composite_inertias(mi, W)
+    forward_kinematics(mi, mf, W, R0, r0, qm)
+    composite_inertias(mi, mf, W)
     scratch = W[n + 1]
     H0 = scratch[36:72]
     base_block(W, n + 1, W[0, IC:IC + 36], H0)
@@ -827,7 +836,7 @@ def _check_jacobian(mi, link, offset, J):
 
 
 @compiled
-def jacobian(mi, W, R0, r0, qm, link, offset, J):
+def jacobian(mi, mf, W, R0, r0, qm, link, offset, J):
     """J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame).
     Rows: [angular velocity of the link; velocity of the point], inertial frame."""
     code = check_pose(mi, R0, r0, qm)
@@ -835,12 +844,12 @@ def jacobian(mi, W, R0, r0, qm, link, offset, J):
         code = _check_jacobian(mi, link, offset, J)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm, False)
+    forward_kinematics(mi, mf, W, R0, r0, qm, False)
     return 0 if _fill_jacobian(mi, W, link, offset, J) else OVERFLOW
 
 
 @compiled
-def jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
+def jacobian_and_bias(mi, mf, W, R0, r0, qm, u0, um, link, offset, floating, J, bias):
     """:func:`jacobian` and bias = Jdot u (6,), the point's acceleration at zero udot."""
     n = mi[0]
     code = check_state(mi, R0, r0, qm, u0, um)
@@ -848,7 +857,7 @@ def jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias
         code = _check_jacobian(mi, link, offset, J)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm, False)
+    forward_kinematics(mi, mf, W, R0, r0, qm, False)
     if not _fill_jacobian(mi, W, link, offset, J):
         return OVERFLOW
     xp = W[n + 1, 0:3]
@@ -867,14 +876,14 @@ def jacobian_and_bias(mi, W, R0, r0, qm, u0, um, link, offset, floating, J, bias
 
 
 @compiled
-def twists_and_com(mi, W, R0, r0, qm, u0, um, floating, rL, tL, com):
+def twists_and_com(mi, mf, W, R0, r0, qm, u0, um, floating, rL, tL, com):
     """rL (3, n+1) CoM positions, tL (6, n+1) twists [omega; CoM velocity] (column 0 = base),
     com (6,) = [system CoM position; its velocity]; inertial frame."""
     n = mi[0]
     code = check_state(mi, R0, r0, qm, u0, um)
     if code:
         return code
-    forward_kinematics(mi, W, R0, r0, qm, False)
+    forward_kinematics(mi, mf, W, R0, r0, qm, False)
     base_motion(W, u0, None, floating, False)
     velocity_acceleration_pass(mi, W, um, None, False)
     mtot = 0.0
@@ -883,7 +892,7 @@ def twists_and_com(mi, W, R0, r0, qm, u0, um, floating, rL, tL, com):
     for i in range(n + 1):
         x = W[i, X:X + 3]
         Vi = W[i, V:V + 6]
-        m = W[i, MASS]
+        m = mf[i, MASS]
         mtot += m
         for k in range(3):
             rL[k, i] = r0[k] + x[k]
@@ -903,14 +912,12 @@ def twists_and_com(mi, W, R0, r0, qm, u0, um, floating, rL, tL, com):
 
 
 # --- SPART-layout kernels: the float path of the SPART-named functions --------------------
-# Same model packing (the model columns of W); outputs in SPART's shapes, given by the caller.
-# They live in this file so that numba's on-disk cache, keyed on this file, sees any change
-# of the column constants they use.
+# The same model (mi, mf); outputs in SPART's shapes, given by the caller (and scratch, so that
+# nothing here allocates).
 
-@njit(cache=True)  # allocates scratch arrays: needs numba's runtime
+@compiled
 def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
     n = mi[0]
-    Rq = np.empty((3, 3))
     for i in range(n):
         p = mi[2 + 3 * i]
         jt = mi[3 + 3 * i]
@@ -928,25 +935,22 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
                 Rp = R0[r, k] if p == 0 else RL[r, k, p - 1]
                 acc += Rp * mf[i + 1, TJP + k]
             rJ[r, i] = acc
-        # rotation of the joint variable
+        # rotation of the joint variable, Rq = [[q00, q01, q02], [q10, q11, q12], [q20, q21, q22]]
+        q00, q01, q02, q10, q11, q12, q20, q21, q22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
         if jt == REVOLUTE:
             q = qm[qi]
             cq, sq = np.cos(q), np.sin(q)
             t = 1.0 - cq
             x, y, z = ax[0], ax[1], ax[2]
-            Rq[0, 0], Rq[0, 1], Rq[0, 2] = cq + t * x * x, t * x * y - sq * z, t * x * z + sq * y
-            Rq[1, 0], Rq[1, 1], Rq[1, 2] = t * x * y + sq * z, cq + t * y * y, t * y * z - sq * x
-            Rq[2, 0], Rq[2, 1], Rq[2, 2] = t * x * z - sq * y, t * y * z + sq * x, cq + t * z * z
-        else:
-            for r in range(3):
-                for c in range(3):
-                    Rq[r, c] = 1.0 if r == c else 0.0
+            q00, q01, q02 = cq + t * x * x, t * x * y - sq * z, t * x * z + sq * y
+            q10, q11, q12 = t * x * y + sq * z, cq + t * y * y, t * y * z - sq * x
+            q20, q21, q22 = t * x * z - sq * y, t * y * z + sq * x, cq + t * z * z
         shift = qm[qi] if jt == PRISMATIC else 0.0
         for r in range(3):
             # RJq row r
-            a0 = RJ[r, 0, i] * Rq[0, 0] + RJ[r, 1, i] * Rq[1, 0] + RJ[r, 2, i] * Rq[2, 0]
-            a1 = RJ[r, 0, i] * Rq[0, 1] + RJ[r, 1, i] * Rq[1, 1] + RJ[r, 2, i] * Rq[2, 1]
-            a2 = RJ[r, 0, i] * Rq[0, 2] + RJ[r, 1, i] * Rq[1, 2] + RJ[r, 2, i] * Rq[2, 2]
+            a0 = RJ[r, 0, i] * q00 + RJ[r, 1, i] * q10 + RJ[r, 2, i] * q20
+            a1 = RJ[r, 0, i] * q01 + RJ[r, 1, i] * q11 + RJ[r, 2, i] * q21
+            a2 = RJ[r, 0, i] * q02 + RJ[r, 1, i] * q12 + RJ[r, 2, i] * q22
             for c in range(3):
                 RL[r, c, i] = a0 * mf[i + 1, TLR + c] + a1 * mf[i + 1, TLR + 3 + c] + a2 * mf[i + 1, TLR + 6 + c]
             com0 = mf[i + 1, TLP] + ax[0] * shift
@@ -955,7 +959,7 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
             rL[r, i] = rJ[r, i] + a0 * com0 + a1 * com1 + a2 * com2
             e[r, i] = RJ[r, 0, i] * ax[0] + RJ[r, 1, i] * ax[1] + RJ[r, 2, i] * ax[2]
             g[r, i] = rL[r, i] - rJ[r, i]
-    ok = _all_finite(RJ) and _all_finite(RL) and _all_finite(rJ) and _all_finite(rL) and _all_finite(g)
+    ok = _finite(RJ) and _finite(RL) and _finite(rJ) and _finite(rL) and _finite(g)
     return 0 if ok else OVERFLOW
 
 
@@ -984,7 +988,7 @@ def spart_velocities(mi, Bij, Bi0, P0, pm, u0, um, t0, tL):
             qd = um[mi[4 + 3 * i]]
             for r in range(6):
                 tL[r, i] += pm[r, i] * qd
-    return 0 if _all_finite(t0) and _all_finite(tL) else OVERFLOW
+    return 0 if _finite(t0) and _finite(tL) else OVERFLOW
 
 
 @compiled
@@ -994,20 +998,20 @@ def spart__cross_add(a0, a1, a2, b0, b1, b2, out, col, row0, scale):
     out[row0 + 2, col] += scale * (a0 * b1 - a1 * b0)
 
 
-@njit(cache=True)  # allocates scratch arrays: needs numba's runtime
+@compiled
 def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot, tLdot):
     n = mi[0]
-    w = np.empty(3)
-    for r in range(3):
-        w[r] = P0[r, 0] * u0[0] + P0[r, 1] * u0[1] + P0[r, 2] * u0[2]
+    w0 = P0[0, 0] * u0[0] + P0[0, 1] * u0[1] + P0[0, 2] * u0[2]
+    w1 = P0[1, 0] * u0[0] + P0[1, 1] * u0[1] + P0[1, 2] * u0[2]
+    w2 = P0[2, 0] * u0[0] + P0[2, 1] * u0[1] + P0[2, 2] * u0[2]
     for r in range(6):
         acc = 0.0
         for c in range(6):
             acc += P0[r, c] * u0dot[c]
         t0dot[r] = acc
-    t0dot[0] += t0[1] * w[2] - t0[2] * w[1]
-    t0dot[1] += t0[2] * w[0] - t0[0] * w[2]
-    t0dot[2] += t0[0] * w[1] - t0[1] * w[0]
+    t0dot[0] += t0[1] * w2 - t0[2] * w1
+    t0dot[1] += t0[2] * w0 - t0[0] * w2
+    t0dot[2] += t0[0] * w1 - t0[1] * w0
     for i in range(n):
         p = mi[2 + 3 * i]
         spart__from_parent(mi, Bij, Bi0, t0dot, tLdot, i)
@@ -1025,7 +1029,7 @@ def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0do
             spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[3, i], pm[4, i], pm[5, i], tLdot, i, 3, qd)
             for r in range(6):
                 tLdot[r, i] += pm[r, i] * qdd
-    return 0 if _all_finite(t0dot) and _all_finite(tLdot) else OVERFLOW
+    return 0 if _finite(t0dot) and _finite(tLdot) else OVERFLOW
 
 
 @compiled
@@ -1044,14 +1048,13 @@ def spart_inertia_in_inertial_frame(mi, mf, R0, RL, I0, Im):
                     I0[r, c] = acc
                 else:
                     Im[r, c, i - 1] = acc
-    return 0 if _all_finite(I0) and _all_finite(Im) else OVERFLOW
+    return 0 if _finite(I0) and _finite(Im) else OVERFLOW
 
 
-@njit(cache=True)  # allocates scratch arrays: needs numba's runtime
-def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum):
+@compiled
+def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum, wq0, wq):
+    """tau0 (6,), taum (n_q,); wq0 (6,) and wq (6, n): scratch (the bodies' wrenches)."""
     n = mi[0]
-    wq = np.empty((6, n))
-    wq0 = np.empty(6)
     for i in range(n + 1):
         m = mf[i, MASS]
         for r in range(3):
@@ -1102,7 +1105,7 @@ def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, I
             for r in range(6):
                 acc += pm[r, i] * wq[r, i]
             taum[mi[4 + 3 * i]] = acc
-    return 0 if _all_finite(tau0) and _all_finite(taum) else OVERFLOW
+    return 0 if _finite(tau0) and _finite(taum) else OVERFLOW
 
 
 @compiled
@@ -1143,4 +1146,4 @@ def spart_differential_kinematics(mi, branch, R0, r0, rL, e, g, Bij, Bi0, P0, pm
         for c in range(3):
             P0[r, c] = R0[r, c]
         P0[3 + r, 3 + r] = 1.0
-    return 0 if acc == 0.0 and _all_finite(pm) else OVERFLOW
+    return 0 if acc == 0.0 and _finite(pm) else OVERFLOW

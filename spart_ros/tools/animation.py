@@ -1,0 +1,172 @@
+"""An animated GIF of a recorded motion that anyone can watch without a ROS tool (no ROS needed).
+
+:func:`motion_gif` draws each frame with MuJoCo's offscreen renderer when a GL backend works
+(EGL; the robot as MuJoCo's equivalent-inertia boxes joined by capsules from link frame to link
+frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins joined parent to child, the base
+marked).  Frames: the base link pose in the world and the joint positions by name.
+"""
+import os
+import warnings
+
+import numpy as np
+
+__all__ = ['motion_gif', 'BACKENDS']
+
+BACKENDS = ('mujoco', 'matplotlib')
+
+
+def _frame_positions(robot, frames):
+    """[(link name -> (4, 4) pose of its URDF frame in the world)] of each frame (core.link_frames)."""
+    from ..core.link_frames import link_poses
+    index = {name: k for k, name in enumerate(robot.q_names)}
+    q = np.zeros(robot.n_q)
+    out = []
+    for T_b, joints in frames:
+        for name, value in joints.items():
+            if name in index:
+                q[index[name]] = value
+        for follower, m in robot.mimic.items():
+            if follower not in joints:
+                q[index[follower]] = m.multiplier * q[index[m.leader]] + m.offset
+        out.append(link_poses(robot, q, T_b))
+    return out
+
+
+def _view(poses):
+    """(centre (3,), extent) of every link origin over the motion."""
+    pts = np.array([T[:3, 3] for frame in poses for T in frame.values()])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    return (lo + hi) / 2, max(float(np.max(hi - lo)), 0.2)
+
+
+def _add_links(mujoco, scene, robot, frame, radius):
+    """Capsules from each link's URDF frame origin to its children's (MuJoCo user geoms)."""
+    names = [robot.base_link.name] + [link.name for link in robot.links]
+    for joint in robot.joints:
+        if scene.ngeom >= scene.maxgeom:
+            return
+        a, b = frame[names[joint.parent_link]][:3, 3], frame[names[joint.child_link]][:3, 3]
+        if np.linalg.norm(b - a) < 1e-6:
+            continue
+        geom = scene.geoms[scene.ngeom]
+        mujoco.mjv_initGeom(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3), np.zeros(9),
+                            np.array([0.85, 0.85, 0.9, 1.0], dtype=np.float32))
+        mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, radius, a, b)
+        scene.ngeom += 1
+
+
+def _mujoco_frames(urdf, floating, frames, poses, size):
+    """RGB images (h, w, 3) rendered offscreen by MuJoCo; raises if no GL backend works."""
+    # MuJoCo picks its GL backend when first imported; the variable is not left to the processes
+    # this one starts later (the demo's nodes)
+    set_here = 'MUJOCO_GL' not in os.environ
+    if set_here:
+        os.environ['MUJOCO_GL'] = 'egl'
+    try:
+        import mujoco
+    finally:
+        if set_here:
+            del os.environ['MUJOCO_GL']
+    from ..core.urdf import robot_from_urdf
+    from ..sim.urdf_import import mujoco_model_from_urdf
+    model = mujoco_model_from_urdf(urdf, floating).model
+    robot = robot_from_urdf(urdf)[0]
+    data = mujoco.MjData(model)
+    width, height = size
+    model.vis.global_.offwidth, model.vis.global_.offheight = max(width, 640), max(height, 480)
+    model.vis.headlight.ambient[:], model.vis.headlight.diffuse[:] = 0.45, 0.7
+    model.vis.rgba.inertia[:] = [0.95, 0.55, 0.15, 0.9]
+    renderer = mujoco.Renderer(model, height, width)
+    try:
+        option = mujoco.MjvOption()
+        option.flags[mujoco.mjtVisFlag.mjVIS_INERTIA] = True
+        option.flags[mujoco.mjtVisFlag.mjVIS_JOINT] = True
+        camera = mujoco.MjvCamera()
+        centre, extent = _view(poses)
+        camera.lookat[:], camera.distance, camera.azimuth, camera.elevation = centre, 2.2 * extent, 135.0, -25.0
+        joints = {}
+        first = 1 if floating else 0
+        for j in range(first, model.njnt):
+            joints[model.joint(j).name] = model.jnt_qposadr[j]
+        images = []
+        quat = np.empty(4)
+        for (T_b, positions), pose in zip(frames, poses):
+            mujoco.mju_mat2Quat(quat, np.ascontiguousarray(T_b[:3, :3]).reshape(9))
+            if floating:
+                data.qpos[0:3], data.qpos[3:7] = T_b[:3, 3], quat
+            else:
+                model.body_pos[1], model.body_quat[1] = T_b[:3, 3], quat
+            for name, value in positions.items():
+                if name in joints:
+                    data.qpos[joints[name]] = value
+            mujoco.mj_kinematics(model, data)
+            renderer.update_scene(data, camera, option)
+            _add_links(mujoco, renderer.scene, robot, pose, 0.012 * extent)
+            images.append(renderer.render().copy())
+        return images
+    finally:
+        renderer.close()
+
+
+def _matplotlib_frames(robot, poses, size, title):
+    """RGB images of a 3D stick figure (matplotlib, Agg)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    parent = {link.name: (robot.base_link.name if j.parent_link == 0 else robot.links[j.parent_link - 1].name)
+              for j, link in zip(robot.joints, robot.links)}
+    centre, extent = _view(poses)
+    half = 0.6 * extent
+    width, height = size
+    fig = plt.figure(figsize=(width / 80, height / 80), dpi=80)
+    ax = fig.add_subplot(projection='3d')
+    images = []
+    try:
+        for k, frame in enumerate(poses):
+            ax.cla()
+            for child, par in parent.items():
+                a, b = frame[par][:3, 3], frame[child][:3, 3]
+                ax.plot([a[0], b[0]], [a[1], b[1]], [a[2], b[2]], '-o', color='tab:blue', markersize=3, linewidth=2)
+            base = frame[robot.base_link.name]
+            for axis, color in zip(range(3), ('tab:red', 'tab:green', 'tab:blue')):       # base link axes
+                tip = base[:3, 3] + 0.3 * half * base[:3, axis]
+                ax.plot([base[0, 3], tip[0]], [base[1, 3], tip[1]], [base[2, 3], tip[2]], color=color, linewidth=1)
+            ax.scatter(*base[:3, 3], s=60, color='black', marker='s')
+            for i, c in enumerate(centre):
+                getattr(ax, 'set_' + 'xyz'[i] + 'lim')(c - half, c + half)
+            ax.set_title(f'{title}  frame {k + 1}/{len(poses)}', fontsize=8)
+            ax.tick_params(labelsize=6)
+            fig.canvas.draw()
+            images.append(np.asarray(fig.canvas.buffer_rgba())[:, :, :3].copy())
+    finally:
+        plt.close(fig)
+    return images
+
+
+def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend='auto', title=''):
+    """Write an animated GIF of ``frames`` [((4, 4) base link pose in the world, {joint name:
+    position})] of the robot of ``urdf`` (path or text) to ``path``; returns the backend used
+    ('mujoco' or 'matplotlib').  ``backend='auto'`` tries MuJoCo's offscreen renderer first."""
+    from PIL import Image
+    from ..core.urdf import robot_from_urdf
+    if backend not in ('auto',) + BACKENDS:
+        raise ValueError(f'backend must be auto or one of {BACKENDS}, got {backend!r}')
+    if not frames:
+        raise ValueError('no frames to draw')
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')       # the model's warnings are the nodes' business
+        robot, _ = robot_from_urdf(urdf)
+    poses = _frame_positions(robot, frames)
+    images, used = None, None
+    if backend in ('auto', 'mujoco'):
+        try:
+            images, used = _mujoco_frames(urdf, floating, frames, poses, size), 'mujoco'
+        except Exception:  # noqa: BLE001 - no GL backend (or no MuJoCo): the stick figure
+            if backend == 'mujoco':
+                raise
+    if images is None:
+        images, used = _matplotlib_frames(robot, poses, size, title or robot.name), 'matplotlib'
+    pictures = [Image.fromarray(img) for img in images]
+    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=int(round(1000.0 / fps)), loop=0,
+                     optimize=True)
+    return used
