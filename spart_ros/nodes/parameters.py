@@ -12,9 +12,9 @@ run-time or structural).  From it:
   node (applied between two ticks: rclpy runs the callback between two callbacks of the
   node), a bad value is refused with the reason; a structural one is refused unless the node
   says it may change now (e.g. a lifecycle node while unconfigured: read at configure);
-- :func:`markdown` writes the table for README.md / docs (``python -m spart_ros.nodes.parameters``
-  rewrites the marked tables: ``<!-- parameters: NODE -->`` ... ``<!-- end parameters -->``) and
-  test/test_parameters.py checks those tables and config/*.yaml against the tables.
+- :func:`markdown` writes the table for README.md / docs (:mod:`.parameter_docs` rewrites the
+  marked tables) and test/test_parameters.py checks those tables and config/*.yaml against the
+  tables.
 
 Numbers are declared with dynamic typing and converted here: ``kp: 400`` in a YAML file is
 400.0 (rclpy would refuse an integer for a double).  Types: 'bool', 'integer', 'double',
@@ -26,7 +26,7 @@ import math
 
 from .config import ConfigError
 
-__all__ = ['Param', 'table', 'validate', 'declare', 'watch', 'markdown', 'TYPES']
+__all__ = ['Param', 'table', 'validate', 'declare', 'values', 'watch', 'markdown', 'TYPES']
 
 TYPES = ('bool', 'integer', 'double', 'string', 'bool_array', 'integer_array', 'double_array', 'string_array',
          'number_or_list')
@@ -259,43 +259,3 @@ def markdown(params):
         rows.append(f'| `{p.name}` | {p.type} | {_cell(p.default)} | {allowed} | {"yes" if p.dynamic else ""} | '
                     f'{p.description.replace("|", chr(92) + "|")} |')
     return '\n'.join(rows) + '\n'
-
-
-#: documents with generated tables: (path from the repository root, node name -> table getter)
-def node_tables():
-    """{node name: table} of the three nodes (imports rclpy)."""
-    from . import controller_node, dynamics_node, sim_node
-    return {'spart_controller': controller_node.PARAMETERS, 'spart_dynamics': dynamics_node.PARAMETERS,
-            'spart_sim': sim_node.PARAMETERS}
-
-
-BEGIN, END = '<!-- parameters: {} -->', '<!-- end parameters -->'
-
-
-def replace_tables(text, tables):
-    """``text`` with every marked table (``<!-- parameters: NODE -->`` ... end) regenerated."""
-    for node, params in tables.items():
-        begin = BEGIN.format(node)
-        start = text.find(begin)
-        if start < 0:
-            continue
-        start += len(begin) + 1
-        end = text.index(END, start)
-        text = text[:start] + markdown(params) + text[end:]
-    return text
-
-
-def main():
-    """Rewrite the marked parameter tables of README.md and docs/*.md (run from the repository root)."""
-    from pathlib import Path
-    tables = node_tables()
-    for path in [Path('README.md'), *sorted(Path('docs').glob('*.md'))]:
-        text = path.read_text(encoding='utf-8')
-        new = replace_tables(text, tables)
-        if new != text:
-            path.write_text(new, encoding='utf-8')
-            print(f'updated {path}')
-
-
-if __name__ == '__main__':
-    main()
