@@ -31,7 +31,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 from core_helpers import urdf_path
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning'),
+              pytest.mark.realtime]   # closed loops on a real-time sim (and lockstep ones flat out)
 
 UR5 = urdf_path('ur5_robot')
 PANDA = urdf_path('panda')

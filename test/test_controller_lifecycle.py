@@ -22,7 +22,8 @@ from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 from core_helpers import urdf_path
 import dynamics_reference as ref
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning'),
+              pytest.mark.realtime]   # the controller's watchdog (state_timeout) runs on the wall clock
 
 KUKA = urdf_path('kuka_iiwa')
 ROBOT = spart.urdf2robot(KUKA)[0]

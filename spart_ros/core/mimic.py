@@ -106,4 +106,7 @@ def command_joints(robot):
     The ONE rule behind both spart_sim's default ``joints`` and spart_controller's default
     ``command_joints``, so that a sim and a controller started with default parameters agree
     on the commands' length and order."""
-    return list(chk.robot(robot).coordinates.names)
+    try:
+        return list(robot.coordinates.names)
+    except AttributeError:
+        raise InputError(f'robot: expected a spart_ros Robot, got {chk.given(robot)}') from None
