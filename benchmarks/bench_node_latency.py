@@ -192,11 +192,12 @@ def parse_args(description, out_name):
     return ap
 
 
-def measure(args, robot, executable, params, ready, out_topic, out_type, label):
+def measure(args, robot, executable, params, ready, out_topic, out_type, label, stats=None):
     """Start ``executable`` (namespace /bench_<pid>, ``params``), publish joint_states at
     ``args.rate`` (+ odometry at 100 Hz) from another process, receive ``out_topic`` (relative
     to the namespace; a message type whose header stamp is the answered joint state's) and
-    print latency, drops and CPU; returns the exit code (0 = target met)."""
+    print latency, drops and CPU; returns the exit code (0 = target met).  ``stats``: a dict
+    filled with p50, p90, p99, max (ms), dropped, received, node_cpu."""
     names = list(robot.q_names)
     ns = f'/bench_{os.getpid()}'
     n_warm = int(args.warmup * args.rate)
@@ -293,6 +294,9 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label):
               f'{pub_cpu:.0%}, receiver {own_cpu:.0%}, interrupts (loopback network) {interrupts:.0%}, '
               f'stolen by the hypervisor {stolen:.0%}, other processes {max(others, 0):.0%}'
               + ('  <- other load: latencies are not representative' if busy else ''))
+    if stats is not None:
+        stats.update(p50=p50, p90=p90, p99=p99, max=pmax, dropped=dropped, received=len(lat),
+                     node_cpu=node_cpu if cpu0 and cpu1 else float('nan'))
     ok = len(lat) > 0 and p99 <= args.target_ms and dropped == 0
     print(f'[bench] target p99 <= {args.target_ms:g} ms and none dropped: {"MET" if ok else "MISSED"} '
           f'(node exit code {code})')
@@ -305,10 +309,9 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label):
     return 0 if ok else 1
 
 
-def main():
-    args = parse_args(__doc__, '~/jacobians').parse_args()
-    from spart_ros.core.urdf import robot_from_urdf
-    robot, _ = robot_from_urdf(args.urdf)
+def dynamics_node_setup(args, robot):
+    """(params, label) of the dynamics node measured here (also the baseline of
+    bench_controller_latency.py)."""
     params = dict(urdf_path=os.path.abspath(args.urdf), base='floating', robot_description_topic='',
                   jacobian_links=[robot.link_names[-1]], jacobian_offsets=[0.0, 0.0, 0.05],
                   input_queue_depth=100, output_queue_depth=100, executor=args.node_executor,
@@ -316,7 +319,19 @@ def main():
     label = (f'dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} links, '
              f'{robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
              '+ center_of_mass')
-    return measure(args, robot, 'dynamics_node', params, READY, 'spart_dynamics/jacobians', Jacobians, label)
+    return params, label
+
+
+def measure_dynamics_node(args, robot, stats=None):
+    params, label = dynamics_node_setup(args, robot)
+    return measure(args, robot, 'dynamics_node', params, READY, 'spart_dynamics/jacobians', Jacobians, label, stats)
+
+
+def main():
+    args = parse_args(__doc__, '~/jacobians').parse_args()
+    from spart_ros.core.urdf import robot_from_urdf
+    robot, _ = robot_from_urdf(args.urdf)
+    return measure_dynamics_node(args, robot)
 
 
 if __name__ == '__main__':

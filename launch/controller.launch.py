@@ -6,9 +6,11 @@
 Thin on purpose: the node takes its parameters from config/controller.yaml (every parameter
 with its default) or ``params:=`` (e.g. the installed config/controller_sc_3dof.yaml or
 controller_kuka_iiwa.yaml); ``urdf_path``, ``base`` and ``mode``, when given, override the file.
-Commands go to ``commands_topic`` (default /effort_controller/commands): configure a
-ros2_control forward_command_controller with ``interface_name: effort`` and the same joints
-(see docs/controller.md).
+Commands go to ``commands_topic`` (default effort_controller/commands, under ``namespace``):
+configure a ros2_control forward_command_controller with ``interface_name: effort`` and the same
+joints (see docs/controller.md).  The node is a lifecycle node that configures and activates
+itself (``autostart: true``); with ``autostart: false`` in the parameters it waits unconfigured
+for ``ros2 lifecycle set`` (or a launch_ros LifecycleNode's transitions).
 """
 
 import os

@@ -2,11 +2,11 @@
 (checked by finite differences at and between the knots), started and replaced from a moving
 reference without a jump, held after the end; a schedule of queued (future) trajectories
 continuous whatever the order they come in; bad input named: absurd (overflowing) trajectories,
-waypoints outside the position limits."""
+waypoints outside the position limits (test_controller_state_machine.py)."""
 import numpy as np
 import pytest
 
-from spart_ros.control.trajectory import (JointTrajectory, Reference, ReferenceSchedule, check_position_limits, hold,
+from spart_ros.control.trajectory import (JointTrajectory, Reference, ReferenceSchedule, hold,
                                          spline_derivatives)
 from spart_ros.core.errors import InputError
 
@@ -127,14 +127,6 @@ def test_absurd_trajectories_are_refused_without_warnings():
             with pytest.raises(InputError, match='the interpolation overflows'):
                 JointTrajectory(0.0, start, times, positions)
     JointTrajectory(0.0, start, [1.0], [[1e3, 0.0]])      # large but sound: accepted
-
-
-def test_position_limits():
-    names = ['a', 'b', 'c']
-    lower, upper = np.array([-1.0, -np.inf, 0.0]), np.array([1.0, np.inf, 0.0])   # c: no range given (0, 0)
-    check_position_limits(names, [[1.0, 1e6, 5.0], [-1.0, -1e6, -5.0]], lower, upper)
-    with pytest.raises(InputError, match=r'point 1 puts a at 1.5, outside its URDF position limits \[-1, 1\]'):
-        check_position_limits(names, [[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]], lower, upper)
 
 
 def _reference_jumps(schedule, t, eps=1e-9):

@@ -167,29 +167,6 @@ def test_sim_demo_launch_with_robot_state_publisher():
     assert rsp['publish_robot_description'] is False and '<robot name="Chaser">' in rsp['robot_description']
 
 
-@pytest.mark.parametrize('name', ['demo_SC_3DoF.yaml', 'demo_kuka_iiwa.yaml'])
-def test_demo_yaml_names_only_parameters_of_its_nodes(name):
-    """A misspelt key in a file shared by three nodes would be ignored by all of them: every key
-    must be a parameter that one of the nodes declares, with the type of its default."""
-    from rclpy.parameter import Parameter
-    from spart_ros.nodes import controller_node, dynamics_node, sim_node
-    from spart_ros.nodes.robot_inputs import INPUT_PARAMETERS
-    tables = [sim_node.PARAMETERS, {**INPUT_PARAMETERS, **controller_node.PARAMETERS}, dynamics_node.ALL_PARAMETERS]
-    params = yaml.safe_load((ROOT / 'config' / name).read_text())['/**']['ros__parameters']
-    for key, value in params.items():
-        owners = [t[key][0] for t in tables if key in t]
-        assert owners, f'{name}: {key!r} is not a parameter of spart_sim, spart_controller or spart_dynamics'
-        for default in owners:
-            if isinstance(default, Parameter.Type):          # declared by type, without a default
-                assert default.check(value), (key, value, default)
-            else:
-                assert Parameter.Type.from_parameter_value(value) == Parameter.Type.from_parameter_value(default), \
-                    (key, value, default)
-    assert 'urdf_path' not in params and 'robot_description' not in params   # the sim's alone (launch file)
-    assert 'use_sim_time' not in params        # it would stop the sim: its timers would wait for its own /clock
-    assert params['commands_topic'] == f"{params['controller_name']}/commands"   # relative: follows the namespace
-
-
 # --- gazebo.launch.py: Gazebo + ros2_control + spart_controller (not installable here: listed) ----
 
 GAZEBO_ARGS = ['world', 'gui', 'controllers', 'controller_params', 'initial_positions']

@@ -15,12 +15,12 @@ import time
 
 import numpy as np
 import pytest
-import yaml
 
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, String
+from geometry_msgs.msg import Vector3Stamped
+from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
 from spart_ros.sim import EffortCommand, InitialState, MujocoPlant
@@ -42,7 +42,7 @@ FF_PARAMS = dict(urdf_path=SC, base='floating', gravity=[0.0, 0.0, 0.0], lockste
                  initial_joint_names=['Joint_1', 'Joint_2', 'Joint_3'], initial_joint_positions=[0.3, 0.6, -0.9],
                  initial_joint_velocities=[0.2, -0.3, 0.4], initial_base_position=[1.0, -2.0, 0.5],
                  initial_base_orientation=[0.1, -0.2, 0.3, 0.927], initial_base_linear_velocity=[0.1, -0.05, 0.02],
-                 initial_base_angular_velocity=[0.05, 0.1, -0.08])
+                 initial_base_angular_velocity=[0.05, 0.1, -0.08], hold_until_command=False)
 RT_PARAMS = dict(urdf_path=KUKA, controller_name='arm_controller', initial_base_position=[0.0, 0.0, 0.5],
                  publish_rate=100.0)
 
@@ -360,13 +360,19 @@ def test_real_time_fixed_base_readouts_and_commands(rt):
     assert imu.linear_acceleration.z == pytest.approx(9.81, abs=1e-12)
     assert odom.pose.pose.position.z == 0.5 and odom.child_frame_id == 'lbr_iiwa_link_0'
     assert odom.twist.twist.linear.x == 0.0 and odom.twist.twist.angular.z == 0.0
-    # gravity acts: the arm moves with zero effort
-    rt.wait(lambda: any(abs(v) > 1e-3 for v in rt.latest_js().velocity), 'the arm moving under gravity')
+    # hold_until_command (default): held still where it starts, in gravity, with no command yet
+    t = stamp_ns(rt.latest_js().header.stamp)
+    rt.wait(lambda: stamp_ns(rt.latest_js().header.stamp) > t + 200_000_000, '0.2 s of held states')
+    held = [m for m in rt.js.messages if stamp_ns(m.header.stamp) >= t]
+    assert all(list(m.position) == [0.0] * 7 and list(m.velocity) == [0.0] * 7 for m in held)
     # a command is applied and echoed in effort (alphabetical = joint_1..joint_7 here); small:
     # held on the light wrist for the rest of the module, a large one would spin it up for ever
     values = [0.05, -0.04, 0.03, -0.02, 0.01, -0.002, 0.001]
     rt.ros.publish_until(rt.cmd, lambda: command(values), lambda: list(rt.latest_js().effort) == values,
                          timeout=20.0, what='the command echoed in joint_states.effort', process=rt.proc)
+    rt.proc.wait_for_output(r'first command at t = .*: the robot is released \(hold_until_command\)', 10.0)
+    # released: gravity acts, the small command does not hold the arm up
+    rt.wait(lambda: any(abs(v) > 1e-3 for v in rt.latest_js().velocity), 'the arm moving under gravity')
     # a NaN command is dropped: the echo stays
     rt.cmd.publish(command([float('nan')] * 7))
     rt.proc.wait_for_output(r'non-finite value for joints .*: dropped', 10.0)
@@ -391,13 +397,24 @@ def test_real_time_pause_reset_resume(rt):
     n_js = len(rt.js.messages)
     rt.ros.spin_for(0.5)
     assert stamp_ns(rt.clock.messages[-1].clock) == frozen and len(rt.js.messages) == n_js
+    notices = rt.ros.subscribe(Header, '/rt/plant_reset', RELIABLE_QOS)
+    rt.wait(lambda: notices.subscription.get_publisher_count() >= 1, 'the reset notice topic')
     res = rt.call(Trigger, 'reset', Trigger.Request())
-    assert res.success, res.message
+    assert res.success and 'held until the next command' in res.message, res.message
     back = rt.wait(lambda: len(rt.js.messages) > n_js and rt.js.messages[-1], 'the state published by reset')
     assert stamp_ns(back.header.stamp) == frozen
     assert list(back.position) == [0.0] * 7 and list(back.velocity) == [0.0] * 7 and list(back.effort) == [0.0] * 7
+    # the notice, stamped with the time of the reset, for controllers to drop their reference
+    notice = rt.wait(lambda: notices.messages and notices.messages[-1], 'the reset notice')
+    assert stamp_ns(notice.stamp) == frozen
     assert rt.call(SetBool, 'pause', SetBool.Request(data=False)).success
     rt.wait(lambda: stamp_ns(rt.clock.messages[-1].clock) > frozen + 100_000_000, 'the clock running again')
+    # held again (hold_until_command) in gravity until a command comes
+    assert all(list(m.position) == [0.0] * 7 for m in rt.js.messages[n_js:])
+    # the simulated gravity, latched, for a controller to compare with its own
+    gravity = rt.ros.subscribe(Vector3Stamped, '/rt/plant_gravity', LATCHED_QOS)
+    g = rt.wait(lambda: gravity.messages and gravity.messages[-1].vector, 'the latched gravity')
+    assert (g.x, g.y, g.z) == (0.0, 0.0, -9.81)
 
 
 # ---------------------------------------------------------------------------------------
@@ -409,7 +426,8 @@ def test_real_time_pause_reset_resume(rt):
     ({'urdf_path': SC, 'joints': ['Joint_1', 'Joint_9']}, r"controller joints \['Joint_9'\] are not moving joints"),
     ({'urdf_path': SC, 'initial_joint_names': ['Joint_1'], 'initial_joint_positions': [0.1, 0.2]},
      'initial_joint_positions: expected 1 values'),
-    ({'urdf_path': SC, 'base': 'wobbly'}, "base must be 'fixed' or 'floating', got 'wobbly'"),
+    ({'urdf_path': SC, 'base': 'wobbly'}, r"base must be one of \('fixed', 'floating'\), got 'wobbly'"),
+    ({'urdf_path': SC, 'dt': 0}, r'dt must be a finite number > 0, got 0.0'),
 ])
 def test_invalid_configuration_exits_with_a_clear_error(params, message):
     import re
@@ -424,18 +442,10 @@ def test_invalid_configuration_exits_with_a_clear_error(params, message):
         proc.cleanup()
 
 
-def test_installed_files_and_yaml_in_sync():
+def test_installed_files():
     from ament_index_python.packages import get_package_share_directory
-    from spart_ros.nodes.sim_node import PARAMETERS
     installed_executable(PKG, EXE)
-    share = Path(get_package_share_directory(PKG))
-    assert (share / 'config' / 'sim_node.yaml').is_file()
-    doc = yaml.safe_load((ROOT / 'config' / 'sim_node.yaml').read_text())
-    params = doc['/**']['ros__parameters']
-    unset = {'joints', 'initial_joint_names', 'initial_joint_positions', 'initial_joint_velocities'}
-    assert set(params) == set(PARAMETERS) - unset
-    for name, value in params.items():
-        assert value == PARAMETERS[name][0], name
+    assert (Path(get_package_share_directory(PKG)) / 'config' / 'sim_node.yaml').is_file()
 
 
 def test_nodes_shut_down_cleanly(procs):

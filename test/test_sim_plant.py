@@ -578,3 +578,34 @@ def test_joint_limits_when_enabled_stop_the_joint():
         plant.step(1000)
         runs[limits] = plant.joint_positions()[0]
     assert 2.9 < runs[True] < 2.96705972839 + 0.05 and runs[False] > 3.5, runs
+
+
+def test_hold_keeps_the_robot_still_until_released():
+    """hold(): the robot stays where it is in gravity (as brakes and a launch lock would), the time
+    goes on, the accelerations read zero; released, the physics runs from there."""
+    plant = MujocoPlant.from_urdf(KUKA, initial=InitialState({'lbr_iiwa_joint_2': 0.5}))
+    plant.hold()
+    q0 = plant.joint_positions()
+    assert plant.step(300) == 300 and plant.time_ns == 300_000_000
+    np.testing.assert_array_equal(plant.joint_positions(), q0)
+    assert not plant.joint_velocities().any() and not plant.joint_accelerations().any()
+    assert plant.imu().linear_acceleration[2] == pytest.approx(9.81)
+    plant.hold(False)
+    assert abs(plant.joint_accelerations()).max() > 0.1          # gravity acts again
+    plant.step(10)
+    assert abs(plant.joint_positions() - q0).max() > 1e-6
+    floating = MujocoPlant.from_urdf(SC, base='floating', gravity=[0.0, 0.0, 0.0],
+                                     initial=InitialState(base_angular_velocity=(0.0, 0.0, 0.1)))
+    floating.hold()
+    pose = floating.odometry().position.copy()
+    floating.step(100)
+    np.testing.assert_array_equal(floating.odometry().position, pose)
+    assert not floating.base_acceleration()[1].any()
+
+
+def test_plant_robot_gives_the_default_effort_joints():
+    """The sim's default joints follow the controller's rule (core.mimic.command_joints): the
+    independent joints; a mimic follower is MuJoCo's constraint's, not a command's."""
+    from spart_ros.core.mimic import command_joints
+    plant = MujocoPlant.from_urdf(KUKA)
+    assert command_joints(plant.robot) == list(plant.joint_names)

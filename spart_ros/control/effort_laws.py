@@ -1,7 +1,7 @@
 """Model-based joint effort laws on the compiled fast path (pure numpy, no ROS).
 
 Every law takes the measured state in the ROS base convention (``base``: a
-:class:`~spart_ros.nodes.base_estimator.BaseLinkState`-like object with R_b, p_b (pose of the
+:data:`~spart_ros.core.base_state.LinkBase`-like object with R_b, p_b (pose of the
 URDF base link frame b in the world) and v_b, w_b (twist of b expressed in b, REP 105)), the
 joint positions ``q`` and velocities ``qd`` (n,) in the fast path's joint coordinates, the
 joint reference (:data:`~spart_ros.control.trajectory.Reference`) and the time step ``dt`` (s)
@@ -21,7 +21,14 @@ before any clamping.  The commanded joint acceleration is the PD(+I) law
   SE(3) (position error in b, rotation error as the rotation vector of R_b' R_d); the base
   acceleration goes with qdd_cmd into inverse dynamics, giving joint efforts and the base
   wrench (torque and force at b's origin, in b).
-- :class:`GravityCompensation`: tau = g(q) (gravity forces of a still robot on a fixed base).
+- :class:`GravityCompensation`: tau = g(q) - H(q) Kd qd (gravity forces of the still robot on a
+  fixed base, plus damping of the measured joint velocities; no position reference).
+
+Two entries: :meth:`command` is the controller's (the :class:`~spart_ros.control.law.Law`
+interface: a :data:`~spart_ros.control.law.LawOutput` whose ``values`` are the fast path's
+buffer, no base acceleration); :meth:`compute` returns an :data:`EffortCommand` with copies and
+the base acceleration too.  Both convert the base state with
+:class:`~spart_ros.control.law.BaseFrames` (no checks: the state is the caller's, finite).
 
 ``dynamics`` is the fast path of the robot (:func:`spart_ros.core.fast.mimic.fast_dynamics`:
 independent joint coordinates for mimic joints), whose ``gravity`` the laws use.
@@ -30,9 +37,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core import base_state as bs
 from ..core.errors import InputError
 from .end_effector import rotation_vector
+from .law import BaseFrames, Law, LawOutput
 
 __all__ = ['Gains', 'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'EffortCommand']
 
@@ -63,9 +70,10 @@ class Gains:
         self.integral_limit = _per_joint('integral_limit', integral_limit, n, allow_inf=True)
         if np.any(self.kp < 0) or np.any(self.kd < 0) or np.any(self.ki < 0) or np.any(self.integral_limit < 0):
             raise InputError('kp, kd, ki and integral_limit must be >= 0')
+        self.integrating = bool(self.ki.any())      # checked once: ndarray.any() costs a microsecond
 
 
-class _JointLaw:
+class _JointLaw(Law):
     """The PD(+I) joint acceleration law shared by the laws below."""
 
     def __init__(self, dynamics, gains):
@@ -75,54 +83,88 @@ class _JointLaw:
         self.gains = gains
         self.integral = np.zeros(self.n)
         self.qdd_cmd = np.zeros(self.n)
-        self.floating_base = True
-        self._zero6 = np.zeros(6)
+        self.frames = BaseFrames(self.robot)
+        self._e = np.zeros(self.n)
+        self._ev = np.zeros(self.n)
+        self._zero6 = self.frames.zero6
+        self._zero_q = np.zeros(self.n)
+
+    @classmethod
+    def build(cls, mode, dynamics, settings, gains):
+        return cls(dynamics, gains)
+
+    def apply_settings(self, settings, gains):
+        self.gains = gains
 
     def reset(self):
-        """Forget the integral (on enable, on a new model)."""
+        """Forget the integral (on enable, on a new model, after a halt)."""
         self.integral[:] = 0.0
 
     def joint_acceleration(self, q, qd, ref, dt):
-        """qdd_cmd (n,) of the PD(+I) law; updates the clamped integral of the error."""
+        """qdd_cmd (n,) of the PD(+I) law (this object's buffer); updates the clamped integral of
+        the error."""
         g = self.gains
-        e = ref.position - q
-        if dt > 0 and g.ki.any():
+        e = np.subtract(ref.position, q, out=self._e)
+        if dt > 0 and g.integrating:
             np.clip(self.integral + e * dt, -g.integral_limit, g.integral_limit, out=self.integral)
-        np.multiply(g.kp, e, out=self.qdd_cmd)
-        self.qdd_cmd += ref.acceleration
-        self.qdd_cmd += g.kd * (ref.velocity - qd)
-        self.qdd_cmd += g.ki * self.integral
-        return self.qdd_cmd
+        qdd = np.multiply(g.kp, e, out=self.qdd_cmd)
+        qdd += ref.acceleration
+        ev = np.subtract(ref.velocity, qd, out=self._ev)
+        ev *= g.kd
+        qdd += ev
+        if g.integrating:
+            qdd += g.ki * self.integral
+        return qdd
 
-    def _spart_base(self, base, floating):
-        if floating:
-            return bs.base_from_link_frame(self.robot, base.R_b, base.p_b, base.v_b, base.w_b)
-        R0, r0, _ = bs.base_from_link_frame(self.robot, base.R_b, base.p_b)
-        return R0, r0, self._zero6
+    def compute(self, base, q, qd, ref, dt):
+        """:data:`EffortCommand` (copies) for the state and reference (module docstring)."""
+        out = self.command(_State(base, _float_array(q), _float_array(qd)), ref, None, dt)
+        return EffortCommand(out.values.copy(), out.base_torque, out.base_force, self._base_acceleration(base))
+
+    def _base_acceleration(self, base):
+        return None
+
+
+class _State:
+    __slots__ = ('base', 'q', 'qd')
+
+    def __init__(self, base, q, qd):
+        self.base, self.q, self.qd = base, q, qd
+
+
+def _float_array(x):
+    return np.ascontiguousarray(x, dtype=float)
 
 
 class ComputedTorque(_JointLaw):
     """tau = H(q) qdd_cmd + C(q, qd) qd + g(q) on a fixed base (the base pose from ``base``)."""
 
-    floating_base = False
+    mode = 'computed_torque'
+    base = 'fixed'
 
-    def compute(self, base, q, qd, ref, dt):
-        R0, r0, u0 = self._spart_base(base, False)
-        qdd = self.joint_acceleration(q, qd, ref, dt)
-        _, taum = self.dynamics.inverse_dynamics(R0, r0, q, u0, qd, self._zero6, qdd, floating=False)
-        return EffortCommand(taum.copy(), None, None, None)
+    def command(self, state, ref, t, dt):
+        R0, r0, u0 = self.frames.fixed(state.base)
+        qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
+        _, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, state.qd, u0, qdd, floating=False)
+        return LawOutput(taum)
 
 
 class FloatingBase(_JointLaw):
     """Joint efforts of SPART's Floating_ID for qdd_cmd with the measured (moving, unactuated)
     base: the base wrench is zero and the base reacts; its acceleration is returned."""
 
-    def compute(self, base, q, qd, ref, dt):
-        R0, r0, u0 = self._spart_base(base, True)
-        qdd = self.joint_acceleration(q, qd, ref, dt)
-        taum, u0dot = self.dynamics.floating_inverse_dynamics(R0, r0, q, u0, qd, qdd)
-        a_b, alpha_b = bs.link_frame_acceleration_from_base(self.robot, R0, u0, u0dot)
-        return EffortCommand(taum.copy(), None, None, np.concatenate([a_b, alpha_b]))
+    mode = 'floating_base'
+    base = 'floating'
+
+    def command(self, state, ref, t, dt):
+        R0, r0, u0 = self.frames.floating(state.base)
+        qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
+        taum, self._u0dot = self.dynamics.floating_inverse_dynamics(R0, r0, state.q, u0, state.qd, qdd)
+        return LawOutput(taum)
+
+    def _base_acceleration(self, base):
+        """[a_b; alpha_b] (6,), in b, of the last command's Floating_ID (u0dot, SPART's)."""
+        return self.frames.link_acceleration(base, self._u0dot)
 
 
 class FreeFlying(_JointLaw):
@@ -132,16 +174,33 @@ class FreeFlying(_JointLaw):
         alpha_b = Kp_rot rotvec(R_b' R_d) - Kd_rot w_b,   a_b = Kp_pos R_b' (p_d - p_b) - Kd_pos v_b
 
     (both in b); inverse dynamics for (a_b, alpha_b, qdd_cmd) gives the joint efforts and the
-    base wrench.  ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation)."""
+    base wrench.  ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation).
+    Reference (:meth:`set_reference`): ``'base_pose'`` = (R_d (3, 3), p_d (3,))."""
+
+    mode = 'free_flying'
+    base = 'floating'
+    references = ('base_pose',)
 
     def __init__(self, dynamics, gains, base_gains=(1.0, 2.0, 1.0, 2.0)):
         super().__init__(dynamics, gains)
+        self.base_gains = self.check_base_gains(base_gains)
+        self.base_reference = None          # (R_d, p_d); None = hold the pose of the next compute
+
+    @classmethod
+    def build(cls, mode, dynamics, settings, gains):
+        return cls(dynamics, gains, settings.base_gains)
+
+    def apply_settings(self, settings, gains):
+        self.base_gains = self.check_base_gains(settings.base_gains)
+        self.gains = gains
+
+    @staticmethod
+    def check_base_gains(base_gains):
         b = np.array(base_gains, dtype=float).reshape(-1)
         if b.shape != (4,) or not np.all(np.isfinite(b)) or np.any(b < 0):
             raise InputError(f'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, kp_rotation, '
                              f'kd_rotation), got {np.ravel(base_gains).tolist()}')
-        self.base_gains = b
-        self.base_reference = None          # (R_d, p_d); None = hold the pose of the next compute
+        return b
 
     def set_base_reference(self, R_d, p_d):
         """Track the base pose (R_d (3, 3), p_d (3,) of b in the world) from now on."""
@@ -152,6 +211,15 @@ class FreeFlying(_JointLaw):
         (on enable).  Nothing else clears it: a halt and resume keep the target."""
         self.base_reference = None
 
+    def set_reference(self, name, value, received=None):
+        if name != 'base_pose':
+            return super().set_reference(name, value, received)
+        self.set_base_reference(*value)
+
+    def clear_references(self):
+        self.reset()
+        self.clear_base_reference()
+
     def base_acceleration(self, base):
         """(a_b, alpha_b) of the base PD law, both (3,) in b."""
         kp_p, kd_p, kp_r, kd_r = self.base_gains
@@ -160,28 +228,42 @@ class FreeFlying(_JointLaw):
         a_b = kp_p * (base.R_b.T @ (p_d - base.p_b)) - kd_p * base.v_b
         return a_b, alpha_b
 
-    def compute(self, base, q, qd, ref, dt):
+    def command(self, state, ref, t, dt):
+        from ..core import base_state as bs
+        base = state.base
         if self.base_reference is None:
             self.set_base_reference(base.R_b, base.p_b)
-        R0, r0, u0 = self._spart_base(base, True)
-        qdd = self.joint_acceleration(q, qd, ref, dt)
+        R0, r0, u0 = self.frames.floating(base)
+        qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
         a_b, alpha_b = self.base_acceleration(base)
+        self._accel = (a_b, alpha_b)
         u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
-        tau0, taum = self.dynamics.inverse_dynamics(R0, r0, q, u0, qd, u0dot, qdd, floating=True)
+        tau0, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True)
         torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
-        return EffortCommand(taum.copy(), torque_b, force_b, np.concatenate([a_b, alpha_b]))
+        return LawOutput(taum, torque_b, force_b)
+
+    def _base_acceleration(self, base):
+        return np.concatenate(self._accel)
 
 
 class GravityCompensation(_JointLaw):
-    """tau = g(q): the efforts that hold the arm still against the model's gravity (fixed base;
-    the reference is not used)."""
+    """tau = g(q) - H(q) Kd qd: the efforts that hold the arm still against the model's gravity
+    (fixed base), plus damping of the measured joint velocities with ``gains.kd`` [1/s] (mass
+    weighted, so the same gain damps every joint alike).  No position reference: a controller
+    refuses trajectories in this mode.  With kd = 0 (the default ``gains``) it is g(q) alone."""
 
-    floating_base = False
+    mode = 'gravity_compensation'
+    base = 'fixed'
+    follows = 'none'
+    holds_position = False
 
     def __init__(self, dynamics, gains=None):
         super().__init__(dynamics, gains or Gains(dynamics.n_q, 0.0, 0.0))
 
-    def compute(self, base, q, qd, ref, dt):
-        R0, r0, _ = self._spart_base(base, False)
-        _, gm = self.dynamics.gravity_forces(R0, r0, q)
-        return EffortCommand(gm.copy(), None, None, None)
+    def command(self, state, ref, t, dt):
+        R0, r0, u0 = self.frames.fixed(state.base)
+        qdd = np.multiply(self.gains.kd, state.qd, out=self.qdd_cmd)
+        np.negative(qdd, out=qdd)
+        # H qdd + g: inverse dynamics at zero joint velocity (no Coriolis term)
+        _, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, self._zero_q, u0, qdd, floating=False)
+        return LawOutput(taum)

@@ -104,10 +104,11 @@ class CommandGate:
         stamp last changed, for a controller that answers each new stamp; None = not checked),
         all on the clock of ``now``."""
         joint_times = np.asarray(joint_times, dtype=float)
-        if joint_times.size and np.isnan(joint_times).any():
-            return 'waiting for joint states of every command joint'
         if joint_times.size:
-            age = now - float(joint_times.min())
+            oldest = float(joint_times.min())       # NaN when one never came (one reduction per tick)
+            if oldest != oldest:
+                return 'waiting for joint states of every command joint'
+            age = now - oldest
             if age > self.state_timeout:
                 return f'joint states are {age:.3f} s old (state_timeout {self.state_timeout:g} s)'
         if stamp_time is not None:

@@ -20,6 +20,13 @@ converted here with the measured base pose of each tick:
 - a twist in 'base' is the end effector's twist relative to the world expressed in base link
   axes (a change of coordinates, as MoveIt Servo reads its command frame): [R_b w; R_b v];
 - a pose target in 'base' is fixed to the base (it moves with it): R = R_b R_t, p = p_b + R_b p_t.
+
+As a controller's :class:`~spart_ros.control.law.Law` (:meth:`SpaceMode.build`,
+:meth:`SpaceMode.command`), the references are kept by :meth:`SpaceMode.set_reference`:
+``'ee_twist'`` = (twist (6,), frame), older than ``reference_timeout`` s (steady clock) counts
+as none (the arm stops); ``'ee_pose'`` = (R (3, 3), p (3,), frame); ``'base_attitude'`` = R (3, 3)
+(desired_reaction).  Without a reference the task twist is zero: the end effector is held
+still (the base still moves by momentum conservation).
 """
 from collections import namedtuple
 import warnings
@@ -28,8 +35,10 @@ import numpy as np
 
 from ..core import checks as chk
 from ..core import base_state as bs
+from ..core.connectivity import leaf_links
 from ..core.errors import InputError
 from .desired_reaction import DesiredReaction
+from .law import BaseFrames, Law, LawOutput
 from .reactionless import Reactionless
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
 
@@ -57,7 +66,7 @@ world frame, status: SPART's conventions, base CoM frame); ``base_angular_veloci
 measured base angular velocity in the URDF base LINK frame (as odometry's twist, REP 105)."""
 
 
-class SpaceMode:
+class SpaceMode(Law):
     """One space motion law as a controller mode (see the module docstring).
 
     ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (its model shared
@@ -67,7 +76,12 @@ class SpaceMode:
     (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the warnings the
     law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log."""
 
-    def __init__(self, mode, dynamics, interface='effort', **law_options):
+    base = 'floating'
+    follows = 'end_effector'
+    holds_position = False
+    interfaces = INTERFACES
+
+    def __init__(self, mode, dynamics, interface='effort', reference_timeout=0.5, **law_options):
         if mode not in SPACE_LAWS:
             raise InputError(f'mode: expected one of {sorted(SPACE_LAWS)}, got {mode!r}')
         if interface not in INTERFACES:
@@ -86,9 +100,96 @@ class SpaceMode:
         self.notes = [str(w.message) for w in caught]
         self.n_q = robot.n_q
         self._R_bc = np.asarray(robot.base_link.T, dtype=float)[:3, :3]
+        self.references = self.reference_names(mode)
+        self.reference_timeout = float(reference_timeout)
+        self.frames = BaseFrames(robot)
+        self.clear_references()
+
+    @classmethod
+    def reference_names(cls, mode):
+        return ('ee_twist', 'ee_pose') + (('base_attitude',) if mode == 'desired_reaction' else ())
+
+    @property
+    def interface(self):
+        return self._interface
+
+    @interface.setter
+    def interface(self, value):
+        self._interface = value
+
+    @classmethod
+    def build(cls, mode, dynamics, settings, gains=None):
+        """The mode for ``settings`` (:class:`~spart_ros.control.settings.ControllerSettings`: the
+        end effector, the law's options, ``command_interface``, ``reference_timeout``)."""
+        s = settings
+        options = dict(link=s.ee_link or leaf_links(dynamics.robot)[0], offset=list(s.ee_offset), frame='link',
+                       rows=list(s.task_rows) if s.task_rows else None, damping=float(s.damping),
+                       singular_region=float(s.singular_region), velocity_gain=float(s.velocity_gain),
+                       pose_gain=float(s.pose_gain))
+        if s.max_joint_rates:
+            rates = [float(x) for x in s.max_joint_rates]
+            options['max_joint_rates'] = rates[0] if len(rates) == 1 else rates
+        if mode == 'desired_reaction':
+            options.update(attitude_gain=float(s.attitude_gain), base_rows=list(s.base_rows), priority=s.priority)
+        elif mode == 'reactionless':
+            options.update(attitude_only=bool(s.reactionless_attitude_only))
+        return cls(mode, dynamics, s.command_interface, reference_timeout=s.reference_timeout, **options)
+
+    def apply_settings(self, settings, gains=None):
+        self.reference_timeout = float(settings.reference_timeout)
 
     def reset(self):
         self.law.reset()
+
+    def clear_references(self):
+        self.reset()
+        self._twist = None          # (twist, frame, received)
+        self._pose = None           # (R, p, frame)
+        self._base_attitude = None
+
+    def set_reference(self, name, value, received=None):
+        """``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame),
+        'base_attitude' = R (3, 3) (desired_reaction); frames 'world' or 'base' (module docstring);
+        ``received``: steady clock time (s) of the twist."""
+        if name not in self.references:
+            return super().set_reference(name, value, received)
+        if name == 'ee_twist':
+            twist, frame = value
+            self._check_frame('twist_frame', frame)
+            self._twist = (chk.vector('ee_twist', twist, 6).copy(), frame, received)
+        elif name == 'ee_pose':
+            R, p, frame = value
+            self._check_frame('pose_frame', frame)
+            self._pose = (chk.array('ee_pose rotation', R, (3, 3)).copy(), chk.vector('ee_pose position', p, 3).copy(),
+                          frame)
+        else:
+            self._base_attitude = chk.array('base_attitude', value, (3, 3)).copy()
+
+    @staticmethod
+    def _check_frame(name, frame):
+        if frame not in REFERENCE_FRAMES:
+            raise InputError(f'{name}: expected one of {REFERENCE_FRAMES}, got {frame!r}')
+
+    @property
+    def has_reference(self):
+        """A twist or pose reference is kept (the twist maybe expired)."""
+        return self._twist is not None or self._pose is not None
+
+    def references_at(self, now):
+        """:data:`SpaceReferences` of the kept references at steady time ``now`` (a twist older
+        than ``reference_timeout`` counts as none)."""
+        twist, twist_frame = None, 'world'
+        if self._twist is not None and (now is None or self._twist[2] is None
+                                        or now - self._twist[2] <= self.reference_timeout):
+            twist, twist_frame, _ = self._twist
+        R, p, pose_frame = self._pose if self._pose is not None else (None, None, 'world')
+        return SpaceReferences(twist, p, R, self._base_attitude, twist_frame, pose_frame)
+
+    def command(self, state, joint_reference, t, dt, now=None):
+        """The Law entry: :meth:`compute` with the kept references (``now``: steady clock, for
+        the twist's timeout); ``details`` = the :data:`SpaceOutput`."""
+        out = self.compute(state.base, state.q, state.qd, self.references_at(now), t)
+        return LawOutput(out.values, None, None, out)
 
     def compute(self, base, q, qd, references, t):
         """:data:`SpaceOutput` for the state (``base``, ``q``, ``qd``) at control time ``t`` (s)."""

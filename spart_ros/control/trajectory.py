@@ -16,7 +16,8 @@ switch.  :func:`hold` is the trajectory that holds a position.  :class:`Referenc
 the reference over time: the trajectory followed now and those queued to start later (a
 trajectory stamped in the future); each new one starts from the reference actually followed at
 its start time.  A trajectory whose interpolation overflows (absurd positions or time steps) is
-refused; :func:`check_position_limits` refuses waypoints outside the joints' position limits.
+refused (:func:`spart_ros.control.goals.check_position_limits` refuses waypoints outside the joints'
+position limits).
 
 Arrays: ``positions`` (k, n) for k waypoints of n joints; times (k,) in seconds, strictly
 increasing and > 0 (relative to the start).  Units are the joints' (rad or m).
@@ -27,7 +28,7 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'check_position_limits', 'hold',
+__all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'hold',
            'spline_derivatives']
 
 Reference = namedtuple('Reference', 'position velocity acceleration')
@@ -195,21 +196,6 @@ class _Hold:
 
     def done(self, now):
         return True
-
-
-def check_position_limits(names, positions, lower, upper, first=0):
-    """InputError naming the first waypoint (numbered from ``first``) and joint of ``positions``
-    (k, m) outside its position limits ``lower``, ``upper`` (m,) (the URDF ``<limit lower
-    upper>`` of the m joints ``names``).  A joint without a range (lower >= upper: continuous, no ``<limit>``, or
-    urdfdom's default 0, 0 when ``<limit>`` gives no lower/upper) is not checked."""
-    positions = np.asarray(positions, dtype=float)
-    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    checked = lower < upper
-    outside = checked & ((positions < lower) | (positions > upper))
-    if outside.any():
-        j, m = (int(x) for x in np.argwhere(outside)[0])
-        raise InputError(f'trajectory: point {j + first} puts {names[m]} at {positions[j, m]:.6g}, outside its URDF position '
-                         f'limits [{lower[m]:.6g}, {upper[m]:.6g}]: refused')
 
 
 class ReferenceSchedule:

@@ -12,3 +12,11 @@ def connectivity_map(robot):
     """
     con = chk.robot(robot).con
     return con.branch.copy(), con.child.copy(), con.child_base.copy()
+
+
+def leaf_links(robot):
+    """Names of the links with no child (e.g. end effectors), in link order; the base link when
+    it is the only link."""
+    parents = {j.parent_link for j in chk.robot(robot).joints}
+    leaves = [link.name for link in robot.links if link.id not in parents]
+    return leaves or [robot.base_link.name]

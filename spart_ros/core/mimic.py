@@ -95,3 +95,18 @@ class IndependentCoordinates:
         T[0:6, 0:6] = np.eye(6)
         T[6:, 6:] = self.G
         return T
+
+
+def command_joints(robot):
+    """The joints an effort controller commands when its joint list is not given: the robot's
+    independent joints (every moving joint that mimics nothing; a mimic joint follows its
+    leader), in SPART order (depth-first from the base link, siblings in URDF file order, which
+    is MuJoCo's order too).
+
+    The ONE rule behind both spart_sim's default ``joints`` and spart_controller's default
+    ``command_joints``, so that a sim and a controller started with default parameters agree
+    on the commands' length and order."""
+    try:
+        return list(robot.coordinates.names)
+    except AttributeError:
+        raise InputError(f'robot: expected a spart_ros Robot, got {chk.given(robot)}') from None

@@ -58,7 +58,6 @@ import numpy as np
 
 from builtin_interfaces.msg import Time
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists
@@ -68,12 +67,13 @@ from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, SpartError
 from ..core.inverse_kinematics import parse_rows
 from .callback_timing import CallbackTiming
-from .config import BASE_COLUMNS, POINT_FRAMES, ConfigError
+from .config import BASE_COLUMNS, POINT_FRAMES
 from .base_estimator import BaseLinkState
 from .conversions import pose_to_matrix, quaternion, vector3
 from .messages import OutputMessages, SerializedOutputs, set_vector3
 from .requests import loads_from_request, map_request_joints
-from .robot_inputs import INPUT_PARAMETERS, RobotInputs, declare_parameters
+from .parameters import Param, declare, table
+from .robot_inputs import INPUT_PARAMETERS, RobotInputs
 from .runner import EXECUTORS, run_node
 from .throttle import Decimator
 
@@ -87,39 +87,38 @@ def output_qos(depth):
                       durability=DurabilityPolicy.VOLATILE)
 
 
-# name: (default, description, read_only); a Parameter.Type default = declared without value.
-# The model and input parameters (robot_description, urdf_path, base, odometry, IMU, gravity,
-# QoS...) are RobotInputs' (robot_inputs.INPUT_PARAMETERS), shared with the controller.
-PARAMETERS = {
-    'jacobian_links': (Parameter.Type.STRING_ARRAY, 'links whose Jacobians are published on '
-                       '~/jacobians; unset = the leaf links of the tree', True),
-    'jacobian_offsets': (Parameter.Type.DOUBLE_ARRAY, 'point of each Jacobian, flattened '
-                         '[x, y, z, ...] (3 per link of jacobian_links); unset = zero', True),
-    'jacobian_point_frame': ('link', "frame of jacobian_offsets: 'link' (URDF link frame, from "
-                             "its origin) or 'com' (link CoM frame, from the CoM, SPART)", True),
-    'jacobian_base_columns': ('ros', "base DoF columns of the Jacobians: 'ros' (base link twist "
-                              "in the base link frame, like nav_msgs/Odometry) or 'spart' (u0)", True),
-    'link_twists_topic': ('~/link_twists', 'spart_interfaces/LinkTwists output topic', True),
-    'jacobians_topic': ('~/jacobians', 'spart_interfaces/Jacobians output topic', True),
-    'center_of_mass_topic': ('~/center_of_mass', 'spart_interfaces/CenterOfMass output topic', True),
-    'publish_link_twists': (True, 'publish ~/link_twists', True),
-    'publish_jacobians': (True, 'publish ~/jacobians', True),
-    'publish_center_of_mass': (True, 'publish ~/center_of_mass', True),
-    'decimation': (1, 'publish one output set every N joint_states messages', True),
-    'max_rate': (0.0, 'at most this many output sets per second (0 = no limit)', True),
-    'output_queue_depth': (10, 'KEEP_LAST depth of the output publishers', True),
-    'executor': ('events', "rclpy executor: 'events' (rclpy.experimental.EventsExecutor, lowest latency) "
-                 "or 'single_threaded' (SingleThreadedExecutor)", True),
-    'timing_log_period': (0.0, 'log the joint_states callback duration (p50, p99, max) every this many seconds '
-                          '(0 = off)', True),
-    'serialized_outputs': (True, 'publish the outputs as serialized bytes written into per-model templates '
-                           '(same messages, much cheaper); false = rclpy message objects', True),
-    'forward_dynamics_service': ('~/forward_dynamics', 'spart_interfaces/ForwardDynamics service', True),
-    'inverse_dynamics_service': ('~/inverse_dynamics', 'spart_interfaces/InverseDynamics service', True),
-    'inverse_kinematics_service': ('~/inverse_kinematics', 'spart_interfaces/InverseKinematics service', True),
-}
-#: every parameter of the node, for documentation and config checks
-ALL_PARAMETERS = {**INPUT_PARAMETERS, **PARAMETERS}
+#: every parameter of the node (spart_ros.nodes.parameters): the model and input parameters
+#: (robot_description, urdf_path, base, odometry, IMU, gravity, QoS...) are RobotInputs'
+#: (robot_inputs.INPUT_PARAMETERS, shared with the controller), then the node's own
+PARAMETERS = table(
+    *INPUT_PARAMETERS.values(),
+    Param('jacobian_links', None, 'links whose Jacobians are published on ~/jacobians; unset = the leaf links of the '
+          'tree', type='string_array', example=['tool0']),
+    Param('jacobian_offsets', None, 'point of each Jacobian, flattened [x, y, z, ...] (3 per link of jacobian_links); '
+          'unset = zero', type='double_array', example=[0.0, 0.0, 0.1]),
+    Param('jacobian_point_frame', 'link', "frame of jacobian_offsets: 'link' (URDF link frame, from its origin) or "
+          "'com' (link CoM frame, from the CoM, SPART)", choices=POINT_FRAMES),
+    Param('jacobian_base_columns', 'ros', "base DoF columns of the Jacobians: 'ros' (base link twist in the base "
+          "link frame, like nav_msgs/Odometry) or 'spart' (u0)", choices=BASE_COLUMNS),
+    Param('link_twists_topic', '~/link_twists', 'spart_interfaces/LinkTwists output topic'),
+    Param('jacobians_topic', '~/jacobians', 'spart_interfaces/Jacobians output topic'),
+    Param('center_of_mass_topic', '~/center_of_mass', 'spart_interfaces/CenterOfMass output topic'),
+    Param('publish_link_twists', True, 'publish ~/link_twists'),
+    Param('publish_jacobians', True, 'publish ~/jacobians'),
+    Param('publish_center_of_mass', True, 'publish ~/center_of_mass'),
+    Param('decimation', 1, 'publish one output set every N joint_states messages', low=1),
+    Param('max_rate', 0.0, 'at most this many output sets per second (0 = no limit)', low=0.0),
+    Param('output_queue_depth', 10, 'KEEP_LAST depth of the output publishers', low=1),
+    Param('executor', 'events', "rclpy executor: 'events' (rclpy.experimental.EventsExecutor, lowest latency) or "
+          "'single_threaded' (SingleThreadedExecutor)", choices=EXECUTORS),
+    Param('timing_log_period', 0.0, 'log the joint_states callback duration (p50, p99, max) every this many seconds '
+          '(0 = off)', low=0.0),
+    Param('serialized_outputs', True, 'publish the outputs as serialized bytes written into per-model templates (same '
+          'messages, much cheaper); false = rclpy message objects'),
+    Param('forward_dynamics_service', '~/forward_dynamics', 'spart_interfaces/ForwardDynamics service'),
+    Param('inverse_dynamics_service', '~/inverse_dynamics', 'spart_interfaces/InverseDynamics service'),
+    Param('inverse_kinematics_service', '~/inverse_kinematics', 'spart_interfaces/InverseKinematics service'),
+)
 
 
 class DynamicsNode(Node):
@@ -129,19 +128,12 @@ class DynamicsNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        p = self._params = declare_parameters(self, PARAMETERS)
-        if p['executor'] not in EXECUTORS:
-            raise ConfigError(f'executor must be one of {EXECUTORS}, got {p["executor"]!r}')
-        if p['jacobian_point_frame'] not in POINT_FRAMES:
-            raise ConfigError(f'jacobian_point_frame must be one of {POINT_FRAMES}, got {p["jacobian_point_frame"]!r}')
-        if p['jacobian_base_columns'] not in BASE_COLUMNS:
-            raise ConfigError(f'jacobian_base_columns must be one of {BASE_COLUMNS}, '
-                              f'got {p["jacobian_base_columns"]!r}')
+        p = self._params = declare(self, PARAMETERS)
         self._decimator = Decimator(p['decimation'], p['max_rate'])
         self._timing = CallbackTiming(float(p['timing_log_period'])) if p['timing_log_period'] > 0 else None
         self._out = self._serialized = None
         self.inputs = RobotInputs(
-            self, model_options=dict(
+            self, {name: p[name] for name in INPUT_PARAMETERS}, model_options=dict(
                 jacobian_links=list(p['jacobian_links'] or []),
                 jacobian_offsets=[float(x) for x in (p['jacobian_offsets'] or [])],
                 jacobian_point_frame=p['jacobian_point_frame'], jacobian_base_columns=p['jacobian_base_columns']),

@@ -1,4 +1,4 @@
-"""Output messages of the dynamics node, filled from numpy (message types, no rclpy).
+"""Output messages of the dynamics and controller nodes, filled from numpy (message types, no rclpy).
 
 :class:`OutputMessages` keeps one preallocated message of each output type for a
 model and refills it in place for every state (creating geometry_msgs objects
@@ -13,7 +13,7 @@ from geometry_msgs.msg import Point, Twist
 import numpy as np
 from spart_interfaces.msg import CenterOfMass, Jacobian, Jacobians, LinkTwists
 
-__all__ = ['OutputMessages', 'SerializedOutputs', 'set_vector3', 'set_point']
+__all__ = ['OutputMessages', 'SerializedOutputs', 'SerializedCommands', 'template', 'set_vector3', 'set_point']
 
 
 def set_vector3(msg, v):
@@ -104,6 +104,60 @@ def _sentinels(count, start):
     return [71234567.0 + 1.000000001 * (start + k) for k in range(count)]
 
 
+SENTINEL_STAMP = Time(sec=_SENTINEL_SEC, nanosec=_SENTINEL_NANOSEC)
+
+
+def template(data, fields):
+    """A :class:`~.cdr.Template` of the serialized message ``data``, made with the sentinel
+    values ``fields`` (name -> values) and stamps (:data:`SENTINEL_STAMP`); CdrError when a
+    sentinel is not found exactly once."""
+    from .cdr import CdrError, Template
+    offsets = {}
+    for name, values in fields.items():
+        offs = []
+        for v in values:
+            pat = struct.pack('<d', v)
+            at = data.find(pat)
+            if at < 0 or data.find(pat, at + 1) >= 0:
+                raise CdrError(f'sentinel of field {name!r} found {data.count(pat)} times')
+            offs.append(at)
+        offsets[name] = offs
+    pat = struct.pack('<iI', _SENTINEL_SEC, _SENTINEL_NANOSEC)
+    stamps, at = [], data.find(pat)
+    while at >= 0:
+        stamps.append(at)
+        at = data.find(pat, at + 1)
+    return Template(data, offsets, stamps)
+
+
+class SerializedCommands:
+    """A controller's commands as serialized templates: std_msgs/Float64MultiArray of ``n``
+    values and, with ``names``, their sensor_msgs/JointState copy (efforts, stamped); CdrError
+    when the message layout is not the expected one (then publish message objects)."""
+
+    def __init__(self, n, names, serialize):
+        from std_msgs.msg import Float64MultiArray
+        from sensor_msgs.msg import JointState
+        values = _sentinels(n, 0)
+        self.commands = template(serialize(Float64MultiArray(data=values)), {'data': values})
+        self.joint_command = None
+        if names is not None:
+            msg = JointState(name=list(names), effort=values)
+            msg.header.stamp = SENTINEL_STAMP
+            self.joint_command = template(serialize(msg), {'effort': values})
+
+    def commands_bytes(self, values):
+        t = self.commands
+        t.set('data', values)
+        return t.bytes()
+
+    def joint_command_bytes(self, sec, nanosec, values):
+        t = self.joint_command
+        t.set_stamp(sec, nanosec)
+        t.set('effort', values)
+        return t.bytes()
+
+
 class SerializedOutputs:
     """The three outputs as serialized-message templates (bytes for ``publish``).
 
@@ -115,29 +169,12 @@ class SerializedOutputs:
     """
 
     def __init__(self, outputs, serialize):
-        from .cdr import CdrError, Template
         self._count = 0
-        stamp = Time(sec=_SENTINEL_SEC, nanosec=_SENTINEL_NANOSEC)
+        stamp = SENTINEL_STAMP
         n_links = len(outputs.link_twists.link_names)
 
         def build(msg, fields):
-            data = serialize(msg)
-            offsets = {}
-            for name, values in fields.items():
-                offs = []
-                for v in values:
-                    pat = struct.pack('<d', v)
-                    at = data.find(pat)
-                    if at < 0 or data.find(pat, at + 1) >= 0:
-                        raise CdrError(f'sentinel of field {name!r} found {data.count(pat)} times')
-                    offs.append(at)
-                offsets[name] = offs
-            pat = struct.pack('<iI', _SENTINEL_SEC, _SENTINEL_NANOSEC)
-            stamps, at = [], data.find(pat)
-            while at >= 0:
-                stamps.append(at)
-                at = data.find(pat, at + 1)
-            return Template(data, offsets, stamps)
+            return template(serialize(msg), fields)
 
         s = self._next(6 * n_links)
         r = self._next(3 * n_links)

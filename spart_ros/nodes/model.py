@@ -18,6 +18,7 @@ import warnings as _warnings
 import numpy as np
 
 from ..core import base_state as bs
+from ..core.connectivity import leaf_links
 from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
 from ..core.fast.mimic import fast_dynamics
 from ..core.invertibility import singularity
@@ -48,13 +49,6 @@ def imu_rotation_in_base(robot, link_name):
     ModelError naming the link (unknown) or the first moving joint in between.
     """
     return fixed_frame_in_base(robot, link_name, 'IMU link')[:3, :3].copy()
-
-
-def leaf_links(robot):
-    """Names of the links with no child (the default Jacobian links); the base if alone."""
-    parents = {j.parent_link for j in robot.joints}
-    leaves = [l.name for l in robot.links if l.id not in parents]
-    return leaves or [robot.base_link.name]
 
 
 def base_twist_map(robot, R_b):

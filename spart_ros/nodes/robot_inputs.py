@@ -42,10 +42,9 @@ import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.clock import ClockChange, JumpThreshold
 from rclpy.duration import Duration
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
@@ -56,11 +55,12 @@ from .config import BASE_MODES, ConfigError, ModelConfig
 from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vector3
 from .joint_states import JointStateMapper
 from .model import Model
+from .parameters import Param, table
+from .runner import freeze_heap
 from .stamps import JUMP, NEVER, NEWER, jump_back_ns, order, stamp_ns
 from .throttle import LogLimiter
 
-__all__ = ['RobotInputs', 'RobotState', 'INPUT_PARAMETERS', 'ROBOT_DESCRIPTION_QOS', 'input_qos',
-           'declare_parameters', 'guarded']
+__all__ = ['RobotInputs', 'RobotState', 'INPUT_PARAMETERS', 'ROBOT_DESCRIPTION_QOS', 'input_qos', 'guarded']
 
 #: robot_state_publisher's robot_description: latched.
 ROBOT_DESCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
@@ -82,62 +82,46 @@ def input_qos(depth, reliability='best_effort'):
                       reliability=RELIABILITIES[reliability], durability=DurabilityPolicy.VOLATILE)
 
 
-# name: (default, description, read_only); a Parameter.Type default = declared without value
-INPUT_PARAMETERS = {
-    'robot_description': ('', 'URDF text of the robot (takes precedence over urdf_path); '
-                          'settable at run time', False),
-    'urdf_path': ('', 'Path of a URDF (or .xacro) file, used when robot_description is empty; '
-                  'settable at run time', False),
-    'robot_description_topic': ('robot_description', 'std_msgs/String topic with the URDF '
-                                '(RELIABLE + TRANSIENT_LOCAL); empty = do not subscribe', True),
-    'strict': (False, 'physically impossible inertias in the URDF are errors (the model is refused) '
-               'instead of warnings', True),
-    'joint_states_topic': ('joint_states', 'sensor_msgs/JointState input topic', True),
-    'accept_older_stamps': (False, 'accept joint_states and odometry stamped before the last one (default: '
-                            'dropped, per joint for joint_states; counted and warned)', True),
-    'clock_jump_back': (1.0, 'joint_states or odometry stamped more than this many seconds before the last '
-                        'one mean the clock jumped back (simulator reset, bag loop): every stamp is '
-                        'forgotten (warned) and they are accepted; 0 = only a jump back of the node clock '
-                        'does that', True),
-    'base': ('fixed', "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)", True),
-    'base_position': ([0.0, 0.0, 0.0], 'fixed base: position [x, y, z] in world_frame of the URDF base '
-                      "link (of the URDF's world link when it has one: its fixed joint places the base) [m]", True),
-    'base_orientation': ([0.0, 0.0, 0.0, 1.0], 'fixed base: orientation (x, y, z, w) in world_frame of the '
-                         "URDF base link (of the URDF's world link when it has one)", True),
-    'odometry_topic': ('odom', 'floating base: nav_msgs/Odometry topic (pose of the URDF base link '
-                       'in the world; twist in the base link frame, REP 105)', True),
-    'odom_max_age': (0.2, 'floating base: odometry is used when its stamp is within this many seconds '
-                     "of the joint state's stamp (0 = no limit)", True),
-    'use_imu': (False, 'floating base: let a fresh sensor_msgs/Imu override the base orientation '
-                'and angular velocity', True),
-    'imu_topic': ('imu/data', 'sensor_msgs/Imu topic (used when use_imu is true)', True),
-    'imu_link': ('', 'URDF link of the IMU frame, rigidly attached to the base; empty = the '
-                 "IMU messages' header.frame_id", True),
-    'imu_max_age': (0.1, 'an IMU sample is fresh when its stamp is within this many seconds of '
-                    "the joint state's stamp", True),
-    'world_frame': ('world', 'frame_id of the outputs (the odometry frame for a floating base)', True),
-    'gravity': ([0.0, 0.0, 0.0], 'gravity [x, y, z] in world_frame [m/s^2] (0 in space; '
-                '[0, 0, -9.81] on Earth)', True),
-    'input_queue_depth': (100, 'KEEP_LAST depth of the joint_states/odometry/IMU subscriptions', True),
-    'input_reliability': ('best_effort', "QoS reliability of the joint_states/odometry/IMU subscriptions: "
-                          "'best_effort' (matches every publisher) or 'reliable'", True),
-}
-
-
-def declare_parameters(node, table, dynamic_typing=()):
-    """Declare every parameter of ``table`` (name: (default, description, read_only)) and
-    return their values (None for one declared without a default and not set).  Parameters
-    named in ``dynamic_typing`` accept any type (e.g. one number or a list of numbers)."""
-    for name, (default, description, read_only) in table.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description, read_only=read_only,
-                                                                  dynamic_typing=name in dynamic_typing))
-    values = {}
-    for name in table:
-        try:
-            values[name] = node.get_parameter(name).value
-        except ParameterUninitializedException:
-            values[name] = None
-    return values
+#: the model and input parameters every node that needs the robot declares (its table includes them)
+INPUT_PARAMETERS = table(
+    Param('robot_description', '', 'URDF text of the robot (takes precedence over urdf_path); settable at run time',
+          dynamic=True),
+    Param('urdf_path', '', 'path of a URDF (or .xacro) file, used when robot_description is empty; settable at run '
+          'time', dynamic=True),
+    Param('robot_description_topic', 'robot_description', 'std_msgs/String topic with the URDF (RELIABLE + '
+          'TRANSIENT_LOCAL); empty = do not subscribe'),
+    Param('strict', False, 'physically impossible inertias in the URDF are errors (the model is refused) instead of '
+          'warnings'),
+    Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState input topic'),
+    Param('accept_older_stamps', False, 'accept joint_states and odometry stamped before the last one (default: '
+          'dropped, per joint for joint_states; counted and warned)'),
+    Param('clock_jump_back', 1.0, 's: joint_states or odometry stamped more than this before the last one mean the '
+          'clock jumped back (simulator reset, bag loop): every stamp is forgotten (warned) and they are accepted; 0 '
+          '= only a jump back of the node clock does that', low=0.0),
+    Param('base', 'fixed', "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)",
+          choices=BASE_MODES),
+    Param('base_position', [0.0, 0.0, 0.0], 'fixed base: position [x, y, z] in world_frame of the URDF base link (of '
+          "the URDF's world link when it has one: its fixed joint places the base) [m]", length=3),
+    Param('base_orientation', [0.0, 0.0, 0.0, 1.0], 'fixed base: orientation (x, y, z, w) in world_frame of the URDF '
+          "base link (of the URDF's world link when it has one)", length=4),
+    Param('odometry_topic', 'odom', 'floating base: nav_msgs/Odometry topic (pose of the URDF base link in the world; '
+          'twist in the base link frame, REP 105)'),
+    Param('odom_max_age', 0.2, "s: floating base: odometry is used when its stamp is within this of the joint "
+          "state's stamp (0 = no limit)", low=0.0),
+    Param('use_imu', False, 'floating base: let a fresh sensor_msgs/Imu override the base orientation and angular '
+          'velocity'),
+    Param('imu_topic', 'imu/data', 'sensor_msgs/Imu topic (used when use_imu is true)'),
+    Param('imu_link', '', "URDF link of the IMU frame, rigidly attached to the base; empty = the IMU messages' "
+          'header.frame_id'),
+    Param('imu_max_age', 0.1, "s: an IMU sample is fresh when its stamp is within this of the joint state's stamp",
+          low=0.0),
+    Param('world_frame', 'world', 'frame_id of the outputs (the odometry frame for a floating base)'),
+    Param('gravity', [0.0, 0.0, 0.0], 'gravity [x, y, z] in world_frame [m/s^2] (0 in space; [0, 0, -9.81] on '
+          'Earth)', length=3),
+    Param('input_queue_depth', 100, 'KEEP_LAST depth of the joint_states/odometry/IMU subscriptions', low=1),
+    Param('input_reliability', 'best_effort', "QoS reliability of the joint_states/odometry/IMU subscriptions: "
+          "'best_effort' (matches every publisher) or 'reliable'", choices=('best_effort', 'reliable')),
+)
 
 
 def guarded(node, limiter, callback, what, on_error=None):
@@ -175,18 +159,15 @@ class _Quat:
 class RobotInputs:
     """Model, joint states and base state of one robot for ``node`` (see the module docstring).
 
-    ``model_options``: extra :class:`~.config.ModelConfig` fields from the node's own
-    parameters (e.g. the dynamics node's Jacobian links).  Parameters in
-    :data:`INPUT_PARAMETERS` are declared on ``node`` here (``defaults``: this node's own
-    defaults for some of them); ``params`` holds their values.
+    ``params``: the values of the :data:`INPUT_PARAMETERS` (the node declared them with its
+    table, :mod:`.parameters`); ``model_options``: extra :class:`~.config.ModelConfig` fields
+    from the node's own parameters (e.g. the dynamics node's Jacobian links).  It subscribes at
+    once; :meth:`destroy` undoes it (a lifecycle node's cleanup).
     """
 
-    def __init__(self, node, model_options=None, on_model=None, on_joint_state=None, on_rejected=None,
-                 defaults=None):
+    def __init__(self, node, params, model_options=None, on_model=None, on_joint_state=None, on_rejected=None):
         self.node = node
-        table = {name: ((defaults[name],) + spec[1:] if defaults and name in defaults else spec)
-                 for name, spec in INPUT_PARAMETERS.items()}
-        self.params = p = declare_parameters(node, table)
+        self.params = p = params
         self.log_limiter = LogLimiter(5.0)
         self.once = LogLimiter(None)
         self._on_model = on_model
@@ -242,12 +223,24 @@ class RobotInputs:
             self.description_sub = node.create_subscription(
                 String, p['robot_description_topic'], self.guard(self._on_description, 'robot_description'),
                 ROBOT_DESCRIPTION_QOS)
-        node.add_on_set_parameters_callback(self._on_set_parameters)
+        self._on_set = self._on_set_parameters
+        node.add_on_set_parameters_callback(self._on_set)
         # like tf2's Buffer: any jump back of the node clock (/clock under use_sim_time) or a
         # change of time source forgets the stamps (keep the handle: it unregisters when freed)
         self._jump_handle = None if self.accept_older else node.get_clock().create_jump_callback(
             JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1), on_clock_change=True),
             post_callback=self.guard(self._on_clock_jump, 'clock jump'))
+
+    def destroy(self):
+        """Unsubscribe and stop watching the parameters and the clock."""
+        node = self.node
+        node.remove_on_set_parameters_callback(self._on_set)
+        for sub in (self.joint_states_sub, self.odometry_sub, self.imu_sub, self.description_sub):
+            if sub is not None:
+                node.destroy_subscription(sub)
+        self.joint_states_sub = self.odometry_sub = self.imu_sub = self.description_sub = None
+        self._jump_handle = None
+        self._on_model = self._on_joint_state = self._on_rejected = None
 
     def load_initial_model(self):
         """Load the model from the ``robot_description`` / ``urdf_path`` parameters, if set
@@ -325,6 +318,9 @@ class RobotInputs:
         self.node.get_logger().info(f'{model.summary()} (from {origin})')
         if self._on_model is not None:
             self._on_model(model)
+        # the model (numba, llvmlite, the node's own buffers) out of the garbage collector's reach
+        # now, between two states, rather than in a full collection of milliseconds while commanding
+        freeze_heap()
         return True, 'ok'
 
     def _on_description(self, msg):

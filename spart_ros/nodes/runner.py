@@ -1,5 +1,6 @@
 """Common ``main()`` plumbing for the spart_ros nodes: executor, spin loop, exit codes."""
 import gc
+import signal
 import sys
 
 import rclpy
@@ -41,17 +42,30 @@ def run_node(factory, args=None, executor=None):
     shutdown, 2 when the node refuses its parameters (a SpartError from ``factory()``,
     printed as one line on stderr).
 
+    SIGINT and SIGTERM are this function's, not rclpy's: rclpy's handler shuts the context down
+    at once (asynchronously), after which no node can publish: a controller could not send its
+    last zero command, and the executor failed with "context is not valid" or "publisher's
+    context is invalid".  Here a signal only ends the spin loop; then the node's ``on_exit()``
+    (if it has one: e.g. the controller's shutdown transition, ONE all-zero command) runs with
+    the context valid, then the node is destroyed and rclpy shut down.  Exceptions raised once
+    the context is shut down (by another path) still count as a clean shutdown.
+
     Not ``executor.spin()``: in the Kilted wheels EventsExecutor.spin() never runs a callback
-    (it busy-waits holding the GIL, deaf to SIGINT).  spin_until_future_complete works, for
-    both executors, and costs less per message than a spin_once loop; the future completes
-    at shutdown, the timeout is only a safety net.  rclpy's signal handler shuts the context
-    down asynchronously, so the executor may fail with "context is not valid" instead of
-    raising ExternalShutdownException: any exception raised once the context is shut down
-    counts as a clean shutdown; before that, it is a real error and propagates.
+    (it busy-waits holding the GIL, deaf to signals).  spin_until_future_complete works, for
+    both executors, and costs less per message than a spin_once loop.  The loop looks at the
+    signal flag every 0.1 s (the timeout: EventsExecutor takes no guard condition that could
+    wake it sooner); the future completes when the context shuts down another way.
     """
-    rclpy.init(args=args)
+    from rclpy.signals import SignalHandlerOptions
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
+    stop = Future()
+    signals = []
+
+    def on_signal(signum, _frame):
+        signals.append(signum)          # only a flag: a handler may interrupt any Python code
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         node = factory()
         if executor is None:
@@ -60,10 +74,9 @@ def run_node(factory, args=None, executor=None):
         ex = make_executor(executor)
         ex.add_node(node)
         freeze_heap()
-        stop = Future()
         node.context.on_shutdown(lambda: stop.done() or stop.set_result(True))
-        while node.context.ok() and not stop.done():
-            ex.spin_until_future_complete(stop, timeout_sec=1.0)
+        while node.context.ok() and not stop.done() and not signals:
+            ex.spin_until_future_complete(stop, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except SpartError as err:   # invalid parameters: say which, exit non-zero
@@ -74,7 +87,14 @@ def run_node(factory, args=None, executor=None):
         if rclpy.ok():
             raise
     finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        try:
+            if node is not None:
+                on_exit = getattr(node, 'on_exit', None)
+                if on_exit is not None and rclpy.ok():
+                    on_exit()
+                node.destroy_node()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            rclpy.try_shutdown()
     return code

@@ -18,14 +18,22 @@ Outputs (relative names follow the node's namespace)
     ``/clock`` rosgraph_msgs/Clock, RELIABLE depth 10 (SystemDefaultsQoS, as the ros_gz bridge
         and mujoco_ros2_control publish it; rclpy/rclcpp subscribe BEST_EFFORT, which matches),
         published just before each state.
+    ``plant_reset`` (``reset_notice_topic``) std_msgs/Header: one notice per ``~/reset``, stamped
+        with the simulated time of the reset, published before the state after it (a controller
+        drops its reference); ``plant_gravity`` (``gravity_topic``) geometry_msgs/Vector3Stamped,
+        latched: the simulated gravity (a controller compares its own).
 Input
     ``<controller_name>/commands`` std_msgs/Float64MultiArray, RELIABLE depth 10 (as
-        ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``.
-        A wrong length or a NaN/infinite value is dropped and logged (throttled); the
-        previous command stays applied.
+        ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``
+        (default: the independent joints, :func:`spart_ros.core.mimic.command_joints`, the rule
+        of spart_controller's default ``command_joints``).  A wrong length or a NaN/infinite
+        value is dropped and logged (throttled); the previous command stays applied.
+        ``hold_until_command`` (default true): until the first command arrives the robot is held
+        still where it starts, as brakes would (the time goes on).
 Services
     ``~/reset`` std_srvs/Trigger: back to the initial state (parameters ``initial_*``), efforts
-        zeroed; simulated time goes on (a clock never runs backwards).
+        zeroed, held again until a command (``hold_until_command``); simulated time goes on (a
+        clock never runs backwards).
     ``~/pause`` std_srvs/SetBool: true pauses the physics and the clock, false resumes.
 
 Timing
@@ -47,7 +55,6 @@ Timing
 Every parameter, with its default: config/sim_node.yaml (and ``PARAMETERS`` below).
 Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p base:=floating``.
 """
-import math
 import sys
 import time
 
@@ -56,18 +63,21 @@ from nav_msgs.msg import Odometry
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, String
+from geometry_msgs.msg import Vector3Stamped
+from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
 from ..core.errors import SpartError
+from ..core.mimic import command_joints
 from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer, SimulationDiverged
+from ..sim.urdf_import import INTEGRATORS
 from ..core.urdf import urdf_text
-from .config import ConfigError
-from .robot_inputs import ROBOT_DESCRIPTION_QOS, declare_parameters, guarded
+from .config import BASE_MODES, ConfigError
+from .parameters import Param, declare, table
+from .robot_inputs import ROBOT_DESCRIPTION_QOS, guarded
 from .runner import EXECUTORS, run_node
 from .throttle import LogLimiter
 
@@ -78,51 +88,64 @@ MAX_LAG = 0.1          # s of simulated time caught up per real-time tick at mos
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
 
-# name: (default, description, read_only); a Parameter.Type default = declared without a value
-PARAMETERS = {name: (default, description, True) for name, (default, description) in {
-    'robot_description': ('', 'URDF (or xacro) text of the robot (takes precedence over urdf_path)'),
-    'urdf_path': ('', 'path of a URDF (or .xacro) file, used when robot_description is empty'),
-    'base': ('fixed', "'fixed' (root link welded to the world at initial_base_position/orientation) or "
-                      "'floating' (free joint)"),
-    'gravity': ([0.0, 0.0, -9.81], 'gravity [x, y, z] in the world frame, m/s^2 ([0, 0, 0] for space)'),
-    'dt': (0.001, 'physics step, s (rounded to 1 ns)'),
-    'integrator': ('RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or 'implicitfast'"),
-    'joint_damping': (False, 'apply the URDF <dynamics damping friction> (SPART models neither)'),
-    'joint_limits': (False, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the range; '
-                            'SPART models none)'),
-    'lockstep': (False, 'advance the physics only on commands (lockstep_steps per command message) '
-                        'instead of in real time'),
-    'lockstep_steps': (1, 'lockstep: physics steps per command message (control period = lockstep_steps * dt)'),
-    'lockstep_republish_period': (1.0, 'lockstep: publish the current state again after this many wall-clock '
-                                       'seconds without a command (0 = never)'),
-    'real_time_factor': (1.0, 'real-time mode: simulated seconds per wall-clock second'),
-    'publish_rate': (1000.0, 'real-time mode: joint_states/odom/imu/clock publications per wall-clock second '
-                             '(at most one per physics step)'),
-    'controller_name': ('effort_controller', 'commands topic is <controller_name>/commands'),
-    'joints': (Parameter.Type.STRING_ARRAY, "the effort controller's joints, in the order of the command "
-                                            'values; unset = every moving joint, depth-first from the root '
-                                            '(siblings in URDF file order)'),
-    'initial_joint_names': (Parameter.Type.STRING_ARRAY, 'joints given an initial position (others start at 0)'),
-    'initial_joint_positions': (Parameter.Type.DOUBLE_ARRAY, 'initial positions, one per initial_joint_names'),
-    'initial_joint_velocities': (Parameter.Type.DOUBLE_ARRAY, 'initial velocities, one per initial_joint_names; '
-                                                              'unset = 0'),
-    'initial_base_position': ([0.0, 0.0, 0.0], 'base link origin in odom_frame, m (of the URDF\'s world link when '
-                                               'its fixed joint places the base; fixed base: the mount)'),
-    'initial_base_orientation': ([0.0, 0.0, 0.0, 1.0], 'base link orientation (x, y, z, w) in odom_frame'),
-    'initial_base_linear_velocity': ([0.0, 0.0, 0.0], 'floating base: velocity of the base link origin, '
-                                                      'in the base link frame, m/s'),
-    'initial_base_angular_velocity': ([0.0, 0.0, 0.0], 'floating base: angular velocity in the base link '
-                                                       'frame, rad/s'),
-    'joint_states_topic': ('joint_states', 'sensor_msgs/JointState output'),
-    'odometry_topic': ('odom', 'nav_msgs/Odometry output'),
-    'imu_topic': ('imu', 'sensor_msgs/Imu output'),
-    'robot_description_topic': ('robot_description', 'std_msgs/String output (latched); "" = not published'),
-    'publish_clock': (True, 'publish /clock (simulated time)'),
-    'odom_frame': ('odom', 'header.frame_id of the odometry (the world frame)'),
-    'base_frame': ('', 'child_frame_id of the odometry and frame of the IMU; "" = the URDF base link'),
-    'executor': ('events', "rclpy executor: 'events' (EventsExecutor: half the CPU of 'single_threaded' "
-                           'at 1 kHz here) or \'single_threaded\''),
-}.items()}
+#: every parameter of the node (spart_ros.nodes.parameters; all structural: set at start)
+PARAMETERS = table(
+    Param('robot_description', '', 'URDF (or xacro) text of the robot (takes precedence over urdf_path)'),
+    Param('urdf_path', '', 'path of a URDF (or .xacro) file, used when robot_description is empty'),
+    Param('base', 'fixed', "'fixed' (root link welded to the world at initial_base_position/orientation) or "
+          "'floating' (free joint)", choices=BASE_MODES),
+    Param('gravity', [0.0, 0.0, -9.81], 'gravity [x, y, z] in the world frame, m/s^2 ([0, 0, 0] for space); '
+          'published on gravity_topic', length=3),
+    Param('dt', 0.001, 'physics step, s (rounded to 1 ns)', low=0.0, open_low=True),
+    Param('integrator', 'RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
+          "'implicitfast'", choices=tuple(INTEGRATORS)),
+    Param('joint_damping', False, 'apply the URDF <dynamics damping friction> (SPART models neither)'),
+    Param('joint_limits', False, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the '
+          'range; SPART models none)'),
+    Param('hold_until_command', True, 'hold the robot still where it starts (and after ~/reset), as brakes would, '
+          'until the first effort command arrives: no robot sags or falls while its controller starts'),
+    Param('lockstep', False, 'advance the physics only on commands (lockstep_steps per command message) instead of '
+          'in real time'),
+    Param('lockstep_steps', 1, 'lockstep: physics steps per command message (control period = lockstep_steps * dt)',
+          low=1),
+    Param('lockstep_republish_period', 1.0, 'lockstep: publish the current state again after this many wall-clock '
+          'seconds without a command (0 = never)', low=0.0),
+    Param('real_time_factor', 1.0, 'real-time mode: simulated seconds per wall-clock second', low=0.0,
+          open_low=True),
+    Param('publish_rate', 1000.0, 'real-time mode: joint_states/odom/imu/clock publications per wall-clock second '
+          '(at most one per physics step)', low=0.0, open_low=True),
+    Param('controller_name', 'effort_controller', 'commands topic is <controller_name>/commands'),
+    Param('joints', None, "the effort controller's joints, in the order of the command values; unset = the "
+          'independent joints (mimic leaders), depth-first from the root (siblings in URDF file order): the same '
+          "rule as spart_controller's default command_joints", type='string_array', example=['joint_1', 'joint_2']),
+    Param('initial_joint_names', None, 'joints given an initial position (others start at 0)', type='string_array',
+          example=['joint_1', 'joint_2']),
+    Param('initial_joint_positions', None, 'initial positions, one per initial_joint_names', type='double_array',
+          example=[0.5, -0.3]),
+    Param('initial_joint_velocities', None, 'initial velocities, one per initial_joint_names; unset = 0',
+          type='double_array', example=[0.0, 0.0]),
+    Param('initial_base_position', [0.0, 0.0, 0.0], "base link origin in odom_frame, m (of the URDF's world link "
+          'when its fixed joint places the base; fixed base: the mount)', length=3),
+    Param('initial_base_orientation', [0.0, 0.0, 0.0, 1.0], 'base link orientation (x, y, z, w) in odom_frame',
+          length=4),
+    Param('initial_base_linear_velocity', [0.0, 0.0, 0.0], 'floating base: velocity of the base link origin, in the '
+          'base link frame, m/s', length=3),
+    Param('initial_base_angular_velocity', [0.0, 0.0, 0.0], 'floating base: angular velocity in the base link '
+          'frame, rad/s', length=3),
+    Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState output'),
+    Param('odometry_topic', 'odom', 'nav_msgs/Odometry output'),
+    Param('imu_topic', 'imu', 'sensor_msgs/Imu output'),
+    Param('robot_description_topic', 'robot_description', 'std_msgs/String output (latched); "" = not published'),
+    Param('reset_notice_topic', 'plant_reset', 'std_msgs/Header output: one notice per ~/reset (stamp = the '
+          'simulated time of the reset), before the state after it; "" = not published'),
+    Param('gravity_topic', 'plant_gravity', 'geometry_msgs/Vector3Stamped output (latched): the simulated gravity, '
+          'for controllers to check theirs; "" = not published'),
+    Param('publish_clock', True, 'publish /clock (simulated time)'),
+    Param('odom_frame', 'odom', 'header.frame_id of the odometry (the world frame)'),
+    Param('base_frame', '', 'child_frame_id of the odometry and frame of the IMU; "" = the URDF base link'),
+    Param('executor', 'events', "rclpy executor: 'events' (EventsExecutor: half the CPU of 'single_threaded' at 1 "
+          "kHz here) or 'single_threaded'", choices=EXECUTORS),
+)
 
 
 class SimNode(Node):
@@ -132,9 +155,7 @@ class SimNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        p = declare_parameters(self, PARAMETERS)
-        if p['executor'] not in EXECUTORS:
-            raise ConfigError(f'executor must be one of {EXECUTORS}, got {p["executor"]!r}')
+        p = declare(self, PARAMETERS)
         self._log_limiter = LogLimiter(5.0)
 
         source, origin = self._description_source(p)
@@ -147,18 +168,14 @@ class SimNode(Node):
         self._plant = plant = MujocoPlant.from_urdf(
             self._urdf, base=p['base'], gravity=p['gravity'], dt=p['dt'], integrator=p['integrator'],
             joint_damping=p['joint_damping'], joint_limits=p['joint_limits'], initial=initial)
-        self._command = EffortCommand(p['joints'] or plant.joint_names, plant.joint_names)
+        self._command = EffortCommand(p['joints'] or command_joints(plant.robot), plant.joint_names)
+        self._hold_until_command = bool(p['hold_until_command'])
+        plant.hold(self._hold_until_command)
         self._lockstep = bool(p['lockstep'])
         self._lockstep_steps = int(p['lockstep_steps'])
-        if self._lockstep_steps < 1:
-            raise ConfigError(f'lockstep_steps must be >= 1, got {self._lockstep_steps}')
         rate = float(p['publish_rate'])
-        if not math.isfinite(rate) or rate <= 0:
-            raise ConfigError(f'publish_rate must be > 0, got {rate}')
         self._pacer = RealTimePacer(plant.dt, p['real_time_factor'], MAX_LAG)
         republish = float(p['lockstep_republish_period'])
-        if not math.isfinite(republish) or republish < 0:
-            raise ConfigError(f'lockstep_republish_period must be >= 0 (0 = never), got {republish}')
         self._base_frame = p['base_frame'] or plant.base_link
         self._create_interfaces(p)
         self._slip_reported = 0.0       # real time: simulated seconds given up, as last logged
@@ -194,6 +211,14 @@ class SimNode(Node):
             self._pub_description = self.create_publisher(String, p['robot_description_topic'],
                                                           ROBOT_DESCRIPTION_QOS)
             self._pub_description.publish(String(data=self._urdf))
+        self._pub_reset = (self.create_publisher(Header, p['reset_notice_topic'], STATE_QOS)
+                           if p['reset_notice_topic'] else None)
+        if p['gravity_topic']:
+            self._pub_gravity = self.create_publisher(Vector3Stamped, p['gravity_topic'], ROBOT_DESCRIPTION_QOS)
+            g = Vector3Stamped()
+            g.header.frame_id = p['odom_frame']
+            g.vector.x, g.vector.y, g.vector.z = self._plant.gravity.tolist()
+            self._pub_gravity.publish(g)
         commands_topic = f'{p["controller_name"]}/commands'
         self._sub_commands = self.create_subscription(
             Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS)
@@ -294,6 +319,10 @@ class SimNode(Node):
     def _on_command(self, msg):
         try:
             self._plant.set_efforts(self._command.accept(msg.data))
+            if self._plant.held:
+                self._plant.hold(False)
+                self.get_logger().info(f'first command at t = {self._plant.time:.6f} s: the robot is released '
+                                       '(hold_until_command)')
         except CommandRejected as err:      # logged; in lockstep the tick still happens
             self._error_throttled(('command', err.kind),
                                   f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
@@ -306,10 +335,14 @@ class SimNode(Node):
         try:
             self._plant.reset()
             self._command.clear()
+            self._plant.hold(self._hold_until_command)
             self._pacer.restart(time.monotonic(), self._plant.time)
+            if self._pub_reset is not None:     # before the state: a controller drops its reference first
+                self._pub_reset.publish(Header(stamp=self._messages.stamp(self._plant.time_ns)))
             self._publish_state()
             response.success = True
-            response.message = f'reset to the initial state at t = {self._plant.time:.9f} s'
+            response.message = f'reset to the initial state at t = {self._plant.time:.9f} s' + (
+                ', held until the next command' if self._hold_until_command else '')
         except SpartError as err:
             response.success = False
             response.message = str(err)

@@ -20,6 +20,9 @@ qvel[3:6]); likewise qacc = [classical acceleration of b's origin, world; angula
 acceleration in b] (d/dt of R_b' w is R_b' dw/dt because w x w = 0).  SPART's base frame
 is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
 
+:meth:`MujocoPlant.hold` holds the robot still where it is (brakes; a floating base's launch
+lock): steps then advance the time only, until released.
+
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
@@ -150,7 +153,7 @@ class MujocoPlant:
     reading (benchmarks, tests); change the state only through this class.
     """
 
-    def __init__(self, model, floating, initial=None, mount=None, base_hint=None, load_warnings=()):
+    def __init__(self, model, floating, initial=None, mount=None, base_hint=None, load_warnings=(), robot=None):
         import mujoco
         _route_mujoco_warnings(mujoco)
         self._mj = mujoco
@@ -161,6 +164,7 @@ class MujocoPlant:
         self.mount = np.eye(4) if mount is None else np.asarray(mount, dtype=float)
         self.base_hint = base_hint              # what the URDF implies: 'fixed', 'floating' or None
         self.load_warnings = list(load_warnings)    # the core reader's warnings
+        self.robot = robot                          # the core's model of the URDF (when built from one)
         m = model
         self._root = 1                                     # first body after the world
         self.base_link = m.body(self._root).name
@@ -190,6 +194,8 @@ class MujocoPlant:
         # MuJoCo's warning counters (live views: reading one is ~0.1 us, d.warning[...] ~2 us)
         self._checks = [self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS]
         self.paused = False
+        #: held still where it is (brakes; a launch lock): steps advance the time only, until released
+        self.held = False
         self.initial = InitialState() if initial is None else initial
         self.reset()
 
@@ -220,7 +226,8 @@ class MujocoPlant:
         model = imported.model
         model.opt.timestep = dt
         model.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[integrator])
-        plant = cls(model, base == 'floating', initial, imported.mount, imported.base_hint, imported.warnings)
+        plant = cls(model, base == 'floating', initial, imported.mount, imported.base_hint, imported.warnings,
+                    imported.robot)
         plant.gravity = gravity
         return plant
 
@@ -290,9 +297,16 @@ class MujocoPlant:
         self.data.qfrc_applied[self._vadr] = e
         self._fresh = False
 
+    def hold(self, on=True):
+        """Hold the robot still where it is (``on``), as brakes (and a floating base's launch
+        lock) would, or release it: while held, :meth:`step` advances the time only, the
+        positions and velocities stay as they are and the accelerations read zero."""
+        self.held = bool(on)
+        self._fresh = False
+
     def step(self, n=1):
         """Advance ``n`` physics steps with the held efforts; returns the steps taken
-        (0 while paused).
+        (0 while paused; while :meth:`hold` holds the robot, only the time advances).
 
         When the state blows up, MuJoCo resets its data (and warns on stdout); the plant then
         goes back to its initial state with zero efforts (time goes on) and raises
@@ -301,6 +315,10 @@ class MujocoPlant:
         n = int(n)
         if self.paused or n <= 0:
             return 0
+        if self.held:                   # brakes on: the robot stays where it is, the time goes on
+            self._time_ns += n * self._dt_ns
+            self.data.time = self._time_ns * 1e-9
+            return n
         before = [stat.number for stat in self._checks]
         self._mj.mj_step(self.model, self.data, n)
         self._time_ns += n * self._dt_ns
@@ -381,7 +399,10 @@ class MujocoPlant:
         return self.data.qvel[self._vadr].copy()
 
     def joint_accelerations(self):
-        """(n_joints,) in ``joint_names`` order, at this state under the held efforts."""
+        """(n_joints,) in ``joint_names`` order, at this state under the held efforts (zero
+        while held)."""
+        if self.held:
+            return np.zeros(self.n_joints)
         self._forward()
         return self.data.qacc[self._vadr].copy()
 
@@ -420,7 +441,7 @@ class MujocoPlant:
         """(a_b, alpha_b): classical acceleration of the base link origin and angular
         acceleration, both expressed in b (zero for a fixed base), at this state under the
         held efforts."""
-        if not self.floating:
+        if not self.floating or self.held:
             return np.zeros(3), np.zeros(3)
         self._forward()
         qacc = self.data.qacc

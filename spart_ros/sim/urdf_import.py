@@ -45,11 +45,12 @@ INTEGRATORS = {'RK4': 'mjINT_RK4', 'Euler': 'mjINT_EULER', 'implicit': 'mjINT_IM
 MOVING_JOINT_TYPES = ('mjJNT_HINGE', 'mjJNT_SLIDE')
 _DROPPED = ('visual', 'collision')
 
-ImportedModel = namedtuple('ImportedModel', 'model mount base_hint warnings')
+ImportedModel = namedtuple('ImportedModel', 'model mount base_hint warnings robot')
 ImportedModel.__doc__ = """``model``: the compiled mujoco.MjModel; ``mount`` (4, 4): the base link
 frame in the frame of the URDF's dropped world root (identity without one); ``base_hint``:
 'fixed', 'floating' or None (what the URDF implies, core's ``robot.base_hint``);
-``warnings``: the core reader's warnings (list of str)."""
+``warnings``: the core reader's warnings (list of str); ``robot``: the core's model of the same
+URDF (:class:`~spart_ros.core.model.Robot`)."""
 
 
 def _dynamics_urdf(text, world_link):
@@ -113,4 +114,4 @@ def mujoco_model_from_urdf(source, floating, joint_damping=False, joint_limits=F
                          f'{robot.base_link.name!r} (a root link named "world" that is not a massless frame with '
                          'one fixed or floating joint: rename it)')
     mount = np.eye(4) if robot.base_pose is None else np.array(robot.base_pose, dtype=float)
-    return ImportedModel(model, mount, robot.base_hint, [str(w.message) for w in caught])
+    return ImportedModel(model, mount, robot.base_hint, [str(w.message) for w in caught], robot)

@@ -1,0 +1,29 @@
+"""The controller's modes: mode name -> :class:`~spart_ros.control.law.Law` class (pure Python).
+
+Joint-space laws (:mod:`.effort_laws`) follow a joint trajectory (or hold a pose); the
+space-robot modes (:mod:`.space_modes`) follow end-effector references on a free-floating
+base.  A new mode is one :class:`~spart_ros.control.law.Law` subclass and one entry here; the
+:class:`~spart_ros.control.controller.Controller` and the ``spart_controller`` node take it from
+this table (its ``base``, ``follows``, ``references``, ``interfaces`` and ``holds_position``
+say what it needs).
+"""
+from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompensation
+from .space_modes import SPACE_LAWS, SpaceMode
+
+__all__ = ['MODES', 'build_law']
+
+#: mode name -> Law class (one class may serve several modes: SpaceMode builds the law of its name)
+MODES = {
+    'computed_torque': ComputedTorque,
+    'floating_base': FloatingBase,
+    'free_flying': FreeFlying,
+    'gravity_compensation': GravityCompensation,
+    **{mode: SpaceMode for mode in SPACE_LAWS},
+}
+
+
+def build_law(mode, dynamics, settings, gains):
+    """The :class:`~spart_ros.control.law.Law` of ``mode`` for ``dynamics`` (a robot's fast
+    path), ``settings`` (:class:`~spart_ros.control.settings.ControllerSettings`) and ``gains``
+    (:class:`~spart_ros.control.effort_laws.Gains` in the fast path's coordinates)."""
+    return MODES[mode].build(mode, dynamics, settings, gains)

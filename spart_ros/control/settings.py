@@ -1,0 +1,143 @@
+"""The settings of a :class:`~spart_ros.control.controller.Controller` (pure Python, no ROS).
+
+:class:`ControllerSettings` holds every setting of the controller and of its laws, with the
+defaults the ``spart_controller`` node declares its parameters with (its parameter table
+takes them from here: one set of defaults).  Settings are either *structural* (the mode, the
+command joints, a space mode's end effector...: they shape the law and take a reconfigure) or
+*run-time* (:data:`RUN_TIME`: gains, effort limits, timeouts and tolerances: changed between
+two ticks by :meth:`Controller.apply_settings`).
+
+Per-joint settings (gains, ``effort_limits``, ``max_tracking_error``) take one value for every
+command joint or one per command joint, in ``command_joints`` order.
+"""
+from dataclasses import dataclass, fields, replace
+import math
+
+import numpy as np
+
+from ..core.errors import InputError
+
+__all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'per_joint']
+
+#: settings a controller takes at run time, between two ticks (the others need a reconfigure)
+RUN_TIME = ('kp', 'kd', 'ki', 'integral_limit', 'effort_limits', 'base_gains', 'state_timeout', 'reference_timeout',
+            'resume_tolerance', 'max_tracking_error', 'limit_tolerance', 'jump_tolerance')
+#: the PD(+I) gains and the integral bound: one value or one per command joint
+GAINS = ('kp', 'kd', 'ki', 'integral_limit')
+#: one value for all command joints or one per command joint
+PER_JOINT = GAINS + ('effort_limits', 'max_tracking_error')
+
+
+def _floats(name, value):
+    """A number or a sequence of numbers -> list of floats (InputError naming ``name``)."""
+    try:
+        return [float(x) for x in (value if isinstance(value, (list, tuple, np.ndarray)) else [value])]
+    except (TypeError, ValueError):
+        raise InputError(f'{name}: expected a number or a list of numbers, got {value!r}') from None
+
+
+def per_joint(name, value, names, allow_inf=False, minimum=0.0):
+    """(len(names),) array of the setting ``name``: one value for all, or one per command joint
+    ``names``; every value finite (or +inf with ``allow_inf``) and >= ``minimum``."""
+    values = _floats(name, value)
+    if len(values) not in (1, len(names)):
+        raise InputError(f'{name}: expected one value or one per command joint ({len(names)}: {list(names)}), '
+                         f'got {len(values)}')
+    a = np.array(values * len(names) if len(values) == 1 else values, dtype=float)
+    bad = np.isnan(a) | (a < minimum) | (np.isinf(a) & ~np.asarray(allow_inf))
+    if bad.any():
+        raise InputError(f'{name}: every value must be a {"" if allow_inf else "finite "}number >= {minimum:g}, '
+                         f'got {values}')
+    return a
+
+
+@dataclass
+class ControllerSettings:
+    """Every setting of a controller (see the module docstring; units SI, angles rad).
+
+    Structural: ``mode`` (a key of :data:`spart_ros.control.modes.MODES`), ``floating`` (the
+    inputs carry a moving base state: odometry), ``command_joints`` (the effort controller's
+    joints in its order; empty = :func:`spart_ros.core.mimic.command_joints`), ``event_driven``
+    (one command per new joint-state stamp; False: ticks on a timer), the space modes' end
+    effector and law options.  Run-time: :data:`RUN_TIME`.
+    """
+    mode: str = 'computed_torque'
+    floating: bool = False
+    command_joints: tuple = ()
+    event_driven: bool = True
+    # the PD(+I) law: 1/s^2, 1/s, 1/s^3, rad s (one value or one per command joint)
+    kp: object = 100.0
+    kd: object = 20.0
+    ki: object = 0.0
+    integral_limit: object = 0.1
+    effort_limits: tuple = ()                   # empty = the URDF <limit effort>
+    base_gains: tuple = (1.0, 2.0, 1.0, 2.0)     # free_flying: kp, kd of the position, of the attitude
+    # safety
+    state_timeout: float = 0.1                  # s
+    resume_tolerance: float = 0.05              # rad or m
+    max_tracking_error: object = 0.2            # rad or m, one or per command joint; 0 = no check
+    limit_tolerance: float = 1e-4               # rad or m beyond a URDF position limit still accepted
+    jump_tolerance: float = 0.05                # rad or m beyond what the velocities allow between two states
+    # space-robot modes
+    command_interface: str = 'effort'
+    ee_link: str = ''
+    ee_offset: tuple = (0.0, 0.0, 0.0)
+    task_rows: tuple = ()
+    damping: float = 0.05
+    singular_region: float = 0.01
+    max_joint_rates: tuple = ()
+    velocity_gain: float = 10.0
+    pose_gain: float = 1.0
+    attitude_gain: float = 1.0
+    base_rows: tuple = (0, 1, 2)
+    priority: str = 'end_effector'
+    reactionless_attitude_only: bool = True
+    reference_timeout: float = 0.5              # s
+
+    def replace(self, **changes):
+        """A copy with ``changes`` (InputError for an unknown name)."""
+        names = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise InputError(f'unknown controller settings {unknown}')
+        return replace(self, **changes)
+
+    def check(self):
+        """InputError naming the first setting with a value no controller can use (checks that
+        need no model; :meth:`Controller.configure` checks the rest against the model)."""
+        from .modes import MODES
+        if self.mode not in MODES:
+            raise InputError(f'mode must be one of {sorted(MODES)}, got {self.mode!r}')
+        law = MODES[self.mode]
+        if (law.base == 'floating') != bool(self.floating):
+            raise InputError(f'mode {self.mode} needs base: {law.base} (got base: '
+                             f'{"floating" if self.floating else "fixed"})')
+        if self.command_interface not in law.interfaces:
+            raise InputError(f'command_interface {self.command_interface} needs a mode that outputs it; mode '
+                             f'{self.mode} outputs {list(law.interfaces)}')
+        for name in ('state_timeout', 'reference_timeout'):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise InputError(f'{name} must be a finite number of seconds > 0, got {value!r}')
+        for name in ('resume_tolerance', 'limit_tolerance', 'jump_tolerance'):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
+        names = list(self.command_joints)
+        if len(set(names)) != len(names):
+            raise InputError(f'command_joints lists a joint twice: {names}')
+        if names:       # lengths that need no model
+            self.per_joint(names)
+        from .effort_laws import FreeFlying
+        FreeFlying.check_base_gains(self.base_gains)
+        return self
+
+    def per_joint(self, names):
+        """{setting: (len(names),) array} of the per-joint settings for command joints ``names``
+        (``effort_limits`` only when given); InputError naming a bad one."""
+        out = {name: per_joint(name, getattr(self, name), names, allow_inf=name == 'integral_limit')
+               for name in GAINS + ('max_tracking_error',)}
+        if len(self.effort_limits):
+            out['effort_limits'] = per_joint('effort_limits', self.effort_limits, names, allow_inf=True,
+                                             minimum=np.nextafter(0.0, 1.0))
+        return out
