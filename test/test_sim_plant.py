@@ -198,10 +198,19 @@ def test_import_errors_name_the_problem():
 
 
 def test_damping_and_limits_are_options():
+    """Default: the joint dynamics the model declares (the URDF's damping 0.5, no friction or
+    armature), no limits; joint_damping=False: the rigid-body model of SPART's functions;
+    overrides (joint_dynamics, armature) reach MuJoCo's joints."""
     default = MujocoPlant.from_urdf(KUKA)
-    assert not default.model.dof_damping.any() and not default.model.jnt_limited.any()   # SPART has neither
-    real = MujocoPlant.from_urdf(KUKA, joint_damping=True, joint_limits=True)
+    assert np.allclose(default.model.dof_damping, 0.5) and not default.model.jnt_limited.any()
+    assert not default.model.dof_frictionloss.any() and not default.model.dof_armature.any()
+    rigid = MujocoPlant.from_urdf(KUKA, joint_damping=False)
+    assert not rigid.model.dof_damping.any() and not rigid.model.dof_armature.any()
+    real = MujocoPlant.from_urdf(KUKA, joint_limits=True, joint_dynamics={'*': {'friction': 0.2}},
+                                 armature={'lbr_iiwa_joint_3': 0.1})
     assert np.allclose(real.model.dof_damping, 0.5) and real.model.jnt_limited.all()
+    assert np.allclose(real.model.dof_frictionloss, 0.2)
+    assert np.allclose(real.model.dof_armature, [0, 0, 0.1, 0, 0, 0, 0])
     assert np.allclose(real.model.jnt_range[0], [-2.96705972839, 2.96705972839])
 
 
@@ -300,12 +309,12 @@ def test_base_acceleration_matches_core_fd_and_floating_id(name, gravity):
 def test_fixed_base_joint_accelerations_match_core_fd_under_gravity():
     """KUKA iiwa, fixed base mounted at a rotated, offset pose, gravity -9.81 z: MuJoCo's joint
     accelerations for random torques = the core's fixed-base FD (FastDynamics,
-    floating=False; tested against SPART and Pinocchio in test_fast_path.py), to 1e-9, at 5
-    random states inside the joint limits (limits enforced: inactive inside the range, they
-    change nothing)."""
+    floating=False; tested against SPART and Pinocchio in test_fast_path.py) with the joint
+    damping both models take from the URDF (joint_dynamics), to 1e-9, at 5 random states inside
+    the joint limits (limits enforced: inactive inside the range, they change nothing)."""
     from spart_ros.core.fast import FastDynamics
     robot = load_robot('kuka_iiwa')
-    fast = FastDynamics(robot, gravity=G)
+    fast = FastDynamics(robot, gravity=G, joint_dynamics=True)
     rng = np.random.default_rng(5)
     mount = InitialState(base_position=(0.3, -0.1, 0.8), base_orientation=tuple(quaternion_to_ros(
         rotation([1, 2, 0.5], 0.6))))

@@ -295,7 +295,12 @@ class Controller:
         """Law, command joints, limits for ``robot`` (InputError naming what does not fit)."""
         from ..core.fast.mimic import fast_dynamics
         s = self.settings
-        dynamics = fast_dynamics(robot) if dynamics is None else dynamics
+        if dynamics is None:
+            dynamics = fast_dynamics(robot, joint_dynamics=s.joint_dynamics)
+        elif robot.declares_joint_dynamics and dynamics.joint_dynamics != bool(s.joint_dynamics):
+            raise InputError(f'joint_dynamics is {s.joint_dynamics} but the dynamics given to the controller '
+                             f'{"adds" if dynamics.joint_dynamics else "leaves out"} the joints\' damping, friction and '
+                             'armature: build it with fast_dynamics(robot, joint_dynamics=...) to match')
         q_names = list(robot.coordinates.names)
         names = list(s.command_joints) or default_command_joints(robot)
         index = {n: k for k, n in enumerate(q_names)}

@@ -58,13 +58,16 @@ class ControllerSettings:
     Structural: ``mode`` (a key of :data:`spart_ros.control.modes.MODES`), ``floating`` (the
     inputs carry a moving base state: odometry), ``command_joints`` (the effort controller's
     joints in its order; empty = :func:`spart_ros.core.mimic.command_joints`), ``event_driven``
-    (one command per new joint-state stamp; False: ticks on a timer), the space modes' end
-    effector and law options.  Run-time: :data:`RUN_TIME`.
+    (one command per new joint-state stamp; False: ticks on a timer), ``joint_dynamics`` (the
+    laws compensate the joints' damping, friction and rotor inertia the model declares:
+    :mod:`spart_ros.core.joint_friction`), the end effector and the laws' options.  Run-time:
+    :data:`RUN_TIME`.
     """
     mode: str = 'computed_torque'
     floating: bool = False
     command_joints: tuple = ()
     event_driven: bool = True
+    joint_dynamics: bool = True                 # compensate the declared joint friction, damping, armature
     # the PD(+I) law: 1/s^2, 1/s, 1/s^3, rad s (one value or one per command joint)
     kp: object = 100.0
     kd: object = 20.0

@@ -13,18 +13,21 @@ import numpy as np
 
 from . import _checks as chk
 from .errors import ModelError
+from .joint_friction import FRICTION_VELOCITY, check_friction_velocity
 from .model import FIXED
 from ..native import layout as L
 
 
-def pack(robot):
+def pack(robot, joint_dynamics=False, friction_velocity=FRICTION_VELOCITY):
     """(mi, mf) of a numeric robot (see :mod:`spart_ros.native.layout`); ModelError if symbolic
-    or if a value is not finite."""
+    or if a value is not finite.  ``joint_dynamics``: the kernels add the joints' damping,
+    friction and armature (:mod:`spart_ros.core.joint_friction`, smoothing ``friction_velocity``)."""
     if robot.symbolic:
         raise ModelError(f'robot {robot.name!r} is symbolic: the fast path needs numeric masses and transforms')
     n = robot.n_links_joints
-    mi = np.zeros(2 + 3 * n, dtype=np.int64)
+    mi = np.zeros(3 + 3 * n, dtype=np.int64)
     mi[0], mi[1] = n, robot.n_q
+    mi[2 + 3 * n] = 1 if joint_dynamics else 0
     mf = np.zeros((n + 1, L.MF_COLS))
     mf[0, L.MASS] = robot.base_link.mass
     mf[0, L.IBODY:L.IBODY + 9] = np.asarray(robot.base_link.inertia, float).ravel()
@@ -41,6 +44,9 @@ def pack(robot):
         mf[i, L.AXIS:L.AXIS + 3] = np.asarray(joint.axis, float)
         mf[i, L.TJR_IDENTITY] = float(np.array_equal(TJ[:3, :3], np.eye(3)))
         mf[i, L.TLR_IDENTITY] = float(np.array_equal(TL[:3, :3], np.eye(3)))
+        d = joint.dynamics
+        mf[i, L.DAMPING], mf[i, L.FRICTION], mf[i, L.ARMATURE] = d.damping, d.friction, d.armature
+        mf[i, L.FRICTION_VELOCITY] = friction_velocity
     bad = np.flatnonzero(~np.all(np.isfinite(mf), axis=1))
     if bad.size:    # a Robot checks its values when built: this one was changed since
         k = int(bad[0])
@@ -56,14 +62,20 @@ class CompiledModel:
     ``gravity`` (3,), inertial frame [m/s^2] (zero by default: space; change it with
     :meth:`set_gravity`: every workspace on this model then uses the new value, like
     Pinocchio's ``model.gravity``), ``invertible``: which generalized inertia matrices were
-    found invertible (floating base, fixed base, base block), so that each is checked once.
+    found invertible (floating base, fixed base, base block), so that each is checked once;
+    ``joint_dynamics`` (bool): the kernels add the joints' damping, Coulomb friction (smoothed
+    with ``friction_velocity``) and armature that the robot declares
+    (:mod:`spart_ros.core.joint_friction`; default False: the rigid-body model, SPART's).
     """
-    __slots__ = ('robot', 'n', 'n_q', 'mi', 'mf', 'gravity', 'invertible', '__weakref__')
+    __slots__ = ('robot', 'n', 'n_q', 'mi', 'mf', 'gravity', 'invertible', 'joint_dynamics', 'friction_velocity',
+                 '__weakref__')
 
-    def __init__(self, robot, gravity=None):
+    def __init__(self, robot, gravity=None, joint_dynamics=False, friction_velocity=FRICTION_VELOCITY):
         self.robot = chk.robot(robot)
         self.n, self.n_q = robot.n_links_joints, robot.n_q
-        self.mi, self.mf = pack(robot)
+        self.joint_dynamics = chk.flag('joint_dynamics', joint_dynamics)
+        self.friction_velocity = check_friction_velocity(friction_velocity)
+        self.mi, self.mf = pack(robot, self.joint_dynamics, self.friction_velocity)
         self.mi.setflags(write=False)
         self.mf.setflags(write=False)
         self.gravity = np.zeros(3)
@@ -76,7 +88,8 @@ class CompiledModel:
         self.gravity[:] = chk.numeric('gravity', chk.vector('gravity', gravity, 3), 'the fast path')
 
     def __repr__(self):
-        return f'<CompiledModel of {self.robot.name!r} n={self.n} n_q={self.n_q}>'
+        return (f'<CompiledModel of {self.robot.name!r} n={self.n} n_q={self.n_q}'
+                + (' with joint dynamics' if self.joint_dynamics else '') + '>')
 
 
 # the model of each robot the SPART-named functions' compiled paths have seen (built once, kept

@@ -15,6 +15,10 @@ Frames stored in the model (all 4x4 homogeneous transforms):
 - ``joints[i].T``: joint i's frame in its parent link's CoM frame.
 - ``links[i].T``: link i's CoM frame in its parent joint's frame (= the URDF
   link frame).
+
+Each joint also carries its :class:`JointDynamics` (URDF ``<dynamics damping friction>`` and a
+rotor inertia, ``armature``): constant data, zero unless declared.  SPART's functions never use
+them; the fast path adds them when asked (:mod:`spart_ros.core.joint_friction`).
 """
 from collections import namedtuple
 from dataclasses import dataclass, field
@@ -72,6 +76,43 @@ class JointLimits:
     velocity: float = np.inf
 
 
+@dataclass(frozen=True)
+class JointDynamics:
+    """What a moving joint adds to the rigid-body dynamics, MuJoCo's joint attributes in URDF
+    terms: ``damping`` (viscous, URDF ``<dynamics damping>``) [N m s/rad or N s/m],
+    ``friction`` (Coulomb, URDF ``<dynamics friction>``) [N m or N], ``armature`` (the rotor
+    inertia a motor adds on the joint's diagonal of H, reflected through its gear: MuJoCo's
+    ``armature``; URDF has none) [kg m^2 or kg].  All >= 0 and finite; zero when not declared.
+    How the fast path uses them: :mod:`spart_ros.core.joint_friction`."""
+    damping: float = 0.0
+    friction: float = 0.0
+    armature: float = 0.0
+
+    @property
+    def declared(self):
+        """True if any of the three is not zero."""
+        return bool(self.damping or self.friction or self.armature)
+
+
+#: the names of :class:`JointDynamics`' fields
+JOINT_DYNAMICS_FIELDS = ('damping', 'friction', 'armature')
+
+
+def check_joint_dynamics(what, dynamics):
+    """``dynamics`` as a :class:`JointDynamics` of finite numbers >= 0 (floats); ModelError naming
+    the joint (``what``) and the field otherwise."""
+    if not isinstance(dynamics, JointDynamics):
+        raise ModelError(f'{what}: dynamics: expected JointDynamics(damping, friction, armature), got '
+                         f'{chk.given(dynamics)}')
+    values = {}
+    for key in JOINT_DYNAMICS_FIELDS:
+        v = getattr(dynamics, key)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+            raise ModelError(f'{what}: dynamics.{key}: expected a finite number >= 0, got {chk.given(v)}')
+        values[key] = float(v)
+    return JointDynamics(**values)
+
+
 @dataclass
 class BaseLink:
     """The base link (id 0). ``T``: its CoM frame in the URDF base link frame (4x4)."""
@@ -97,7 +138,9 @@ class Link:
 @dataclass
 class Joint:
     """Joint ``id`` (1..n): type 0 fixed / 1 revolute / 2 prismatic; ``q_id`` 1..n_q or -1;
-    ``axis`` (3,) in the joint frame; ``T``: the joint frame in the parent link's CoM frame."""
+    ``axis`` (3,) in the joint frame; ``T``: the joint frame in the parent link's CoM frame;
+    ``limits`` (:class:`JointLimits`); ``dynamics`` (:class:`JointDynamics`: damping, Coulomb
+    friction, rotor inertia; zero for a fixed joint)."""
     id: int
     name: str
     type: int
@@ -107,6 +150,7 @@ class Joint:
     axis: np.ndarray
     T: np.ndarray
     limits: JointLimits = field(default_factory=JointLimits)
+    dynamics: JointDynamics = field(default_factory=JointDynamics)
 
 
 Mimic = namedtuple('Mimic', 'leader multiplier offset')
@@ -292,6 +336,14 @@ class Robot:
                     raise ModelError(f'{what}: axis {j.axis.tolist()} is not a unit vector (norm {norm:.6g}; '
                                      'RobotBuilder and URDF loading normalize axes, Robot takes them as given)')
             check_limits(what, j.limits)
+            j.dynamics = check_joint_dynamics(what, j.dynamics)
+            if j.type == FIXED and j.dynamics.declared:
+                raise ModelError(f'{what}: a fixed joint has no damping, friction or armature (got {j.dynamics})')
+
+    @property
+    def declares_joint_dynamics(self):
+        """True if a joint declares damping, friction or armature (:class:`JointDynamics`)."""
+        return any(j.dynamics.declared for j in self.joints)
 
     def _check_inertias(self, strict):
         for body in [self.base_link] + self.links:
@@ -606,6 +658,7 @@ class _JointSpec:
     axis: np.ndarray
     limits: JointLimits
     mimic: Mimic = None
+    dynamics: JointDynamics = field(default_factory=JointDynamics)
 
 
 class RobotBuilder:
@@ -642,12 +695,12 @@ class RobotBuilder:
         self._links[name] = _LinkSpec(name, mass, inertia, com)
         return self
 
-    def add_joint(self, name, type, parent, child, origin=None, axis=None, limits=None, mimic=None):
+    def add_joint(self, name, type, parent, child, origin=None, axis=None, limits=None, mimic=None, dynamics=None):
         """Add a joint: ``type`` 'fixed', 'revolute', 'continuous', 'prismatic' (or 0, 1, 2),
         ``parent``/``child`` link names, ``origin`` the joint frame in the parent link frame (4x4
         rigid transform; None = identity), ``axis`` (3,) in the joint frame (normalized at
         build; default x), ``limits`` a :class:`JointLimits`, ``mimic`` (leader, multiplier,
-        offset).  Every argument is checked here (ModelError naming the joint and the argument);
+        offset), ``dynamics`` a :class:`JointDynamics` (damping, friction, armature).  Every argument is checked here (ModelError naming the joint and the argument);
         the link names when the robot is built."""
         name = _name('name', name, 'joint')
         what = f'joint {name!r}'
@@ -673,8 +726,9 @@ class RobotBuilder:
             axis = _unit_axis(what, axis)   # a zero axis: refused here, at the call that gave it
         limits = JointLimits() if limits is None else limits
         check_limits(what, limits)
+        dynamics = check_joint_dynamics(what, JointDynamics() if dynamics is None else dynamics)
         self._joints.append(_JointSpec(name, type, parent, child, origin, axis, limits,
-                                       None if mimic is None else _mimic(what, mimic)))
+                                       None if mimic is None else _mimic(what, mimic), dynamics))
         return self
 
     def build(self, strict=False):
@@ -775,7 +829,8 @@ def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options)
         else:
             axis = js.axis
         out_joints.append(Joint(k, js.name, js.type, q if js.type != FIXED else -1, id_of[js.parent], k, axis,
-                                _compose(inverse_transform(com_of[js.parent]), js.origin), js.limits))
+                                _compose(inverse_transform(com_of[js.parent]), js.origin), js.limits,
+                                js.dynamics if js.type != FIXED else JointDynamics()))
         out_links.append(Link(k, child.name, k, child.mass, child.inertia, child.com))
         com_of[child.name] = child.com
         id_of[child.name] = k

@@ -2,8 +2,10 @@
 
 The reader takes what urdfdom (robot_state_publisher, Pinocchio, MoveIt) takes and reads
 only what dynamics needs: links, ``<inertial>``, joints (type, parent, child, origin,
-axis), ``<limit>`` and ``<mimic>``.  Everything else (visual, collision, material,
-texture, transmission, gazebo, calibration, dynamics, safety_controller, unknown tags)
+axis), ``<limit>``, ``<mimic>`` and ``<dynamics damping friction>`` (into
+``joint.dynamics``, with a rotor inertia, armature, given by keyword or YAML).  Everything
+else (visual, collision, material, texture, transmission, gazebo, calibration,
+safety_controller, unknown tags)
 is ignored (a debug log line names it), so a cosmetic slip never refuses a robot.
 It is more lenient than urdfdom where SPART's own models need it (revolute joints without
 ``<limit>``) and stricter where numbers would be wrong silently (NaN or infinity,
@@ -20,7 +22,8 @@ import numpy as np
 
 from .attitude import rpy_rotation
 from .errors import ModelWarning, SpartError, URDFError, UnsupportedJointError
-from .model import JOINT_TYPES, JointLimits, Mimic, _JointSpec, _LinkSpec, _build_tree, homogeneous
+from .joint_friction import apply_joint_dynamics, joint_dynamics_overrides
+from .model import JOINT_TYPES, JointDynamics, JointLimits, Mimic, _JointSpec, _LinkSpec, _build_tree, homogeneous
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +33,7 @@ _XACRO_MARKERS = re.compile(r'\$\{|\$\(|<xacro:')  # (xacro's output may keep xm
 _XACRO_NAMESPACE = re.compile(r'^\{[^}]*/xacro\}')  # www.ros.org/wiki/xacro, ros.org/wiki/xacro
 #: Elements the reader takes numbers or names from (inside <link> and <joint>).
 _READ_ELEMENTS = {'link', 'joint', 'inertial', 'origin', 'mass', 'inertia', 'parent', 'child', 'axis', 'limit',
-                  'mimic'}
+                  'mimic', 'dynamics'}
 _DECLARATION = re.compile(r'^\s*<\?xml[^>]*\?>')
 _ENCODING = re.compile(rb'^\s*<\?xml[^>]*encoding\s*=\s*["\']([A-Za-z0-9._-]+)["\']')
 _XACRO_LOCK = threading.Lock()  # xacro keeps its state in module globals
@@ -213,6 +216,20 @@ def _limits(el, jtype, where):
                        velocity=_number(limit, 'velocity', where, np.inf))
 
 
+def _dynamics(el, jtype, where):
+    """JointDynamics of a joint's ``<dynamics damping friction>`` (urdfdom's defaults 0; other
+    attributes, e.g. Franka's, ignored); none for fixed and floating joints."""
+    dyn = _child(el, 'dynamics')
+    if dyn is None or jtype in ('fixed', 'floating', 'planar'):
+        return JointDynamics()
+    values = {key: _number(dyn, key, where, 0.0) for key in ('damping', 'friction')}
+    for key, value in values.items():
+        if value < 0:
+            raise URDFError(f'{where}: <dynamics {key}="{dyn.get(key)}">: negative (damping and friction take '
+                            'energy out: >= 0)')
+    return JointDynamics(**values)
+
+
 def _joint_spec(el, name):
     """(_JointSpec with type as a URDF string, raw mimic tuple or None)."""
     where = f'joint {name!r}'
@@ -254,7 +271,7 @@ def _joint_spec(el, name):
             raise URDFError(f'{where}: <mimic> has no joint="..."')
         mimic = Mimic(leader, _number(mimic_el, 'multiplier', where, 1.0), _number(mimic_el, 'offset', where, 0.0))
     spec = _JointSpec(name, jtype, ends['parent'], ends['child'], _origin(el, where), axis,
-                      _limits(el, jtype, where))
+                      _limits(el, jtype, where), dynamics=_dynamics(el, jtype, where))
     return spec, mimic
 
 
@@ -332,7 +349,7 @@ def _xacro_refused(label):
                      '> robot.urdf`)')
 
 
-def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro):
+def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overrides):
     if _needs_xacro(text, path):
         if not expand_xacro:
             raise _xacro_refused(label)
@@ -375,19 +392,23 @@ def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro):
                           ModelWarning, stacklevel=2)
         else:
             joints = [j if j.name != follower else _replace_mimic(j, m) for j in joints]
-    joint_specs = [_JointSpec(j.name, JOINT_TYPES[j.type], j.parent, j.child, j.origin, j.axis, j.limits, j.mimic)
-                   for j in joints]
+    dynamics = apply_joint_dynamics([j.name for j in joints], [JOINT_TYPES[j.type] for j in joints],
+                                    [j.dynamics for j in joints], overrides)
+    joint_specs = [_JointSpec(j.name, JOINT_TYPES[j.type], j.parent, j.child, j.origin, j.axis, j.limits, j.mimic, d)
+                   for j, d in zip(joints, dynamics)]
     return _build_tree(root.get('name') or 'robot', list(links.values()), joint_specs, origin='urdf',
                        strict=strict, **options)
 
 
 def _replace_mimic(spec, mimic):
-    return _JointSpec(spec.name, spec.type, spec.parent, spec.child, spec.origin, spec.axis, spec.limits, mimic)
+    return _JointSpec(spec.name, spec.type, spec.parent, spec.child, spec.origin, spec.axis, spec.limits, mimic,
+                      spec.dynamics)
 
 
 # --- entry ---------------------------------------------------------------------------------
 
-def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None, expand_xacro=True):
+def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None, expand_xacro=True, joint_dynamics=None,
+                    armature=None):
     """Build a robot from URDF.  (SPART: urdf2robot)
 
     ``source``: a file path (str or os.PathLike), URDF text (str) or bytes, with or without
@@ -414,17 +435,24 @@ def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None, expand
     - ``<mimic>`` tags are kept in ``robot.mimic`` (SPART's functions keep full coordinates,
       with a MimicJointWarning; ``robot.coordinates`` maps the independent ones);
     - a moving joint without ``<axis>`` gets the URDF default (1, 0, 0) with a warning;
-      non-unit axes are normalized with a warning; ``<limit>`` values go to ``joint.limits``.
+      non-unit axes are normalized with a warning; ``<limit>`` values go to ``joint.limits``;
+    - ``<dynamics damping friction>`` of moving joints go to ``joint.dynamics``
+      (:class:`~spart_ros.core.model.JointDynamics`, with ``armature`` 0), overridden by
+      ``joint_dynamics`` (a mapping ``{joint: {armature, damping, friction}}``, ``'*'`` for every
+      moving joint, or the path of a YAML file holding it) and ``armature`` (a number for
+      every moving joint, or ``{joint: number}``): see :mod:`spart_ros.core.joint_friction`.
+      SPART's functions never use them; the fast path does with ``joint_dynamics=True``.
 
     Every error (URDFError, TopologyError, UnsupportedJointError, InertiaError) and warning
     starts with the file path (or "URDF text") and names the link or joint.
     """
+    overrides = joint_dynamics_overrides(joint_dynamics, armature)
     text, label, path = _load_text(source)
     caught = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
-            robot = _robot_from_text(text, label, path, strict, xacro_args, expand_xacro)
+            robot = _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overrides)
     except SpartError as err:
         message = str(err)
         raise type(err)(message if message.startswith(label) else f'{label}: {message}') from None

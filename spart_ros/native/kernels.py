@@ -26,9 +26,10 @@ from functools import partial
 import numpy as np
 from numba import njit
 
-from .layout import (A, ARGUMENT_NAMES, AXIS, BAD_SHAPE, C, DINV, E, F, FIXED, G, IBODY, IC, IW, MASS,  # noqa: F401
-                     MF_COLS, NOT_FINITE, NOT_ROTATION, OVERFLOW, PA, PRISMATIC, R, REVOLUTE, RJ, ROTATION_TOL, S,
-                     SINGULAR, TJP, TJR, TJR_IDENTITY, TLP, TLR, TLR_IDENTITY, U, UU, V, WS_COLS, X, XJ)
+from .layout import (A, ARGUMENT_NAMES, ARMATURE, AXIS, BAD_SHAPE, C, DAMPING, DINV, E, F, FIXED,  # noqa: F401
+                     FRICTION, FRICTION_VELOCITY, G, IBODY, IC, IW, MASS, MF_COLS, NOT_FINITE, NOT_ROTATION, OVERFLOW,
+                     PA, PRISMATIC, R, REVOLUTE, RJ, ROTATION_TOL, S, SINGULAR, TJP, TJR, TJR_IDENTITY, TLP, TLR,
+                     TLR_IDENTITY, U, UU, V, WS_COLS, X, XJ)
 
 # Kernels never allocate or return arrays, so numba's runtime (NRT) buys nothing and costs a
 # lot: it wraps every array argument in a fresh MemInfo and adds atomic reference counts to
@@ -466,6 +467,35 @@ def accumulate_forces(mi, W, taum):
             W[p, F + k] += W[i, F + k]
 
 
+@compiled(inline='always')
+def _joint_dynamics_on(mi):
+    """The model's joint dynamics flag (layout: mi[2 + 3 n])."""
+    return mi[2 + 3 * mi[0]] != 0
+
+
+@compiled(inline='always')
+def _joint_friction(mf, i, qd):
+    """Damping and smoothed Coulomb friction of joint i at velocity qd: d qd + F tanh(qd / v)."""
+    t = mf[i, DAMPING] * qd
+    if mf[i, FRICTION] != 0.0:
+        t += mf[i, FRICTION] * np.tanh(qd / mf[i, FRICTION_VELOCITY])
+    return t
+
+
+@compiled
+def add_joint_forces(mi, mf, um, umdot, taum):
+    """taum += armature umdot + damping um + friction tanh(um / v), per moving joint (umdot None:
+    no armature term).  Only called when the model's joint dynamics flag is set."""
+    n = mi[0]
+    for i in range(1, n + 1):
+        if mi[3 + 3 * (i - 1)] != FIXED:
+            k = mi[4 + 3 * (i - 1)]
+            t = _joint_friction(mf, i, um[k])
+            if umdot is not None:
+                t += mf[i, ARMATURE] * umdot[k]
+            taum[k] += t
+
+
 @compiled
 def base_generalized_force(W, out):
     """tau0 = S0' F0 = [R0' n_O; f] (torque in the base frame, force in the inertial frame)."""
@@ -586,6 +616,8 @@ def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity
     body_forces(mi, mf, W)
     external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F)
     accumulate_forces(mi, W, out[6:6 + nq])
+    if _joint_dynamics_on(mi):
+        add_joint_forces(mi, mf, um, umdot, out[6:6 + nq])
     return 0
 
 
@@ -687,6 +719,7 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
             W[i, PA + k] = 0.0
         _crf_add(W[i, V:V + 6], h, W[i, PA:PA + 6])
     external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, PA)
+    joint_dynamics = _joint_dynamics_on(mi)
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         IA = W[i, IC:IC + 36]
@@ -696,10 +729,15 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
             Ui = W[i, U:U + 6]
             _mat6_vec(IA, s, Ui)
             D = _dot6(s, Ui)
+            k = mi[4 + 3 * (i - 1)]
+            tau = taum[k]
+            if joint_dynamics:      # the rotor inertia adds to the joint's articulated inertia
+                D += mf[i, ARMATURE]
+                tau -= _joint_friction(mf, i, um[k])
             if not D > 0.0:
                 return _singular(D)
             W[i, DINV] = 1.0 / D
-            W[i, UU] = taum[mi[4 + 3 * (i - 1)]] - _dot6(s, pA)
+            W[i, UU] = tau - _dot6(s, pA)
             for r in range(6):
                 for c in range(6):
                     IA[6 * r + c] -= Ui[r] * Ui[c] / D
@@ -768,12 +806,15 @@ def crba(mi, mf, W, R0, r0, qm, H):
     acc = (H0[0] + H0[7] + H0[14] + H0[21] + H0[28] + H0[35]) * 0.0
     f = scratch[0:6]
     col = scratch[6:12]
+    joint_dynamics = _joint_dynamics_on(mi)
     for i in range(1, n + 1):
         if mi[3 + 3 * (i - 1)] == FIXED:
             continue
         a = 6 + mi[4 + 3 * (i - 1)]
         _mat6_vec(W[i, IC:IC + 36], W[i, S:S + 6], f)
         H[a, a] = _dot6(W[i, S:S + 6], f)
+        if joint_dynamics:
+            H[a, a] += mf[i, ARMATURE]
         acc += H[a, a] * 0.0
         base_transpose_times(W, f, col)
         for r in range(6):

@@ -4,11 +4,14 @@ Plain constants (no numba), so that the Python side reads them without loading t
 
 A robot's constant model (Pinocchio's Model) is two arrays:
 
-- ``mi`` (int64): ``[n, n_q, (parent link id, joint type, joint-variable index or -1) for links 1..n]``;
+- ``mi`` (int64): ``[n, n_q, (parent link id, joint type, joint-variable index or -1) for links 1..n,
+  joint dynamics flag]`` (the flag, ``mi[2 + 3 n]``: 1 when the kernels add the joints'
+  damping, friction and armature, 0 for the rigid-body model);
 - ``mf`` (float64, (n + 1, MF_COLS)): one row per body (0 = base, i = link i): mass, inertia about
   the CoM in the CoM frame (row-major 3x3), joint frame in the parent CoM frame (rotation, row-major,
-  + translation), CoM frame in the joint frame (rotation + translation), joint axis, and two flags
-  (1.0 where a rotation is exactly the identity).
+  + translation), CoM frame in the joint frame (rotation + translation), joint axis, two flags
+  (1.0 where a rotation is exactly the identity), and joint i's damping, Coulomb friction, armature
+  and friction smoothing velocity (read only when the joint dynamics flag is 1).
 
 A caller's workspace (Pinocchio's Data) is ``W`` (float64, (n + 2, WS_COLS)): one row per body
 (row n + 1 is scratch) holding the state-dependent quantities at the column offsets below; only the
@@ -25,7 +28,10 @@ MASS, IBODY, TJR, TJP, TLR, TLP, AXIS = 0, 1, 10, 19, 22, 31, 34
 # 1.0 where the joint / CoM frame rotation is exactly the identity (rpy 0 0 0, the common case):
 # forward kinematics then copies instead of multiplying
 TJR_IDENTITY, TLR_IDENTITY = 37, 38
-MF_COLS = 39
+# joint i's viscous damping, Coulomb friction, rotor inertia and the velocity v of the smoothed
+# sign tanh(qd / v) (spart_ros.core.joint_friction)
+DAMPING, FRICTION, ARMATURE, FRICTION_VELOCITY = 39, 40, 41, 42
+MF_COLS = 43
 
 # joint types (as spart_ros.core.model numbers them)
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2

@@ -40,6 +40,8 @@ class ModelConfig:
     imu_link: str = ''
     strict: bool = False
     jacobians: bool = True          # the dynamics node's Jacobian specs (a controller needs none)
+    joint_dynamics: bool = True     # the joints' declared damping, friction, armature in ID/FD
+    joint_dynamics_file: str = ''   # a YAML file of joint dynamics overrides ('' = the URDF's)
 
     def check(self):
         if self.base not in BASE_MODES:

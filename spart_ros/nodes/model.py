@@ -147,7 +147,7 @@ class Model:
         self._frames_in_base = {robot.base_link.name: None}    # frame name -> (4, 4) pose in b, None = b
         if config.imu_link:
             self.imu_rotation(config.imu_link)
-        self.fast = fast_dynamics(robot)
+        self.fast = fast_dynamics(robot, joint_dynamics=config.joint_dynamics)
         self._R_bc = _c(np.asarray(robot.base_link.T, float)[:3, :3])
         self._p_bc = _c(np.asarray(robot.base_link.T, float)[:3, 3])
         self._zero6 = np.zeros(6)
@@ -185,7 +185,8 @@ class Model:
             raise ModelError('the robot description is empty')
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter('always')
-            robot, _ = robot_from_urdf(source, strict=config.strict, expand_xacro=expand_xacro)
+            robot, _ = robot_from_urdf(source, strict=config.strict, expand_xacro=expand_xacro,
+                                       joint_dynamics=config.joint_dynamics_file or None)
         notes = [str(w.message) for w in caught if not issubclass(w.category, MimicJointWarning)]
         floating = config.base == 'floating'
         if robot.base_hint and robot.base_hint != config.base:

@@ -92,6 +92,12 @@ INPUT_PARAMETERS = table(
           'TRANSIENT_LOCAL); empty = do not subscribe'),
     Param('strict', False, 'physically impossible inertias in the URDF are errors (the model is refused) instead of '
           'warnings'),
+    Param('joint_dynamics', True, "the joints' damping, Coulomb friction and rotor inertia the model declares (URDF "
+          '<dynamics damping friction>, joint_dynamics_file) enter inverse and forward dynamics (a controller '
+          "compensates them); false: the rigid-body model of SPART's functions"),
+    Param('joint_dynamics_file', '', 'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
+          '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give spart_sim the same file); "" = the URDF\'s '
+          'only'),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState input topic'),
     Param('accept_older_stamps', False, 'accept joint_states and odometry stamped before the last one (default: '
           'dropped, per joint for joint_states; counted and warned)'),
@@ -185,7 +191,8 @@ class RobotInputs:
         self.accept_older = bool(p['accept_older_stamps'])
         self.jump_back = jump_back_ns('clock_jump_back', p['clock_jump_back'])
         self.config = ModelConfig(base=p['base'], imu_link=p['imu_link'] if self.use_imu else '',
-                                  strict=bool(p['strict']), **(model_options or {})).check()
+                                  strict=bool(p['strict']), joint_dynamics=bool(p['joint_dynamics']),
+                                  joint_dynamics_file=p['joint_dynamics_file'], **(model_options or {})).check()
         self._root_pose = self._fixed_base_state(p['base_position'], p['base_orientation'])
         self.fixed_base = self._root_pose
         self.estimator = FloatingBaseEstimator(p['imu_max_age'])

@@ -99,7 +99,12 @@ PARAMETERS = table(
     Param('dt', 0.001, 'physics step, s (rounded to 1 ns)', low=0.0, open_low=True),
     Param('integrator', 'RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
           "'implicitfast'", choices=tuple(INTEGRATORS)),
-    Param('joint_damping', False, 'apply the URDF <dynamics damping friction> (SPART models neither)'),
+    Param('joint_damping', True, 'apply the joints\' damping, Coulomb friction (MuJoCo frictionloss) and rotor inertia '
+          '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, the values '
+          'spart_controller compensates (false: the rigid-body model of SPART\'s functions)'),
+    Param('joint_dynamics_file', '', 'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
+          '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give the controller the same file); "" = the '
+          'URDF\'s only'),
     Param('joint_limits', False, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the '
           'range; SPART models none)'),
     Param('hold_until_command', True, 'hold the robot still where it starts (and after ~/reset), as brakes would, '
@@ -167,7 +172,8 @@ class SimNode(Node):
             base_angular_velocity=p['initial_base_angular_velocity'])
         self._plant = plant = MujocoPlant.from_urdf(
             self._urdf, base=p['base'], gravity=p['gravity'], dt=p['dt'], integrator=p['integrator'],
-            joint_damping=p['joint_damping'], joint_limits=p['joint_limits'], initial=initial)
+            joint_damping=p['joint_damping'], joint_limits=p['joint_limits'], initial=initial,
+            joint_dynamics=p['joint_dynamics_file'] or None)
         self._command = EffortCommand(p['joints'] or command_joints(plant.robot), plant.joint_names)
         self._hold_until_command = bool(p['hold_until_command'])
         plant.hold(self._hold_until_command)

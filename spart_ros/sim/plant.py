@@ -201,7 +201,8 @@ class MujocoPlant:
 
     @classmethod
     def from_urdf(cls, source, base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, integrator='RK4',
-                  joint_damping=False, joint_limits=False, initial=None, xacro_args=None):
+                  joint_damping=True, joint_limits=False, initial=None, xacro_args=None, joint_dynamics=None,
+                  armature=None):
         """Plant of a URDF: whatever the core's ``robot_from_urdf`` reads (path, text, bytes,
         xacro with ``xacro_args``).
 
@@ -209,8 +210,11 @@ class MujocoPlant:
         ``gravity`` (3,) world frame [m/s^2] (zero for space).  ``dt`` [s]: physics step
         (rounded to 1 ns).  ``integrator``: 'RK4' (default: keeps momentum of a free-floating
         system, where Euler drifts), 'Euler', 'implicit', 'implicitfast'.
-        ``joint_damping`` / ``joint_limits``: add the URDF's damping/friction and position limits
-        (default: neither, the rigid-body model SPART and the controllers use; see
+        ``joint_damping``: apply the joints' damping, friction and rotor inertia the model declares
+        (default True: URDF ``<dynamics damping friction>``, with the ``joint_dynamics`` /
+        ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`; the same values a
+        controller's model compensates); False: the rigid-body model SPART's functions compute.
+        ``joint_limits``: add the URDF position limits (default False; see
         :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
         ``initial``: :class:`InitialState` (default: everything zero, identity pose).
         """
@@ -221,7 +225,8 @@ class MujocoPlant:
         dt = float(dt)
         if not math.isfinite(dt) or dt <= 0.0:
             raise InputError(f'dt must be a positive number of seconds, got {dt}')
-        imported = mujoco_model_from_urdf(source, base == 'floating', joint_damping, joint_limits, xacro_args)
+        imported = mujoco_model_from_urdf(source, base == 'floating', joint_damping, joint_limits, xacro_args,
+                                          joint_dynamics, armature)
         import mujoco
         model = imported.model
         model.opt.timestep = dt

@@ -21,10 +21,13 @@ Model choices (see :func:`mujoco_model_from_urdf`):
   (the plant places the mount);
 - the body frame of every body is the URDF LINK frame (``alignfree = False``), not its
   inertial frame;
-- URDF ``<dynamics damping friction>`` and position limits are kept only when asked: SPART's
-  model (and so the controllers built on it) has neither, and some URDFs carry limits only
-  because urdfdom wants them (this repository's SC_3DoF.urdf).  By default the plant
-  integrates exactly the rigid-body model the URDF's inertials define;
+- the joints' damping, friction and rotor inertia are the core's (``joint.dynamics``: URDF
+  ``<dynamics damping friction>`` and the ``joint_dynamics`` / ``armature`` overrides, see
+  :mod:`spart_ros.core.joint_friction`), set on MuJoCo's joints (``damping``,
+  ``frictionloss``, ``armature``) unless ``joint_damping`` is False (then the rigid-body model
+  SPART's functions compute, nothing else);
+- position limits are kept only when asked: some URDFs carry limits only because urdfdom
+  wants them (this repository's SC_3DoF.urdf), and SPART's model has none;
 - mimic joints are MuJoCo's: soft equality constraints (not exact).
 """
 from collections import namedtuple
@@ -73,20 +76,24 @@ def _dynamics_urdf(text, world_link):
     return ET.tostring(root, encoding='unicode')
 
 
-def mujoco_model_from_urdf(source, floating, joint_damping=False, joint_limits=False, xacro_args=None):
+def mujoco_model_from_urdf(source, floating, joint_damping=True, joint_limits=False, xacro_args=None,
+                           joint_dynamics=None, armature=None):
     """:class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
 
     ``floating``: free joint on the root body (else welded to the world).
-    ``joint_damping``: keep URDF ``<dynamics damping friction>`` (viscous damping and
-    MuJoCo's frictionloss); False zeroes both.  ``joint_limits``: keep URDF position limits
-    (soft constraints, active only at the limits); False removes them.
+    ``joint_damping``: give each joint the core's damping (MuJoCo's ``damping``), Coulomb
+    friction (MuJoCo's ``frictionloss``, a constraint: see :mod:`spart_ros.core.joint_friction`)
+    and rotor inertia (``armature``): the URDF ``<dynamics damping friction>`` with the
+    ``joint_dynamics`` / ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`;
+    False zeroes all three.  ``joint_limits``: keep URDF position limits (soft constraints,
+    active only at the limits); False removes them.
     Raises the core's URDFError / UnsupportedJointError / TopologyError..., or ModelError
     when MuJoCo cannot build the model (e.g. a moving joint that carries no mass).
     """
     import mujoco
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        robot, _ = robot_from_urdf(source, xacro_args=xacro_args)
+        robot, _ = robot_from_urdf(source, xacro_args=xacro_args, joint_dynamics=joint_dynamics, armature=armature)
     text = _dynamics_urdf(urdf_text(source, xacro_args), robot.world_link)
     try:
         spec = mujoco.MjSpec.from_string(text)
@@ -99,10 +106,15 @@ def mujoco_model_from_urdf(source, floating, joint_damping=False, joint_limits=F
         root.add_freejoint()
     else:                                # the plant places the mount; MuJoCo's "world" root may have moved it
         root.pos, root.quat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+    declared = {j.name: j.dynamics for j in robot.joints}
     for joint in spec.joints:
-        if not joint_damping:
-            joint.damping = [0.0] * len(joint.damping)     # MuJoCo 4: polynomial coefficients
-            joint.frictionloss = 0.0
+        d = declared.get(joint.name)
+        damping = [0.0] * len(joint.damping)     # MuJoCo 4: polynomial coefficients (d, d2, d3)
+        joint.frictionloss = joint.armature = 0.0
+        if joint_damping and d is not None:
+            damping[0] = d.damping
+            joint.frictionloss, joint.armature = d.friction, d.armature
+        joint.damping = damping
         if not joint_limits:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
     try:

@@ -21,7 +21,12 @@ link_pose                   a link's CoM frame pose from the last call       (RL
 
 Gravity is a property of the model (``FastDynamics(robot, gravity=[0, 0, -9.81])`` or
 ``fd.gravity = ...``; zero by default, for space), used by every call that gives no
-``gravity=`` of its own.  ``fd.new_workspace()`` gives a second caller its own workspace on
+``gravity=`` of its own.  So are the joints' damping, Coulomb friction and rotor inertia:
+``FastDynamics(robot, joint_dynamics=True)`` adds what the robot declares
+(``joint.dynamics``: URDF ``<dynamics>``, armature) to inverse dynamics, bias forces,
+floating-base inverse dynamics, forward dynamics and the mass matrix
+(:mod:`spart_ros.core.joint_friction`); the default, False, is the rigid-body model: SPART's
+results.  ``fd.new_workspace()`` gives a second caller its own workspace on
 the same model (nothing copied but the scratch): a control law and the mode that runs it
 each keep their results.  State arguments are SPART's: R0 (3, 3) base CoM frame -> inertial, r0 (3,)
 base CoM, qm (n_q,), u0 (6,) = [base angular velocity in the base frame; base
@@ -57,6 +62,7 @@ import numpy as np
 
 from .. import checks as chk
 from ..compiled_model import CompiledModel
+from ..joint_friction import FRICTION_VELOCITY, joint_dynamics_arrays
 from ..errors import InputError, SingularModelError, SpartError
 from ..invertibility import check_invertible
 from ...native import compiled as N
@@ -90,9 +96,11 @@ _LENGTHS = {'r0': 3, 'gravity': 3, 'offset': 3, 'u0': 6, 'u0dot': 6, 'tau0': 6, 
 class FastDynamics:
     """Compiled dynamics of one robot: a constant model and this object's workspace.
 
-    ``FastDynamics(robot, gravity=None)`` packs ``robot`` into a new :class:`CompiledModel`
-    (``gravity`` (3,), inertial frame, is the model's); ``FastDynamics(model=model)`` makes
-    another workspace on an existing model, as :meth:`new_workspace` does.  Each workspace has
+    ``FastDynamics(robot, gravity=None, joint_dynamics=False)`` packs ``robot`` into a new
+    :class:`CompiledModel` (``gravity`` (3,), inertial frame, and ``joint_dynamics``, whether the
+    joints' declared damping, friction and armature enter the dynamics, are the model's);
+    ``FastDynamics(model=model)`` makes another workspace on an existing model, as
+    :meth:`new_workspace` does.  Each workspace has
     its own scratch and result arrays (Pinocchio's Data): two callers with two workspaces
     never overwrite each other's results, and the model is shared, never copied.  One
     workspace is for one thread at a time.
@@ -106,9 +114,10 @@ class FastDynamics:
                  '_fid', '_fd', '_H', '_J', '_Jbias', '_jacobian_result', '_rL', '_tL', '_com', '_twists_result',
                  '_gravity', '_invertible', '__dict__')
 
-    def __init__(self, robot=None, gravity=None, *, model=None):
+    def __init__(self, robot=None, gravity=None, *, model=None, joint_dynamics=False,
+                 friction_velocity=FRICTION_VELOCITY):
         if model is None:
-            model = CompiledModel(robot, gravity)
+            model = CompiledModel(robot, gravity, joint_dynamics, friction_velocity)
         elif not isinstance(model, CompiledModel):
             raise InputError(f'model: expected a CompiledModel (FastDynamics.model), got {chk.given(model)}')
         elif robot is not None and robot is not model.robot:
@@ -116,6 +125,9 @@ class FastDynamics:
         elif gravity is not None:
             raise InputError('gravity: belongs to the model: set it on the FastDynamics that made the model '
                              '(fd.gravity = g), not per workspace')
+        elif joint_dynamics:
+            raise InputError('joint_dynamics: belongs to the model (FastDynamics(robot, joint_dynamics=True)), not '
+                             'to a workspace')
         self.model = model
         self.robot = model.robot
         self.n, self.n_q = n, nq = model.n, model.n_q
@@ -143,6 +155,21 @@ class FastDynamics:
         with its own workspace and results: for a second caller, e.g. a control law beside the
         mode that runs it, so that neither overwrites the other's results."""
         return FastDynamics(model=self.model)
+
+    @property
+    def joint_dynamics(self):
+        """True if the model adds the joints' damping, friction and armature (read only)."""
+        return self.model.joint_dynamics
+
+    def joint_friction(self, um):
+        """d um + F sgn_v(um) (n_q,), a new array: the efforts the joints' damping and smoothed
+        Coulomb friction take at joint velocities ``um`` (zero without joint_dynamics), as the
+        kernels add them to inverse dynamics."""
+        um = chk.vector('um', um, self.n_q)
+        if not self.model.joint_dynamics:
+            return np.zeros(self.n_q)
+        damping, friction, _ = joint_dynamics_arrays(self.robot)
+        return damping * um + friction * np.tanh(um / self.model.friction_velocity)
 
     @property
     def gravity(self):

@@ -29,10 +29,12 @@ from . import FastDynamics
 __all__ = ['MimicFastDynamics', 'fast_dynamics']
 
 
-def fast_dynamics(robot, gravity=None):
+def fast_dynamics(robot, gravity=None, joint_dynamics=False):
     """The fast path for ``robot`` in its independent coordinates: a FastDynamics when it has
-    no mimic joints (independent = full coordinates), else a MimicFastDynamics."""
-    return MimicFastDynamics(robot, gravity) if robot.mimic else FastDynamics(robot, gravity)
+    no mimic joints (independent = full coordinates), else a MimicFastDynamics.
+    ``joint_dynamics``: add the joints' declared damping, friction and armature (FastDynamics)."""
+    cls = MimicFastDynamics if robot.mimic else FastDynamics
+    return cls(robot, gravity, joint_dynamics=joint_dynamics)
 
 
 class MimicFastDynamics:
@@ -42,9 +44,9 @@ class MimicFastDynamics:
     ``n_q`` independent coordinates, ``full`` the FastDynamics in full coordinates.
     """
 
-    def __init__(self, robot, gravity=None, *, model=None):
+    def __init__(self, robot, gravity=None, *, model=None, joint_dynamics=False):
         self.robot = robot
-        self.full = FastDynamics(robot, gravity, model=model)
+        self.full = FastDynamics(robot, gravity, model=model, joint_dynamics=joint_dynamics)
         c = self.coordinates = robot.coordinates
         self.n, self.n_q, self.n_full = robot.n_links_joints, c.n, c.n_full
         self._G, self._GT, self._offset = c.G, np.ascontiguousarray(c.G.T), c.offset
@@ -62,6 +64,21 @@ class MimicFastDynamics:
         """Another MimicFastDynamics on the same compiled model, with its own workspace and
         results (see FastDynamics.new_workspace)."""
         return MimicFastDynamics(self.robot, model=self.full.model)
+
+    @property
+    def model(self):
+        """The compiled model (full coordinates) shared by the workspaces."""
+        return self.full.model
+
+    @property
+    def joint_dynamics(self):
+        """True if the model adds the joints' damping, friction and armature."""
+        return self.full.joint_dynamics
+
+    def joint_friction(self, um):
+        """G' (d u + F sgn_v(u)) with u = G um (n_q,): the joints' damping and friction efforts on
+        the independent coordinates (see FastDynamics.joint_friction)."""
+        return np.array(self._forces(self.full.joint_friction(self._map('um', um, self._u))))
 
     @property
     def gravity(self):
