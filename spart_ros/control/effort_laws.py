@@ -24,6 +24,13 @@ before any clamping.  The commanded joint acceleration is the PD(+I) law
 - :class:`GravityCompensation`: tau = g(q) - H(q) Kd qd (gravity forces of the still robot on a
   fixed base, plus damping of the measured joint velocities; no position reference).
 
+Joint friction: with a model that has ``joint_dynamics`` (the default of the controller), inverse
+dynamics also gives the efforts of the joints' rotor inertia, damping and Coulomb friction
+(:mod:`spart_ros.core.joint_friction`), corrected for a digital loop by
+:class:`~spart_ros.control.law.FrictionCompensation` (damping at the velocity of the control
+period's middle, Coulomb friction at the reference's velocity); :class:`GravityCompensation`
+leaves damping and friction alone (they damp a robot moved by hand).
+
 Two entries: :meth:`command` is the controller's (the :class:`~spart_ros.control.law.Law`
 interface: a :data:`~spart_ros.control.law.LawOutput` whose ``values`` are the fast path's
 buffer, no base acceleration); :meth:`compute` returns an :data:`EffortCommand` with copies and
@@ -39,7 +46,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from .end_effector import rotation_vector
-from .law import BaseFrames, Law, LawOutput
+from .law import BaseFrames, FrictionCompensation, Law, LawOutput
 
 __all__ = ['Gains', 'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'EffortCommand']
 
@@ -88,6 +95,7 @@ class _JointLaw(Law):
         self._ev = np.zeros(self.n)
         self._zero6 = self.frames.zero6
         self._zero_q = np.zeros(self.n)
+        self.friction = FrictionCompensation(dynamics)
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains):
@@ -115,6 +123,13 @@ class _JointLaw(Law):
         if g.integrating:
             qdd += g.ki * self.integral
         return qdd
+
+    def compensate(self, taum, qd, ref, dt):
+        """taum (the inverse dynamics efforts, in place) corrected for the joint friction of a
+        digital loop (:class:`~spart_ros.control.law.FrictionCompensation`); returns taum."""
+        if self.friction.active:
+            taum += self.friction.correction(qd, self.qdd_cmd, ref.velocity + (0.5 * dt) * ref.acceleration, dt)
+        return taum
 
     def compute(self, base, q, qd, ref, dt):
         """:data:`EffortCommand` (copies) for the state and reference (module docstring)."""
@@ -146,7 +161,7 @@ class ComputedTorque(_JointLaw):
         R0, r0, u0 = self.frames.fixed(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
         _, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, state.qd, u0, qdd, floating=False)
-        return LawOutput(taum)
+        return LawOutput(self.compensate(taum, state.qd, ref, dt))
 
 
 class FloatingBase(_JointLaw):
@@ -160,7 +175,7 @@ class FloatingBase(_JointLaw):
         R0, r0, u0 = self.frames.floating(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
         taum, self._u0dot = self.dynamics.floating_inverse_dynamics(R0, r0, state.q, u0, state.qd, qdd)
-        return LawOutput(taum)
+        return LawOutput(self.compensate(taum, state.qd, ref, dt))
 
     def _base_acceleration(self, base):
         """[a_b; alpha_b] (6,), in b, of the last command's Floating_ID (u0dot, SPART's)."""
@@ -240,7 +255,7 @@ class FreeFlying(_JointLaw):
         u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
         tau0, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True)
         torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
-        return LawOutput(taum, torque_b, force_b)
+        return LawOutput(self.compensate(taum, state.qd, ref, dt), torque_b, force_b)
 
     def _base_acceleration(self, base):
         return np.concatenate(self._accel)

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _checks as chk
 from .errors import ModelError
-from .joint_friction import FRICTION_VELOCITY, check_friction_velocity
+from .joint_friction import FRICTION_VELOCITY, check_friction_velocity, joint_dynamics_arrays
 from .model import FIXED
 from ..native import layout as L
 
@@ -65,10 +65,11 @@ class CompiledModel:
     found invertible (floating base, fixed base, base block), so that each is checked once;
     ``joint_dynamics`` (bool): the kernels add the joints' damping, Coulomb friction (smoothed
     with ``friction_velocity``) and armature that the robot declares
-    (:mod:`spart_ros.core.joint_friction`; default False: the rigid-body model, SPART's).
+    (:mod:`spart_ros.core.joint_friction`; default False: the rigid-body model, SPART's), and
+    ``damping``, ``friction``, ``armature`` (n_q,) are those values (zero without it).
     """
     __slots__ = ('robot', 'n', 'n_q', 'mi', 'mf', 'gravity', 'invertible', 'joint_dynamics', 'friction_velocity',
-                 '__weakref__')
+                 'damping', 'friction', 'armature', '__weakref__')
 
     def __init__(self, robot, gravity=None, joint_dynamics=False, friction_velocity=FRICTION_VELOCITY):
         self.robot = chk.robot(robot)
@@ -76,6 +77,12 @@ class CompiledModel:
         self.joint_dynamics = chk.flag('joint_dynamics', joint_dynamics)
         self.friction_velocity = check_friction_velocity(friction_velocity)
         self.mi, self.mf = pack(robot, self.joint_dynamics, self.friction_velocity)
+        #: the joints' declared damping, Coulomb friction, armature (n_q,) each, SPART's joint order
+        #: (zero when ``joint_dynamics`` is False: what the kernels add)
+        self.damping, self.friction, self.armature = (a * float(self.joint_dynamics) for a in
+                                                      joint_dynamics_arrays(robot))
+        for a in (self.damping, self.friction, self.armature):
+            a.setflags(write=False)
         self.mi.setflags(write=False)
         self.mf.setflags(write=False)
         self.gravity = np.zeros(3)

@@ -62,7 +62,7 @@ import numpy as np
 
 from .. import checks as chk
 from ..compiled_model import CompiledModel
-from ..joint_friction import FRICTION_VELOCITY, joint_dynamics_arrays
+from ..joint_friction import FRICTION_VELOCITY
 from ..errors import InputError, SingularModelError, SpartError
 from ..invertibility import check_invertible
 from ...native import compiled as N
@@ -166,10 +166,8 @@ class FastDynamics:
         Coulomb friction take at joint velocities ``um`` (zero without joint_dynamics), as the
         kernels add them to inverse dynamics."""
         um = chk.vector('um', um, self.n_q)
-        if not self.model.joint_dynamics:
-            return np.zeros(self.n_q)
-        damping, friction, _ = joint_dynamics_arrays(self.robot)
-        return damping * um + friction * np.tanh(um / self.model.friction_velocity)
+        m = self.model
+        return m.damping * um + m.friction * np.tanh(um / m.friction_velocity)
 
     @property
     def gravity(self):

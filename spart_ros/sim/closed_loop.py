@@ -1,0 +1,347 @@
+"""Closed loop without ROS: the controller of ``spart_controller`` on a plant, in one function call.
+
+:func:`simulate` runs the pure :class:`~spart_ros.control.controller.Controller` exactly as the
+node runs it (configured with a :class:`~spart_ros.control.settings.ControllerSettings`,
+activated, one :meth:`~spart_ros.control.controller.Controller.update` per joint state with its
+stamp, its commands applied to the plant as an effort controller applies them) on
+
+- the embedded MuJoCo plant (``plant='mujoco'``, :class:`~spart_ros.sim.plant.MujocoPlant`: what
+  ``spart_sim`` runs), or
+- the core's own forward dynamics integrated by RK4 (``plant='rk4'``,
+  :class:`~spart_ros.sim.rigid_body.RigidBodyPlant`: Modern Robotics' ``SimulateControl``),
+- or a plant object of either kind built by the caller (e.g. to apply an external wrench
+  through MuJoCo's ``xfrc_applied``),
+
+and returns the time series (:class:`ClosedLoopRun`: states, references, commands, base
+pose; the demo's PNG plots on request).  It is what a notebook, a parameter sweep or a unit
+test about a control law uses: no processes, no middleware, no real time, deterministic
+(the same inputs give the same run bit for bit).  ``python -m spart_ros.simulate`` is its
+command line.
+
+Timing, as a lockstep ``spart_sim``: at each tick k (every ``steps_per_tick`` physics steps of
+``dt``) the plant's state at t_k is read (joint positions and velocities, the base link's
+odometry), the controller answers it with the stamp t_k, the command is held for the next
+``steps_per_tick`` steps.  The controller's steady clock is the simulated time, so its
+timeouts never fire unless the caller makes them (``events``).  A fixed base is the same base
+object every tick (the controller checks it once, as the node's fixed-base parameters).
+"""
+from collections import namedtuple
+from dataclasses import dataclass, field
+import os
+import time
+
+import numpy as np
+
+from ..control.controller import Controller, ControlInputs
+from ..control.goals import TrajectoryGoal
+from ..control.settings import ControllerSettings
+from ..core.attitude import quaternion_from_ros
+from ..core.errors import InputError
+from ..core.fast.mimic import fast_dynamics
+from .commands import EffortCommand
+from .plant import InitialState, MujocoPlant
+from .rigid_body import RigidBodyPlant
+
+__all__ = ['simulate', 'ClosedLoopRun', 'DEMOS', 'demo', 'PLANTS']
+
+PLANTS = ('mujoco', 'rk4')
+
+#: the closed-loop demo's two scenarios (scripts/sim_demo.py runs them over ROS; ``demo()`` here):
+#: waypoints are offsets from the start position [rad] at times after the trajectory's start [s]
+DEMOS = {
+    'SC_3DoF': dict(label='SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode floating_base',
+                    namespace='demo_sc3dof', floating=True, rms_bound=0.01,
+                    waypoints=[(1.5, [0.6, -0.4, 0.5]), (3.0, [-0.3, 0.5, -0.6]), (4.5, [0.0, 0.0, 0.0])]),
+    'kuka_iiwa': dict(label='kuka_iiwa: 7-joint arm on a fixed base in gravity, mode computed_torque',
+                      namespace='demo_kuka', floating=False, rms_bound=0.001,
+                      waypoints=[(1.5, [0.4, 0.3, -0.3, -0.4, 0.3, 0.4, -0.3]),
+                                 (3.0, [-0.3, -0.2, 0.4, 0.3, -0.4, -0.3, 0.4]), (4.5, [0.0] * 7)]),
+}
+
+Event = namedtuple('Event', 't action')
+Event.__doc__ = """``action(controller, plant, t)`` is called once, before the tick at the first control
+time >= ``t`` [s] (submit a goal, set a reference, reset the plant, push the robot...)."""
+
+
+class _Base:
+    """The base link's state as the controller takes it (R_b, p_b: pose of b in the world; v_b,
+    w_b: its twist in b)."""
+    __slots__ = ('R_b', 'p_b', 'v_b', 'w_b')
+
+    def __init__(self, R_b, p_b, v_b, w_b):
+        self.R_b, self.p_b, self.v_b, self.w_b = R_b, p_b, v_b, w_b
+
+
+class _State:
+    __slots__ = ('base', 'q', 'qd')
+
+    def __init__(self, base, q, qd):
+        self.base, self.q, self.qd = base, q, qd
+
+
+@dataclass
+class ClosedLoopRun:
+    """A closed-loop run's time series, one row per control tick (before its command acts).
+
+    ``t`` (k,) control time [s]; ``q``, ``qd`` (k, n) measured, ``q_ref``, ``qd_ref`` (k, n) the
+    joint reference the controller followed at that tick (NaN in modes without one), joints in
+    ``joint_names`` order (the robot's independent coordinates); ``commands`` (k, m) what was
+    sent, in ``command_joints`` order (NaN where nothing was); ``base_position`` (k, 3),
+    ``base_rotation`` (k, 3, 3) of the base link in the world, ``base_twist`` (k, 6) [v_b; w_b]
+    in b; ``states`` (k,) the controller's state; ``controller`` and ``plant`` as they ended;
+    ``cpu_seconds``, ``wall_seconds`` of the loop.
+    """
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    q_ref: np.ndarray
+    qd_ref: np.ndarray
+    commands: np.ndarray
+    base_position: np.ndarray
+    base_rotation: np.ndarray
+    base_twist: np.ndarray
+    states: list
+    joint_names: list
+    command_joints: list
+    controller: object = None
+    plant: object = None
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    goals: list = field(default_factory=list)
+
+    @property
+    def robot(self):
+        return self.plant.robot
+
+    @property
+    def duration(self):
+        return float(self.t[-1] - self.t[0]) if len(self.t) > 1 else 0.0
+
+    def tracking_error(self):
+        """q_ref - q (k, n) [rad or m] (NaN where there was no joint reference)."""
+        return self.q_ref - self.q
+
+    def rms(self, start=-np.inf, end=np.inf):
+        """RMS tracking error per joint (n,) over the ticks with start <= t <= end."""
+        e = self.tracking_error()[(self.t >= start) & (self.t <= end)]
+        return np.sqrt(np.nanmean(e * e, axis=0))
+
+    def cpu_per_simulated_second(self):
+        return self.cpu_seconds / max(self.duration, 1e-12)
+
+    def ee_poses(self, link, point=(0.0, 0.0, 0.0)):
+        """(R (k, 3, 3), p (k, 3)): the frame of ``link`` (its URDF frame moved to ``point``, given
+        in it) in the world at every tick."""
+        from ..core.base_state import base_from_link_frame
+        from ..core.inverse_kinematics import InverseKinematics
+        ik = InverseKinematics(self.robot, link, point)
+        R = np.empty((len(self.t), 3, 3))
+        p = np.empty((len(self.t), 3))
+        for k in range(len(self.t)):
+            R0, r0, _ = base_from_link_frame(self.robot, self.base_rotation[k], self.base_position[k])
+            R[k], p[k] = ik.pose(self.q[k], R0, r0)
+        return R, p
+
+    def plots(self, output, name, start=0.0):
+        """The demo's PNG plots into the folder ``output``: ``<name>_tracking.png`` (positions,
+        reference, error), ``<name>_efforts.png``, ``<name>_base.png`` (base attitude, roll pitch
+        yaw in deg); returns their paths."""
+        from ..tools import plots
+        os.makedirs(output, exist_ok=True)
+        t = self.t - start
+        paths = [os.path.join(output, f'{name}_{kind}.png') for kind in ('tracking', 'efforts', 'base')]
+        ref = ~np.isnan(self.q_ref[:, 0]) if len(self.q_ref) else np.zeros(0, dtype=bool)
+        plots.joint_tracking(paths[0], f'{name}: joint tracking (offline, {self.plant.__class__.__name__})',
+                             self.joint_names, t, self.q, t[ref], self.q_ref[ref], t[ref],
+                             self.tracking_error()[ref])
+        plots.efforts(paths[1], f'{name}: commanded efforts', self.command_joints, t, self.commands)
+        R0 = self.base_rotation[0]
+        rpy = np.array([_rpy_deg(R0.T @ R) for R in self.base_rotation])
+        plots.base_motion(paths[2], f'{name}: base attitude (change from the start)', t, rpy)
+        return paths
+
+
+def _rpy_deg(R):
+    return np.degrees([np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(np.clip(R[2, 0], -1.0, 1.0)),
+                       np.arctan2(R[1, 0], R[0, 0])])
+
+
+def _settings(settings, floating):
+    if settings is None:
+        settings = {}
+    if isinstance(settings, dict):
+        unknown = sorted(set(settings) - set(ControllerSettings.__dataclass_fields__))
+        if unknown:
+            raise InputError(f'settings: unknown controller settings {unknown}')
+        settings = ControllerSettings(**{'floating': floating, **settings})
+    if not isinstance(settings, ControllerSettings):
+        raise InputError(f'settings: expected a ControllerSettings or a dict of its fields, got {settings!r}')
+    if bool(settings.floating) != floating:
+        raise InputError(f'settings.floating is {settings.floating} but the plant has a '
+                         f'{"floating" if floating else "fixed"} base')
+    return settings
+
+
+def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator):
+    if not isinstance(plant, str):
+        return plant
+    if plant not in PLANTS:
+        raise InputError(f'plant: expected one of {PLANTS} or a plant object, got {plant!r}')
+    if urdf is None:
+        raise InputError('urdf: a URDF (path or text) is needed to build the plant')
+    if plant == 'mujoco':
+        return MujocoPlant.from_urdf(urdf, base=base, gravity=gravity, dt=dt, integrator=integrator, initial=initial,
+                                     joint_dynamics=joint_dynamics, armature=armature)
+    from ..core.urdf import robot_from_urdf
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        robot, _ = robot_from_urdf(urdf, joint_dynamics=joint_dynamics, armature=armature)
+    return RigidBodyPlant(robot, base=base, gravity=gravity, dt=dt, initial=initial)
+
+
+def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_start=0.0, events=(),
+             plant='mujoco', base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, steps_per_tick=1, initial=None,
+             joint_dynamics=None, armature=None, integrator='RK4', record=True):
+    """Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
+
+    ``urdf``: path or text of the robot (not needed when ``plant`` is a plant object);
+    ``settings``: a :class:`~spart_ros.control.settings.ControllerSettings` or a dict of its fields
+    (``floating`` follows ``base``); ``trajectory``: a
+    :class:`~spart_ros.control.goals.TrajectoryGoal`, or waypoints ``[(time_from_start, positions
+    (n,))]`` of every independent joint (``robot.coordinates.names``), submitted at control time
+    ``trajectory_start`` [s] (it starts then, or at the first command); ``events``: ``[(t,
+    action(controller, plant, t))]`` (see :data:`Event`); ``plant``: 'mujoco', 'rk4' or a plant
+    object (then ``base``, ``gravity``, ``dt``, ``initial`` are the plant's own); ``base``:
+    'fixed' or 'floating'; ``gravity`` (3,) world [m/s^2]; ``dt``: physics step [s];
+    ``steps_per_tick``: physics steps per control tick; ``initial``:
+    :class:`~spart_ros.sim.plant.InitialState` (or ``{joint: position}``); ``joint_dynamics``,
+    ``armature``: the robot's joint dynamics overrides
+    (:func:`~spart_ros.core.urdf.robot_from_urdf`), for the plant and the controller's model
+    alike; ``integrator``: MuJoCo's ('RK4', 'Euler', 'implicit', 'implicitfast');
+    ``record``: False keeps only the last state (a benchmark of the loop itself).
+    """
+    if isinstance(initial, dict):
+        initial = InitialState(dict(initial))
+    plant = _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator)
+    floating = bool(plant.floating)
+    robot = plant.robot
+    settings = _settings(settings, floating)
+    dynamics = fast_dynamics(robot, plant.gravity, joint_dynamics=settings.joint_dynamics)
+    controller = Controller(notify=lambda level, key, text: None)
+    controller.configure(settings, robot, dynamics)
+    controller.activate()
+    names = list(robot.coordinates.names)
+    command = EffortCommand(controller.joint_names, plant.joint_names)
+    read = np.array([list(plant.joint_names).index(n) for n in names], dtype=np.intp)
+    steps = int(steps_per_tick)
+    if steps < 1:
+        raise InputError(f'steps_per_tick: expected an integer >= 1, got {steps_per_tick!r}')
+    tick_ns = steps * plant.dt_ns
+    ticks = int(round(float(duration) * 1e9 / tick_ns)) + 1
+    schedule = sorted((Event(float(t), action) for t, action in events), key=lambda e: e.t)
+    goals = []
+    if trajectory is not None:
+        goal = trajectory if isinstance(trajectory, TrajectoryGoal) else TrajectoryGoal.from_points(
+            names, [(float(t), np.asarray(q, dtype=float), [], []) for t, q in trajectory])
+        goals.append(goal)
+        schedule.append(Event(float(trajectory_start), lambda c, p, t, g=goal: c.submit(g, t)))
+        schedule.sort(key=lambda e: e.t)
+    n, m = len(names), len(controller.joint_names)
+    rows = ticks if record else 1
+    out = dict(t=np.zeros(rows), q=np.zeros((rows, n)), qd=np.zeros((rows, n)), q_ref=np.full((rows, n), np.nan),
+               qd_ref=np.full((rows, n), np.nan), commands=np.full((rows, m), np.nan), base_position=np.zeros((rows, 3)),
+               base_rotation=np.zeros((rows, 3, 3)), base_twist=np.zeros((rows, 6)))
+    states = []
+    joint_times = np.zeros(n)
+    fixed = None
+    if not floating:
+        o = plant.odometry()
+        fixed = _Base(quaternion_from_ros(*o.orientation), np.array(o.position, dtype=float), np.zeros(3), np.zeros(3))
+    start_ns = plant.time_ns
+    cpu, wall = time.process_time(), time.perf_counter()
+    next_event = 0
+    for k in range(ticks):
+        t_ns = start_ns + k * tick_ns
+        t = t_ns * 1e-9
+        while next_event < len(schedule) and schedule[next_event].t <= t + 1e-12:
+            schedule[next_event].action(controller, plant, t)
+            next_event += 1
+        q = np.ascontiguousarray(plant.joint_positions()[read])
+        qd = np.ascontiguousarray(plant.joint_velocities()[read])
+        if floating:
+            o = plant.odometry()
+            base_state = _Base(quaternion_from_ros(*o.orientation), np.asarray(o.position, dtype=float),
+                               np.asarray(o.linear, dtype=float), np.asarray(o.angular, dtype=float))
+        else:
+            base_state = fixed
+        joint_times.fill(t)
+        inputs = ControlInputs(_State(base_state, q, qd), None, joint_times, t if floating else None,
+                               divmod(t_ns, 1_000_000_000), t)
+        cmd = controller.update(inputs, t)
+        row = k if record else 0
+        if cmd is not None:
+            plant.set_efforts(command.accept(cmd.values))
+            out['commands'][row] = cmd.values
+        else:
+            out['commands'][row] = np.nan
+        if record:
+            out['t'][row] = t
+            out['q'][row], out['qd'][row] = q, qd
+            fb = controller.feedback()
+            if fb is not None and fb.t == t:
+                out['q_ref'][row], out['qd_ref'][row] = fb.desired.position, fb.desired.velocity
+            out['base_position'][row] = base_state.p_b
+            out['base_rotation'][row] = base_state.R_b
+            out['base_twist'][row, 0:3], out['base_twist'][row, 3:6] = base_state.v_b, base_state.w_b
+            states.append(controller.state)
+        if k < ticks - 1:
+            plant.step(steps)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return ClosedLoopRun(joint_names=names, command_joints=list(controller.joint_names), controller=controller,
+                         plant=plant, cpu_seconds=cpu, wall_seconds=wall, states=states, goals=goals, **out)
+
+
+def demo(name, plant='mujoco', duration=None, **options):
+    """The closed-loop demo's scenario ``name`` (a key of :data:`DEMOS`: the robot, its
+    ``config/demo_<name>.yaml`` controller settings, the trajectory of offsets from the start)
+    run offline: the trajectory starts at t = 0 and the run lasts until 1 s after its end
+    (``duration`` to change it).  Returns a :class:`ClosedLoopRun`."""
+    if name not in DEMOS:
+        raise InputError(f'demo: expected one of {sorted(DEMOS)}, got {name!r}')
+    scenario = DEMOS[name]
+    share = _share()
+    settings = _yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml'))
+    urdf = os.path.join(share, 'urdf', f'{name}.urdf')
+    floating = scenario['floating']
+    gravity = settings.pop('gravity', [0.0, 0.0, 0.0] if floating else [0.0, 0.0, -9.81])
+    settings.pop('base', None)
+    n = len(scenario['waypoints'][0][1])
+    q0 = np.zeros(n)
+    waypoints = [(t, q0 + np.array(offset)) for t, offset in scenario['waypoints']]
+    end = waypoints[-1][0] + 1.0 if duration is None else duration
+    return simulate(urdf, settings, duration=end, trajectory=waypoints, plant=plant,
+                    base='floating' if floating else 'fixed', gravity=gravity, **options)
+
+
+def _share():
+    """The folder holding config/ and urdf/: the source tree, or the installed share folder."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.isdir(os.path.join(here, 'config')) and os.path.isdir(os.path.join(here, 'urdf')):
+        return here
+    from ament_index_python.packages import get_package_share_directory
+    return get_package_share_directory('spart_ros')
+
+
+def _yaml_settings(path):
+    """The ControllerSettings fields (and gravity, base) of a node parameters file keyed ``/**``."""
+    import yaml
+    with open(path, encoding='utf-8') as f:
+        data = yaml.safe_load(f) or {}
+    params = {}
+    for key, node in data.items():
+        if isinstance(node, dict) and 'ros__parameters' in node:
+            params.update(node['ros__parameters'])
+    fields = set(ControllerSettings.__dataclass_fields__) | {'gravity', 'base'}
+    out = {k: (tuple(v) if isinstance(v, list) and k != 'gravity' else v) for k, v in params.items() if k in fields}
+    return out

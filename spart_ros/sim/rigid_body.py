@@ -1,0 +1,223 @@
+"""A plant without a physics engine: the core's own forward dynamics integrated by RK4.
+
+:class:`RigidBodyPlant` is Modern Robotics' ``SimulateControl`` plant (the robot's forward
+dynamics integrated with a fixed step) on the compiled fast path
+(:class:`~spart_ros.core.fast.FastDynamics`, the articulated-body algorithm), fixed or
+free-floating base, with the joint friction, damping and rotor inertia the robot declares
+(``joint_dynamics``, default True: the same terms a controller's model compensates; the
+smoothed Coulomb friction of :mod:`spart_ros.core.joint_friction`, where MuJoCo's plant has its
+frictionloss constraint).  It reads out the same quantities as
+:class:`~spart_ros.sim.plant.MujocoPlant` in the same ROS conventions (joint positions and
+velocities, the base link's odometry: pose of b in the world, twist in b), so a closed loop
+(:func:`spart_ros.sim.closed_loop.simulate`) runs on either.
+
+Coordinates: the robot's independent joint coordinates (``joint_names`` =
+``robot.coordinates.names``; a mimic joint follows its leader exactly, where MuJoCo's equality
+constraint is soft).  State integrated: the joints (q, qd) and, floating, the base CoM pose
+(unit quaternion of SPART's R0 and r0) and SPART's u0 (angular velocity in the base CoM frame,
+CoM velocity in the world); the quaternion is renormalized after each step.  One step costs
+four forward dynamics calls (about 4 x 2 us on a 7-joint arm).  Time is counted in integer
+nanoseconds, as the MuJoCo plant counts it.
+"""
+import numpy as np
+
+from ..core import base_state as bs
+from ..core.attitude import quaternion_from_ros, quaternion_to_ros
+from ..core.errors import InputError
+from ..core.fast.mimic import fast_dynamics
+from .plant import BASE_MODES, BaseOdometry, InitialState, _vector
+
+__all__ = ['RigidBodyPlant']
+
+
+def _rotation(q):
+    """Rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _quaternion_rate(q, w):
+    """d/dt of the unit quaternion q (w, x, y, z) of a frame turning at w (3,), in that frame."""
+    a, b, c, d = q
+    x, y, z = w
+    return 0.5 * np.array([-b * x - c * y - d * z, a * x + c * z - d * y, a * y - b * z + d * x,
+                           a * z + b * y - c * x])
+
+
+class RigidBodyPlant:
+    """The robot's forward dynamics integrated by RK4 (see the module docstring).
+
+    ``robot``: a :class:`~spart_ros.core.model.Robot`; ``base``: 'fixed' or 'floating';
+    ``gravity`` (3,), world frame [m/s^2]; ``dt`` [s] (rounded to 1 ns); ``joint_dynamics``:
+    the joints' declared damping, friction and armature act; ``initial``:
+    :class:`~spart_ros.sim.plant.InitialState` (joint values by name, the base link's pose in the
+    world and, floating, its twist in b; with a URDF ``world`` root, the pose of that root, as
+    the MuJoCo plant takes it).  ``set_efforts`` holds joint efforts (``joint_names`` order)
+    until the next call.
+    """
+
+    def __init__(self, robot, base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, joint_dynamics=True, initial=None):
+        if base not in BASE_MODES:
+            raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
+        self.robot = robot
+        self.floating = base == 'floating'
+        self.fast = fast_dynamics(robot, _vector('gravity', gravity, 3), joint_dynamics=joint_dynamics)
+        self.joint_names = tuple(robot.coordinates.names)
+        self.sorted_joint_names = tuple(sorted(self.joint_names))
+        self.n_joints = len(self.joint_names)
+        self._index = {n: k for k, n in enumerate(self.joint_names)}
+        dt = float(dt)
+        if not np.isfinite(dt) or dt <= 0:
+            raise InputError(f'dt must be a positive number of seconds, got {dt}')
+        self._dt_ns = int(round(dt * 1e9))
+        if self._dt_ns <= 0:
+            raise InputError(f'dt must be at least 1 ns, got {dt}')
+        self._time_ns = 0
+        self.base_link = robot.base_link.name
+        self.mount = np.eye(4) if robot.base_pose is None else np.asarray(robot.base_pose, dtype=float)
+        self._efforts = np.zeros(self.n_joints)
+        self._zero6 = np.zeros(6)
+        self.initial = InitialState() if initial is None else initial
+        self.reset()
+
+    # -- properties ---------------------------------------------------------------------
+    @property
+    def dt(self):
+        return self._dt_ns * 1e-9
+
+    @property
+    def dt_ns(self):
+        return self._dt_ns
+
+    @property
+    def time_ns(self):
+        return self._time_ns
+
+    @property
+    def time(self):
+        return self._time_ns * 1e-9
+
+    @property
+    def gravity(self):
+        return self.fast.gravity
+
+    @property
+    def efforts(self):
+        return self._efforts.copy()
+
+    def joint_index(self, name):
+        try:
+            return self._index[name]
+        except KeyError:
+            raise InputError(f'unknown joint {name!r}: the joints are {list(self.joint_names)}') from None
+
+    # -- inputs ---------------------------------------------------------------------------
+    def set_efforts(self, efforts):
+        """Hold joint efforts (n_joints,) [N m or N] in ``joint_names`` order (InputError for a
+        wrong length or a non-finite value: the previous ones stay applied)."""
+        e = np.asarray(efforts, dtype=float).reshape(-1)
+        if e.shape != self._efforts.shape:
+            raise InputError(f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}')
+        if not np.all(np.isfinite(e)):
+            raise InputError(f'non-finite effort in {e.tolist()}')
+        self._efforts[:] = e
+
+    def reset(self, initial=None):
+        """Back to ``initial`` (default ``self.initial``) with zero efforts; the time goes on."""
+        initial = self.initial if initial is None else initial
+        q = np.zeros(self.n_joints)
+        u = np.zeros(self.n_joints)
+        for values, out, what in ((initial.joint_positions, q, 'joint_positions'),
+                                  (initial.joint_velocities, u, 'joint_velocities')):
+            for name, value in dict(values).items():
+                out[self.joint_index(name)] = _vector(f'{what}[{name!r}]', [value], 1)[0]
+        p = _vector('base_position', initial.base_position, 3)
+        R = quaternion_from_ros(*_vector('base_orientation', initial.base_orientation, 4))
+        v_b = _vector('base_linear_velocity', initial.base_linear_velocity, 3)
+        w_b = _vector('base_angular_velocity', initial.base_angular_velocity, 3)
+        if not self.floating and (v_b.any() or w_b.any()):
+            raise InputError('a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
+                             'must be zero')
+        R_b, p_b = R @ self.mount[:3, :3], p + R @ self.mount[:3, 3]
+        R0, r0, u0 = bs.base_from_link_frame(self.robot, R_b, p_b, v_b, w_b)
+        self._quat = _quaternion(R0)
+        self._r0 = np.array(r0, dtype=float)
+        self._u0 = np.array(u0, dtype=float)
+        self._q, self._u = q, u
+        self._R0 = _rotation(self._quat)
+        self._efforts[:] = 0.0
+
+    # -- dynamics -------------------------------------------------------------------------
+    def _accelerations(self, quat, r0, q, u0, u):
+        R0 = _rotation(quat)
+        u0dot, udot = self.fast.forward_dynamics(R0, r0, q, u0 if self.floating else self._zero6, u, self._zero6,
+                                                 self._efforts, floating=self.floating)
+        return u0dot.copy(), udot.copy()
+
+    def _rates(self, x):
+        quat, r0, q, u0, u = x
+        u0dot, udot = self._accelerations(quat, r0, q, u0, u)
+        if not self.floating:
+            return (0.0, 0.0, u, 0.0, udot)
+        return (_quaternion_rate(quat, u0[0:3]), u0[3:6], u, u0dot, udot)
+
+    def step(self, n=1):
+        """Advance ``n`` RK4 steps of ``dt`` with the held efforts; returns ``n``."""
+        h = self.dt
+        for _ in range(int(n)):
+            x = (self._quat, self._r0, self._q, self._u0, self._u)
+            k1 = self._rates(x)
+            k2 = self._rates(tuple(a + 0.5 * h * b for a, b in zip(x, k1)))
+            k3 = self._rates(tuple(a + 0.5 * h * b for a, b in zip(x, k2)))
+            k4 = self._rates(tuple(a + h * b for a, b in zip(x, k3)))
+            new = [a + h / 6.0 * (b1 + 2.0 * b2 + 2.0 * b3 + b4) for a, b1, b2, b3, b4 in zip(x, k1, k2, k3, k4)]
+            if not all(np.all(np.isfinite(v)) for v in new):
+                from .plant import SimulationDiverged
+                self.reset()
+                raise SimulationDiverged(f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
+                                         f'{self._efforts.tolist()}): back to the initial state, efforts zero')
+            quat, self._r0, self._q, self._u0, self._u = new
+            self._quat = quat / np.linalg.norm(quat)
+            self._R0 = _rotation(self._quat)
+            self._time_ns += self._dt_ns
+        return int(n)
+
+    # -- readouts (ROS conventions) -------------------------------------------------------------
+    def joint_positions(self):
+        return self._q.copy()
+
+    def joint_velocities(self):
+        return self._u.copy()
+
+    def spart_state(self):
+        """(R0 (3, 3), r0 (3,), u0 (6,)): the base in SPART's conventions (copies)."""
+        return self._R0.copy(), self._r0.copy(), self._u0.copy() if self.floating else np.zeros(6)
+
+    def odometry(self):
+        """:class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105)."""
+        R_b, p_b, v_b, w_b = bs.link_frame_from_base(self.robot, self._R0, self._r0,
+                                                      self._u0 if self.floating else None)
+        return BaseOdometry(np.array(p_b), np.array(quaternion_to_ros(R_b)), np.array(v_b), np.array(w_b))
+
+    def base_rotation(self):
+        """R_b (3, 3): base link frame -> world."""
+        return self._R0 @ np.asarray(self.robot.base_link.T, dtype=float)[:3, :3].T
+
+    def joint_accelerations(self):
+        """(n_joints,) at this state under the held efforts."""
+        return self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)[1]
+
+    def momentum(self):
+        """[L about the world origin; p] (6,), world frame, of the whole robot (floating base)."""
+        from ..core.momentum import about_point
+        H = self.fast.mass_matrix(self._R0, self._r0, self._q)       # independent coordinates: T' H T
+        h0 = H[0:6, 0:6] @ self._u0 + H[0:6, 6:] @ self._u
+        return about_point(h0, self._R0, self._r0, np.zeros(3), 'RigidBodyPlant.momentum', [])
+
+
+def _quaternion(R):
+    """Unit quaternion (w, x, y, z) of a rotation matrix."""
+    x, y, z, w = quaternion_to_ros(R)
+    return np.array([w, x, y, z], dtype=float)
