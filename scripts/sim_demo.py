@@ -44,16 +44,15 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SCENARIOS = {
-    'SC_3DoF': dict(label='SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode floating_base',
-                    namespace='demo_sc3dof', floating=True, rms_bound=0.01,
-                    # offsets from the start position [rad] at times [s]
-                    waypoints=[(1.5, [0.6, -0.4, 0.5]), (3.0, [-0.3, 0.5, -0.6]), (4.5, [0.0, 0.0, 0.0])]),
-    'kuka_iiwa': dict(label='kuka_iiwa: 7-joint arm on a fixed base in gravity, mode computed_torque',
-                      namespace='demo_kuka', floating=False, rms_bound=0.001,
-                      waypoints=[(1.5, [0.4, 0.3, -0.3, -0.4, 0.3, 0.4, -0.3]),
-                                 (3.0, [-0.3, -0.2, 0.4, 0.3, -0.4, -0.3, 0.4]), (4.5, [0.0] * 7)]),
-}
+
+def _scenarios():
+    """The scenarios (robot, controller YAML, trajectory, bound): the package's own, shared with the
+    offline run of the same demo (``python -m spart_ros.simulate --demo NAME``)."""
+    from spart_ros.sim.closed_loop import DEMOS
+    return DEMOS
+
+
+SCENARIOS = _scenarios()
 
 
 def say(text):

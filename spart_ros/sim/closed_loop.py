@@ -35,7 +35,6 @@ import numpy as np
 from ..control.controller import Controller, ControlInputs
 from ..control.goals import TrajectoryGoal
 from ..control.settings import ControllerSettings
-from ..core.attitude import quaternion_from_ros
 from ..core.errors import InputError
 from ..core.fast.mimic import fast_dynamics
 from .commands import EffortCommand
@@ -256,8 +255,8 @@ def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_
     joint_times = np.zeros(n)
     fixed = None
     if not floating:
-        o = plant.odometry()
-        fixed = _Base(quaternion_from_ros(*o.orientation), np.array(o.position, dtype=float), np.zeros(3), np.zeros(3))
+        R_b, p_b, _, _ = plant.base_link_state()
+        fixed = _Base(R_b, p_b, np.zeros(3), np.zeros(3))
     start_ns = plant.time_ns
     cpu, wall = time.process_time(), time.perf_counter()
     next_event = 0
@@ -270,9 +269,7 @@ def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_
         q = np.ascontiguousarray(plant.joint_positions()[read])
         qd = np.ascontiguousarray(plant.joint_velocities()[read])
         if floating:
-            o = plant.odometry()
-            base_state = _Base(quaternion_from_ros(*o.orientation), np.asarray(o.position, dtype=float),
-                               np.asarray(o.linear, dtype=float), np.asarray(o.angular, dtype=float))
+            base_state = _Base(*plant.base_link_state())
         else:
             base_state = fixed
         joint_times.fill(t)

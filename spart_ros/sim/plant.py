@@ -436,6 +436,13 @@ class MujocoPlant:
         qvel = self.data.qvel
         return self.base_rotation().T @ qvel[0:3], qvel[3:6].copy()
 
+    def base_link_state(self):
+        """(R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)): the base link's pose in the world and its
+        twist in b (REP 105), new arrays: what :meth:`odometry` carries, with a rotation matrix."""
+        p, _ = self._base_pose()
+        v_b, w_b = self._base_twist()
+        return self.base_rotation(), p, v_b, w_b
+
     def odometry(self):
         """:class:`BaseOdometry` of the base link (REP 105: twist in the base link frame)."""
         p, quat = self._base_pose()

@@ -79,6 +79,9 @@ class RigidBodyPlant:
         self.mount = np.eye(4) if robot.base_pose is None else np.asarray(robot.base_pose, dtype=float)
         self._efforts = np.zeros(self.n_joints)
         self._zero6 = np.zeros(6)
+        T = np.asarray(robot.base_link.T, dtype=float)
+        self._R_bc, self._p_bc = T[:3, :3].copy(), T[:3, 3].copy()      # base CoM frame in b
+        self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
         self.reset()
 
@@ -150,38 +153,68 @@ class RigidBodyPlant:
         self._efforts[:] = 0.0
 
     # -- dynamics -------------------------------------------------------------------------
+    # The state is one vector x: floating [quaternion (w, x, y, z) of R0, r0, q, u0, u], fixed [q, u].
+
+    def _pack(self):
+        if self.floating:
+            return np.concatenate([self._quat, self._r0, self._q, self._u0, self._u])
+        return np.concatenate([self._q, self._u])
+
+    def _unpack(self, x):
+        n = self.n_joints
+        if self.floating:
+            self._quat, self._r0 = x[0:4] / np.linalg.norm(x[0:4]), x[4:7].copy()
+            self._q, self._u0, self._u = x[7:7 + n].copy(), x[7 + n:13 + n].copy(), x[13 + n:].copy()
+        else:
+            self._q, self._u = x[0:n].copy(), x[n:].copy()
+        self._R0 = _rotation(self._quat)
+
+    def _rates(self, x):
+        """dx/dt at x under the held efforts."""
+        n = self.n_joints
+        out = np.empty_like(x)
+        if not self.floating:
+            q, u = x[0:n], x[n:]
+            _, udot = self.fast.forward_dynamics(self._R0, self._r0, q, self._zero6, u, self._zero6, self._efforts,
+                                                 floating=False)
+            out[0:n], out[n:] = u, udot
+            return out
+        quat, r0, q, u0, u = x[0:4], x[4:7], x[7:7 + n], x[7 + n:13 + n], x[13 + n:]
+        u0dot, udot = self.fast.forward_dynamics(_rotation(quat / np.linalg.norm(quat)), r0, q, u0, u, self._zero6,
+                                                 self._efforts, floating=True)
+        out[0:4] = _quaternion_rate(quat, u0[0:3])
+        out[4:7] = u0[3:6]
+        out[7:7 + n] = u
+        out[7 + n:13 + n] = u0dot
+        out[13 + n:] = udot
+        return out
+
     def _accelerations(self, quat, r0, q, u0, u):
         R0 = _rotation(quat)
         u0dot, udot = self.fast.forward_dynamics(R0, r0, q, u0 if self.floating else self._zero6, u, self._zero6,
                                                  self._efforts, floating=self.floating)
         return u0dot.copy(), udot.copy()
 
-    def _rates(self, x):
-        quat, r0, q, u0, u = x
-        u0dot, udot = self._accelerations(quat, r0, q, u0, u)
-        if not self.floating:
-            return (0.0, 0.0, u, 0.0, udot)
-        return (_quaternion_rate(quat, u0[0:3]), u0[3:6], u, u0dot, udot)
-
     def step(self, n=1):
         """Advance ``n`` RK4 steps of ``dt`` with the held efforts; returns ``n``."""
         h = self.dt
+        x = self._pack()
         for _ in range(int(n)):
-            x = (self._quat, self._r0, self._q, self._u0, self._u)
             k1 = self._rates(x)
-            k2 = self._rates(tuple(a + 0.5 * h * b for a, b in zip(x, k1)))
-            k3 = self._rates(tuple(a + 0.5 * h * b for a, b in zip(x, k2)))
-            k4 = self._rates(tuple(a + h * b for a, b in zip(x, k3)))
-            new = [a + h / 6.0 * (b1 + 2.0 * b2 + 2.0 * b3 + b4) for a, b1, b2, b3, b4 in zip(x, k1, k2, k3, k4)]
-            if not all(np.all(np.isfinite(v)) for v in new):
+            k2 = self._rates(x + (0.5 * h) * k1)
+            k3 = self._rates(x + (0.5 * h) * k2)
+            k4 = self._rates(x + h * k3)
+            new = x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+            if not np.all(np.isfinite(new)):
                 from .plant import SimulationDiverged
                 self.reset()
                 raise SimulationDiverged(f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
                                          f'{self._efforts.tolist()}): back to the initial state, efforts zero')
-            quat, self._r0, self._q, self._u0, self._u = new
-            self._quat = quat / np.linalg.norm(quat)
-            self._R0 = _rotation(self._quat)
+            if self.floating:
+                new[0:4] /= np.linalg.norm(new[0:4])
+            x = new
             self._time_ns += self._dt_ns
+        self._unpack(x)
         return int(n)
 
     # -- readouts (ROS conventions) -------------------------------------------------------------
@@ -195,15 +228,25 @@ class RigidBodyPlant:
         """(R0 (3, 3), r0 (3,), u0 (6,)): the base in SPART's conventions (copies)."""
         return self._R0.copy(), self._r0.copy(), self._u0.copy() if self.floating else np.zeros(6)
 
+    def base_link_state(self):
+        """(R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)): the base link's pose in the world and its
+        twist in b (REP 105), new arrays (the exact inverse of SPART's base state conversion)."""
+        R_b = self._R0 @ self._R_cb
+        rho = R_b @ self._p_bc
+        if not self.floating:
+            return R_b, self._r0 - rho, np.zeros(3), np.zeros(3)
+        w_b = self._R_bc @ self._u0[0:3]
+        v_b = R_b.T @ (self._u0[3:6] - np.cross(R_b @ w_b, rho))
+        return R_b, self._r0 - rho, v_b, w_b
+
     def odometry(self):
         """:class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105)."""
-        R_b, p_b, v_b, w_b = bs.link_frame_from_base(self.robot, self._R0, self._r0,
-                                                      self._u0 if self.floating else None)
-        return BaseOdometry(np.array(p_b), np.array(quaternion_to_ros(R_b)), np.array(v_b), np.array(w_b))
+        R_b, p_b, v_b, w_b = self.base_link_state()
+        return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
 
     def base_rotation(self):
         """R_b (3, 3): base link frame -> world."""
-        return self._R0 @ np.asarray(self.robot.base_link.T, dtype=float)[:3, :3].T
+        return self._R0 @ self._R_cb
 
     def joint_accelerations(self):
         """(n_joints,) at this state under the held efforts."""
