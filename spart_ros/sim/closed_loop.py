@@ -299,16 +299,17 @@ def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_
                          plant=plant, cpu_seconds=cpu, wall_seconds=wall, states=states, goals=goals, **out)
 
 
-def demo(name, plant='mujoco', duration=None, **options):
+def demo(name, plant='mujoco', duration=None, settings=None, **options):
     """The closed-loop demo's scenario ``name`` (a key of :data:`DEMOS`: the robot, its
     ``config/demo_<name>.yaml`` controller settings, the trajectory of offsets from the start)
     run offline: the trajectory starts at t = 0 and the run lasts until 1 s after its end
-    (``duration`` to change it).  Returns a :class:`ClosedLoopRun`."""
+    (``duration`` to change it).  ``settings``: controller settings overriding the YAML's;
+    ``options``: more of :func:`simulate`'s.  Returns a :class:`ClosedLoopRun`."""
     if name not in DEMOS:
         raise InputError(f'demo: expected one of {sorted(DEMOS)}, got {name!r}')
     scenario = DEMOS[name]
     share = _share()
-    settings = _yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml'))
+    settings = dict(_yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml')), **(settings or {}))
     urdf = os.path.join(share, 'urdf', f'{name}.urdf')
     floating = scenario['floating']
     gravity = settings.pop('gravity', [0.0, 0.0, 0.0] if floating else [0.0, 0.0, -9.81])
