@@ -62,7 +62,7 @@ from .goals import (ABORTED, ACTIVE, CANCELED, PENDING, PREEMPTED, QUEUED, SUCCE
                     check_position_limits)
 from .modes import MODES, build_law
 from .safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
-from .settings import RUN_TIME, ControllerSettings
+from .settings import GAINS, RUN_TIME, ControllerSettings
 from .trajectory import JointTrajectory, ReferenceSchedule, hold
 
 __all__ = ['Controller', 'ControlInputs', 'Command', 'Feedback', 'Snapshot', 'STATES', 'UNCONFIGURED', 'INACTIVE',
@@ -354,8 +354,9 @@ class Controller:
         """(per-joint settings, Gains in model coordinates, effort limits (m,))."""
         per = s.per_joint(names)
         self._cols = np.array([q_names.index(n) for n in names], dtype=np.intp)
-        full = {key: self._full(per[key], per[key][0], n=len(q_names)) for key in ('kp', 'kd', 'ki', 'integral_limit')}
-        gains = Gains(len(q_names), full['kp'], full['kd'], full['ki'], full['integral_limit'])
+        full = {key: self._full(per[key], per[key][0], n=len(q_names)) for key in GAINS}
+        gains = Gains(len(q_names), full['kp'], full['kd'], full['ki'], full['integral_limit'],
+                      full['impedance_stiffness'], full['impedance_damping'])
         urdf = {j.name: j.limits.effort for j in robot.joints}
         limits = effort_limits(names, urdf, per['effort_limits'] if 'effort_limits' in per else ())
         return per, gains, limits

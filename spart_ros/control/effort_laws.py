@@ -70,13 +70,17 @@ def _per_joint(name, value, n, allow_inf=False):
 class Gains:
     """Per-joint gains of the PD(+I) law: ``kp`` (1/s^2), ``kd`` (1/s), ``ki`` (1/s^3), each one
     value per joint or one for all; ``integral_limit`` bounds int(e) dt per joint (rad s or m s;
-    inf = unbounded)."""
+    inf = unbounded); the joint impedance's ``stiffness`` [N m/rad or N/m] and ``damping``
+    [N m s/rad or N s/m] (:mod:`.impedance`)."""
 
-    def __init__(self, n, kp, kd, ki=0.0, integral_limit=np.inf):
+    def __init__(self, n, kp, kd, ki=0.0, integral_limit=np.inf, stiffness=0.0, damping=0.0):
         self.kp, self.kd, self.ki = (_per_joint(k, v, n) for k, v in (('kp', kp), ('kd', kd), ('ki', ki)))
+        self.stiffness = _per_joint('impedance_stiffness', stiffness, n)
+        self.damping = _per_joint('impedance_damping', damping, n)
         self.integral_limit = _per_joint('integral_limit', integral_limit, n, allow_inf=True)
-        if np.any(self.kp < 0) or np.any(self.kd < 0) or np.any(self.ki < 0) or np.any(self.integral_limit < 0):
-            raise InputError('kp, kd, ki and integral_limit must be >= 0')
+        if np.any(self.kp < 0) or np.any(self.kd < 0) or np.any(self.ki < 0) or np.any(self.integral_limit < 0) \
+                or np.any(self.stiffness < 0) or np.any(self.damping < 0):
+            raise InputError('kp, kd, ki, integral_limit, impedance_stiffness and impedance_damping must be >= 0')
         self.integrating = bool(self.ki.any())      # checked once: ndarray.any() costs a microsecond
 
 

@@ -9,7 +9,7 @@ then H0^-1 [H0m, h0] in one 6x6 solve, and keeps every result in this object's b
 ==========================  =====================================================  =========
 attribute                   meaning (SPART conventions, see the core modules)      shape
 ==========================  =====================================================  =========
-``H0``, ``H0m``             base blocks of H                                       (6, 6), (6, n_q)
+``H0``, ``H0m``, ``Hm``      blocks of H (base, coupling, joints)                   (6, 6), (6, n_q), (n_q, n_q)
 ``J0``, ``Jm``              the point's Jacobian (Jm: the fixed-base Jacobian)     (6, 6), (6, n_q)
 ``reaction``                G = -H0^-1 H0m: u0 per unit joint velocity             (6, n_q)
 ``Jstar``                   J* = Jm + J0 G (SPART: Jstar)                          (6, n_q)
@@ -57,6 +57,7 @@ class FreeFloatingKinematics:
         nq = self.n_q = robot.n_q
         z = np.zeros
         self.H0, self.H0m, self.J0, self.Jm = z((6, 6)), z((6, nq)), z((6, 6)), z((6, nq))
+        self.Hm = z((nq, nq))
         self.reaction, self.Jstar = z((6, nq)), z((6, nq))
         self.h0, self.free_base_velocity, self.drift = z(6), z(6), z(6)
         self.R0, self.r0, self.qm = np.eye(3), z(3), z(nq)     # the last updated state
@@ -77,6 +78,7 @@ class FreeFloatingKinematics:
         H = fd.mass_matrix(R0, r0, qm)
         self.H0[:] = H[0:6, 0:6]
         self.H0m[:] = H[0:6, 6:]
+        self.Hm[:] = H[6:, 6:]
         J, _ = fd.jacobian(self.link, R0, r0, qm, offset=self.offset, bias=False)
         self.J0[:] = J[:, 0:6]
         self.Jm[:] = J[:, 6:]

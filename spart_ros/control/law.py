@@ -188,6 +188,16 @@ class FrictionCompensation:
         self._G = None if coordinates.is_identity else np.array(coordinates.G)
         self._half_damping = 0.5 * self.damping
 
+    def efforts(self, qd, qdd, reference_velocity, dt):
+        """(n,) the whole compensation d (qd + qdd dt / 2) + F sgn_v(reference_velocity), for a law
+        whose inverse dynamics leaves the joint friction out (computed at zero velocity); a new
+        array (zeros when not ``active``)."""
+        G = self._G
+        if G is not None:
+            qd, qdd, reference_velocity = G @ qd, G @ qdd, G @ reference_velocity
+        out = self.damping * (qd + (0.5 * dt) * qdd) + self.friction * np.tanh(reference_velocity / self.velocity)
+        return out if G is None else G.T @ out
+
     def correction(self, qd, qdd, reference_velocity, dt):
         """(n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring):
         d qdd dt / 2 + F (sgn_v(reference_velocity) - sgn_v(qd)); a new array."""
@@ -196,6 +206,5 @@ class FrictionCompensation:
             qd, qdd, reference_velocity = G @ qd, G @ qdd, G @ reference_velocity
         v = self.velocity
         out = self._half_damping * qdd * dt
-        if self.friction is not None:
-            out += self.friction * (np.tanh(reference_velocity / v) - np.tanh(qd / v))
+        out += self.friction * (np.tanh(reference_velocity / v) - np.tanh(qd / v))
         return out if G is None else G.T @ out

@@ -1,13 +1,14 @@
 """The controller's modes: mode name -> :class:`~spart_ros.control.law.Law` class (pure Python).
 
-Joint-space laws (:mod:`.effort_laws`) follow a joint trajectory (or hold a pose); the
-space-robot modes (:mod:`.space_modes`) follow end-effector references on a free-floating
-base.  A new mode is one :class:`~spart_ros.control.law.Law` subclass and one entry here; the
+Joint-space laws (:mod:`.effort_laws`, and the joint impedance of :mod:`.impedance`) follow a
+joint trajectory (or hold a pose); the Cartesian impedance (:mod:`.impedance`) and the
+space-robot modes (:mod:`.space_modes`) follow end-effector references.  A new mode is one :class:`~spart_ros.control.law.Law` subclass and one entry here; the
 :class:`~spart_ros.control.controller.Controller` and the ``spart_controller`` node take it from
 this table (its ``base``, ``follows``, ``references``, ``interfaces`` and ``holds_position``
 say what it needs).
 """
 from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompensation
+from .impedance import CartesianImpedance, FloatingCartesianImpedance, JointImpedance
 from .space_modes import SPACE_LAWS, SpaceMode
 
 __all__ = ['MODES', 'build_law']
@@ -18,6 +19,9 @@ MODES = {
     'floating_base': FloatingBase,
     'free_flying': FreeFlying,
     'gravity_compensation': GravityCompensation,
+    'joint_impedance': JointImpedance,
+    'cartesian_impedance': CartesianImpedance,
+    'floating_cartesian_impedance': FloatingCartesianImpedance,
     **{mode: SpaceMode for mode in SPACE_LAWS},
 }
 

@@ -21,9 +21,11 @@ __all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'per_joint']
 
 #: settings a controller takes at run time, between two ticks (the others need a reconfigure)
 RUN_TIME = ('kp', 'kd', 'ki', 'integral_limit', 'effort_limits', 'base_gains', 'state_timeout', 'reference_timeout',
-            'resume_tolerance', 'max_tracking_error', 'limit_tolerance', 'jump_tolerance')
-#: the PD(+I) gains and the integral bound: one value or one per command joint
-GAINS = ('kp', 'kd', 'ki', 'integral_limit')
+            'resume_tolerance', 'max_tracking_error', 'limit_tolerance', 'jump_tolerance', 'impedance_stiffness',
+            'impedance_damping', 'cartesian_stiffness', 'cartesian_damping', 'nullspace_stiffness',
+            'nullspace_damping')
+#: the PD(+I) gains, the integral bound and the joint impedance: one value or one per command joint
+GAINS = ('kp', 'kd', 'ki', 'integral_limit', 'impedance_stiffness', 'impedance_damping')
 #: one value for all command joints or one per command joint
 PER_JOINT = GAINS + ('effort_limits', 'max_tracking_error')
 
@@ -75,6 +77,13 @@ class ControllerSettings:
     integral_limit: object = 0.1
     effort_limits: tuple = ()                   # empty = the URDF <limit effort>
     base_gains: tuple = (1.0, 2.0, 1.0, 2.0)     # free_flying: kp, kd of the position, of the attitude
+    # impedance modes (spart_ros.control.impedance)
+    impedance_stiffness: object = 100.0         # joint_impedance: N m/rad or N/m, one or per command joint
+    impedance_damping: object = 5.0             # joint_impedance: N m s/rad or N s/m, one or per command joint
+    cartesian_stiffness: tuple = (10.0, 10.0, 10.0, 300.0, 300.0, 300.0)  # [rotation N m/rad; translation N/m]
+    cartesian_damping: tuple = ()               # 6 or 36 values; empty = 2 sqrt(cartesian_stiffness)
+    nullspace_stiffness: float = 10.0           # 1/s^2, mass-weighted posture spring
+    nullspace_damping: float = -1.0             # 1/s; < 0 = 2 sqrt(nullspace_stiffness)
     # safety
     state_timeout: float = 0.1                  # s
     resume_tolerance: float = 0.05              # rad or m
@@ -132,7 +141,10 @@ class ControllerSettings:
         if names:       # lengths that need no model
             self.per_joint(names)
         from .effort_laws import FreeFlying
+        from .impedance import cartesian_gains, nullspace_gains
         FreeFlying.check_base_gains(self.base_gains)
+        cartesian_gains(self.cartesian_stiffness, self.cartesian_damping)
+        nullspace_gains(self.nullspace_stiffness, self.nullspace_damping)
         return self
 
     def per_joint(self, names):
