@@ -8,7 +8,7 @@ import spart_interfaces.msg as M
 import spart_interfaces.srv as S
 from geometry_msgs.msg import Point, Twist, Wrench
 
-MESSAGES = ["LinkTwists", "Jacobian", "Jacobians", "CenterOfMass", "LinkWrench"]
+MESSAGES = ["LinkTwists", "Jacobian", "Jacobians", "CenterOfMass", "LinkWrench", "ControllerStatus", "EndEffectorGoal"]
 SERVICES = ["ForwardDynamics", "InverseDynamics", "InverseKinematics"]
 
 

@@ -55,12 +55,15 @@ import traceback
 
 import numpy as np
 
+from ..core.connectivity import leaf_links
 from ..core.errors import InputError, SpartError
+from ..core.inverse_kinematics import InverseKinematics
 from ..core.mimic import command_joints as default_command_joints
 from .effort_laws import Gains
+from .ee_goals import joint_trajectory_of, make_path
 from .goals import (ABORTED, ACTIVE, CANCELED, PENDING, PREEMPTED, QUEUED, SUCCEEDED, TrajectoryGoal,
                     check_position_limits)
-from .modes import MODES, build_law
+from .modes import MODES, accepts_pose_goals, build_law
 from .safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
 from .settings import GAINS, RUN_TIME, ControllerSettings
 from .trajectory import JointTrajectory, ReferenceSchedule, hold
@@ -278,6 +281,7 @@ class Controller:
 
     # -- the model ------------------------------------------------------------------------
     def _forget_joints(self):
+        self._ik = None
         self.joint_names, self.q_names = [], []
         self._cols = np.zeros(0, dtype=np.intp)
         self._every_joint, self._fault_check = False, False
@@ -318,6 +322,7 @@ class Controller:
             limits = np.full(len(names), np.inf)        # the law bounds the joint rates itself
         joints = {j.name: j.limits for j in robot.joints}
         self.robot, self.dynamics, self.law = robot, dynamics, law
+        self._ik = None
         self.q_names = q_names
         self.joint_names = names
         self._index = np.array([index[n] for n in names], dtype=np.intp)
@@ -397,6 +402,7 @@ class Controller:
         self._stamp_changed = None
         self._last_t = None
         self._last_q = self._last_qd = None
+        self._last_base = None
         self._last_ref = None
         self._goal = None               # the goal followed or queued (the newest accepted)
         self._pending = None            # a goal waiting for the model or the first state
@@ -604,6 +610,7 @@ class Controller:
             np.copyto(self._last_q, state.q)
             np.copyto(self._last_qd, state.qd)
         self._last_t = t
+        self._last_base = state.base
         self._last_ref = ref
 
     def _tracking_fault(self, state, ref, t):
@@ -695,6 +702,60 @@ class Controller:
             return
         self._start(goal, t)
 
+    def submit_pose(self, goal, t):
+        """Accept the end-effector :class:`~spart_ros.control.ee_goals.PoseGoal` ``goal`` at control
+        time ``t``: an end-effector mode follows its path (from its next tick at or after the
+        goal's start); a fixed-base joint mode turns the path into a joint trajectory by inverse
+        kinematics at samples of it (``path_sample_period``), starting from the reference followed
+        then (see :mod:`spart_ros.control.ee_goals`).  InputError naming why it is refused (status
+        'aborted'): a mode without pose goals, no model or no commanded state yet, a fault, a path
+        the end effector cannot follow."""
+        try:
+            self._accept_pose(goal, t)
+        except SpartError as err:
+            goal._finish(ABORTED, str(err))
+            self.gate.rejected += 1
+            raise
+        self.counts['trajectories'] += 1
+        return goal
+
+    def _accept_pose(self, goal, t):
+        s = self.settings
+        if s is None or not self.active:
+            raise InputError(f'the controller is {self.state}: pose goal ignored (activate it)')
+        if not accepts_pose_goals(s.mode):
+            law_class = MODES[s.mode]
+            why = ('a floating base: use a space-robot mode (resolved_rate...) or floating_cartesian_impedance'
+                   if law_class.base == 'floating' else 'it holds no reference')
+            raise InputError(f'mode {s.mode} takes no end-effector pose goal ({why}): goal refused')
+        if self.fault is not None:
+            raise InputError(f'the controller is in fault ({self.fault}): goal refused until the fault is cleared')
+        if self.law is None:
+            raise InputError('no robot model yet: pose goal refused (send it once the controller commands)')
+        if self.law.follows == 'end_effector':
+            self.law.set_reference('ee_goal', goal)
+            return
+        if self._hold_pending or self._schedule is None or self._last_base is None:
+            raise InputError('the controller has not commanded a measured state yet: pose goal refused (send it '
+                             'once it commands)')
+        start = max(float(t), goal.start) if goal.start else float(t)
+        ik = self._inverse_kinematics()
+        ref = self._schedule.sample(start)
+        R0, r0, _ = self.law.frames.fixed(self._last_base)
+        R, p = ik.pose(ref.position, R0, r0)
+        path = make_path(goal, R, p, start, self._last_base.R_b, self._last_base.p_b)
+        trajectory = joint_trajectory_of(path, ik, ref.position, R0, r0, s.path_sample_period, start=start)
+        self._accept(trajectory, t)
+        goal.trajectory = trajectory
+
+    def _inverse_kinematics(self):
+        """The fixed-base IK of the settings' end effector (ee_link, ee_offset), built once per model."""
+        if self._ik is None:
+            s = self.settings
+            self._ik = InverseKinematics(self.robot, s.ee_link or leaf_links(self.robot)[0], list(s.ee_offset),
+                                         fast=self.dynamics.new_workspace())
+        return self._ik
+
     def _keep(self, goal, why):
         if self._pending is not None:
             self._pending._finish(PREEMPTED, f'replaced by trajectory {goal.id} before it started')
@@ -760,6 +821,8 @@ class Controller:
             if goal is not None:
                 goal._finish(ABORTED, why)
         self._goal = self._pending = None
+        if self.law is not None and hasattr(self.law, 'abort_goal'):
+            self.law.abort_goal(why)
 
     def cancel(self, goal):
         """Cancel ``goal``: if followed (or queued), the pose measured at the next tick is held.

@@ -46,10 +46,11 @@ internal motion does not feel uniform gravity); the twist e' includes the drift 
 momentum.
 
 References (:meth:`set_reference`): ``'ee_pose'`` = (R (3, 3), p (3,), frame) a target of the
-end-effector frame, ``'ee_path'`` = a :class:`~spart_ros.control.paths.CartesianPath` or
-:class:`~spart_ros.control.paths.ScrewPath` (world frame) followed on the control clock (its
-velocity is the damper's v_d), ``'ee_twist'`` = (twist (6,), frame) a feed-forward of v_d (older
-than ``reference_timeout``: none).  Without one the end effector holds the pose it had at
+end-effector frame, ``'ee_goal'`` = a :class:`~spart_ros.control.ee_goals.PoseGoal` (a target
+reached along a Cartesian or screw path in a given time: the path's pose is the spring's
+equilibrium and its twist the damper's v_d, tick by tick; at its end its pose stays the
+target), ``'ee_twist'`` = (twist (6,), frame) a feed-forward of v_d (older than
+``reference_timeout``: none).  Without one the end effector holds the pose it had at
 activation (or after a reset).  Frames: 'world', or 'base' (the URDF base link frame, moved
 with the base: see :mod:`.space_modes`).
 """
@@ -60,6 +61,7 @@ from ..core.connectivity import leaf_links
 from ..core.errors import InputError
 from .damped_least_squares import damped_pseudo_inverse
 from .effort_laws import _JointLaw
+from .ee_goals import GoalFollower
 from .end_effector import EndEffector, rotation_vector
 from .free_floating import FreeFloatingKinematics
 from .law import BaseFrames, FrictionCompensation, Law, LawOutput
@@ -160,7 +162,7 @@ class _Cartesian(Law):
 
     follows = 'end_effector'
     holds_position = True
-    references = ('ee_pose', 'ee_path', 'ee_twist')
+    references = ('ee_pose', 'ee_goal', 'ee_twist')
 
     def __init__(self, dynamics, settings):
         robot = dynamics.robot
@@ -196,44 +198,58 @@ class _Cartesian(Law):
 
     def clear_references(self):
         self.reset()
-        self._pose = self._path = self._twist = None
+        self._pose = self._twist = None
+        if getattr(self, '_goals', None) is not None:
+            self._goals.abort('the references were cleared (activation)')
+        self._goals = GoalFollower()
+
+    def abort_goal(self, why):
+        """Drop the pose goal being followed (aborted: ``why``)."""
+        self._goals.abort(why)
 
     @property
     def has_reference(self):
-        return self._pose is not None or self._path is not None or self._twist is not None
+        return self._pose is not None or self._goals.active or self._twist is not None
 
     def set_reference(self, name, value, received=None):
         if name not in self.references:
             return super().set_reference(name, value, received)
-        if name == 'ee_path':
-            if not hasattr(value, 'sample'):
-                raise InputError(f'ee_path: expected a CartesianPath or ScrewPath, got {chk.given(value)}')
-            self._path, self._pose = value, None
+        if name == 'ee_goal':
+            self._goals.set(value)
         elif name == 'ee_pose':
             R, p, frame = value
             _frame('pose_frame', frame)
             self._pose = (chk.array('ee_pose rotation', R, (3, 3)).copy(), chk.vector('ee_pose position', p, 3).copy(),
                           frame)
-            self._path = None
+            self._goals.preempt('replaced by an ee_pose reference')
         else:
             twist, frame = value
             _frame('twist_frame', frame)
             self._twist = (chk.vector('ee_twist', twist, 6).copy(), frame, received)
 
-    def _target(self, base, R, p, t, now):
-        """(R_d, p_d, v_d (6,)) of this tick in the world (the hold: the pose of the first tick)."""
-        v_d = np.zeros(6)
-        if self._path is not None:
-            s = self._path.sample(t)
-            R_d, p_d, v_d = s.rotation, s.position, s.twist.copy()
-        elif self._pose is not None:
+    def _static_target(self, base, R, p):
+        """(R_d, p_d) world of the pose target, or of the hold (the pose of the first tick)."""
+        if self._pose is not None:
             R_d, p_d, frame = self._pose
             if frame == 'base':
                 R_d, p_d = base.R_b @ R_d, base.p_b + base.R_b @ p_d
+            return R_d, p_d
+        if self._hold is None:
+            self._hold = (R.copy(), p.copy())
+        return self._hold
+
+    def _target(self, base, R, p, t, now):
+        """(R_d, p_d, v_d (6,)) of this tick in the world."""
+        v_d = np.zeros(6)
+        sample = None
+        if self._goals.active:
+            sample, finished = self._goals.sample(t, lambda: self._static_target(base, R, p), base)
+            if finished:
+                self._pose = (sample.rotation.copy(), sample.position.copy(), 'world')
+        if sample is not None:
+            R_d, p_d, v_d = sample.rotation, sample.position, sample.twist.copy()
         else:
-            if self._hold is None:
-                self._hold = (R.copy(), p.copy())
-            R_d, p_d = self._hold
+            R_d, p_d = self._static_target(base, R, p)
         tw = self._twist
         if tw is not None and (now is None or tw[2] is None or now - tw[2] <= self.reference_timeout):
             twist, frame, _ = tw

@@ -11,7 +11,7 @@ from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompen
 from .impedance import CartesianImpedance, FloatingCartesianImpedance, JointImpedance
 from .space_modes import SPACE_LAWS, SpaceMode
 
-__all__ = ['MODES', 'build_law']
+__all__ = ['MODES', 'build_law', 'accepts_pose_goals']
 
 #: mode name -> Law class (one class may serve several modes: SpaceMode builds the law of its name)
 MODES = {
@@ -31,3 +31,14 @@ def build_law(mode, dynamics, settings, gains):
     path), ``settings`` (:class:`~spart_ros.control.settings.ControllerSettings`) and ``gains``
     (:class:`~spart_ros.control.effort_laws.Gains` in the fast path's coordinates)."""
     return MODES[mode].build(mode, dynamics, settings, gains)
+
+
+def accepts_pose_goals(mode):
+    """True if a controller in ``mode`` takes end-effector pose goals
+    (:class:`~spart_ros.control.ee_goals.PoseGoal`): an end-effector law with the reference
+    'ee_goal' follows the path itself; a fixed-base joint-trajectory law follows it as a joint
+    trajectory (inverse kinematics at samples of the path)."""
+    law = MODES[mode]
+    if law.follows == 'end_effector':
+        return 'ee_goal' in law.reference_names(mode)
+    return law.follows == 'joint_trajectory' and law.base == 'fixed'

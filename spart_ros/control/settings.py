@@ -105,6 +105,7 @@ class ControllerSettings:
     priority: str = 'end_effector'
     reactionless_attitude_only: bool = True
     reference_timeout: float = 0.5              # s
+    path_sample_period: float = 0.05            # s: a pose goal in a joint mode: IK every this along the path
 
     def replace(self, **changes):
         """A copy with ``changes`` (InputError for an unknown name)."""
@@ -127,7 +128,7 @@ class ControllerSettings:
         if self.command_interface not in law.interfaces:
             raise InputError(f'command_interface {self.command_interface} needs a mode that outputs it; mode '
                              f'{self.mode} outputs {list(law.interfaces)}')
-        for name in ('state_timeout', 'reference_timeout'):
+        for name in ('state_timeout', 'reference_timeout', 'path_sample_period'):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise InputError(f'{name} must be a finite number of seconds > 0, got {value!r}')

@@ -24,7 +24,11 @@ converted here with the measured base pose of each tick:
 As a controller's :class:`~spart_ros.control.law.Law` (:meth:`SpaceMode.build`,
 :meth:`SpaceMode.command`), the references are kept by :meth:`SpaceMode.set_reference`:
 ``'ee_twist'`` = (twist (6,), frame), older than ``reference_timeout`` s (steady clock) counts
-as none (the arm stops); ``'ee_pose'`` = (R (3, 3), p (3,), frame); ``'base_attitude'`` = R (3, 3)
+as none (the arm stops); ``'ee_pose'`` = (R (3, 3), p (3,), frame); ``'ee_goal'`` = a
+:class:`~spart_ros.control.ee_goals.PoseGoal` (reach a pose in a given time along a Cartesian or
+screw path: at each tick the path's pose is the target and its twist the feed-forward; it starts
+from the pose target the law had, or from the measured pose; at its end its pose stays the
+target; an ``'ee_pose'`` or ``'ee_twist'`` preempts it); ``'base_attitude'`` = R (3, 3)
 (desired_reaction).  Without a reference the task twist is zero: the end effector is held
 still (the base still moves by momentum conservation).
 """
@@ -38,6 +42,7 @@ from ..core import base_state as bs
 from ..core.connectivity import leaf_links
 from ..core.errors import InputError
 from .desired_reaction import DesiredReaction
+from .ee_goals import GoalFollower
 from .law import BaseFrames, Law, LawOutput
 from .reactionless import Reactionless
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
@@ -107,7 +112,7 @@ class SpaceMode(Law):
 
     @classmethod
     def reference_names(cls, mode):
-        return ('ee_twist', 'ee_pose') + (('base_attitude',) if mode == 'desired_reaction' else ())
+        return ('ee_twist', 'ee_pose', 'ee_goal') + (('base_attitude',) if mode == 'desired_reaction' else ())
 
     @property
     def interface(self):
@@ -146,6 +151,13 @@ class SpaceMode(Law):
         self._twist = None          # (twist, frame, received)
         self._pose = None           # (R, p, frame)
         self._base_attitude = None
+        if getattr(self, '_goals', None) is not None:
+            self._goals.abort('the references were cleared (activation)')
+        self._goals = GoalFollower()
+
+    def abort_goal(self, why):
+        """Drop the pose goal being followed (aborted: ``why``); the pose target stays."""
+        self._goals.abort(why)
 
     def set_reference(self, name, value, received=None):
         """``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame),
@@ -153,15 +165,19 @@ class SpaceMode(Law):
         ``received``: steady clock time (s) of the twist."""
         if name not in self.references:
             return super().set_reference(name, value, received)
-        if name == 'ee_twist':
+        if name == 'ee_goal':
+            self._goals.set(value)
+        elif name == 'ee_twist':
             twist, frame = value
             self._check_frame('twist_frame', frame)
             self._twist = (chk.vector('ee_twist', twist, 6).copy(), frame, received)
+            self._goals.preempt('replaced by an ee_twist reference')
         elif name == 'ee_pose':
             R, p, frame = value
             self._check_frame('pose_frame', frame)
             self._pose = (chk.array('ee_pose rotation', R, (3, 3)).copy(), chk.vector('ee_pose position', p, 3).copy(),
                           frame)
+            self._goals.preempt('replaced by an ee_pose reference')
         else:
             self._base_attitude = chk.array('base_attitude', value, (3, 3)).copy()
 
@@ -172,8 +188,8 @@ class SpaceMode(Law):
 
     @property
     def has_reference(self):
-        """A twist or pose reference is kept (the twist maybe expired)."""
-        return self._twist is not None or self._pose is not None
+        """A twist, pose or goal reference is kept (the twist maybe expired)."""
+        return self._twist is not None or self._pose is not None or self._goals.active
 
     def references_at(self, now):
         """:data:`SpaceReferences` of the kept references at steady time ``now`` (a twist older
@@ -187,9 +203,25 @@ class SpaceMode(Law):
 
     def command(self, state, joint_reference, t, dt, now=None):
         """The Law entry: :meth:`compute` with the kept references (``now``: steady clock, for
-        the twist's timeout); ``details`` = the :data:`SpaceOutput`."""
-        out = self.compute(state.base, state.q, state.qd, self.references_at(now), t)
+        the twist's timeout) or the pose goal's path at ``t``; ``details`` = the :data:`SpaceOutput`."""
+        refs = self.references_at(now)
+        if self._goals.active:
+            sample, finished = self._goals.sample(t, lambda: self._start_pose(state.base, state.q, refs), state.base)
+            if sample is not None:
+                refs = refs._replace(twist=sample.twist, position=sample.position, rotation=sample.rotation,
+                                     twist_frame='world', pose_frame='world')
+                if finished:            # the goal's pose stays the target
+                    self._pose, self._twist = (sample.rotation.copy(), sample.position.copy(), 'world'), None
+        out = self.compute(state.base, state.q, state.qd, refs, t)
         return LawOutput(out.values, None, None, out)
+
+    def _start_pose(self, base, q, refs):
+        """Where a goal's path starts: the pose target (world) if there is one, else the measured pose."""
+        _, position, rotation = self._in_world(base, refs)
+        if position is not None and rotation is not None:
+            return rotation, position
+        R, p = self.end_effector_pose(base, q)
+        return (R if rotation is None else rotation), (p if position is None else position)
 
     def compute(self, base, q, qd, references, t):
         """:data:`SpaceOutput` for the state (``base``, ``q``, ``qd``) at control time ``t`` (s)."""

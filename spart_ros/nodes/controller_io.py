@@ -14,10 +14,11 @@ from geometry_msgs.msg import PoseStamped, QuaternionStamped, TwistStamped, Vect
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-from spart_interfaces.msg import ControllerStatus
+from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
+from ..control.ee_goals import PoseGoal
 from ..control.goals import TrajectoryGoal
 from ..core.errors import InputError
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
@@ -48,7 +49,7 @@ class ControllerIO:
     (goals at ``node.control_time()``, references, reset notices) and the plant's gravity to
     ``node.on_gravity(g)``; every callback guarded by ``guard(callback, what)``."""
 
-    def __init__(self, node, p, references, guard):
+    def __init__(self, node, p, references, guard, pose_goals=False):
         self.node = node
         self._pub = node.create_publisher(Float64MultiArray, p['commands_topic'], COMMAND_QOS)
         self._pub_js = (node.create_publisher(JointState, p['joint_command_topic'], COMMAND_QOS)
@@ -67,7 +68,12 @@ class ControllerIO:
                    'ee_twist': (TwistStamped, 'ee_twist_topic', self._ee_twist),
                    'ee_pose': (PoseStamped, 'ee_pose_topic', self._ee_pose),
                    'base_attitude': (QuaternionStamped, 'base_attitude_topic', self._base_attitude)}
+        if pose_goals:
+            subs.append((EndEffectorGoal, p['ee_goal_topic'],
+                         lambda m: c.submit_pose(self._ee_goal(m), node.control_time()), 'ee_goal'))
         for name in references:
+            if name == 'ee_goal':           # a goal, not a law reference: submit_pose (above)
+                continue
             msg_type, topic, fn = convert[name]
             subs.append((msg_type, p[topic], lambda m, n=name, f=fn: c.set_reference(n, f(m), time.monotonic()),
                          name))
@@ -191,6 +197,13 @@ class ControllerIO:
         frame = self._frame('ee_pose', msg.header)
         R, p = pose_to_matrix('ee_pose.pose', msg.pose)
         return R, p, frame
+
+    def _ee_goal(self, msg):
+        """PoseGoal of a spart_interfaces/EndEffectorGoal (InputError naming the field at fault)."""
+        frame = self._frame('ee_goal', msg.header)
+        R, p = pose_to_matrix('ee_goal.pose', msg.pose)
+        return PoseGoal.create(R, p, msg.duration, msg.path or 'cartesian', msg.time_scaling or 'quintic', frame,
+                               stamp_seconds(msg.header.stamp))
 
     def _base_attitude(self, msg):
         self._frame('base_attitude', msg.header, base=False)

@@ -21,7 +21,7 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import SetBool
 
 from ..control.controller import FAULT, INACTIVE, UNCONFIGURED, ControlInputs, Controller
-from ..control.modes import MODES
+from ..control.modes import MODES, accepts_pose_goals
 from ..control.settings import RUN_TIME
 from ..core.errors import SpartError
 from .config import ConfigError
@@ -79,7 +79,8 @@ class ControllerNode(LifecycleNode):
         self.inputs = RobotInputs(self, {k: p[k] for k in INPUT_PARAMETERS}, model_options=dict(jacobians=False),
                                   on_model=self._on_model, on_joint_state=self._on_joint_state,
                                   on_rejected=self._on_rejected)
-        self.io = ControllerIO(self, p, MODES[settings.mode].reference_names(settings.mode), self.inputs.guard)
+        self.io = ControllerIO(self, p, MODES[settings.mode].reference_names(settings.mode), self.inputs.guard,
+                               pose_goals=accepts_pose_goals(settings.mode))
         steady = Clock(clock_type=ClockType.STEADY_TIME)     # under use_sim_time the node clock stops with the sim
         self._timers = [self.create_timer(min(0.02, settings.state_timeout / 4),
                                           self._guarded(self._watchdog, 'watchdog'), clock=steady)]

@@ -33,8 +33,10 @@ PARAMETERS = table(
           '`ros2 lifecycle set` would make); false: wait unconfigured for them'),
     _setting('mode', "control law: 'computed_torque' (fixed base), 'floating_base' (free-floating base, Floating_ID), "
              "'free_flying' (actuated base, base wrench out), 'gravity_compensation' (g(q) and kd damping, no "
-             "trajectories), or a space-robot mode following an end-effector reference: 'resolved_rate', "
-             "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'", choices=tuple(MODES)),
+             "trajectories), 'joint_impedance' (fixed base), 'cartesian_impedance' (fixed base) or "
+             "'floating_cartesian_impedance' (free-floating base), or a space-robot mode following an end-effector "
+             "reference: 'resolved_rate', 'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'",
+             choices=tuple(MODES)),
     _setting('command_joints', "the effort controller's joints, in the order of its commands; unset = the independent "
              "joints (mimic leaders) in the model's order, depth-first from the base link, siblings in URDF file "
              "order: the same rule as spart_sim's default joints", type='string_array',
@@ -47,6 +49,20 @@ PARAMETERS = table(
     _setting('ki', 'integral gain [1/s^3]: one value, or one per command joint', **_GAIN),
     _setting('integral_limit', 'bound of the integrated position error per joint [rad s or m s]: one value, or one '
              'per command joint', finite=False, **_GAIN),
+    _setting('impedance_stiffness', 'joint_impedance: joint stiffness K [N m/rad or N/m]: one value, or one per command '
+             'joint', **_GAIN),
+    _setting('impedance_damping', 'joint_impedance: joint damping D [N m s/rad or N s/m]: one value, or one per command '
+             'joint (stable at 1 kHz while D / inertia < 2000 1/s)', **_GAIN),
+    _setting('cartesian_stiffness', 'cartesian impedance modes: end-effector stiffness K, world axes: 6 values (the '
+             'diagonal: rotation x, y, z [N m/rad], translation x, y, z [N/m]) or 36 (a 6x6 matrix, row-major)',
+             type='double_array', low=0.0),
+    _setting('cartesian_damping', 'cartesian impedance modes: end-effector damping D (6 or 36 values, as '
+             'cartesian_stiffness) [N m s/rad, N s/m]; unset = 2 sqrt(cartesian_stiffness)', type='double_array',
+             example=[6.3, 6.3, 6.3, 34.6, 34.6, 34.6]),
+    _setting('nullspace_stiffness', 'cartesian_impedance: posture stiffness in the null space of the task, mass-weighted '
+             '[1/s^2] (the posture: the joint positions at activation)', low=0.0),
+    _setting('nullspace_damping', 'cartesian impedance modes: null-space damping, mass-weighted [1/s]; < 0 = 2 '
+             'sqrt(nullspace_stiffness)'),
     _setting('effort_limits', 'effort bound per command joint (or one for all) [N m or N]; unset = the URDF <limit '
              'effort> (none = unbounded)', type='double_array', low=0.0, open_low=True, finite=False,
              example=[100.0]),
@@ -83,11 +99,13 @@ PARAMETERS = table(
           choices=EXECUTORS),
     _setting('command_interface', "space-robot modes: 'effort' (Floating_ID of the velocity reference's "
              "accelerations) or 'velocity' (joint velocities, for a velocity command controller)", choices=INTERFACES),
-    _setting('ee_link', 'space-robot modes: end-effector link; empty = the first leaf link of the tree'),
-    _setting('ee_offset', 'space-robot modes: the end-effector point in the ee_link URDF frame [m]',
-             type='double_array', length=3),
-    _setting('task_rows', 'space-robot modes: task components (0..5 of [wx, wy, wz, vx, vy, vz]); unset = all six',
-             type='integer_array', low=0, high=5, example=[3, 4, 5]),
+    _setting('ee_link', 'end effector of the end-effector modes and pose goals: its link; empty = the first leaf link '
+             'of the tree'),
+    _setting('ee_offset', 'the end-effector point in the ee_link URDF frame [m]', type='double_array', length=3),
+    _setting('task_rows', 'space-robot and cartesian impedance modes: task components (0..5 of [wx, wy, wz, vx, vy, '
+             'vz]); unset = all six', type='integer_array', low=0, high=5, example=[3, 4, 5]),
+    _setting('path_sample_period', 's: a pose goal in a joint mode (computed_torque, joint_impedance) becomes a joint '
+             'trajectory by inverse kinematics at samples of its path this far apart', low=0.0, open_low=True),
     _setting('damping', 'space-robot modes: damping of the pseudo-inverse of J* inside the singular region', low=0.0),
     _setting('singular_region', 'space-robot modes: smallest singular value of J* below which damping starts',
              low=0.0),
@@ -111,6 +129,9 @@ PARAMETERS = table(
     Param('ee_pose_topic', '~/ee_pose', 'space-robot modes: geometry_msgs/PoseStamped in: end-effector pose target; '
           'header.frame_id world_frame (or empty) or the base link (a target fixed to the base); other frames are '
           'rejected'),
+    Param('ee_goal_topic', '~/ee_goal', 'spart_interfaces/EndEffectorGoal in (modes that take pose goals: the fixed-base '
+          'joint modes by IK, the end-effector modes along the path): reach a pose in a given time along a Cartesian '
+          'or screw path; header.frame_id world_frame (or empty) or the base link'),
     Param('base_attitude_topic', '~/base_attitude', 'desired_reaction: geometry_msgs/QuaternionStamped in: target '
           'orientation of the base link in the world (header.frame_id world_frame or empty)'),
     *INPUT_PARAMETERS.values(),
