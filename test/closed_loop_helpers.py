@@ -155,10 +155,10 @@ def run_data(joints, joint_states, odometry=(), imu=()):
 
 
 # --- metrics ------------------------------------------------------------------------------
-def tracking(data, reference, after):
-    """Tracking error q_ref - q over the states stamped at or after ``after`` (sim s):
+def tracking(data, reference, after, until=np.inf):
+    """Tracking error q_ref - q over the states stamped in [``after``, ``until``] (sim s):
     (error (M, n), rms (n,), max |error| (n,), t (M,))."""
-    keep = data.t >= after - 1e-12
+    keep = (data.t >= after - 1e-12) & (data.t <= until)
     t = data.t[keep]
     q_ref, _, _ = reference.sample(t)
     e = q_ref - data.q[keep]

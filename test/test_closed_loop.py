@@ -15,7 +15,18 @@ references of their own (closed_loop_helpers.py), not what the nodes report:
   length, NaN) published into the running loop are dropped by the sim, which keeps applying the
   controller's last command, and the loop goes on.
 - KUKA iiwa, fixed base, gravity, computed torque: the controller answers every state exactly
-  once (the loop would stall otherwise; no stamp is answered twice) and tracks to RMS < 0.001 rad.
+  once (the loop would stall otherwise; no stamp is answered twice) and tracks to RMS < 0.001 rad;
+  then an end-effector pose goal on ~/ee_goal (spart_interfaces/EndEffectorGoal: 12 cm in 1 s,
+  a Cartesian path, stamped to start 1.5 s later): the end effector (its URDF frame on the last
+  link: the default ee_link) stays within 1 mm of the straight line at every recorded state and
+  reaches the target.
+
+- Both: the offline closed loop (spart_ros.sim.closed_loop.simulate: the same Controller on the
+  same MuJoCo plant, no ROS) given the same parameters, initial state and trajectory message
+  reproduces the recorded run: the same joint states at every recorded stamp (KUKA to 1e-12
+  rad: bit for bit up to rounding; SC_3DoF, whose base state crosses ROS as a quaternion, to
+  1e-9, until the stray commands: a lockstep sim steps on every command message, dropped ones
+  too), so the offline runs that replace over-ROS ones in other tests prove the same law.
 
 What test_sim_plant.py / test_sim_node.py prove with torques from a test (momentum, accelerations
 against the core, a lone sim dropping bad commands) and what test_demo.py checks in real time
@@ -151,9 +162,23 @@ def test_stray_bad_commands_are_dropped_and_the_loop_goes_on(sc):
     assert sc.exit_code == 0 and not others, sc.describe()
 
 
+#: the end-effector goal after the KUKA's joint trajectory: the target's offset from where the
+#: end effector is (m), its duration (s), how long after the trajectory's end it starts (s)
+EE_GOAL_MOVE, EE_GOAL_DURATION, EE_GOAL_DELAY = np.array([0.08, -0.06, -0.06]), 1.0, 1.5
+
+
+def _kuka_ee_pose(q):
+    """(R, p) of the KUKA's last link frame (the controller's default end effector), world."""
+    from spart_ros.core.inverse_kinematics import InverseKinematics
+    robot = _robot('kuka_iiwa')
+    return InverseKinematics(robot, 'lbr_iiwa_link_7').pose(q, np.eye(3), np.asarray(robot.base_link.T)[:3, 3])
+
+
 @pytest.fixture(scope='module')
 def kuka(tmp_path_factory):
-    """KUKA iiwa in lockstep (2 ms per command); a 2 s loop in joint space."""
+    """KUKA iiwa in lockstep (2 ms per command); a 2 s loop in joint space, then a pose goal."""
+    from builtin_interfaces.msg import Time
+    from spart_interfaces.msg import EndEffectorGoal
     run = LoopRun(tmp_path_factory.mktemp('kuka'), 'kuka_iiwa', 'cl_kuka', KUKA_JOINTS, KUKA_EXTRA)
     run.reference = LoopTrajectory(KUKA_JOINTS, np.zeros(7), np.array([0.6, 0.4, -0.5, 0.5, 0.7, -0.5, 0.8]),
                                    np.array([0.3, 0.0, 0.4, 0.0, -0.3, 0.3, 0.0]), 2.0)
@@ -161,6 +186,25 @@ def kuka(tmp_path_factory):
         run.start()
         run.send(run.reference, lead=1.5)     # lockstep runs up to ~3x real time here
         run.run_until(run.reference.end + 0.1)
+        # the pose goal: from the pose the trajectory ended at (its start, q = 0), stamped ahead
+        R, p = _kuka_ee_pose(run.reference.q_start)
+        start = round(run.monitor.sim_time() + EE_GOAL_DELAY, 3)
+        msg = EndEffectorGoal(duration=EE_GOAL_DURATION, path='cartesian')
+        msg.header.stamp = Time(sec=int(start), nanosec=int(round(start % 1.0 * 1e9)))
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (p + EE_GOAL_MOVE).tolist()
+        from spart_ros.core.attitude import quaternion_to_ros
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = quaternion_to_ros(R)
+        pub = run.monitor.node.create_publisher(EndEffectorGoal, run.topic('spart_controller/ee_goal'), RELIABLE_QOS)
+        run.wait(lambda: pub.get_subscription_count() >= 1, 10.0, 'the controller subscribing to ~/ee_goal')
+        trajectories = run.monitor.status[-1][1].trajectories
+        pub.publish(msg)
+        run.wait(lambda: run.monitor.status[-1][1].trajectories > trajectories, 10.0, 'the pose goal accepted')
+        run.run_until(start + EE_GOAL_DURATION + 0.1)
+        # when it started: its stamp, or when the controller had it if it came late (lockstep runs fast)
+        started = re.findall(r'accepted \(goal 2\): starts at ([0-9.]+) s', run.log)
+        assert started, run.describe()
+        run.ee_goal = (float(started[0]), R, p, msg)
         run.stop()
         yield run
     finally:
@@ -173,7 +217,7 @@ def test_fixed_arm_tracks_in_lockstep_one_command_per_state(kuka):
     was answered twice."""
     data, ref = kuka.data, kuka.reference
     after = ref.start + APPROACH
-    _, rms, emax, t = check.tracking(data, ref, after)
+    _, rms, emax, t = check.tracking(data, ref, after, until=ref.end + 0.5)     # (then the pose goal)
     print(f'\nKUKA iiwa (lockstep): tracking RMS {rms} rad, max {emax} rad over {len(t)} states')
     assert np.sum(t <= ref.end) > 0.5 * ref.duration / 0.002, kuka.describe()   # (the monitor may miss some)
     assert np.all(rms < 0.001), (rms, kuka.describe())
@@ -186,3 +230,74 @@ def test_fixed_arm_tracks_in_lockstep_one_command_per_state(kuka):
     assert len(set(answered)) == len(answered), 'a state answered twice'
     assert len(answered) > 0.5 * len(states)
     assert kuka.exit_code == 0 and not kuka.errors_while_running(), kuka.describe()
+
+
+def test_fixed_arm_follows_a_pose_goal_on_a_straight_line(kuka):
+    start, R_s, p_s, _ = kuka.ee_goal
+    data = kuka.data
+    rows = np.flatnonzero(data.t >= start - 0.05)
+    p = np.array([_kuka_ee_pose(q)[1] for q in data.q[rows]])
+    end = p_s + EE_GOAL_MOVE
+    u = EE_GOAL_MOVE / np.linalg.norm(EE_GOAL_MOVE)
+    along = (p - p_s) @ u
+    off = np.linalg.norm((p - p_s) - along[:, None] * u, axis=1)
+    print(f'\nKUKA iiwa, ~/ee_goal over ROS: {len(rows)} states, the end effector at most {off.max() * 1e3:.4f} mm off '
+          f'the line, {np.linalg.norm(p[-1] - end) * 1e3:.4f} mm from the target at the end')
+    assert len(rows) > 0.5 * EE_GOAL_DURATION / 0.002
+    assert off.max() < 0.001 and np.linalg.norm(p[-1] - end) < 0.001
+    assert np.abs(along[data.t[rows] < start]).max() < 1e-6        # not before its stamp
+
+
+def _offline_twin(run, extra, floating, initial=None):
+    """The offline simulation of a recorded LoopRun: the demo YAML and the run's extra parameters
+    as controller settings, its trajectory message (times rounded to ns as the message carries
+    them), the sim's lockstep period (2 ms per command); returns the ClosedLoopRun."""
+    from spart_ros.control.goals import TrajectoryGoal
+    from spart_ros.sim.closed_loop import _yaml_settings, simulate
+    ref = run.reference
+    settings = dict(_yaml_settings(str(run.params)))
+    gravity = settings.pop('gravity')
+    settings.pop('base', None)
+    rounded = lambda t: int(t) + round(t % 1.0 * 1e9) * 1e-9  # noqa: E731 (as builtin_interfaces carry it)
+    goal = TrajectoryGoal.from_points(ref.joints, [(rounded(t), q, qd, qdd) for t, q, qd, qdd in ref.waypoints()],
+                                      rounded(ref.start))
+    events = []
+    if getattr(run, 'ee_goal', None) is not None:         # the pose goal, as the node made it of the message
+        from spart_ros.control.ee_goals import PoseGoal
+        from spart_ros.nodes.conversions import pose_to_matrix
+        start, _, _, msg = run.ee_goal
+        goal_pose = PoseGoal.create(*pose_to_matrix('ee_goal.pose', msg.pose), EE_GOAL_DURATION, start=start)
+        events.append((start - 0.1, lambda c, plant, t: c.submit_pose(goal_pose, t)))
+    return simulate(str(run.urdf), settings, duration=run.data.t[-1], trajectory=goal, base='floating' if floating
+                    else 'fixed', gravity=gravity, dt=extra.get('dt', 0.001), steps_per_tick=extra['lockstep_steps'],
+                    initial=initial, events=events)
+
+
+def _compare(offline, data, joints, until=np.inf):
+    cols = [offline.joint_names.index(j) for j in joints]
+    index = {int(round(t * 1e9)): k for k, t in enumerate(offline.t)}
+    rows = [(k, index[int(round(t * 1e9))]) for k, t in enumerate(data.t)
+            if int(round(t * 1e9)) in index and t <= until]
+    recorded = np.array([data.q[k] for k, _ in rows])
+    simulated = np.array([offline.q[i][cols] for _, i in rows])
+    return len(rows), float(np.abs(recorded - simulated).max()), rows
+
+
+def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
+    from spart_ros.sim import InitialState
+    offline = _offline_twin(kuka, KUKA_EXTRA, floating=False)
+    n, diff, _ = _compare(offline, kuka.data, KUKA_JOINTS)
+    print(f'\nKUKA iiwa: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} rad')
+    assert n > 0.5 * len(kuka.data) and diff < 1e-12, (n, diff)
+    initial = InitialState(base_linear_velocity=tuple(SC_EXTRA['initial_base_linear_velocity']),
+                           base_angular_velocity=tuple(SC_EXTRA['initial_base_angular_velocity']))
+    offline = _offline_twin(sc, SC_EXTRA, floating=True, initial=initial)
+    # until the stray commands: published once the monitor saw this sim time, and a lockstep sim
+    # takes a step on every command message, the dropped ones too
+    n, diff, rows = _compare(offline, sc.data, SC_JOINTS, until=sc.reference.start + APPROACH + 1.0)
+    base = max(np.abs(sc.data.base_position[k] - offline.base_position[i]).max() for k, i in rows
+               if not np.isnan(sc.data.base_position[k]).any())
+    print(f'SC_3DoF: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} rad, base {base:.1e} m')
+    assert n > 1000 and diff < 1e-9 and base < 1e-9, (n, diff, base)
+
+

@@ -12,18 +12,14 @@ and odometry the sim publishes (every state recorded, by its stamp: sim time).
   along the line that of the twist to 3 % over the motion's middle; the end point to 5 mm + 10 % of its length (the
   joint-rate loop lags by 1/velocity_gain = 0.1 s), the base turns (> 0.2 deg: the arm's
   reaction), a pose target is reached to 5 mm, and a twist that stops coming stops the arm;
-- reactionless (real time): the same line (position task, 3 rows) with the base attitude kept to
-  < 0.02 deg (the 7-joint arm has a 4-dimensional attitude null space), the path sampled alike;
-- desired_reaction (LOCKSTEP: the sim advances 2 ms per command, whatever the machine's load):
-  ~/base_attitude asks the base to turn by 1 deg while ~/ee_pose holds the end effector: the
-  attitude error falls as the law's P gain says (exp(-t): 25-50 % of the step after 1 s of sim
-  time, < 20 % after 2 s, < 3 % after 4.5 s), the end effector stays within 1 mm;
-- resolved_rate_min_base_energy against resolved_rate (LOCKSTEP): the same 4.5 cm pose target,
-  both reach it to 5 mm; the base kinetic energy integrated over the motion is at least 3 times
-  lower with the minimum-energy law;
 - the velocity interface publishes the law's joint rates, checked against the pure law in this
   process for the same state (no simulator): a twist in the world frame, one in the base link
   frame (rotated here) give the same command, a twist in another frame is rejected.
+
+The laws' other closed-loop checks (reactionless on a line, desired_reaction's base attitude,
+the minimum base energy against resolved rate, a pose goal along a line) run offline on the same
+MuJoCo plant (test_space_modes_offline.py, test_ee_goals.py; test_closed_loop.py shows the
+offline loop equals the nodes' lockstep loop): what they check is the law, not the transport.
 """
 import time
 from types import SimpleNamespace
@@ -254,124 +250,6 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
         np.testing.assert_allclose(st.joint_limit_distance, np.minimum(q - lower, upper - q), atol=0.01)
     finally:
         loop.close()
-
-
-def test_reactionless_keeps_the_base_attitude(ros):
-    """The end-effector position task (3 rows) in the 4-dimensional attitude null space of the
-    7-joint arm: tracked along the line as the resolved-rate one is, with the base attitude
-    undisturbed (the end-effector orientation is free: not checked)."""
-    loop = Loop(ros, 'rl', 'reactionless', q0=Q_REACTIONLESS, task_rows=[3, 4, 5])
-    try:
-        _, q, R_b, p_b = loop.latest()
-        R0_ee, p0 = loop.ee_pose(q, R_b, p_b)
-        turn, t_start, t_stop = loop.drive(V, 2.0)
-        ros.spin_for(0.8)
-        moved = loop.ee_position() - p0
-        expected = V[3:] * (t_stop - t_start + TIMEOUT)
-        assert turn < 0.02, f'reactionless: the base turned {turn:.4f} deg'
-        off, speed, _, k = check_line(loop, p0, R0_ee, V, t_start, t_stop, loop.latest()[0], orientation=False)
-        print(f'\nreactionless line: {k} states, at most {off * 1e3:.3f} mm off the line, {speed * 1e3:.2f} mm/s')
-        assert np.linalg.norm(moved - expected) < 0.005 + np.linalg.norm(V[3:]) * 0.1, (moved, expected)
-        st = loop.status.messages[-1]
-        assert st.feasible and st.mode == 'reactionless', st.message
-    finally:
-        loop.close()
-
-
-def test_desired_reaction_turns_the_base_to_its_reference(ros):
-    """LOCKSTEP.  ~/base_attitude: the base turned by 1 deg about the axis the arm turns it about
-    most easily here (the strongest direction of the base reaction within the end-effector
-    position task's null space, G_w N, computed from the model); ~/ee_pose: hold the end effector.
-    The attitude error falls as exp(-attitude_gain t) would (sim time from when the base starts
-    turning: 25-50 % of the step after 1 s, < 20 % after 2 s, < 3 % after 4.5 s; the effort loop
-    lags a little), the end effector stays within 1 mm.
-    Plain resolved rate would leave the base where it is: the test discriminates."""
-    loop = Loop(ros, 'dr', 'desired_reaction', lockstep=True, task_rows=[3, 4, 5], base_rows=[0, 1, 2],
-                attitude_gain=1.0)
-    try:
-        t0, q, R_b, p_b = loop.latest()
-        R0, r0, _ = bs.base_from_link_frame(ROBOT, R_b, p_b)
-        ff = FreeFloatingKinematics(ROBOT, EE).update(R0, r0, q)
-        N = damped_pseudo_inverse(ff.Jstar[3:6]).null_basis
-        axis_c = np.linalg.svd(ff.reaction[0:3] @ N)[0][:, 0]           # base CoM frame
-        R_bc = np.asarray(ROBOT.base_link.T)[:3, :3]
-        axis = R_b @ R_bc @ axis_c                                      # world
-        R_ref = Rotation.from_rotvec(np.radians(1.0) * axis).as_matrix() @ R_b
-        R_ee, p_ee = loop.ee_pose(q, R_b, p_b)
-        msg = QuaternionStamped()
-        msg.header.frame_id = 'odom'
-        msg.quaternion.x, msg.quaternion.y, msg.quaternion.z, msg.quaternion.w = quaternion_to_ros(R_ref)
-        t_pub = loop.latest()[0]
-        for _ in range(3):                     # reliable, but the first may go before matching: idempotent
-            loop.publish_pose(R_ee, p_ee)
-            loop.attitude.publish(msg)
-            ros.spin_for(0.05)
-        loop.run_until(t_pub + 6.0, 'sim time 6 s after the base attitude target')
-        states = loop.complete_states(t_pub, t_pub + 6.0)
-        t = np.array([s[0] for s in states])
-        err = np.array([_angle(R_ref, o[0]) for _, _, o in states])
-        ee_off = np.array([np.linalg.norm(loop.ee_pose(qi, o[0], o[1])[1] - p_ee) for _, qi, o in states])
-        assert err[0] > 0.999, 'the target is 1 deg away when it is sent'
-        t_on = t[np.argmax(err < 0.99)]         # the base starts turning: the target has arrived
-        at = lambda s: err[np.argmin(np.abs(t - t_on - s))]  # noqa: E731
-        print(f'\ndesired_reaction: attitude error 1 deg, then {at(1.0):.3f} deg 1 s after the base starts '
-              f'turning, {at(2.0):.3f} after 2 s, {at(4.5):.4f} after 4.5 s (exp(-t): 0.368, 0.135, 0.011); end '
-              f'effector at most {ee_off.max() * 1e3:.3f} mm off ({len(t)} states, the target {t_on - t_pub:.2f} s '
-              'after it was sent)')
-        assert t_on + 4.5 <= t[-1], 'the target came too late to measure the response'
-        assert 0.25 < at(1.0) < 0.5 and at(2.0) < 0.2 and at(4.5) < 0.03, err
-        assert ee_off.max() < 0.001
-        st = loop.status.messages[-1]
-        assert st.mode == 'desired_reaction' and st.commanding and st.feasible, st.message
-        assert st.base_error < 1e-6 and st.rate_scale == 1.0
-    finally:
-        loop.close()
-
-
-def _base_energy(states):
-    """The base's own kinetic energy [J] at each state: 1/2 (w' I_base w + m_base |v_com|^2), from
-    the odometry twist (base link frame) moved to the base CoM."""
-    I_base, m_base = np.asarray(ROBOT.base_link.inertia, dtype=float), float(ROBOT.base_link.mass)
-    out = []
-    for _, _, (R_b, p_b, v_b, w_b) in states:
-        _, _, u0 = bs.base_from_link_frame(ROBOT, R_b, p_b, v_b, w_b)
-        out.append(0.5 * (u0[0:3] @ I_base @ u0[0:3] + m_base * u0[3:6] @ u0[3:6]))
-    return np.array(out)
-
-
-def test_min_base_energy_moves_the_base_less_than_resolved_rate(ros):
-    """LOCKSTEP.  The same pose target (4.5 cm away, position task) under resolved_rate and
-    resolved_rate_min_base_energy: both reach it to 5 mm within 4 s of sim time; the base
-    kinetic energy integrated over those 4 s is at least 3 times lower with the minimum-energy
-    law (about 7 times in the kinematic model), and its base turns less."""
-    results = {}
-    for mode in ('resolved_rate', 'resolved_rate_min_base_energy'):
-        loop = Loop(ros, 'me' if mode.endswith('energy') else 'mr', mode, lockstep=True, task_rows=[3, 4, 5])
-        try:
-            _, q, R_b, p_b = loop.latest()
-            R_ee, p_ee = loop.ee_pose(q, R_b, p_b)
-            target = p_ee + np.array([0.0, 0.04, -0.02])
-            for _ in range(3):
-                loop.publish_pose(R_ee, target)
-                ros.spin_for(0.05)
-            t_pub = loop.latest()[0]
-            loop.run_until(t_pub + 4.0, 'sim time 4 s after the pose target')
-            states = loop.complete_states(t_pub, t_pub + 4.0)
-            t = np.array([s[0] for s in states])
-            energy = _base_energy(states)
-            reached = np.linalg.norm(loop.ee_pose(states[-1][1], *states[-1][2][0:2])[1] - target)
-            turned = _angle(R_b, states[-1][2][0])
-            results[mode] = (float(np.trapezoid(energy, t)), reached, turned)
-            st = loop.status.messages[-1]
-            assert st.mode == mode and st.commanding and st.feasible and st.rate_scale == 1.0, st.message
-        finally:
-            loop.close()
-    print('\n' + '\n'.join(f'{m}: base kinetic energy integral {e:.3g} J s, target missed by {r * 1e3:.2f} mm, '
-                             f'base turned {a:.3f} deg' for m, (e, r, a) in results.items()))
-    (e_rr, r_rr, a_rr), (e_me, r_me, a_me) = results['resolved_rate'], results['resolved_rate_min_base_energy']
-    assert r_rr < 0.005 and r_me < 0.005, results
-    assert e_rr > 1e-5, 'resolved rate must move the base: the comparison would say nothing'
-    assert e_me < e_rr / 3 and a_me < a_rr, results
 
 
 def test_velocity_interface_publishes_the_law_joint_rates(ros):
