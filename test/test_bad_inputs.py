@@ -229,6 +229,7 @@ def fast_targets():
                                                     **flag)),
         ('FastDynamics.twists', fd.twists, dict(state, **flag)),
         ('FastDynamics.link_pose', link_pose, {'link': Arg('link', LINK, 'link')}),
+        ('FastDynamics.joint_friction', fd.joint_friction, {'um': a['um']}),
     ]
 
 

@@ -165,7 +165,7 @@ class FastDynamics:
         """d um + F sgn_v(um) (n_q,), a new array: the efforts the joints' damping and smoothed
         Coulomb friction take at joint velocities ``um`` (zero without joint_dynamics), as the
         kernels add them to inverse dynamics."""
-        um = chk.vector('um', um, self.n_q)
+        um = self._numeric('um', chk.vector('um', um, self.n_q))
         m = self.model
         return m.damping * um + m.friction * np.tanh(um / m.friction_velocity)
 
