@@ -88,3 +88,14 @@ def test_sim_and_controller_take_their_joints_from_the_tag_and_track():
         for p in procs:
             p.cleanup()
         ros.close()
+
+
+def test_a_tag_naming_a_joint_the_robot_lacks_stops_the_sim_naming_it():
+    text = tagged_panda().replace('<joint name="panda_joint3">', '<joint name="panda_joint9">')
+    proc = start_node('spart_ros', 'sim_node', namespace='/tagged_bad', parameters=dict(robot_description=text))
+    try:
+        proc.wait_for_output(r'invalid configuration: .*names joint \'panda_joint9\', which is not a joint of robot',
+                             60.0)
+        assert proc.proc.wait(scaled(30.0)) == 2
+    finally:
+        proc.cleanup()
