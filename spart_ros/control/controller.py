@@ -239,8 +239,9 @@ class Controller:
         return zero
 
     def set_model(self, robot, dynamics=None, hardware=()):
-        """A new robot model (a new robot_description; ``hardware``: its ``<ros2_control>`` tags).  Active with a law: one zero command (if
-        one may be applied), inactive until activated again (a model is structural); active
+        """A new robot model (a new robot_description; ``hardware``: its ``<ros2_control>`` tags).
+        Active with a law: one zero command (if one may be applied), inactive until activated
+        again (a model is structural); active
         waiting for its first model: the law is built and the controller goes on (holding at
         the first state).  A model the settings cannot control leaves it inactive, saying why
         (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes.  Returns the
