@@ -102,9 +102,9 @@ class PoseGoal:
     def done(self):
         return self.status in DONE
 
-    def _finish(self, status, message=''):
+    def _finish(self, status, message='', code=None):
         if self.trajectory is not None:
-            self.trajectory._finish(status, message)
+            self.trajectory._finish(status, message, code)
         elif not self.done:
             self.status, self.message = status, message
 
