@@ -135,12 +135,14 @@ PARAMETERS = table(
              choices=('end_effector', 'base')),
     _setting('reactionless_attitude_only', 'reactionless: keep only the base attitude undisturbed (false: the whole '
              'base motion)'),
-    _setting('reference_timeout', 's: an end-effector twist older than this (steady clock) counts as zero (stop)',
+    _setting('reference_timeout', 's: an end-effector twist older than this (steady clock) counts as none',
              low=0.0, open_low=True),
-    Param('ee_twist_topic', '~/ee_twist', 'space-robot modes: geometry_msgs/TwistStamped in: end-effector twist '
+    Param('ee_twist_topic', '~/ee_twist', 'end-effector modes (space-robot, Cartesian impedance): '
+          'geometry_msgs/TwistStamped in: end-effector twist '
           '[angular; linear velocity of the point]; header.frame_id world_frame (or empty) or the base link (the '
           'twist in base link axes); other frames are rejected'),
-    Param('ee_pose_topic', '~/ee_pose', 'space-robot modes: geometry_msgs/PoseStamped in: end-effector pose target; '
+    Param('ee_pose_topic', '~/ee_pose', 'end-effector modes (space-robot, Cartesian impedance): '
+          'geometry_msgs/PoseStamped in: end-effector pose target; '
           'header.frame_id world_frame (or empty) or the base link (a target fixed to the base); other frames are '
           'rejected'),
     Param('ee_goal_topic', '~/ee_goal', 'spart_interfaces/EndEffectorGoal in (modes that take pose goals: the fixed-base '
