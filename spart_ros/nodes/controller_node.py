@@ -26,7 +26,7 @@ from ..control.settings import RUN_TIME
 from ..core.errors import SpartError
 from .config import ConfigError
 from .controller_io import ControllerIO
-from .controller_parameters import PARAMETERS, settings_from
+from .controller_parameters import PARAMETERS, setting, settings_from
 from .parameters import declare, values, watch
 from .robot_inputs import INPUT_PARAMETERS, RobotInputs, guarded
 from .runner import run_node
@@ -165,8 +165,7 @@ class ControllerNode(LifecycleNode):
 
     def _apply(self, changes):
         """Run-time parameters (validated by the table) to the controller, between two ticks."""
-        changes = {k: tuple(v) if k in ('effort_limits', 'base_gains') else v for k, v in changes.items()
-                   if k in RUN_TIME}
+        changes = {k: setting(k, v) for k, v in changes.items() if k in RUN_TIME}
         if changes and self.controller.settings is not None:
             self.controller.apply_settings(**changes)
             self.get_logger().info(f'parameters applied: {changes}')

@@ -23,6 +23,7 @@ Numbers are declared with dynamic typing and converted here: ``kp: 400`` in a YA
 import array
 from dataclasses import dataclass
 import math
+import traceback
 
 from .config import ConfigError
 
@@ -209,7 +210,8 @@ def watch(node, params, apply, structural_ok=lambda: False):
     """Validate ``ros2 param set`` on ``node`` for the parameters of ``params``: a bad value is
     refused with the reason; a structural one unless ``structural_ok()``; the valid run-time
     ones go to ``apply({name: value})``, which may raise a SpartError (refused with its text:
-    e.g. a value no law can use).  Parameters not in the table are left to other callbacks."""
+    e.g. a value no law can use; any other exception is refused too, logged with its traceback:
+    the node keeps running).  Parameters not in the table are left to other callbacks."""
     from rcl_interfaces.msg import SetParametersResult
     from ..core.errors import SpartError
 
@@ -234,6 +236,10 @@ def watch(node, params, apply, structural_ok=lambda: False):
                 apply(updates)
             except SpartError as err:
                 return SetParametersResult(successful=False, reason=str(err))
+            except Exception as err:  # noqa: BLE001 - a parameter change must never kill the node
+                node.get_logger().error(f'parameters {sorted(updates)} refused: unexpected {type(err).__name__}: {err}'
+                                        f'\n{traceback.format_exc()}')
+                return SetParametersResult(successful=False, reason=f'unexpected {type(err).__name__}: {err}')
         return SetParametersResult(successful=True)
     node.add_on_set_parameters_callback(on_set)
     return on_set
