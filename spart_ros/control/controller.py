@@ -18,7 +18,10 @@ States (:attr:`Controller.state`)::
 
 - ``halted``: active, not commanding: waiting for a robot model or a complete state, or a
   stale or rejected input, or a law that failed.  Entering it from commanding sends ONE
-  all-zero command, then nothing until a tick computes again with fresh valid data; then
+  all-zero command, then nothing until a tick computes again with fresh valid data (a stall of
+  the controller, event-driven: a state stamped more than ``state_timeout`` after the last
+  command, is a halt that ends at that tick, without the zero: the plant applied the last
+  command meanwhile); then
   commanding resumes on the reference if every joint is within ``resume_tolerance`` of it,
   else by holding where the robot is (the motors were limp: jumping back would be a jolt).
 - ``holding``: commanding a hold of the measured pose taken at activation (the mode's full
@@ -481,6 +484,9 @@ class Controller:
         if self.fault is not None and not self.law.holds_position:
             self._answered = stamp
             return None                         # stopped by the fault until cleared
+        if s.event_driven and not self.gate.halted and self._last_t is not None \
+                and t - self._last_t > s.state_timeout:
+            self._unsupervised(t)
         t0 = time.perf_counter()
         t = float(t)
         self._before_law(state, t)
@@ -512,6 +518,19 @@ class Controller:
         self._advance_goal(t)
         self.compute_time = time.perf_counter() - t0
         return Command(values, False, out.base_torque, out.base_force, t)
+
+    def _unsupervised(self, t):
+        """The plant's time went on for longer than state_timeout since the last command (this
+        controller did not run: a stalled process; the watchdog did not either): the plant applied
+        that command meanwhile, as after a halt the robot may be anywhere near the reference.
+        The same rules as after a halt, whichever callback runs first after the stall (the
+        watchdog's zero command, or this state): resume on the reference within
+        resume_tolerance, else hold the measured pose."""
+        why = (f'the plant ran {t - self._last_t:.3f} s on the last command (state_timeout '
+               f'{self.settings.state_timeout:g} s): this controller did not answer its states meanwhile (a stalled '
+               'process?)')
+        self._notify('warning', 'unsupervised', why)
+        self.gate.unsupervised(why)
 
     def _before_law(self, state, t):
         """The reference this tick follows: resume after a halt, the control clock going back,
