@@ -27,7 +27,10 @@ origin from the recorded states and the core's generalized inertia), command lat
 
 Exit 0 and a last line ending in OK when every scenario tracked within its bound (RMS < 0.01 rad
 floating, < 0.001 rad fixed), the watchdog zeroed the commands, the bags read back and the nodes
-stopped cleanly; else FAILED with the reasons, exit 1.
+stopped cleanly; else FAILED with the reasons, exit 1.  A scenario that fails after a measured stall
+of this machine (the controller halted during the motion, or the plant applied one command for more
+than 20 ms while the arm moved: ``disturbance``) runs once more, saying so; the second run is judged
+by the same bounds.
 """
 import argparse
 import bisect
@@ -181,6 +184,7 @@ class Recording:
         from mcap_ros2.decoder import DecoderFactory
         index = {name: k for k, name in enumerate(robot.q_names)}
         self.js, self.odom, self.commands = [], {}, []   # see the fields below
+        self.applied = {}       # stamp ns -> the efforts the sim applied (echoed in joint_states.effort)
         with open(bag_path, 'rb') as f:
             reader = make_reader(f, decoder_factories=[DecoderFactory()])
             for _, channel, message, msg in reader.iter_decoded_messages(
@@ -195,12 +199,29 @@ class Recording:
                             qd[j] = msg.velocity[k] if len(msg.velocity) else 0.0
                     stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
                     self.js.append((stamp, received, q, qd))          # stamp ns, receipt s, q, qd
+                    self.applied[stamp] = np.array(msg.effort)
                 elif channel.topic.endswith('/odom'):
                     self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = _base_state(msg)
                 else:
                     self.commands.append((received, np.array(msg.data)))   # receipt s, efforts
         self.js.sort(key=lambda x: x[1])
         self.commands.sort(key=lambda x: x[0])
+
+    def longest_one_command(self, t0, t1):
+        """The longest simulated time (s) within [t0, t1] over which the plant applied one
+        command: recorded states in a row with the very same efforts.  While the arm moves, each
+        control period brings a new command; a longer span is the machine's doing (the controller
+        not scheduled, the plant applying its last command meanwhile as ros2_control does, or the
+        sim catching up a stall of its own in one go)."""
+        stamps = sorted(s for s in self.applied if t0 <= s * 1e-9 <= t1)
+        longest, first = 0.0, None
+        for a, b in zip(stamps, stamps[1:]):
+            if np.array_equal(self.applied[a], self.applied[b]):
+                first = a if first is None else first
+                longest = max(longest, (b - first) * 1e-9)
+            else:
+                first = None
+        return longest
 
     def latencies(self):
         """s from each joint state's receipt to the receipt of the next command (one per state)."""
@@ -375,6 +396,8 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     # halts of the controller during the run (stale inputs: a busy machine), before the pause
     halts = [s.timeouts for t, s in mon.status if t_start <= t < t_start + result.get('sim_seconds', 0)]
     result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
+    motion = scenario['waypoints'][-1][0]
+    result['longest_one_command_s'] = rec.longest_one_command(t_start, t_start + motion)
     # tracking error: the controller's own reference - measured, after the first second
     errs = np.array([s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)])
     if len(errs):
@@ -480,11 +503,35 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     result['plots'] = pngs
 
 
+#: s: a plant that applied one command this long while the arm moved was disturbed by the machine
+#: (20 control periods: the controller answers each state within a few ms, the sim catches up 20 ms
+#: of a stall of its own at most)
+STALL = 0.02
+
+
+def disturbance(r):
+    """Why the run ``r`` was disturbed by this machine rather than by the code ('' if it was not):
+    the controller halted on stale inputs (or after a stall of its own) during the motion, or the
+    plant ran on one command for longer than STALL (a stall of the controller)."""
+    why = []
+    if r.get('halts_during_run'):
+        why.append(f'the controller halted {r["halts_during_run"]} time(s) on stale inputs or after a stall')
+    if r.get('longest_one_command_s', 0.0) > STALL:
+        why.append(f'the plant ran {r["longest_one_command_s"] * 1e3:.0f} ms on one command')
+    return ', '.join(why)
+
+
 def print_summary(r):
     say(f'=== {r["label"]}')
     say(f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)'
         + (f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
            if r.get('halts_during_run') else ''))
+    if 'longest_one_command_s' in r:
+        say(f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm moved '
+            f'(over {STALL * 1e3:.0f} ms counts as a stall of this machine)')
+    if 'first_attempt' in r:
+        f = r['first_attempt']
+        say(f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall ({f["disturbance"]})')
     for n, e in r.get('tracking', {}).items():
         say(f'  tracking error after 1 s  {n:18s} RMS {e["rms"]:.2e} rad   max {e["max"]:.2e} rad')
     if 'base_attitude_change_deg' in r:
@@ -510,6 +557,21 @@ def print_summary(r):
         say(f'  PROBLEM: {p}')
 
 
+def run_once_more_after_a_stall(name, out, seconds, launch_log):
+    """One scenario; run again (once) if it failed after a measured stall of this machine (a
+    shared machine can stop a process for hundreds of ms: the plant then applies the last
+    command open loop, as ros2_control hardware does, and the arm really leaves its reference).
+    The second run is judged by the same bounds; the first one's problems stay in the summary."""
+    result = run_scenario(name, SCENARIOS[name], out, seconds, launch_log)
+    why = disturbance(result)
+    if not result['problems'] or not why:
+        return result
+    say(f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running it again')
+    again = run_scenario(name, SCENARIOS[name], out, seconds, launch_log)
+    again['first_attempt'] = dict(problems=result['problems'], disturbance=why)
+    return again
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--output', type=Path, default=None, help='output folder (default demo_output/<time>)')
@@ -529,7 +591,7 @@ def main(argv=None):
         with open(out / 'nodes.log', 'w') as launch_log:
             for name in args.scenarios:
                 try:
-                    results.append(run_scenario(name, SCENARIOS[name], out, args.seconds, launch_log))
+                    results.append(run_once_more_after_a_stall(name, out, args.seconds, launch_log))
                 except RuntimeError as err:
                     failures.append(f'{name}: {err}')
                     say(f'{name}: FAILED: {err}')

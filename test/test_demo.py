@@ -70,6 +70,9 @@ def test_tracking_momentum_and_base(run):
     for r in (sc, kuka):
         assert r['nodes_exit_code'] == 0
         assert r['latency_ms']['samples'] > 1000 and r['latency_ms']['p50'] > 0
+        # the disturbance is measured; a scenario is only run again after a measured one
+        assert 0.0 <= r['longest_one_command_s'] < 5.0
+        assert 'first_attempt' not in r or r['first_attempt']['disturbance'], r['first_attempt']
 
 
 def test_watchdog_and_services(run):
