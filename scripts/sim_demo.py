@@ -73,7 +73,7 @@ class Monitor:
     that this process keeps up with 1 kHz topics (a backlog would delay the receipt times the
     latency is measured with)."""
 
-    def __init__(self, scenario, bag_path):
+    def __init__(self, scenario, bag_path, name='spart_demo_monitor'):
         import rclpy
         from rclpy.experimental import EventsExecutor
         from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -82,7 +82,7 @@ class Monitor:
         from std_msgs.msg import Float64MultiArray
         from spart_ros.nodes.bag_recorder import BagRecorder
         self.ns = '/' + scenario['namespace']
-        self.node = rclpy.create_node('spart_demo_monitor', namespace=self.ns)
+        self.node = rclpy.create_node(name, namespace=self.ns)
         ns = self.ns
         self.recorder = BagRecorder(self.node, str(bag_path),
                                     include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'))
@@ -246,8 +246,13 @@ def _base_state(msg):
 # one scenario
 # ---------------------------------------------------------------------------------------------
 
-def send_trajectory(mon, scenario, robot):
-    from builtin_interfaces.msg import Duration
+def send_trajectory(mon, scenario, robot, lead=1.5):
+    """Send the scenario's trajectory, stamped to start ``lead`` s of simulated time from now, and
+    publish it again every 0.5 s until the controller's status counts it: a subscription the
+    publisher has matched may not have matched the publisher yet (discovery is not symmetric), and
+    the first message is then lost.  Copies of one stamped trajectory start at the same time from
+    the same held pose: the motion is the same.  Returns (start time, the positions held)."""
+    from builtin_interfaces.msg import Duration, Time
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     q0 = mon.positions(robot)
@@ -260,15 +265,20 @@ def send_trajectory(mon, scenario, robot):
     pub = mon.node.create_publisher(JointTrajectory, f'{mon.ns}/spart_controller/joint_trajectory',
                                     QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
     end = time.monotonic() + 10
-    while pub.get_subscription_count() == 0 and time.monotonic() < end:   # discovery first: sent once
+    while pub.get_subscription_count() == 0 and time.monotonic() < end:   # discovery first
         mon.spin(0.02)
-    pub.publish(JointTrajectory(joint_names=names, points=points))
-    end = time.monotonic() + 10
+    start_ns = int(round((mon.sim_time() + lead) * 1e9))
+    msg = JointTrajectory(joint_names=names, points=points)
+    msg.header.stamp = Time(sec=start_ns // 1_000_000_000, nanosec=start_ns % 1_000_000_000)
+    next_send = 0.0
     while not (mon.status and mon.status[-1][1].trajectories > 0):
-        if time.monotonic() > end:
-            raise RuntimeError('the controller did not accept the trajectory')
+        if mon.sim_time() > start_ns * 1e-9 - 0.2:
+            raise RuntimeError('the controller did not accept the trajectory before its start time')
+        if time.monotonic() >= next_send:
+            pub.publish(msg)
+            next_send = time.monotonic() + 0.5
         mon.spin(0.02)
-    return mon.sim_time(), q0
+    return start_ns * 1e-9, q0
 
 
 def robot_urdf(name):
@@ -277,7 +287,7 @@ def robot_urdf(name):
     return Path(get_package_share_directory('spart_ros')) / 'urdf' / f'{name}.urdf'
 
 
-def run_scenario(name, scenario, out, seconds, launch_log):
+def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     from spart_interfaces.srv import InverseDynamics
     from std_srvs.srv import SetBool
     from spart_ros.core.urdf import robot_from_urdf
@@ -288,7 +298,8 @@ def run_scenario(name, scenario, out, seconds, launch_log):
     say('ros2 launch spart_ros sim_demo.launch.py robot:=' + name + f' namespace:={scenario["namespace"]}'
         '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate processes)')
     bag_path = out / f'{name}.mcap'
-    mon = Monitor(scenario, bag_path)
+    # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
+    mon = Monitor(scenario, bag_path, 'spart_demo_monitor' + (f'_{attempt}' if attempt > 1 else ''))
     launch = subprocess.Popen(cmd, stdout=launch_log, stderr=subprocess.STDOUT, start_new_session=True)
     result = dict(robot=name, label=scenario['label'], floating=scenario['floating'], problems=[])
     wall0 = time.monotonic()
@@ -298,8 +309,9 @@ def run_scenario(name, scenario, out, seconds, launch_log):
         say(f'nodes up and the controller commanding after {time.monotonic() - wall0:.1f} s')
         t_start, q0 = send_trajectory(mon, scenario, robot)
         duration = seconds if seconds else scenario['waypoints'][-1][0] + 1.0
-        say(f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s sent at '
-            f'sim time {t_start:.3f} s; running {duration:g} s of simulated time')
+        say(f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s accepted, '
+            f'starting at sim time {t_start:.3f} s; running {duration:g} s of simulated time')
+        mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
         wall_run = time.monotonic()
         next_print = time.monotonic() + 1.0
         while mon.sim_time() < t_start + duration:
@@ -567,7 +579,7 @@ def run_once_more_after_a_stall(name, out, seconds, launch_log):
     if not result['problems'] or not why:
         return result
     say(f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running it again')
-    again = run_scenario(name, SCENARIOS[name], out, seconds, launch_log)
+    again = run_scenario(name, SCENARIOS[name], out, seconds, launch_log, attempt=2)
     again['first_attempt'] = dict(problems=result['problems'], disturbance=why)
     return again
 
