@@ -26,7 +26,7 @@ from ..control.settings import RUN_TIME
 from ..core.errors import SpartError
 from .config import ConfigError
 from .controller_io import ControllerIO
-from .controller_parameters import PARAMETERS, setting, settings_from
+from .controller_parameters import PARAMETERS, RENAMED, setting, settings_from
 from .parameters import declare, values, watch
 from .robot_inputs import INPUT_PARAMETERS, RobotInputs, guarded
 from .runner import run_node
@@ -45,7 +45,7 @@ class ControllerNode(LifecycleNode):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        self.p = declare(self, PARAMETERS, structural_read_only=False)     # structural: while unconfigured
+        self.p = declare(self, PARAMETERS, structural_read_only=False, renamed=RENAMED)  # structural: unconfigured
         self.limiter = LogLimiter(5.0)
         self.controller = Controller(notify=self._notify)
         self.inputs = self.io = self._error = self._plant_gravity = None

@@ -13,7 +13,7 @@ from .parameters import Param, table
 from .robot_inputs import INPUT_PARAMETERS
 from .runner import EXECUTORS
 
-__all__ = ['PARAMETERS', 'setting', 'settings_from']
+__all__ = ['PARAMETERS', 'RENAMED', 'setting', 'settings_from']
 
 D = ControllerSettings()        # the defaults
 
@@ -118,6 +118,9 @@ PARAMETERS = table(
     # answered one by one, each command applied later than the last
     overrides={'input_queue_depth': 1},
 )
+
+#: parameters renamed since an earlier release: {old name: new name} (the old one is taken, warned)
+RENAMED = {'enabled': 'autostart'}
 
 #: the parameters that are ControllerSettings fields
 SETTINGS = tuple(name for name in PARAMETERS if hasattr(D, name))
