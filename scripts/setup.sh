@@ -6,6 +6,7 @@
 #   bash scripts/setup.sh            # set up / update
 #   SPART_FORCE_BUILD=1 bash scripts/setup.sh   # rebuild even if nothing changed
 #   PYTHON=/path/to/python3.11 bash scripts/setup.sh
+#   SPART_TEST_INTERFACES=1 bash scripts/setup.sh   # also the test-only interfaces (scripts/test.sh)
 #
 # Needs only python3.11 (with venv + pip), gcc/g++/cmake and the package
 # registry. See DEVELOPERS.md.
@@ -127,6 +128,40 @@ cd "$ROOT"
 KERNELS_LOG="$(mktemp -t spart_kernels.XXXXXX.log)"
 ( start=$SECONDS; python -c 'import spart_ros.native.compiled' && echo "took $((SECONDS - start)) s" ) \
   >"$KERNELS_LOG" 2>&1 & kernels=$!
+# The test-only interface packages (test/interfaces: control_msgs' public definitions, which are
+# not installable here) when scripts/test.sh asks for them: built beside the rest, into their own
+# spaces (build_test/, install_test/, log_test/), never into install/; test/conftest.py puts them on
+# the tests' paths. Skipped when a real control_msgs is installed, and when nothing changed.
+test_interfaces=""
+if [[ -n "${SPART_TEST_INTERFACES:-}" ]]; then
+  TEST_HASH="$( { echo "$ROOT"; echo "$REQ_HASH"; find test/interfaces -type f -print0 | sort -z \
+                  | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)"
+  TEST_STAMP="$ROOT/install_test/.spart_build.sha256"
+  if python -c 'import importlib.util as u, sys; s = u.find_spec("control_msgs"); sys.exit(not (s and s.origin))' \
+       2>/dev/null; then
+    say "control_msgs is installed: the test-only copy (test/interfaces) is not built"
+  elif [[ "$(cat "$TEST_STAMP" 2>/dev/null || true)" == "$TEST_HASH" ]]; then
+    say "test-only interfaces up to date (install_test/)"
+  else
+    TEST_LOG="$(mktemp -t spart_test_interfaces.XXXXXX.log)"
+    ( start=$SECONDS; rm -f "$TEST_STAMP"
+      env -u PYTHONDONTWRITEBYTECODE colcon --log-base log_test build --base-paths test/interfaces \
+          --build-base build_test --install-base install_test \
+          --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF \
+        && echo "$TEST_HASH" > "$TEST_STAMP" && echo "took $((SECONDS - start)) s" ) >"$TEST_LOG" 2>&1 &
+    test_interfaces=$!
+  fi
+fi
+test_interfaces_ready() {
+  [[ -n "$test_interfaces" ]] || return 0
+  if ! wait "$test_interfaces"; then
+    cat "$TEST_LOG" >&2
+    die "the test-only interfaces (test/interfaces) failed to build"
+  fi
+  say "test-only interfaces built into install_test/ ($(tail -n 1 "$TEST_LOG"))"
+  rm -f "$TEST_LOG"
+}
+
 kernels_ready() {
   if ! wait "$kernels"; then
     cat "$KERNELS_LOG" >&2
@@ -172,4 +207,5 @@ else
   echo "$BUILD_HASH" > "$BUILD_STAMP"
   say "colcon build done in $((SECONDS - build_start)) s"
 fi
+test_interfaces_ready
 say "ready: source scripts/env.sh"

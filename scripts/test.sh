@@ -11,6 +11,9 @@
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# (and the test-only interface packages, test/interfaces, into install_test/: test/conftest.py uses them;
+# the tests that need them fail rather than skip without them)
+export SPART_TEST_INTERFACES=1
 bash "$ROOT/scripts/setup.sh" || exit $?
 # shellcheck source=env.sh
 source "$ROOT/scripts/env.sh" || exit 1

@@ -29,6 +29,39 @@ if WORKER:
     os.environ["ROS_DOMAIN_ID"] = str(1 + (int(os.environ["ROS_DOMAIN_ID"]) - 1 + 100 * int(WORKER[2:])) % 232)
 
 
+# The test-only control_msgs (test/interfaces/control_msgs, the public FollowJointTrajectory definitions:
+# control_msgs is not installable here), built by scripts/setup.sh into install_test/ when
+# scripts/test.sh asks for it (SPART_TEST_INTERFACES=1), is put on the paths of this process and of
+# the nodes the tests start, never in the product's install space.  A real control_msgs (a ROS
+# install with ros2_control) takes precedence: nothing is done then.
+TEST_INSTALL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "install_test")
+
+
+def _use_test_interfaces(prefix=TEST_INSTALL, package="control_msgs"):
+    import importlib.util
+    import sys
+    root = os.path.join(prefix, package)
+    spec = importlib.util.find_spec(package)
+    if (spec is not None and spec.origin is not None) or not os.path.isdir(root):
+        return
+    lib = os.path.join(root, "lib")
+    site = os.path.join(lib, f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+    for name, value in (("AMENT_PREFIX_PATH", root), ("LD_LIBRARY_PATH", lib), ("PYTHONPATH", site)):
+        os.environ[name] = value + (os.pathsep + os.environ[name] if os.environ.get(name) else "")
+    sys.path.insert(0, site)
+    # this process started before LD_LIBRARY_PATH named them: load the libraries the Python
+    # extensions link against by path (the node processes find them through the variable)
+    import ctypes
+    for kind in ("generator_c", "typesupport_introspection_c", "typesupport_fastrtps_c", "typesupport_c",
+                 "generator_py"):
+        path = os.path.join(lib, f"lib{package}__rosidl_{kind}.so")
+        if os.path.exists(path):
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+_use_test_interfaces()
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "realtime: a closed loop in real time (its checks depend on timing): under pytest-xdist it "

@@ -307,9 +307,9 @@ def test_goals_queued_preempted_canceled_and_refused():
     now = c.submit(goal([q0 - 0.1]), clock.t)
     assert now.status == ACTIVE and later.status == PREEMPTED
     assert c.cancel(now) and now.status == CANCELED and not c.cancel(now)
-    cmd = tick(c, clock, q0 + 0.05)                     # canceled: holds the pose measured now
+    cmd = tick(c, clock, q0 + 0.05)                     # canceled: holds the reference of then (q0, its start)
     assert c.state == HOLDING
-    np.testing.assert_allclose(cmd.values, expected_ct(q0 + 0.05, np.zeros(2), hold_reference(q0 + 0.05)), rtol=1e-9)
+    np.testing.assert_allclose(cmd.values, expected_ct(q0 + 0.05, np.zeros(2), hold_reference(q0)), rtol=1e-9)
     for bad, match in ((goal([[0.0, 0.0]], names=['shoulder', 'wrist']), "unknown: \\['wrist'\\]"),
                        (goal([[0.0, 3.5]]), 'puts elbow at 3.5, outside its URDF position limits')):
         with pytest.raises(InputError, match=match):

@@ -265,3 +265,41 @@ def test_dynamics_node_converts_odometry_frames_and_refuses_moving_ones(tmp_path
     finally:
         ros.close()
         proc.cleanup()
+
+
+def test_controller_efforts_with_odometry_in_either_frame_agree():
+    """The controller path (RobotInputs' conversion, then the floating-base law): the same state
+    given as base_footprint odometry and as arm_base odometry gives the same efforts to 1e-12."""
+    from node_helpers import RELIABLE_QOS, RosTestNode, start_node
+
+    ns = 'odomframes_ctrl'
+    proc = start_node('spart_ros', 'controller_node', namespace='/' + ns,
+                      parameters={'base': 'floating', 'mode': 'floating_base', 'robot_description': URDF,
+                                  'world_frame': 'odom', 'joint_command_topic': 'joint_commands',
+                                  'state_timeout': 5.0, 'max_tracking_error': 0.0})
+    ros = RosTestNode('test_odometry_frames_controller')
+    try:
+        proc.wait_for_output(r'spart_controller\]: active', 90.0)
+        js = ros.publisher(JointState, f'/{ns}/joint_states', RELIABLE_QOS)
+        odom = ros.publisher(Odometry, f'/{ns}/odom', RELIABLE_QOS)
+        commands = ros.subscribe(JointState, f'/{ns}/joint_commands', RELIABLE_QOS)
+        R_f, p_f, v_f, w_f, qm, um, _ = random_state(4, 7)
+        names = [f'arm_joint_{k}' for k in range(1, 8)]
+
+        def run(odom_msg, sec):
+            t = Time(sec=sec)
+            odom_msg.header.stamp = t
+
+            def answered():
+                return next((m for m in commands.messages if m.header.stamp == t), None)
+            msg = ros.publish_until(js, lambda: (odom.publish(odom_msg), joint_state(names, qm, um, t))[1], answered,
+                                    what=f'the command answering the state stamped {sec}', process=proc)
+            return np.array(msg.effort)
+
+        foot = run(odometry(R_f, p_f, v_f, w_f, Time(), child='base_footprint'), 10)
+        arm = run(odometry(*arm_base_state(R_f, p_f, v_f, w_f), Time(), child='arm_base'), 11)
+        assert_same(arm, foot)
+        assert np.abs(foot).max() > 1e-3                     # not a trivial comparison
+    finally:
+        ros.close()
+        proc.cleanup()

@@ -30,7 +30,9 @@ States (:attr:`Controller.state`)::
   far from the reference.  A pose outside the URDF position limits is held too, and a
   trajectory leading back inside is accepted (:func:`~spart_ros.control.goals.check_position_limits`).
 - ``tracking``: following a trajectory (:meth:`submit`), or a space mode's end-effector
-  references.
+  references.  A trajectory goal's path tolerance is checked at each tick (a violation aborts it
+  and holds the measured pose); an action goal then waits at its last point until the measured
+  state is within its goal tolerance (:mod:`.tolerances`, JointTrajectoryController's rules).
 - ``fault``: the tracking error passed ``max_tracking_error``: the reason is kept; a
   joint-space mode holds the pose measured then (a space mode, where no joint hold is
   defined, sends one zero command and stops); trajectories are refused until the fault is
@@ -61,11 +63,13 @@ import numpy as np
 from ..core.errors import InputError, SpartError
 from ..core.mimic import command_joints as default_command_joints
 from .effort_laws import Gains
-from .goals import (ABORTED, ACTIVE, CANCELED, PENDING, PREEMPTED, QUEUED, SUCCEEDED, TrajectoryGoal,
-                    check_position_limits)
+from .goals import (ABORTED, ACTIVE, CANCELED, GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, INVALID_JOINTS,
+                    OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, PENDING, PREEMPTED, QUEUED, SUCCEEDED, GoalError,
+                    TrajectoryGoal, check_position_limits)
 from .modes import MODES, build_law
 from .safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
 from .settings import RUN_TIME, ControllerSettings
+from .tolerances import GoalTolerances, default_tolerances, resolve_tolerances, violation
 from .trajectory import JointTrajectory, ReferenceSchedule, hold
 
 __all__ = ['Controller', 'ControlInputs', 'Command', 'Feedback', 'Snapshot', 'STATES', 'UNCONFIGURED', 'INACTIVE',
@@ -180,11 +184,12 @@ class Controller:
         return f'trajectory {goal.id} pending: {goal.message}' if goal is not None else ''
 
     # -- lifecycle ------------------------------------------------------------------------
-    def configure(self, settings, robot=None, dynamics=None):
+    def configure(self, settings, robot=None, dynamics=None, hardware=()):
         """unconfigured -> inactive with ``settings`` (:class:`ControllerSettings`) and, when
         known, the robot model (``robot``: core Robot; ``dynamics``: its fast path in independent
-        coordinates, built when None).  InputError naming the setting (or the joints) at fault:
-        the controller stays unconfigured."""
+        coordinates, built when None; ``hardware``: the URDF's ``<ros2_control>`` tags, whose effort
+        joints are the default command joints, :func:`spart_ros.core.mimic.command_joints`).
+        InputError naming the setting (or the joints) at fault: the controller stays unconfigured."""
         self._require((UNCONFIGURED,), 'configure')
         settings = settings.check()
         self.settings = settings
@@ -192,7 +197,7 @@ class Controller:
         self.robot = self.dynamics = self.law = None
         self.model_error = None
         if robot is not None:
-            self._build(robot, dynamics)
+            self._build(robot, dynamics, hardware)
         self._configured = True
         self.gate.reason = 'inactive' if self.law is not None or robot is not None else 'inactive (no robot model yet)'
 
@@ -236,9 +241,10 @@ class Controller:
         self._finalized = True
         return zero
 
-    def set_model(self, robot, dynamics=None):
-        """A new robot model (a new robot_description).  Active with a law: one zero command (if
-        one may be applied), inactive until activated again (a model is structural); active
+    def set_model(self, robot, dynamics=None, hardware=()):
+        """A new robot model (a new robot_description; ``hardware``: its ``<ros2_control>`` tags).
+        Active with a law: one zero command (if one may be applied), inactive until activated
+        again (a model is structural); active
         waiting for its first model: the law is built and the controller goes on (holding at
         the first state).  A model the settings cannot control leaves it inactive, saying why
         (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes.  Returns the
@@ -253,7 +259,7 @@ class Controller:
         if not self._configured:        # configure() takes the model
             return zero
         try:
-            self._build(robot, dynamics)
+            self._build(robot, dynamics, hardware)
         except Exception as err:  # noqa: BLE001 - any model: never fatal, waits for another one
             self._forget_joints()
             text = str(err) if isinstance(err, SpartError) else f'unexpected {type(err).__name__}: {err}'
@@ -270,7 +276,7 @@ class Controller:
                 goal.message = 'waiting for the first state'
             except SpartError as err:
                 self._pending = None
-                goal._finish(ABORTED, str(err))
+                goal._finish(ABORTED, str(err), getattr(err, 'code', INVALID_GOAL))
                 self.gate.rejected += 1
                 self._notify('error', 'goal', f'trajectory {goal.id} kept for the robot model: {err}')
         return zero
@@ -294,13 +300,13 @@ class Controller:
         self._max_error = np.zeros(0)
         self._efforts = np.zeros(0)
 
-    def _build(self, robot, dynamics=None):
+    def _build(self, robot, dynamics=None, hardware=()):
         """Law, command joints, limits for ``robot`` (InputError naming what does not fit)."""
         from ..core.fast.mimic import fast_dynamics
         s = self.settings
         dynamics = fast_dynamics(robot) if dynamics is None else dynamics
         q_names = list(robot.coordinates.names)
-        names = list(s.command_joints) or default_command_joints(robot)
+        names = list(s.command_joints) or default_command_joints(robot, hardware)
         index = {n: k for k, n in enumerate(q_names)}
         unknown = [n for n in names if n not in index]
         if unknown:
@@ -328,12 +334,15 @@ class Controller:
         self._zeros_q = np.zeros(len(q_names))
         self._err, self._over = np.zeros(len(q_names)), np.zeros(len(q_names), dtype=bool)
         self._checked_base = None
-        self._set_limits(limits, per)
+        self._set_limits(limits, per, s)
 
-    def _set_limits(self, limits, per):
+    def _set_limits(self, limits, per, settings):
         self._limits, self._minus_limits = limits, -limits
         self._max_error = self._full(per['max_tracking_error'], np.inf, zero_means=np.inf)
         self._fault_check = self.law.follows == 'joint_trajectory' and bool(np.isfinite(self._max_error).any())
+        self._tolerances = default_tolerances(len(self.q_names), self._cols, per['path_tolerance'],
+                                              per['goal_tolerance'], settings.stopped_velocity_tolerance,
+                                              settings.goal_time)
 
     def _finite_base(self, base):
         """The base state finite.  A fixed base's is checked once (the same object every tick); a
@@ -381,7 +390,7 @@ class Controller:
         if self.law is not None:
             per, gains, limits = self._per_joint(new, self.joint_names, self.q_names, self.robot)
             self.law.apply_settings(new, gains)
-            self._set_limits(limits if self.law.interface != 'velocity' else self._limits, per)
+            self._set_limits(limits if self.law.interface != 'velocity' else self._limits, per, new)
         self.settings = new
         self.gate.state_timeout = float(new.state_timeout)
 
@@ -501,6 +510,8 @@ class Controller:
                     self._answered = stamp
                     return self._stop(f'fault: {self.fault}', timeout=False)
                 ref = self._schedule.sample(t)
+            elif self._goal is not None:
+                ref = self._follow_goal(state, ref, t)
         dt = 0.0 if self._last_t is None else min(max(t - self._last_t, 0.0), s.state_timeout)
         if law.follows == 'end_effector':
             out = law.command(state, ref, t, dt, inputs.now)
@@ -515,7 +526,6 @@ class Controller:
         self._remember(state, ref, t)
         self._efforts = values
         self.details = out.details
-        self._advance_goal(t)
         self.compute_time = time.perf_counter() - t0
         return Command(values, False, out.base_torque, out.base_force, t)
 
@@ -633,7 +643,7 @@ class Controller:
         self._notify('error', 'fault', f'fault: {self.fault}: '
                      + ('holding the measured pose' if self.law.holds_position else 'commands stopped')
                      + '; a new activation or clear_fault (~/enable true) leaves it')
-        self._abort_goals(f'fault: {self.fault}')
+        self._abort_goals(f'fault: {self.fault}', PATH_TOLERANCE_VIOLATED)
         self._schedule = ReferenceSchedule(hold(t, state.q.copy()))
         return True
 
@@ -677,7 +687,7 @@ class Controller:
         try:
             self._accept(goal, t)
         except SpartError as err:
-            goal._finish(ABORTED, str(err))
+            goal._finish(ABORTED, str(err), getattr(err, 'code', INVALID_GOAL))
             self.gate.rejected += 1
             raise
         self.counts['trajectories'] += 1
@@ -697,6 +707,9 @@ class Controller:
         if self.fault is not None:
             raise InputError(f'the controller is in fault ({self.fault}): trajectory refused until '
                              'the fault is cleared (a new activation, or ~/enable true)')
+        if goal.tolerances is not None and goal.start and goal.start + goal.times[-1] < t:
+            raise GoalError(f'the trajectory stamped {goal.start:.6f} s ends at {goal.start + goal.times[-1]:.6f} s, '
+                            f'before it came (control time {t:.6f} s): refused', OLD_HEADER_TIMESTAMP)
         if self.law is None:
             self._keep(goal, 'waiting for a robot model')
             return
@@ -718,8 +731,8 @@ class Controller:
         index = {n: k for k, n in enumerate(self.q_names)}
         bad = [n for n in goal.joint_names if n not in index]
         if bad:
-            raise InputError(f'joint_names {list(goal.joint_names)} must be distinct moving joints of '
-                             f'the model ({self.q_names}); unknown: {bad}')
+            raise GoalError(f'joint_names {list(goal.joint_names)} must be distinct moving joints of '
+                            f'the model ({self.q_names}); unknown: {bad}', INVALID_JOINTS)
         return np.array([index[n] for n in goal.joint_names], dtype=np.intp)
 
     @staticmethod
@@ -734,6 +747,9 @@ class Controller:
         cols = self._columns(goal)
         check_position_limits(goal.joint_names, goal.positions, start.position[cols], self._lower[cols],
                               self._upper[cols], self.settings.limit_tolerance, goal.first)
+        default = self._tolerances
+        goal.resolved = (GoalTolerances(default.path, None) if goal.tolerances is None
+                         else resolve_tolerances(default, self.q_names, goal.tolerances))
         k, n = len(goal.times), len(start.position)
 
         def full(rows, base):
@@ -759,24 +775,57 @@ class Controller:
         self._notify('info', ('goal', goal.id), f'trajectory of {len(goal.times)} points for {goal.joint_names} over '
                      f'{goal.times[-1]:g} s accepted (goal {goal.id}): starts at {start:.9f} s (control time)')
 
-    def _advance_goal(self, t):
+    def _follow_goal(self, state, ref, t):
+        """The followed goal at control time ``t``: started, its path tolerance checked (a
+        violation aborts it and holds the measured pose), and after its end, succeeded once the
+        measured state is within its goal tolerance (a topic goal: at once), or aborted when that
+        has not happened within its goal time tolerance (the last point stays held).  Returns the
+        reference of this tick."""
         goal = self._goal
-        if goal is None or goal.done:
-            return
-        if t >= goal.end_time:
-            goal._finish(SUCCEEDED, f'reached the last point at {goal.end_time:.6f} s')
-        elif goal.status == QUEUED and t >= goal.start_time:
+        if goal.done:
+            return ref
+        if goal.status == QUEUED:
+            if t < goal.start_time:
+                return ref
             goal.status = ACTIVE
+        tol = goal.resolved
+        if t < goal.end_time:
+            if tol is not None and tol.checks_path:
+                why = violation(tol.path, self.q_names, ref.position - state.q, ref.velocity - state.qd,
+                                'path tolerance')
+                if why:
+                    why = f'{why} at t = {t:.3f} s'
+                    self._notify('warning', ('path', goal.id), f'trajectory {goal.id} aborted: {why}; holding the '
+                                 'measured pose')
+                    self._abort_goals(why, PATH_TOLERANCE_VIOLATED)
+                    self._schedule = ReferenceSchedule(hold(t, state.q.copy()))
+                    return self._schedule.sample(t)
+            return ref
+        if tol is None or tol.goal is None:
+            goal._finish(SUCCEEDED, f'reached the last point at {goal.end_time:.6f} s')
+            return ref
+        why = violation(tol.goal, self.q_names, ref.position - state.q, ref.velocity - state.qd, 'goal tolerance')
+        late = t - goal.end_time
+        if not why:
+            goal._finish(SUCCEEDED, f'reached the last point at {goal.end_time:.6f} s, within the goal tolerance '
+                         f'{late:.3f} s later')
+        elif tol.goal_time > 0 and late > tol.goal_time:
+            why = (f'{why} {late:.3f} s after the end of the trajectory (goal_time_tolerance {tol.goal_time:g} s)'
+                   '; holding its last point')
+            self._notify('warning', ('goal', goal.id), f'trajectory {goal.id} aborted: {why}')
+            goal._finish(ABORTED, why, GOAL_TOLERANCE_VIOLATED)
+        return ref
 
-    def _abort_goals(self, why):
+    def _abort_goals(self, why, code=INVALID_GOAL):
         for goal in (self._goal, self._pending):
             if goal is not None:
-                goal._finish(ABORTED, why)
+                goal._finish(ABORTED, why, code)
         self._goal = self._pending = None
 
-    def cancel(self, goal):
-        """Cancel ``goal``: if followed (or queued), the pose measured at the next tick is held.
-        False when it was already done."""
+    def cancel(self, goal, t=None):
+        """Cancel ``goal`` at control time ``t`` (default: the last tick's): if followed (or
+        queued), the current reference position is held from then on (JointTrajectoryController's
+        cancel).  False when it was already done."""
         if goal.done:
             return False
         goal._finish(CANCELED, 'canceled')
@@ -784,7 +833,11 @@ class Controller:
             self._pending = None
         elif goal is self._goal:
             self._goal = None
-            self._hold_pending = True
+            t = self._last_t if t is None else t
+            if self._schedule is not None and t is not None and not self._hold_pending:
+                self._schedule = ReferenceSchedule(hold(t, self._schedule.sample(t).position))
+            else:
+                self._hold_pending = True
         return True
 
     def set_reference(self, name, value, received=None):

@@ -14,11 +14,24 @@ controller updates ``status`` and ``message`` at each tick:
 ``preempted``   replaced by a newer goal before it ended
 ``aborted``     dropped by the controller (``message`` says why: deactivation, a halt far from
                 the reference, a reset or a state jump, a tracking fault, a new model)
-``canceled``    canceled by the client (:meth:`Controller.cancel`)
+``canceled``    canceled by the client (:meth:`Controller.cancel`: the current reference is
+                held)
 ==============  ==========================================================================
 
 Progress while it runs: :meth:`Controller.feedback` (desired, actual and error of the last
 tick) and ``end_time``.  A FollowJointTrajectory action server maps these one to one.
+
+A goal given with a :class:`~.tolerances.ToleranceRequest` (``tolerances``: an action goal, whose
+client waits for a result) follows JointTrajectoryController's rules: its path tolerance is checked
+while it runs, and it succeeds once the measured state is within its goal tolerance after the end
+(:mod:`.tolerances`); without one (a topic trajectory) the defaults' path tolerance is checked and
+it succeeds when its reference reaches the last point.  ``error_code`` says how a goal ended, with
+control_msgs/FollowJointTrajectory's result codes (:data:`SUCCESSFUL` ... :data:`GOAL_TOLERANCE_VIOLATED`):
+a refused goal ``INVALID_JOINTS`` (a joint the model does not have) or ``INVALID_GOAL``, a path
+tolerance violation or a tracking fault ``PATH_TOLERANCE_VIOLATED``, a goal tolerance not met in
+time ``GOAL_TOLERANCE_VIOLATED``, a preempted goal or one aborted for another reason (deactivation,
+a reset, a halt far from the reference, a new model) ``INVALID_GOAL`` as JTC reports them, a
+succeeded or canceled one ``SUCCESSFUL``.
 """
 from dataclasses import dataclass, field
 import itertools
@@ -28,12 +41,26 @@ import numpy as np
 from ..core.errors import InputError
 
 __all__ = ['TrajectoryGoal', 'PENDING', 'QUEUED', 'ACTIVE', 'SUCCEEDED', 'PREEMPTED', 'ABORTED', 'CANCELED',
-           'DONE', 'check_position_limits']
+           'DONE', 'check_position_limits', 'GoalError', 'SUCCESSFUL', 'INVALID_GOAL', 'INVALID_JOINTS',
+           'OLD_HEADER_TIMESTAMP', 'PATH_TOLERANCE_VIOLATED', 'GOAL_TOLERANCE_VIOLATED']
 
 PENDING, QUEUED, ACTIVE = 'pending', 'queued', 'active'
 SUCCEEDED, PREEMPTED, ABORTED, CANCELED = 'succeeded', 'preempted', 'aborted', 'canceled'
 #: final states
 DONE = (SUCCEEDED, PREEMPTED, ABORTED, CANCELED)
+#: result codes (control_msgs/FollowJointTrajectory's)
+SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = (
+    0, -1, -2, -3, -4, -5)
+_CODES = {SUCCEEDED: SUCCESSFUL, CANCELED: SUCCESSFUL, PREEMPTED: INVALID_GOAL, ABORTED: INVALID_GOAL}
+
+
+class GoalError(InputError):
+    """Why a goal is refused, with its result ``code`` (:data:`INVALID_JOINTS`: a joint the model
+    does not have; :data:`OLD_HEADER_TIMESTAMP`: it ended before it came; else INVALID_GOAL)."""
+
+    def __init__(self, message, code=INVALID_GOAL):
+        super().__init__(message)
+        self.code = code
 
 _ids = itertools.count(1)
 
@@ -47,7 +74,9 @@ class TrajectoryGoal:
     (k, m); ``velocities``, ``accelerations`` (k, m) or None (then from a C2 spline, see
     :mod:`.trajectory`); ``start``: control time (s) to start at, 0 or in the past = at once;
     ``first``: the index of ``positions[0]`` in the client's numbering (messages name points
-    by it).  Set by the controller: ``status``, ``message``, ``start_time``, ``end_time``, ``id``.
+    by it); ``tolerances``: a :class:`~.tolerances.ToleranceRequest` (an action goal) or None (see
+    the module docstring).  Set by the controller: ``status``, ``message``, ``error_code``,
+    ``start_time``, ``end_time``, ``id``.
     """
     joint_names: list
     times: np.ndarray
@@ -56,14 +85,18 @@ class TrajectoryGoal:
     accelerations: np.ndarray = None
     start: float = 0.0
     first: int = 0
+    tolerances: object = None
     status: str = PENDING
     message: str = ''
+    error_code: int = SUCCESSFUL
     start_time: float = None
     end_time: float = None
     id: int = field(default_factory=lambda: next(_ids))
+    #: the tolerances applied (a :class:`~.tolerances.GoalTolerances`, set when it starts)
+    resolved: object = field(default=None, repr=False)
 
     @classmethod
-    def from_points(cls, joint_names, points, start=0.0):
+    def from_points(cls, joint_names, points, start=0.0, tolerances=None):
         """A goal from waypoints ``points`` = [(time_from_start s, positions, velocities,
         accelerations)] (empty sequences for absent velocities/accelerations), as a
         trajectory_msgs/JointTrajectory carries them.  A first point at time 0 is the current
@@ -98,15 +131,16 @@ class TrajectoryGoal:
         if not np.isfinite(start):
             raise InputError(f'the start time must be finite, got {start}')
         return cls(names, times, column(1, 'positions', True), column(2, 'velocities', False),
-                   column(3, 'accelerations', False), start, skipped)
+                   column(3, 'accelerations', False), start, skipped, tolerances)
 
     @property
     def done(self):
         return self.status in DONE
 
-    def _finish(self, status, message=''):
+    def _finish(self, status, message='', code=None):
         if not self.done:
             self.status, self.message = status, message
+            self.error_code = _CODES[status] if code is None else code
 
 
 def check_position_limits(names, positions, start, lower, upper, tolerance=0.0, first=0):

@@ -7,8 +7,9 @@ command joints, a space mode's end effector...: they shape the law and take a re
 *run-time* (:data:`RUN_TIME`: gains, effort limits, timeouts and tolerances: changed between
 two ticks by :meth:`Controller.apply_settings`).
 
-Per-joint settings (gains, ``effort_limits``, ``max_tracking_error``) take one value for every
-command joint or one per command joint, in ``command_joints`` order.
+Per-joint settings (gains, ``effort_limits``, ``max_tracking_error``, the default ``path_tolerance``
+and ``goal_tolerance`` of trajectory goals) take one value for every command joint or one per
+command joint, in ``command_joints`` order.
 """
 from dataclasses import dataclass, fields, replace
 import math
@@ -17,15 +18,18 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'per_joint']
+__all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'TOLERANCES', 'per_joint']
 
 #: settings a controller takes at run time, between two ticks (the others need a reconfigure)
 RUN_TIME = ('kp', 'kd', 'ki', 'integral_limit', 'effort_limits', 'base_gains', 'state_timeout', 'reference_timeout',
-            'resume_tolerance', 'max_tracking_error', 'limit_tolerance', 'jump_tolerance')
+            'resume_tolerance', 'max_tracking_error', 'limit_tolerance', 'jump_tolerance', 'path_tolerance',
+            'goal_tolerance', 'stopped_velocity_tolerance', 'goal_time')
 #: the PD(+I) gains and the integral bound: one value or one per command joint
 GAINS = ('kp', 'kd', 'ki', 'integral_limit')
 #: one value for all command joints or one per command joint
-PER_JOINT = GAINS + ('effort_limits', 'max_tracking_error')
+PER_JOINT = GAINS + ('effort_limits', 'max_tracking_error', 'path_tolerance', 'goal_tolerance')
+#: per-joint settings that are tolerances (>= 0, 0 = not checked)
+TOLERANCES = ('max_tracking_error', 'path_tolerance', 'goal_tolerance')
 
 
 def _floats(name, value):
@@ -78,6 +82,11 @@ class ControllerSettings:
     max_tracking_error: object = 0.2            # rad or m, one or per command joint; 0 = no check
     limit_tolerance: float = 1e-4               # rad or m beyond a URDF position limit still accepted
     jump_tolerance: float = 0.05                # rad or m beyond what the velocities allow between two states
+    # trajectory goals' default tolerances (JointTrajectoryController's constraints; spart_ros.control.tolerances)
+    path_tolerance: object = 0.0                # rad or m, one or per command joint; 0 = not checked
+    goal_tolerance: object = 0.0                # rad or m, one or per command joint; 0 = not checked
+    stopped_velocity_tolerance: float = 0.01    # rad/s or m/s at the end of an action goal
+    goal_time: float = 0.0                      # s after the end to meet the goal tolerance; 0 = no limit
     # space-robot modes
     command_interface: str = 'effort'
     ee_link: str = ''
@@ -119,7 +128,8 @@ class ControllerSettings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise InputError(f'{name} must be a finite number of seconds > 0, got {value!r}')
-        for name in ('resume_tolerance', 'limit_tolerance', 'jump_tolerance'):
+        for name in ('resume_tolerance', 'limit_tolerance', 'jump_tolerance', 'stopped_velocity_tolerance',
+                     'goal_time'):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
@@ -136,7 +146,7 @@ class ControllerSettings:
         """{setting: (len(names),) array} of the per-joint settings for command joints ``names``
         (``effort_limits`` only when given); InputError naming a bad one."""
         out = {name: per_joint(name, getattr(self, name), names, allow_inf=name == 'integral_limit')
-               for name in GAINS + ('max_tracking_error',)}
+               for name in GAINS + TOLERANCES}
         if len(self.effort_limits):
             out['effort_limits'] = per_joint('effort_limits', self.effort_limits, names, allow_inf=True,
                                              minimum=np.nextafter(0.0, 1.0))

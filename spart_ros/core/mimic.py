@@ -97,16 +97,26 @@ class IndependentCoordinates:
         return T
 
 
-def command_joints(robot):
-    """The joints an effort controller commands when its joint list is not given: the robot's
-    independent joints (every moving joint that mimics nothing; a mimic joint follows its
-    leader), in SPART order (depth-first from the base link, siblings in URDF file order, which
-    is MuJoCo's order too).
+def command_joints(robot, hardware=()):
+    """The joints an effort controller commands when its joint list is not given, in the order
+    of its commands.
+
+    ``hardware``: the URDF's ``<ros2_control>`` tags (:func:`spart_ros.core.ros2_control.ros2_control_from_urdf`,
+    objects with ``joints``, each with ``name``, ``command_names`` and ``mimic``): when they give
+    joints an ``effort`` command interface, those joints in the tags' order, less the ones that
+    follow another (a URDF mimic joint, or ``mimic="true"``): the joints an effort controller of
+    that robot claims.  Otherwise (no tag, or no effort interface in it) the robot's independent
+    joints (every moving joint that mimics nothing), in SPART order (depth-first from the base
+    link, siblings in URDF file order, which is MuJoCo's order too).
 
     The ONE rule behind both spart_sim's default ``joints`` and spart_controller's default
-    ``command_joints``, so that a sim and a controller started with default parameters agree
-    on the commands' length and order."""
+    ``command_joints``, so that a sim and a controller started with default parameters on the
+    same robot description agree on the commands' length and order."""
     try:
-        return list(robot.coordinates.names)
+        names, followers = list(robot.coordinates.names), robot.coordinates.followers
     except AttributeError:
         raise InputError(f'robot: expected a spart_ros Robot, got {chk.given(robot)}') from None
+    tagged = [j for component in hardware for j in component.joints if 'effort' in j.command_names]
+    if not tagged:
+        return names
+    return [j.name for j in tagged if j.name not in followers and not j.mimic]

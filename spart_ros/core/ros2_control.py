@@ -24,7 +24,8 @@ from .errors import URDFError
 from .model import FIXED
 from .urdf import _DECLARATION, _load_text, urdf_text
 
-__all__ = ['Interface', 'ComponentJoint', 'HardwareComponent', 'ros2_control_from_urdf', 'COMPONENT_TYPES']
+__all__ = ['Interface', 'ComponentJoint', 'HardwareComponent', 'ros2_control_from_urdf', 'initial_values',
+           'COMPONENT_TYPES']
 
 #: Values of the ``type`` attribute that ros2_control's hardware component parser accepts.
 COMPONENT_TYPES = ('system', 'actuator', 'sensor')
@@ -220,3 +221,15 @@ def ros2_control_from_urdf(source, robot=None, xacro_args=None):
                     raise URDFError(f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
                                     'is fixed (a fixed joint has no interfaces)')
     return components
+
+
+def initial_values(components, interface):
+    """{joint: initial value} of the state interface ``interface`` (e.g. 'position') over the
+    joints of ``components`` (:class:`HardwareComponent`) that give one (``initial_value``)."""
+    out = {}
+    for component in components:
+        for joint in component.joints:
+            value = joint.initial_values.get(interface)
+            if value is not None:
+                out[joint.name] = value
+    return out

@@ -11,6 +11,10 @@ before the context goes); ``autostart`` configures and activates at start; ``~/e
 (std_srvs/SetBool) is the shortcut: true = configure if needed and activate, or clear a fault;
 false = deactivate.  Ticks: one per new joint_states stamp (``rate`` 0) or on a timer, with a
 steady-clock watchdog between them.  No callback, timer or service ever raises.
+
+Trajectories come on the ``~/joint_trajectory`` topic and, when control_msgs is installed, through
+the ``~/follow_joint_trajectory`` action (:mod:`.trajectory_action`: JointTrajectoryController's
+action, for MoveIt); without control_msgs the node says so at start.
 """
 import sys
 import time
@@ -52,12 +56,31 @@ class ControllerNode(LifecycleNode):
         self._timers, self._tick_timer = [], None
         watch(self, PARAMETERS, self._apply, structural_ok=lambda: self.controller.state == UNCONFIGURED)
         self.create_service(SetBool, '~/enable', self._on_enable)
+        self.action = self._action_server()
         if not self.p['autostart']:
             self.get_logger().info('unconfigured (autostart false): waiting for the configure transition')
         elif self.trigger_configure() != SUCCESS:
             raise self._error if isinstance(self._error, SpartError) else ConfigError(f'configure failed: {self._error}')
         else:
             self.trigger_activate()
+
+    def _action_server(self):
+        """The FollowJointTrajectory action server, or None (and a log line) without control_msgs."""
+        try:
+            from .trajectory_action import TrajectoryActionServer
+        except ImportError as err:
+            self.get_logger().info(f'control_msgs is not installed ({err}): no FollowJointTrajectory action server; '
+                                   'trajectories on the ~/joint_trajectory topic only (install '
+                                   'ros-<distro>-control-msgs for MoveIt and other JointTrajectoryController clients)')
+            return None
+        server = TrajectoryActionServer(self)
+        self.get_logger().info(f'FollowJointTrajectory action server on {server.name}')
+        return server
+
+    def _results(self):
+        """Results of the action goals that finished (after a tick or a transition)."""
+        if self.action is not None and self.action.busy:
+            self.action.update()
 
     # -- lifecycle --------------------------------------------------------------------------
     def on_configure(self, state):
@@ -109,6 +132,7 @@ class ControllerNode(LifecycleNode):
 
     def on_deactivate(self, state):
         self._send(self.controller.deactivate())
+        self._results()
         self.get_logger().info('inactive: one zero command sent if one was applied; no commands until activated')
         return SUCCESS
 
@@ -136,6 +160,7 @@ class ControllerNode(LifecycleNode):
     def _teardown(self):
         if self.controller.state == INACTIVE:
             self.controller.cleanup()
+        self._results()
         for timer in self._timers:
             self.destroy_timer(timer)
         self._timers, self._tick_timer = [], None
@@ -147,7 +172,7 @@ class ControllerNode(LifecycleNode):
     # -- model, parameters, services --------------------------------------------------------
     def _on_model(self, model):
         was_active = self.controller.active
-        self._send(self.controller.set_model(model.robot, model.fast))
+        self._send(self.controller.set_model(model.robot, model.fast, model.hardware))
         self.io.set_joints(self.controller.joint_names, model.robot.base_link.name)
         self.on_gravity(self._plant_gravity)
         if was_active and not self.controller.active and self._state_machine.current_state[1] == 'active':
@@ -199,8 +224,8 @@ class ControllerNode(LifecycleNode):
 
     def control_stamp(self):
         """(sec, nanosec): the newest joint_states stamp (event-driven), or the node clock."""
-        stamp = self.inputs.last_stamp
-        if self.event_driven and stamp is not None:
+        stamp = self.inputs.last_stamp if self.inputs is not None else None
+        if stamp is not None and self.event_driven:
             return stamp
         return divmod(self.get_clock().now().nanoseconds, 1_000_000_000)
 
@@ -211,6 +236,7 @@ class ControllerNode(LifecycleNode):
     def _tick(self):
         stamp = self.control_stamp()
         self._send(self.controller.update(self._inputs(), stamp[0] + 1e-9 * stamp[1]), stamp)
+        self._results()
 
     def _on_joint_state(self, sec, nanosec):
         if self._tick_timer is None:
@@ -219,6 +245,7 @@ class ControllerNode(LifecycleNode):
     def _watchdog(self):
         if self.inputs is not None:
             self._send(self.controller.check(self._inputs()))
+        self._results()
 
     def _on_rejected(self, what, error):
         if what in ('joint_states', 'odometry', 'imu'):
@@ -232,6 +259,8 @@ class ControllerNode(LifecycleNode):
         c = self.controller
         self.io.publish_status(c.settings.mode, c.snapshot(self.control_time()), c.state_age(self._inputs()),
                                self.inputs.counts['rejected'])
+        if self.action is not None:
+            self.action.publish_feedback()
 
     # -- logging ----------------------------------------------------------------------------
     def _notify(self, level, key, text):

@@ -35,9 +35,10 @@ PARAMETERS = table(
              "'free_flying' (actuated base, base wrench out), 'gravity_compensation' (g(q) and kd damping, no "
              "trajectories), or a space-robot mode following an end-effector reference: 'resolved_rate', "
              "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'", choices=tuple(MODES)),
-    _setting('command_joints', "the effort controller's joints, in the order of its commands; unset = the independent "
-             "joints (mimic leaders) in the model's order, depth-first from the base link, siblings in URDF file "
-             "order: the same rule as spart_sim's default joints", type='string_array',
+    _setting('command_joints', "the effort controller's joints, in the order of its commands; unset = the joints the "
+             "URDF's ros2_control tags give an effort command interface (their order, mimic joints left out), else "
+             "the independent joints (mimic leaders) in the model's order, depth-first from the base link, siblings "
+             "in URDF file order: the same rule as spart_sim's default joints", type='string_array',
              example=['joint_1', 'joint_2']),
     Param('commands_topic', 'effort_controller/commands', 'std_msgs/Float64MultiArray efforts out '
           '(<controller_name>/commands of a ros2_control effort controller; relative: under the namespace)'),
@@ -53,6 +54,19 @@ PARAMETERS = table(
     _setting('max_tracking_error', 'a tracking error (reference - measured position) beyond this is a fault: the '
              'controller holds the pose measured then and refuses trajectories until the fault is cleared (~/enable '
              'true, or a new activation) [rad or m]: one value, or one per command joint; 0 = no check', **_GAIN),
+    _setting('path_tolerance', 'default path tolerance of trajectory goals (JointTrajectoryController\'s '
+             'constraints.<joint>.trajectory): a position error (reference - measured) beyond it while a trajectory runs '
+             'aborts it (FollowJointTrajectory: PATH_TOLERANCE_VIOLATED) and holds the measured pose [rad or m]: one '
+             'value, or one per command joint; 0 = no check', **_GAIN),
+    _setting('goal_tolerance', 'default goal tolerance of FollowJointTrajectory goals (constraints.<joint>.goal): the '
+             'goal succeeds once every position error is within it after the end [rad or m]: one value, or one per '
+             'command joint; 0 = no check', **_GAIN),
+    _setting('stopped_velocity_tolerance', 'FollowJointTrajectory goals succeed once every command joint\'s velocity '
+             'error is within this after the end [rad/s or m/s] (constraints.stopped_velocity_tolerance); 0 = no '
+             'check', low=0.0),
+    _setting('goal_time', 'default goal time tolerance of FollowJointTrajectory goals (constraints.goal_time): a goal '
+             'not within its goal tolerance this long after the end is aborted (GOAL_TOLERANCE_VIOLATED) [s]; 0 = no '
+             'limit', low=0.0),
     _setting('state_timeout', 's: joint states (and a floating base\'s odometry) older than this (steady clock), or a '
              'joint-state stamp that stops advancing, stop the commands: one all-zero command, then none until fresh '
              'data', low=0.0, open_low=True),

@@ -13,6 +13,7 @@ in b; base wrench: torque and force at b's origin, both in b.
 """
 from collections import namedtuple
 from dataclasses import dataclass
+from pathlib import Path
 import warnings as _warnings
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..core.fast.mimic import fast_dynamics
 from ..core.invertibility import singularity
 from ..core.link_frames import fixed_frame_in_base, link_com_frame
 from ..core.model import FIXED
+from ..core.ros2_control import ros2_control_from_urdf
 from ..core.urdf import robot_from_urdf
 from .base_estimator import BaseLinkState
 from .config import POINT_FRAMES, ConfigError
@@ -61,6 +63,19 @@ def base_twist_map(robot, R_b):
     T[3:6, 0:3] = np.array([[0.0, rho[2], -rho[1]], [-rho[2], 0.0, rho[0]], [rho[1], -rho[0], 0.0]]) @ R_b
     T[3:6, 3:6] = R_b
     return T
+
+
+def _hardware(source, robot, notes):
+    """The ``<ros2_control>`` tags of the URDF ``source`` (text or path) checked against
+    ``robot``; a tag that does not fit is left out with a note (the model is still usable)."""
+    try:
+        text = source if '<' in source else Path(source).read_text(encoding='utf-8', errors='replace')
+        if '<ros2_control' not in text:
+            return ()
+        return tuple(ros2_control_from_urdf(source, robot))
+    except (SpartError, OSError) as err:
+        notes.append(f'its <ros2_control> tags are ignored: {err}')
+        return ()
 
 
 @dataclass
@@ -125,12 +140,15 @@ class Model:
     through an ideal transmission (times its multiplier), and Jacobian columns are per
     leader.  Without mimic joints these are SPART's joint variables.  ``warnings``: what
     loading the URDF warned about (massless links, impossible inertias...), as text.
+    ``hardware``: the URDF's ``<ros2_control>`` tags
+    (:class:`~spart_ros.core.ros2_control.HardwareComponent`; a controller's default joints).
     """
 
-    def __init__(self, robot, config, warnings=()):
+    def __init__(self, robot, config, warnings=(), hardware=()):
         self.config = config.check()
         self.robot = robot
         self.warnings = list(warnings)
+        self.hardware = tuple(hardware)
         self.floating = config.base == 'floating'
         self.q_names = list(robot.coordinates.names)
         self.followers = dict(robot.coordinates.followers)   # mimic joint -> Mimic(leader, multiplier, offset)
@@ -195,7 +213,7 @@ class Model:
         if why:
             notes.append(f'forward dynamics will be refused ({why}); kinematics, Jacobians and inverse '
                          'dynamics work')
-        return cls(robot, config, notes)
+        return cls(robot, config, notes, _hardware(source, robot, notes))
 
     def summary(self):
         """One line: links, moving joints, total mass, base mode."""

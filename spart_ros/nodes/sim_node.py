@@ -30,6 +30,14 @@ Input
         value is dropped and logged (throttled); the previous command stays applied.
         ``hold_until_command`` (default true): until the first command arrives the robot is held
         still where it starts, as brakes would (the time goes on).
+The URDF's ``<ros2_control>`` tags (the description gz_ros2_control and mujoco_ros2_control read)
+    give, when present, the default ``joints`` (the joints with an ``effort`` command interface,
+    in the tags' order, mimic followers left out: :func:`spart_ros.core.mimic.command_joints`,
+    the rule of spart_controller's default too) and the initial state (``initial_value`` of the
+    ``position`` and ``velocity`` state interfaces; the ``initial_joint_*`` parameters take
+    precedence); the hardware plugin they name is not loaded (this node is the hardware: a note
+    says so), a joint with no effort interface gets no command (warned).  Without a tag: the
+    parameters alone, as before.
 Services
     ``~/reset`` std_srvs/Trigger: back to the initial state (parameters ``initial_*``), efforts
         zeroed, held again until a command (``hold_until_command``); simulated time goes on (a
@@ -56,6 +64,7 @@ Timing
 Every parameter, with its default: config/sim_node.yaml (and ``PARAMETERS`` below).
 Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p base:=floating``.
 """
+from dataclasses import replace
 import sys
 import time
 
@@ -73,6 +82,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
+from ..core.ros2_control import initial_values, ros2_control_from_urdf
 from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer, SimulationDiverged
 from ..sim.urdf_import import INTEGRATORS
 from ..core.urdf import urdf_text
@@ -119,10 +129,12 @@ PARAMETERS = table(
     Param('publish_rate', 1000.0, 'real-time mode: joint_states/odom/imu/clock publications per wall-clock second '
           '(at most one per physics step)', low=0.0, open_low=True),
     Param('controller_name', 'effort_controller', 'commands topic is <controller_name>/commands'),
-    Param('joints', None, "the effort controller's joints, in the order of the command values; unset = the "
-          'independent joints (mimic leaders), depth-first from the root (siblings in URDF file order): the same '
-          "rule as spart_controller's default command_joints", type='string_array', example=['joint_1', 'joint_2']),
-    Param('initial_joint_names', None, 'joints given an initial position (others start at 0)', type='string_array',
+    Param('joints', None, "the effort controller's joints, in the order of the command values; unset = the joints "
+          "the URDF's ros2_control tags give an effort command interface (their order), else the independent "
+          "joints (mimic leaders), depth-first from the root (siblings in URDF file order): the same rule as "
+          "spart_controller's default command_joints", type='string_array', example=['joint_1', 'joint_2']),
+    Param('initial_joint_names', None, "joints given an initial position (others start at the ros2_control tag's "
+          'initial_value, else 0)', type='string_array',
           example=['joint_1', 'joint_2']),
     Param('initial_joint_positions', None, 'initial positions, one per initial_joint_names', type='double_array',
           example=[0.5, -0.3]),
@@ -172,7 +184,9 @@ class SimNode(Node):
         self._plant = plant = MujocoPlant.from_urdf(
             self._urdf, base=p['base'], gravity=p['gravity'], dt=p['dt'], integrator=p['integrator'],
             joint_damping=p['joint_damping'], joint_limits=p['joint_limits'], initial=initial)
-        self._command = EffortCommand(p['joints'] or command_joints(plant.robot), plant.joint_names)
+        self._hardware_notes = []
+        hardware = self._hardware(plant, initial)
+        self._command = EffortCommand(p['joints'] or command_joints(plant.robot, hardware), plant.joint_names)
         self._hold_until_command = bool(p['hold_until_command'])
         plant.hold(self._hold_until_command)
         self._lockstep = bool(p['lockstep'])
@@ -230,11 +244,41 @@ class SimNode(Node):
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
         self._messages = _StateMessages(self._plant, p['odom_frame'], self._base_frame)
 
+    def _hardware(self, plant, initial):
+        """The URDF's ``<ros2_control>`` tags, checked against the robot (URDFError naming the tag
+        and joint: the node stops with exit code 2): their initial values start the plant (the
+        parameters' take precedence); what this plant does not do is noted for the log."""
+        hardware = ros2_control_from_urdf(self._urdf, plant.robot)
+        positions, velocities = initial_values(hardware, 'position'), initial_values(hardware, 'velocity')
+        if positions or velocities:
+            plant.initial = replace(initial, joint_positions={**positions, **initial.joint_positions},
+                                    joint_velocities={**velocities, **initial.joint_velocities})
+            plant.reset()
+        notes = self._hardware_notes
+        followers = plant.robot.coordinates.followers
+        for c in hardware:
+            notes.append(('info', f'<ros2_control name="{c.name}"> ({c.type}) names the hardware plugin {c.plugin!r}: '
+                          'not loaded, spart_sim simulates its joints itself (their command and state interfaces and '
+                          'initial values from the tag)'))
+            for j in c.joints:
+                if j.command_names and 'effort' not in j.command_names:
+                    notes.append(('warning', f'<ros2_control name="{c.name}">: joint {j.name!r} has command interfaces '
+                                  f'{j.command_names}: spart_sim takes effort commands only, it gets none'))
+                elif 'effort' in j.command_names and (j.name in followers or j.mimic):
+                    notes.append(('warning', f'<ros2_control name="{c.name}">: joint {j.name!r} has an effort command '
+                                  'interface but mimics another joint: it follows its leader and is not commanded'))
+        return hardware
+
     def _log_start(self, p, origin, rate):
         """The loader's warnings, a base mode the URDF contradicts, and the one-line summary."""
         plant = self._plant
         for note in plant.load_warnings:
             self.get_logger().warning(f'robot description: {note}')
+        for level, note in self._hardware_notes:       # one call site per severity (rclpy)
+            if level == 'warning':
+                self.get_logger().warning(f'robot description: {note}')
+            else:
+                self.get_logger().info(f'robot description: {note}')
         if plant.base_hint and plant.base_hint != p['base']:
             self.get_logger().warning(f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
                                       f"joint, but the node simulates a {p['base']} base (parameter base)")
