@@ -109,7 +109,7 @@ def test_configure_activate_hold_deactivate_cleanup():
     with pytest.raises(InputError, match='activate: not possible in state unconfigured'):
         c.activate()
     c.configure(ControllerSettings(kp=KP, kd=KD), ROBOT, dynamics())
-    assert c.state == INACTIVE and c.joint_names == ['shoulder', 'elbow']
+    assert c.state == INACTIVE and c.joint_names == ['shoulder', 'elbow'] and c.reason == ''
     with pytest.raises(InputError, match='configure: not possible in state inactive'):
         c.configure(ControllerSettings(), ROBOT)
     clock = Clock()
@@ -128,6 +128,7 @@ def test_configure_activate_hold_deactivate_cleanup():
         c.cleanup()
     zero = c.deactivate()
     assert zero.zero and not zero.values.any() and c.state == INACTIVE
+    assert c.reason == ''                               # the status says 'inactive', not 'inactive: inactive'
     assert c.deactivate() is None and tick(c, clock, q1) is None
     c.activate()                                       # holds the pose measured now, not the old one
     q2 = q0 - 0.2

@@ -141,10 +141,12 @@ class ControllerNode(LifecycleNode):
         return SUCCESS
 
     def on_shutdown(self, state):
-        self._send(self.controller.shutdown())
+        zero = self.controller.shutdown()
+        self._send(zero)
         if self.io is not None:
             self.io.flush()             # delivered before the publisher goes
         self._teardown()
+        self.get_logger().info('finalized: ' + ('one zero command sent' if zero is not None else 'no command was applied'))
         return SUCCESS
 
     def on_error(self, state):
