@@ -539,8 +539,8 @@ def print_summary(r):
         + (f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
            if r.get('halts_during_run') else ''))
     if 'longest_one_command_s' in r:
-        say(f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm moved '
-            f'(over {STALL * 1e3:.0f} ms counts as a stall of this machine)')
+        say(f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm '
+            f'moved (over {STALL * 1e3:.0f} ms counts as a stall of this machine)')
     if 'first_attempt' in r:
         f = r['first_attempt']
         say(f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall ({f["disturbance"]})')
