@@ -2,6 +2,7 @@
 
     ros2 launch spart_ros sim_demo.launch.py                                  # SC_3DoF, free-floating
     ros2 launch spart_ros sim_demo.launch.py robot:=kuka_iiwa                 # KUKA iiwa, fixed base, gravity
+    ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf                # fixed base, gravity
     ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf params:=/my/demo.yaml
 
 Starts spart_sim (the plant: joint_states, odom, imu, robot_description, /clock; applies
@@ -43,7 +44,11 @@ def _sim(context):
 
 
 def _params(arg, share):
-    return arg("params") or os.path.join(share, "config", f"demo_{arg('robot')}.yaml")
+    if arg("params"):
+        return arg("params")
+    # a URDF of the user's: the generic file (gravity said once for the three nodes), not the
+    # example robot's (its joints and base are that robot's)
+    return os.path.join(share, "config", "demo_robot.yaml" if arg("urdf_path") else f"demo_{arg('robot')}.yaml")
 
 
 def _others(context):
@@ -65,7 +70,8 @@ def generate_launch_description():
                                           "picks urdf/<robot>.urdf and config/demo_<robot>.yaml."),
         DeclareLaunchArgument("urdf_path", default_value="", description="URDF file (default: the robot's)."),
         DeclareLaunchArgument("params", default_value="",
-                              description="Parameter file of all three nodes (default: config/demo_<robot>.yaml)."),
+                              description="Parameter file of all three nodes (default: config/demo_<robot>.yaml; "
+                                          "with urdf_path: config/demo_robot.yaml, a fixed base in gravity)."),
         DeclareLaunchArgument("base", default_value="", description="'fixed' or 'floating' (overrides params)."),
         DeclareLaunchArgument("namespace", default_value="", description="Namespace of the nodes."),
         DeclareLaunchArgument("robot_state_publisher", default_value="false",

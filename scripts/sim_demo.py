@@ -27,7 +27,10 @@ origin from the recorded states and the core's generalized inertia), command lat
 
 Exit 0 and a last line ending in OK when every scenario tracked within its bound (RMS < 0.01 rad
 floating, < 0.001 rad fixed), the watchdog zeroed the commands, the bags read back and the nodes
-stopped cleanly; else FAILED with the reasons, exit 1.
+stopped cleanly; else FAILED with the reasons, exit 1.  A scenario that fails after a measured stall
+of this machine (the controller halted during the motion, or the plant applied one command for more
+than 20 ms while the arm moved: ``disturbance``) runs once more, saying so; the second run is judged
+by the same bounds.
 """
 import argparse
 import bisect
@@ -69,7 +72,7 @@ class Monitor:
     that this process keeps up with 1 kHz topics (a backlog would delay the receipt times the
     latency is measured with)."""
 
-    def __init__(self, scenario, bag_path):
+    def __init__(self, scenario, bag_path, name='spart_demo_monitor'):
         import rclpy
         from rclpy.experimental import EventsExecutor
         from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -78,7 +81,7 @@ class Monitor:
         from std_msgs.msg import Float64MultiArray
         from spart_ros.nodes.bag_recorder import BagRecorder
         self.ns = '/' + scenario['namespace']
-        self.node = rclpy.create_node('spart_demo_monitor', namespace=self.ns)
+        self.node = rclpy.create_node(name, namespace=self.ns)
         ns = self.ns
         self.recorder = BagRecorder(self.node, str(bag_path),
                                     include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'))
@@ -180,6 +183,7 @@ class Recording:
         from mcap_ros2.decoder import DecoderFactory
         index = {name: k for k, name in enumerate(robot.q_names)}
         self.js, self.odom, self.commands = [], {}, []   # see the fields below
+        self.applied = {}       # stamp ns -> the efforts the sim applied (echoed in joint_states.effort)
         with open(bag_path, 'rb') as f:
             reader = make_reader(f, decoder_factories=[DecoderFactory()])
             for _, channel, message, msg in reader.iter_decoded_messages(
@@ -194,12 +198,29 @@ class Recording:
                             qd[j] = msg.velocity[k] if len(msg.velocity) else 0.0
                     stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
                     self.js.append((stamp, received, q, qd))          # stamp ns, receipt s, q, qd
+                    self.applied[stamp] = np.array(msg.effort)
                 elif channel.topic.endswith('/odom'):
                     self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = _base_state(msg)
                 else:
                     self.commands.append((received, np.array(msg.data)))   # receipt s, efforts
         self.js.sort(key=lambda x: x[1])
         self.commands.sort(key=lambda x: x[0])
+
+    def longest_one_command(self, t0, t1):
+        """The longest simulated time (s) within [t0, t1] over which the plant applied one
+        command: recorded states in a row with the very same efforts.  While the arm moves, each
+        control period brings a new command; a longer span is the machine's doing (the controller
+        not scheduled, the plant applying its last command meanwhile as ros2_control does, or the
+        sim catching up a stall of its own in one go)."""
+        stamps = sorted(s for s in self.applied if t0 <= s * 1e-9 <= t1)
+        longest, first = 0.0, None
+        for a, b in zip(stamps, stamps[1:]):
+            if np.array_equal(self.applied[a], self.applied[b]):
+                first = a if first is None else first
+                longest = max(longest, (b - first) * 1e-9)
+            else:
+                first = None
+        return longest
 
     def latencies(self):
         """s from each joint state's receipt to the receipt of the next command (one per state)."""
@@ -224,8 +245,13 @@ def _base_state(msg):
 # one scenario
 # ---------------------------------------------------------------------------------------------
 
-def send_trajectory(mon, scenario, robot):
-    from builtin_interfaces.msg import Duration
+def send_trajectory(mon, scenario, robot, lead=1.5):
+    """Send the scenario's trajectory, stamped to start ``lead`` s of simulated time from now, and
+    publish it again every 0.5 s until the controller's status counts it: a subscription the
+    publisher has matched may not have matched the publisher yet (discovery is not symmetric), and
+    the first message is then lost.  Copies of one stamped trajectory start at the same time from
+    the same held pose: the motion is the same.  Returns (start time, the positions held)."""
+    from builtin_interfaces.msg import Duration, Time
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     q0 = mon.positions(robot)
@@ -238,15 +264,20 @@ def send_trajectory(mon, scenario, robot):
     pub = mon.node.create_publisher(JointTrajectory, f'{mon.ns}/spart_controller/joint_trajectory',
                                     QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
     end = time.monotonic() + 10
-    while pub.get_subscription_count() == 0 and time.monotonic() < end:   # discovery first: sent once
+    while pub.get_subscription_count() == 0 and time.monotonic() < end:   # discovery first
         mon.spin(0.02)
-    pub.publish(JointTrajectory(joint_names=names, points=points))
-    end = time.monotonic() + 10
+    start_ns = int(round((mon.sim_time() + lead) * 1e9))
+    msg = JointTrajectory(joint_names=names, points=points)
+    msg.header.stamp = Time(sec=start_ns // 1_000_000_000, nanosec=start_ns % 1_000_000_000)
+    next_send = 0.0
     while not (mon.status and mon.status[-1][1].trajectories > 0):
-        if time.monotonic() > end:
-            raise RuntimeError('the controller did not accept the trajectory')
+        if mon.sim_time() > start_ns * 1e-9 - 0.2:
+            raise RuntimeError('the controller did not accept the trajectory before its start time')
+        if time.monotonic() >= next_send:
+            pub.publish(msg)
+            next_send = time.monotonic() + 0.5
         mon.spin(0.02)
-    return mon.sim_time(), q0
+    return start_ns * 1e-9, q0
 
 
 def robot_urdf(name):
@@ -255,7 +286,7 @@ def robot_urdf(name):
     return Path(get_package_share_directory('spart_ros')) / 'urdf' / f'{name}.urdf'
 
 
-def run_scenario(name, scenario, out, seconds, launch_log):
+def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     from spart_interfaces.srv import InverseDynamics
     from std_srvs.srv import SetBool
     from spart_ros.core.urdf import robot_from_urdf
@@ -266,7 +297,8 @@ def run_scenario(name, scenario, out, seconds, launch_log):
     say('ros2 launch spart_ros sim_demo.launch.py robot:=' + name + f' namespace:={scenario["namespace"]}'
         '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate processes)')
     bag_path = out / f'{name}.mcap'
-    mon = Monitor(scenario, bag_path)
+    # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
+    mon = Monitor(scenario, bag_path, 'spart_demo_monitor' + (f'_{attempt}' if attempt > 1 else ''))
     launch = subprocess.Popen(cmd, stdout=launch_log, stderr=subprocess.STDOUT, start_new_session=True)
     result = dict(robot=name, label=scenario['label'], floating=scenario['floating'], problems=[])
     wall0 = time.monotonic()
@@ -276,8 +308,9 @@ def run_scenario(name, scenario, out, seconds, launch_log):
         say(f'nodes up and the controller commanding after {time.monotonic() - wall0:.1f} s')
         t_start, q0 = send_trajectory(mon, scenario, robot)
         duration = seconds if seconds else scenario['waypoints'][-1][0] + 1.0
-        say(f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s sent at '
-            f'sim time {t_start:.3f} s; running {duration:g} s of simulated time')
+        say(f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s accepted, '
+            f'starting at sim time {t_start:.3f} s; running {duration:g} s of simulated time')
+        mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
         wall_run = time.monotonic()
         next_print = time.monotonic() + 1.0
         while mon.sim_time() < t_start + duration:
@@ -374,6 +407,8 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     # halts of the controller during the run (stale inputs: a busy machine), before the pause
     halts = [s.timeouts for t, s in mon.status if t_start <= t < t_start + result.get('sim_seconds', 0)]
     result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
+    motion = scenario['waypoints'][-1][0]
+    result['longest_one_command_s'] = rec.longest_one_command(t_start, t_start + motion)
     # tracking error: the controller's own reference - measured, after the first second
     errs = np.array([s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)])
     if len(errs):
@@ -479,11 +514,35 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     result['plots'] = pngs
 
 
+#: s: a plant that applied one command this long while the arm moved was disturbed by the machine
+#: (20 control periods: the controller answers each state within a few ms, the sim catches up 20 ms
+#: of a stall of its own at most)
+STALL = 0.02
+
+
+def disturbance(r):
+    """Why the run ``r`` was disturbed by this machine rather than by the code ('' if it was not):
+    the controller halted on stale inputs (or after a stall of its own) during the motion, or the
+    plant ran on one command for longer than STALL (a stall of the controller)."""
+    why = []
+    if r.get('halts_during_run'):
+        why.append(f'the controller halted {r["halts_during_run"]} time(s) on stale inputs or after a stall')
+    if r.get('longest_one_command_s', 0.0) > STALL:
+        why.append(f'the plant ran {r["longest_one_command_s"] * 1e3:.0f} ms on one command')
+    return ', '.join(why)
+
+
 def print_summary(r):
     say(f'=== {r["label"]}')
     say(f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)'
         + (f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
            if r.get('halts_during_run') else ''))
+    if 'longest_one_command_s' in r:
+        say(f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm '
+            f'moved (over {STALL * 1e3:.0f} ms counts as a stall of this machine)')
+    if 'first_attempt' in r:
+        f = r['first_attempt']
+        say(f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall ({f["disturbance"]})')
     for n, e in r.get('tracking', {}).items():
         say(f'  tracking error after 1 s  {n:18s} RMS {e["rms"]:.2e} rad   max {e["max"]:.2e} rad')
     if 'base_attitude_change_deg' in r:
@@ -509,6 +568,21 @@ def print_summary(r):
         say(f'  PROBLEM: {p}')
 
 
+def run_once_more_after_a_stall(name, out, seconds, launch_log):
+    """One scenario; run again (once) if it failed after a measured stall of this machine (a
+    shared machine can stop a process for hundreds of ms: the plant then applies the last
+    command open loop, as ros2_control hardware does, and the arm really leaves its reference).
+    The second run is judged by the same bounds; the first one's problems stay in the summary."""
+    result = run_scenario(name, SCENARIOS[name], out, seconds, launch_log)
+    why = disturbance(result)
+    if not result['problems'] or not why:
+        return result
+    say(f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running it again')
+    again = run_scenario(name, SCENARIOS[name], out, seconds, launch_log, attempt=2)
+    again['first_attempt'] = dict(problems=result['problems'], disturbance=why)
+    return again
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--output', type=Path, default=None, help='output folder (default demo_output/<time>)')
@@ -528,7 +602,7 @@ def main(argv=None):
         with open(out / 'nodes.log', 'w') as launch_log:
             for name in args.scenarios:
                 try:
-                    results.append(run_scenario(name, SCENARIOS[name], out, args.seconds, launch_log))
+                    results.append(run_once_more_after_a_stall(name, out, args.seconds, launch_log))
                 except RuntimeError as err:
                     failures.append(f'{name}: {err}')
                     say(f'{name}: FAILED: {err}')

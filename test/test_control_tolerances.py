@@ -15,7 +15,7 @@ from spart_ros.core.mimic import command_joints
 from spart_ros.core.ros2_control import initial_values, ros2_control_from_urdf
 from spart_ros.core.urdf import robot_from_urdf
 
-from test_controller_state_machine import active_controller, tick
+from test_controller_state_machine import SLOW, active_controller, tick
 from core_helpers import urdf_path
 
 pytestmark = pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')
@@ -79,7 +79,8 @@ def test_a_path_tolerance_violation_aborts_and_holds_the_measured_pose():
 
 
 def test_a_topic_trajectory_gets_the_default_path_tolerance_and_ends_with_its_reference():
-    c, clock = active_controller(path_tolerance=[0.05, 0.0], jump_tolerance=10.0, max_tracking_error=0.0)
+    c, clock = active_controller(path_tolerance=[0.05, 0.0], jump_tolerance=10.0, max_tracking_error=0.0,
+                                 state_timeout=SLOW)
     g = c.submit(TrajectoryGoal.from_points(NAMES, [(1.0, Q0 + 0.2, [], [])]), clock.t)
     tick(c, clock, Q0 + np.array([0.0, 0.3]), dt=0.1)     # the elbow unchecked
     assert g.status == ACTIVE
@@ -93,7 +94,8 @@ def test_a_topic_trajectory_gets_the_default_path_tolerance_and_ends_with_its_re
 
 
 def test_an_action_goal_succeeds_within_its_goal_tolerance_or_aborts_after_the_goal_time():
-    c, clock = active_controller(jump_tolerance=10.0, max_tracking_error=0.0)     # (no jump or fault checks here)
+    # (no jump or fault checks here; a plant whose states may come 30 s apart: no stall)
+    c, clock = active_controller(jump_tolerance=10.0, max_tracking_error=0.0, state_timeout=60.0)
     target = Q0 + 0.2
     g = c.submit(action_goal([target], goal=[('shoulder', 0.01), ('elbow', 0.01)], goal_time=0.5), clock.t)
     tick(c, clock, Q0, dt=1.1)                          # the end passed, 0.2 rad off: waiting
@@ -116,7 +118,7 @@ def test_an_action_goal_succeeds_within_its_goal_tolerance_or_aborts_after_the_g
 
 
 def test_result_codes_of_preempted_canceled_refused_and_faulted_goals():
-    c, clock = active_controller(max_tracking_error=0.2, jump_tolerance=10.0)
+    c, clock = active_controller(max_tracking_error=0.2, jump_tolerance=10.0, state_timeout=SLOW)
     first = c.submit(action_goal([Q0 + 0.3], times=[2.0]), clock.t)
     second = c.submit(action_goal([Q0 - 0.1]), clock.t)
     assert first.status == PREEMPTED and first.error_code == INVALID_GOAL and 'replaced by trajectory' in first.message

@@ -171,6 +171,28 @@ def test_parameters_run_time_and_structural(lc):
     np.testing.assert_allclose(cmds[-1], expected(q1, np.zeros(len(NAMES)), q, 40.0), rtol=1e-8, atol=1e-8)
 
 
+def test_effort_limits_set_then_unset_at_run_time(lc):
+    """effort_limits set at run time clamps the next commands; set back to unset (``ros2 param
+    set`` of a NOT_SET value, ``ros2 param load`` of a null) it means the URDF limits again, as at
+    start (it crashed the node: the unset value went to the controller as None)."""
+    if lc.state() != 'active':
+        lc.change('configure')
+        lc.change('activate')
+    q = np.linspace(0.2, -0.2, len(NAMES))
+    lc.step(q)
+    q1 = q + 0.02
+    free = expected(q1, np.zeros(len(NAMES)), q, 40.0)
+    assert np.abs(free).max() > 2.0
+    res = lc.set('effort_limits', [2.0])
+    assert res.successful, res.reason
+    np.testing.assert_allclose(lc.publish(q1, n=2)[-1], np.clip(free, -2.0, 2.0), rtol=1e-8, atol=1e-8)
+    res = lc.ros.call(SetParameters, f'{NS}/spart_controller/set_parameters', SetParameters.Request(
+        parameters=[Parameter('effort_limits').to_parameter_msg()]), process=lc.proc).results[0]   # NOT_SET
+    assert res.successful, res.reason
+    np.testing.assert_allclose(lc.publish(q1, n=2)[-1], free, rtol=1e-8, atol=1e-8)
+    assert lc.proc.is_running() and 'Traceback' not in lc.proc.output()
+
+
 def test_sigint_sends_one_zero_command_and_exits_cleanly(lc):
     if lc.state() != 'active':
         lc.change('configure')

@@ -605,6 +605,32 @@ def test_invalid_configuration_exits_with_a_clear_error():
             proc.cleanup()
 
 
+def test_an_old_or_unknown_parameter_is_said_not_ignored():
+    """ROS ignores a parameter a node does not declare.  `enabled` (before the lifecycle node:
+    `enabled: false` started it disabled) is now `autostart`: taken as such, warned, so that an
+    upgraded controller does not start commanding a robot its user wanted disabled; both given is
+    an error.  A name no spart_ros node has is warned with this node's nearest; another node's
+    (a shared `/**` file, the demo's) is quiet."""
+    proc = start_node('spart_ros', 'controller_node', namespace='/old', parameters=dict(
+        urdf_path=KUKA, enabled=False, kp_gain=3.0, integrator='RK4'))
+    try:
+        proc.wait_for_output(r'unconfigured \(autostart false\)', scaled(60))
+        out = proc.output()
+        assert 'parameter enabled is now autostart: enabled: False taken as autostart: False' in out, out
+        assert 'parameters of no spart_ros node, ignored: kp_gain (did you mean kp or ' in out, out
+        assert 'integrator' not in out
+    finally:
+        proc.cleanup()
+    proc = start_node('spart_ros', 'controller_node', namespace='/old', parameters=dict(enabled=False, autostart=True))
+    try:
+        deadline = time.monotonic() + scaled(30)
+        while proc.is_running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.returncode == 2 and 'enabled was renamed autostart: give autostart only' in proc.output()
+    finally:
+        proc.cleanup()
+
+
 def test_installed_files():
     from ament_index_python.packages import get_package_share_directory
     installed_executable('spart_ros', 'controller_node')

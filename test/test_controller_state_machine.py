@@ -30,6 +30,9 @@ ROBOT = spart.urdf2robot(urdf_path('planar_two_link'))[0]
 SC = spart.urdf2robot(urdf_path('SC_3DoF'))[0]
 FIXED = SimpleNamespace(R_b=np.eye(3), p_b=np.zeros(3), v_b=np.zeros(3), w_b=np.zeros(3))
 KP, KD = 100.0, 20.0
+#: a plant whose states may come up to a second apart: the tests that step a trajectory in big
+#: steps of control time (a gap longer than state_timeout is otherwise a stall of the controller)
+SLOW = 1.0
 
 
 def dynamics(robot=ROBOT, gravity=G):
@@ -106,7 +109,7 @@ def test_configure_activate_hold_deactivate_cleanup():
     with pytest.raises(InputError, match='activate: not possible in state unconfigured'):
         c.activate()
     c.configure(ControllerSettings(kp=KP, kd=KD), ROBOT, dynamics())
-    assert c.state == INACTIVE and c.joint_names == ['shoulder', 'elbow']
+    assert c.state == INACTIVE and c.joint_names == ['shoulder', 'elbow'] and c.reason == ''
     with pytest.raises(InputError, match='configure: not possible in state inactive'):
         c.configure(ControllerSettings(), ROBOT)
     clock = Clock()
@@ -125,6 +128,7 @@ def test_configure_activate_hold_deactivate_cleanup():
         c.cleanup()
     zero = c.deactivate()
     assert zero.zero and not zero.values.any() and c.state == INACTIVE
+    assert c.reason == ''                               # the status says 'inactive', not 'inactive: inactive'
     assert c.deactivate() is None and tick(c, clock, q1) is None
     c.activate()                                       # holds the pose measured now, not the old one
     q2 = q0 - 0.2
@@ -175,6 +179,50 @@ def test_stale_state_one_zero_then_silence_then_resume_on_the_reference():
     cmd = tick(c, clock, far)
     assert c.state == HOLDING and c._goal is None
     np.testing.assert_allclose(cmd.values, expected_ct(far, np.zeros(2), hold_reference(far)), rtol=1e-9)
+
+
+def test_a_stall_of_the_controller_is_a_halt_whichever_callback_comes_first():
+    """The controller's process stalls (0.3 s, a busy machine) while a real-time plant applies its
+    last command (ros2_control keeps applying it): on its return the robot is off the reference.
+    The watchdog's timer may run first (stale joint states: one zero command, halted, then the
+    resume rules) or the newest state may (it is fresh): both give the same outcome: within
+    resume_tolerance commanding resumes on the reference, beyond it the measured pose is held
+    (the goal aborted), not a tracking fault and not a jolt back to the reference."""
+    q0 = np.array([0.3, -0.4])
+
+    def stalled(watchdog_first, off):
+        c, clock = active_controller(max_tracking_error=0.2)
+        g = c.submit(goal([q0 + 0.5], times=[2.0]), clock.t)
+        interp = JointTrajectory(g.start_time, hold_reference(q0), [2.0], [q0 + 0.5])
+        for _ in range(5):
+            clock.tick(0.001)
+            r = interp.sample(clock.t)
+            c.update(inputs(clock, r.position, r.velocity), clock.t)
+        last = clock.now
+        clock.tick(0.3)                                 # nothing ran for 0.3 s
+        if watchdog_first:
+            assert c.check(inputs(clock, q0, received=last)).zero
+        r = interp.sample(clock.t)
+        q = r.position - off                            # where the last command took the robot
+        cmd = c.update(inputs(clock, q, r.velocity), clock.t)
+        return c, g, cmd, q, r
+    for watchdog_first in (False, True):
+        c, g, cmd, q, r = stalled(watchdog_first, 0.03)       # within resume_tolerance 0.05: resumes
+        assert c.state == TRACKING and g.status == ACTIVE and c.gate.timeouts == 1, (watchdog_first, c.state)
+        np.testing.assert_allclose(cmd.values, expected_ct(q, r.velocity, r), rtol=1e-9, atol=1e-9)
+        for off in (0.1, 0.3):                                # beyond it (0.3: beyond max_tracking_error too)
+            c, g, cmd, q, r = stalled(watchdog_first, off)
+            assert c.state == HOLDING and c.fault is None and g.status == ABORTED, (watchdog_first, off, c.state)
+            np.testing.assert_allclose(cmd.values, expected_ct(q, r.velocity, hold_reference(q)), rtol=1e-9,
+                                       atol=1e-9)
+            assert any('ran 0.30' in text and 'on the last command' in text for _, text in c.events) \
+                or watchdog_first
+    # lockstep: the plant waits for the command, its time does not go on: no stall, however late
+    c, clock = active_controller()
+    clock.now += 5.0
+    clock.tick(0.001)
+    c.update(inputs(clock, q0), clock.t)
+    assert c.gate.timeouts == 0 and c.state == HOLDING
 
 
 def test_each_stamp_answered_once_and_a_stamp_that_stops_advancing_halts():
@@ -232,7 +280,7 @@ def test_rejected_input_and_failing_law_halt_with_one_zero():
 
 
 def test_trajectory_tracks_succeeds_and_holds_its_last_point():
-    c, clock = active_controller()
+    c, clock = active_controller(state_timeout=SLOW)
     q0 = np.array([0.3, -0.4])
     target = np.array([0.5, -0.1])
     g = c.submit(goal([q0 + 0.1, target], times=[1.0, 2.0]), clock.t)
@@ -279,7 +327,7 @@ def test_goals_queued_preempted_canceled_and_refused():
 
 def test_a_trajectory_before_the_model_is_kept_and_started_at_the_first_state():
     c = Controller(notify=lambda *a: None)
-    c.configure(ControllerSettings(kp=KP, kd=KD), robot=None)
+    c.configure(ControllerSettings(kp=KP, kd=KD, state_timeout=SLOW), robot=None)
     c.activate()
     q0 = np.array([0.2, 0.1])
     g = c.submit(goal([q0 + 0.2], times=[1.0]), 0.0)
@@ -301,7 +349,7 @@ def test_a_trajectory_before_the_model_is_kept_and_started_at_the_first_state():
 
 
 def test_tracking_fault_holds_the_measured_pose_until_cleared():
-    c, clock = active_controller(max_tracking_error=[0.2, 0.5])
+    c, clock = active_controller(max_tracking_error=[0.2, 0.5], state_timeout=SLOW)
     q0 = np.array([0.3, -0.4])
     g = c.submit(goal([q0 + 1.0], times=[1.0]), clock.t)
     tick(c, clock, q0, dt=0.5)                          # 0.5 of the way: 0.5 rad from q0 > 0.2 on the shoulder
@@ -323,7 +371,7 @@ def test_tracking_fault_holds_the_measured_pose_until_cleared():
     tick(c, clock, stuck)
     assert c.state == HOLDING and c.fault is None
     off = Controller(notify=lambda *a: None)            # max_tracking_error 0: no check
-    off.configure(ControllerSettings(max_tracking_error=0.0), ROBOT, dynamics())
+    off.configure(ControllerSettings(max_tracking_error=0.0, state_timeout=SLOW), ROBOT, dynamics())
     off.activate()
     tick(off, clock, q0)
     off.submit(goal([q0 + 2.0], times=[1.0]), clock.t)
@@ -332,7 +380,7 @@ def test_tracking_fault_holds_the_measured_pose_until_cleared():
 
 
 def test_reset_notice_and_state_jumps_drop_the_reference_and_hold_the_new_pose():
-    c, clock = active_controller()
+    c, clock = active_controller(state_timeout=SLOW)
     q0 = np.array([0.3, -0.4])
     g = c.submit(goal([q0 + 0.5], times=[2.0]), clock.t)
     tick(c, clock, q0, dt=0.5)

@@ -70,6 +70,9 @@ def test_tracking_momentum_and_base(run):
     for r in (sc, kuka):
         assert r['nodes_exit_code'] == 0
         assert r['latency_ms']['samples'] > 1000 and r['latency_ms']['p50'] > 0
+        # the disturbance is measured; a scenario is only run again after a measured one
+        assert 0.0 <= r['longest_one_command_s'] < 5.0
+        assert 'first_attempt' not in r or r['first_attempt']['disturbance'], r['first_attempt']
 
 
 def test_watchdog_and_services(run):
@@ -133,3 +136,28 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run):
         # 15 frames per simulated second over the 6 s shown; a busy machine loses part of the
         # recording they are drawn from: at least half of them
         assert r['animation']['frames'] >= 45 and r['animation']['backend'] in ('mujoco', 'matplotlib')
+
+
+def test_a_stall_of_the_machine_is_measured_from_the_applied_efforts():
+    """What makes the demo run a robot again (scripts/sim_demo.py): a failed run after a stall,
+    measured from the efforts the sim echoed (the plant on one command) or the controller's halts;
+    a failure without one is a failure."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / 'scripts'))
+    import sim_demo
+    rec = sim_demo.Recording.__new__(sim_demo.Recording)
+    ms = 1_000_000
+    # 1 kHz, a new command each state, but 3 ms on one (a late answer) and 30 ms on another (a stall);
+    # a gap of the recording (states 50-59 lost) between different commands counts for nothing
+    efforts = {k: np.array([float(k), -float(k)]) for k in range(100) if not 50 <= k < 60}
+    for k in range(10, 13):
+        efforts[k] = efforts[10]
+    for k in range(70, 100):
+        efforts[k] = efforts[70]
+    rec.applied = {(1000 + k) * ms: e for k, e in efforts.items()}
+    assert rec.longest_one_command(1.0, 1.099) == pytest.approx(0.029)
+    assert rec.longest_one_command(1.0, 1.065) == pytest.approx(0.002)
+    quiet = dict(problems=['tracking RMS 2e-3'], halts_during_run=0, longest_one_command_s=0.005)
+    assert sim_demo.disturbance(quiet) == ''
+    assert 'ran 30 ms on one command' in sim_demo.disturbance(dict(quiet, longest_one_command_s=0.03))
+    assert 'halted 1 time(s)' in sim_demo.disturbance(dict(quiet, halts_during_run=1))

@@ -148,6 +148,18 @@ def test_sim_demo_launch_defaults_and_robots():
         assert nodes[1].parameters[1:] == [{}] and nodes[2].parameters[1:] == [{}]
 
 
+def test_sim_demo_launch_with_a_urdf_of_ones_own():
+    """urdf_path:= without params:= takes config/demo_robot.yaml (not the example robot's file:
+    SC_3DoF's joints and free-floating base): one gravity for the sim and the models."""
+    urdf = ROOT / 'test' / 'data' / 'urdf' / 'ur5_robot.urdf'
+    nodes = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', {'urdf_path': str(urdf)})
+    files = {n.parameters[0] for n in nodes}
+    assert [Path(f).name for f in files] == ['demo_robot.yaml']
+    doc = yaml.safe_load(Path(files.pop()).read_text())['/**']['ros__parameters']
+    assert doc['gravity'] == [0.0, 0.0, -9.81] and doc['base'] == 'fixed'
+    assert 'joints' not in doc and 'command_joints' not in doc      # the one default rule on both sides
+
+
 def test_sim_demo_launch_arguments_override(tmp_path):
     urdf, params = ROOT / 'urdf' / 'SC_3DoF.urdf', tmp_path / 'mine.yaml'
     params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {'lockstep': True}}}))

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from spart_ros.nodes.config import ConfigError
-from spart_ros.nodes.parameter_docs import node_tables, replace_tables
+from spart_ros.nodes.parameter_docs import NAMES_MODULE, names_module, node_tables, replace_tables
 from spart_ros.nodes.parameters import Param, markdown, validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,3 +112,10 @@ def test_the_commands_topic_defaults_are_relative():
         TABLES['spart_sim']['controller_name'].default + '/commands'
     assert TABLES['spart_controller']['reset_topic'].default == TABLES['spart_sim']['reset_notice_topic'].default
     assert TABLES['spart_controller']['plant_gravity_topic'].default == TABLES['spart_sim']['gravity_topic'].default
+
+
+def test_the_names_module_is_the_tables():
+    """spart_ros/nodes/parameter_names.py (a node warns about a parameter none of the nodes has)
+    is generated from the tables: `python -m spart_ros.nodes.parameter_docs`."""
+    assert (ROOT / NAMES_MODULE).read_text() == names_module(TABLES), \
+        f'{NAMES_MODULE} is not the generated one (python -m spart_ros.nodes.parameter_docs)'

@@ -18,7 +18,10 @@ States (:attr:`Controller.state`)::
 
 - ``halted``: active, not commanding: waiting for a robot model or a complete state, or a
   stale or rejected input, or a law that failed.  Entering it from commanding sends ONE
-  all-zero command, then nothing until a tick computes again with fresh valid data; then
+  all-zero command, then nothing until a tick computes again with fresh valid data (a stall of
+  the controller, event-driven: a state stamped more than ``state_timeout`` after the last
+  command, is a halt that ends at that tick, without the zero: the plant applied the last
+  command meanwhile); then
   commanding resumes on the reference if every joint is within ``resume_tolerance`` of it,
   else by holding where the robot is (the motors were limp: jumping back would be a jolt).
 - ``holding``: commanding a hold of the measured pose taken at activation (the mode's full
@@ -50,6 +53,7 @@ republishes a state it waits on gets one answer) and the steady time now.  ``t``
 time (the joint state's stamp, or a timer's clock), s.
 """
 from collections import namedtuple
+from types import SimpleNamespace
 import logging
 import math
 import time
@@ -70,7 +74,7 @@ from .modes import MODES, accepts_pose_goals, build_law
 from .safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
 from .settings import GAINS, RUN_TIME, ControllerSettings
 from .tolerances import GoalTolerances, default_tolerances, resolve_tolerances, violation
-from .trajectory import JointTrajectory, ReferenceSchedule, hold
+from .trajectory import JointTrajectory, Reference, ReferenceSchedule, hold
 
 __all__ = ['Controller', 'ControlInputs', 'Command', 'Feedback', 'Snapshot', 'STATES', 'UNCONFIGURED', 'INACTIVE',
            'HALTED', 'HOLDING', 'TRACKING', 'FAULT', 'FINALIZED']
@@ -106,6 +110,12 @@ desired - actual) in the model's joint coordinates."""
 
 Snapshot = namedtuple('Snapshot', 'state reason active commanding joint_names position_error velocity_error '
                                   'efforts trajectory_remaining compute_time counts details')
+Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): ``state`` (one of :data:`STATES`),
+``reason`` (why, '' when commanding normally), ``active``, ``commanding``; per command joint
+(``joint_names`` (m,) order): ``position_error``, ``velocity_error`` (reference - measured at the last
+command) and the last ``efforts`` sent, each (m,); ``trajectory_remaining`` (s), ``compute_time`` (s, of
+the last tick), ``counts`` (commands, zeros, timeouts, rejected, recoveries, trajectories, faults,
+resets, jumps) and the law's ``details`` (a space mode's status, else None)."""
 
 
 def _finite(a, zeros):
@@ -199,7 +209,7 @@ class Controller:
         if robot is not None:
             self._build(robot, dynamics, hardware)
         self._configured = True
-        self.gate.reason = 'inactive' if self.law is not None or robot is not None else 'inactive (no robot model yet)'
+        self.gate.reason = '' if self.law is not None else 'no robot model yet'
 
     def cleanup(self):
         """inactive -> unconfigured: settings and law forgotten."""
@@ -224,12 +234,12 @@ class Controller:
         if self.law is not None:
             self.law.clear_references()
 
-    def deactivate(self, reason='inactive'):
+    def deactivate(self, reason=''):
         """active -> inactive: returns ONE all-zero :data:`Command` if a command may still be
         applied (else None); goals are aborted, nothing is sent until activated again."""
         if not self.active:
             return None
-        self._abort_goals(f'the controller was deactivated ({reason})')
+        self._abort_goals('the controller was deactivated' + (f' ({reason})' if reason else ''))
         self.gate.disable(reason)
         self.fault = None
         self._schedule = None
@@ -289,7 +299,6 @@ class Controller:
     def _forget_joints(self):
         self._ik = None
         self.joint_names, self.q_names = [], []
-        self._cols = np.zeros(0, dtype=np.intp)
         self._every_joint, self._fault_check = False, False
         self._zeros_q, self._zero3, self._checked_base = np.zeros(0), np.zeros(3), None
         self._minus_limits = np.zeros(0)
@@ -345,9 +354,9 @@ class Controller:
 
     def _set_limits(self, limits, per, settings):
         self._limits, self._minus_limits = limits, -limits
-        self._max_error = self._full(per['max_tracking_error'], np.inf, zero_means=np.inf)
+        self._max_error = _full(per['max_tracking_error'], np.inf, self._index, len(self.q_names), zero_means=np.inf)
         self._fault_check = self.law.follows == 'joint_trajectory' and bool(np.isfinite(self._max_error).any())
-        self._tolerances = default_tolerances(len(self.q_names), self._cols, per['path_tolerance'],
+        self._tolerances = default_tolerances(len(self.q_names), self._index, per['path_tolerance'],
                                               per['goal_tolerance'], settings.stopped_velocity_tolerance,
                                               settings.goal_time)
 
@@ -367,22 +376,13 @@ class Controller:
     def _per_joint(self, s, names, q_names, robot):
         """(per-joint settings, Gains in model coordinates, effort limits (m,))."""
         per = s.per_joint(names)
-        self._cols = np.array([q_names.index(n) for n in names], dtype=np.intp)
-        full = {key: self._full(per[key], per[key][0], n=len(q_names)) for key in GAINS}
+        cols = [q_names.index(n) for n in names]
+        full = {key: _full(per[key], per[key][0], cols, len(q_names)) for key in GAINS}
         gains = Gains(len(q_names), full['kp'], full['kd'], full['ki'], full['integral_limit'],
                       full['impedance_stiffness'], full['impedance_damping'])
         urdf = {j.name: j.limits.effort for j in robot.joints}
         limits = effort_limits(names, urdf, per['effort_limits'] if 'effort_limits' in per else ())
         return per, gains, limits
-
-    def _full(self, values, other, n=None, zero_means=None):
-        """Per command joint ``values`` -> per model coordinate (``other`` elsewhere); 0 -> ``zero_means``."""
-        n = len(self.q_names) if n is None else n
-        out = np.full(n, float(other))
-        out[self._cols] = values
-        if zero_means is not None:
-            out[out == 0] = zero_means
-        return out
 
     def apply_settings(self, **changes):
         """Change run-time settings (:data:`~spart_ros.control.settings.RUN_TIME`) between two
@@ -502,6 +502,9 @@ class Controller:
         if self.fault is not None and not self.law.holds_position:
             self._answered = stamp
             return None                         # stopped by the fault until cleared
+        if s.event_driven and not self.gate.halted and self._last_t is not None \
+                and t - self._last_t > s.state_timeout:
+            self._unsupervised(t)
         t0 = time.perf_counter()
         t = float(t)
         self._before_law(state, t)
@@ -534,6 +537,19 @@ class Controller:
         self.details = out.details
         self.compute_time = time.perf_counter() - t0
         return Command(values, False, out.base_torque, out.base_force, t)
+
+    def _unsupervised(self, t):
+        """The plant's time went on for longer than state_timeout since the last command (this
+        controller did not run: a stalled process; the watchdog did not either): the plant applied
+        that command meanwhile, as after a halt the robot may be anywhere near the reference.
+        The same rules as after a halt, whichever callback runs first after the stall (the
+        watchdog's zero command, or this state): resume on the reference within
+        resume_tolerance, else hold the measured pose."""
+        why = (f'the plant ran {t - self._last_t:.3f} s on the last command (state_timeout '
+               f'{self.settings.state_timeout:g} s): this controller did not answer its states meanwhile (a stalled '
+               'process?)')
+        self._notify('warning', 'unsupervised', why)
+        self.gate.unsupervised(why)
 
     def _before_law(self, state, t):
         """The reference this tick follows: resume after a halt, the control clock going back,
@@ -710,7 +726,7 @@ class Controller:
         self._columns(goal)
         if self._hold_pending or self._schedule is None:
             if self._last_q is not None:        # checked now against the last measured pose
-                self._trajectory(goal, 0.0, self._schedule_start(self._last_q))
+                self._trajectory(goal, 0.0, _at_rest(self._last_q))
             self._keep(goal, 'starts at the next command' if self._last_t is not None else 'waiting for the first state')
             return
         self._start(goal, t)
@@ -782,12 +798,6 @@ class Controller:
             raise GoalError(f'joint_names {list(goal.joint_names)} must be distinct moving joints of '
                             f'the model ({self.q_names}); unknown: {bad}', INVALID_JOINTS)
         return np.array([index[n] for n in goal.joint_names], dtype=np.intp)
-
-    @staticmethod
-    def _schedule_start(position):
-        from .trajectory import Reference
-        z = np.zeros_like(position)
-        return Reference(position, z, z)
 
     def _trajectory(self, goal, start_time, start):
         """The JointTrajectory of ``goal`` from the reference ``start`` at ``start_time``
@@ -944,12 +954,26 @@ class Controller:
                         np.array(self._efforts), self.trajectory_remaining(t), self.compute_time, counts, self.details)
 
 
+def _full(values, other, cols, n, zero_means=None):
+    """Per command joint ``values`` -> (n,) per model coordinate (command joint k at ``cols[k]``,
+    ``other`` elsewhere); 0 -> ``zero_means``."""
+    out = np.full(n, float(other))
+    out[cols] = values
+    if zero_means is not None:
+        out[out == 0] = zero_means
+    return out
+
+
+def _at_rest(position):
+    """The :data:`~spart_ros.control.trajectory.Reference` of ``position`` (n,) at rest."""
+    z = np.zeros_like(position)
+    return Reference(position, z, z)
+
+
 def _warm_up(law, n):
     """One computation on a neutral state, so that the first tick does not pay for loading the
     fast path's kernels of this call (hundreds of milliseconds on a busy machine: the watchdog
     would stop a robot just handed over by its brakes)."""
-    from types import SimpleNamespace
-    from .trajectory import Reference
     z3, zq = np.zeros(3), np.zeros(n)
     state = SimpleNamespace(base=SimpleNamespace(R_b=np.eye(3), p_b=z3, v_b=z3, w_b=z3), q=zq, qd=zq)
     try:

@@ -130,6 +130,15 @@ class CommandGate:
         self.rejected += 1
         return self.decide(reason, timeout=False)
 
+    def unsupervised(self, reason):
+        """The plant applied the last command for longer than the state timeout without a new
+        one (the controller did not run: a stalled process): a halt that ends at this tick
+        (:attr:`recovering`; counted as a timeout), without the zero command: this tick computes
+        the next command."""
+        self.reason = reason
+        self.halted = self.recovering = True
+        self.timeouts += 1
+
     def decide(self, problem, timeout=True):
         """COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command);
         ``timeout``: count a halt as a timeout (stale or missing data).  COMMAND only permits

@@ -30,7 +30,7 @@ from ..control.settings import RUN_TIME
 from ..core.errors import SpartError
 from .config import ConfigError
 from .controller_io import ControllerIO
-from .controller_parameters import PARAMETERS, settings_from
+from .controller_parameters import PARAMETERS, RENAMED, setting, settings_from
 from .parameters import declare, values, watch
 from .robot_inputs import INPUT_PARAMETERS, RobotInputs, guarded
 from .runner import run_node
@@ -49,7 +49,7 @@ class ControllerNode(LifecycleNode):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        self.p = declare(self, PARAMETERS, structural_read_only=False)     # structural: while unconfigured
+        self.p = declare(self, PARAMETERS, structural_read_only=False, renamed=RENAMED)  # structural: unconfigured
         self.limiter = LogLimiter(5.0)
         self.controller = Controller(notify=self._notify)
         self.inputs = self.io = self._error = self._plant_gravity = None
@@ -142,10 +142,12 @@ class ControllerNode(LifecycleNode):
         return SUCCESS
 
     def on_shutdown(self, state):
-        self._send(self.controller.shutdown())
+        zero = self.controller.shutdown()
+        self._send(zero)
         if self.io is not None:
             self.io.flush()             # delivered before the publisher goes
         self._teardown()
+        self.get_logger().info('finalized: ' + ('one zero command sent' if zero is not None else 'no command was applied'))
         return SUCCESS
 
     def on_error(self, state):
@@ -191,8 +193,7 @@ class ControllerNode(LifecycleNode):
 
     def _apply(self, changes):
         """Run-time parameters (validated by the table) to the controller, between two ticks."""
-        changes = {k: tuple(v) if k in ('effort_limits', 'base_gains') else v for k, v in changes.items()
-                   if k in RUN_TIME}
+        changes = {k: setting(k, v) for k, v in changes.items() if k in RUN_TIME}
         if changes and self.controller.settings is not None:
             self.controller.apply_settings(**changes)
             self.get_logger().info(f'parameters applied: {changes}')

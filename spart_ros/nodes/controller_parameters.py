@@ -13,7 +13,7 @@ from .parameters import Param, table
 from .robot_inputs import INPUT_PARAMETERS
 from .runner import EXECUTORS
 
-__all__ = ['PARAMETERS', 'settings_from']
+__all__ = ['PARAMETERS', 'RENAMED', 'setting', 'settings_from']
 
 D = ControllerSettings()        # the defaults
 
@@ -156,19 +156,24 @@ PARAMETERS = table(
     overrides={'input_queue_depth': 1},
 )
 
+#: parameters renamed since an earlier release: {old name: new name} (the old one is taken, warned)
+RENAMED = {'enabled': 'autostart'}
+
 #: the parameters that are ControllerSettings fields
 SETTINGS = tuple(name for name in PARAMETERS if hasattr(D, name))
 
 
+def setting(name, value):
+    """The :class:`ControllerSettings` value of parameter ``name``'s validated ``value``: unset ->
+    the setting's default (e.g. ``effort_limits``: the URDF's), a list -> a tuple where the
+    setting holds one."""
+    default = getattr(D, name)
+    if value is None:
+        return default
+    return tuple(value) if isinstance(default, tuple) else value
+
+
 def settings_from(values):
     """:class:`ControllerSettings` of the node's parameter ``values`` (validated by the table)."""
-    kw = {}
-    for name in SETTINGS:
-        value = values[name]
-        default = getattr(D, name)
-        if value is None:
-            value = default
-        elif isinstance(default, tuple):
-            value = tuple(value)
-        kw[name] = value
-    return ControllerSettings(floating=values['base'] == 'floating', event_driven=not values['rate'], **kw)
+    return ControllerSettings(floating=values['base'] == 'floating', event_driven=not values['rate'],
+                              **{name: setting(name, values[name]) for name in SETTINGS})

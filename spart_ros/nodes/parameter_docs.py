@@ -2,13 +2,19 @@
 
 ``python -m spart_ros.nodes.parameter_docs`` (from the repository root) rewrites every marked
 table, ``<!-- parameters: NODE -->`` ... ``<!-- end parameters -->``, from the node's table
-(:func:`spart_ros.nodes.parameters.markdown`); test/test_parameters.py checks that they are the
-generated ones.  A module of its own: :mod:`.parameters` is imported by the nodes, and importing
-the nodes from it would make an import circle.
+(:func:`spart_ros.nodes.parameters.markdown`), and :mod:`.parameter_names` (every parameter name
+of the nodes: a node warns about a parameter that none of them has); test/test_parameters.py
+checks that they are the generated ones.  A module of its own: :mod:`.parameters` is imported by
+the nodes, and importing the nodes from it would make an import circle.
 """
+import textwrap
+
 from .parameters import markdown
 
-__all__ = ['node_tables', 'replace_tables', 'BEGIN', 'END']
+__all__ = ['node_tables', 'replace_tables', 'names_module', 'NAMES_MODULE', 'BEGIN', 'END']
+
+#: the generated module of every parameter name (from the repository root)
+NAMES_MODULE = 'spart_ros/nodes/parameter_names.py'
 
 BEGIN, END = '<!-- parameters: {} -->', '<!-- end parameters -->'
 
@@ -33,10 +39,28 @@ def replace_tables(text, tables):
     return text
 
 
+def names_module(tables):
+    """The text of :data:`NAMES_MODULE` for ``tables`` ({node: table})."""
+    names = sorted({name for table in tables.values() for name in table})
+    body = textwrap.fill(', '.join(repr(n) for n in names), width=116, initial_indent='    ',
+                         subsequent_indent='    ', break_on_hyphens=False)
+    return ('"""Every parameter name of the spart_ros nodes (' + ', '.join(sorted(tables)) + '), generated from\n'
+            'their tables by ``python -m spart_ros.nodes.parameter_docs``; test/test_parameters.py checks that it\n'
+            'is current.  A node given a parameter that none of them has warns (a typo, or an old name: see\n'
+            ':func:`spart_ros.nodes.parameters.declare`); one that another node has is quiet: a parameter file keyed\n'
+            '``/**`` is shared by the nodes of a launch file."""\n\n'
+            f'NAMES = frozenset((\n{body},\n))\n')
+
+
 def main():
-    """Rewrite the marked parameter tables of README.md and docs/*.md (run from the repository root)."""
+    """Rewrite the marked parameter tables of README.md and docs/*.md, and :data:`NAMES_MODULE`
+    (run from the repository root)."""
     from pathlib import Path
     tables = node_tables()
+    names = Path(NAMES_MODULE)
+    if not names.exists() or names.read_text(encoding='utf-8') != names_module(tables):
+        names.write_text(names_module(tables), encoding='utf-8')
+        print(f'updated {names}')
     for path in [Path('README.md'), *sorted(Path('docs').glob('*.md'))]:
         text = path.read_text(encoding='utf-8')
         new = replace_tables(text, tables)

@@ -22,9 +22,12 @@ Numbers are declared with dynamic typing and converted here: ``kp: 400`` in a YA
 """
 import array
 from dataclasses import dataclass
+import difflib
 import math
+import traceback
 
 from .config import ConfigError
+from .parameter_names import NAMES
 
 __all__ = ['Param', 'table', 'validate', 'declare', 'values', 'watch', 'markdown', 'TYPES']
 
@@ -178,21 +181,67 @@ def _constraints(p):
     return '; '.join(parts)
 
 
-def declare(node, params, structural_read_only=True):
+def declare(node, params, structural_read_only=True, renamed=None):
     """Declare every parameter of the table ``params`` on ``node``; returns {name: validated
     value} (None for unset ones).  ConfigError naming the first invalid value.  The structural
     parameters are read-only (ROS refuses to set them) unless ``structural_read_only`` is False
-    (a lifecycle node reads them at configure: :func:`watch` decides when they may change)."""
+    (a lifecycle node reads them at configure: :func:`watch` decides when they may change).
+
+    What the node was given (parameter files, ``-p``) is checked too, where ROS would ignore it
+    silently: ``renamed`` {old name: new name}: an old name given (and not the new one) is taken
+    as the new one, warned (both given: ConfigError); a name that no spart_ros node has
+    (:mod:`.parameter_names`; another node's is fine, a ``/**`` file is shared) is warned as
+    ignored, with the nearest names of this node."""
     from rclpy.exceptions import ParameterUninitializedException
+    given = _given(node)
+    defaults = _renamed(node, params, renamed or {}, given)
     values = {}
     for name, p in params.items():
-        node.declare_parameter(name, _ros_default(p), _descriptor(p, structural_read_only))
+        node.declare_parameter(name, defaults.get(name, _ros_default(p)), _descriptor(p, structural_read_only))
         try:
             raw = node.get_parameter(name).value
         except ParameterUninitializedException:
             raw = None
         values[name] = validate(p, raw)
+    _warn_unknown(node, params, set(given) - set(params) - set(renamed or ()))
     return values
+
+
+def _given(node):
+    """{name: value} of the parameters given to ``node`` (parameter files, ``-p``: rclpy's
+    overrides, what ``declare_parameter`` takes its values from)."""
+    return {name: p.value for name, p in getattr(node, '_parameter_overrides', {}).items()}
+
+
+def _renamed(node, params, renamed, given):
+    """{new name: value} of the old names given for renamed parameters (warned); ConfigError when
+    both names are given."""
+    out = {}
+    for old, new in renamed.items():
+        if old not in given:
+            continue
+        if new in given:
+            raise ConfigError(f'{old} was renamed {new}: give {new} only (both given)')
+        value = given[old]
+        out[new] = list(value) if isinstance(value, (tuple, array.array)) else value
+        node.get_logger().warning(f'parameter {old} is now {new}: {old}: {value!r} taken as {new}: {value!r}; rename '
+                                  'it in your parameter file')
+    return out
+
+
+def _warn_unknown(node, params, names):
+    """Warn about the parameters given to ``node`` that no spart_ros node has (ROS ignores them)."""
+    unknown = sorted(n for n in names if n not in NAMES and not node.has_parameter(n)
+                     and not n.startswith('qos_overrides.'))
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = [p for p in params if name.startswith(p + '_') or p.startswith(name)]     # kp_gain: kp
+        close += [p for p in difflib.get_close_matches(name, list(params), n=2, cutoff=0.7) if p not in close]
+        close = close[:2]
+        hints.append(name + (f' (did you mean {" or ".join(close)}?)' if close else ''))
+    node.get_logger().warning(f'parameters of no spart_ros node, ignored: {", ".join(hints)}')
 
 
 def _ros_default(p):
@@ -209,7 +258,8 @@ def watch(node, params, apply, structural_ok=lambda: False):
     """Validate ``ros2 param set`` on ``node`` for the parameters of ``params``: a bad value is
     refused with the reason; a structural one unless ``structural_ok()``; the valid run-time
     ones go to ``apply({name: value})``, which may raise a SpartError (refused with its text:
-    e.g. a value no law can use).  Parameters not in the table are left to other callbacks."""
+    e.g. a value no law can use; any other exception is refused too, logged with its traceback:
+    the node keeps running).  Parameters not in the table are left to other callbacks."""
     from rcl_interfaces.msg import SetParametersResult
     from ..core.errors import SpartError
 
@@ -234,6 +284,10 @@ def watch(node, params, apply, structural_ok=lambda: False):
                 apply(updates)
             except SpartError as err:
                 return SetParametersResult(successful=False, reason=str(err))
+            except Exception as err:  # noqa: BLE001 - a parameter change must never kill the node
+                node.get_logger().error(f'parameters {sorted(updates)} refused: unexpected {type(err).__name__}: {err}'
+                                        f'\n{traceback.format_exc()}')
+                return SetParametersResult(successful=False, reason=f'unexpected {type(err).__name__}: {err}')
         return SetParametersResult(successful=True)
     node.add_on_set_parameters_callback(on_set)
     return on_set

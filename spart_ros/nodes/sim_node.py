@@ -47,8 +47,9 @@ Services
 Timing
     real time (default): a wall timer at ``publish_rate`` steps the physics as many ``dt``
         steps as keep simulated time = ``real_time_factor`` x wall time, then publishes one
-        state; if the machine cannot keep up, at most 0.1 s of simulated time is caught up
-        per tick and the rest is given up (warned).
+        state; if the machine cannot keep up, at most 20 ms of simulated time is caught up
+        per tick and the rest is given up (warned): a stall of this process is not simulated
+        as the robot running open loop on the last command.
     lockstep (``lockstep: true``, deterministic, for tests and use_sim_time): every command
         message advances the physics by ``lockstep_steps`` steps (a dropped one too, with the
         previous command, as the hardware keeps running when a controller update fails) and
@@ -92,7 +93,10 @@ from .runner import EXECUTORS, run_node
 from .throttle import LogLimiter
 
 NODE_NAME = 'spart_sim'
-MAX_LAG = 0.1          # s of simulated time caught up per real-time tick at most
+#: s of simulated time caught up per real-time tick at most: a scheduling delay is caught up, a stall
+#: of this process is given up (warned): caught up, it would run the robot open loop on the last
+#: command (or a controller watchdog's zero) for a time no real plant does
+MAX_LAG = 0.02
 
 #: joint_states, odom, imu, /clock out and commands in: rclcpp's SystemDefaultsQoS
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
