@@ -25,9 +25,21 @@ echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID RMW_IMPLEMENTATION=$RMW_IMPLEMENTATION
 # each test file on one worker (its module fixtures, e.g. a node several tests read, start once),
 # each worker in its own DDS domain (test/conftest.py); real-time closed loops run alone
 # (@pytest.mark.realtime)
+# colcon test REPLACES PYTEST_ADDOPTS with its own options and --pytest-args (so an exported
+# PYTEST_ADDOPTS never reaches pytest): the xdist options go into --pytest-args, first among the
+# caller's ones if there are any (a second --pytest-args would replace the first); the leading
+# space keeps colcon from reading them as its own options.
 WORKERS="${SPART_TEST_WORKERS:-2}"
+COLCON_ARGS=("$@")
 if [[ "$WORKERS" != 0 ]]; then
-  export PYTEST_ADDOPTS="-n $WORKERS --dist loadfile ${PYTEST_ADDOPTS:-}"
+  XDIST=(" -n" "$WORKERS" " --dist" "loadfile")
+  COLCON_ARGS=()
+  merged=""
+  for arg in "$@"; do
+    COLCON_ARGS+=("$arg")
+    if [[ "$arg" == "--pytest-args" && -z "$merged" ]]; then COLCON_ARGS+=("${XDIST[@]}"); merged=1; fi
+  done
+  [[ -n "$merged" ]] || COLCON_ARGS+=(--pytest-args "${XDIST[@]}")
   echo "[test] pytest-xdist: $WORKERS workers (ROS_DOMAIN_ID + 100 k for worker k; SPART_TEST_WORKERS=0: none)"
 fi
 
@@ -37,7 +49,7 @@ trap 'rm -f "$LOG"' EXIT
 start=$SECONDS
 colcon test --paths . spart_interfaces \
     --event-handlers console_direct+ console_stderr- \
-    --return-code-on-test-failure "$@" 2>&1 | tee "$LOG"
+    --return-code-on-test-failure "${COLCON_ARGS[@]}" 2>&1 | tee "$LOG"
 test_rc=${PIPESTATUS[0]}
 echo "[test] colcon test finished in $((SECONDS - start)) s (exit code $test_rc)"
 
@@ -54,6 +66,9 @@ if [[ -z "$summary" ]]; then
 elif ! grep -qE '\b[1-9][0-9]* passed\b' <<<"$summary"; then
   echo "[test] ERROR: no test passed"
   rc=1
+fi
+if [[ "$WORKERS" != 0 ]] && ! grep -qaE '^(created: [0-9]+/[0-9]+ workers|[0-9]+ workers \[)' "$LOG"; then
+  echo "[test] WARNING: the tests ran in one process, not in $WORKERS pytest-xdist workers"
 fi
 if [[ $rc -eq 0 ]]; then echo "[test] OK"; else echo "[test] FAILED"; fi
 [[ -n "$summary" ]] && echo "$summary"
