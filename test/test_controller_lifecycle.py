@@ -98,7 +98,8 @@ class Lifecycle:
 def lc(ros):
     proc = start_node('spart_ros', 'controller_node', namespace=NS, parameters=dict(
         autostart=False, urdf_path=KUKA, gravity=G.tolist(), kp=100.0, kd=20.0, state_timeout=0.5,
-        status_rate=20.0, robot_description_topic=''))
+        status_rate=20.0, robot_description_topic='',
+        joint_dynamics=False))   # expected() is the rigid model's law (the URDF damping: test_offline_closed_loop)
     try:
         proc.wait_for_output(r'unconfigured \(autostart false\)', 90.0)
         yield Lifecycle(ros, proc)
@@ -221,7 +222,7 @@ def test_a_trajectory_before_the_model_waits_for_it_and_a_gravity_mismatch_is_wa
     from node_helpers import LATCHED_QOS
     ns = '/lcm'
     proc = start_node('spart_ros', 'controller_node', namespace=ns, parameters=dict(
-        gravity=G.tolist(), kp=100.0, kd=20.0, state_timeout=0.5, status_rate=20.0))
+        gravity=G.tolist(), kp=100.0, kd=20.0, state_timeout=0.5, status_rate=20.0, joint_dynamics=False))
     try:
         proc.wait_for_output(r'waiting for a robot description', 90.0)
         status = ros.subscribe(ControllerStatus, f'{ns}/spart_controller/status', RELIABLE_QOS)

@@ -51,6 +51,7 @@ def nodes():
     limits = [CT_LIMIT[1] if j == CT_LIMIT[0] else 1000.0 for j in CT_JOINTS]
     specs = {
         'ct': dict(mode='computed_torque', urdf_path=KUKA, gravity=G.tolist(), kp=KP, kd=KD,
+                   joint_dynamics=False,             # the checks' reference is the rigid model's law
                    command_joints=CT_JOINTS, effort_limits=limits, commands_topic='/ct/commands',
                    joint_command_topic='/ct/joint_command',
                    # the states are off the reference on purpose; when this process pauses longer than

@@ -83,7 +83,8 @@ def nodes():
                    base_orientation=ref.quat_xyzw(FX_POSE[1]).tolist(),
                    jacobian_links=[n for n, _ in FX_JAC], jacobian_offsets=[x for _, o in FX_JAC for x in o],
                    executor='single_threaded', serialized_outputs=False,   # the non-default paths
-                   gravity=[0.0, 0.0, -9.81]),                              # used unless a request overrides
+                   gravity=[0.0, 0.0, -9.81],                               # used unless a request overrides
+                   joint_dynamics=False),             # the rigid model of the references (/ro: URDF damping)
         'rt': dict(base='fixed', robot_description=BAD_URDF),
         'dc': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_topic='imu',
                    world_frame='odom', decimation=3),
@@ -390,6 +391,40 @@ def test_fixed_services(fx):
     res = fx.call(ForwardDynamics, 'forward_dynamics', bad)
     assert not res.success and 'base_twist must be zero' in res.message
     assert fx.call(InverseDynamics, 'inverse_dynamics', fill(InverseDynamics.Request())).success
+
+
+def test_the_urdf_joint_damping_enters_by_default(fx, ro):
+    """/ro runs with the default joint_dynamics (true): the KUKA's URDF declares damping 0.5 N m s/rad
+    on every joint (no friction, no armature), so its inverse dynamics adds 0.5 qd to the rigid
+    model's efforts (/fx: joint_dynamics false) and its forward dynamics takes 0.5 qd off the
+    applied efforts."""
+    robot = ROBOTS['kuka']
+    by_name = {j.name: j.dynamics.damping for j in robot.joints}
+    damping = np.array([by_name[n] for n in robot.q_names])
+    assert damping.shape == (robot.n_q,) and np.all(damping == 0.5)
+    _, _, _, _, qm, um, rng = rand_state(robot, 11)
+    taum, umdot = rng.standard_normal(robot.n_q), rng.standard_normal(robot.n_q)
+
+    def request(kind, values):
+        req = kind.Request()
+        req.joint_names, req.positions, req.velocities = list(robot.q_names), qm.tolist(), um.tolist()
+        req.base_pose.orientation.w = 1.0
+        req.override_gravity, req.gravity.z = True, -9.81
+        if kind is InverseDynamics:
+            req.accelerations = values.tolist()
+        else:
+            req.efforts = values.tolist()
+        return req
+
+    rigid, damped = (io.call(InverseDynamics, 'inverse_dynamics', request(InverseDynamics, umdot)) for io in (fx, ro))
+    assert rigid.success and damped.success, (rigid.message, damped.message)
+    np.testing.assert_allclose(np.subtract(damped.efforts, rigid.efforts), damping * um, rtol=1e-9, atol=1e-9)
+    got = ro.call(ForwardDynamics, 'forward_dynamics', request(ForwardDynamics, taum))
+    want = fx.call(ForwardDynamics, 'forward_dynamics', request(ForwardDynamics, taum - damping * um))
+    assert got.success and want.success, (got.message, want.message)
+    np.testing.assert_allclose(got.accelerations, want.accelerations, rtol=1e-8, atol=1e-8)
+    assert not np.allclose(got.accelerations, fx.call(ForwardDynamics, 'forward_dynamics',
+                                                      request(ForwardDynamics, taum)).accelerations, atol=1e-3)
 
 
 # ---------------------------------------------------------------------------------------

@@ -237,3 +237,33 @@ def test_cartesian_settings_are_checked():
         ControllerSettings(mode='cartesian_impedance', nullspace_stiffness=-1.0).check()
     with pytest.raises(InputError, match='needs base: fixed'):
         ControllerSettings(mode='cartesian_impedance', floating=True).check()
+
+
+def test_cartesian_impedance_on_a_robot_with_a_mimic_finger():
+    """Franka Panda (example-robot-data's URDF: the second finger mimics the first), the robot
+    franka_ros users run Cartesian impedance on: the fixed-base law works in the 8 independent
+    coordinates (Jacobian J_full G), holds its end effector in gravity and reaches a pose target
+    3 cm and 5 deg away on the MuJoCo plant; the free-floating law, whose generalized Jacobian
+    takes every joint as independent, refuses the robot naming the mimic joint."""
+    panda = urdf_path('panda')
+    q0 = {'panda_joint2': -0.4, 'panda_joint4': -2.0, 'panda_joint6': 1.6, 'panda_joint7': 0.8}
+    plant = MujocoPlant.from_urdf(panda, gravity=[0.0, 0.0, -9.81], initial=InitialState(q0))
+    robot = plant.robot
+    ee = 'panda_hand'
+    q_start = [q0.get(n, 0.0) for n in robot.coordinates.names]       # independent coordinates
+    R_d, p_d = _target(robot, q_start, *plant.base_link_state()[0:2], ee)
+    settings = dict(mode='cartesian_impedance', cartesian_stiffness=tuple(K_CART), ee_link=ee)
+    hold = simulate(None, settings, duration=1.0, plant=plant)
+    R, p = hold.ee_poses(ee)
+    assert np.abs(p[-1] - p[0]).max() < 1e-4 and np.abs(rotation_vector(R[-1] @ R[0].T)).max() < 1e-3
+    plant.reset()
+    run = simulate(None, settings, duration=3.0, plant=plant,
+                   events=[(0.0, lambda c, pl, t: c.set_reference('ee_pose', (R_d, p_d, 'world'), t))])
+    R, p = run.ee_poses(ee)
+    print(f'\nPanda: end effector {np.abs(p_d - p[-1]).max():.1e} m, '
+          f'{np.abs(rotation_vector(R_d @ R[-1].T)).max():.1e} rad from the target after 3 s')
+    assert np.abs(p_d - p[-1]).max() < 1e-4 and np.abs(rotation_vector(R_d @ R[-1].T)).max() < 1e-3
+    floating = MujocoPlant.from_urdf(panda, base='floating', gravity=[0.0, 0.0, 0.0], initial=InitialState(q0))
+    with pytest.raises(InputError, match=r"floating_cartesian_impedance: robot 'panda' has mimic joints "
+                                         r"\['panda_finger_joint2'\]"):
+        simulate(None, dict(settings, mode='floating_cartesian_impedance'), duration=0.01, plant=floating)

@@ -351,6 +351,41 @@ def test_urdf_damping_when_enabled_is_viscous():
     assert rel_err([qdd[n] for n in robot.q_names], umdot) < 1e-9
 
 
+def test_stiff_damping_integrates_implicitly_and_the_core_plant_says_why_it_cannot():
+    """A UR5 whose URDF declares damping 2 N m s/rad on every joint, simulated with a 25 ms step:
+    the fastest damped motion decays at ~126 1/s (the wrists), beyond RK4's stability at that
+    step (a UR10 with the same damping decays at ~4000 1/s: RK4 at 1 ms diverged within 15 ms
+    here).  The MuJoCo plant measures the rate, switches to implicitfast and says so; the core's
+    RK4 plant measures the same rate from the core's H and refuses the step naming the longest
+    dt it takes, which then runs.  The KUKA's URDF damping (0.5, rate 561 1/s) keeps RK4 at 1 ms."""
+    from spart_ros.core.urdf import robot_from_urdf
+    from spart_ros.sim.plant import RK4_DAMPING_LIMIT
+    from spart_ros.sim.rigid_body import RigidBodyPlant
+    text = open(urdf_path('ur5_robot')).read().replace('damping="0.0"', 'damping="2.0"')
+    assert text.count('damping="2.0"') == 6
+    dt = 0.025
+    plant = MujocoPlant.from_urdf(text, gravity=G, dt=dt)
+    rate, joint = plant.damping_rate()
+    assert rate * dt > RK4_DAMPING_LIMIT and joint.startswith('wrist_')
+    assert plant.integrator == 'implicitfast'
+    assert any('integrator RK4 would diverge' in w and joint in w for w in plant.load_warnings), plant.load_warnings
+    plant.set_efforts(np.zeros(plant.n_joints))
+    plant.step(80)                                       # 2 s in gravity: no divergence
+    assert np.all(np.isfinite(plant.joint_velocities()))
+    robot = robot_from_urdf(text)[0]
+    with pytest.raises(InputError, match=r'too long for RK4 with the joint damping .*take dt <= '):
+        RigidBodyPlant(robot, gravity=G, dt=dt)
+    core = RigidBodyPlant(robot, gravity=G, dt=0.5 * RK4_DAMPING_LIMIT / rate)
+    core_rate, core_joint = core.damping_rate()
+    assert core_rate == pytest.approx(rate, rel=1e-6) and core_joint == joint      # MuJoCo's M vs the core's H
+    core.set_efforts(np.zeros(core.n_joints))
+    core.step(200)
+    assert np.all(np.isfinite(core.joint_velocities()))
+    kuka = MujocoPlant.from_urdf(KUKA, gravity=G)
+    assert kuka.integrator == 'RK4' and kuka.damping_rate()[0] == pytest.approx(
+        RigidBodyPlant(load_robot('kuka_iiwa'), gravity=G).damping_rate()[0], rel=1e-6)
+
+
 # ---------------------------------------------------------------------------------------
 # readouts in ROS conventions
 # ---------------------------------------------------------------------------------------

@@ -166,11 +166,8 @@ class _Cartesian(Law):
 
     def __init__(self, dynamics, settings):
         robot = dynamics.robot
-        if robot.mimic:
-            raise InputError(f'mode {self.mode}: robot {robot.name!r} has mimic joints {sorted(robot.mimic)}; the '
-                             'Cartesian impedance works in SPART\'s joint variables (every moving joint independent)')
         self.robot, self.dynamics = robot, dynamics
-        self.n = robot.n_q
+        self.n = dynamics.n_q                 # the independent coordinates (a mimic joint follows its leader)
         link = settings.ee_link or leaf_links(robot)[0]
         self.end_effector = EndEffector(robot, link, list(settings.ee_offset), frame='link')
         self.rows = np.array(settings.task_rows if settings.task_rows else range(6), dtype=np.intp)
@@ -313,6 +310,10 @@ class FloatingCartesianImpedance(_Cartesian):
     base = 'floating'
 
     def __init__(self, dynamics, settings):
+        if dynamics.robot.mimic:
+            raise InputError(f'mode {self.mode}: robot {dynamics.robot.name!r} has mimic joints '
+                             f'{sorted(dynamics.robot.mimic)}; the generalized Jacobian works in SPART\'s joint '
+                             'variables (every moving joint independent)')
         super().__init__(dynamics, settings)
         ee = self.end_effector
         self.kinematics = FreeFloatingKinematics(self.robot, ee.link, ee.offset, dynamics.new_workspace())

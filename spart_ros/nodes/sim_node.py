@@ -112,7 +112,8 @@ PARAMETERS = table(
           'published on gravity_topic', length=3),
     Param('dt', 0.001, 'physics step, s (rounded to 1 ns)', low=0.0, open_low=True),
     Param('integrator', 'RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
-          "'implicitfast'", choices=tuple(INTEGRATORS)),
+          "'implicitfast'; RK4 becomes implicitfast, with a warning, where the joints' damping is too stiff "
+          'for it at dt (fastest damping rate x dt > 2)', choices=tuple(INTEGRATORS)),
     Param('joint_damping', True, 'apply the joints\' damping, Coulomb friction (MuJoCo frictionloss) and rotor inertia '
           '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, the values '
           'spart_controller compensates (false: the rigid-body model of SPART\'s functions)'),
@@ -293,7 +294,7 @@ class SimNode(Node):
         self.get_logger().info(
             f"robot {plant.name!r} from {origin}: base {p['base']} {self._base_frame!r}, "
             f'{plant.n_joints} joints {list(plant.joint_names)}, gravity {plant.gravity.tolist()}, '
-            f"dt {plant.dt:g} s {p['integrator']}; {timing}; commands on "
+            f'dt {plant.dt:g} s {plant.integrator}; {timing}; commands on '
             f'{self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
             f'{[pub.topic_name for pub in self._publishers_out()]}; services '
             f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}')

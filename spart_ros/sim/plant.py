@@ -43,6 +43,9 @@ __all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', '
 
 BASE_MODES = ('fixed', 'floating')
 #: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
+#: largest damping rate x dt RK4 is used with (its real-axis stability ends at 2.785; the
+#: inertia seen by a joint changes with the configuration, hence the margin)
+RK4_DAMPING_LIMIT = 2.0
 _DIVERGENCE_WARNINGS = {'mjWARN_BADQPOS': 'qpos', 'mjWARN_BADQVEL': 'qvel', 'mjWARN_BADQACC': 'qacc'}
 
 
@@ -234,7 +237,44 @@ class MujocoPlant:
         plant = cls(model, base == 'floating', initial, imported.mount, imported.base_hint, imported.warnings,
                     imported.robot)
         plant.gravity = gravity
+        if integrator == 'RK4':
+            rate, joint = plant.damping_rate()
+            if rate * dt > RK4_DAMPING_LIMIT:
+                # explicit RK4 diverges on stiff joint damping (a light link with a URDF damping
+                # meant for Gazebo); MuJoCo's implicitfast integrates the damping implicitly
+                model.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+                plant.load_warnings.append(
+                    f'integrator RK4 would diverge on the joint damping (fastest damping rate {rate:.4g} 1/s, '
+                    f'mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > {RK4_DAMPING_LIMIT:g}); '
+                    f'integrating with implicitfast instead (damping implicit; a smaller dt keeps RK4)')
         return plant
+
+    def damping_rate(self):
+        """(rate [1/s], joint name): the largest eigenvalue of M^-1 D at the current state (M the
+        joint-space inertia with armature, D the joints' damping), the decay rate of the fastest
+        damped motion, and the moving joint that dominates its eigenvector ((0.0, None) without
+        damping).  An explicit integrator needs rate x dt below its stability bound."""
+        m, d = self.model, self.model.dof_damping
+        if not np.any(d > 0.0):
+            return 0.0, None
+        mj = self._mj
+        mj.mj_forward(m, self.data)
+        M = np.zeros((m.nv, m.nv))
+        mj.mj_fullM(m, self.data, M)
+        L = np.linalg.cholesky(M)
+        Li = np.linalg.inv(L)
+        values, vectors = np.linalg.eigh(Li @ np.diag(d) @ Li.T)    # M^-1 D, similar and symmetric
+        k = int(np.argmax(values))
+        mode = Li.T @ vectors[:, k]                                    # the eigenvector of M^-1 D
+        dof = int(np.argmax(np.abs(mode)))
+        jnt = int(m.dof_jntid[dof])
+        return float(values[k]), m.joint(jnt).name
+
+    @property
+    def integrator(self):
+        """The integrator MuJoCo uses: 'RK4', 'Euler', 'implicit' or 'implicitfast'."""
+        names = {getattr(self._mj.mjtIntegrator, v): k for k, v in INTEGRATORS.items()}
+        return names[int(self.model.opt.integrator)]
 
     # -- properties -----------------------------------------------------------------------
     @property

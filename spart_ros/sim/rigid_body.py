@@ -25,7 +25,7 @@ from ..core import base_state as bs
 from ..core.attitude import quaternion_from_ros, quaternion_to_ros
 from ..core.errors import InputError
 from ..core.fast.mimic import fast_dynamics
-from .plant import BASE_MODES, BaseOdometry, InitialState, _vector
+from .plant import BASE_MODES, RK4_DAMPING_LIMIT, BaseOdometry, InitialState, _vector
 
 __all__ = ['RigidBodyPlant']
 
@@ -84,6 +84,32 @@ class RigidBodyPlant:
         self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
         self.reset()
+        rate, joint = self.damping_rate()
+        if rate * dt > RK4_DAMPING_LIMIT:
+            raise InputError(
+                f'dt {dt:g} s is too long for RK4 with the joint damping (fastest damping rate {rate:.4g} 1/s, '
+                f'mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > {RK4_DAMPING_LIMIT:g}): the integration '
+                f'would diverge; take dt <= {RK4_DAMPING_LIMIT / rate:.3g} s, or the MuJoCo plant (damping '
+                'integrated implicitly)')
+
+    def damping_rate(self):
+        """(rate [1/s], joint name): the largest eigenvalue of M^-1 D at the current state (M the
+        joint-space inertia with armature, with the base free on a floating base; D the joints'
+        damping, independent coordinates), the decay rate of the fastest damped motion, and the
+        joint that dominates its eigenvector ((0.0, None) without damping).  RK4 needs
+        rate x dt below its stability bound (2.785)."""
+        damping = self.fast.model.damping
+        if not np.any(damping > 0.0):
+            return 0.0, None
+        G = np.asarray(self.robot.coordinates.G)          # full <- independent (identity without mimics)
+        D = G.T @ np.diag(damping) @ G
+        H = self.fast.mass_matrix(self._R0, self._r0, self._q)
+        M = H[6:, 6:] - H[6:, :6] @ np.linalg.solve(H[:6, :6], H[:6, 6:]) if self.floating else H[6:, 6:]
+        Li = np.linalg.inv(np.linalg.cholesky(M))
+        values, vectors = np.linalg.eigh(Li @ D @ Li.T)         # similar to M^-1 D, symmetric
+        k = int(np.argmax(values))
+        mode = Li.T @ vectors[:, k]
+        return float(values[k]), self.joint_names[int(np.argmax(np.abs(mode)))]
 
     # -- properties ---------------------------------------------------------------------
     @property

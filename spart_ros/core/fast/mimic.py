@@ -171,6 +171,10 @@ class MimicFastDynamics:
                                       None if um is None else self._map('um', um, self._u), offset, floating, bias)
         return np.matmul(J, self._T, out=self._J), Jbias
 
+    def link_pose(self, link):
+        """(R, r) of a link's CoM frame from the last call (see FastDynamics.link_pose)."""
+        return self.full.link_pose(link)
+
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)), see FastDynamics.twists."""
         return self.full.twists(R0, r0, self._positions(qm), u0, self._map('um', um, self._u), floating)
