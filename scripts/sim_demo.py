@@ -299,7 +299,9 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     bag_path = out / f'{name}.mcap'
     # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
     mon = Monitor(scenario, bag_path, 'spart_demo_monitor' + (f'_{attempt}' if attempt > 1 else ''))
-    launch = subprocess.Popen(cmd, stdout=launch_log, stderr=subprocess.STDOUT, start_new_session=True)
+    # a process group of its own (killed as one if it hangs), in this session: the nodes share this
+    # process's scheduling group and priority (a new session would be a group of its own)
+    launch = subprocess.Popen(cmd, stdout=launch_log, stderr=subprocess.STDOUT, process_group=0)
     result = dict(robot=name, label=scenario['label'], floating=scenario['floating'], problems=[])
     wall0 = time.monotonic()
     try:

@@ -62,10 +62,70 @@ def _use_test_interfaces(prefix=TEST_INSTALL, package="control_msgs"):
 _use_test_interfaces()
 
 
+#: how realtime tests are kept from other tests' CPU load under pytest-xdist (scripts/test.sh):
+#: "priority" (default): they all run on worker gw0 at normal priority, the other workers at nice 19
+#: (xdist_schedule.py); "alone": each waits until no other test runs and keeps the others waiting
+#: meanwhile (slower: one core idles; for a machine where priorities do not shield them enough)
+REALTIME = os.environ.get("SPART_TEST_REALTIME", "priority")
+
+
+def _scheduled(config):
+    """Whether this run's realtime files run on the first worker at normal priority, the others at the lowest."""
+    return REALTIME == "priority" and config.getvalue("dist") == "loadfile"
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "realtime: a closed loop in real time (its checks depend on timing): under pytest-xdist it "
-                   "runs alone, no other test of the run meanwhile")
+                   "runs on the first worker at normal priority while the others run at the lowest "
+                   "(SPART_TEST_REALTIME=alone: it runs alone, no other test of the run meanwhile)")
+    if WORKER and WORKER != "gw0" and os.environ.get("SPART_TEST_SCHEDULED") == "1":
+        # this worker's tests and every process they start (nodes, launches) get only the CPU time
+        # the realtime worker's closed loops leave (children inherit the nice value; node_helpers
+        # keeps the nodes in this session, so that the kernel's per-session groups do not undo it)
+        os.nice(19)
+    if not WORKER:
+        os.environ["SPART_TEST_SCHEDULED"] = "1" if _scheduled(config) else "0"   # the workers start after this
+    if not WORKER and os.environ.get("SPART_TEST_DURATIONS"):
+        from xdist_schedule import FileDurations
+        config.pluginmanager.register(FileDurations(os.environ["SPART_TEST_DURATIONS"]), "spart_file_durations")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    # --dist loadfile, longest file first (test/durations.json); realtime files on the first worker
+    # first when they run by priority
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist_schedule import RealtimeFirstScheduling
+    return RealtimeFirstScheduling(config, log, tmpdir=tempfile.gettempdir(), realtime_first=_scheduled(config))
+
+
+def pytest_collection_modifyitems(config, items):
+    # tell the scheduler (in the controlling process) which files hold realtime tests
+    uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if WORKER and uid and os.environ.get("SPART_TEST_SCHEDULED") in ("0", "1"):
+        from xdist_schedule import realtime_list
+        path = realtime_list(tempfile.gettempdir(), uid)
+        files = sorted({item.nodeid.split("::", 1)[0] for item in items if "realtime" in item.keywords})
+        _REALTIME_FILES.update(files)
+        tmp = f"{path}.{WORKER}"
+        with open(tmp, "w") as f:
+            f.write("".join(f + "\n" for f in files))
+        os.replace(tmp, path)
+
+
+#: (the scheduled run) this worker's realtime files: the first worker runs them first, at normal priority
+_REALTIME_FILES = set()
+
+
+def _lowered_once_realtime_is_over(item):
+    """The first worker runs every realtime file first; at its first test of another file the realtime
+    part of the run is over and it takes the lowest priority too: no worker's tests (nor the nodes they
+    start) are starved by the other's CPU-heavy ones any more."""
+    if WORKER == "gw0" and os.environ.get("SPART_TEST_SCHEDULED") == "1" and os.nice(0) < 19 \
+            and item.nodeid.split("::", 1)[0] not in _REALTIME_FILES:
+        os.nice(19 - os.nice(0))
 
 
 @contextlib.contextmanager
@@ -75,7 +135,7 @@ def _alone(exclusive):
     lock on two files (flock): ``turn`` queues a waiting realtime test ahead of the tests that
     start after it, ``run`` is held shared by every running test, exclusively by a realtime one."""
     uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if not WORKER or not uid:
+    if not WORKER or not uid or os.environ.get("SPART_TEST_SCHEDULED") == "1":
         yield
         return
     base = os.path.join(tempfile.gettempdir(), f"spart_ros_tests_{uid}")
@@ -92,6 +152,7 @@ def _alone(exclusive):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     # setup (module fixtures too: the demo runs in one), call and teardown under the lock
+    _lowered_once_realtime_is_over(item)
     with _alone("realtime" in item.keywords):
         yield
 

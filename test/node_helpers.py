@@ -189,10 +189,12 @@ class NodeProcess:
     # -- life cycle --
     def start(self):
         self._log = open(self.log_path, "wb")
+        # a process group of its own (stopped as one), in the test's session: a new session would
+        # be a scheduling group of its own (autogroup) and escape the test worker's CPU priority
         self.proc = subprocess.Popen(
             self.cmd, stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
-            start_new_session=True)
+            process_group=0)
         return self
 
     def __enter__(self):

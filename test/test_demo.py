@@ -43,6 +43,14 @@ def run(tmp_path_factory):
     return proc, out, summary
 
 
+@pytest.fixture(scope='module')
+def bags(run):
+    """{robot: read_back(its bag)}: every message decoded again with the definitions the bag carries
+    (once for the tests that read them)."""
+    _, _, summary = run
+    return {r['robot']: read_back(r['bag']['path']) for r in summary['results']}
+
+
 def test_the_main_job_runs_ok(run):
     proc, out, summary = run
     lines = proc.stdout.strip().splitlines()
@@ -83,15 +91,15 @@ def test_watchdog_and_services(run):
         assert r['inverse_dynamics']['success'], r['inverse_dynamics']
 
 
-def test_plots_and_bags(run):
+def test_plots_and_bags(run, bags):
     _, out, summary = run
     for r in summary['results']:
         assert len(r['plots']) == 3
         for png in r['plots']:
             data = (out / png).read_bytes()
             assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) > 10_000, png
-        topics = read_back(r['bag']['path'])                # decodes every message again
         name = r['robot']
+        topics = bags[name]                                 # every message decoded again
         ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
         for topic, schema in ((f'{ns}/joint_states', 'sensor_msgs/JointState'), (f'{ns}/odom', 'nav_msgs/Odometry'),
                               (f'{ns}/effort_controller/commands', 'std_msgs/Float64MultiArray'),
@@ -103,7 +111,7 @@ def test_plots_and_bags(run):
         assert topics[f'{ns}/robot_description'][1] >= 1      # latched: recorded although published first
 
 
-def test_bags_replay_in_3d_and_the_motion_is_animated(run):
+def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
     from PIL import Image
     from spart_ros.core.urdf import robot_from_urdf
     from replay_check import tf_errors
@@ -114,7 +122,7 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run):
     for r in summary['results']:
         name = r['robot']
         ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
-        topics = read_back(r['bag']['path'])
+        topics = bags[name]
         assert topics['/tf'][0] == 'tf2_msgs/TFMessage' and topics['/tf_static'] == ('tf2_msgs/TFMessage', 1)
         # one /tf message per recorded joint state and per recorded odometry (a busy machine loses
         # some messages of either in the recording: counted, not assumed equal)

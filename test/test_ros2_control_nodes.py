@@ -42,6 +42,7 @@ def tagged_panda():
     return open(urdf_path('panda'), encoding='utf-8').read().replace('</robot>', tag + '</robot>')
 
 
+@pytest.mark.realtime   # the controller's watchdog (state_timeout) runs on the wall clock: a starved one halts
 def test_sim_and_controller_take_their_joints_from_the_tag_and_track():
     ros = RosTestNode('test_ros2_control_nodes')
     js = ros.subscribe(JointState, f'/{NS}/joint_states', RELIABLE_QOS)
