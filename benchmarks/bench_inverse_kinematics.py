@@ -24,30 +24,35 @@ zero momentum.
     python benchmarks/bench_inverse_kinematics.py --targets 50
 Not a test: nothing here fails the build.
 """
+
 import argparse
 import os
 import sys
 import time
 import warnings
 
-import numpy as np
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for p in (ROOT, os.path.join(ROOT, 'test')):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-import modern_robotics as MR  # noqa: E402
-import pinocchio as pin  # noqa: E402
-
 from core_helpers import urdf_path  # noqa: E402
+import modern_robotics as MR  # noqa: E402
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
 from pinocchio_oracle import prepare_urdf_for_pinocchio  # noqa: E402
 from spart_ros.core import InverseKinematics, robot_from_urdf, rotation_vector  # noqa: E402
 from spart_ros.core.base_state import base_from_link_frame  # noqa: E402
 
-ROBOTS = [('kuka_iiwa (7 joints)', urdf_path('kuka_iiwa'), 'lbr_iiwa_link_7'),
-          ('UR5 (6 joints)', os.path.join(ROOT, 'test', 'data', 'urdf', 'loading', 'ur5_world.urdf'), 'wrist_3_link'),
-          ('arm7_floating (7 joints)', urdf_path('arm7_floating'), 'arm_link_7')]
+ROBOTS = [
+    ('kuka_iiwa (7 joints)', urdf_path('kuka_iiwa'), 'lbr_iiwa_link_7'),
+    (
+        'UR5 (6 joints)',
+        os.path.join(ROOT, 'test', 'data', 'urdf', 'loading', 'ur5_world.urdf'),
+        'wrist_3_link',
+    ),
+    ('arm7_floating (7 joints)', urdf_path('arm7_floating'), 'arm_link_7'),
+]
 TOL = 1e-6
 
 
@@ -102,14 +107,18 @@ def main():
     parser.add_argument('--targets', type=int, default=100)
     parser.add_argument('--seed', type=int, default=1)
     args = parser.parse_args()
-    print(f'{"robot":26s} {"side":10s} {"success":>8s} {"it med":>7s} {"it p90":>7s} {"ms/solve":>9s} '
-          f'{"/ pinocchio":>11s} {"beyond limits":>13s}')
+    print(
+        f'{"robot":26s} {"side":10s} {"success":>8s} {"it med":>7s} {"it p90":>7s} {"ms/solve":>9s} '
+        f'{"/ pinocchio":>11s} {"beyond limits":>13s}'
+    )
     for label, path, link in ROBOTS:
         robot = _load(path)
         ik = InverseKinematics(robot, link)
         free = InverseKinematics(robot, link, base='free') if 'floating' in label else None
         pik = PinocchioIK(path, link, ik.names)
-        T_b = robot.base_pose if robot.base_pose is not None else np.eye(4)     # the URDF's world joint
+        T_b = (
+            robot.base_pose if robot.base_pose is not None else np.eye(4)
+        )  # the URDF's world joint
         R0, r0, _ = base_from_link_frame(robot, T_b[:3, :3], T_b[:3, 3])
         S, M = screw_chain(ik, R0, r0)
         rng = np.random.default_rng(args.seed)
@@ -123,7 +132,10 @@ def main():
             stats[side][2].append(time.perf_counter() - t)
             stats[side][0].append(bool(ok and check(q)))
             stats[side][1].append(it)
-            stats[side][3].append(bool(ok and (np.any(q < ik.lower - 1e-12) or np.any(q > ik.upper + 1e-12))))
+            stats[side][3].append(
+                bool(ok and (np.any(q < ik.lower - 1e-12) or np.any(q > ik.upper + 1e-12)))
+            )
+
         for _ in range(args.targets):
             q_goal = rng.uniform(lo, hi)
             R, p = ik.pose(q_goal, R0, r0)
@@ -133,7 +145,10 @@ def main():
 
             def reached(q):
                 Rq, pq = ik.pose(q, R0, r0)
-                return np.linalg.norm(pq - p) <= 2 * TOL and np.linalg.norm(rotation_vector(R @ Rq.T)) <= 2 * TOL
+                return (
+                    np.linalg.norm(pq - p) <= 2 * TOL
+                    and np.linalg.norm(rotation_vector(R @ Rq.T)) <= 2 * TOL
+                )
 
             def ours():
                 r = ik.solve(p, seed, rotation=R, R0=R0, r0=r0, tol_rotation=TOL, tol_position=TOL)
@@ -142,16 +157,18 @@ def main():
             def mr():
                 q, ok = MR.IKinSpace(S, M, T, seed, TOL, TOL)
                 return q, ok, np.nan
+
             record('ours', ours, reached)
             record('pinocchio', lambda: pik.solve(R, p, seed), reached)
             record('MR', mr, reached)
-            if free is not None:       # the pose the free base reaches moving its joints seed -> q_goal
+            if free is not None:  # the pose the free base reaches moving its joints seed -> q_goal
                 Rf0, rf0 = free._move_base(R0, r0, seed, q_goal)
                 Rf, pf = free.pose(q_goal, Rf0, rf0)
 
                 def ours_free():
                     r = free.solve(pf, seed, rotation=Rf, R0=R0, r0=r0)
                     return r.q, r.success, r.iterations
+
                 record('ours free', ours_free, lambda q: True)
         base = np.median(stats['pinocchio'][2])
         for side, (ok, its, times, beyond) in stats.items():
@@ -159,12 +176,18 @@ def main():
                 continue
             its = np.array(its, dtype=float)
             it_med = f'{np.nanmedian(its):7.0f}' if np.isfinite(its).any() else f'{"-":>7s}'
-            it_p90 = f'{np.nanpercentile(its, 90):7.0f}' if np.isfinite(its).any() else f'{"-":>7s}'
+            it_p90 = (
+                f'{np.nanpercentile(its, 90):7.0f}' if np.isfinite(its).any() else f'{"-":>7s}'
+            )
             tag = ' [info: base free, no baseline]' if side == 'ours free' else ''
-            print(f'{label:26s} {side:10s} {100 * np.mean(ok):7.0f}% {it_med} {it_p90} '
-                  f'{1e3 * np.median(times):9.3f} {np.median(times) / base:11.2f} {sum(beyond):13d}{tag}')
-    print('success: converged and the pose checked within 2e-6 by forward kinematics (ours: the SPART-compiled '
-          'FK); beyond limits: converged solutions outside the URDF joint limits (the baselines ignore them)')
+            print(
+                f'{label:26s} {side:10s} {100 * np.mean(ok):7.0f}% {it_med} {it_p90} '
+                f'{1e3 * np.median(times):9.3f} {np.median(times) / base:11.2f} {sum(beyond):13d}{tag}'
+            )
+    print(
+        'success: converged and the pose checked within 2e-6 by forward kinematics (ours: the SPART-compiled '
+        'FK); beyond limits: converged solutions outside the URDF joint limits (the baselines ignore them)'
+    )
 
 
 if __name__ == '__main__':

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: latency of the spart_dynamics node, joint_states in -> ~/jacobians out.
+"""
+Benchmark: latency of the spart_dynamics node, joint_states in -> ~/jacobians out.
 
 Starts the INSTALLED dynamics_node (7-DoF arm on a floating base, test/data/urdf/
 arm7_floating.urdf by default; every output topic on) as its own process, gives it
@@ -17,6 +18,7 @@ state whose Jacobians never arrive is a drop.
 Target (issue 5): p99 <= 2 ms, none dropped.  Prints the numbers; exits 1 when the
 target is missed (0 otherwise).  Not part of the test suite.
 """
+
 import argparse
 import gc
 import multiprocessing
@@ -25,19 +27,17 @@ import struct
 import sys
 import time
 
-import numpy as np
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, 'test'))
 
-import rclpy  # noqa: E402
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
+from node_helpers import start_node  # noqa: E402  (test/node_helpers.py: node processes)
+import numpy as np  # noqa: E402
+import rclpy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from spart_interfaces.msg import Jacobians  # noqa: E402
-
-from node_helpers import start_node  # noqa: E402  (test/node_helpers.py: node processes)
 
 STAMP = struct.Struct('<iI')
 DEFAULT_URDF = os.path.join(ROOT, 'test', 'data', 'urdf', 'arm7_floating.urdf')
@@ -45,8 +45,12 @@ READY = r'spart_dynamics\]: base floating, world frame'
 
 
 def qos(reliability, depth):
-    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=reliability,
-                      durability=DurabilityPolicy.VOLATILE)
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=reliability,
+        durability=DurabilityPolicy.VOLATILE,
+    )
 
 
 def stamp_of(ns):
@@ -59,7 +63,9 @@ def cpu_snapshot(pids):
     this process)."""
     tick = os.sysconf('SC_CLK_TCK')
     with open('/proc/stat') as f:
-        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in f.readline().split()[1:9])
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (
+            int(x) for x in f.readline().split()[1:9]
+        )
 
     def proc_cpu(pid):
         try:
@@ -68,9 +74,16 @@ def cpu_snapshot(pids):
             return (int(parts[11]) + int(parts[12])) / tick
         except (OSError, IndexError, ValueError):
             return float('nan')
+
     own = os.times()
-    return (time.monotonic(), (user + nice + system) / tick, (irq + softirq) / tick, steal / tick,
-            *[proc_cpu(p) for p in pids], own.user + own.system)
+    return (
+        time.monotonic(),
+        (user + nice + system) / tick,
+        (irq + softirq) / tick,
+        steal / tick,
+        *[proc_cpu(p) for p in pids],
+        own.user + own.system,
+    )
 
 
 def set_realtime(pid, priority):
@@ -85,8 +98,11 @@ def set_realtime(pid, priority):
 
 
 def burn(seconds):
-    """Child process: one core busy for ``seconds`` (other load on the machine), at normal
-    priority even when started by a real-time receiver."""
+    """
+    Child process: one core busy for ``seconds`` (other load on the machine).
+
+    At normal priority even when started by a real-time receiver.
+    """
     os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -94,13 +110,19 @@ def burn(seconds):
 
 
 def publisher(ns, names, base_link, rate, n_total, go, out, odom_rate=100.0):
-    """Child process: ``n_total`` joint states at ``rate`` Hz, each stamped with time.time_ns()
-    at publication, and odometry at ``odom_rate`` Hz stamped likewise (the node uses odometry
-    no older than its odom_max_age); sends the list of stamps back on ``out``.  Until ``go``
-    is set (the parent received a first answer), it keeps priming the node at 20 Hz."""
+    """
+    Child process: ``n_total`` joint states at ``rate`` Hz.
+
+    Each stamped with time.time_ns() at publication, and odometry at ``odom_rate`` Hz stamped
+    likewise (the node uses odometry no older than its odom_max_age); sends the list of stamps back
+    on ``out``. Until ``go`` is set (the parent received a first answer), it keeps priming the node
+    at 20 Hz.
+    """
     rclpy.init()
     node = rclpy.create_node('bench_publisher', namespace=ns)
-    pub_js = node.create_publisher(JointState, f'{ns}/joint_states', qos(ReliabilityPolicy.RELIABLE, 100))
+    pub_js = node.create_publisher(
+        JointState, f'{ns}/joint_states', qos(ReliabilityPolicy.RELIABLE, 100)
+    )
     pub_odom = node.create_publisher(Odometry, f'{ns}/odom', qos(ReliabilityPolicy.RELIABLE, 10))
     rng = np.random.default_rng(0)
     js = JointState()
@@ -110,7 +132,7 @@ def publisher(ns, names, base_link, rate, n_total, go, out, odom_rate=100.0):
     odom.pose.pose.orientation.w = 1.0
     odom.twist.twist.angular.z = 0.1
     gc.collect()
-    gc.freeze()                                      # no long GC pauses while publishing
+    gc.freeze()  # no long GC pauses while publishing
     deadline = time.monotonic() + 60
     while not go.is_set() and time.monotonic() < deadline:
         js.header.stamp = odom.header.stamp = stamp_of(time.time_ns())
@@ -170,34 +192,65 @@ def shut_down(executor, node, proc, pub_proc, burners):
 
 
 def parse_args(description, out_name):
-    """The benchmark's command line (shared with bench_controller_latency.py)."""
-    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--rate', type=float, default=1000.0, help='joint_states per second (default 1000)')
+    """Return the benchmark's command line (shared with bench_controller_latency.py)."""
+    ap = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        '--rate', type=float, default=1000.0, help='joint_states per second (default 1000)'
+    )
     ap.add_argument('--seconds', type=float, default=5.0, help='publishing time (default 5)')
     ap.add_argument('--urdf', default=DEFAULT_URDF)
-    ap.add_argument('--node-executor', choices=('events', 'single_threaded'), default='events',
-                    help="the node's executor parameter (default events)")
-    ap.add_argument('--executor', choices=('events', 'single'), default='events',
-                    help="this receiver's executor: rclpy's EventsExecutor or SingleThreadedExecutor")
-    ap.add_argument('--receiver-qos', choices=('reliable', 'best_effort'), default='reliable',
-                    help=f'reliability of the {out_name} subscription (the node publishes RELIABLE)')
+    ap.add_argument(
+        '--node-executor',
+        choices=('events', 'single_threaded'),
+        default='events',
+        help="the node's executor parameter (default events)",
+    )
+    ap.add_argument(
+        '--executor',
+        choices=('events', 'single'),
+        default='events',
+        help="this receiver's executor: rclpy's EventsExecutor or SingleThreadedExecutor",
+    )
+    ap.add_argument(
+        '--receiver-qos',
+        choices=('reliable', 'best_effort'),
+        default='reliable',
+        help=f'reliability of the {out_name} subscription (the node publishes RELIABLE)',
+    )
     ap.add_argument('--save', metavar='NPZ', help='save stamps and latencies to this .npz file')
-    ap.add_argument('--warmup', type=float, default=1.0, help='seconds of publishing before measuring')
-    ap.add_argument('--load', type=int, default=0, metavar='N',
-                    help='N extra processes each keeping a core busy while publishing (default 0)')
-    ap.add_argument('--rt-priority', type=int, default=0, metavar='P',
-                    help='run the node, the publisher and the receiver SCHED_FIFO at priority P, as a '
-                         "loaded controller would (like 'chrt -f P'; needs permission; default 0 = off)")
+    ap.add_argument(
+        '--warmup', type=float, default=1.0, help='seconds of publishing before measuring'
+    )
+    ap.add_argument(
+        '--load',
+        type=int,
+        default=0,
+        metavar='N',
+        help='N extra processes each keeping a core busy while publishing (default 0)',
+    )
+    ap.add_argument(
+        '--rt-priority',
+        type=int,
+        default=0,
+        metavar='P',
+        help='run the node, the publisher and the receiver SCHED_FIFO at priority P, as a '
+        "loaded controller would (like 'chrt -f P'; needs permission; default 0 = off)",
+    )
     ap.add_argument('--target-ms', type=float, default=2.0, help='p99 target [ms] (default 2)')
     return ap
 
 
 def measure(args, robot, executable, params, ready, out_topic, out_type, label, stats=None):
-    """Start ``executable`` (namespace /bench_<pid>, ``params``), publish joint_states at
-    ``args.rate`` (+ odometry at 100 Hz) from another process, receive ``out_topic`` (relative
-    to the namespace; a message type whose header stamp is the answered joint state's) and
-    print latency, drops and CPU; returns the exit code (0 = target met).  ``stats``: a dict
-    filled with p50, p90, p99, max (ms), dropped, received, node_cpu."""
+    """
+    Start ``executable`` (namespace /bench_<pid>, ``params``).
+
+    Publish joint_states at ``args.rate`` (+ odometry at 100 Hz) from another process, receive
+    ``out_topic`` (relative to the namespace; a message type whose header stamp is the answered
+    joint state's) and print latency, drops and CPU; returns the exit code (0 = target met).
+    ``stats``: a dict filled with p50, p90, p99, max (ms), dropped, received, node_cpu.
+    """
     names = list(robot.q_names)
     ns = f'/bench_{os.getpid()}'
     n_warm = int(args.warmup * args.rate)
@@ -208,13 +261,22 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
     ctx = multiprocessing.get_context('spawn')
     go = ctx.Event()
     recv_end, send_end = ctx.Pipe(duplex=False)
-    pub_proc = ctx.Process(target=publisher, args=(ns, names, robot.base_link.name, args.rate, n_total, go,
-                                                   send_end), daemon=True)
-    proc = start_node('spart_ros', executable, namespace=ns, parameters=params, wait_for=ready,
-                      wait_timeout=120.0)
+    pub_proc = ctx.Process(
+        target=publisher,
+        args=(ns, names, robot.base_link.name, args.rate, n_total, go, send_end),
+        daemon=True,
+    )
+    proc = start_node(
+        'spart_ros',
+        executable,
+        namespace=ns,
+        parameters=params,
+        wait_for=ready,
+        wait_timeout=120.0,
+    )
     rclpy.init()
     node = rclpy.create_node('bench_receiver', namespace=ns)
-    received = {}                                   # stamp (ns) -> receipt time (ns)
+    received = {}  # stamp (ns) -> receipt time (ns)
 
     def on_output(data):
         # raw: only the header stamp is read (bytes 4..12 after the CDR encapsulation), so the
@@ -223,33 +285,53 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
         sec, nanosec = STAMP.unpack_from(data, 4)
         received[sec * 1_000_000_000 + nanosec] = t
 
-    node.create_subscription(out_type, f'{ns}/{out_topic}', on_output,
-                             qos(ReliabilityPolicy.RELIABLE if args.receiver_qos == 'reliable'
-                                 else ReliabilityPolicy.BEST_EFFORT, 1000), raw=True)
+    node.create_subscription(
+        out_type,
+        f'{ns}/{out_topic}',
+        on_output,
+        qos(
+            ReliabilityPolicy.RELIABLE
+            if args.receiver_qos == 'reliable'
+            else ReliabilityPolicy.BEST_EFFORT,
+            1000,
+        ),
+        raw=True,
+    )
     if args.executor == 'events':
         from rclpy.experimental import EventsExecutor
+
         executor = EventsExecutor()
     else:
         from rclpy.executors import SingleThreadedExecutor
+
         executor = SingleThreadedExecutor()
     executor.add_node(node)
     sent = None
     cpu0 = cpu1 = None
     burners = []
     gc.collect()
-    gc.freeze()                                      # no long GC pauses while receiving
+    gc.freeze()  # no long GC pauses while receiving
     try:
         pub_proc.start()
         if args.rt_priority:
-            ok = all([set_realtime(pid, args.rt_priority) for pid in (proc.pid, pub_proc.pid, os.getpid())])
-            print(f'[bench] SCHED_FIFO priority {args.rt_priority} for node, publisher and receiver: '
-                  + ('set' if ok else 'NOT permitted here (running with normal priority)'))
-        burners += [ctx.Process(target=burn, args=(args.warmup + args.seconds + 2,), daemon=True)
-                   for _ in range(args.load)]
+            ok = all(
+                [
+                    set_realtime(pid, args.rt_priority)
+                    for pid in (proc.pid, pub_proc.pid, os.getpid())
+                ]
+            )
+            print(
+                f'[bench] SCHED_FIFO priority {args.rt_priority} for node, publisher and receiver: '
+                + ('set' if ok else 'NOT permitted here (running with normal priority)')
+            )
+        burners += [
+            ctx.Process(target=burn, args=(args.warmup + args.seconds + 2,), daemon=True)
+            for _ in range(args.load)
+        ]
         for b in burners:
             b.start()
         deadline = time.monotonic() + 60
-        while not received:                          # the node answers: start measuring
+        while not received:  # the node answers: start measuring
             if time.monotonic() > deadline or not proc.is_running():
                 raise SystemExit(f'the node published nothing on {out_topic}\n' + proc.describe())
             executor.spin_once(timeout_sec=0.05)
@@ -261,46 +343,73 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
             if recv_end.poll():
                 sent, achieved = recv_end.recv()
         cpu1 = cpu_snapshot([proc.pid, pub_proc.pid])
-        spin_for(executor, 1.0)                      # let the last answers arrive
+        spin_for(executor, 1.0)  # let the last answers arrive
     finally:
         node_log, code = shut_down(executor, node, proc, pub_proc, burners)
     if sent is None:
         raise SystemExit('the publisher process did not finish')
 
     measured = sent[n_warm:]
-    lat = np.array([received[s] - s for s in measured if s in received]) / 1e6   # ms
+    lat = np.array([received[s] - s for s in measured if s in received]) / 1e6  # ms
     dropped = sum(1 for s in measured if s not in received)
     if args.save:
-        np.savez(args.save, sent=np.array(measured), received=np.array([received.get(s, -1) for s in measured]))
+        np.savez(
+            args.save,
+            sent=np.array(measured),
+            received=np.array([received.get(s, -1) for s in measured]),
+        )
     dropped_warm = sum(1 for s in sent[:n_warm] if s not in received)
-    p50, p90, p99, pmax = (np.percentile(lat, 50), np.percentile(lat, 90), np.percentile(lat, 99), lat.max()) \
-        if len(lat) else (np.nan,) * 4
+    p50, p90, p99, pmax = (
+        (np.percentile(lat, 50), np.percentile(lat, 90), np.percentile(lat, 99), lat.max())
+        if len(lat)
+        else (np.nan,) * 4
+    )
     print(f'[bench] node: {label}')
-    print(f'[bench] published {len(measured)} joint_states at {achieved:.0f} Hz (target {args.rate:.0f}) '
-          f'for {args.seconds:g} s after {args.warmup:g} s of warm-up; receiver: {args.executor} executor, '
-          f'{args.receiver_qos} subscription; load: {args.load} busy process(es)'
-          + (f', SCHED_FIFO {args.rt_priority}' if args.rt_priority else ''))
-    print(f'[bench] received {len(lat)}/{len(measured)} {out_topic}, dropped {dropped}'
-          f' (warm-up: dropped {dropped_warm}/{n_warm})')
-    print(f'[bench] latency joint_states -> {out_topic} [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  '
-          f'max {pmax:.3f}')
+    print(
+        f'[bench] published {len(measured)} joint_states at {achieved:.0f} Hz (target {args.rate:.0f}) '
+        f'for {args.seconds:g} s after {args.warmup:g} s of warm-up; receiver: {args.executor} executor, '
+        f'{args.receiver_qos} subscription; load: {args.load} busy process(es)'
+        + (f', SCHED_FIFO {args.rt_priority}' if args.rt_priority else '')
+    )
+    print(
+        f'[bench] received {len(lat)}/{len(measured)} {out_topic}, dropped {dropped}'
+        f' (warm-up: dropped {dropped_warm}/{n_warm})'
+    )
+    print(
+        f'[bench] latency joint_states -> {out_topic} [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  '
+        f'max {pmax:.3f}'
+    )
     if cpu0 and cpu1:
         wall = cpu1[0] - cpu0[0]
         processes, interrupts, stolen, node_cpu, pub_cpu, own_cpu = (
-            (b - a) / wall for a, b in zip(cpu0[1:], cpu1[1:]))
+            (b - a) / wall for a, b in zip(cpu0[1:], cpu1[1:])
+        )
         others = processes - node_cpu - pub_cpu - own_cpu
         busy = others > 0.15 or stolen > 0.15
-        print(f'[bench] CPU while publishing (of {os.cpu_count()} cores): node {node_cpu:.0%}, publisher '
-              f'{pub_cpu:.0%}, receiver {own_cpu:.0%}, interrupts (loopback network) {interrupts:.0%}, '
-              f'stolen by the hypervisor {stolen:.0%}, other processes {max(others, 0):.0%}'
-              + ('  <- other load: latencies are not representative' if busy else ''))
+        print(
+            f'[bench] CPU while publishing (of {os.cpu_count()} cores): node {node_cpu:.0%}, publisher '
+            f'{pub_cpu:.0%}, receiver {own_cpu:.0%}, interrupts (loopback network) {interrupts:.0%}, '
+            f'stolen by the hypervisor {stolen:.0%}, other processes {max(others, 0):.0%}'
+            + ('  <- other load: latencies are not representative' if busy else '')
+        )
     if stats is not None:
-        stats.update(p50=p50, p90=p90, p99=p99, max=pmax, dropped=dropped, received=len(lat),
-                     node_cpu=node_cpu if cpu0 and cpu1 else float('nan'))
+        stats.update(
+            p50=p50,
+            p90=p90,
+            p99=p99,
+            max=pmax,
+            dropped=dropped,
+            received=len(lat),
+            node_cpu=node_cpu if cpu0 and cpu1 else float('nan'),
+        )
     ok = len(lat) > 0 and p99 <= args.target_ms and dropped == 0
-    print(f'[bench] target p99 <= {args.target_ms:g} ms and none dropped: {"MET" if ok else "MISSED"} '
-          f'(node exit code {code})')
-    timing = [line.split(']: ', 1)[-1] for line in node_log.splitlines() if 'callback over' in line]
+    print(
+        f'[bench] target p99 <= {args.target_ms:g} ms and none dropped: {"MET" if ok else "MISSED"} '
+        f'(node exit code {code})'
+    )
+    timing = [
+        line.split(']: ', 1)[-1] for line in node_log.splitlines() if 'callback over' in line
+    ]
     if timing:
         print(f'[bench] node, {timing[-1]}')
     errors = [line for line in node_log.splitlines() if 'ERROR' in line]
@@ -310,26 +419,49 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
 
 
 def dynamics_node_setup(args, robot):
-    """(params, label) of the dynamics node measured here (also the baseline of
-    bench_controller_latency.py)."""
-    params = dict(urdf_path=os.path.abspath(args.urdf), base='floating', robot_description_topic='',
-                  jacobian_links=[robot.link_names[-1]], jacobian_offsets=[0.0, 0.0, 0.05],
-                  input_queue_depth=100, output_queue_depth=100, executor=args.node_executor,
-                  timing_log_period=float(args.seconds + args.warmup))
-    label = (f'dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} links, '
-             f'{robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
-             '+ center_of_mass')
+    """
+    (params, label) of the dynamics node measured here.
+
+    Also the baseline of bench_controller_latency.py.
+    """
+    params = {
+        'urdf_path': os.path.abspath(args.urdf),
+        'base': 'floating',
+        'robot_description_topic': '',
+        'jacobian_links': [robot.link_names[-1]],
+        'jacobian_offsets': [0.0, 0.0, 0.05],
+        'input_queue_depth': 100,
+        'output_queue_depth': 100,
+        'executor': args.node_executor,
+        'timing_log_period': float(args.seconds + args.warmup),
+    }
+    label = (
+        f'dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} links, '
+        f'{robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
+        '+ center_of_mass'
+    )
     return params, label
 
 
 def measure_dynamics_node(args, robot, stats=None):
     params, label = dynamics_node_setup(args, robot)
-    return measure(args, robot, 'dynamics_node', params, READY, 'spart_dynamics/jacobians', Jacobians, label, stats)
+    return measure(
+        args,
+        robot,
+        'dynamics_node',
+        params,
+        READY,
+        'spart_dynamics/jacobians',
+        Jacobians,
+        label,
+        stats,
+    )
 
 
 def main():
     args = parse_args(__doc__, '~/jacobians').parse_args()
     from spart_ros.core.urdf import robot_from_urdf
+
     robot, _ = robot_from_urdf(args.urdf)
     return measure_dynamics_node(args, robot)
 

@@ -1,8 +1,12 @@
-"""The closed loop on the embedded MuJoCo plant, on a real ROS 2 install (launch/launch_ros needed).
+"""
+The closed loop on the embedded MuJoCo plant, on a real ROS 2 install (launch/launch_ros needed).
 
-    ros2 launch spart_ros sim_demo.launch.py                                  # SC_3DoF, free-floating
-    ros2 launch spart_ros sim_demo.launch.py robot:=kuka_iiwa                 # KUKA iiwa, fixed base, gravity
-    ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf                # fixed base, gravity
+    ros2 launch spart_ros sim_demo.launch.py                                  # SC_3DoF,
+    free-floating
+    ros2 launch spart_ros sim_demo.launch.py robot:=kuka_iiwa                 # KUKA iiwa, fixed
+    base, gravity
+    ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf                # fixed base,
+    gravity
     ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf params:=/my/demo.yaml
 
 Starts spart_sim (the plant: joint_states, odom, imu, robot_description, /clock; applies
@@ -28,54 +32,97 @@ from launch_ros.actions import Node
 
 def _sim(context):
     arg = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
-    share = get_package_share_directory("spart_ros")
-    robot = arg("robot")
-    urdf = arg("urdf_path") or os.path.join(share, "urdf", f"{robot}.urdf")
-    overrides = {"urdf_path": urdf, **({"base": arg("base")} if arg("base") else {})}
-    nodes = [Node(package="spart_ros", executable="sim_node", name="spart_sim", namespace=arg("namespace"),
-                  parameters=[_params(arg, share), overrides], output="screen")]
-    if arg("robot_state_publisher").lower() in ("true", "1", "yes"):
-        with open(urdf, encoding="utf-8") as f:
-            nodes.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
-                              namespace=arg("namespace"), parameters=[{"robot_description": f.read(),
-                                                                      "publish_robot_description": False}],
-                              output="screen"))
+    share = get_package_share_directory('spart_ros')
+    robot = arg('robot')
+    urdf = arg('urdf_path') or os.path.join(share, 'urdf', f'{robot}.urdf')
+    overrides = {'urdf_path': urdf, **({'base': arg('base')} if arg('base') else {})}
+    nodes = [
+        Node(
+            package='spart_ros',
+            executable='sim_node',
+            name='spart_sim',
+            namespace=arg('namespace'),
+            parameters=[_params(arg, share), overrides],
+            output='screen',
+        )
+    ]
+    if arg('robot_state_publisher').lower() in ('true', '1', 'yes'):
+        with open(urdf, encoding='utf-8') as f:
+            nodes.append(
+                Node(
+                    package='robot_state_publisher',
+                    executable='robot_state_publisher',
+                    namespace=arg('namespace'),
+                    parameters=[
+                        {'robot_description': f.read(), 'publish_robot_description': False}
+                    ],
+                    output='screen',
+                )
+            )
     return nodes
 
 
 def _params(arg, share):
-    if arg("params"):
-        return arg("params")
+    if arg('params'):
+        return arg('params')
     # a URDF of the user's: the generic file (gravity said once for the three nodes), not the
     # example robot's (its joints and base are that robot's)
-    return os.path.join(share, "config", "demo_robot.yaml" if arg("urdf_path") else f"demo_{arg('robot')}.yaml")
+    return os.path.join(
+        share, 'config', 'demo_robot.yaml' if arg('urdf_path') else f'demo_{arg("robot")}.yaml'
+    )
 
 
 def _others(context):
     arg = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
-    share, launch_dir = get_package_share_directory("spart_ros"), os.path.join(
-        get_package_share_directory("spart_ros"), "launch")
-    common = [("namespace", arg("namespace")), ("params", _params(arg, share))] + (
-        [("base", arg("base"))] if arg("base") else [])
-    return [IncludeLaunchDescription(PythonLaunchDescriptionSource(os.path.join(launch_dir, "controller.launch.py")),
-                                     launch_arguments=common),
-            IncludeLaunchDescription(PythonLaunchDescriptionSource(os.path.join(launch_dir, "dynamics.launch.py")),
-                                     launch_arguments=common)]
+    share, launch_dir = (
+        get_package_share_directory('spart_ros'),
+        os.path.join(get_package_share_directory('spart_ros'), 'launch'),
+    )
+    common = [('namespace', arg('namespace')), ('params', _params(arg, share))] + (
+        [('base', arg('base'))] if arg('base') else []
+    )
+    return [
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(os.path.join(launch_dir, 'controller.launch.py')),
+            launch_arguments=common,
+        ),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(os.path.join(launch_dir, 'dynamics.launch.py')),
+            launch_arguments=common,
+        ),
+    ]
 
 
 def generate_launch_description():
-    return LaunchDescription([
-        DeclareLaunchArgument("robot", default_value="SC_3DoF",
-                              description="Example robot: SC_3DoF (free-floating) or kuka_iiwa (fixed, gravity); "
-                                          "picks urdf/<robot>.urdf and config/demo_<robot>.yaml."),
-        DeclareLaunchArgument("urdf_path", default_value="", description="URDF file (default: the robot's)."),
-        DeclareLaunchArgument("params", default_value="",
-                              description="Parameter file of all three nodes (default: config/demo_<robot>.yaml; "
-                                          "with urdf_path: config/demo_robot.yaml, a fixed base in gravity)."),
-        DeclareLaunchArgument("base", default_value="", description="'fixed' or 'floating' (overrides params)."),
-        DeclareLaunchArgument("namespace", default_value="", description="Namespace of the nodes."),
-        DeclareLaunchArgument("robot_state_publisher", default_value="false",
-                              description="Also start robot_state_publisher (C++) for the TF tree."),
-        OpaqueFunction(function=_sim),
-        OpaqueFunction(function=_others),
-    ])
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                'robot',
+                default_value='SC_3DoF',
+                description='Example robot: SC_3DoF (free-floating) or kuka_iiwa (fixed, gravity); '
+                'picks urdf/<robot>.urdf and config/demo_<robot>.yaml.',
+            ),
+            DeclareLaunchArgument(
+                'urdf_path', default_value='', description="URDF file (default: the robot's)."
+            ),
+            DeclareLaunchArgument(
+                'params',
+                default_value='',
+                description='Parameter file of all three nodes (default: config/demo_<robot>.yaml; '
+                'with urdf_path: config/demo_robot.yaml, a fixed base in gravity).',
+            ),
+            DeclareLaunchArgument(
+                'base', default_value='', description="'fixed' or 'floating' (overrides params)."
+            ),
+            DeclareLaunchArgument(
+                'namespace', default_value='', description='Namespace of the nodes.'
+            ),
+            DeclareLaunchArgument(
+                'robot_state_publisher',
+                default_value='false',
+                description='Also start robot_state_publisher (C++) for the TF tree.',
+            ),
+            OpaqueFunction(function=_sim),
+            OpaqueFunction(function=_others),
+        ]
+    )

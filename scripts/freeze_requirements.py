@@ -1,4 +1,5 @@
-"""Write requirements.txt: exact pins of every wheel installed in the running venv.
+"""
+Write requirements.txt: exact pins of every wheel installed in the running venv.
 
     .venv/bin/python scripts/freeze_requirements.py
 
@@ -6,12 +7,13 @@ Unlike `pip freeze`, it skips the *.egg-info entries that the ROS wheels ship
 inside site-packages (rclpy, std_msgs, ... as plain egg-info): they are not
 distributions of their own on the registry and `pip install` would fail on them.
 """
+
 import importlib.metadata as md
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SKIP = {"pip"}  # the venv's own pip is left as `python -m venv` made it
+SKIP = {'pip'}  # the venv's own pip is left as `python -m venv` made it
 
 HEADER = """\
 # Exact pins installed by scripts/setup.sh into .venv (Python 3.11).
@@ -26,20 +28,20 @@ def main():
         sys.exit("freeze_requirements: run it with the venv's Python 3.11")
     pins = {}
     for dist in md.distributions():
-        path = str(getattr(dist, "_path", ""))
-        if not path.endswith(".dist-info"):
+        path = str(getattr(dist, '_path', ''))
+        if not path.endswith('.dist-info'):
             continue
-        name = dist.metadata["Name"]
+        name = dist.metadata['Name']
         if name is None or name.lower() in SKIP:
             continue
-        pins[name.lower()] = f"{name}=={dist.version}"
-    out = os.path.join(ROOT, "requirements.txt")
-    with open(out, "w", encoding="utf-8") as f:
+        pins[name.lower()] = f'{name}=={dist.version}'
+    out = os.path.join(ROOT, 'requirements.txt')
+    with open(out, 'w', encoding='utf-8') as f:
         f.write(HEADER)
         for key in sorted(pins):
-            f.write(pins[key] + "\n")
-    print(f"wrote {len(pins)} pins to {out}")
+            f.write(pins[key] + '\n')
+    print(f'wrote {len(pins)} pins to {out}')
 
 
-if __name__ == "__main__":
+if __name__ == '__main__':
     main()

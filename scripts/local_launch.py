@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Run a spart_ros launch file where ``ros2 launch`` is missing (launch, launch_ros not installable).
+"""
+Run a spart_ros launch file where ``ros2 launch`` is missing (launch, launch_ros not installable).
 
     source scripts/env.sh
     python scripts/local_launch.py dynamics.launch.py urdf_path:=urdf/SC_3DoF.urdf base:=floating
@@ -27,6 +28,7 @@ Where it can, it behaves as real ``ros2 launch`` does: an undeclared ``name:=val
 empty value (``namespace:=``) is refused.  Where it cannot (any launch construct beyond the
 names above, events, other substitutions), it says so and stops rather than guess.
 """
+
 import argparse
 import os
 from pathlib import Path
@@ -76,7 +78,8 @@ class FindPackageShare:
         self.package = package
 
     def perform(self, context):
-        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+        from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+
         name = _resolve(self.package, context)
         try:
             return get_package_share_directory(name)
@@ -87,7 +90,9 @@ class FindPackageShare:
 class OnProcessExit:
     def __init__(self, *, target_action, on_exit, **unsupported):
         if unsupported:
-            raise LaunchError(f'OnProcessExit arguments not supported by the local launcher: {sorted(unsupported)}')
+            raise LaunchError(
+                f'OnProcessExit arguments not supported by the local launcher: {sorted(unsupported)}'
+            )
         self.target_action = target_action
         self.on_exit = list(on_exit) if isinstance(on_exit, (list, tuple)) else [on_exit]
 
@@ -95,7 +100,9 @@ class OnProcessExit:
 class RegisterEventHandler:
     def __init__(self, event_handler, **unsupported):
         if unsupported or not isinstance(event_handler, OnProcessExit):
-            raise LaunchError('RegisterEventHandler: only OnProcessExit handlers are supported by the local launcher')
+            raise LaunchError(
+                'RegisterEventHandler: only OnProcessExit handlers are supported by the local launcher'
+            )
         self.event_handler = event_handler
 
 
@@ -105,8 +112,12 @@ class OpaqueFunction:
 
 
 class IfCondition:
-    """True when the expression evaluates to 'true' or '1' (launch's rule; anything else but
-    'false'/'0' is an error)."""
+    """
+    True when the expression evaluates to 'true' or '1'.
+
+    Launch's rule; anything else but 'false'/'0' is an error.
+    """
+
     negate = False
 
     def __init__(self, predicate_expression):
@@ -129,24 +140,50 @@ class PythonLaunchDescriptionSource:
 
 
 class IncludeLaunchDescription:
-    def __init__(self, launch_description_source, launch_arguments=None, condition=None, **unsupported):
+    def __init__(
+        self, launch_description_source, launch_arguments=None, condition=None, **unsupported
+    ):
         if unsupported:
-            raise LaunchError(f'IncludeLaunchDescription arguments not supported by the local launcher: '
-                              f'{sorted(unsupported)}')
+            raise LaunchError(
+                f'IncludeLaunchDescription arguments not supported by the local launcher: '
+                f'{sorted(unsupported)}'
+            )
         self.source, self.condition = launch_description_source, condition
         self.launch_arguments = list(launch_arguments or [])
 
 
 class Node:
-    def __init__(self, *, package, executable, name=None, namespace=None, parameters=None, remappings=None,
-                 arguments=None, output='screen', prefix=None, condition=None, **unsupported):
+    def __init__(
+        self,
+        *,
+        package,
+        executable,
+        name=None,
+        namespace=None,
+        parameters=None,
+        remappings=None,
+        arguments=None,
+        output='screen',
+        prefix=None,
+        condition=None,
+        **unsupported,
+    ):
         if unsupported:
-            raise LaunchError(f'Node arguments not supported by the local launcher: {sorted(unsupported)}')
+            raise LaunchError(
+                f'Node arguments not supported by the local launcher: {sorted(unsupported)}'
+            )
         self.condition = condition
-        self.package, self.executable, self.name, self.namespace = package, executable, name, namespace
+        self.package, self.executable, self.name, self.namespace = (
+            package,
+            executable,
+            name,
+            namespace,
+        )
         self.parameters, self.remappings = list(parameters or []), list(remappings or [])
         self.arguments, self.prefix = list(arguments or []), prefix
-        self.after = None       # the Node whose exit starts this one (RegisterEventHandler + OnProcessExit)
+        self.after = (
+            None  # the Node whose exit starts this one (RegisterEventHandler + OnProcessExit)
+        )
 
 
 class LaunchDescription:
@@ -177,7 +214,10 @@ def _stand_in_modules():
     actions.DeclareLaunchArgument, actions.OpaqueFunction = DeclareLaunchArgument, OpaqueFunction
     actions.IncludeLaunchDescription = IncludeLaunchDescription
     substitutions = types.ModuleType('launch.substitutions')
-    substitutions.LaunchConfiguration, substitutions.PathJoinSubstitution = LaunchConfiguration, PathJoinSubstitution
+    substitutions.LaunchConfiguration, substitutions.PathJoinSubstitution = (
+        LaunchConfiguration,
+        PathJoinSubstitution,
+    )
     actions.RegisterEventHandler = RegisterEventHandler
     event_handlers = types.ModuleType('launch.event_handlers')
     event_handlers.OnProcessExit = OnProcessExit
@@ -190,13 +230,24 @@ def _stand_in_modules():
     launch_ros = types.ModuleType('launch_ros')
     launch_ros_actions = types.ModuleType('launch_ros.actions')
     launch_ros_actions.Node = Node
-    launch.actions, launch.substitutions, launch_ros.actions = actions, substitutions, launch_ros_actions
+    launch.actions, launch.substitutions, launch_ros.actions = (
+        actions,
+        substitutions,
+        launch_ros_actions,
+    )
     launch.conditions, launch.launch_description_sources = conditions, sources
     launch.event_handlers, launch_ros.substitutions = event_handlers, launch_ros_substitutions
-    return {'launch': launch, 'launch.actions': actions, 'launch.substitutions': substitutions,
-            'launch.conditions': conditions, 'launch.launch_description_sources': sources,
-            'launch.event_handlers': event_handlers, 'launch_ros': launch_ros, 'launch_ros.actions': launch_ros_actions,
-            'launch_ros.substitutions': launch_ros_substitutions}
+    return {
+        'launch': launch,
+        'launch.actions': actions,
+        'launch.substitutions': substitutions,
+        'launch.conditions': conditions,
+        'launch.launch_description_sources': sources,
+        'launch.event_handlers': event_handlers,
+        'launch_ros': launch_ros,
+        'launch_ros.actions': launch_ros_actions,
+        'launch_ros.substitutions': launch_ros_substitutions,
+    }
 
 
 # --- reading a launch file -------------------------------------------------------------------
@@ -205,6 +256,7 @@ def launch_file_path(name):
     if os.sep in name:
         return Path(name)
     from ament_index_python.packages import get_package_share_directory
+
     return Path(get_package_share_directory(PACKAGE)) / 'launch' / name
 
 
@@ -237,23 +289,31 @@ def _resolve(value, context):
 
 def arguments_of(path):
     """[(name, default or None, description)] of the launch file's DeclareLaunchArgument entities."""
-    return [(e.name, e.default_value, e.description) for e in load_description(path).entities
-            if isinstance(e, DeclareLaunchArgument)]
+    return [
+        (e.name, e.default_value, e.description)
+        for e in load_description(path).entities
+        if isinstance(e, DeclareLaunchArgument)
+    ]
 
 
 def nodes_of(path, arguments, missing=None):
-    """The Node entities of the launch file for ``arguments`` ({name: value}), with every
-    LaunchConfiguration resolved (included launch files too); a Node started by an OnProcessExit
-    handler comes after its target, with ``after`` set to it.  An included launch file of a package
-    that is not installed raises MissingPackage, or, when ``missing`` is a list, is appended to it
-    as a line of text (listing a launch file for a bigger install: ``--print``)."""
+    """
+    Return the Node entities of the launch file for ``arguments`` ({name: value}).
+
+    With every LaunchConfiguration resolved (included launch files too); a Node started by an
+    OnProcessExit handler comes after its target, with ``after`` set to it. An included launch file
+    of a package that is not installed raises MissingPackage, or, when ``missing`` is a list, is
+    appended to it as a line of text (listing a launch file for a bigger install: ``--print``).
+    """
     description = load_description(path)
     declared = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
     names = [d.name for d in declared]
     unknown = sorted(set(arguments) - set(names))
-    if unknown:   # real ros2 launch sets them as configurations nobody reads: ignored
-        warn(f'{Path(path).name}: ignoring undeclared launch argument(s) {unknown} (as ros2 launch does); '
-             f'declared: {names}')
+    if unknown:  # real ros2 launch sets them as configurations nobody reads: ignored
+        warn(
+            f'{Path(path).name}: ignoring undeclared launch argument(s) {unknown} (as ros2 launch does); '
+            f'declared: {names}'
+        )
     context = LaunchContext({d.name: d.default_value for d in declared})
     context.launch_configurations.update(arguments)
     nodes, pending = [], list(description.entities)
@@ -269,48 +329,79 @@ def nodes_of(path, arguments, missing=None):
         elif isinstance(entity, IncludeLaunchDescription):
             # the included file's declared defaults, overridden by the arguments given to it
             # (ros2 launch scopes them the same way for what the included file reads)
-            included = {_resolve(k, context): _resolve(v, context) for k, v in entity.launch_arguments}
+            included = {
+                _resolve(k, context): _resolve(v, context) for k, v in entity.launch_arguments
+            }
             try:
                 source = Path(_resolve(entity.source.path, context))
             except MissingPackage as err:
                 if missing is None:
                     raise
-                missing.append(f'include of a launch file of {err.package!r} ({err}), arguments {included}')
+                missing.append(
+                    f'include of a launch file of {err.package!r} ({err}), arguments {included}'
+                )
                 continue
             nodes += nodes_of(source, included, missing)
         elif isinstance(entity, RegisterEventHandler):
             handler = entity.event_handler
             for action in handler.on_exit:
                 if not isinstance(action, Node):
-                    raise LaunchError(f'{Path(path).name}: OnProcessExit may start Nodes only here, got '
-                                      f'{type(action).__name__}')
+                    raise LaunchError(
+                        f'{Path(path).name}: OnProcessExit may start Nodes only here, got '
+                        f'{type(action).__name__}'
+                    )
                 action.after = handler.target_action
             pending[0:0] = handler.on_exit
         elif isinstance(entity, Node):
-            for attr in ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',
-                         'prefix'):
+            for attr in (
+                'package',
+                'executable',
+                'name',
+                'namespace',
+                'parameters',
+                'remappings',
+                'arguments',
+                'prefix',
+            ):
                 setattr(entity, attr, _resolve(getattr(entity, attr), context))
             nodes.append(entity)
         else:
-            raise LaunchError(f'{Path(path).name}: {type(entity).__name__} is not supported by the local launcher')
+            raise LaunchError(
+                f'{Path(path).name}: {type(entity).__name__} is not supported by the local launcher'
+            )
     return nodes
 
 
 def command_line(node, workdir):
-    """The command ros2 launch would run for ``node``; dict parameters go to files in ``workdir``."""
-    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    """
+    Return the command ros2 launch would run for ``node``.
+
+    Dict parameters go to files in ``workdir``.
+    """
+    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+
     try:
         exe = Path(get_package_prefix(node.package)) / 'lib' / node.package / node.executable
     except PackageNotFoundError:
-        raise LaunchError(f'package {node.package!r} (node {node.executable}) is not installed') from None
+        raise LaunchError(
+            f'package {node.package!r} (node {node.executable}) is not installed'
+        ) from None
     if not os.access(exe, os.X_OK):
         raise LaunchError(f'{exe} is not an installed executable (run scripts/setup.sh)')
-    cmd = (node.prefix.split() if node.prefix else []) + [str(exe)] + [str(a) for a in node.arguments]
+    cmd = (
+        (node.prefix.split() if node.prefix else [])
+        + [str(exe)]
+        + [str(a) for a in node.arguments]
+    )
     ros = []
     if node.name:
         ros += ['-r', f'__node:={node.name}']
     if node.namespace:
-        ros += ['-r', '__ns:=' + (node.namespace if node.namespace.startswith('/') else '/' + node.namespace)]
+        ros += [
+            '-r',
+            '__ns:='
+            + (node.namespace if node.namespace.startswith('/') else '/' + node.namespace),
+        ]
     for src, dst in node.remappings:
         ros += ['-r', f'{src}:={dst}']
     for k, params in enumerate(node.parameters):
@@ -318,9 +409,11 @@ def command_line(node, workdir):
             path = Path(workdir) / f'{node.name or node.executable}_{k}.yaml'
             path.write_text(yaml.safe_dump({'/**': {'ros__parameters': params}}), encoding='utf-8')
             params = path
-        elif not Path(params).is_file():   # ros2 launch warns and starts the node without it
-            warn(f'parameter file {params} of node {node.name or node.executable} not found: skipped '
-                 '(as ros2 launch does)')
+        elif not Path(params).is_file():  # ros2 launch warns and starts the node without it
+            warn(
+                f'parameter file {params} of node {node.name or node.executable} not found: skipped '
+                '(as ros2 launch does)'
+            )
             continue
         ros += ['--params-file', str(params)]
     return cmd + (['--ros-args'] + ros if ros else [])
@@ -333,39 +426,57 @@ def parse_arguments(items):
         name, sep, value = item.partition(':=')
         if not sep or not name:
             raise LaunchError(f'launch arguments are name:=value, got {item!r}')
-        if not value:   # ros2 launch refuses an empty value too
-            raise LaunchError(f'launch argument {name!r} has an empty value ({item!r}); give a value or leave '
-                              'the argument out')
+        if not value:  # ros2 launch refuses an empty value too
+            raise LaunchError(
+                f'launch argument {name!r} has an empty value ({item!r}); give a value or leave '
+                'the argument out'
+            )
         out[name] = value
     return out
 
 
 def show_arguments(path):
-    """The launch arguments as ``ros2 launch <file> --show-args`` prints them."""
+    """Return the launch arguments as ``ros2 launch <file> --show-args`` prints them."""
     lines = ["Arguments (pass arguments as '<name>:=<value>'):", '']
     for name, default, description in arguments_of(path):
-        lines += [f"    '{name}':", f'        {description or "no description given"}',
-                  f"        (default: '{default}')" if default is not None else '', '']
+        lines += [
+            f"    '{name}':",
+            f'        {description or "no description given"}',
+            f"        (default: '{default}')" if default is not None else '',
+            '',
+        ]
     return '\n'.join(line for line in lines if line is not None)
 
 
 def _listing(nodes, missing, workdir):
-    """--print lines: one command per node (a note for packages not installed here), then the
-    missing includes."""
+    """
+    --print lines: one command per node (a note for packages not installed here).
+
+    The missing includes.
+    """
     lines = []
     for node in nodes:
-        when = f' (after {node.after.executable} {" ".join(node.after.arguments[:1])} exits)' if node.after else ''
+        when = (
+            f' (after {node.after.executable} {" ".join(node.after.arguments[:1])} exits)'
+            if node.after
+            else ''
+        )
         try:
             lines.append(' '.join(command_line(node, workdir)) + when)
         except LaunchError as err:
-            lines.append(f'[not installed here: {err}] {node.package} {node.executable} '
-                         + ' '.join(str(a) for a in node.arguments) + when)
+            lines.append(
+                f'[not installed here: {err}] {node.package} {node.executable} '
+                + ' '.join(str(a) for a in node.arguments)
+                + when
+            )
     return lines + [f'[not installed here] {m}' for m in missing]
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('launch_file', help="a launch file of spart_ros (e.g. dynamics.launch.py) or a path")
+    ap.add_argument(
+        'launch_file', help='a launch file of spart_ros (e.g. dynamics.launch.py) or a path'
+    )
     ap.add_argument('arguments', nargs='*', help='launch arguments, name:=value')
     ap.add_argument('--print', action='store_true', help='print the node command lines and exit')
     ap.add_argument('--show-args', action='store_true', help='list the launch arguments and exit')
@@ -383,15 +494,19 @@ def main(argv=None):
                 print('[local_launch] ' + line, flush=True)
             return 0
         if any(n.after is not None for n in nodes):
-            raise LaunchError(f'{path.name} starts nodes on process exits (RegisterEventHandler): the local '
-                              'launcher lists them (--print) but does not run them')
+            raise LaunchError(
+                f'{path.name} starts nodes on process exits (RegisterEventHandler): the local '
+                'launcher lists them (--print) but does not run them'
+            )
         commands = [command_line(n, workdir) for n in nodes]
     except (LaunchError, OSError) as err:
         print(f'[local_launch] {err}', file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001 - raised by the launch file itself: as ros2 launch reports it
-        print(f'[local_launch] [ERROR] [launch]: Caught exception in launch: {type(err).__name__}: {err}',
-              file=sys.stderr)
+        print(
+            f'[local_launch] [ERROR] [launch]: Caught exception in launch: {type(err).__name__}: {err}',
+            file=sys.stderr,
+        )
         return 1
     for cmd in commands:
         print('[local_launch] ' + ' '.join(cmd), flush=True)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The main job: the whole spart_ros loop on the embedded MuJoCo plant, over real ROS 2 topics.
+"""
+The main job: the whole spart_ros loop on the embedded MuJoCo plant, over real ROS 2 topics.
 
 For each scenario, as ``ros2 launch spart_ros sim_demo.launch.py robot:=<robot>`` would (run by
 scripts/local_launch.py: separate processes, one YAML for all three nodes):
@@ -27,11 +28,14 @@ origin from the recorded states and the core's generalized inertia), command lat
 
 Exit 0 and a last line ending in OK when every scenario tracked within its bound (RMS < 0.01 rad
 floating, < 0.001 rad fixed), the watchdog zeroed the commands, the bags read back and the nodes
-stopped cleanly; else FAILED with the reasons, exit 1.  A scenario that fails after a measured stall
+stopped cleanly; else FAILED with the reasons, exit 1.  A scenario that fails after a measured
+stall
 of this machine (the controller halted during the motion, or the plant applied one command for more
-than 20 ms while the arm moved: ``disturbance``) runs once more, saying so; the second run is judged
+than 20 ms while the arm moved: ``disturbance``) runs once more, saying so; the second run is
+judged
 by the same bounds.
 """
+
 import argparse
 import bisect
 import json
@@ -49,9 +53,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _scenarios():
-    """The scenarios (robot, controller YAML, trajectory, bound): the package's own, shared with the
-    offline run of the same demo (``python -m spart_ros.simulate --demo NAME``)."""
+    """
+    Return the scenarios (robot, controller YAML, trajectory, bound).
+
+    The package's own, shared with the offline run of the same demo (``python -m spart_ros.simulate
+    --demo NAME``).
+    """
     from spart_ros.sim.closed_loop import DEMOS
+
     return DEMOS
 
 
@@ -66,46 +75,70 @@ def say(text):
 # the monitor: decoded inputs for the summary, the bag, the service calls
 # ---------------------------------------------------------------------------------------------
 
+
 class Monitor:
-    """An rclpy node in this process that records a scenario (every topic, raw, into the bag) and
-    follows the controller's status; the rest of the run is read back from the bag afterwards, so
-    that this process keeps up with 1 kHz topics (a backlog would delay the receipt times the
-    latency is measured with)."""
+    """
+    An rclpy node in this process that records a scenario.
+
+    Every topic, raw, into the bag) and follows the controller's status; the rest of the run is
+    read back from the bag afterwards, so that this process keeps up with 1 kHz topics (a backlog
+    would delay the receipt times the latency is measured with.
+    """
 
     def __init__(self, scenario, bag_path, name='spart_demo_monitor'):
         import rclpy
         from rclpy.experimental import EventsExecutor
         from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
-        from spart_interfaces.msg import ControllerStatus
-        from std_msgs.msg import Float64MultiArray
         from spart_ros.nodes.bag_recorder import BagRecorder
+        from std_msgs.msg import Float64MultiArray
+
+        from spart_interfaces.msg import ControllerStatus
+
         self.ns = '/' + scenario['namespace']
         self.node = rclpy.create_node(name, namespace=self.ns)
         ns = self.ns
-        self.recorder = BagRecorder(self.node, str(bag_path),
-                                    include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'))
-        qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.VOLATILE)
-        self.status = []        # (sim time of the last joint state, ControllerStatus)
+        self.recorder = BagRecorder(
+            self.node,
+            str(bag_path),
+            include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'),
+        )
+        qos = QoSProfile(
+            history=HistoryPolicy.KEEP_LAST,
+            depth=100,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.VOLATILE,
+        )
+        self.status = []  # (sim time of the last joint state, ControllerStatus)
         self.last_stamp = None  # (sec, nanosec) of the last joint state
-        self.last_joint_state = None   # its bytes
-        self.commands = []      # (receipt time, serialized Float64MultiArray)
-        self.node.create_subscription(JointState, f'{ns}/joint_states', self._on_joint_state, qos, raw=True)
-        self.node.create_subscription(ControllerStatus, f'{ns}/spart_controller/status', self._on_status, qos)
-        self.node.create_subscription(Float64MultiArray, f'{ns}/effort_controller/commands',
-                                      lambda data: self.commands.append((time.monotonic(), data)), qos, raw=True)
+        self.last_joint_state = None  # its bytes
+        self.commands = []  # (receipt time, serialized Float64MultiArray)
+        self.node.create_subscription(
+            JointState, f'{ns}/joint_states', self._on_joint_state, qos, raw=True
+        )
+        self.node.create_subscription(
+            ControllerStatus, f'{ns}/spart_controller/status', self._on_status, qos
+        )
+        self.node.create_subscription(
+            Float64MultiArray,
+            f'{ns}/effort_controller/commands',
+            lambda data: self.commands.append((time.monotonic(), data)),
+            qos,
+            raw=True,
+        )
         self.executor = EventsExecutor()
         self.executor.add_node(self.node)
 
     def _on_joint_state(self, data):
         from spart_ros.nodes.cdr import header_stamp
+
         self.last_stamp = header_stamp(data)
         self.last_joint_state = data
 
     def positions(self, robot):
-        """The last joint positions, in the model's order."""
+        """Return the last joint positions, in the model's order."""
         from spart_ros.nodes.cdr import parse_joint_state
+
         _, _, names, pos, _ = parse_joint_state(self.last_joint_state)
         q = np.zeros(robot.n_q)
         for name, x in zip(names, pos):
@@ -117,6 +150,7 @@ class Monitor:
         """(receipt time, efforts) of the k-th command received."""
         from rclpy.serialization import deserialize_message
         from std_msgs.msg import Float64MultiArray
+
         t, data = self.commands[k]
         return t, np.array(deserialize_message(data, Float64MultiArray).data)
 
@@ -124,7 +158,7 @@ class Monitor:
         self.status.append((self.sim_time(), msg))
 
     def sim_time(self):
-        """Simulated time (s) of the last joint state received (0 before any)."""
+        """Simulate time (s) of the last joint state received (0 before any)."""
         return 0.0 if self.last_stamp is None else self.last_stamp[0] + 1e-9 * self.last_stamp[1]
 
     def spin(self, seconds):
@@ -139,7 +173,9 @@ class Monitor:
             if value:
                 return value
             if launch.poll() is not None:
-                raise RuntimeError(f'the nodes stopped while waiting for {what} (exit code {launch.returncode})')
+                raise RuntimeError(
+                    f'the nodes stopped while waiting for {what} (exit code {launch.returncode})'
+                )
             self.executor.spin_once(timeout_sec=0.02)
         raise RuntimeError(f'timed out after {timeout:g} s waiting for {what}')
 
@@ -159,8 +195,11 @@ class Monitor:
             self.node.destroy_client(client)
 
     def drain(self, quiet=0.3, timeout=5.0):
-        """Spin until no message reached the bag for ``quiet`` s (at most ``timeout`` s): what the
-        reader queues still hold is recorded before the bag is closed."""
+        """
+        Spin until no message reached the bag for ``quiet`` s (at most ``timeout`` s).
+
+        What the reader queues still hold is recorded before the bag is closed.
+        """
         end, last, since = time.monotonic() + timeout, -1, time.monotonic()
         while time.monotonic() < end and time.monotonic() - since < quiet:
             self.executor.spin_once(timeout_sec=0.02)
@@ -175,19 +214,26 @@ class Monitor:
 
 
 class Recording:
-    """The run read back from the bag: joint states (model order), odometry, commands, with the
-    times this process received them (the bag's log times)."""
+    """
+    The run read back from the bag.
+
+    Joint states (model order), odometry, commands, with the times this process received them (the
+    bag's log times).
+    """
 
     def __init__(self, bag_path, ns, robot):
         from mcap.reader import make_reader
         from mcap_ros2.decoder import DecoderFactory
+
         index = {name: k for k, name in enumerate(robot.q_names)}
-        self.js, self.odom, self.commands = [], {}, []   # see the fields below
-        self.applied = {}       # stamp ns -> the efforts the sim applied (echoed in joint_states.effort)
+        self.js, self.odom, self.commands = [], {}, []  # see the fields below
+        # stamp ns -> the efforts the sim applied (echoed in joint_states.effort)
+        self.applied = {}
         with open(bag_path, 'rb') as f:
             reader = make_reader(f, decoder_factories=[DecoderFactory()])
             for _, channel, message, msg in reader.iter_decoded_messages(
-                    topics=[f'{ns}/joint_states', f'{ns}/odom', f'{ns}/effort_controller/commands']):
+                topics=[f'{ns}/joint_states', f'{ns}/odom', f'{ns}/effort_controller/commands']
+            ):
                 received = message.log_time * 1e-9
                 if channel.topic.endswith('/joint_states'):
                     q, qd = np.zeros(robot.n_q), np.zeros(robot.n_q)
@@ -197,12 +243,14 @@ class Recording:
                             q[j] = msg.position[k]
                             qd[j] = msg.velocity[k] if len(msg.velocity) else 0.0
                     stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-                    self.js.append((stamp, received, q, qd))          # stamp ns, receipt s, q, qd
+                    self.js.append((stamp, received, q, qd))  # stamp ns, receipt s, q, qd
                     self.applied[stamp] = np.array(msg.effort)
                 elif channel.topic.endswith('/odom'):
-                    self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = _base_state(msg)
+                    self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = (
+                        _base_state(msg)
+                    )
                 else:
-                    self.commands.append((received, np.array(msg.data)))   # receipt s, efforts
+                    self.commands.append((received, np.array(msg.data)))  # receipt s, efforts
         self.js.sort(key=lambda x: x[1])
         self.commands.sort(key=lambda x: x[0])
 
@@ -223,7 +271,11 @@ class Recording:
         return longest
 
     def latencies(self):
-        """s from each joint state's receipt to the receipt of the next command (one per state)."""
+        """
+        ``s`` from each joint state's receipt to the receipt of the next command.
+
+        One per state.
+        """
         out, k = [], 0
         for received, _ in self.commands:
             while k + 1 < len(self.js) and self.js[k + 1][1] <= received:
@@ -235,36 +287,53 @@ class Recording:
 
 def _base_state(msg):
     from spart_ros.core.attitude import quaternion_from_ros
+
     o, tw = msg.pose.pose, msg.twist.twist
     R = quaternion_from_ros(o.orientation.x, o.orientation.y, o.orientation.z, o.orientation.w)
-    return (R, np.array([o.position.x, o.position.y, o.position.z]),
-            np.array([tw.linear.x, tw.linear.y, tw.linear.z]), np.array([tw.angular.x, tw.angular.y, tw.angular.z]))
+    return (
+        R,
+        np.array([o.position.x, o.position.y, o.position.z]),
+        np.array([tw.linear.x, tw.linear.y, tw.linear.z]),
+        np.array([tw.angular.x, tw.angular.y, tw.angular.z]),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # one scenario
 # ---------------------------------------------------------------------------------------------
 
+
 def send_trajectory(mon, scenario, robot, lead=1.5):
-    """Send the scenario's trajectory, stamped to start ``lead`` s of simulated time from now, and
-    publish it again every 0.5 s until the controller's status counts it: a subscription the
+    """
+    Send the scenario's trajectory, stamped to start ``lead`` s of simulated time from now.
+
+    Publish it again every 0.5 s until the controller's status counts it: a subscription the
     publisher has matched may not have matched the publisher yet (discovery is not symmetric), and
-    the first message is then lost.  Copies of one stamped trajectory start at the same time from
-    the same held pose: the motion is the same.  Returns (start time, the positions held)."""
+    the first message is then lost. Copies of one stamped trajectory start at the same time from
+    the same held pose: the motion is the same.  Returns (start time, the positions held).
+    """
     from builtin_interfaces.msg import Duration, Time
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
     q0 = mon.positions(robot)
     names = list(robot.q_names)
     points = []
     for t, offset in scenario['waypoints']:
         sec = int(t)
-        points.append(JointTrajectoryPoint(positions=(q0 + np.array(offset)).tolist(),
-                                           time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9)))))
-    pub = mon.node.create_publisher(JointTrajectory, f'{mon.ns}/spart_controller/joint_trajectory',
-                                    QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+        points.append(
+            JointTrajectoryPoint(
+                positions=(q0 + np.array(offset)).tolist(),
+                time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9))),
+            )
+        )
+    pub = mon.node.create_publisher(
+        JointTrajectory,
+        f'{mon.ns}/spart_controller/joint_trajectory',
+        QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+    )
     end = time.monotonic() + 10
-    while pub.get_subscription_count() == 0 and time.monotonic() < end:   # discovery first
+    while pub.get_subscription_count() == 0 and time.monotonic() < end:  # discovery first
         mon.spin(0.02)
     start_ns = int(round((mon.sim_time() + lead) * 1e9))
     msg = JointTrajectory(joint_names=names, points=points)
@@ -272,7 +341,9 @@ def send_trajectory(mon, scenario, robot, lead=1.5):
     next_send = 0.0
     while not (mon.status and mon.status[-1][1].trajectories > 0):
         if mon.sim_time() > start_ns * 1e-9 - 0.2:
-            raise RuntimeError('the controller did not accept the trajectory before its start time')
+            raise RuntimeError(
+                'the controller did not accept the trajectory before its start time'
+            )
         if time.monotonic() >= next_send:
             pub.publish(msg)
             next_send = time.monotonic() + 0.5
@@ -281,56 +352,86 @@ def send_trajectory(mon, scenario, robot, lead=1.5):
 
 
 def robot_urdf(name):
-    """The installed URDF of a scenario's robot (what the launch file gives the sim)."""
+    """Return the installed URDF of a scenario's robot (what the launch file gives the sim)."""
     from ament_index_python.packages import get_package_share_directory
+
     return Path(get_package_share_directory('spart_ros')) / 'urdf' / f'{name}.urdf'
 
 
 def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
-    from spart_interfaces.srv import InverseDynamics
-    from std_srvs.srv import SetBool
     from spart_ros.core.urdf import robot_from_urdf
+    from std_srvs.srv import SetBool
+
+    from spart_interfaces.srv import InverseDynamics
+
     robot, _ = robot_from_urdf(str(robot_urdf(name)))
     say(f'--- {scenario["label"]}')
-    cmd = [sys.executable, str(ROOT / 'scripts' / 'local_launch.py'), 'sim_demo.launch.py', f'robot:={name}',
-           f'namespace:={scenario["namespace"]}']
-    say('ros2 launch spart_ros sim_demo.launch.py robot:=' + name + f' namespace:={scenario["namespace"]}'
-        '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate processes)')
+    cmd = [
+        sys.executable,
+        str(ROOT / 'scripts' / 'local_launch.py'),
+        'sim_demo.launch.py',
+        f'robot:={name}',
+        f'namespace:={scenario["namespace"]}',
+    ]
+    say(
+        'ros2 launch spart_ros sim_demo.launch.py robot:='
+        + name
+        + f' namespace:={scenario["namespace"]}'
+        '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate processes)'
+    )
     bag_path = out / f'{name}.mcap'
     # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
-    mon = Monitor(scenario, bag_path, 'spart_demo_monitor' + (f'_{attempt}' if attempt > 1 else ''))
+    mon = Monitor(
+        scenario, bag_path, 'spart_demo_monitor' + (f'_{attempt}' if attempt > 1 else '')
+    )
     # a process group of its own (killed as one if it hangs), in this session: the nodes share this
     # process's scheduling group and priority (a new session would be a group of its own)
     launch = subprocess.Popen(cmd, stdout=launch_log, stderr=subprocess.STDOUT, process_group=0)
-    result = dict(robot=name, label=scenario['label'], floating=scenario['floating'], problems=[])
+    result = {
+        'robot': name,
+        'label': scenario['label'],
+        'floating': scenario['floating'],
+        'problems': [],
+    }
     wall0 = time.monotonic()
     try:
-        mon.wait(lambda: mon.last_joint_state and mon.status and mon.status[-1][1].commanding, 120.0,
-                 'the controller to command', launch)
+        mon.wait(
+            lambda: mon.last_joint_state and mon.status and mon.status[-1][1].commanding,
+            120.0,
+            'the controller to command',
+            launch,
+        )
         say(f'nodes up and the controller commanding after {time.monotonic() - wall0:.1f} s')
         t_start, q0 = send_trajectory(mon, scenario, robot)
         duration = seconds if seconds else scenario['waypoints'][-1][0] + 1.0
-        say(f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s accepted, '
-            f'starting at sim time {t_start:.3f} s; running {duration:g} s of simulated time')
+        say(
+            f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s accepted, '
+            f'starting at sim time {t_start:.3f} s; running {duration:g} s of simulated time'
+        )
         mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
         wall_run = time.monotonic()
         next_print = time.monotonic() + 1.0
         while mon.sim_time() < t_start + duration:
             mon.spin(0.05)
             if launch.poll() is not None:
-                raise RuntimeError(f'the nodes stopped during the run (exit code {launch.returncode})')
+                raise RuntimeError(
+                    f'the nodes stopped during the run (exit code {launch.returncode})'
+                )
             if time.monotonic() >= next_print:
                 next_print += 1.0
                 st = mon.status[-1][1] if mon.status else None
-                say(f'  sim time {mon.sim_time() - t_start:5.2f} s   max |tracking error| '
+                say(
+                    f'  sim time {mon.sim_time() - t_start:5.2f} s   max |tracking error| '
                     f'{st.max_position_error if st else float("nan"):.2e} rad   commands {st.commands if st else 0}   '
-                    f'state {st.state if st else "?"}')
+                    f'state {st.state if st else "?"}'
+                )
             if time.monotonic() - wall_run > 10 * duration + 30:
                 raise RuntimeError('the simulation is not advancing')
         result['sim_seconds'] = mon.sim_time() - t_start
         result['wall_seconds'] = time.monotonic() - wall_run
-        # the plant stops publishing: the controller must send one zero command and stop (counted from
-        # the pause request: on a busy machine the zero can arrive before the service's answer)
+        # the plant stops publishing: the controller must send one zero command and stop (counted
+        # from the pause request: on a busy machine the zero can arrive before the service's
+        # answer)
         paused_at, n0 = time.monotonic(), len(mon.commands)
         res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         if not res.success:
@@ -342,27 +443,41 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
                 if not tau.any():
                     return k, t
             return None
+
         k_zero, t_zero = mon.wait(zero_command, 5.0, 'the watchdog zero command', launch)
         mon.spin(0.5)
-        after = mon.commands[k_zero + 1:]
+        after = mon.commands[k_zero + 1 :]
         zero = (t_zero,)
-        result['watchdog'] = dict(zero_after_s=zero[0] - paused_at, commands_after_zero=len(after))
+        result['watchdog'] = {
+            'zero_after_s': zero[0] - paused_at,
+            'commands_after_zero': len(after),
+        }
         if after:
             result['problems'].append(f'{len(after)} commands after the watchdog zero command')
-        say(f'simulator paused: the controller sent one all-zero command {zero[0] - paused_at:.3f} s later, '
-            f'then {len(after)} commands (watchdog)')
+        say(
+            f'simulator paused: the controller sent one all-zero command {zero[0] - paused_at:.3f} s later, '
+            f'then {len(after)} commands (watchdog)'
+        )
         # the dynamics node answers too
         req = InverseDynamics.Request(use_current_state=True, floating_base=scenario['floating'])
         res = mon.call(InverseDynamics, 'spart_dynamics/inverse_dynamics', req)
-        result['inverse_dynamics'] = dict(success=res.success, message=res.message,
-                                          efforts=dict(zip(res.joint_names, res.efforts)))
-        say(f'spart_dynamics inverse_dynamics(use_current_state{", floating_base" if scenario["floating"] else ""})'
-            f': {res.message}, efforts at rest ' + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names,
-                                                                                             res.efforts)) + ' N m')
+        result['inverse_dynamics'] = {
+            'success': res.success,
+            'message': res.message,
+            'efforts': dict(zip(res.joint_names, res.efforts)),
+        }
+        say(
+            f'spart_dynamics inverse_dynamics(use_current_state{", floating_base" if scenario["floating"] else ""})'
+            f': {res.message}, efforts at rest '
+            + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names, res.efforts))
+            + ' N m'
+        )
     finally:
-        mon.drain()                               # the run, recorded in full before the nodes stop
+        mon.drain()  # the run, recorded in full before the nodes stop
         if launch.poll() is None:
-            launch.send_signal(signal.SIGINT)     # local_launch stops every node (once: not the group)
+            launch.send_signal(
+                signal.SIGINT
+            )  # local_launch stops every node (once: not the group)
         try:
             code = launch.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -372,7 +487,17 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     result['nodes_exit_code'] = code
     if code != 0:
         result['problems'].append(f'the nodes exited with code {code}')
-    summarize(result, mon, Recording(bag_path, mon.ns, robot), robot, scenario, t_start, out, name, bag_path)
+    summarize(
+        result,
+        mon,
+        Recording(bag_path, mon.ns, robot),
+        robot,
+        scenario,
+        t_start,
+        out,
+        name,
+        bag_path,
+    )
     return result
 
 
@@ -380,10 +505,16 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
 # summary, plots
 # ---------------------------------------------------------------------------------------------
 
+
 def rpy_deg(R):
     """URDF roll, pitch, yaw (degrees) of a rotation matrix (R = Rz(y) Ry(p) Rx(r))."""
-    return np.degrees([math.atan2(R[2, 1], R[2, 2]), -math.asin(max(-1.0, min(1.0, R[2, 0]))),
-                       math.atan2(R[1, 0], R[0, 0])])
+    return np.degrees(
+        [
+            math.atan2(R[2, 1], R[2, 2]),
+            -math.asin(max(-1.0, min(1.0, R[2, 0]))),
+            math.atan2(R[1, 0], R[0, 0]),
+        ]
+    )
 
 
 def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
@@ -394,6 +525,7 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     from spart_ros.tools.animation import motion_gif
     from spart_ros.tools.bag import BagError, read_back
     from spart_ros.tools.replay import add_replay_topics
+
     names = list(robot.q_names)
     # the motion happened: every joint reached its largest commanded offset (a controller that
     # held still would show no tracking error at all)
@@ -401,39 +533,57 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     run_q = np.array([q for s, _, q, _ in rec.js if t_start * 1e9 <= s])
     if len(run_q):
         reached = np.abs(run_q - run_q[0]).max(axis=0)
-        result['motion_reached'] = dict(zip(names, (reached / np.where(offsets > 0, offsets, 1)).tolist()))
+        result['motion_reached'] = dict(
+            zip(names, (reached / np.where(offsets > 0, offsets, 1)).tolist())
+        )
         short = [n for n, r, o in zip(names, reached, offsets) if o > 0 and r < 0.9 * o]
         if short:
-            result['problems'].append(f'joints {short} did not follow the trajectory (reached '
-                                      f'{np.round(reached, 3).tolist()} of {offsets.tolist()} rad)')
+            result['problems'].append(
+                f'joints {short} did not follow the trajectory (reached '
+                f'{np.round(reached, 3).tolist()} of {offsets.tolist()} rad)'
+            )
     # halts of the controller during the run (stale inputs: a busy machine), before the pause
-    halts = [s.timeouts for t, s in mon.status if t_start <= t < t_start + result.get('sim_seconds', 0)]
+    halts = [
+        s.timeouts for t, s in mon.status if t_start <= t < t_start + result.get('sim_seconds', 0)
+    ]
     result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
     motion = scenario['waypoints'][-1][0]
     result['longest_one_command_s'] = rec.longest_one_command(t_start, t_start + motion)
     # tracking error: the controller's own reference - measured, after the first second
-    errs = np.array([s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)])
+    errs = np.array(
+        [s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)]
+    )
     if len(errs):
-        rms, mx = np.sqrt((errs ** 2).mean(axis=0)), np.abs(errs).max(axis=0)
-        result['tracking'] = {n: dict(rms=float(r), max=float(m)) for n, r, m in zip(names, rms, mx)}
+        rms, mx = np.sqrt((errs**2).mean(axis=0)), np.abs(errs).max(axis=0)
+        result['tracking'] = {
+            n: {'rms': float(r), 'max': float(m)} for n, r, m in zip(names, rms, mx)
+        }
         result['tracking_rms_max'] = float(rms.max())
         if rms.max() >= scenario['rms_bound']:
-            result['problems'].append(f'tracking RMS {rms.max():.2e} rad >= {scenario["rms_bound"]} rad')
+            result['problems'].append(
+                f'tracking RMS {rms.max():.2e} rad >= {scenario["rms_bound"]} rad'
+            )
     else:
         result['problems'].append('no controller status after the first second')
     # base attitude and momentum from the recorded states
     stamps = sorted(s for s in rec.odom if s >= t_start * 1e9)
     if stamps:
         R_first = rec.odom[stamps[0]][0]
-        angle = [float(np.degrees(np.arccos(np.clip((np.trace(R_first.T @ rec.odom[s][0]) - 1) / 2, -1, 1))))
-                 for s in stamps]
+        angle = [
+            float(
+                np.degrees(
+                    np.arccos(np.clip((np.trace(R_first.T @ rec.odom[s][0]) - 1) / 2, -1, 1))
+                )
+            )
+            for s in stamps
+        ]
         result['base_attitude_change_deg'] = angle[-1]
         result['base_attitude_max_deg'] = max(angle)
     js = {stamp: (q, qd) for stamp, _, q, qd in rec.js}
     fd = FastDynamics(robot)
     t_m, M = [], []
     if scenario['floating']:
-        for stamp in stamps[::10]:                   # 100 Hz is plenty
+        for stamp in stamps[::10]:  # 100 Hz is plenty
             if stamp not in js:
                 continue
             R_b, p_b, v_b, w_b = rec.odom[stamp]
@@ -446,24 +596,38 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
         if M:
             M = np.array(M)
             d = M - M[0]
-            result['momentum_drift'] = dict(angular=float(np.abs(d[:, :3]).max()), linear=float(np.abs(d[:, 3:]).max()),
-                                            angular_magnitude=float(np.linalg.norm(M[0, :3])),
-                                            linear_magnitude=float(np.linalg.norm(M[0, 3:])))
+            result['momentum_drift'] = {
+                'angular': float(np.abs(d[:, :3]).max()),
+                'linear': float(np.abs(d[:, 3:]).max()),
+                'angular_magnitude': float(np.linalg.norm(M[0, :3])),
+                'linear_magnitude': float(np.linalg.norm(M[0, 3:])),
+            }
     lat = rec.latencies()
-    lat = lat[len(lat) // 10:] * 1e3                 # ms, after the start-up
+    lat = lat[len(lat) // 10 :] * 1e3  # ms, after the start-up
     if len(lat):
-        result['latency_ms'] = dict(p50=float(np.percentile(lat, 50)), p99=float(np.percentile(lat, 99)),
-                                    max=float(lat.max()), samples=int(len(lat)))
-    # bag: + /tf, /tf_static and /robot_description on the sim clock (Foxglove's 3D panel), read back
+        result['latency_ms'] = {
+            'p50': float(np.percentile(lat, 50)),
+            'p99': float(np.percentile(lat, 99)),
+            'max': float(lat.max()),
+            'samples': int(len(lat)),
+        }
+    # bag: + /tf, /tf_static and /robot_description on the sim clock (Foxglove's 3D panel), read
+    # back
     try:
         added = add_replay_topics(str(bag_path), robot, mon.ns)
         topics = read_back(str(bag_path))
-        result['bag'] = dict(path=str(bag_path), topics=len(topics), messages=sum(n for _, n in topics.values()),
-                             added=added)
+        result['bag'] = {
+            'path': str(bag_path),
+            'topics': len(topics),
+            'messages': sum(n for _, n in topics.values()),
+            'added': added,
+        }
     except BagError as err:
         result['problems'].append(str(err))
     except Exception as err:  # noqa: BLE001 - a bug in the replay topics: reported, the run goes on
-        result['problems'].append(f'adding the replay topics to {bag_path.name} failed: {type(err).__name__}: {err}')
+        result['problems'].append(
+            f'adding the replay topics to {bag_path.name} failed: {type(err).__name__}: {err}'
+        )
     # an animation anyone can watch: the measured motion at 15 frames per second of simulated time
     # (each joint state with the last odometry at most 20 ms older: a busy machine loses messages)
     frames, next_t = [], -0.5
@@ -480,24 +644,45 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     if frames:
         gif = f'{name}_motion.gif'
         try:
-            backend = motion_gif(out / gif, str(robot_urdf(name)), frames, scenario['floating'], fps=15,
-                                 title=f'{name} (sim time, x1)')
-            result['animation'] = dict(file=gif, backend=backend, frames=len(frames))
+            backend = motion_gif(
+                out / gif,
+                str(robot_urdf(name)),
+                frames,
+                scenario['floating'],
+                fps=15,
+                title=f'{name} (sim time, x1)',
+            )
+            result['animation'] = {'file': gif, 'backend': backend, 'frames': len(frames)}
         except Exception as err:  # noqa: BLE001 - reported, the run goes on
             result['problems'].append(f'the animation failed: {type(err).__name__}: {err}')
     else:
-        result['problems'].append('no odometry and joint states with the same stamps: no animation')
+        result['problems'].append(
+            'no odometry and joint states with the same stamps: no animation'
+        )
     # plots
     t_js = np.array([s * 1e-9 for s, _, _, _ in rec.js]) - t_start
     q = np.array([q for _, _, q, _ in rec.js])
     keep = t_js >= -0.5
     t_st = np.array([t for t, s in mon.status if len(s.position_error)]) - t_start
     err = np.array([s.position_error for t, s in mon.status if len(s.position_error)])
-    q_at = np.array([q[min(np.searchsorted(t_js, t), len(q) - 1)] for t in t_st]) if len(t_st) else np.zeros((0, len(names)))
+    q_at = (
+        np.array([q[min(np.searchsorted(t_js, t), len(q) - 1)] for t in t_st])
+        if len(t_st)
+        else np.zeros((0, len(names)))
+    )
     pngs = []
     if len(t_st):
-        plots.joint_tracking(out / f'{name}_tracking.png', f'{name}: joint tracking', names, t_js[keep], q[keep],
-                             t_st, q_at + err, t_st, err)
+        plots.joint_tracking(
+            out / f'{name}_tracking.png',
+            f'{name}: joint tracking',
+            names,
+            t_js[keep],
+            q[keep],
+            t_st,
+            q_at + err,
+            t_st,
+            err,
+        )
         pngs.append(f'{name}_tracking.png')
     if rec.commands:
         # a command answers the last state received before it: its simulated time
@@ -509,9 +694,14 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     if stamps:
         t_o = np.array(stamps) * 1e-9 - t_start
         rpy = np.array([rpy_deg(rec.odom[s][0]) for s in stamps])
-        plots.base_motion(out / f'{name}_base.png', f'{name}: base attitude' + (' and system momentum' if len(M) else
-                                                                               ' (fixed base)'),
-                          t_o, rpy, np.array(t_m) if len(M) else None, M if len(M) else None)
+        plots.base_motion(
+            out / f'{name}_base.png',
+            f'{name}: base attitude' + (' and system momentum' if len(M) else ' (fixed base)'),
+            t_o,
+            rpy,
+            np.array(t_m) if len(M) else None,
+            M if len(M) else None,
+        )
         pngs.append(f'{name}_base.png')
     result['plots'] = pngs
 
@@ -523,12 +713,17 @@ STALL = 0.02
 
 
 def disturbance(r):
-    """Why the run ``r`` was disturbed by this machine rather than by the code ('' if it was not):
-    the controller halted on stale inputs (or after a stall of its own) during the motion, or the
-    plant ran on one command for longer than STALL (a stall of the controller)."""
+    """
+    Why the run ``r`` was disturbed by this machine rather than by the code ('' if it was not).
+
+    The controller halted on stale inputs (or after a stall of its own) during the motion, or the
+    plant ran on one command for longer than STALL (a stall of the controller).
+    """
     why = []
     if r.get('halts_during_run'):
-        why.append(f'the controller halted {r["halts_during_run"]} time(s) on stale inputs or after a stall')
+        why.append(
+            f'the controller halted {r["halts_during_run"]} time(s) on stale inputs or after a stall'
+        )
     if r.get('longest_one_command_s', 0.0) > STALL:
         why.append(f'the plant ran {r["longest_one_command_s"] * 1e3:.0f} ms on one command')
     return ', '.join(why)
@@ -536,60 +731,91 @@ def disturbance(r):
 
 def print_summary(r):
     say(f'=== {r["label"]}')
-    say(f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)'
-        + (f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
-           if r.get('halts_during_run') else ''))
+    say(
+        f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)'
+        + (
+            f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
+            if r.get('halts_during_run')
+            else ''
+        )
+    )
     if 'longest_one_command_s' in r:
-        say(f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm '
-            f'moved (over {STALL * 1e3:.0f} ms counts as a stall of this machine)')
+        say(
+            f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm '
+            f'moved (over {STALL * 1e3:.0f} ms counts as a stall of this machine)'
+        )
     if 'first_attempt' in r:
         f = r['first_attempt']
-        say(f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall ({f["disturbance"]})')
+        say(
+            f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall ({f["disturbance"]})'
+        )
     for n, e in r.get('tracking', {}).items():
         say(f'  tracking error after 1 s  {n:18s} RMS {e["rms"]:.2e} rad   max {e["max"]:.2e} rad')
     if 'base_attitude_change_deg' in r:
-        say(f'  base attitude change {r["base_attitude_change_deg"]:.3f} deg at the end, '
-            f'{r["base_attitude_max_deg"]:.3f} deg at most' + ('' if r['floating'] else ' (fixed base)'))
+        say(
+            f'  base attitude change {r["base_attitude_change_deg"]:.3f} deg at the end, '
+            f'{r["base_attitude_max_deg"]:.3f} deg at most'
+            + ('' if r['floating'] else ' (fixed base)')
+        )
     if 'momentum_drift' in r:
         m = r['momentum_drift']
-        say(f'  momentum drift (about the world origin): angular {m["angular"]:.1e} N m s, linear {m["linear"]:.1e} N s'
-            f' (no external force; |L| {m["angular_magnitude"]:.1e}, |p| {m["linear_magnitude"]:.1e})')
+        say(
+            f'  momentum drift (about the world origin): angular {m["angular"]:.1e} N m s, linear {m["linear"]:.1e} N s'
+            f' (no external force; |L| {m["angular_magnitude"]:.1e}, |p| {m["linear_magnitude"]:.1e})'
+        )
     if 'latency_ms' in r:
         lat = r['latency_ms']
-        say(f'  command latency (joint_states -> command, here): p50 {lat["p50"]:.2f} ms  p99 {lat["p99"]:.2f} ms  '
-            f'({lat["samples"]} commands)')
+        say(
+            f'  command latency (joint_states -> command, here): p50 {lat["p50"]:.2f} ms  p99 {lat["p99"]:.2f} ms  '
+            f'({lat["samples"]} commands)'
+        )
     if 'bag' in r:
-        say(f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} messages (with '
+        say(
+            f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} messages (with '
             f'{r["bag"]["added"]["/tf"]} /tf for Foxglove, config/foxglove_layout.json), reads back with its message '
-            'definitions')
+            'definitions'
+        )
     say(f'  plots: {", ".join(r.get("plots", []))}')
     if 'animation' in r:
         a = r['animation']
-        say(f'  animation: {a["file"]} ({a["frames"]} frames, {"MuJoCo offscreen" if a["backend"] == "mujoco" else "matplotlib"})')
+        say(
+            f'  animation: {a["file"]} ({a["frames"]} frames, {"MuJoCo offscreen" if a["backend"] == "mujoco" else "matplotlib"})'
+        )
     for p in r['problems']:
         say(f'  PROBLEM: {p}')
 
 
 def run_once_more_after_a_stall(name, out, seconds, launch_log):
-    """One scenario; run again (once) if it failed after a measured stall of this machine (a
-    shared machine can stop a process for hundreds of ms: the plant then applies the last
-    command open loop, as ros2_control hardware does, and the arm really leaves its reference).
-    The second run is judged by the same bounds; the first one's problems stay in the summary."""
+    """
+    One scenario; run again (once) if it failed after a measured stall of this machine.
+
+    A shared machine can stop a process for hundreds of ms: the plant then applies the last command
+    open loop, as ros2_control hardware does, and the arm really leaves its reference. The second
+    run is judged by the same bounds; the first one's problems stay in the summary.
+    """
     result = run_scenario(name, SCENARIOS[name], out, seconds, launch_log)
     why = disturbance(result)
     if not result['problems'] or not why:
         return result
-    say(f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running it again')
+    say(
+        f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running it again'
+    )
     again = run_scenario(name, SCENARIOS[name], out, seconds, launch_log, attempt=2)
-    again['first_attempt'] = dict(problems=result['problems'], disturbance=why)
+    again['first_attempt'] = {'problems': result['problems'], 'disturbance': why}
     return again
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--output', type=Path, default=None, help='output folder (default demo_output/<time>)')
-    ap.add_argument('--seconds', type=float, default=0.0,
-                    help='simulated seconds per scenario (default: the trajectory + 1 s)')
+    ap.add_argument(
+        '--output', type=Path, default=None, help='output folder (default demo_output/<time>)'
+    )
+    ap.add_argument(
+        '--seconds',
+        type=float,
+        default=0.0,
+        help='simulated seconds per scenario (default: the trajectory + 1 s)',
+    )
     ap.add_argument('--scenarios', nargs='+', default=list(SCENARIOS), choices=list(SCENARIOS))
     args = ap.parse_args(argv)
     out = args.output or ROOT / 'demo_output' / time.strftime('%Y%m%d-%H%M%S')
@@ -597,6 +823,7 @@ def main(argv=None):
     os.environ.setdefault('ROS_DOMAIN_ID', '0')
     say(f'ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}; output folder {out}')
     import rclpy
+
     rclpy.init()
     results, failures = [], []
     t0 = time.monotonic()
@@ -604,7 +831,9 @@ def main(argv=None):
         with open(out / 'nodes.log', 'w') as launch_log:
             for name in args.scenarios:
                 try:
-                    results.append(run_once_more_after_a_stall(name, out, args.seconds, launch_log))
+                    results.append(
+                        run_once_more_after_a_stall(name, out, args.seconds, launch_log)
+                    )
                 except RuntimeError as err:
                     failures.append(f'{name}: {err}')
                     say(f'{name}: FAILED: {err}')
@@ -613,7 +842,9 @@ def main(argv=None):
     for r in results:
         print_summary(r)
         failures += [f'{r["robot"]}: {p}' for p in r['problems']]
-    (out / 'summary.json').write_text(json.dumps(dict(results=results, failures=failures), indent=2))
+    (out / 'summary.json').write_text(
+        json.dumps({'results': results, 'failures': failures}, indent=2)
+    )
     say(f'node logs: {out / "nodes.log"}; summary: {out / "summary.json"}')
     verdict = 'OK' if not failures and len(results) == len(args.scenarios) else 'FAILED'
     say(f'{len(results)} scenario(s) in {time.monotonic() - t0:.1f} s, output in {out}: {verdict}')

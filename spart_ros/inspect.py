@@ -1,7 +1,10 @@
-"""Model report of a URDF, in the spirit of urdfdom's ``check_urdf``.
+"""
+Model report of a URDF, in the spirit of urdfdom's ``check_urdf``.
 
-    python -m spart_ros.inspect robot.urdf [--base floating|fixed] [--strict] [--xacro-arg name:=value]
-                                           [--workspace LINK [--point X Y Z] [--samples N] [--seed S]
+    python -m spart_ros.inspect robot.urdf [--base floating|fixed] [--strict] [--xacro-arg
+    name:=value]
+                                           [--workspace LINK [--point X Y Z] [--samples N] [--seed
+                                           S]
                                             [--output FILE.png]]
 
 Prints what spart_ros makes of the file: the kinematic tree, the joints (type, axis,
@@ -17,6 +20,7 @@ its joints anywhere within their limits, by Monte Carlo (``--samples``, default 
 count and the bounding box, and writes a PNG of the points in three views (top x-y, front x-z,
 side y-z; default ``<robot>_workspace_<link>.png``).
 """
+
 import argparse
 import sys
 import warnings
@@ -51,7 +55,7 @@ def _rpy(R):
 def _urdf_frames(robot):
     """{link name: 4x4 URDF link frame in the base link frame} at the zero configuration."""
     frames = {robot.base_link.name: np.eye(4)}
-    com = {0: np.asarray(robot.base_link.T, float)}     # CoM frames in the base link frame
+    com = {0: np.asarray(robot.base_link.T, float)}  # CoM frames in the base link frame
     for joint, link in zip(robot.joints, robot.links):
         T_joint = com[joint.parent_link] @ np.asarray(joint.T, float)
         frames[link.name] = T_joint
@@ -72,7 +76,7 @@ def _limits(joint):
 
 
 def _tree_lines(robot):
-    """The kinematic tree, one line per link, indented by depth."""
+    """Return the kinematic tree, one line per link, indented by depth."""
     children = {0: []}
     for joint in robot.joints:
         children.setdefault(joint.parent_link, []).append(joint)
@@ -87,9 +91,12 @@ def _tree_lines(robot):
             kind = JOINT_TYPE_NAMES[joint.type]
             mimic = robot.mimic.get(joint.name)
             tag = f', mimics {mimic.leader!r}' if mimic else ''
-            lines.append(f'  {indent}{"`-- " if last else "|-- "}{names[joint.child_link]}  '
-                         f'<- {joint.name} ({kind}{tag})')
+            lines.append(
+                f'  {indent}{"`-- " if last else "|-- "}{names[joint.child_link]}  '
+                f'<- {joint.name} ({kind}{tag})'
+            )
             walk(joint.child_link, indent + ('    ' if last else '|   '))
+
     walk(0, '')
     return lines
 
@@ -100,18 +107,27 @@ def _support(robot, floating, base_only=False, independent=False):
 
 
 def report(robot, base=None, caught=()):
-    """(text, ok): the report of a loaded robot; ``ok`` False when ``base`` is given and
-    forward dynamics does not work on that base."""
-    out = [f'robot {robot.name!r}: {robot.n_links_joints + 1} links, {len(robot.joints)} joints '
-           f'({robot.n_q} moving), base link {robot.base_link.name!r}']
+    """
+    (text, ok): the report of a loaded robot.
+
+    ``ok`` False when ``base`` is given and forward dynamics does not work on that base.
+    """
+    out = [
+        f'robot {robot.name!r}: {robot.n_links_joints + 1} links, {len(robot.joints)} joints '
+        f'({robot.n_q} moving), base link {robot.base_link.name!r}'
+    ]
     if robot.world_link is not None:
         if robot.base_hint == 'fixed':
             T = robot.base_pose
-            out.append(f'URDF root {robot.world_link!r} dropped: a fixed joint places the base at {_pose(T)} in '
-                       f'{robot.world_link!r} (the URDF implies a fixed base)')
+            out.append(
+                f'URDF root {robot.world_link!r} dropped: a fixed joint places the base at {_pose(T)} in '
+                f'{robot.world_link!r} (the URDF implies a fixed base)'
+            )
         else:
-            out.append(f'URDF root {robot.world_link!r} dropped: a floating joint makes '
-                       f'{robot.base_link.name!r} a floating base (the URDF implies a floating base)')
+            out.append(
+                f'URDF root {robot.world_link!r} dropped: a floating joint makes '
+                f'{robot.base_link.name!r} a floating base (the URDF implies a floating base)'
+            )
     elif robot.base_hint == 'fixed':
         out.append(f'URDF root {robot.base_link.name!r}: the URDF implies a fixed base')
     out += ['', 'tree:'] + _tree_lines(robot)
@@ -120,9 +136,14 @@ def report(robot, base=None, caught=()):
     frames, com = _urdf_frames(robot)
     for joint in robot.joints:
         kind = JOINT_TYPE_NAMES[joint.type]
-        T = np.linalg.inv(frames[robot.link_names[joint.parent_link]]) @ frames[robot.link_names[joint.child_link]]
-        line = (f'  {joint.name}: {kind} {robot.link_names[joint.parent_link]} -> '
-                f'{robot.link_names[joint.child_link]}, origin {_pose(T)}')
+        T = (
+            np.linalg.inv(frames[robot.link_names[joint.parent_link]])
+            @ frames[robot.link_names[joint.child_link]]
+        )
+        line = (
+            f'  {joint.name}: {kind} {robot.link_names[joint.parent_link]} -> '
+            f'{robot.link_names[joint.child_link]}, origin {_pose(T)}'
+        )
         if joint.type != FIXED:
             line += f', axis {_vec(joint.axis)}, {_limits(joint)}'
             m = robot.mimic.get(joint.name)
@@ -138,9 +159,11 @@ def report(robot, base=None, caught=()):
         if float(body.mass) == 0 and not I.any():
             out.append(f'  {body.name}: massless frame')
             continue
-        out.append(f'  {body.name}: mass {_f(body.mass)} kg, CoM {_vec(T[:3, 3], 1e-12)}, inertia ixx {_f(I[0, 0])} '
-                   f'iyy {_f(I[1, 1])} izz {_f(I[2, 2])} ixy {_f(I[0, 1])} ixz {_f(I[0, 2])} iyz {_f(I[1, 2])}, '
-                   f'principal moments {_vec(np.linalg.eigvalsh(I))}')
+        out.append(
+            f'  {body.name}: mass {_f(body.mass)} kg, CoM {_vec(T[:3, 3], 1e-12)}, inertia ixx {_f(I[0, 0])} '
+            f'iyy {_f(I[1, 1])} izz {_f(I[2, 2])} ixy {_f(I[0, 1])} ixz {_f(I[0, 2])} iyz {_f(I[1, 2])}, '
+            f'principal moments {_vec(np.linalg.eigvalsh(I))}'
+        )
 
     total = float(robot.total_mass)
     out += ['', f'total mass: {_f(total)} kg']
@@ -148,47 +171,92 @@ def report(robot, base=None, caught=()):
         c = sum(float(b.mass) * com[k][:3, 3] for k, b in enumerate(bodies)) / total
         out.append(f'centre of mass at the zero configuration: {_vec(c)} m in the base link frame')
 
-    out += ['', 'supports:',
-            '  kinematics, Jacobians, inverse dynamics (fixed and floating base): yes']
+    out += [
+        '',
+        'supports:',
+        '  kinematics, Jacobians, inverse dynamics (fixed and floating base): yes',
+    ]
     fixed_fd, fixed_ok = _support(robot, False)
     floating_fd, floating_ok = _support(robot, True)
     floating_id, _ = _support(robot, True, base_only=True)
-    out += [f'  forward dynamics, fixed base: {fixed_fd}',
-            f'  forward dynamics, floating base: {floating_fd}',
-            f'  floating-base inverse dynamics (base unactuated): {floating_id}']
+    out += [
+        f'  forward dynamics, fixed base: {fixed_fd}',
+        f'  forward dynamics, floating base: {floating_fd}',
+        f'  floating-base inverse dynamics (base unactuated): {floating_id}',
+    ]
     if robot.mimic:
         c = robot.coordinates
-        out.append(f'  mimic joints {list(robot.mimic)}: SPART functions use the {c.n_full} joint variables '
-                   f'{c.full_names}; the fast path (spart_ros.core.fast.mimic) the {c.n} independent {c.names}')
+        out.append(
+            f'  mimic joints {list(robot.mimic)}: SPART functions use the {c.n_full} joint variables '
+            f'{c.full_names}; the fast path (spart_ros.core.fast.mimic) the {c.n} independent {c.names}'
+        )
         fixed_fd, fixed_ok = _support(robot, False, independent=True)
         floating_fd, floating_ok = _support(robot, True, independent=True)
-        out += [f'  forward dynamics in independent coordinates, fixed base: {fixed_fd}',
-                f'  forward dynamics in independent coordinates, floating base: {floating_fd}']
+        out += [
+            f'  forward dynamics in independent coordinates, fixed base: {fixed_fd}',
+            f'  forward dynamics in independent coordinates, floating base: {floating_fd}',
+        ]
 
-    out += ['', f'warnings ({len(caught)}):'] + [f'  {w}' for w in caught] if caught else ['', 'warnings: none']
+    out += (
+        ['', f'warnings ({len(caught)}):'] + [f'  {w}' for w in caught]
+        if caught
+        else ['', 'warnings: none']
+    )
     ok = True
     if base is not None:
         ok = floating_ok if base == 'floating' else fixed_ok
-        out += ['', f'--base {base}: ' + ('OK' if ok else 'ERROR: forward dynamics does not work on this base')]
+        out += [
+            '',
+            f'--base {base}: '
+            + ('OK' if ok else 'ERROR: forward dynamics does not work on this base'),
+        ]
     return '\n'.join(out), ok
 
 
 def _arguments(argv):
-    parser = argparse.ArgumentParser(prog='python -m spart_ros.inspect', description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(
+        prog='python -m spart_ros.inspect', description=__doc__.split('\n\n')[0]
+    )
     parser.add_argument('urdf', help='URDF or xacro file (or - for URDF text on stdin)')
-    parser.add_argument('--base', choices=('fixed', 'floating'),
-                        help='the base you will use: exit 1 if forward dynamics does not work on it')
-    parser.add_argument('--strict', action='store_true', help='non-physical inertias are errors, not warnings')
-    parser.add_argument('--xacro-arg', action='append', default=[], metavar='NAME:=VALUE',
-                        help='a xacro argument (repeatable)')
-    parser.add_argument('--workspace', metavar='LINK',
-                        help='sample the joint space within the limits and plot the points LINK reaches (PNG)')
-    parser.add_argument('--point', nargs=3, type=float, metavar=('X', 'Y', 'Z'),
-                        help='--workspace: a point in the link\'s URDF frame (default its origin)')
-    parser.add_argument('--samples', type=int, default=20000, help='--workspace: joint-space samples (default 20000)')
+    parser.add_argument(
+        '--base',
+        choices=('fixed', 'floating'),
+        help='the base you will use: exit 1 if forward dynamics does not work on it',
+    )
+    parser.add_argument(
+        '--strict', action='store_true', help='non-physical inertias are errors, not warnings'
+    )
+    parser.add_argument(
+        '--xacro-arg',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='a xacro argument (repeatable)',
+    )
+    parser.add_argument(
+        '--workspace',
+        metavar='LINK',
+        help='sample the joint space within the limits and plot the points LINK reaches (PNG)',
+    )
+    parser.add_argument(
+        '--point',
+        nargs=3,
+        type=float,
+        metavar=('X', 'Y', 'Z'),
+        help="--workspace: a point in the link's URDF frame (default its origin)",
+    )
+    parser.add_argument(
+        '--samples',
+        type=int,
+        default=20000,
+        help='--workspace: joint-space samples (default 20000)',
+    )
     parser.add_argument('--seed', type=int, default=0, help='--workspace: random seed (default 0)')
-    parser.add_argument('--output', metavar='FILE.png',
-                        help='--workspace: the PNG (default <robot>_workspace_<link>.png)')
+    parser.add_argument(
+        '--output',
+        metavar='FILE.png',
+        help='--workspace: the PNG (default <robot>_workspace_<link>.png)',
+    )
     args = parser.parse_args(argv)
     if args.workspace is None and (args.point or args.output):
         parser.error('--point and --output go with --workspace LINK')
@@ -208,39 +276,71 @@ def _interval(lo, hi):
 
 
 def workspace_report(robot, link, samples, point=None, seed=0, output=None):
-    """(text, path): sample the workspace of ``link`` (see the module docstring), write the PNG
-    to ``output`` (default ``<robot>_workspace_<link>.png``) and say what was done."""
+    """
+    (text, path): sample the workspace of ``link`` (see the module docstring).
+
+    Write the PNG to ``output`` (default ``<robot>_workspace_<link>.png``) and say what was done.
+    """
     from .core.workspace import sample_workspace
-    link_name = robot.link_names[robot.link_index(link)] if isinstance(link, str) else robot.link_names[link]
+
+    link_name = (
+        robot.link_names[robot.link_index(link)]
+        if isinstance(link, str)
+        else robot.link_names[link]
+    )
     ws = sample_workspace(robot, link, samples, point=point, seed=seed)
     path = output or f'{robot.name}_workspace_{link_name}.png'
-    _plot_workspace(ws.points, f'{robot.name}: workspace of {link_name}'
-                    + (f' (point {_vec(point)})' if point is not None else '') + f', {samples} samples', path)
+    _plot_workspace(
+        ws.points,
+        f'{robot.name}: workspace of {link_name}'
+        + (f' (point {_vec(point)})' if point is not None else '')
+        + f', {samples} samples',
+        path,
+    )
     lo, hi = ws.points.min(axis=0), ws.points.max(axis=0)
-    where = f'point {_vec(point)} of {link_name!r}' if point is not None else f'origin of {link_name!r}'
-    unbounded = [name for name, a, b in zip(robot.coordinates.names, *position_limits_of(robot)) if not a < b]
-    lines = ['', f'workspace of the {where}: {samples} samples of the joint space within the position limits '
-                 f'(seed {seed}), base link frame fixed at the origin',
-             f'  bounding box [m]: x {_interval(lo[0], hi[0])}, y {_interval(lo[1], hi[1])}, '
-             f'z {_interval(lo[2], hi[2])}',
-             f'  farthest from the base link origin: {_f(np.linalg.norm(ws.points, axis=1).max())} m',
-             f'  plot (top x-y, front x-z, side y-z): {path}']
+    where = (
+        f'point {_vec(point)} of {link_name!r}'
+        if point is not None
+        else f'origin of {link_name!r}'
+    )
+    unbounded = [
+        name
+        for name, a, b in zip(robot.coordinates.names, *position_limits_of(robot))
+        if not a < b
+    ]
+    lines = [
+        '',
+        f'workspace of the {where}: {samples} samples of the joint space within the position limits '
+        f'(seed {seed}), base link frame fixed at the origin',
+        f'  bounding box [m]: x {_interval(lo[0], hi[0])}, y {_interval(lo[1], hi[1])}, '
+        f'z {_interval(lo[2], hi[2])}',
+        f'  farthest from the base link origin: {_f(np.linalg.norm(ws.points, axis=1).max())} m',
+        f'  plot (top x-y, front x-z, side y-z): {path}',
+    ]
     if unbounded:
-        lines.insert(2, f'  joints without position limits, drawn in [-pi, pi] rad or [-1, 1] m: {unbounded}')
+        lines.insert(
+            2,
+            f'  joints without position limits, drawn in [-pi, pi] rad or [-1, 1] m: {unbounded}',
+        )
     return '\n'.join(lines), path
 
 
 def position_limits_of(robot):
     from .core.inverse_kinematics import position_limits
+
     return position_limits(robot)
 
 
 def _plot_workspace(points, title, path):
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
-    for ax, (i, j), name in zip(axes, ((0, 1), (0, 2), (1, 2)), ('top (x-y)', 'front (x-z)', 'side (y-z)')):
+    for ax, (i, j), name in zip(
+        axes, ((0, 1), (0, 2), (1, 2)), ('top (x-y)', 'front (x-z)', 'side (y-z)')
+    ):
         ax.scatter(points[:, i], points[:, j], s=0.6, alpha=0.35, color='tab:blue', linewidths=0)
         ax.plot([0.0], [0.0], marker='+', color='k', markersize=12)
         ax.set_xlabel('xyz'[i] + ' [m]')
@@ -270,10 +370,14 @@ def main(argv=None):
     print(text)
     if args.workspace is not None:
         if args.workspace not in robot.keys.link_id:
-            print(f'ERROR: --workspace: unknown link {args.workspace!r}; links are {robot.link_names}')
+            print(
+                f'ERROR: --workspace: unknown link {args.workspace!r}; links are {robot.link_names}'
+            )
             return 2
         try:
-            text, _ = workspace_report(robot, args.workspace, args.samples, args.point, args.seed, args.output)
+            text, _ = workspace_report(
+                robot, args.workspace, args.samples, args.point, args.seed, args.output
+            )
         except (SpartError, OSError) as err:
             print(f'ERROR: --workspace: {type(err).__name__}: {err}')
             return 1

@@ -1,12 +1,15 @@
-"""Modern Robotics' inverse kinematics and trajectory functions under the book's names, for
-porting scripts line by line (``from spart_ros import modern_robotics as mr``).
+"""
+Modern Robotics' inverse kinematics and trajectory functions under the book's names.
+
+For porting scripts line by line (``from spart_ros import modern_robotics as mr``).
 
 Same arguments, order and results as the book's library (``modern_robotics`` on PyPI,
 ``ModernRoboticsBook.jl``): screw axes as the columns of a (6, n) array [w; v], poses as 4x4
 homogeneous transforms.  Each is a thin alias of the general spart_ros function named beside it:
 
 ===========================  =====================================================================
-IKinBody, IKinSpace          ``core.inverse_kinematics`` on ``core.robot_from_screw_axes(...)`` (link
+IKinBody, IKinSpace          ``core.inverse_kinematics`` on ``core.robot_from_screw_axes(...)``
+(link
                              ``ee``), frame 'body' / 'space', MR's undamped Newton iteration (every
                              step taken, at most 20), tolerances eomg [rad], ev [m]
 FKinBody, FKinSpace          the pose of that robot's ``ee`` (``core.base_state.link_frame_pose``)
@@ -21,9 +24,10 @@ CartesianTrajectory          a list of N 4x4 poses
 of a URDF, joint limits, task rows, damping, a free-floating base; velocities and accelerations
 of the paths at any time): see their docstrings.
 """
+
 import numpy as np
 
-from .control.paths import CartesianPath, JointPath, ScrewPath, pose_matrix
+from .control.paths import CartesianPath, JointPath, pose_matrix, ScrewPath
 from .control.time_scaling import cubic_time_scaling, quintic_time_scaling
 from .core import checks as chk
 from .core.base_state import link_frame_pose
@@ -33,15 +37,24 @@ from .core.kinematics import kinematics
 from .core.rigid_motion import checked_transform
 from .core.screw_chain import robot_from_screw_axes
 
-__all__ = ['IKinBody', 'IKinSpace', 'FKinBody', 'FKinSpace', 'CubicTimeScaling', 'QuinticTimeScaling',
-           'JointTrajectory', 'ScrewTrajectory', 'CartesianTrajectory']
+__all__ = [
+    'IKinBody',
+    'IKinSpace',
+    'FKinBody',
+    'FKinSpace',
+    'CubicTimeScaling',
+    'QuinticTimeScaling',
+    'JointTrajectory',
+    'ScrewTrajectory',
+    'CartesianTrajectory',
+]
 
-_MAX_ITERATIONS = 20    # MR's maxiterations
+_MAX_ITERATIONS = 20  # MR's maxiterations
 
 
 def _fk(robot, thetalist):
     q = robot.coordinates.positions(chk.vector('thetalist', thetalist, robot.coordinates.n))
-    R0, r0 = np.eye(3), np.zeros(3)        # the massless base's CoM frame is its link frame
+    R0, r0 = np.eye(3), np.zeros(3)  # the massless base's CoM frame is its link frame
     k = kinematics(R0, r0, q, robot)
     R, p = link_frame_pose(robot, 'ee', R0, r0, k.RL, k.rL)
     return pose_matrix(R, p)
@@ -54,7 +67,11 @@ def FKinSpace(M, Slist, thetalist):
 
 
 def FKinBody(M, Blist, thetalist):
-    """End-effector pose (4, 4) at ``thetalist`` of the chain with body screw axes ``Blist`` (6, n)."""
+    """
+    End-effector pose (4, 4) at ``thetalist`` of the chain with body screw axes ``Blist``.
+
+    6, n.
+    """
     return _fk(robot_from_screw_axes(Blist, M, body=True), thetalist)
 
 
@@ -66,14 +83,27 @@ def _ik(axes, M, T, thetalist0, eomg, ev, body):
             raise InputError(f'{name}: expected a tolerance > 0, got {chk.given(tol)}')
     seed = chk.vector('thetalist0', thetalist0, robot.coordinates.n)
     res = InverseKinematics(robot, 'ee').solve(
-        p_d, seed, rotation=R_d, frame='body' if body else 'space', R0=np.eye(3), r0=np.zeros(3),
-        tol_rotation=eomg, tol_position=ev, max_iterations=_MAX_ITERATIONS, damping=0.0, adaptive=False)
+        p_d,
+        seed,
+        rotation=R_d,
+        frame='body' if body else 'space',
+        R0=np.eye(3),
+        r0=np.zeros(3),
+        tol_rotation=eomg,
+        tol_position=ev,
+        max_iterations=_MAX_ITERATIONS,
+        damping=0.0,
+        adaptive=False,
+    )
     return res.q, res.success
 
 
 def IKinBody(Blist, M, T, thetalist0, eomg, ev):
-    """(thetalist, success): MR's body-frame Newton-Raphson IK from ``thetalist0`` to the pose
-    ``T`` (4, 4), converged when |w_b| <= eomg and |v_b| <= ev (at most 20 iterations)."""
+    """
+    (thetalist, success): MR's body-frame Newton-Raphson IK from ``thetalist0`` to the pose ``T``.
+
+    4, 4), converged when |w_b| <= eomg and |v_b| <= ev (at most 20 iterations.
+    """
     return _ik(Blist, M, T, thetalist0, eomg, ev, True)
 
 

@@ -1,4 +1,5 @@
-"""Offline closed loop from the command line: ``python -m spart_ros.simulate``.
+"""
+Offline closed loop from the command line: ``python -m spart_ros.simulate``.
 
 Runs the controller of ``spart_controller`` on the embedded MuJoCo plant (or the core's own
 forward dynamics with RK4) without ROS, faster than real time, and prints the tracking error
@@ -6,7 +7,8 @@ and the CPU time it took (:func:`spart_ros.sim.closed_loop.simulate`)::
 
     python -m spart_ros.simulate --demo kuka_iiwa [--plant rk4] [--output DIR]
     python -m spart_ros.simulate urdf/kuka_iiwa.urdf --params config/controller_kuka_iiwa.yaml \\
-        --gravity 0 0 -9.81 --waypoint 1.5 0.4 0.3 -0.3 -0.4 0.3 0.4 -0.3 --waypoint 3.0 0 0 0 0 0 0 0
+        --gravity 0 0 -9.81 --waypoint 1.5 0.4 0.3 -0.3 -0.4 0.3 0.4 -0.3 --waypoint 3.0 0 0 0 0 0
+        0 0
 
 ``--params``: a node parameters file (keyed ``/**``, as ``config/controller_*.yaml``): its
 controller settings (mode, gains, command_joints...) and ``base``/``gravity`` are used;
@@ -15,6 +17,7 @@ point (every independent joint, the robot's order), T after the start.  ``--outp
 demo's PNG plots (tracking, efforts, base attitude).  Exit code 0, or 2 for a bad argument
 (one line naming it).
 """
+
 import argparse
 import sys
 
@@ -24,22 +27,62 @@ __all__ = ['main']
 
 
 def _parser():
-    ap = argparse.ArgumentParser(prog='python -m spart_ros.simulate', description=__doc__.split('\n\n')[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog='python -m spart_ros.simulate',
+        description=__doc__.split('\n\n')[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument('urdf', nargs='?', help='URDF (or xacro) file of the robot (not with --demo)')
     ap.add_argument('--demo', help='run a scenario of the closed-loop demo: SC_3DoF or kuka_iiwa')
-    ap.add_argument('--params', help='controller parameters file (keyed /**, as config/controller_*.yaml)')
-    ap.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
-                    help='a controller setting (YAML value), e.g. --set mode=joint_impedance --set kp=[400.0]')
-    ap.add_argument('--plant', choices=('mujoco', 'rk4'), default='mujoco',
-                    help="'mujoco' (the embedded plant, default) or 'rk4' (the core's forward dynamics)")
-    ap.add_argument('--base', choices=('fixed', 'floating'), help='default: the params file\'s, else fixed')
-    ap.add_argument('--gravity', nargs=3, type=float, help="[x y z] m/s^2; default: the params file's, else 0 0 -9.81")
-    ap.add_argument('--waypoint', nargs='+', type=float, action='append', default=[], metavar='T_AND_Q',
-                    help='time after the start [s] then one position per joint (repeat for more points)')
-    ap.add_argument('--duration', type=float, help='simulated seconds (default: the last waypoint + 1 s)')
-    ap.add_argument('--dt', type=float, default=0.001, help='physics step and control period [s] (default 0.001)')
-    ap.add_argument('--rms-after', type=float, default=1.0, help='RMS of the tracking error from this time on [s]')
+    ap.add_argument(
+        '--params', help='controller parameters file (keyed /**, as config/controller_*.yaml)'
+    )
+    ap.add_argument(
+        '--set',
+        action='append',
+        default=[],
+        metavar='NAME=VALUE',
+        help='a controller setting (YAML value), e.g. --set mode=joint_impedance --set kp=[400.0]',
+    )
+    ap.add_argument(
+        '--plant',
+        choices=('mujoco', 'rk4'),
+        default='mujoco',
+        help="'mujoco' (the embedded plant, default) or 'rk4' (the core's forward dynamics)",
+    )
+    ap.add_argument(
+        '--base', choices=('fixed', 'floating'), help="default: the params file's, else fixed"
+    )
+    ap.add_argument(
+        '--gravity',
+        nargs=3,
+        type=float,
+        help="[x y z] m/s^2; default: the params file's, else 0 0 -9.81",
+    )
+    ap.add_argument(
+        '--waypoint',
+        nargs='+',
+        type=float,
+        action='append',
+        default=[],
+        metavar='T_AND_Q',
+        help='time after the start [s] then one position per joint (repeat for more points)',
+    )
+    ap.add_argument(
+        '--duration', type=float, help='simulated seconds (default: the last waypoint + 1 s)'
+    )
+    ap.add_argument(
+        '--dt',
+        type=float,
+        default=0.001,
+        help='physics step and control period [s] (default 0.001)',
+    )
+    ap.add_argument(
+        '--rms-after',
+        type=float,
+        default=1.0,
+        help='RMS of the tracking error from this time on [s]',
+    )
     ap.add_argument('--output', help='folder for the PNG plots')
     return ap
 
@@ -51,21 +94,26 @@ def _fail(message):
 
 def _settings(args):
     import yaml
+
     from .sim.closed_loop import _yaml_settings
+
     settings = _yaml_settings(args.params) if args.params else {}
     for item in args.set:
         name, sep, value = item.partition('=')
         if not sep:
             raise ValueError(f'--set {item!r}: expected NAME=VALUE')
         v = yaml.safe_load(value)
-        settings[name.strip()] = tuple(v) if isinstance(v, list) and name.strip() != 'gravity' else v
+        settings[name.strip()] = (
+            tuple(v) if isinstance(v, list) and name.strip() != 'gravity' else v
+        )
     return settings
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
     from .core.errors import SpartError
-    from .sim.closed_loop import DEMOS, demo, simulate
+    from .sim.closed_loop import demo, DEMOS, simulate
+
     try:
         if args.demo:
             if args.urdf:
@@ -81,28 +129,48 @@ def main(argv=None):
             gravity = args.gravity or settings.pop('gravity', [0.0, 0.0, -9.81])
             settings.pop('gravity', None)
             waypoints = [(w[0], w[1:]) for w in args.waypoint]
-            duration = args.duration if args.duration is not None else (waypoints[-1][0] + 1.0 if waypoints else 2.0)
-            run = simulate(args.urdf, settings, duration=duration, trajectory=waypoints or None, plant=args.plant,
-                           base=base, gravity=gravity, dt=args.dt)
+            duration = (
+                args.duration
+                if args.duration is not None
+                else (waypoints[-1][0] + 1.0 if waypoints else 2.0)
+            )
+            run = simulate(
+                args.urdf,
+                settings,
+                duration=duration,
+                trajectory=waypoints or None,
+                plant=args.plant,
+                base=base,
+                gravity=gravity,
+                dt=args.dt,
+            )
             name, bound = run.robot.name, None
     except (SpartError, OSError, ValueError) as err:
         return _fail(str(err))
     c = run.controller
-    print(f'{name}: mode {c.settings.mode}, {"floating" if run.plant.floating else "fixed"} base, plant '
-          f'{type(run.plant).__name__}, {len(run.t)} ticks of {run.t[1] - run.t[0] if len(run.t) > 1 else 0:g} s')
+    print(
+        f'{name}: mode {c.settings.mode}, {"floating" if run.plant.floating else "fixed"} base, plant '
+        f'{type(run.plant).__name__}, {len(run.t)} ticks of {run.t[1] - run.t[0] if len(run.t) > 1 else 0:g} s'
+    )
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
     if len(err) and not np.all(np.isnan(rms)):
         worst = np.nanmax(np.abs(err), axis=0)
         for joint, r, m in zip(run.joint_names, rms, worst):
-            print(f'  tracking error after {args.rms_after:g} s  {joint:20s} RMS {r:.2e}   max {m:.2e}')
+            print(
+                f'  tracking error after {args.rms_after:g} s  {joint:20s} RMS {r:.2e}   max {m:.2e}'
+            )
         if bound is not None:
-            print(f'  largest RMS {np.nanmax(rms):.2e} (the demo\'s bound: {bound:g}): '
-                  + ('within' if np.nanmax(rms) < bound else 'BEYOND'))
+            print(
+                f"  largest RMS {np.nanmax(rms):.2e} (the demo's bound: {bound:g}): "
+                + ('within' if np.nanmax(rms) < bound else 'BEYOND')
+            )
     for goal in run.goals:
         print(f'  trajectory: {goal.status} {goal.message}')
-    print(f'  final state {run.states[-1]}; {run.duration:.3f} s simulated in {run.cpu_seconds:.3f} s of CPU '
-          f'({run.cpu_per_simulated_second():.3f} s of CPU per simulated second, {run.wall_seconds:.3f} s wall)')
+    print(
+        f'  final state {run.states[-1]}; {run.duration:.3f} s simulated in {run.cpu_seconds:.3f} s of CPU '
+        f'({run.cpu_per_simulated_second():.3f} s of CPU per simulated second, {run.wall_seconds:.3f} s wall)'
+    )
     if args.output:
         for path in run.plots(args.output, name):
             print(f'  wrote {path}')

@@ -1,4 +1,5 @@
-"""SPART's function set under SPART's names, for porting MATLAB scripts line by line.
+"""
+SPART's function set under SPART's names, for porting MATLAB scripts line by line.
 
 ``from spart_ros import spart`` then ``spart.Kinematics(R0, r0, qm, robot)``:
 same argument order, same array shapes (MATLAB [3 x n] is (3, n), [3x3xn] is
@@ -26,32 +27,69 @@ arrays keep their dtype (numbers take the numpy path, sympy expressions the symb
 one); FD, Floating_ID, Jstar and Base_Reaction solve linear systems and refuse symbolic
 values naming the argument.
 """
+
 from .core import attitude as _attitude
 from .core.accelerations import accelerations as Accelerations
-from .core.attitude import (angles123_dcm as Angles123_DCM, angles321_dcm as Angles321_DCM,
-                            dcm_angles321 as DCM_Angles321, dcm_quaternion as DCM_quat,
-                            euler_axis_dcm as Euler_DCM, quaternion_dcm as quat_DCM,
-                            skew_symmetric as SkewSym)
+from .core.attitude import angles123_dcm as Angles123_DCM
+from .core.attitude import angles321_dcm as Angles321_DCM
+from .core.attitude import dcm_angles321 as DCM_Angles321
+from .core.attitude import dcm_quaternion as DCM_quat
+from .core.attitude import euler_axis_dcm as Euler_DCM
+from .core.attitude import quaternion_dcm as quat_DCM
+from .core.attitude import skew_symmetric as SkewSym
 from .core.center_of_mass import center_of_mass as Center_of_Mass
 from .core.connectivity import connectivity_map as ConnectivityMap
-from .core.convective_inertia import convective_inertia as CIM, convective_inertia_noc as CIM_NOC
+from .core.convective_inertia import convective_inertia as CIM
+from .core.convective_inertia import convective_inertia_noc as CIM_NOC
 from .core.dh import robot_from_dh as DH_Serial2robot
-from .core.generalized_jacobian import generalized_jacobian as Jstar
-from .core.momentum import base_reaction as Base_Reaction
 from .core.differential_kinematics import differential_kinematics as DiffKinematics
-from .core.dynamics import (floating_inverse_dynamics as Floating_ID, forward_dynamics as FD,
-                            inverse_dynamics as ID)
-from .core.generalized_inertia import generalized_inertia as GIM, generalized_inertia_noc as GIM_NOC
-from .core.inertia import composite_body_inertia as MCB, inertia_in_inertial_frame as I_I
-from .core.jacobians import jacobian as Jacob, jacobian_dot as Jacobdot
+from .core.dynamics import floating_inverse_dynamics as Floating_ID
+from .core.dynamics import forward_dynamics as FD
+from .core.dynamics import inverse_dynamics as ID
+from .core.generalized_inertia import generalized_inertia as GIM
+from .core.generalized_inertia import generalized_inertia_noc as GIM_NOC
+from .core.generalized_jacobian import generalized_jacobian as Jstar
+from .core.inertia import composite_body_inertia as MCB
+from .core.inertia import inertia_in_inertial_frame as I_I
+from .core.jacobians import jacobian as Jacob
+from .core.jacobians import jacobian_dot as Jacobdot
 from .core.kinematics import kinematics as Kinematics
-from .core.natural_orthogonal_complement import (natural_orthogonal_complement as NOC,
-                                                 natural_orthogonal_complement_dot as NOCdot)
+from .core.momentum import base_reaction as Base_Reaction
+from .core.natural_orthogonal_complement import natural_orthogonal_complement as NOC
+from .core.natural_orthogonal_complement import natural_orthogonal_complement_dot as NOCdot
 from .core.urdf import robot_from_urdf as urdf2robot
 from .core.velocities import velocities as Velocities
 
-__all__ = ['Jstar', 'Base_Reaction', 'urdf2robot', 'DH_Serial2robot', 'ConnectivityMap', 'Kinematics', 'DiffKinematics', 'Velocities',
-           'Accelerations', 'Jacob', 'Jacobdot', 'Center_of_Mass', 'NOC', 'NOCdot', 'I_I', 'MCB', 'GIM', 'CIM',
-           'GIM_NOC', 'CIM_NOC', 'FD', 'ID', 'Floating_ID', 'Angles321_DCM', 'Angles123_DCM', 'DCM_Angles321',
-           'quat_DCM', 'DCM_quat', 'Euler_DCM', 'SkewSym']
+__all__ = [
+    'Jstar',
+    'Base_Reaction',
+    'urdf2robot',
+    'DH_Serial2robot',
+    'ConnectivityMap',
+    'Kinematics',
+    'DiffKinematics',
+    'Velocities',
+    'Accelerations',
+    'Jacob',
+    'Jacobdot',
+    'Center_of_Mass',
+    'NOC',
+    'NOCdot',
+    'I_I',
+    'MCB',
+    'GIM',
+    'CIM',
+    'GIM_NOC',
+    'CIM_NOC',
+    'FD',
+    'ID',
+    'Floating_ID',
+    'Angles321_DCM',
+    'Angles123_DCM',
+    'DCM_Angles321',
+    'quat_DCM',
+    'DCM_quat',
+    'Euler_DCM',
+    'SkewSym',
+]
 del _attitude

@@ -1,7 +1,10 @@
-"""Helpers of test_closed_loop.py: one closed-loop run of launch/sim_demo.launch.py (spart_sim,
-spart_controller, spart_dynamics as separate processes, through scripts/local_launch.py), observed
-with the main job's own Monitor (scripts/sim_demo.py: every topic into an MCAP bag, the controller's
-status followed live), and the checks made on what the bag holds, independently of the nodes:
+"""
+Helpers of test_closed_loop.py.
+
+One closed-loop run of launch/sim_demo.launch.py (spart_sim, spart_controller, spart_dynamics as
+separate processes, through scripts/local_launch.py), observed with the main job's own Monitor
+(scripts/sim_demo.py: every topic into an MCAP bag, the controller's status followed live), and the
+checks made on what the bag holds, independently of the nodes.
 
 - a reference of its own (:class:`LoopTrajectory`, the function the trajectory message is
   sampled from: position, velocity and acceleration) to measure the tracking error against;
@@ -12,29 +15,32 @@ status followed live), and the checks made on what the bag holds, independently 
 - the base link acceleration SPART's Floating_ID predicts from a state and the efforts the sim
   applied, against the one MuJoCo reports (the IMU's specific force).
 """
+
 from dataclasses import dataclass
 import math
 from pathlib import Path
 import sys
 import time
 
+from node_helpers import NodeProcess, ros_env, scaled
 import numpy as np
 import yaml
 
-from node_helpers import NodeProcess, ros_env, scaled
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / 'scripts'))      # sim_demo (the main job's Monitor), local_launch
+sys.path.insert(0, str(ROOT / 'scripts'))  # sim_demo (the main job's Monitor), local_launch
 
-APPROACH = 1.0          # s: the trajectory's first second brings the arm to its start pose
+APPROACH = 1.0  # s: the trajectory's first second brings the arm to its start pose
 
 
 # --- the reference ----------------------------------------------------------------------
 @dataclass
 class LoopTrajectory:
-    """Rest-to-rest joint motion: from the start of the trajectory (sim time ``start``, s), one
-    ``approach`` second to ``q_start`` (the controller's interpolation from where it holds),
-    then for s in [0, duration], tau = s / duration,
+    """
+    Rest-to-rest joint motion.
+
+    From the start of the trajectory (sim time ``start``, s), one ``approach`` second to
+    ``q_start`` (the controller's interpolation from where it holds), then for s in [0, duration],
+    tau = s / duration,.
 
         q = q_start + amplitude * sin^4(pi tau) + loop * sin^3(pi tau) cos(pi tau) / c_max
 
@@ -42,7 +48,9 @@ class LoopTrajectory:
     profiles start and end at rest with zero acceleration (the reference is C2), and the second
     one goes out and back with a phase lag: joints moving with both trace a closed loop in joint
     space, around which a free-floating base ends up turned (momentum conservation is not
-    integrable).  Arrays (n,) in the order of ``joints``; rad."""
+    integrable).  Arrays (n,) in the order of ``joints``; rad.
+    """
+
     joints: list
     q_start: np.ndarray
     amplitude: np.ndarray
@@ -54,16 +62,19 @@ class LoopTrajectory:
     C_MAX = 3 * math.sqrt(3) / 16
 
     def sample(self, t):
-        """(q, qd, qdd), each (len(t), n), at sim times ``t`` (s) after the approach; before
-        it, q_start at rest (the approach itself is the controller's)."""
+        """
+        (q, qd, qdd), each (len(t), n), at sim times ``t`` (s) after the approach.
+
+        Before it, q_start at rest (the approach itself is the controller's).
+        """
         t = np.atleast_1d(np.asarray(t, dtype=float))
         tau = np.clip((t - self.start - self.approach) / self.duration, 0.0, 1.0)[:, None]
         s, c = np.sin(math.pi * tau), np.cos(math.pi * tau)
         w = math.pi / self.duration
         a, b = self.amplitude, self.loop / self.C_MAX
-        q = self.q_start + a * s ** 4 + b * s ** 3 * c
-        qd = w * (a * 4 * s ** 3 * c + b * (3 * s ** 2 * c ** 2 - s ** 4))
-        qdd = w ** 2 * (a * 4 * (3 * s ** 2 * c ** 2 - s ** 4) + b * (6 * s * c ** 3 - 10 * s ** 3 * c))
+        q = self.q_start + a * s**4 + b * s**3 * c
+        qd = w * (a * 4 * s**3 * c + b * (3 * s**2 * c**2 - s**4))
+        qdd = w**2 * (a * 4 * (3 * s**2 * c**2 - s**4) + b * (6 * s * c**3 - 10 * s**3 * c))
         return q, qd, qdd
 
     def waypoints(self, spacing=0.05):
@@ -86,7 +97,8 @@ def stamp_ns(stamp):
 
 @dataclass
 class RunData:
-    """One run's states, one row per joint_states stamp (ascending).
+    """
+    One run's states, one row per joint_states stamp (ascending).
 
     ``t`` (N,) sim time s; ``q``, ``qd``, ``effort`` (N, n) in ``joints`` order (effort = the
     command the sim applied, as it echoes it).  Floating base: ``base_position`` (N, 3),
@@ -94,6 +106,7 @@ class RunData:
     base link frame, ``imu_acceleration`` (N, 3) specific force in b (NaN rows where a stamp had
     no sample).
     """
+
     joints: list
     t: np.ndarray
     q: np.ndarray
@@ -114,9 +127,12 @@ class RunData:
 
 
 def run_data(joints, joint_states, odometry=(), imu=()):
-    """A :class:`RunData` from received messages [(receipt ns, message)]: a stamp seen twice
-    (a lockstep sim publishes a waiting state again) counts once; odometry/IMU rows are those of
-    the same stamp (NaN if none came)."""
+    """
+    Return a :class:`RunData` from received messages [(receipt ns, message)].
+
+    A stamp seen twice (a lockstep sim publishes a waiting state again) counts once; odometry/IMU
+    rows are those of the same stamp (NaN if none came).
+    """
     first = {}
     for _, msg in joint_states:
         first.setdefault(stamp_ns(msg.header.stamp), msg)
@@ -156,24 +172,32 @@ def run_data(joints, joint_states, odometry=(), imu=()):
 
 # --- metrics ------------------------------------------------------------------------------
 def tracking(data, reference, after, until=np.inf):
-    """Tracking error q_ref - q over the states stamped in [``after``, ``until``] (sim s):
-    (error (M, n), rms (n,), max |error| (n,), t (M,))."""
+    """
+    Tracking error q_ref - q over the states stamped in [``after``, ``until``] (sim s).
+
+    (error (M, n), rms (n,), max |error| (n,), t (M,)).
+    """
     keep = (data.t >= after - 1e-12) & (data.t <= until)
     t = data.t[keep]
     q_ref, _, _ = reference.sample(t)
     e = q_ref - data.q[keep]
     if not len(t):
         return e, np.full(len(data.joints), np.nan), np.full(len(data.joints), np.nan), t
-    return e, np.sqrt(np.mean(e ** 2, axis=0)), np.abs(e).max(axis=0), t
+    return e, np.sqrt(np.mean(e**2, axis=0)), np.abs(e).max(axis=0), t
 
 
 def _rotations(quaternions):
     from scipy.spatial.transform import Rotation
-    return Rotation.from_quat(quaternions)      # x, y, z, w
+
+    return Rotation.from_quat(quaternions)  # x, y, z, w
 
 
 def attitude_change(data):
-    """Rotation angle (N,) rad of the base from its first recorded attitude (zeros for a fixed base)."""
+    """
+    Rotation angle (N,) rad of the base from its first recorded attitude.
+
+    Zeros for a fixed base.
+    """
     if not data.floating:
         return np.zeros(len(data))
     ok = ~np.isnan(data.base_quaternion).any(axis=1)
@@ -187,8 +211,11 @@ def _robot_base(robot, data, i):
     """SPART (R0, r0, u0) of row i from the odometry (ROS base link state)."""
     from spart_ros.core import base_state as bs
     from spart_ros.core.attitude import quaternion_from_ros
+
     R_b = quaternion_from_ros(*data.base_quaternion[i])
-    return bs.base_from_link_frame(robot, R_b, data.base_position[i], data.base_linear[i], data.base_angular[i])
+    return bs.base_from_link_frame(
+        robot, R_b, data.base_position[i], data.base_linear[i], data.base_angular[i]
+    )
 
 
 def _model_order(robot, joints):
@@ -198,12 +225,16 @@ def _model_order(robot, joints):
 
 
 def momentum(robot, data):
-    """Total momentum (N, 6) = [angular about the world origin; linear], world frame
-    (kg m^2/s, kg m/s), of every state with a base state, computed by the core
-    (FreeFloatingKinematics: the base rows of H u) from the odometry and joint states; NaN
-    rows where a state had no odometry.  Floating base only."""
+    """
+    Total momentum (N, 6) = [angular about the world origin; linear].
+
+    World frame (kg m^2/s, kg m/s), of every state with a base state, computed by the core
+    (FreeFloatingKinematics: the base rows of H u) from the odometry and joint states; NaN rows
+    where a state had no odometry. Floating base only.
+    """
     from spart_ros.control import FreeFloatingKinematics
-    kin = FreeFloatingKinematics(robot, robot.n_links_joints)     # any link: only H is used
+
+    kin = FreeFloatingKinematics(robot, robot.n_links_joints)  # any link: only H is used
     cols = _model_order(robot, data.joints)
     out = np.full((len(data), 6), np.nan)
     for i in range(len(data)):
@@ -224,6 +255,7 @@ def floating_id_base_acceleration(robot, data, i):
     the controller uses.)"""
     from spart_ros import spart
     from spart_ros.core import base_state as bs
+
     cols = _model_order(robot, data.joints)
     base = _robot_base(robot, data, i)
     qm, um, taum = data.q[i, cols], data.qd[i, cols], data.effort[i, cols]
@@ -236,8 +268,10 @@ def floating_id_base_acceleration(robot, data, i):
     wF0, wFm = np.zeros(6), np.zeros((6, robot.n_links_joints))
 
     def floating_id(umdot):
-        return spart.Floating_ID(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, base.u0, um, umdot,
-                                 robot)
+        return spart.Floating_ID(
+            wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, base.u0, um, umdot, robot
+        )
+
     n = robot.n_q
     tau_bias, _ = floating_id(np.zeros(n))
     A = np.column_stack([floating_id(np.eye(n)[k])[0] - tau_bias for k in range(n)])
@@ -247,8 +281,11 @@ def floating_id_base_acceleration(robot, data, i):
 
 
 def base_acceleration_check(robot, data, rows):
-    """For each row: (MuJoCo's a_b from the IMU, Floating_ID's a_b), both (3,) in b.  Zero
-    gravity: the IMU's specific force is then the acceleration of the base link origin."""
+    """
+    For each row: (MuJoCo's a_b from the IMU, Floating_ID's a_b), both (3,) in b.
+
+    Zero gravity: the IMU's specific force is then the acceleration of the base link origin.
+    """
     out = []
     for i in rows:
         if np.isnan(data.imu_acceleration[i]).any() or np.isnan(data.base_quaternion[i]).any():
@@ -258,13 +295,16 @@ def base_acceleration_check(robot, data, rows):
     return out
 
 
-
 # --- one run ---------------------------------------------------------------------------------
 def read_bag(path, topics):
-    """{topic: [(log time ns, decoded message)]} of ``topics`` in the MCAP file at ``path``
-    (decoded with the definitions the bag carries)."""
+    """
+    {topic: [(log time ns, decoded message)]} of ``topics`` in the MCAP file at ``path``.
+
+    Decoded with the definitions the bag carries.
+    """
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
+
     out = {t: [] for t in topics}
     with open(path, 'rb') as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
@@ -274,23 +314,38 @@ def read_bag(path, topics):
 
 
 class LoopRun:
-    """One run of sim_demo.launch.py for ``robot`` (SC_3DoF or kuka_iiwa) in ``namespace``, with
-    config/demo_<robot>.yaml plus ``extra`` parameters (one file for the three nodes, as the
-    launch file wants it), observed by the main job's Monitor (recording into ``tmp``).
+    """
+    One run of sim_demo.launch.py for ``robot``.
+
+    SC_3DoF or kuka_iiwa) in ``namespace``, with config/demo_<robot>.yaml plus ``extra`` parameters
+    (one file for the three nodes, as the launch file wants it), observed by the main job's Monitor
+    (recording into ``tmp``.
 
     ``start()``: launch, wait until the controller commands; ``send(reference)``: the
     trajectory; ``run_until(t)``; ``stop()``: the nodes' exit code, then ``data`` (RunData),
     ``messages`` (the decoded bag) and ``log`` are available.
     """
 
-    TOPICS = ('joint_states', 'odom', 'imu', 'spart_controller/status', 'spart_controller/joint_commands',
-              'effort_controller/commands')
+    TOPICS = (
+        'joint_states',
+        'odom',
+        'imu',
+        'spart_controller/status',
+        'spart_controller/joint_commands',
+        'effort_controller/commands',
+    )
 
     def __init__(self, tmp, robot, namespace, joints, extra=None, floating=False):
+        from ament_index_python.packages import get_package_share_directory
         import rclpy
         import sim_demo
-        from ament_index_python.packages import get_package_share_directory
-        self.robot, self.ns, self.joints, self.floating = robot, '/' + namespace, list(joints), floating
+
+        self.robot, self.ns, self.joints, self.floating = (
+            robot,
+            '/' + namespace,
+            list(joints),
+            floating,
+        )
         share = Path(get_package_share_directory('spart_ros'))
         self.urdf = share / 'urdf' / f'{robot}.urdf'
         doc = yaml.safe_load((share / 'config' / f'demo_{robot}.yaml').read_text())
@@ -299,13 +354,23 @@ class LoopRun:
         self.params.write_text(yaml.safe_dump(doc), encoding='utf-8')
         self.bag = Path(tmp) / f'{namespace}.mcap'
         self._rclpy = rclpy
-        self._owns_rclpy = not rclpy.ok()     # the Monitor runs in rclpy's default context
+        self._owns_rclpy = not rclpy.ok()  # the Monitor runs in rclpy's default context
         if self._owns_rclpy:
             rclpy.init()
         self.monitor = sim_demo.Monitor({'namespace': namespace}, self.bag)
-        self.process = NodeProcess([sys.executable, str(ROOT / 'scripts' / 'local_launch.py'), 'sim_demo.launch.py',
-                                    f'robot:={robot}', f'namespace:={namespace}', f'params:={self.params}'],
-                                   name=f'sim_demo_{namespace}', env=ros_env(), log_dir=tmp)
+        self.process = NodeProcess(
+            [
+                sys.executable,
+                str(ROOT / 'scripts' / 'local_launch.py'),
+                'sim_demo.launch.py',
+                f'robot:={robot}',
+                f'namespace:={namespace}',
+                f'params:={self.params}',
+            ],
+            name=f'sim_demo_{namespace}',
+            env=ros_env(),
+            log_dir=tmp,
+        )
         self.exit_code = self.data = self.messages = None
 
     def topic(self, name):
@@ -315,12 +380,19 @@ class LoopRun:
         return self.monitor.wait(predicate, scaled(timeout), what, self.process.proc)
 
     def start(self, timeout=90.0):
-        """Launch and wait until the controller commands (in lockstep too: the controller
-        answers a state only once a command went out, so a state that came before the first
-        odometry is answered when the sim republishes it)."""
+        """
+        Launch and wait until the controller commands.
+
+        In lockstep too: the controller answers a state only once a command went out, so a state
+        that came before the first odometry is answered when the sim republishes it.
+        """
         self.process.start()
         mon = self.monitor
-        self.wait(lambda: mon.status and mon.status[-1][1].commanding, timeout, 'the controller commanding')
+        self.wait(
+            lambda: mon.status and mon.status[-1][1].commanding,
+            timeout,
+            'the controller commanding',
+        )
 
     def send(self, reference, lead=0.3):
         """Publish ``reference`` as a JointTrajectory starting ``lead`` sim seconds after the
@@ -332,28 +404,50 @@ class LoopRun:
         from builtin_interfaces.msg import Duration, Time
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
         mon = self.monitor
         # not while the controller's last state may still be the sim's first, stamped 0: it reads
         # a zero stamp as "unstamped" and would start the trajectory at its node clock's time
         # (the wall clock, decades ahead of the sim's)
         self.wait(lambda: mon.sim_time() >= 0.1, 30.0, 'the sim past its first states')
-        pub = mon.node.create_publisher(JointTrajectory, self.topic('spart_controller/joint_trajectory'),
-                                        QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
-        self.wait(lambda: pub.get_subscription_count() >= 1, 10.0, 'the controller subscribing to the trajectory')
+        pub = mon.node.create_publisher(
+            JointTrajectory,
+            self.topic('spart_controller/joint_trajectory'),
+            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        self.wait(
+            lambda: pub.get_subscription_count() >= 1,
+            10.0,
+            'the controller subscribing to the trajectory',
+        )
         reference.start = round(mon.sim_time() + lead, 3)
         msg = JointTrajectory(joint_names=list(reference.joints))
-        msg.header.stamp = Time(sec=int(reference.start), nanosec=int(round(reference.start % 1.0 * 1e9)))
+        msg.header.stamp = Time(
+            sec=int(reference.start), nanosec=int(round(reference.start % 1.0 * 1e9))
+        )
         for t, q, qd, qdd in reference.waypoints():
-            msg.points.append(JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
-                                                   accelerations=qdd.tolist(),
-                                                   time_from_start=Duration(sec=int(t),
-                                                                            nanosec=int(round(t % 1.0 * 1e9)))))
+            msg.points.append(
+                JointTrajectoryPoint(
+                    positions=q.tolist(),
+                    velocities=qd.tolist(),
+                    accelerations=qdd.tolist(),
+                    time_from_start=Duration(sec=int(t), nanosec=int(round(t % 1.0 * 1e9))),
+                )
+            )
         pub.publish(msg)
-        self.wait(lambda: mon.status and mon.status[-1][1].trajectories >= 1, 10.0, 'the trajectory accepted')
+        self.wait(
+            lambda: mon.status and mon.status[-1][1].trajectories >= 1,
+            10.0,
+            'the trajectory accepted',
+        )
         return reference.start
 
     def run_until(self, t_end, timeout=60.0):
-        self.wait(lambda: self.monitor.sim_time() >= t_end, timeout + 20.0 * t_end, f'sim time {t_end:.2f} s')
+        self.wait(
+            lambda: self.monitor.sim_time() >= t_end,
+            timeout + 20.0 * t_end,
+            f'sim time {t_end:.2f} s',
+        )
 
     def drain(self, window=0.3, timeout=15.0):
         """Pause the sim (it stops publishing) and spin the monitor until it has written the
@@ -362,6 +456,7 @@ class LoopRun:
         written in ``window`` s (a backlog goes in at thousands a second; what keeps coming
         once the sim is paused is the controller's 50 Hz status)."""
         from std_srvs.srv import SetBool
+
         self.monitor.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         bag, end = self.monitor.recorder.bag, time.monotonic() + scaled(timeout)
         while time.monotonic() < end:
@@ -371,8 +466,11 @@ class LoopRun:
                 return
 
     def stop(self):
-        """Pause the sim, let the monitor catch up, stop the nodes (SIGINT to the launcher,
-        which passes it on) and read the bag."""
+        """
+        Pause the sim, let the monitor catch up.
+
+        Stop the nodes (SIGINT to the launcher, which passes it on) and read the bag.
+        """
         if self.exit_code is not None:
             return self.exit_code
         try:
@@ -386,8 +484,12 @@ class LoopRun:
                 self.monitor.close()
         self.messages = read_bag(self.bag, [self.topic(t) for t in self.TOPICS])
         m = {t: self.messages[self.topic(t)] for t in self.TOPICS}
-        self.data = run_data(self.joints, m['joint_states'], m['odom'] if self.floating else (),
-                             m['imu'] if self.floating else ())
+        self.data = run_data(
+            self.joints,
+            m['joint_states'],
+            m['odom'] if self.floating else (),
+            m['imu'] if self.floating else (),
+        )
         return self.exit_code
 
     @property
@@ -399,8 +501,12 @@ class LoopRun:
 
     def errors_while_running(self):
         """Error lines of the nodes before they were asked to stop."""
-        text = self.log[:getattr(self, 'log_at_stop', None)]
-        return [ln for ln in text.splitlines() if any(w in ln for w in ('[ERROR]', '[FATAL]', 'Traceback'))]
+        text = self.log[: getattr(self, 'log_at_stop', None)]
+        return [
+            ln
+            for ln in text.splitlines()
+            if any(w in ln for w in ('[ERROR]', '[FATAL]', 'Traceback'))
+        ]
 
     def describe(self):
         return '\n'.join(self.log.splitlines()[-40:])

@@ -1,20 +1,22 @@
-"""Shared helpers of the core tests (test/test_core_*.py) and benchmarks.
+"""
+Shared helpers of the core tests (test/test_core_*.py) and benchmarks.
 
 - paths of the SPART reference data and of the project's own test URDFs;
 - ``load_robot(name)``: a model by name (reference or test URDF), cached;
-- ``random_state(robot, seed)``: a random state (R0, r0, qm, u, udot, wrenches, tau) with a fixed seed;
+- ``random_state(robot, seed)``: a random state (R0, r0, qm, u, udot, wrenches, tau) with a fixed
+  seed;
 - ``run_chain(robot, state)``: the whole SPART chain (Kinematics ... Floating_ID) on a state;
 - ``serial_chain_urdf(n_links, seed)``: a random n-link revolute chain as URDF text (benchmarks).
 
 Import from a test as ``from core_helpers import ...`` (pytest puts test/ on sys.path
 because test/ has no __init__.py) or ``from test.core_helpers import ...`` from the repo root.
 """
+
 from functools import lru_cache
 import os
 from types import SimpleNamespace
 
 import numpy as np
-
 from spart_ros import spart
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -40,20 +42,21 @@ def urdf_path(name):
 
 @lru_cache(maxsize=None)
 def load_robot(name):
-    """The robot model of ``name`` (see ALL_MODELS), built once per test session."""
+    """Return the robot model of ``name`` (see ALL_MODELS), built once per test session."""
     robot, _ = spart.urdf2robot(urdf_path(name))
     return robot
 
 
 def random_rotation(rng):
-    """A uniformly random rotation matrix (from a normalized Gaussian quaternion)."""
+    """Return a uniformly random rotation matrix (from a normalized Gaussian quaternion)."""
     q = rng.standard_normal(4)
     q /= np.linalg.norm(q)
     return spart.quat_DCM(q).T
 
 
 def random_state(robot, seed, scale=1.0):
-    """A random state of ``robot`` with a fixed seed.
+    """
+    Return a random state of ``robot`` with a fixed seed.
 
     Fields: R0 (3, 3), r0 (3,), qm (n_q,) in [-pi, pi) (prismatic joints in [-0.2, 0.2) m),
     u0, u0dot, wF0, tau0 (6,), um, umdot, taum (n_q,), wFm (6, n); velocities scaled by ``scale``.
@@ -65,15 +68,23 @@ def random_state(robot, seed, scale=1.0):
         if j.type == 2:
             qm[j.q_id - 1] *= 0.2 / np.pi
     return SimpleNamespace(
-        R0=random_rotation(rng), r0=rng.standard_normal(3), qm=qm,
-        u0=scale * rng.standard_normal(6), um=scale * rng.standard_normal(nq),
-        u0dot=rng.standard_normal(6), umdot=rng.standard_normal(nq),
-        wF0=rng.standard_normal(6), wFm=rng.standard_normal((6, n)),
-        tau0=rng.standard_normal(6), taum=rng.standard_normal(nq))
+        R0=random_rotation(rng),
+        r0=rng.standard_normal(3),
+        qm=qm,
+        u0=scale * rng.standard_normal(6),
+        um=scale * rng.standard_normal(nq),
+        u0dot=rng.standard_normal(6),
+        umdot=rng.standard_normal(nq),
+        wF0=rng.standard_normal(6),
+        wFm=rng.standard_normal((6, n)),
+        tau0=rng.standard_normal(6),
+        taum=rng.standard_normal(nq),
+    )
 
 
 def run_chain(robot, s, gravity=None):
-    """Every SPART function on state ``s`` (from random_state); returns a namespace of outputs.
+    """
+    Every SPART function on state ``s`` (from random_state); returns a namespace of outputs.
 
     Names as in SPART: RJ RL rJ rL e g Bij Bi0 P0 pm t0 tL t0dot tLdot I0 Im M0_tilde Mm_tilde
     H0 H0m Hm H (assembled) C0 C0m Cm0 Cm C (assembled) N Ndot H_noc C_noc
@@ -84,30 +95,79 @@ def run_chain(robot, s, gravity=None):
     o.RJ, o.RL, o.rJ, o.rL, o.e, o.g = spart.Kinematics(s.R0, s.r0, s.qm, robot)
     o.Bij, o.Bi0, o.P0, o.pm = spart.DiffKinematics(s.R0, s.r0, o.rL, o.e, o.g, robot)
     o.t0, o.tL = spart.Velocities(o.Bij, o.Bi0, o.P0, o.pm, s.u0, s.um, robot)
-    o.t0dot, o.tLdot = spart.Accelerations(o.t0, o.tL, o.P0, o.pm, o.Bi0, o.Bij, s.u0, s.um, s.u0dot, s.umdot,
-                                           robot)
+    o.t0dot, o.tLdot = spart.Accelerations(
+        o.t0, o.tL, o.P0, o.pm, o.Bi0, o.Bij, s.u0, s.um, s.u0dot, s.umdot, robot
+    )
     o.I0, o.Im = spart.I_I(s.R0, o.RL, robot)
     o.M0_tilde, o.Mm_tilde = spart.MCB(o.I0, o.Im, o.Bij, o.Bi0, robot)
     o.H0, o.H0m, o.Hm = spart.GIM(o.M0_tilde, o.Mm_tilde, o.Bij, o.Bi0, o.P0, o.pm, robot)
     o.H = np.block([[o.H0, o.H0m], [o.H0m.T, o.Hm]])
-    o.C0, o.C0m, o.Cm0, o.Cm = spart.CIM(o.t0, o.tL, o.I0, o.Im, o.M0_tilde, o.Mm_tilde, o.Bij, o.Bi0, o.P0, o.pm,
-                                         robot)
+    o.C0, o.C0m, o.Cm0, o.Cm = spart.CIM(
+        o.t0, o.tL, o.I0, o.Im, o.M0_tilde, o.Mm_tilde, o.Bij, o.Bi0, o.P0, o.pm, robot
+    )
     o.C = np.block([[o.C0, o.C0m], [o.Cm0, o.Cm]])
     o.N = spart.NOC(s.r0, o.rL, o.P0, o.pm, robot)
     o.Ndot = spart.NOCdot(s.r0, o.t0, o.rL, o.tL, o.P0, o.pm, robot)
     o.H_noc = spart.GIM_NOC(o.N, o.I0, o.Im, robot)
     o.C_noc = spart.CIM_NOC(o.N, o.Ndot, o.t0, o.tL, o.I0, o.Im, robot)
-    o.u0dot_fd, o.umdot_fd = spart.FD(s.tau0, s.taum, s.wF0, s.wFm, o.t0, o.tL, o.P0, o.pm, o.I0, o.Im, o.Bij,
-                                      o.Bi0, s.u0, s.um, robot, gravity=gravity)
-    o.tau0_id, o.taum_id = spart.ID(s.wF0, s.wFm, o.t0, o.tL, o.t0dot, o.tLdot, o.P0, o.pm, o.I0, o.Im, o.Bij,
-                                    o.Bi0, robot, gravity=gravity)
-    o.taum_fid, o.u0dot_fid = spart.Floating_ID(s.wF0, s.wFm, o.Mm_tilde, o.H0, o.t0, o.tL, o.P0, o.pm, o.I0,
-                                                o.Im, o.Bij, o.Bi0, s.u0, s.um, s.umdot, robot, gravity=gravity)
+    o.u0dot_fd, o.umdot_fd = spart.FD(
+        s.tau0,
+        s.taum,
+        s.wF0,
+        s.wFm,
+        o.t0,
+        o.tL,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        s.u0,
+        s.um,
+        robot,
+        gravity=gravity,
+    )
+    o.tau0_id, o.taum_id = spart.ID(
+        s.wF0,
+        s.wFm,
+        o.t0,
+        o.tL,
+        o.t0dot,
+        o.tLdot,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        robot,
+        gravity=gravity,
+    )
+    o.taum_fid, o.u0dot_fid = spart.Floating_ID(
+        s.wF0,
+        s.wFm,
+        o.Mm_tilde,
+        o.H0,
+        o.t0,
+        o.tL,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        s.u0,
+        s.um,
+        s.umdot,
+        robot,
+        gravity=gravity,
+    )
     return o
 
 
 def rel_err(a, b):
-    """max |a - b| / max(1, max |b|): relative error with an absolute floor of 1."""
+    """``max`` |a - b| / max(1, max |b|): relative error with an absolute floor of 1."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.size == 0 and b.size == 0:
@@ -124,7 +184,8 @@ def assert_close(a, b, tol, what=''):
 
 
 def serial_chain_urdf(n_links, seed=0):
-    """URDF text of a random serial chain: a base (10 kg) and ``n_links`` links on revolute joints.
+    """
+    URDF text of a random serial chain: a base (10 kg) and ``n_links`` links on revolute joints.
 
     Joint axes are random unit vectors, joint origins random (about 0.3 m apart, random rpy),
     link masses in [0.5, 3] kg with box inertias (positive definite, triangle inequality
@@ -138,13 +199,21 @@ def serial_chain_urdf(n_links, seed=0):
 
     def inertial(mass, dims, xyz, rpy):
         a, b, c = dims
-        ixx, iyy, izz = mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12, mass * (a * a + b * b) / 12
-        return (f'<inertial><origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
-                f'<mass value="{f(mass)}"/><inertia ixx="{f(ixx)}" ixy="0" ixz="0" iyy="{f(iyy)}" iyz="0" '
-                f'izz="{f(izz)}"/></inertial>')
+        ixx, iyy, izz = (
+            mass * (b * b + c * c) / 12,
+            mass * (a * a + c * c) / 12,
+            mass * (a * a + b * b) / 12,
+        )
+        return (
+            f'<inertial><origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
+            f'<mass value="{f(mass)}"/><inertia ixx="{f(ixx)}" ixy="0" ixz="0" iyy="{f(iyy)}" iyz="0" '
+            f'izz="{f(izz)}"/></inertial>'
+        )
 
-    parts = [f'<?xml version="1.0"?>\n<robot name="serial_chain_{n_links}">',
-             f'<link name="base">{inertial(10.0, (0.5, 0.5, 0.5), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))}</link>']
+    parts = [
+        f'<?xml version="1.0"?>\n<robot name="serial_chain_{n_links}">',
+        f'<link name="base">{inertial(10.0, (0.5, 0.5, 0.5), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))}</link>',
+    ]
     parent = 'base'
     for k in range(1, n_links + 1):
         axis = rng.standard_normal(3)
@@ -155,10 +224,12 @@ def serial_chain_urdf(n_links, seed=0):
         dims = rng.uniform(0.05, 0.4, 3)
         com = rng.uniform(-0.1, 0.1, 3) + np.array([0.0, 0.0, 0.15])
         com_rpy = rng.uniform(-np.pi, np.pi, 3)
-        parts.append(f'<joint name="joint_{k}" type="revolute"><parent link="{parent}"/><child link="link_{k}"/>'
-                     f'<origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
-                     f'<axis xyz="{f(*axis)}"/>'
-                     '<limit lower="-3.14" upper="3.14" effort="100" velocity="2"/></joint>')
+        parts.append(
+            f'<joint name="joint_{k}" type="revolute"><parent link="{parent}"/><child link="link_{k}"/>'
+            f'<origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
+            f'<axis xyz="{f(*axis)}"/>'
+            '<limit lower="-3.14" upper="3.14" effort="100" velocity="2"/></joint>'
+        )
         parts.append(f'<link name="link_{k}">{inertial(mass, dims, com, com_rpy)}</link>')
         parent = f'link_{k}'
     parts.append('</robot>\n')

@@ -1,4 +1,5 @@
-"""Expected outputs of the dynamics node, computed independently of the node's code.
+"""
+Expected outputs of the dynamics node, computed independently of the node's code.
 
 Only the numpy SPART functions (``spart_ros.spart``) and formulas written out here are
 used: not the fast path, not ``spart_ros.core.base_state``, not ``spart_ros.nodes``.
@@ -9,10 +10,10 @@ in the world; v_b the velocity of b's origin and w_b the angular velocity, both 
 SPART: c = base CoM frame at (R_bc, p_bc) in b; R0 = R_b R_bc, r0 = CoM position,
 u0 = [omega in c; CoM velocity in the world].
 """
+
 from types import SimpleNamespace
 
 import numpy as np
-
 from spart_ros import spart
 
 
@@ -48,9 +49,13 @@ def base_bc(robot):
 def ros_to_spart(robot, R_b, p_b, v_b=np.zeros(3), w_b=np.zeros(3)):
     """(R0, r0, u0) of a ROS base state, from the rigid-body formulas."""
     R_bc, p_bc = base_bc(robot)
-    rho = R_b @ p_bc                                   # b origin -> base CoM, world
+    rho = R_b @ p_bc  # b origin -> base CoM, world
     w_world = R_b @ w_b
-    return R_b @ R_bc, p_b + rho, np.concatenate([R_bc.T @ w_b, R_b @ v_b + np.cross(w_world, rho)])
+    return (
+        R_b @ R_bc,
+        p_b + rho,
+        np.concatenate([R_bc.T @ w_b, R_b @ v_b + np.cross(w_world, rho)]),
+    )
 
 
 def base_column_map(robot, R_b):
@@ -64,7 +69,11 @@ def base_column_map(robot, R_b):
 
 
 def spart_accel_to_ros(robot, R_b, w_b, u0dot):
-    """(a_b, alpha_b) in b from SPART's u0dot (CoM acceleration = a_origin + alpha x rho + w x (w x rho))."""
+    """
+    (a_b, alpha_b) in b from SPART's u0dot.
+
+    CoM acceleration = a_origin + alpha x rho + w x (w x rho).
+    """
     R_bc, p_bc = base_bc(robot)
     alpha_b = R_bc @ u0dot[0:3]
     a_com_b = R_b.T @ u0dot[3:6]
@@ -95,7 +104,7 @@ def link_com_T(robot, i):
 
 
 def chain(robot, R_b, p_b, v_b, w_b, qm, um, floating=True):
-    """The SPART chain on a ROS state; u0 = 0 for a fixed base."""
+    """Return the SPART chain on a ROS state; u0 = 0 for a fixed base."""
     R0, r0, u0 = ros_to_spart(robot, R_b, p_b, v_b, w_b)
     if not floating:
         u0 = np.zeros(6)
@@ -107,20 +116,30 @@ def chain(robot, R_b, p_b, v_b, w_b, qm, um, floating=True):
     return o
 
 
-def expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, floating=True, jacobians=(), base_columns='ros'):
-    """rL (3, n+1), tL (6, n+1), com (6,), and for each (link name, offset in the URDF link
-    frame) the Jacobian (6, 6 + n_q or n_q) and the point's world position."""
+def expected_outputs(
+    robot, R_b, p_b, v_b, w_b, qm, um, floating=True, jacobians=(), base_columns='ros'
+):
+    """
+    ``rL`` (3, n+1), tL (6, n+1), com (6,).
+
+    For each (link name, offset in the URDF link frame) the Jacobian (6, 6 + n_q or n_q) and the
+    point's world position.
+    """
     o = chain(robot, R_b, p_b, v_b, w_b, qm, um, floating)
     rL = np.column_stack([o.r0, o.rL])
     tL = np.column_stack([o.t0, o.tL])
-    com = np.concatenate([spart.Center_of_Mass(o.r0, o.rL, robot),
-                          spart.Center_of_Mass(o.t0[3:6], o.tL[3:6], robot)])
+    com = np.concatenate(
+        [
+            spart.Center_of_Mass(o.r0, o.rL, robot),
+            spart.Center_of_Mass(o.t0[3:6], o.tL[3:6], robot),
+        ]
+    )
     Js, points = [], []
     for name, offset in jacobians:
         i = robot.link_index(name)
         Rc, rc = (o.R0, o.r0) if i == 0 else (o.RL[:, :, i - 1], o.rL[:, i - 1])
         T = link_com_T(robot, i)
-        R_link = Rc @ T[:3, :3].T                  # URDF link frame in the world
+        R_link = Rc @ T[:3, :3].T  # URDF link frame in the world
         p_link = rc - R_link @ T[:3, 3]
         rp = p_link + R_link @ np.asarray(offset, float)
         J0, Jm = spart.Jacob(rp, o.r0, o.rL, o.P0, o.pm, i, robot)
@@ -142,17 +161,39 @@ def _generalized(o, robot):
 
 
 def _id(o, robot, u0dot, umdot, wF0, wFm, g):
-    t0dot, tLdot = spart.Accelerations(o.t0, o.tL, o.P0, o.pm, o.Bi0, o.Bij, o.u0, o.um, u0dot, umdot, robot)
-    return spart.ID(wF0, wFm, o.t0, o.tL, t0dot, tLdot, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, robot, gravity=g)
+    t0dot, tLdot = spart.Accelerations(
+        o.t0, o.tL, o.P0, o.pm, o.Bi0, o.Bij, o.u0, o.um, u0dot, umdot, robot
+    )
+    return spart.ID(
+        wF0, wFm, o.t0, o.tL, t0dot, tLdot, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, robot, gravity=g
+    )
 
 
-def expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0, wFm, g, floating=True):
+def expected_fd(
+    robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0, wFm, g, floating=True
+):
     """(umdot, a_b, alpha_b) of SPART FD (floating) or of Hm umdot = taum - bias (fixed)."""
     o = chain(robot, R_b, p_b, v_b, w_b, qm, um, floating)
     if floating:
         tau0 = ros_wrench_to_tau0(robot, R_b, torque_b, force_b)
-        u0dot, umdot = spart.FD(tau0, np.asarray(taum, float), wF0, wFm, o.t0, o.tL, o.P0, o.pm, o.I0, o.Im,
-                                o.Bij, o.Bi0, o.u0, o.um, robot, gravity=g)
+        u0dot, umdot = spart.FD(
+            tau0,
+            np.asarray(taum, float),
+            wF0,
+            wFm,
+            o.t0,
+            o.tL,
+            o.P0,
+            o.pm,
+            o.I0,
+            o.Im,
+            o.Bij,
+            o.Bi0,
+            o.u0,
+            o.um,
+            robot,
+            gravity=g,
+        )
         a_b, alpha_b = spart_accel_to_ros(robot, R_b, w_b, u0dot)
         return umdot, a_b, alpha_b
     _generalized(o, robot)
@@ -161,7 +202,9 @@ def expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0,
     return umdot, np.zeros(3), np.zeros(3)
 
 
-def expected_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm, g, floating=True):
+def expected_id(
+    robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm, g, floating=True
+):
     """(taum, torque_b, force_b) of SPART ID with the base acceleration imposed (fixed: zero)."""
     o = chain(robot, R_b, p_b, v_b, w_b, qm, um, floating)
     u0dot = ros_accel_to_spart(robot, R_b, w_b, a_b, alpha_b) if floating else np.zeros(6)
@@ -173,8 +216,25 @@ def expected_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm
 def expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, wF0, wFm, g):
     """(taum, a_b, alpha_b) of SPART Floating_ID."""
     o = _generalized(chain(robot, R_b, p_b, v_b, w_b, qm, um, True), robot)
-    taum, u0dot = spart.Floating_ID(wF0, wFm, o.Mm_tilde, o.H0, o.t0, o.tL, o.P0, o.pm, o.I0, o.Im, o.Bij,
-                                    o.Bi0, o.u0, o.um, np.asarray(umdot, float), robot, gravity=g)
+    taum, u0dot = spart.Floating_ID(
+        wF0,
+        wFm,
+        o.Mm_tilde,
+        o.H0,
+        o.t0,
+        o.tL,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        o.u0,
+        o.um,
+        np.asarray(umdot, float),
+        robot,
+        gravity=g,
+    )
     a_b, alpha_b = spart_accel_to_ros(robot, R_b, w_b, u0dot)
     return taum, a_b, alpha_b
 
@@ -190,8 +250,11 @@ R_B_IMU = rpy(*IMU_RPY[0]) @ rpy(*IMU_RPY[1])
 
 
 def with_imu(urdf_text, base_link):
-    """The URDF with an IMU link ``imu_link`` fixed to ``base_link`` through ``imu_mount``
-    (two fixed joints with rpy; rotation of imu_link in the base link frame = R_B_IMU)."""
+    """
+    Return the URDF with an IMU link ``imu_link`` fixed to ``base_link`` through ``imu_mount``.
+
+    Two fixed joints with rpy; rotation of imu_link in the base link frame = R_B_IMU.
+    """
     (r1, p1, y1), (r2, p2, y2) = IMU_RPY
     extra = f'''
   <joint name="imu_mount_joint" type="fixed">

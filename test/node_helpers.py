@@ -34,17 +34,27 @@ import time
 import yaml
 
 __all__ = [
-    "LATCHED_QOS", "RELIABLE_QOS", "BEST_EFFORT_QOS",
-    "WaitTimeout", "NodeNotInstalled", "NodeProcess", "RosTestNode",
-    "MessageCollector", "installed_executable", "node_command", "ros_env",
-    "scaled", "start_node", "wait_until",
+    'LATCHED_QOS',
+    'RELIABLE_QOS',
+    'BEST_EFFORT_QOS',
+    'WaitTimeout',
+    'NodeNotInstalled',
+    'NodeProcess',
+    'RosTestNode',
+    'MessageCollector',
+    'installed_executable',
+    'node_command',
+    'ros_env',
+    'scaled',
+    'start_node',
+    'wait_until',
 ]
 
-TIMEOUT_SCALE = float(os.environ.get("SPART_TEST_TIMEOUT_SCALE", "1") or 1)
+TIMEOUT_SCALE = float(os.environ.get('SPART_TEST_TIMEOUT_SCALE', '1') or 1)
 
 
 def scaled(seconds):
-    """A timeout scaled by SPART_TEST_TIMEOUT_SCALE."""
+    """Return a timeout scaled by SPART_TEST_TIMEOUT_SCALE."""
     return seconds * TIMEOUT_SCALE
 
 
@@ -56,8 +66,9 @@ class NodeNotInstalled(RuntimeError):
     """The package/executable is not in the colcon install on AMENT_PREFIX_PATH."""
 
 
-def wait_until(predicate, timeout, what="condition", period=0.02, process=None):
-    """Poll ``predicate()`` until it returns a truthy value, which is returned.
+def wait_until(predicate, timeout, what='condition', period=0.02, process=None):
+    """
+    Poll ``predicate()`` until it returns a truthy value, which is returned.
 
     Raises WaitTimeout after ``scaled(timeout)`` seconds, or at once if
     ``process`` (a NodeProcess) has exited; the message names ``what`` and
@@ -69,12 +80,14 @@ def wait_until(predicate, timeout, what="condition", period=0.02, process=None):
         if value:
             return value
         if process is not None and not process.is_running():
-            raise WaitTimeout(f"{process.name} exited (code {process.returncode}) "
-                              f"while waiting for {what}\n{process.describe()}")
+            raise WaitTimeout(
+                f'{process.name} exited (code {process.returncode}) '
+                f'while waiting for {what}\n{process.describe()}'
+            )
         if time.monotonic() >= deadline:
-            msg = f"timed out after {scaled(timeout):.1f} s waiting for {what}"
+            msg = f'timed out after {scaled(timeout):.1f} s waiting for {what}'
             if process is not None:
-                msg += "\n" + process.describe()
+                msg += '\n' + process.describe()
             raise WaitTimeout(msg)
         time.sleep(period)
 
@@ -83,79 +96,99 @@ def wait_until(predicate, timeout, what="condition", period=0.02, process=None):
 # environment and executables
 # --------------------------------------------------------------------------
 
+
 def ros_env(extra=None):
-    """Environment for a node process: this process's, with unbuffered,
-    uncoloured logs and a ROS_DOMAIN_ID (random in 1..100 if none is set,
-    and then also set here so the test process uses the same one)."""
-    if not os.environ.get("ROS_DOMAIN_ID"):
-        os.environ["ROS_DOMAIN_ID"] = str(random.randint(1, 100))
+    """
+    Environment for a node process.
+
+    This process's, with unbuffered, uncoloured logs and a ROS_DOMAIN_ID (random in 1..100 if none
+    is set, and then also set here so the test process uses the same one).
+    """
+    if not os.environ.get('ROS_DOMAIN_ID'):
+        os.environ['ROS_DOMAIN_ID'] = str(random.randint(1, 100))
     env = dict(os.environ)
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    env["PYTHONUNBUFFERED"] = "1"
-    env["RCUTILS_COLORIZED_OUTPUT"] = "0"
-    env["RCUTILS_LOGGING_BUFFERED_STREAM"] = "0"
+    env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    env['PYTHONUNBUFFERED'] = '1'
+    env['RCUTILS_COLORIZED_OUTPUT'] = '0'
+    env['RCUTILS_LOGGING_BUFFERED_STREAM'] = '0'
     if extra:
         env.update({k: str(v) for k, v in extra.items()})
     return env
 
 
 def installed_executable(package, executable):
-    """Path of ``<prefix>/lib/<package>/<executable>`` of the installed package.
+    """
+    Path of ``<prefix>/lib/<package>/<executable>`` of the installed package.
 
     The prefix comes from the ament index (AMENT_PREFIX_PATH), i.e. the colcon
     install space: sourced by scripts/env.sh, set by ``colcon test``.
     """
-    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+
     try:
         prefix = get_package_prefix(package)
     except PackageNotFoundError:
         raise NodeNotInstalled(
-            f"package {package!r} is not installed on AMENT_PREFIX_PATH="
-            f"{os.environ.get('AMENT_PREFIX_PATH', '')!r}: run "
-            "'bash scripts/setup.sh' and 'source scripts/env.sh'") from None
-    path = Path(prefix) / "lib" / package / executable
+            f'package {package!r} is not installed on AMENT_PREFIX_PATH='
+            f'{os.environ.get("AMENT_PREFIX_PATH", "")!r}: run '
+            "'bash scripts/setup.sh' and 'source scripts/env.sh'"
+        ) from None
+    path = Path(prefix) / 'lib' / package / executable
     if not (path.is_file() and os.access(path, os.X_OK)):
-        raise NodeNotInstalled(f"{path} is not an installed executable: is "
-                               f"{executable!r} a console_scripts entry of setup.py, "
-                               "and was the package rebuilt (scripts/setup.sh)?")
+        raise NodeNotInstalled(
+            f'{path} is not an installed executable: is '
+            f'{executable!r} a console_scripts entry of setup.py, '
+            'and was the package rebuilt (scripts/setup.sh)?'
+        )
     return path
 
 
-def _ros_arguments(name=None, namespace=None, remappings=None, params_file=None,
-                   log_level=None, ros_args=()):
+def _ros_arguments(
+    name=None, namespace=None, remappings=None, params_file=None, log_level=None, ros_args=()
+):
     out = []
     if name:
-        out += ["-r", f"__node:={name}"]
+        out += ['-r', f'__node:={name}']
     if namespace:
-        out += ["-r", f"__ns:={namespace if namespace.startswith('/') else '/' + namespace}"]
+        out += ['-r', f'__ns:={namespace if namespace.startswith("/") else "/" + namespace}']
     for src, dst in (remappings or {}).items():
-        out += ["-r", f"{src}:={dst}"]
+        out += ['-r', f'{src}:={dst}']
     if params_file:
-        out += ["--params-file", str(params_file)]
+        out += ['--params-file', str(params_file)]
     if log_level:
-        out += ["--log-level", log_level]
+        out += ['--log-level', log_level]
     out += list(ros_args)
-    return ["--ros-args"] + out if out else []
+    return ['--ros-args'] + out if out else []
 
 
 def node_command(package, executable, *, module=None, args=(), **ros):
-    """Command line of a node: the installed executable, or ``python -m
-    module`` when ``module`` is given (for code not installed yet).
-    Keyword arguments as for ``start_node`` (name, namespace, remappings,
-    params_file, log_level, ros_args)."""
+    """
+    Command line of a node.
+
+    The installed executable, or ``python -m module`` when ``module`` is given (for code not
+    installed yet). Keyword arguments as for ``start_node`` (name, namespace, remappings,
+    params_file, log_level, ros_args).
+    """
     if module:
-        cmd = [sys.executable, "-m", module]
+        cmd = [sys.executable, '-m', module]
     else:
         cmd = [str(installed_executable(package, executable))]
     return cmd + list(args) + _ros_arguments(**ros)
 
 
-def write_params_file(parameters, path, node="/**"):
-    """Write ``{node: {ros__parameters: parameters}}`` as YAML (any size,
-    no shell quoting issues, unlike ``-p name:=value``)."""
-    with open(path, "w", encoding="utf-8") as f:
-        yaml.safe_dump({node: {"ros__parameters": dict(parameters)}}, f,
-                       default_flow_style=False, sort_keys=True)
+def write_params_file(parameters, path, node='/**'):
+    """
+    Write ``{node: {ros__parameters: parameters}}`` as YAML.
+
+    Any size, no shell quoting issues, unlike ``-p name:=value``.
+    """
+    with open(path, 'w', encoding='utf-8') as f:
+        yaml.safe_dump(
+            {node: {'ros__parameters': dict(parameters)}},
+            f,
+            default_flow_style=False,
+            sort_keys=True,
+        )
     return path
 
 
@@ -163,8 +196,10 @@ def write_params_file(parameters, path, node="/**"):
 # node processes
 # --------------------------------------------------------------------------
 
+
 class NodeProcess:
-    """A node running as a child process (own session/process group).
+    """
+    A node running as a child process (own session/process group).
 
     Output (stdout + stderr) goes to a log file, never a pipe, so a chatty
     node can never block; read it with ``output()``. Use as a context
@@ -179,22 +214,27 @@ class NodeProcess:
         self.cwd = cwd
         self._tmpdir = None
         if log_dir is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="spart_node_")
+            self._tmpdir = tempfile.TemporaryDirectory(prefix='spart_node_')
             log_dir = self._tmpdir.name
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name)
-        self.log_path = Path(log_dir) / f"{safe}.{os.getpid()}.{id(self):x}.log"
+        safe = re.sub(r'[^A-Za-z0-9_.-]', '_', self.name)
+        self.log_path = Path(log_dir) / f'{safe}.{os.getpid()}.{id(self):x}.log'
         self.proc = None
         self._log = None
 
     # -- life cycle --
     def start(self):
-        self._log = open(self.log_path, "wb")
+        self._log = open(self.log_path, 'wb')
         # a process group of its own (stopped as one), in the test's session: a new session would
         # be a scheduling group of its own (autogroup) and escape the test worker's CPU priority
         self.proc = subprocess.Popen(
-            self.cmd, stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
-            process_group=0)
+            self.cmd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=self.env,
+            cwd=self.cwd,
+            process_group=0,
+        )
         return self
 
     def __enter__(self):
@@ -224,7 +264,8 @@ class NodeProcess:
             pass
 
     def stop(self, timeout=10.0):
-        """Stop the node and return its exit code (0 = clean shutdown).
+        """
+        Stop the node and return its exit code (0 = clean shutdown).
 
         Idempotent. SIGINT first and up to ``timeout`` s for a clean exit,
         then SIGTERM (3 s), then SIGKILL, each to the process group.
@@ -262,34 +303,49 @@ class NodeProcess:
     def output(self):
         """Everything the node printed so far (stdout and stderr)."""
         try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")
+            return self.log_path.read_text(encoding='utf-8', errors='replace')
         except FileNotFoundError:
-            return ""
+            return ''
 
     def wait_for_output(self, pattern, timeout=10.0):
-        """Wait until the output matches the regular expression ``pattern``;
-        return the match."""
+        """Wait until the output matches the regular expression ``pattern``; return the match."""
         rx = re.compile(pattern)
-        return wait_until(lambda: rx.search(self.output()), timeout,
-                          f"output matching {pattern!r} from {self.name}",
-                          period=0.05, process=self)
+        return wait_until(
+            lambda: rx.search(self.output()),
+            timeout,
+            f'output matching {pattern!r} from {self.name}',
+            period=0.05,
+            process=self,
+        )
 
     def describe(self, tail=60):
-        state = ("running" if self.is_running()
-                 else f"exited with code {self.returncode}")
+        state = 'running' if self.is_running() else f'exited with code {self.returncode}'
         lines = self.output().splitlines()[-tail:]
-        body = "\n".join("    | " + line for line in lines) or "    | (no output)"
-        return (f"--- {self.name} (pid {self.pid}, {state})\n"
-                f"    $ {' '.join(self.cmd)}\n{body}")
+        body = '\n'.join('    | ' + line for line in lines) or '    | (no output)'
+        return f'--- {self.name} (pid {self.pid}, {state})\n    $ {" ".join(self.cmd)}\n{body}'
 
     def __repr__(self):
-        return f"<NodeProcess {self.name} pid={self.pid} rc={self.returncode}>"
+        return f'<NodeProcess {self.name} pid={self.pid} rc={self.returncode}>'
 
 
-def start_node(package, executable, *, name=None, namespace=None, parameters=None,
-               remappings=None, log_level=None, ros_args=(), args=(), module=None,
-               env=None, wait_for=None, wait_timeout=15.0):
-    """Start a node of ``package`` and return its (started) NodeProcess.
+def start_node(
+    package,
+    executable,
+    *,
+    name=None,
+    namespace=None,
+    parameters=None,
+    remappings=None,
+    log_level=None,
+    ros_args=(),
+    args=(),
+    module=None,
+    env=None,
+    wait_for=None,
+    wait_timeout=15.0,
+):
+    """
+    Start a node of ``package`` and return its (started) NodeProcess.
 
     package, executable: the installed ``lib/<package>/<executable>``
         (``ros2 run package executable``); or ``module`` to run ``python -m
@@ -302,13 +358,22 @@ def start_node(package, executable, *, name=None, namespace=None, parameters=Non
         (e.g. a "ready" log line) before returning.
     """
     proc_env = ros_env(env)
-    tmp = tempfile.TemporaryDirectory(prefix="spart_node_")
+    tmp = tempfile.TemporaryDirectory(prefix='spart_node_')
     params_file = None
     if parameters:
-        params_file = write_params_file(parameters, Path(tmp.name) / "params.yaml")
-    cmd = node_command(package, executable, module=module, args=args, name=name,
-                       namespace=namespace, remappings=remappings,
-                       params_file=params_file, log_level=log_level, ros_args=ros_args)
+        params_file = write_params_file(parameters, Path(tmp.name) / 'params.yaml')
+    cmd = node_command(
+        package,
+        executable,
+        module=module,
+        args=args,
+        name=name,
+        namespace=namespace,
+        remappings=remappings,
+        params_file=params_file,
+        log_level=log_level,
+        ros_args=ros_args,
+    )
     proc = NodeProcess(cmd, name=name or executable, env=proc_env, log_dir=tmp.name)
     proc._tmpdir = tmp  # removed by cleanup()
     proc.start()
@@ -325,25 +390,37 @@ def start_node(package, executable, *, name=None, namespace=None, parameters=Non
 # the test side of DDS: a real rclpy node in the test process
 # --------------------------------------------------------------------------
 
+
 def _qos():
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-    reliable = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                          reliability=ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.VOLATILE)
-    latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                         reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    best_effort = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                             reliability=ReliabilityPolicy.BEST_EFFORT,
-                             durability=DurabilityPolicy.VOLATILE)
+
+    reliable = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=10,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+    latched = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+    best_effort = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=10,
+        reliability=ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.VOLATILE,
+    )
     return reliable, latched, best_effort
 
 
 def __getattr__(name):  # lazy QoS constants: importing rclpy only when used
-    if name in ("RELIABLE_QOS", "LATCHED_QOS", "BEST_EFFORT_QOS"):
+    if name in ('RELIABLE_QOS', 'LATCHED_QOS', 'BEST_EFFORT_QOS'):
         reliable, latched, best_effort = _qos()
-        return {"RELIABLE_QOS": reliable, "LATCHED_QOS": latched,
-                "BEST_EFFORT_QOS": best_effort}[name]
+        return {'RELIABLE_QOS': reliable, 'LATCHED_QOS': latched, 'BEST_EFFORT_QOS': best_effort}[
+            name
+        ]
     raise AttributeError(name)
 
 
@@ -375,16 +452,18 @@ class MessageCollector:
 
 
 class RosTestNode:
-    """An rclpy node with its own context and executor, for the test side.
+    """
+    An rclpy node with its own context and executor, for the test side.
 
     Its own ``rclpy.Context`` means it never interferes with other rclpy use
     in the same test process. All waits spin this node's executor, so
     subscriptions and futures make progress while waiting.
     """
 
-    def __init__(self, name="spart_test", namespace=None):
+    def __init__(self, name='spart_test', namespace=None):
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
+
         ros_env()  # make sure ROS_DOMAIN_ID is set before init
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
@@ -438,12 +517,18 @@ class RosTestNode:
                 return None
             self.spin_once(min(period, remaining))
 
-    def wait_for(self, predicate, timeout, what="condition", process=None):
-        """Spin until ``predicate()`` is truthy and return its value; raise
-        WaitTimeout (with the output of ``process``, a NodeProcess or a list
-        of them) otherwise, or as soon as such a process exits."""
-        procs = [] if process is None else (
-            list(process) if isinstance(process, (list, tuple)) else [process])
+    def wait_for(self, predicate, timeout, what='condition', process=None):
+        """
+        Spin until ``predicate()`` is truthy and return its value.
+
+        Raise WaitTimeout (with the output of ``process``, a NodeProcess or a list of them)
+        otherwise, or as soon as such a process exits.
+        """
+        procs = (
+            []
+            if process is None
+            else (list(process) if isinstance(process, (list, tuple)) else [process])
+        )
 
         def check():
             value = predicate()
@@ -451,16 +536,18 @@ class RosTestNode:
                 return value
             for p in procs:
                 if not p.is_running():
-                    raise WaitTimeout(f"{p.name} exited (code {p.returncode}) while "
-                                      f"waiting for {what}\n{p.describe()}")
+                    raise WaitTimeout(
+                        f'{p.name} exited (code {p.returncode}) while '
+                        f'waiting for {what}\n{p.describe()}'
+                    )
             return None
 
         value = self.spin_until(check, timeout)
         if value:
             return value
-        msg = f"timed out after {scaled(timeout):.1f} s waiting for {what}"
+        msg = f'timed out after {scaled(timeout):.1f} s waiting for {what}'
         for p in procs:
-            msg += "\n" + p.describe()
+            msg += '\n' + p.describe()
         raise WaitTimeout(msg)
 
     # -- topics --
@@ -475,85 +562,118 @@ class RosTestNode:
     def publisher(self, msg_type, topic, qos=None):
         return self.node.create_publisher(msg_type, topic, _qos()[0] if qos is None else qos)
 
-    def wait_for_message(self, collector, predicate=None, timeout=10.0, what=None,
-                         process=None):
+    def wait_for_message(self, collector, predicate=None, timeout=10.0, what=None, process=None):
         """Wait for a message (matching ``predicate``) on a collector; return it."""
+
         def check():
             for msg in reversed(collector.messages):
                 if predicate is None or predicate(msg):
                     return msg
             return None
-        return self.wait_for(check, timeout, what or f"a message on {collector.topic}",
-                             process=process)
 
-    def publish_until(self, publisher, make_msg, predicate, timeout=10.0, period=0.1,
-                      what="a reaction to the published messages", process=None):
+        return self.wait_for(
+            check, timeout, what or f'a message on {collector.topic}', process=process
+        )
+
+    def publish_until(
+        self,
+        publisher,
+        make_msg,
+        predicate,
+        timeout=10.0,
+        period=0.1,
+        what='a reaction to the published messages',
+        process=None,
+    ):
         """Publish ``make_msg()`` every ``period`` s (spinning in between) until
         ``predicate()`` is truthy; return its value. This survives DDS
         discovery delays: the first messages may be sent before the peer
         has matched."""
-        state = {"next": 0.0, "sent": 0}
+        state = {'next': 0.0, 'sent': 0}
 
         def step():
             value = predicate()
             if value:
                 return value
             now = time.monotonic()
-            if now >= state["next"]:
+            if now >= state['next']:
                 publisher.publish(make_msg())
-                state["sent"] += 1
-                state["next"] = now + period
+                state['sent'] += 1
+                state['next'] = now + period
             return None
 
         try:
             return self.wait_for(step, timeout, what, process=process)
         except WaitTimeout as exc:
-            raise WaitTimeout(f"{exc}\n(published {state['sent']} messages on "
-                              f"{publisher.topic_name}, {publisher.get_subscription_count()} "
-                              "matched subscriptions)") from None
+            raise WaitTimeout(
+                f'{exc}\n(published {state["sent"]} messages on '
+                f'{publisher.topic_name}, {publisher.get_subscription_count()} '
+                'matched subscriptions)'
+            ) from None
 
     # -- graph --
     def topic_types(self):
         return dict(self.node.get_topic_names_and_types())
 
     def wait_for_topic(self, topic, timeout=10.0, msg_type=None, process=None):
-        """Wait until ``topic`` (fully qualified) is in the ROS graph, with
-        ``msg_type`` (e.g. "std_msgs/msg/String") among its types if given."""
+        """
+        Wait until ``topic`` (fully qualified) is in the ROS graph.
+
+        With ``msg_type`` (e.g. "std_msgs/msg/String") among its types if given.
+        """
+
         def check():
             types = self.topic_types().get(topic)
             return types is not None and (msg_type is None or msg_type in types)
-        self.wait_for(check, timeout, f"topic {topic}" + (f" [{msg_type}]" if msg_type else ""),
-                      process=process)
+
+        self.wait_for(
+            check,
+            timeout,
+            f'topic {topic}' + (f' [{msg_type}]' if msg_type else ''),
+            process=process,
+        )
 
     def wait_for_publishers(self, topic, count=1, timeout=10.0, process=None):
-        return self.wait_for(lambda: self.node.count_publishers(topic) >= count, timeout,
-                             f"{count} publisher(s) on {topic}", process=process)
+        return self.wait_for(
+            lambda: self.node.count_publishers(topic) >= count,
+            timeout,
+            f'{count} publisher(s) on {topic}',
+            process=process,
+        )
 
     def wait_for_subscribers(self, topic, count=1, timeout=10.0, process=None):
-        return self.wait_for(lambda: self.node.count_subscribers(topic) >= count, timeout,
-                             f"{count} subscriber(s) on {topic}", process=process)
+        return self.wait_for(
+            lambda: self.node.count_subscribers(topic) >= count,
+            timeout,
+            f'{count} subscriber(s) on {topic}',
+            process=process,
+        )
 
     def wait_for_matched(self, publisher, count=1, timeout=10.0, process=None):
         """Wait until ``publisher`` has matched ``count`` subscriptions."""
-        return self.wait_for(lambda: publisher.get_subscription_count() >= count, timeout,
-                             f"{count} subscription(s) matching {publisher.topic_name}",
-                             process=process)
+        return self.wait_for(
+            lambda: publisher.get_subscription_count() >= count,
+            timeout,
+            f'{count} subscription(s) matching {publisher.topic_name}',
+            process=process,
+        )
 
-    def wait_for_node(self, name, namespace="/", timeout=10.0, process=None):
+    def wait_for_node(self, name, namespace='/', timeout=10.0, process=None):
         return self.wait_for(
             lambda: (name, namespace) in self.node.get_node_names_and_namespaces(),
-            timeout, f"node {namespace.rstrip('/')}/{name}", process=process)
+            timeout,
+            f'node {namespace.rstrip("/")}/{name}',
+            process=process,
+        )
 
     # -- services --
     def call(self, srv_type, service, request, timeout=10.0, process=None):
         """Call a service (waiting for it first) and return the response."""
         client = self.node.create_client(srv_type, service)
         try:
-            self.wait_for(client.service_is_ready, timeout, f"service {service}",
-                          process=process)
+            self.wait_for(client.service_is_ready, timeout, f'service {service}', process=process)
             future = client.call_async(request)
-            self.wait_for(future.done, timeout, f"the response of {service}",
-                          process=process)
+            self.wait_for(future.done, timeout, f'the response of {service}', process=process)
             return future.result()
         finally:
             self.node.destroy_client(client)

@@ -1,4 +1,5 @@
-"""Pinocchio as an independent oracle for spart_ros.core (test helper, not a test).
+"""
+Pinocchio as an independent oracle for spart_ros.core (test helper, not a test).
 
 Builds a Pinocchio model (free-flyer root, or fixed base) straight from a URDF
 file's text and maps states and results between Pinocchio's coordinates and
@@ -40,17 +41,22 @@ Pinocchio quirks handled here:
   through frames (model.getFrameId(link, BODY), data.oMf, frame velocities);
 - its default gravity is -9.81 z: set explicitly on every call here.
 """
+
 import math
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
 
-
 # --- URDF text -----------------------------------------------------------------------------
 
+
 def _floats(text, default):
-    return np.array([float(x) for x in text.split()]) if text and text.split() else np.array(default, float)
+    return (
+        np.array([float(x) for x in text.split()])
+        if text and text.split()
+        else np.array(default, float)
+    )
 
 
 def _origin_transform(elem):
@@ -63,8 +69,12 @@ def _origin_transform(elem):
 
 
 def prepare_urdf_for_pinocchio(text):
-    """URDF text Pinocchio accepts: ``<limit>`` on every revolute/prismatic joint,
-    an explicit unit ``<axis>`` on every moving joint."""
+    """
+    URDF text Pinocchio accepts.
+
+    ``<limit>`` on every revolute/prismatic joint, an explicit unit ``<axis>`` on every moving
+    joint.
+    """
     root = ET.fromstring(text.encode('utf-8') if isinstance(text, str) else text)
     for joint in root.findall('joint'):
         jtype = joint.get('type')
@@ -104,8 +114,10 @@ def symmetric(M):
 
 # --- the oracle ----------------------------------------------------------------------------
 
+
 class PinocchioOracle:
-    """Pinocchio model of a URDF, in SPART coordinates.
+    """
+    Pinocchio model of a URDF, in SPART coordinates.
 
     ``q_names``: the moving joints in SPART's joint-variable order (spart_ros:
     ``robot.q_names``).  ``floating``: free-flyer root (default) or fixed base.
@@ -128,7 +140,8 @@ class PinocchioOracle:
         for link in xml.findall('link'):
             inertial = link.find('inertial')
             self.inertial_frame[link.get('name')] = _origin_transform(
-                None if inertial is None else inertial.find('origin'))
+                None if inertial is None else inertial.find('origin')
+            )
         self.R_bc, self.p_bc = self.inertial_frame[self.base_name]
         self.link_names = [l.get('name') for l in xml.findall('link')]
 
@@ -140,7 +153,7 @@ class PinocchioOracle:
         else:
             self.model = pin.buildModelFromXML(pin_text, mimic=mimic)
         self.data = self.model.createData()
-        self.nb = 6 if floating else 0          # base velocity coordinates in v
+        self.nb = 6 if floating else 0  # base velocity coordinates in v
         self.q_names = list(q_names)
         nq_spart = len(self.q_names)
         assert self.model.nv == self.nb + nq_spart, (self.model.nv, nq_spart)
@@ -213,15 +226,19 @@ class PinocchioOracle:
 
     # -- wrenches -------------------------------------------------------------------------
     def fext(self, R0, r0, qm, wrenches):
-        """Pinocchio external forces (one per joint, joint-local frame) from SPART
-        wrenches: ``wrenches`` maps a link name to [torque; force] (inertial frame)
-        applied at that link's CoM."""
+        """
+        Pinocchio external forces (one per joint, joint-local frame) from SPART wrenches.
+
+        ``wrenches`` maps a link name to [torque; force] (inertial frame) applied at that link's
+        CoM.
+        """
         model, data = self.model, self.data
         q = self.q(R0, r0, qm)
         pin.forwardKinematics(model, data, q)
         pin.updateFramePlacements(model, data)
         fext = [pin.Force.Zero() for _ in range(model.njoints)]
-        # Pinocchio's world is the inertial frame with a free flyer, the base link frame b otherwise
+        # Pinocchio's world is the inertial frame with a free flyer, the base link frame b
+        # otherwise
         R_w = np.eye(3) if self.floating else self.base_pose(R0, r0)[0].T
         for name, w in (wrenches or {}).items():
             w = np.concatenate([R_w @ w[0:3], R_w @ w[3:6]])
@@ -236,16 +253,25 @@ class PinocchioOracle:
 
     # -- per-link kinematics (through frames; call after a state-setting method) ------------
     def link_com_pose(self, name):
-        """(R, r) of a link's CoM (<inertial>) frame in Pinocchio's world frame (the inertial
-        frame with a free flyer; the base link frame b with a fixed base)."""
+        """
+        (R, r) of a link's CoM (<inertial>) frame in Pinocchio's world frame.
+
+        The inertial frame with a free flyer; the base link frame b with a fixed base.
+        """
         oMf = self.data.oMf[self.model.getFrameId(name, pin.BODY)]
         Rc, pc = self.inertial_frame[name]
         return oMf.rotation @ Rc, oMf.translation + oMf.rotation @ pc
 
     def kinematics(self, R0, r0, qm, u0, um, u0dot, umdot):
-        """Per link name: (R, r_com, twist [omega; v_com], twist rate [omegadot; a_com]),
-        all in the inertial frame, as SPART defines RL, rL, tL, tLdot.  Free-flyer only."""
-        assert self.floating, 'kinematics(): Pinocchio world = inertial frame only with a free-flyer root'
+        """
+        Per link name.
+
+        (R, r_com, twist [omega; v_com], twist rate [omegadot; a_com]), all in the inertial frame,
+        as SPART defines RL, rL, tL, tLdot. Free-flyer only.
+        """
+        assert self.floating, (
+            'kinematics(): Pinocchio world = inertial frame only with a free-flyer root'
+        )
         model, data = self.model, self.data
         q = self.q(R0, r0, qm)
         u = self.u(u0, um)
@@ -276,7 +302,9 @@ class PinocchioOracle:
         model, data = self.model, self.data
         u, udot = self.u(u0, um), self.u(u0dot, umdot)
         T = self.T(R0)
-        pin.forwardKinematics(model, data, self.q(R0, r0, qm), T @ u, T @ udot + self.Tdot_u(R0, u))
+        pin.forwardKinematics(
+            model, data, self.q(R0, r0, qm), T @ u, T @ udot + self.Tdot_u(R0, u)
+        )
         pin.updateFramePlacements(model, data)
         fid = model.getFrameId(link, pin.BODY)
         vel = pin.getFrameVelocity(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
@@ -288,17 +316,28 @@ class PinocchioOracle:
         return np.concatenate([w, v_p]), np.concatenate([wd, a_p])
 
     def center_of_mass(self, R0, r0, qm, u0, um, u0dot, umdot):
-        """System CoM position, velocity, acceleration (inertial frame).  Free-flyer only."""
+        """
+        System CoM position, velocity, acceleration (inertial frame).
+
+        Free-flyer only.
+        """
         assert self.floating, 'center_of_mass(): free-flyer only'
         u, udot = self.u(u0, um), self.u(u0dot, umdot)
         T = self.T(R0)
-        pin.centerOfMass(self.model, self.data, self.q(R0, r0, qm), T @ u, T @ udot + self.Tdot_u(R0, u))
+        pin.centerOfMass(
+            self.model, self.data, self.q(R0, r0, qm), T @ u, T @ udot + self.Tdot_u(R0, u)
+        )
         return self.data.com[0].copy(), self.data.vcom[0].copy(), self.data.acom[0].copy()
 
     def jacobian(self, R0, r0, qm, link, point):
-        """SPART's [J0p, Jmp] (6 x (6 + n_q)) of a point (inertial frame) on a link:
-        [omega; velocity of the point] = J u.  Free-flyer only."""
-        assert self.floating, 'jacobian(): Pinocchio world = inertial frame only with a free-flyer root'
+        """
+        SPART's [J0p, Jmp] (6 x (6 + n_q)) of a point (inertial frame) on a link.
+
+        [omega; velocity of the point] = J u. Free-flyer only.
+        """
+        assert self.floating, (
+            'jacobian(): Pinocchio world = inertial frame only with a free-flyer root'
+        )
         model, data = self.model, self.data
         q = self.q(R0, r0, qm)
         pin.computeJointJacobians(model, data, q)
@@ -340,7 +379,7 @@ class PinocchioOracle:
         return T.T @ tau
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau, gravity=None, wrenches=None):
-        """udot = T^-1 (aba(q, T u, T^-T tau, fext) - Tdot u)."""
+        """``udot`` = T^-1 (aba(q, T u, T^-T tau, fext) - Tdot u)."""
         self._set_gravity(R0, r0, gravity)
         q = self.q(R0, r0, qm)
         u = self.u(u0, um)

@@ -1,13 +1,16 @@
-"""Check a bag's /tf against the core's forward kinematics (used by test_replay.py on synthetic
-bags and by test_demo.py on the demo's bags).
+"""
+Check a bag's /tf against the core's forward kinematics.
+
+Used by test_replay.py on synthetic bags and by test_demo.py on the demo's bags.
 
 For each joint state of the bag (every ``every``-th), the transforms stamped like it (/tf: the
 joints it names and the odometry of that stamp; /tf_static) are chained from the odometry frame
 to every link, and each link's pose is compared with the pose of its URDF frame from
 ``spart_ros.core.kinematics`` (link CoM frames, compiled) for the same state: base from the
-odometry (``core.base_state``), joints by name (mimic followers from their leaders)."""
-import numpy as np
+odometry (``core.base_state``), joints by name (mimic followers from their leaders).
+"""
 
+import numpy as np
 from spart_ros.core.attitude import quaternion_from_ros
 from spart_ros.core.base_state import base_from_link_frame
 from spart_ros.core.kinematics import kinematics
@@ -23,14 +26,27 @@ def _matrix(rotation, translation):
 
 
 def read(path, ns):
-    """{topic: [(log_time, publish_time, decoded)]} of /tf, /tf_static, joint_states, odom, /robot_description."""
+    """
+    {topic: [(log_time, publish_time, decoded)]} of /tf, /tf_static, joint_states, odom.
+
+    /robot_description.
+    """
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
-    wanted = ('/tf', '/tf_static', f'{ns}/joint_states', f'{ns}/odom', '/robot_description', '/clock')
+
+    wanted = (
+        '/tf',
+        '/tf_static',
+        f'{ns}/joint_states',
+        f'{ns}/odom',
+        '/robot_description',
+        '/clock',
+    )
     out = {t: [] for t in wanted}
     with open(path, 'rb') as f:
-        for _, channel, message, msg in make_reader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages(
-                topics=list(wanted)):
+        for _, channel, message, msg in make_reader(
+            f, decoder_factories=[DecoderFactory()]
+        ).iter_decoded_messages(topics=list(wanted)):
             out[channel.topic].append((message.log_time, message.publish_time, msg))
     return out
 
@@ -41,15 +57,20 @@ def tf_errors(path, robot, ns, every=1):
     static = {}
     for _, _, msg in data['/tf_static']:
         for t in msg.transforms:
-            static[t.child_frame_id] = (t.header.frame_id, _matrix(t.transform.rotation,
-                                                                   t.transform.translation))
+            static[t.child_frame_id] = (
+                t.header.frame_id,
+                _matrix(t.transform.rotation, t.transform.translation),
+            )
     by_stamp = {}
     for _, _, msg in data['/tf']:
         for t in msg.transforms:
             stamp = t.header.stamp.sec * 1_000_000_000 + t.header.stamp.nanosec
             transform = _matrix(t.transform.rotation, t.transform.translation)
             by_stamp.setdefault(stamp, {})[t.child_frame_id] = (t.header.frame_id, transform)
-    odom = {m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec: m for _, _, m in data[f'{ns}/odom']}
+    odom = {
+        m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec: m
+        for _, _, m in data[f'{ns}/odom']
+    }
     index = {name: k for k, name in enumerate(robot.q_names)}
     q = np.zeros(robot.n_q)
     names = [robot.base_link.name] + [link.name for link in robot.links]
@@ -65,7 +86,7 @@ def tf_errors(path, robot, ns, every=1):
         if k % every:
             continue
         stamp = js.header.stamp.sec * 1_000_000_000 + js.header.stamp.nanosec
-        if stamp not in odom:           # recorded before the odometry subscription matched
+        if stamp not in odom:  # recorded before the odometry subscription matched
             continue
         tree = dict(static)
         tree.update(by_stamp.get(stamp, {}))
@@ -74,10 +95,11 @@ def tf_errors(path, robot, ns, every=1):
         def pose_of(frame):
             T = np.eye(4)
             while frame != world:
-                parent, T_pc = tree[frame]           # KeyError: a frame missing from the tree
+                parent, T_pc = tree[frame]  # KeyError: a frame missing from the tree
                 T = T_pc @ T
                 frame = parent
             return T
+
         pose = odom[stamp].pose.pose
         T_b = _matrix(pose.orientation, pose.position)
         R0, r0, _ = base_from_link_frame(robot, T_b[:3, :3], T_b[:3, 3])

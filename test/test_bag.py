@@ -1,21 +1,33 @@
-"""MCAP bags (spart_ros.tools.bag): message definitions from the installed .msg files, and bags
-that decode back with only the definitions they carry (what ros2 bag and Foxglove need)."""
+"""
+MCAP bags (spart_ros.tools.bag).
+
+Message definitions from the installed .msg files, and bags that decode back with only the
+definitions they carry (what ros2 bag and Foxglove need).
+"""
+
+from nav_msgs.msg import Odometry
 import pytest
 from rclpy.serialization import serialize_message
-from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import Jacobian, Jacobians
+from spart_ros.tools.bag import BagError, McapBag, message_definition, read_back, SEPARATOR
 from std_msgs.msg import Float64MultiArray
-
-from spart_ros.tools.bag import SEPARATOR, BagError, McapBag, message_definition, read_back
 
 
 def test_message_definition_lists_every_dependency_once_depth_first():
     text = message_definition('nav_msgs/msg/Odometry')
     deps = [line[5:] for line in text.splitlines() if line.startswith('MSG: ')]
-    assert deps == ['std_msgs/Header', 'builtin_interfaces/Time', 'geometry_msgs/PoseWithCovariance',
-                    'geometry_msgs/Pose', 'geometry_msgs/Point', 'geometry_msgs/Quaternion',
-                    'geometry_msgs/TwistWithCovariance', 'geometry_msgs/Twist', 'geometry_msgs/Vector3']
+    assert deps == [
+        'std_msgs/Header',
+        'builtin_interfaces/Time',
+        'geometry_msgs/PoseWithCovariance',
+        'geometry_msgs/Pose',
+        'geometry_msgs/Point',
+        'geometry_msgs/Quaternion',
+        'geometry_msgs/TwistWithCovariance',
+        'geometry_msgs/Twist',
+        'geometry_msgs/Vector3',
+    ]
     assert text.count(SEPARATOR) == len(deps)
     # a package-relative field type (Jacobians uses Jacobian of its own package)
     assert 'MSG: spart_interfaces/Jacobian' in message_definition('spart_interfaces/msg/Jacobians')
@@ -32,19 +44,44 @@ def test_bag_round_trip(tmp_path):
     with McapBag(str(path)) as bag:
         for k in range(3):
             bag.add('/odom', 'nav_msgs/msg/Odometry', serialize_message(odom), 10 + k)
-        bag.add('/effort_controller/commands', 'std_msgs/msg/Float64MultiArray', serialize_message(cmd), 20)
-        bag.add('/joint_states', 'sensor_msgs/msg/JointState', serialize_message(JointState(name=['a'])), 30)
-        bag.add('/spart_dynamics/jacobians', 'spart_interfaces/msg/Jacobians', serialize_message(jac), 40)
+        bag.add(
+            '/effort_controller/commands',
+            'std_msgs/msg/Float64MultiArray',
+            serialize_message(cmd),
+            20,
+        )
+        bag.add(
+            '/joint_states',
+            'sensor_msgs/msg/JointState',
+            serialize_message(JointState(name=['a'])),
+            30,
+        )
+        bag.add(
+            '/spart_dynamics/jacobians',
+            'spart_interfaces/msg/Jacobians',
+            serialize_message(jac),
+            40,
+        )
     assert bag.count == 6
     assert read_back(str(path)) == {
-        '/odom': ('nav_msgs/Odometry', 3), '/effort_controller/commands': ('std_msgs/Float64MultiArray', 1),
-        '/joint_states': ('sensor_msgs/JointState', 1), '/spart_dynamics/jacobians': ('spart_interfaces/Jacobians', 1)}
+        '/odom': ('nav_msgs/Odometry', 3),
+        '/effort_controller/commands': ('std_msgs/Float64MultiArray', 1),
+        '/joint_states': ('sensor_msgs/JointState', 1),
+        '/spart_dynamics/jacobians': ('spart_interfaces/Jacobians', 1),
+    }
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
+
     with open(path, 'rb') as f:
-        decoded = {c.topic: m for _, c, _, m in make_reader(f, decoder_factories=[DecoderFactory()])
-                   .iter_decoded_messages()}
-    assert decoded['/odom'].pose.pose.position.x == 1.5 and decoded['/odom'].child_frame_id == 'base'
+        decoded = {
+            c.topic: m
+            for _, c, _, m in make_reader(
+                f, decoder_factories=[DecoderFactory()]
+            ).iter_decoded_messages()
+        }
+    assert (
+        decoded['/odom'].pose.pose.position.x == 1.5 and decoded['/odom'].child_frame_id == 'base'
+    )
     assert list(decoded['/effort_controller/commands'].data) == [0.5, -1.0, 2.0]
     assert decoded['/spart_dynamics/jacobians'].jacobians[0].link_name == 'tool'
 
@@ -52,6 +89,6 @@ def test_bag_round_trip(tmp_path):
 def test_a_corrupt_bag_is_reported(tmp_path):
     path = tmp_path / 'bad.mcap'
     with McapBag(str(path)) as bag:
-        bag.add('/odom', 'nav_msgs/msg/Odometry', b'\x00\x01\x00\x00\x01', 1)    # truncated CDR
+        bag.add('/odom', 'nav_msgs/msg/Odometry', b'\x00\x01\x00\x00\x01', 1)  # truncated CDR
     with pytest.raises(BagError, match='does not decode'):
         read_back(str(path))

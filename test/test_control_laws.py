@@ -5,14 +5,22 @@
 - free_flying = SPART's ID with the base acceleration of its own SE(3) PD law (written out here);
 - gravity compensation = SPART's ID at rest;
 all through the numpy SPART functions (test/dynamics_reference.py), not the fast path."""
+
 from types import SimpleNamespace
 
+from core_helpers import urdf_path
+import dynamics_reference as ref
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-
 from spart_ros import spart
-from spart_ros.control.effort_laws import ComputedTorque, FloatingBase, FreeFlying, Gains, GravityCompensation
+from spart_ros.control.effort_laws import (
+    ComputedTorque,
+    FloatingBase,
+    FreeFlying,
+    Gains,
+    GravityCompensation,
+)
 from spart_ros.control.end_effector import rotation_vector
 from spart_ros.control.trajectory import Reference
 from spart_ros.core import RobotBuilder
@@ -20,17 +28,16 @@ from spart_ros.core.errors import InputError
 from spart_ros.core.fast import FastDynamics
 from spart_ros.core.model import homogeneous
 
-import dynamics_reference as ref
-from core_helpers import urdf_path
-
 # Modern Robotics, ComputedTorque's documented example (ch. 11): a UR5-like 3-joint chain
 M01 = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0.089159], [0, 0, 0, 1]])
 M12 = np.array([[0, 0, 1, 0.28], [0, 1, 0, 0.13585], [-1, 0, 0, 0], [0, 0, 0, 1]])
 M23 = np.array([[1, 0, 0, 0], [0, 1, 0, -0.1197], [0, 0, 1, 0.395], [0, 0, 0, 1]])
 M34 = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0.14225], [0, 0, 0, 1]])
-GLIST = [np.diag([0.010267, 0.010267, 0.00666, 3.7, 3.7, 3.7]),
-         np.diag([0.22689, 0.22689, 0.0151074, 8.393, 8.393, 8.393]),
-         np.diag([0.0494433, 0.0494433, 0.004095, 2.275, 2.275, 2.275])]
+GLIST = [
+    np.diag([0.010267, 0.010267, 0.00666, 3.7, 3.7, 3.7]),
+    np.diag([0.22689, 0.22689, 0.0151074, 8.393, 8.393, 8.393]),
+    np.diag([0.0494433, 0.0494433, 0.004095, 2.275, 2.275, 2.275]),
+]
 SLIST = np.array([[1, 0, 1, 0, 1, 0], [0, 1, 0, -0.089, 0, 0], [0, 1, 0, -0.089, 0, 0.425]]).T
 G = np.array([0.0, 0.0, -9.8])
 
@@ -43,19 +50,29 @@ SCALE = np.linalg.norm(SLIST[:3], axis=0)
 
 
 def book_chain():
-    """The book's chain as a spart_ros robot: joint frames on the screw axes (identity
-    orientation in the space frame at home), link i's CoM frame = the book's frame {i}."""
+    """
+    Return the book's chain as a spart_ros robot.
+
+    Joint frames on the screw axes (identity orientation in the space frame at home), link i's CoM
+    frame = the book's frame {i}.
+    """
     b = RobotBuilder('mr_ur5')
     b.add_link('base', mass=1.0, inertia=np.eye(3) * 0.01)
     T_link, parent_frame = np.eye(4), np.eye(4)
     for i, Gi in enumerate(GLIST):
-        T_link = T_link @ [M01, M12, M23][i]            # frame {i+1} at home, space frame
+        T_link = T_link @ [M01, M12, M23][i]  # frame {i+1} at home, space frame
         w, v = SLIST[:3, i] / SCALE[i], SLIST[3:, i] / SCALE[i]
-        q = np.cross(w, v)                              # the point of the axis closest to the origin
-        J = homogeneous(np.eye(3), q)                   # joint frame, space frame
+        q = np.cross(w, v)  # the point of the axis closest to the origin
+        J = homogeneous(np.eye(3), q)  # joint frame, space frame
         b.add_link(f'l{i + 1}', mass=Gi[3, 3], inertia=Gi[:3, :3], com=np.linalg.inv(J) @ T_link)
-        b.add_joint(f'j{i + 1}', 'revolute', parent='base' if i == 0 else f'l{i}', child=f'l{i + 1}',
-                    origin=np.linalg.inv(parent_frame) @ J, axis=w)
+        b.add_joint(
+            f'j{i + 1}',
+            'revolute',
+            parent='base' if i == 0 else f'l{i}',
+            child=f'l{i + 1}',
+            origin=np.linalg.inv(parent_frame) @ J,
+            axis=w,
+        )
         parent_frame = J
     return b.build()
 
@@ -65,6 +82,7 @@ FIXED = SimpleNamespace(R_b=np.eye(3), p_b=np.zeros(3), v_b=np.zeros(3), w_b=np.
 
 def test_computed_torque_equals_modern_robotics():
     import modern_robotics as mr
+
     robot = book_chain()
     fd = FastDynamics(robot, gravity=G)
     Mlist = np.array([M01, M12, M23, M34])
@@ -92,7 +110,9 @@ def test_computed_torque_equals_modern_robotics():
 
 def test_integral_is_clamped_and_reset():
     robot = book_chain()
-    law = ComputedTorque(FastDynamics(robot, gravity=G), Gains(3, 0.0, 0.0, ki=2.0, integral_limit=[0.5, 1.0, 2.0]))
+    law = ComputedTorque(
+        FastDynamics(robot, gravity=G), Gains(3, 0.0, 0.0, ki=2.0, integral_limit=[0.5, 1.0, 2.0])
+    )
     r = Reference(np.full(3, 10.0), np.zeros(3), np.zeros(3))
     for _ in range(100):
         law.compute(FIXED, np.zeros(3), np.zeros(3), r, dt=0.1)
@@ -109,8 +129,12 @@ def _floating_robot():
 
 def _state(robot, seed):
     rng = np.random.default_rng(seed)
-    base = SimpleNamespace(R_b=ref.rot(rng.standard_normal(3), rng.uniform(0, 3)), p_b=rng.standard_normal(3),
-                           v_b=rng.standard_normal(3), w_b=rng.standard_normal(3))
+    base = SimpleNamespace(
+        R_b=ref.rot(rng.standard_normal(3), rng.uniform(0, 3)),
+        p_b=rng.standard_normal(3),
+        v_b=rng.standard_normal(3),
+        w_b=rng.standard_normal(3),
+    )
     n = robot.n_q
     q, qd = rng.uniform(-1, 1, n), rng.standard_normal(n)
     r = Reference(rng.uniform(-1, 1, n), rng.standard_normal(n), rng.standard_normal(n))
@@ -123,15 +147,28 @@ def _gains(n, rng):
 
 def test_floating_base_equals_spart_floating_id():
     robot = _floating_robot()
-    g = np.array([0.1, -0.2, -1.0])        # gravity is allowed (e.g. a test rig); zero in orbit
+    g = np.array([0.1, -0.2, -1.0])  # gravity is allowed (e.g. a test rig); zero in orbit
     base, q, qd, r, rng = _state(robot, 6)
     law = FloatingBase(FastDynamics(robot, gravity=g), _gains(robot.n_q, rng))
     out = law.compute(base, q, qd, r, dt=0.01)
     qdd = r.acceleration + law.gains.kd * (r.velocity - qd) + law.gains.kp * (r.position - q)
-    taum, a_b, alpha_b = ref.expected_floating_id(robot, base.R_b, base.p_b, base.v_b, base.w_b, q, qd, qdd,
-                                                  np.zeros(6), np.zeros((6, robot.n_links_joints)), g)
+    taum, a_b, alpha_b = ref.expected_floating_id(
+        robot,
+        base.R_b,
+        base.p_b,
+        base.v_b,
+        base.w_b,
+        q,
+        qd,
+        qdd,
+        np.zeros(6),
+        np.zeros((6, robot.n_links_joints)),
+        g,
+    )
     np.testing.assert_allclose(out.efforts, taum, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(out.base_acceleration, np.concatenate([a_b, alpha_b]), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        out.base_acceleration, np.concatenate([a_b, alpha_b]), rtol=1e-9, atol=1e-9
+    )
 
 
 def test_free_flying_equals_spart_id_with_its_base_law():
@@ -143,11 +180,24 @@ def test_free_flying_equals_spart_id_with_its_base_law():
     law.set_base_reference(R_d, p_d)
     out = law.compute(base, q, qd, r, dt=0.01)
     qdd = r.acceleration + law.gains.kd * (r.velocity - qd) + law.gains.kp * (r.position - q)
-    rotvec = Rotation.from_matrix(base.R_b.T @ R_d).as_rotvec()            # scipy's, not ours
+    rotvec = Rotation.from_matrix(base.R_b.T @ R_d).as_rotvec()  # scipy's, not ours
     alpha_b = bg[2] * rotvec - bg[3] * base.w_b
     a_b = bg[0] * base.R_b.T @ (p_d - base.p_b) - bg[1] * base.v_b
-    taum, torque_b, force_b = ref.expected_id(robot, base.R_b, base.p_b, base.v_b, base.w_b, q, qd, qdd, a_b,
-                                              alpha_b, np.zeros(6), np.zeros((6, robot.n_links_joints)), np.zeros(3))
+    taum, torque_b, force_b = ref.expected_id(
+        robot,
+        base.R_b,
+        base.p_b,
+        base.v_b,
+        base.w_b,
+        q,
+        qd,
+        qdd,
+        a_b,
+        alpha_b,
+        np.zeros(6),
+        np.zeros((6, robot.n_links_joints)),
+        np.zeros(3),
+    )
     np.testing.assert_allclose(out.efforts, taum, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(out.base_torque, torque_b, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(out.base_force, force_b, rtol=1e-9, atol=1e-9)
@@ -155,29 +205,56 @@ def test_free_flying_equals_spart_id_with_its_base_law():
     # without a reference it holds the first pose it sees: zero pose error, damping only
     law2 = FreeFlying(FastDynamics(robot), _gains(robot.n_q, rng), base_gains=bg)
     out2 = law2.compute(base, q, qd, r, dt=0.01)
-    np.testing.assert_allclose(out2.base_acceleration, np.concatenate([-bg[1] * base.v_b, -bg[3] * base.w_b]),
-                               atol=1e-12)
-    # the target is kept through reset() (a halt and resume); cleared (on enable) the next pose is held
+    np.testing.assert_allclose(
+        out2.base_acceleration, np.concatenate([-bg[1] * base.v_b, -bg[3] * base.w_b]), atol=1e-12
+    )
+    # the target is kept through reset() (a halt and resume); cleared (on enable) the next pose is
+    # held
     law.reset()
-    np.testing.assert_array_equal(law.compute(base, q, qd, r, dt=0.01).base_acceleration, out.base_acceleration)
+    np.testing.assert_array_equal(
+        law.compute(base, q, qd, r, dt=0.01).base_acceleration, out.base_acceleration
+    )
     law.clear_base_reference()
-    np.testing.assert_allclose(law.compute(base, q, qd, r, dt=0.01).base_acceleration,
-                               np.concatenate([-bg[1] * base.v_b, -bg[3] * base.w_b]), atol=1e-12)
+    np.testing.assert_allclose(
+        law.compute(base, q, qd, r, dt=0.01).base_acceleration,
+        np.concatenate([-bg[1] * base.v_b, -bg[3] * base.w_b]),
+        atol=1e-12,
+    )
 
 
 def test_gravity_compensation_equals_spart_id_at_rest():
     robot = spart.urdf2robot(urdf_path('kuka_iiwa'))[0]
     g = np.array([0.0, 0.0, -9.81])
-    base = SimpleNamespace(R_b=ref.rot([1, 0, 0], 0.3), p_b=np.array([0.1, 0.2, 0.3]), v_b=np.zeros(3),
-                           w_b=np.zeros(3))
+    base = SimpleNamespace(
+        R_b=ref.rot([1, 0, 0], 0.3),
+        p_b=np.array([0.1, 0.2, 0.3]),
+        v_b=np.zeros(3),
+        w_b=np.zeros(3),
+    )
     q = np.random.default_rng(8).uniform(-1, 1, robot.n_q)
     law = GravityCompensation(FastDynamics(robot, gravity=g))
     z = np.zeros(robot.n_q)
-    tau = law.compute(base, q, np.ones(robot.n_q), Reference(z, z, z), 0.01).efforts   # velocities ignored
-    taum, _, _ = ref.expected_id(robot, base.R_b, base.p_b, np.zeros(3), np.zeros(3), q, z, z, np.zeros(3),
-                                 np.zeros(3), np.zeros(6), np.zeros((6, robot.n_links_joints)), g, floating=False)
+    tau = law.compute(
+        base, q, np.ones(robot.n_q), Reference(z, z, z), 0.01
+    ).efforts  # velocities ignored
+    taum, _, _ = ref.expected_id(
+        robot,
+        base.R_b,
+        base.p_b,
+        np.zeros(3),
+        np.zeros(3),
+        q,
+        z,
+        z,
+        np.zeros(3),
+        np.zeros(3),
+        np.zeros(6),
+        np.zeros((6, robot.n_links_joints)),
+        g,
+        floating=False,
+    )
     np.testing.assert_allclose(tau, taum, rtol=1e-9, atol=1e-9)
-    assert np.abs(tau).max() > 1.0                       # gravity really loads the arm
+    assert np.abs(tau).max() > 1.0  # gravity really loads the arm
 
 
 @pytest.mark.parametrize('angle', [0.0, 1e-8, 0.3, 2.0, np.pi - 1e-9, np.pi])
@@ -189,11 +266,14 @@ def test_rotation_vector(angle):
     assert abs(np.linalg.norm(got) - angle) < 1e-7
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(kp=[1.0, 2.0]), 'kp: expected one finite value per joint'),
-    (dict(kp=1.0, kd=float('nan')), 'kd'),
-    (dict(kp=-1.0), '>= 0'),
-])
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        ({'kp': [1.0, 2.0]}, 'kp: expected one finite value per joint'),
+        ({'kp': 1.0, 'kd': float('nan')}, 'kd'),
+        ({'kp': -1.0}, '>= 0'),
+    ],
+)
 def test_bad_gains_are_named(kwargs, match):
     kwargs.setdefault('kd', 1.0)
     with pytest.raises(InputError, match=match):

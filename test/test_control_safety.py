@@ -1,12 +1,23 @@
-"""The safety layer (spart_ros.control.safety): one zero command then silence on stale or bad
-input, on a failing law and on disable, commands again on fresh data; effort limits and clamping."""
+"""
+The safety layer (spart_ros.control.safety).
+
+One zero command then silence on stale or bad input, on a failing law and on disable, commands
+again on fresh data; effort limits and clamping.
+"""
+
 import math
 import warnings
 
 import numpy as np
 import pytest
-
-from spart_ros.control.safety import COMMAND, SILENT, ZERO, CommandGate, clamp_efforts, effort_limits
+from spart_ros.control.safety import (
+    clamp_efforts,
+    COMMAND,
+    CommandGate,
+    effort_limits,
+    SILENT,
+    ZERO,
+)
 from spart_ros.core.errors import InputError
 
 NAN = float('nan')
@@ -14,12 +25,14 @@ NAN = float('nan')
 
 def test_watchdog_one_zero_then_silence_then_recovery():
     g = CommandGate(0.1)
-    assert g.decide('waiting') == SILENT                # nothing commanded yet: no zero command either
+    assert g.decide('waiting') == SILENT  # nothing commanded yet: no zero command either
     fresh = g.problem(10.0, [9.95, 9.99])
-    assert fresh is None and g.decide(fresh) == COMMAND and g.halted     # permitted, not yet commanding
+    assert (
+        fresh is None and g.decide(fresh) == COMMAND and g.halted
+    )  # permitted, not yet commanding
     g.commanded()
     assert not g.halted and g.commands == 1 and g.recoveries == 0 and not g.recovering
-    stale = g.problem(10.0, [9.85, 9.99])               # the oldest command joint decides
+    stale = g.problem(10.0, [9.85, 9.99])  # the oldest command joint decides
     assert 'joint states are 0.150 s old (state_timeout 0.1 s)' in stale
     assert [g.decide(stale) for _ in range(3)] == [ZERO, SILENT, SILENT]
     assert g.halted and g.recovering and g.timeouts == 1 and g.reason == stale
@@ -45,8 +58,11 @@ def test_rejected_input_halts_without_counting_a_timeout():
 
 
 def test_a_law_that_keeps_failing_gives_one_zero_then_silence():
-    """Each tick: decide (fit data), compute, and the law fails: C Z then nothing, the counters
-    count what went out."""
+    """
+    Each tick: decide (fit data), compute, and the law fails.
+
+    C Z then nothing, the counters count what went out.
+    """
     g = CommandGate(0.1)
     out = []
     for tick in range(10):
@@ -60,7 +76,7 @@ def test_a_law_that_keeps_failing_gives_one_zero_then_silence():
     assert ''.join(out) == 'CZ--------'
     assert g.commands == 1 and g.zeros == 1 and g.halted and g.recovering
     assert g.decide(None) == COMMAND
-    g.commanded()                                           # the law computes again
+    g.commanded()  # the law computes again
     assert g.commands == 2 and g.recoveries == 1 and not g.halted
 
 
@@ -72,18 +88,18 @@ def test_enable_disable():
     g.commanded()
     g.disable()
     assert [g.decide(None) for _ in range(3)] == [ZERO, SILENT, SILENT]
-    g.disable()                                           # already disabled: no second zero
+    g.disable()  # already disabled: no second zero
     assert g.decide(None) == SILENT
     g.enable()
-    assert not g.recovering                               # an enable is not a recovery (no resume)
-    assert g.decide('stale') == SILENT                    # enabled, no fresh data yet: nothing to stop
-    g.disable()                                           # nothing commanded since: no zero either
+    assert not g.recovering  # an enable is not a recovery (no resume)
+    assert g.decide('stale') == SILENT  # enabled, no fresh data yet: nothing to stop
+    g.disable()  # nothing commanded since: no zero either
     assert g.decide(None) == SILENT
     g.enable()
     g.decide(None)
     g.commanded()
     assert g.decide('stale') == ZERO
-    g.disable()                                           # the zero is out already: not twice
+    g.disable()  # the zero is out already: not twice
     assert g.decide(None) == SILENT and g.zeros == 2
 
 
@@ -102,7 +118,9 @@ def test_effort_limits_and_clamping():
     # finite efforts whose sum overflows are clamped (each is checked, not the sum), silently
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        np.testing.assert_array_equal(clamp_efforts([1e308, 1e308], np.array([10.0, 20.0])), [10.0, 20.0])
+        np.testing.assert_array_equal(
+            clamp_efforts([1e308, 1e308], np.array([10.0, 20.0])), [10.0, 20.0]
+        )
         with pytest.raises(InputError, match='non-finite effort for command joint 1'):
             clamp_efforts([1e308, math.inf], np.array([10.0, 20.0]))
     with pytest.raises(InputError, match='state_timeout'):

@@ -1,13 +1,22 @@
-"""Joint trajectories (spart_ros.control.trajectory): through every waypoint, C2 everywhere
-(checked by finite differences at and between the knots), started and replaced from a moving
-reference without a jump, held after the end; a schedule of queued (future) trajectories
-continuous whatever the order they come in; bad input named: absurd (overflowing) trajectories,
-waypoints outside the position limits (test_controller_state_machine.py)."""
+"""
+Joint trajectories (spart_ros.control.trajectory).
+
+Through every waypoint, C2 everywhere (checked by finite differences at and between the knots),
+started and replaced from a moving reference without a jump, held after the end; a schedule of
+queued (future) trajectories continuous whatever the order they come in; bad input named: absurd
+(overflowing) trajectories, waypoints outside the position limits
+(test_controller_state_machine.py).
+"""
+
 import numpy as np
 import pytest
-
-from spart_ros.control.trajectory import (JointTrajectory, Reference, ReferenceSchedule, hold,
-                                         spline_derivatives)
+from spart_ros.control.trajectory import (
+    hold,
+    JointTrajectory,
+    Reference,
+    ReferenceSchedule,
+    spline_derivatives,
+)
 from spart_ros.core.errors import InputError
 
 
@@ -20,7 +29,7 @@ def _start(n, rng, moving=True):
 def _numeric(traj, t, h=1e-5):
     """(v, a) of the position by central differences at t."""
     p = lambda s: traj.sample(s).position  # noqa: E731
-    return (p(t + h) - p(t - h)) / (2 * h), (p(t + h) - 2 * p(t) + p(t - h)) / h ** 2
+    return (p(t + h) - p(t - h)) / (2 * h), (p(t + h) - 2 * p(t) + p(t - h)) / h**2
 
 
 @pytest.mark.parametrize('given', ['positions', 'velocities', 'all'])
@@ -66,7 +75,12 @@ def test_starts_from_a_moving_reference_and_holds_after_the_end():
     np.testing.assert_array_equal(before.position, start.position)
     end = traj.sample(5.0)
     np.testing.assert_array_equal(end.position, traj.final.position)
-    assert not end.velocity.any() and not end.acceleration.any() and traj.done(5.0) and not traj.done(1.5)
+    assert (
+        not end.velocity.any()
+        and not end.acceleration.any()
+        and traj.done(5.0)
+        and not traj.done(1.5)
+    )
     # position-only waypoints come to rest at the last one (no jump into the hold)
     last = traj.sample(1.0 + 1.2 - 1e-9)
     assert np.abs(last.velocity).max() < 1e-6 and np.abs(last.acceleration).max() < 1e-4
@@ -74,18 +88,24 @@ def test_starts_from_a_moving_reference_and_holds_after_the_end():
 
 def test_replacing_a_running_trajectory_is_continuous():
     rng = np.random.default_rng(3)
-    first = JointTrajectory(0.0, _start(3, rng, moving=False), [1.0, 2.0], rng.standard_normal((2, 3)))
+    first = JointTrajectory(
+        0.0, _start(3, rng, moving=False), [1.0, 2.0], rng.standard_normal((2, 3))
+    )
     t_switch = 0.7
     current = first.sample(t_switch)
-    assert np.abs(current.velocity).max() > 0.1          # really moving at the switch
+    assert np.abs(current.velocity).max() > 0.1  # really moving at the switch
     second = JointTrajectory(t_switch, current, [0.8], rng.standard_normal((1, 3)))
     for field in range(3):
-        np.testing.assert_allclose(second.sample(t_switch + 1e-10)[field], first.sample(t_switch - 1e-10)[field],
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            second.sample(t_switch + 1e-10)[field],
+            first.sample(t_switch - 1e-10)[field],
+            atol=1e-6,
+        )
 
 
 def test_spline_derivatives_are_the_clamped_cubic_spline():
     from scipy.interpolate import CubicSpline
+
     rng = np.random.default_rng(4)
     t = np.cumsum(rng.uniform(0.2, 1.0, 6))
     y = rng.standard_normal((6, 2))
@@ -102,65 +122,84 @@ def test_hold():
     assert ref.position.tolist() == [0.1, -0.2] and not ref.velocity.any() and h.done(3.0)
 
 
-@pytest.mark.parametrize('times, positions, match', [
-    ([], np.zeros((0, 2)), 'no points'),
-    ([0.0, 1.0], np.zeros((2, 2)), 'time_from_start'),
-    ([1.0, 1.0], np.zeros((2, 2)), 'strictly increasing'),
-    ([1.0, float('nan')], np.zeros((2, 2)), 'time_from_start'),
-    ([1.0], np.zeros((1, 3)), 'positions: expected shape'),
-    ([1.0], [[0.0, float('inf')]], 'positions: contains NaN'),
-])
+@pytest.mark.parametrize(
+    'times, positions, match',
+    [
+        ([], np.zeros((0, 2)), 'no points'),
+        ([0.0, 1.0], np.zeros((2, 2)), 'time_from_start'),
+        ([1.0, 1.0], np.zeros((2, 2)), 'strictly increasing'),
+        ([1.0, float('nan')], np.zeros((2, 2)), 'time_from_start'),
+        ([1.0], np.zeros((1, 3)), 'positions: expected shape'),
+        ([1.0], [[0.0, float('inf')]], 'positions: contains NaN'),
+    ],
+)
 def test_bad_trajectories_are_named(times, positions, match):
     with pytest.raises(InputError, match=match):
         JointTrajectory(0.0, Reference(np.zeros(2), np.zeros(2), np.zeros(2)), times, positions)
 
 
 def test_absurd_trajectories_are_refused_without_warnings():
-    """Finite but absurd waypoints (1e300 rad in 1 ns) overflow the interpolation: refused,
-    naming it, instead of a reference of inf/NaN (and numpy's overflow warnings)."""
+    """
+    Finite but absurd waypoints (1e300 rad in 1 ns) overflow the interpolation.
+
+    Refused, naming it, instead of a reference of inf/NaN (and numpy's overflow warnings).
+    """
     import warnings
+
     start = Reference(np.zeros(2), np.zeros(2), np.zeros(2))
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        for times, positions in (([1e-9], [[1e300, 0.0]]), ([1e-200, 1.0], [[1.0, 0.0], [2.0, 0.0]]),
-                                 ([1.0, 2.0, 3.0], [[1e308, 0.0], [-1e308, 0.0], [1e308, 0.0]])):
+        for times, positions in (
+            ([1e-9], [[1e300, 0.0]]),
+            ([1e-200, 1.0], [[1.0, 0.0], [2.0, 0.0]]),
+            ([1.0, 2.0, 3.0], [[1e308, 0.0], [-1e308, 0.0], [1e308, 0.0]]),
+        ):
             with pytest.raises(InputError, match='the interpolation overflows'):
                 JointTrajectory(0.0, start, times, positions)
-    JointTrajectory(0.0, start, [1.0], [[1e3, 0.0]])      # large but sound: accepted
+    JointTrajectory(0.0, start, [1.0], [[1e3, 0.0]])  # large but sound: accepted
 
 
 def _reference_jumps(schedule, t, eps=1e-9):
-    """max |difference| of position, velocity, acceleration across time t."""
+    """``max`` |difference| of position, velocity, acceleration across time t."""
     left, right = schedule.sample(t - eps), schedule.sample(t + eps)
     return [float(np.abs(a - b).max()) for a, b in zip(left, right)]
 
 
 def _queue(schedule, start, positions, times):
-    """What the node does: a trajectory starting at ``start`` from the reference followed then."""
+    """
+    Return what the node does.
+
+    A trajectory starting at ``start`` from the reference followed then.
+    """
     traj = JointTrajectory(start, schedule.sample(start), times, positions)
     schedule.replace(traj)
     return traj
 
 
 def test_schedule_of_queued_trajectories_is_continuous():
-    """T1 runs from t = 1; T2 is queued for t = 5; T3 for t = 3 replaces T2 (it starts earlier);
-    T4 for t = 7 runs after T3.  The reference never jumps, and each one starts from the
-    reference followed at its start (the audit's case: T3 started from T2 -> a jump at 3)."""
+    """
+    T1 runs from t = 1; T2 is queued for t = 5; T3 for t = 3 replaces T2 (it starts earlier).
+
+    T4 for t = 7 runs after T3. The reference never jumps, and each one starts from the reference
+    followed at its start (the audit's case: T3 started from T2 -> a jump at 3).
+    """
     q0 = np.zeros(2)
     schedule = ReferenceSchedule(hold(1.0, q0))
     t1 = _queue(schedule, 1.0, [[1.0, -1.0]], [10.0])
     _queue(schedule, 5.0, [[0.0, 0.0]], [1.0])
     before = schedule.sample(4.0)
     _queue(schedule, 3.0, [[0.5, 0.5]], [2.0])
-    np.testing.assert_array_equal(schedule.sample(2.9).position, t1.sample(2.9).position)   # T1 until 3
-    assert schedule.sample(4.0).position.tolist() != before.position.tolist()               # T2 is gone
+    np.testing.assert_array_equal(
+        schedule.sample(2.9).position, t1.sample(2.9).position
+    )  # T1 until 3
+    assert schedule.sample(4.0).position.tolist() != before.position.tolist()  # T2 is gone
     _queue(schedule, 7.0, [[0.0, 0.0]], [1.0])
-    np.testing.assert_allclose(schedule.sample(6.0).position, [0.5, 0.5])                   # T3 done, held
+    np.testing.assert_allclose(schedule.sample(6.0).position, [0.5, 0.5])  # T3 done, held
     for t in (1.0, 3.0, 5.0, 7.0, 8.0):
         dp, dv, da = _reference_jumps(schedule, t)
         assert dp < 1e-6 and dv < 1e-5 and da < 1e-3, (t, dp, dv, da)
     np.testing.assert_allclose(schedule.sample(20.0).position, q0)
-    assert schedule.end_time == 8.0 and len(schedule) == 3          # T1, T3, T4 (the hold: replaced at 1)
+    assert schedule.end_time == 8.0 and len(schedule) == 3  # T1, T3, T4 (the hold: replaced at 1)
     # the control time passes: replaced segments are forgotten, the reference is unchanged
     ref = schedule.sample(7.5)
     schedule.advance(7.5)
@@ -171,9 +210,9 @@ def test_schedule_of_queued_trajectories_is_continuous():
 def test_a_new_trajectory_replaces_everything_from_its_start():
     schedule = ReferenceSchedule(hold(0.0, np.zeros(1)))
     _queue(schedule, 2.0, [[1.0]], [1.0])
-    _queue(schedule, 0.5, [[-1.0]], [1.0])          # starts before the queued one: replaces it
+    _queue(schedule, 0.5, [[-1.0]], [1.0])  # starts before the queued one: replaces it
     assert len(schedule) == 2 and schedule.end_time == 1.5
     np.testing.assert_allclose(schedule.sample(10.0).position, [-1.0])
-    _queue(schedule, 0.5, [[2.0]], [1.0])           # the same start: replaces the one starting then
+    _queue(schedule, 0.5, [[2.0]], [1.0])  # the same start: replaces the one starting then
     assert len(schedule) == 2
     np.testing.assert_allclose(schedule.sample(10.0).position, [2.0])

@@ -1,31 +1,53 @@
-"""The pure controller (spart_ros.control.controller.Controller) without ROS: every transition of
-its state machine, and a stateful property-based test over random event sequences asserting its
-invariants (never a non-finite or out-of-limit command, a zero command on every exit from
-commanding, never a command without a fresh valid state).  Expected efforts come from the numpy
-SPART functions (test/dynamics_reference.py), not the fast path the controller runs on."""
+"""
+The pure controller (spart_ros.control.controller.Controller) without ROS.
+
+Every transition of its state machine, and a stateful property-based test over random event
+sequences asserting its invariants (never a non-finite or out-of-limit command, a zero command on
+every exit from commanding, never a command without a fresh valid state). Expected efforts come
+from the numpy SPART functions (test/dynamics_reference.py), not the fast path the controller runs
+on.
+"""
+
 from types import SimpleNamespace
 
+from core_helpers import urdf_path
+import dynamics_reference as ref
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, invariant, precondition, rule, RuleBasedStateMachine
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-
 from spart_ros import spart
-from spart_ros.control.controller import (FAULT, FINALIZED, HALTED, HOLDING, INACTIVE, TRACKING, UNCONFIGURED,
-                                          ControlInputs, Controller)
-from spart_ros.control.goals import (ABORTED, ACTIVE, CANCELED, PENDING, PREEMPTED, QUEUED, SUCCEEDED, TrajectoryGoal,
-                                     check_position_limits)
+from spart_ros.control.controller import (
+    ControlInputs,
+    Controller,
+    FAULT,
+    FINALIZED,
+    HALTED,
+    HOLDING,
+    INACTIVE,
+    TRACKING,
+    UNCONFIGURED,
+)
+from spart_ros.control.goals import (
+    ABORTED,
+    ACTIVE,
+    CANCELED,
+    check_position_limits,
+    PENDING,
+    PREEMPTED,
+    QUEUED,
+    SUCCEEDED,
+    TrajectoryGoal,
+)
 from spart_ros.control.settings import ControllerSettings
 from spart_ros.control.trajectory import JointTrajectory, Reference
 from spart_ros.core.errors import InputError
 from spart_ros.core.fast.mimic import fast_dynamics
 
-import dynamics_reference as ref
-from core_helpers import urdf_path
-
 pytestmark = pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')
 
-G = np.array([0.0, -9.81, 0.0])          # in the plane of the planar arm: gravity loads it
+G = np.array([0.0, -9.81, 0.0])  # in the plane of the planar arm: gravity loads it
 ROBOT = spart.urdf2robot(urdf_path('planar_two_link'))[0]
 SC = spart.urdf2robot(urdf_path('SC_3DoF'))[0]
 FIXED = SimpleNamespace(R_b=np.eye(3), p_b=np.zeros(3), v_b=np.zeros(3), w_b=np.zeros(3))
@@ -61,8 +83,14 @@ def inputs(clock, q, qd=None, base=FIXED, received=None, stamp=None, unavailable
     q = np.asarray(q, dtype=float)
     qd = np.zeros_like(q) if qd is None else np.asarray(qd, dtype=float)
     received = clock.now if received is None else received
-    return ControlInputs(SimpleNamespace(base=base, q=q, qd=qd), unavailable, np.full(len(q), received),
-                         None if base is FIXED else received, clock.stamp if stamp is None else stamp, clock.now)
+    return ControlInputs(
+        SimpleNamespace(base=base, q=q, qd=qd),
+        unavailable,
+        np.full(len(q), received),
+        None if base is FIXED else received,
+        clock.stamp if stamp is None else stamp,
+        clock.now,
+    )
 
 
 def tick(c, clock, q, qd=None, dt=0.001, **kw):
@@ -71,11 +99,25 @@ def tick(c, clock, q, qd=None, dt=0.001, **kw):
 
 
 def expected_ct(q, qd, r, robot=ROBOT, gravity=G, kp=KP, kd=KD):
-    """Computed torque of the PD acceleration (numpy SPART ID, fixed base at the origin)."""
+    """Compute torque of the PD acceleration (numpy SPART ID, fixed base at the origin)."""
     qdd = r.acceleration + kd * (r.velocity - qd) + kp * (r.position - q)
     z3 = np.zeros(3)
-    return ref.expected_id(robot, np.eye(3), z3, z3, z3, q, qd, qdd, z3, z3, np.zeros(6),
-                           np.zeros((6, robot.n_links_joints)), gravity, floating=False)[0]
+    return ref.expected_id(
+        robot,
+        np.eye(3),
+        z3,
+        z3,
+        z3,
+        q,
+        qd,
+        qdd,
+        z3,
+        z3,
+        np.zeros(6),
+        np.zeros((6, robot.n_links_joints)),
+        gravity,
+        floating=False,
+    )[0]
 
 
 def hold_reference(q):
@@ -96,12 +138,15 @@ def active_controller(q0=(0.3, -0.4), **settings):
 
 
 def goal(positions, times=(1.0,), names=('shoulder', 'elbow'), start=0.0):
-    return TrajectoryGoal.from_points(names, [(t, p, [], []) for t, p in zip(times, positions)], start)
+    return TrajectoryGoal.from_points(
+        names, [(t, p, [], []) for t, p in zip(times, positions)], start
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # every transition
 # ---------------------------------------------------------------------------------------------
+
 
 def test_configure_activate_hold_deactivate_cleanup():
     c = Controller(notify=lambda *a: None)
@@ -113,27 +158,33 @@ def test_configure_activate_hold_deactivate_cleanup():
     with pytest.raises(InputError, match='configure: not possible in state inactive'):
         c.configure(ControllerSettings(), ROBOT)
     clock = Clock()
-    assert tick(c, clock, [0.1, 0.2]) is None                     # inactive: nothing
+    assert tick(c, clock, [0.1, 0.2]) is None  # inactive: nothing
     c.activate()
     assert c.state == HALTED and 'waiting for a complete, fresh state' in c.reason
     q0, qd0 = np.array([0.3, -0.4]), np.array([0.2, -0.1])
     cmd = tick(c, clock, q0, qd0)
     assert c.state == HOLDING and not cmd.zero and cmd.t == clock.t
     # the hold of the measured pose, the mode's full model (gravity included)
-    np.testing.assert_allclose(cmd.values, expected_ct(q0, qd0, hold_reference(q0)), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(q0, qd0, hold_reference(q0)), rtol=1e-9, atol=1e-9
+    )
     q1, qd1 = q0 + 0.01, np.array([0.1, 0.05])
     cmd = tick(c, clock, q1, qd1)
-    np.testing.assert_allclose(cmd.values, expected_ct(q1, qd1, hold_reference(q0)), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(q1, qd1, hold_reference(q0)), rtol=1e-9, atol=1e-9
+    )
     with pytest.raises(InputError, match='cleanup: not possible in state holding'):
         c.cleanup()
     zero = c.deactivate()
     assert zero.zero and not zero.values.any() and c.state == INACTIVE
-    assert c.reason == ''                               # the status says 'inactive', not 'inactive: inactive'
+    assert c.reason == ''  # the status says 'inactive', not 'inactive: inactive'
     assert c.deactivate() is None and tick(c, clock, q1) is None
-    c.activate()                                       # holds the pose measured now, not the old one
+    c.activate()  # holds the pose measured now, not the old one
     q2 = q0 - 0.2
     cmd = tick(c, clock, q2)
-    np.testing.assert_allclose(cmd.values, expected_ct(q2, np.zeros(2), hold_reference(q2)), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(q2, np.zeros(2), hold_reference(q2)), rtol=1e-9, atol=1e-9
+    )
     assert c.deactivate().zero
     c.cleanup()
     assert c.state == UNCONFIGURED and c.joint_names == []
@@ -146,13 +197,21 @@ def test_configure_activate_hold_deactivate_cleanup():
 
 
 def test_bad_settings_refused_at_configure():
-    cases = [(dict(mode='wobbly'), 'mode must be one of'),
-             (dict(mode='floating_base'), 'mode floating_base needs base: floating'),
-             (dict(kp=[1.0, 2.0, 3.0]), r'kp: expected one value or one per command joint \(2'),
-             (dict(command_joints=('shoulder', 'wrist')), r"command_joints \['wrist'\] are not moving joints"),
-             (dict(state_timeout=0.0), 'state_timeout must be a finite number of seconds > 0'),
-             (dict(effort_limits=(1.0, -2.0)), 'effort_limits: every value must be'),
-             (dict(command_interface='velocity'), 'command_interface velocity needs a mode that outputs it')]
+    cases = [
+        ({'mode': 'wobbly'}, 'mode must be one of'),
+        ({'mode': 'floating_base'}, 'mode floating_base needs base: floating'),
+        ({'kp': [1.0, 2.0, 3.0]}, r'kp: expected one value or one per command joint \(2'),
+        (
+            {'command_joints': ('shoulder', 'wrist')},
+            r"command_joints \['wrist'\] are not moving joints",
+        ),
+        ({'state_timeout': 0.0}, 'state_timeout must be a finite number of seconds > 0'),
+        ({'effort_limits': (1.0, -2.0)}, 'effort_limits: every value must be'),
+        (
+            {'command_interface': 'velocity'},
+            'command_interface velocity needs a mode that outputs it',
+        ),
+    ]
     for changes, match in cases:
         c = Controller(notify=lambda *a: None)
         with pytest.raises(InputError, match=match):
@@ -166,19 +225,21 @@ def test_stale_state_one_zero_then_silence_then_resume_on_the_reference():
     c.submit(goal([q0 + 0.02], times=[2.0]), clock.t)
     assert c.state == TRACKING
     tick(c, clock, q0)
-    clock.tick(0.2)                                     # no state for 0.2 s > state_timeout 0.1 s
+    clock.tick(0.2)  # no state for 0.2 s > state_timeout 0.1 s
     stale = inputs(clock, q0, received=clock.now - 0.2)
     zero = c.check(stale)
     assert zero.zero and c.state == HALTED and 'old (state_timeout 0.1 s)' in c.reason
-    assert c.check(stale) is None and c.update(stale, clock.t) is None          # silence
-    cmd = tick(c, clock, q0)                            # fresh, within resume_tolerance: on the reference
+    assert c.check(stale) is None and c.update(stale, clock.t) is None  # silence
+    cmd = tick(c, clock, q0)  # fresh, within resume_tolerance: on the reference
     assert c.state == TRACKING and not cmd.zero and c.gate.recoveries == 1
     clock.tick(0.2)
     assert c.check(inputs(clock, q0, received=clock.now - 0.2)).zero
-    far = q0 + 0.3                                      # far from the reference: hold it, the goal aborted
+    far = q0 + 0.3  # far from the reference: hold it, the goal aborted
     cmd = tick(c, clock, far)
     assert c.state == HOLDING and c._goal is None
-    np.testing.assert_allclose(cmd.values, expected_ct(far, np.zeros(2), hold_reference(far)), rtol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(far, np.zeros(2), hold_reference(far)), rtol=1e-9
+    )
 
 
 def test_a_stall_of_the_controller_is_a_halt_whichever_callback_comes_first():
@@ -199,24 +260,35 @@ def test_a_stall_of_the_controller_is_a_halt_whichever_callback_comes_first():
             r = interp.sample(clock.t)
             c.update(inputs(clock, r.position, r.velocity), clock.t)
         last = clock.now
-        clock.tick(0.3)                                 # nothing ran for 0.3 s
+        clock.tick(0.3)  # nothing ran for 0.3 s
         if watchdog_first:
             assert c.check(inputs(clock, q0, received=last)).zero
         r = interp.sample(clock.t)
-        q = r.position - off                            # where the last command took the robot
+        q = r.position - off  # where the last command took the robot
         cmd = c.update(inputs(clock, q, r.velocity), clock.t)
         return c, g, cmd, q, r
+
     for watchdog_first in (False, True):
-        c, g, cmd, q, r = stalled(watchdog_first, 0.03)       # within resume_tolerance 0.05: resumes
-        assert c.state == TRACKING and g.status == ACTIVE and c.gate.timeouts == 1, (watchdog_first, c.state)
+        c, g, cmd, q, r = stalled(watchdog_first, 0.03)  # within resume_tolerance 0.05: resumes
+        assert c.state == TRACKING and g.status == ACTIVE and c.gate.timeouts == 1, (
+            watchdog_first,
+            c.state,
+        )
         np.testing.assert_allclose(cmd.values, expected_ct(q, r.velocity, r), rtol=1e-9, atol=1e-9)
-        for off in (0.1, 0.3):                                # beyond it (0.3: beyond max_tracking_error too)
+        for off in (0.1, 0.3):  # beyond it (0.3: beyond max_tracking_error too)
             c, g, cmd, q, r = stalled(watchdog_first, off)
-            assert c.state == HOLDING and c.fault is None and g.status == ABORTED, (watchdog_first, off, c.state)
-            np.testing.assert_allclose(cmd.values, expected_ct(q, r.velocity, hold_reference(q)), rtol=1e-9,
-                                       atol=1e-9)
-            assert any('ran 0.30' in text and 'on the last command' in text for _, text in c.events) \
+            assert c.state == HOLDING and c.fault is None and g.status == ABORTED, (
+                watchdog_first,
+                off,
+                c.state,
+            )
+            np.testing.assert_allclose(
+                cmd.values, expected_ct(q, r.velocity, hold_reference(q)), rtol=1e-9, atol=1e-9
+            )
+            assert (
+                any('ran 0.30' in text and 'on the last command' in text for _, text in c.events)
                 or watchdog_first
+            )
     # lockstep: the plant waits for the command, its time does not go on: no stall, however late
     c, clock = active_controller()
     clock.now += 5.0
@@ -231,8 +303,8 @@ def test_each_stamp_answered_once_and_a_stamp_that_stops_advancing_halts():
     clock.tick()
     first = inputs(clock, q)
     assert c.update(first, clock.t) is not None
-    assert c.update(first._replace(now=clock.now + 0.01), clock.t) is None      # the same stamp again
-    clock.now += 0.2                                    # messages keep coming with that stamp
+    assert c.update(first._replace(now=clock.now + 0.01), clock.t) is None  # the same stamp again
+    clock.now += 0.2  # messages keep coming with that stamp
     again = first._replace(joint_times=np.full(2, clock.now), now=clock.now)
     zero = c.update(again, clock.t)
     assert zero.zero and 'stamp has not advanced' in c.reason
@@ -247,20 +319,25 @@ def test_each_stamp_answered_once_and_a_stamp_that_stops_advancing_halts():
 
 
 def test_a_state_not_yet_answered_is_answered_as_soon_as_the_controller_is_ready():
-    """Lockstep without deadlock: the plant's state came long before the model; it republishes
-    it (same stamp) while it waits: the controller, ready now, answers it (the issue's Talos
-    case waited forever: 'the joint_states stamp has not advanced for 72.591 s')."""
+    """
+    Lockstep without deadlock: the plant's state came long before the model.
+
+    It republishes it (same stamp) while it waits: the controller, ready now, answers it (the
+    issue's Talos case waited forever: 'the joint_states stamp has not advanced for 72.591 s').
+    """
     c = Controller(notify=lambda *a: None)
     c.configure(ControllerSettings(), robot=None)
     c.activate()
     clock = Clock()
     first = inputs(clock, [0.1, 0.2])
     assert c.update(first, clock.t) is None and 'waiting for a robot description' in c.reason
-    clock.now += 72.0                                   # the model comes 72 s later
+    clock.now += 72.0  # the model comes 72 s later
     c.set_model(ROBOT, dynamics())
     assert c.active and c.state == HALTED
-    assert c.update(first._replace(now=clock.now), clock.t) is None          # received 72 s ago: stale
-    republished = first._replace(joint_times=np.full(2, clock.now), now=clock.now)   # same stamp, fresh
+    assert c.update(first._replace(now=clock.now), clock.t) is None  # received 72 s ago: stale
+    republished = first._replace(
+        joint_times=np.full(2, clock.now), now=clock.now
+    )  # same stamp, fresh
     cmd = c.update(republished, clock.t)
     assert cmd is not None and not cmd.zero and c.state == HOLDING
 
@@ -271,10 +348,10 @@ def test_rejected_input_and_failing_law_halt_with_one_zero():
     assert c.reject('joint_states', 'NaN in positions').zero and c.state == HALTED
     assert c.reject('joint_states', 'again') is None
     assert not tick(c, clock, q).zero
-    bad = tick(c, clock, [np.nan, 0.0])                 # a non-finite state given anyway
+    bad = tick(c, clock, [np.nan, 0.0])  # a non-finite state given anyway
     assert bad.zero and c.gate.rejected == 3
     assert not tick(c, clock, q).zero
-    zero = tick(c, clock, q, qd=[1e200, 1e200])         # the efforts overflow: the law fails
+    zero = tick(c, clock, q, qd=[1e200, 1e200])  # the efforts overflow: the law fails
     assert zero.zero and 'control law' in c.reason
     assert tick(c, clock, q, qd=[1e200, 1e200]) is None
 
@@ -287,15 +364,18 @@ def test_trajectory_tracks_succeeds_and_holds_its_last_point():
     assert g.status == ACTIVE and g.start_time == clock.t and c.state == TRACKING
     interp = JointTrajectory(g.start_time, hold_reference(q0), [1.0, 2.0], [q0 + 0.1, target])
     for k in range(3):
-        r = interp.sample(clock.t + 0.7)          # moving as the reference does, 0.01 off it
+        r = interp.sample(clock.t + 0.7)  # moving as the reference does, 0.01 off it
         q, qd = r.position + 0.01, r.velocity + 0.02
         cmd = tick(c, clock, q, qd, dt=0.7)
-        assert np.abs(cmd.values).max() < 100.0        # not clamped (URDF effort 100)
-        np.testing.assert_allclose(cmd.values, expected_ct(q, qd, interp.sample(clock.t)), rtol=1e-9, atol=1e-9)
+        assert np.abs(cmd.values).max() < 100.0  # not clamped (URDF effort 100)
+        np.testing.assert_allclose(
+            cmd.values, expected_ct(q, qd, interp.sample(clock.t)), rtol=1e-9, atol=1e-9
+        )
     assert g.status == SUCCEEDED and c.state == HOLDING and not c.events[-1][0] == 'warning'
     cmd = tick(c, clock, target)
-    np.testing.assert_allclose(cmd.values, expected_ct(target, np.zeros(2), hold_reference(target)), rtol=1e-9,
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(target, np.zeros(2), hold_reference(target)), rtol=1e-9, atol=1e-9
+    )
     fb = c.feedback()
     np.testing.assert_allclose(fb.desired.position, target)
 
@@ -308,11 +388,15 @@ def test_goals_queued_preempted_canceled_and_refused():
     now = c.submit(goal([q0 - 0.1]), clock.t)
     assert now.status == ACTIVE and later.status == PREEMPTED
     assert c.cancel(now) and now.status == CANCELED and not c.cancel(now)
-    cmd = tick(c, clock, q0 + 0.05)                     # canceled: holds the reference of then (q0, its start)
+    cmd = tick(c, clock, q0 + 0.05)  # canceled: holds the reference of then (q0, its start)
     assert c.state == HOLDING
-    np.testing.assert_allclose(cmd.values, expected_ct(q0 + 0.05, np.zeros(2), hold_reference(q0)), rtol=1e-9)
-    for bad, match in ((goal([[0.0, 0.0]], names=['shoulder', 'wrist']), "unknown: \\['wrist'\\]"),
-                       (goal([[0.0, 3.5]]), 'puts elbow at 3.5, outside its URDF position limits')):
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(q0 + 0.05, np.zeros(2), hold_reference(q0)), rtol=1e-9
+    )
+    for bad, match in (
+        (goal([[0.0, 0.0]], names=['shoulder', 'wrist']), "unknown: \\['wrist'\\]"),
+        (goal([[0.0, 3.5]]), 'puts elbow at 3.5, outside its URDF position limits'),
+    ):
         with pytest.raises(InputError, match=match):
             c.submit(bad, clock.t)
         assert bad.status == ABORTED
@@ -331,14 +415,18 @@ def test_a_trajectory_before_the_model_is_kept_and_started_at_the_first_state():
     c.activate()
     q0 = np.array([0.2, 0.1])
     g = c.submit(goal([q0 + 0.2], times=[1.0]), 0.0)
-    assert g.status == PENDING and 'waiting for a robot model' in g.message and 'pending' in c.reason
+    assert (
+        g.status == PENDING and 'waiting for a robot model' in g.message and 'pending' in c.reason
+    )
     c.set_model(ROBOT, dynamics())
     clock = Clock()
-    cmd = tick(c, clock, q0)                            # the first command: hold q0, the goal from here
+    cmd = tick(c, clock, q0)  # the first command: hold q0, the goal from here
     assert g.status == ACTIVE and g.start_time == clock.t
     interp = JointTrajectory(clock.t, hold_reference(q0), [1.0], [q0 + 0.2])
     cmd = tick(c, clock, q0, dt=0.4)
-    np.testing.assert_allclose(cmd.values, expected_ct(q0, np.zeros(2), interp.sample(clock.t)), rtol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(q0, np.zeros(2), interp.sample(clock.t)), rtol=1e-9
+    )
     # one that turns out unusable for the model it waited for: aborted then, saying why
     c2 = Controller(notify=lambda *a: None)
     c2.configure(ControllerSettings(), robot=None)
@@ -352,12 +440,14 @@ def test_tracking_fault_holds_the_measured_pose_until_cleared():
     c, clock = active_controller(max_tracking_error=[0.2, 0.5], state_timeout=SLOW)
     q0 = np.array([0.3, -0.4])
     g = c.submit(goal([q0 + 1.0], times=[1.0]), clock.t)
-    tick(c, clock, q0, dt=0.5)                          # 0.5 of the way: 0.5 rad from q0 > 0.2 on the shoulder
+    tick(c, clock, q0, dt=0.5)  # 0.5 of the way: 0.5 rad from q0 > 0.2 on the shoulder
     assert c.state == FAULT and g.status == ABORTED and 'tracking error of shoulder' in c.reason
     stuck = q0 + np.array([0.05, 0.0])
     cmd = tick(c, clock, stuck)
-    fault_pose = q0                                     # held: the pose measured at the fault
-    np.testing.assert_allclose(cmd.values, expected_ct(stuck, np.zeros(2), hold_reference(fault_pose)), rtol=1e-9)
+    fault_pose = q0  # held: the pose measured at the fault
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(stuck, np.zeros(2), hold_reference(fault_pose)), rtol=1e-9
+    )
     with pytest.raises(InputError, match='in fault'):
         c.submit(goal([q0]), clock.t)
     assert c.clear_fault() and not c.clear_fault()
@@ -367,11 +457,13 @@ def test_tracking_fault_holds_the_measured_pose_until_cleared():
     tick(c, clock, stuck, dt=0.6)
     assert c.state == FAULT
     c.deactivate()
-    c.activate()                                        # a new activation leaves it too
+    c.activate()  # a new activation leaves it too
     tick(c, clock, stuck)
     assert c.state == HOLDING and c.fault is None
-    off = Controller(notify=lambda *a: None)            # max_tracking_error 0: no check
-    off.configure(ControllerSettings(max_tracking_error=0.0, state_timeout=SLOW), ROBOT, dynamics())
+    off = Controller(notify=lambda *a: None)  # max_tracking_error 0: no check
+    off.configure(
+        ControllerSettings(max_tracking_error=0.0, state_timeout=SLOW), ROBOT, dynamics()
+    )
     off.activate()
     tick(off, clock, q0)
     off.submit(goal([q0 + 2.0], times=[1.0]), clock.t)
@@ -389,14 +481,18 @@ def test_reset_notice_and_state_jumps_drop_the_reference_and_hold_the_new_pose()
     home = np.zeros(2)
     cmd = tick(c, clock, home)
     assert c.state == HOLDING and c.counts['resets'] == 1
-    np.testing.assert_allclose(cmd.values, expected_ct(home, np.zeros(2), hold_reference(home)), rtol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(home, np.zeros(2), hold_reference(home)), rtol=1e-9
+    )
     # a jump the velocities cannot explain, without a notice
     g = c.submit(goal([home + 0.5], times=[2.0]), clock.t)
     tick(c, clock, home, dt=0.5)
-    moved = home + np.array([0.3, 0.0])                 # 0.3 rad in 1 ms at rest
+    moved = home + np.array([0.3, 0.0])  # 0.3 rad in 1 ms at rest
     cmd = tick(c, clock, moved)
     assert g.status == ABORTED and c.counts['jumps'] == 1 and 'jumped by 0.3' in c.events[-1][1]
-    np.testing.assert_allclose(cmd.values, expected_ct(moved, np.zeros(2), hold_reference(moved)), rtol=1e-9)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(moved, np.zeros(2), hold_reference(moved)), rtol=1e-9
+    )
     # fast but explained by the velocities: no jump
     tick(c, clock, moved + 0.002, qd=[2.5, 2.5])
     assert c.counts['jumps'] == 1
@@ -407,7 +503,7 @@ def test_reset_notice_and_state_jumps_drop_the_reference_and_hold_the_new_pose()
 
 
 def test_a_pose_outside_the_limits_is_held_and_a_way_back_inside_accepted():
-    c, clock = active_controller(q0=(3.2, 0.0))         # shoulder beyond its upper limit 2.9
+    c, clock = active_controller(q0=(3.2, 0.0))  # shoulder beyond its upper limit 2.9
     assert c.state == HOLDING
     with pytest.raises(InputError, match='the last point .* must bring it back inside'):
         c.submit(goal([[3.1, 0.0]]), clock.t)
@@ -424,10 +520,15 @@ def test_a_pose_outside_the_limits_is_held_and_a_way_back_inside_accepted():
 
 def test_position_limits_rule():
     names = ['a', 'b', 'c']
-    lower, upper = np.array([-1.0, -np.inf, 0.0]), np.array([1.0, np.inf, 0.0])   # c: no range given (0, 0)
+    lower, upper = (
+        np.array([-1.0, -np.inf, 0.0]),
+        np.array([1.0, np.inf, 0.0]),
+    )  # c: no range given (0, 0)
     start = np.zeros(3)
     check_position_limits(names, [[1.0, 1e6, 5.0], [-1.0, -1e6, -5.0]], start, lower, upper)
-    with pytest.raises(InputError, match=r'point 1 puts a at 1.5, outside its URDF position limits \[-1, 1\]'):
+    with pytest.raises(
+        InputError, match=r'point 1 puts a at 1.5, outside its URDF position limits \[-1, 1\]'
+    ):
         check_position_limits(names, [[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]], start, lower, upper)
     check_position_limits(names, [[1.0 + 1e-7, 0.0, 0.0]], start, lower, upper, tolerance=1e-6)
 
@@ -440,9 +541,14 @@ def test_model_swap_deactivates_and_an_unusable_model_waits_for_a_usable_one():
     assert tick(c, clock, [0.0, 0.0]) is None
     c.activate()
     assert not tick(c, clock, [0.0, 0.0]).zero
-    zero = c.set_model(SC, dynamics(SC, np.zeros(3)))        # no joint of the command joints: cannot control
+    zero = c.set_model(
+        SC, dynamics(SC, np.zeros(3))
+    )  # no joint of the command joints: cannot control
     assert zero.zero and c.state == INACTIVE and 'cannot control this model' in c.reason
-    assert "command_joints ['shoulder', 'elbow'] are not moving joints of the model 'Chaser'" in c.reason
+    assert (
+        "command_joints ['shoulder', 'elbow'] are not moving joints of the model 'Chaser'"
+        in c.reason
+    )
     with pytest.raises(InputError, match='cannot control this model'):
         c.activate()
     assert c.set_model(ROBOT, dynamics()) is None and c.state == INACTIVE
@@ -459,8 +565,22 @@ def test_gravity_compensation_damps_and_refuses_trajectories():
     cmd = tick(c, clock, q, qd)
     z3 = np.zeros(3)
     # g(q) - H(q) kd qd: the ID at zero velocity of the acceleration -kd qd
-    expected = ref.expected_id(ROBOT, np.eye(3), z3, z3, z3, q, np.zeros(2), -5.0 * qd, z3, z3, np.zeros(6),
-                               np.zeros((6, ROBOT.n_links_joints)), G, floating=False)[0]
+    expected = ref.expected_id(
+        ROBOT,
+        np.eye(3),
+        z3,
+        z3,
+        z3,
+        q,
+        np.zeros(2),
+        -5.0 * qd,
+        z3,
+        z3,
+        np.zeros(6),
+        np.zeros((6, ROBOT.n_links_joints)),
+        G,
+        floating=False,
+    )[0]
     np.testing.assert_allclose(cmd.values, expected, rtol=1e-9, atol=1e-9)
     with pytest.raises(InputError, match='gravity_compensation holds no position reference'):
         c.submit(goal([q]), clock.t)
@@ -473,8 +593,22 @@ def test_run_time_settings_between_two_ticks():
     cmd = tick(c, clock, q)
     qdd = KD * (0 - 0) + np.array([10.0, 30.0]) * (q0 - q)
     z3 = np.zeros(3)
-    expected = ref.expected_id(ROBOT, np.eye(3), z3, z3, z3, q, np.zeros(2), qdd, z3, z3, np.zeros(6),
-                               np.zeros((6, ROBOT.n_links_joints)), G, floating=False)[0]
+    expected = ref.expected_id(
+        ROBOT,
+        np.eye(3),
+        z3,
+        z3,
+        z3,
+        q,
+        np.zeros(2),
+        qdd,
+        z3,
+        z3,
+        np.zeros(6),
+        np.zeros((6, ROBOT.n_links_joints)),
+        G,
+        floating=False,
+    )[0]
     np.testing.assert_allclose(cmd.values, np.clip(expected, -50, 50), rtol=1e-9)
     with pytest.raises(InputError, match='structural settings take a reconfigure'):
         c.apply_settings(mode='floating_base')
@@ -492,8 +626,12 @@ def test_effort_limits_clamp_every_command():
 
 
 def test_free_floating_modes_and_a_space_mode_through_the_same_entry():
-    base = SimpleNamespace(R_b=ref.rot([0.2, 1.0, -0.3], 0.7), p_b=np.array([0.1, -0.2, 0.3]),
-                           v_b=np.array([0.01, 0.02, -0.01]), w_b=np.array([0.02, -0.01, 0.03]))
+    base = SimpleNamespace(
+        R_b=ref.rot([0.2, 1.0, -0.3], 0.7),
+        p_b=np.array([0.1, -0.2, 0.3]),
+        v_b=np.array([0.01, 0.02, -0.01]),
+        w_b=np.array([0.02, -0.01, 0.03]),
+    )
     fd = dynamics(SC, np.zeros(3))
     c = Controller(notify=lambda *a: None)
     c.configure(ControllerSettings(mode='floating_base', floating=True, kp=KP, kd=KD), SC, fd)
@@ -505,12 +643,27 @@ def test_free_floating_modes_and_a_space_mode_through_the_same_entry():
     cmd = tick(c, clock, q1, qd1, base=base)
     r = hold_reference(q0)
     qdd = KD * (0 - qd1) + KP * (q0 - q1)
-    taum, _, _ = ref.expected_floating_id(SC, base.R_b, base.p_b, base.v_b, base.w_b, q1, qd1, qdd, np.zeros(6),
-                                          np.zeros((6, SC.n_links_joints)), np.zeros(3))
+    taum, _, _ = ref.expected_floating_id(
+        SC,
+        base.R_b,
+        base.p_b,
+        base.v_b,
+        base.w_b,
+        q1,
+        qd1,
+        qdd,
+        np.zeros(6),
+        np.zeros((6, SC.n_links_joints)),
+        np.zeros(3),
+    )
     np.testing.assert_allclose(cmd.values, taum, rtol=1e-9, atol=1e-9)
     del r
     s = Controller(notify=lambda *a: None)
-    s.configure(ControllerSettings(mode='resolved_rate', floating=True, command_interface='velocity'), SC, fd)
+    s.configure(
+        ControllerSettings(mode='resolved_rate', floating=True, command_interface='velocity'),
+        SC,
+        fd,
+    )
     s.activate()
     cmd = tick(s, clock, q0, base=base)
     assert s.state == HOLDING and np.all(np.isfinite(cmd.values))
@@ -531,17 +684,23 @@ LIMITS = np.array([30.0, 20.0])
 
 
 class ControllerMachine(RuleBasedStateMachine):
-    """Random sequences of what a robot's life brings; the plant holds the last command it got
-    (ros2_control's effort controllers have no timeout), which must be zero whenever the
-    controller is not commanding."""
+    """
+    Random sequences of what a robot's life brings.
+
+    The plant holds the last command it got (ros2_control's effort controllers have no timeout),
+    which must be zero whenever the controller is not commanding.
+    """
 
     @initialize()
     def start(self):
         self.c = Controller(notify=lambda *a: None)
-        self.c.configure(ControllerSettings(kp=KP, kd=KD, effort_limits=tuple(LIMITS), max_tracking_error=0.3),
-                         ROBOT, dynamics())
+        self.c.configure(
+            ControllerSettings(kp=KP, kd=KD, effort_limits=tuple(LIMITS), max_tracking_error=0.3),
+            ROBOT,
+            dynamics(),
+        )
         self.clock = Clock()
-        self.applied = np.zeros(2)          # what the plant applies now
+        self.applied = np.zeros(2)  # what the plant applies now
         self.q = np.array([0.2, -0.3])
         self.qd = np.zeros(2)
         self.c.activate()
@@ -561,7 +720,10 @@ class ControllerMachine(RuleBasedStateMachine):
     def step(self, q=None, qd=None, dt=0.002, received=None, stamp=None):
         self.clock.tick(dt)
         if q is not None:
-            self.q, self.qd = np.asarray(q, dtype=float), np.asarray(qd if qd is not None else self.qd, dtype=float)
+            self.q, self.qd = (
+                np.asarray(q, dtype=float),
+                np.asarray(qd if qd is not None else self.qd, dtype=float),
+            )
         x = inputs(self.clock, self.q, self.qd, received=received, stamp=stamp)
         fresh = received is None or self.clock.now - received <= self.c.settings.state_timeout
         self.send(self.c.update(x, self.clock.t), fresh and np.all(np.isfinite(self.q)))
@@ -579,12 +741,17 @@ class ControllerMachine(RuleBasedStateMachine):
     def deactivate(self):
         self.send(self.c.deactivate(), False)
 
-    @rule(point=st.lists(st.floats(-3.2, 3.2), min_size=2, max_size=2), duration=st.floats(0.05, 2.0),
-          start=st.floats(-0.5, 0.5))
+    @rule(
+        point=st.lists(st.floats(-3.2, 3.2), min_size=2, max_size=2),
+        duration=st.floats(0.05, 2.0),
+        start=st.floats(-0.5, 0.5),
+    )
     def trajectory(self, point, duration, start):
         try:
-            self.c.submit(goal([point], times=[duration], start=self.clock.t + start if start > 0 else 0.0),
-                          self.clock.t)
+            self.c.submit(
+                goal([point], times=[duration], start=self.clock.t + start if start > 0 else 0.0),
+                self.clock.t,
+            )
         except InputError:
             pass
 
@@ -596,7 +763,9 @@ class ControllerMachine(RuleBasedStateMachine):
     @rule(age=st.floats(0.05, 1.0))
     def stale_state(self, age):
         self.clock.tick(age)
-        self.send(self.c.check(inputs(self.clock, self.q, self.qd, received=self.clock.now - age)), False)
+        self.send(
+            self.c.check(inputs(self.clock, self.q, self.qd, received=self.clock.now - age)), False
+        )
 
     @rule(age=st.floats(0.0, 1.0))
     def repeated_stamp(self, age):
@@ -642,12 +811,16 @@ class ControllerMachine(RuleBasedStateMachine):
             self.c.configure(self.c_settings(), ROBOT, dynamics())
 
     def c_settings(self):
-        return ControllerSettings(kp=KP, kd=KD, effort_limits=tuple(LIMITS), max_tracking_error=0.3)
+        return ControllerSettings(
+            kp=KP, kd=KD, effort_limits=tuple(LIMITS), max_tracking_error=0.3
+        )
 
     @invariant()
     def nothing_applied_unless_commanding(self):
         if not self.c.commanding:
-            assert not self.applied.any(), f'{self.applied} left applied in state {self.c.state} ({self.c.reason})'
+            assert not self.applied.any(), (
+                f'{self.applied} left applied in state {self.c.state} ({self.c.reason})'
+            )
 
     @invariant()
     def state_is_known(self):
@@ -655,5 +828,9 @@ class ControllerMachine(RuleBasedStateMachine):
 
 
 TestControllerMachine = ControllerMachine.TestCase
-TestControllerMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None,
-                                          suppress_health_check=[HealthCheck.too_slow])
+TestControllerMachine.settings = settings(
+    max_examples=60,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)

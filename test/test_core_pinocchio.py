@@ -1,4 +1,5 @@
-"""spart_ros.core against an independent implementation: Pinocchio.
+"""
+spart_ros.core against an independent implementation: Pinocchio.
 
 Pinocchio (free-flyer root, or fixed base) is built from the same URDF text
 and its results are mapped to SPART's coordinates by test/pinocchio_oracle.py
@@ -21,21 +22,20 @@ sibling subtrees differs from SPART's (file) order.
 Run as a script (python test/test_core_pinocchio.py) to print the max relative
 error per quantity per robot.
 """
+
 import os
 import sys
 import warnings
-
-import numpy as np
-import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
+import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402  (a test dependency, pinned in requirements.txt)
-
 from pinocchio_oracle import PinocchioOracle  # noqa: E402
+import pytest  # noqa: E402
 from spart_ros import spart  # noqa: E402
 
 RTOL = 1e-9
@@ -54,17 +54,22 @@ ROBOT_FILES = {
 # Joint renames that make Pinocchio's name-sorted sibling order differ from the file order:
 # arm b ('b_shoulder' -> 'a0_shoulder') now sorts before arm a, and the right finger
 # ('a_finger_right_joint' -> 'a_finger_a_right') before the left one.
-RENAMED = ('branched_renamed', 'branched_two_arm_spacecraft',
-           {'b_shoulder': 'a0_shoulder', 'a_finger_right_joint': 'a_finger_a_right'})
+RENAMED = (
+    'branched_renamed',
+    'branched_two_arm_spacecraft',
+    {'b_shoulder': 'a0_shoulder', 'a_finger_right_joint': 'a_finger_a_right'},
+)
 ROBOTS = list(ROBOT_FILES) + [RENAMED[0]]
 FIXED_BASE_ROBOTS = ['arm7_floating', 'kuka_iiwa', 'prismatic_chain']
 
 
 # --- models --------------------------------------------------------------------------------
 
+
 def _urdf_text(name):
     if name == RENAMED[0]:
         import xml.etree.ElementTree as ET
+
         root = ET.parse(ROBOT_FILES[RENAMED[1]]).getroot()
         for joint in root.findall('joint'):
             joint.set('name', RENAMED[2].get(joint.get('name'), joint.get('name')))
@@ -117,10 +122,13 @@ class State:
         Bij, Bi0, P0, pm = self.d
         self.t0, self.tL = spart.Velocities(Bij, Bi0, P0, pm, self.u0, self.um, robot)
         self.I0, self.Im = spart.I_I(self.R0, self.k.RL, robot)
-        self.t0dot, self.tLdot = spart.Accelerations(self.t0, self.tL, P0, pm, Bi0, Bij, self.u0, self.um,
-                                                     self.u0dot, self.umdot, robot)
+        self.t0dot, self.tLdot = spart.Accelerations(
+            self.t0, self.tL, P0, pm, Bi0, Bij, self.u0, self.um, self.u0dot, self.umdot, robot
+        )
         self.M0_tilde, self.Mm_tilde = spart.MCB(self.I0, self.Im, Bij, Bi0, robot)
-        self.H0, self.H0m, self.Hm = spart.GIM(self.M0_tilde, self.Mm_tilde, Bij, Bi0, P0, pm, robot)
+        self.H0, self.H0m, self.Hm = spart.GIM(
+            self.M0_tilde, self.Mm_tilde, Bij, Bi0, P0, pm, robot
+        )
 
     @property
     def u(self):
@@ -131,24 +139,65 @@ class State:
 
     def C(self):
         Bij, Bi0, P0, pm = self.d
-        C0, C0m, Cm0, Cm = spart.CIM(self.t0, self.tL, self.I0, self.Im, self.M0_tilde, self.Mm_tilde,
-                                     Bij, Bi0, P0, pm, self.robot)
+        C0, C0m, Cm0, Cm = spart.CIM(
+            self.t0,
+            self.tL,
+            self.I0,
+            self.Im,
+            self.M0_tilde,
+            self.Mm_tilde,
+            Bij,
+            Bi0,
+            P0,
+            pm,
+            self.robot,
+        )
         return np.block([[C0, C0m], [Cm0, Cm]])
 
     def ID(self, gravity=None, wrenches=False):
         Bij, Bi0, P0, pm = self.d
         wF0, wFm = self.wrenches(wrenches)
         kw = {} if gravity is None else {'gravity': gravity}
-        tau0, taum = spart.ID(wF0, wFm, self.t0, self.tL, self.t0dot, self.tLdot, P0, pm, self.I0, self.Im,
-                              Bij, Bi0, self.robot, **kw)
+        tau0, taum = spart.ID(
+            wF0,
+            wFm,
+            self.t0,
+            self.tL,
+            self.t0dot,
+            self.tLdot,
+            P0,
+            pm,
+            self.I0,
+            self.Im,
+            Bij,
+            Bi0,
+            self.robot,
+            **kw,
+        )
         return np.concatenate([tau0, taum])
 
     def FD(self, gravity=None, wrenches=False):
         Bij, Bi0, P0, pm = self.d
         wF0, wFm = self.wrenches(wrenches)
         kw = {} if gravity is None else {'gravity': gravity}
-        u0dot, umdot = spart.FD(self.tau0, self.taum, wF0, wFm, self.t0, self.tL, P0, pm, self.I0, self.Im,
-                                Bij, Bi0, self.u0, self.um, self.robot, **kw)
+        u0dot, umdot = spart.FD(
+            self.tau0,
+            self.taum,
+            wF0,
+            wFm,
+            self.t0,
+            self.tL,
+            P0,
+            pm,
+            self.I0,
+            self.Im,
+            Bij,
+            Bi0,
+            self.u0,
+            self.um,
+            self.robot,
+            **kw,
+        )
         return np.concatenate([u0dot, umdot])
 
     def wrenches(self, on):
@@ -156,7 +205,7 @@ class State:
         return (self.wF0, self.wFm) if on else (np.zeros(6), np.zeros((6, n)))
 
     def wrench_dict(self):
-        """The same wrenches keyed by link name, for the oracle."""
+        """Return the same wrenches keyed by link name, for the oracle."""
         names = self.robot.link_names
         out = {names[0]: self.wF0}
         out.update({names[i + 1]: self.wFm[:, i] for i in range(self.robot.n_links_joints)})
@@ -174,7 +223,7 @@ def state(name, seed, fixed_base=False):
 
 
 def rel_err(ours, ref, scale=None):
-    """max |ours - ref| / max |ref| (or / ``scale`` when the reference is 0 by design)."""
+    """``max`` |ours - ref| / max |ref| (or / ``scale`` when the reference is 0 by design)."""
     ours, ref = np.asarray(ours, float), np.asarray(ref, float)
     assert ours.shape == ref.shape, (ours.shape, ref.shape)
     if ref.size == 0:
@@ -185,11 +234,14 @@ def rel_err(ours, ref, scale=None):
 
 def assert_rel(ours, ref, what, tol=RTOL, scale=None):
     e = rel_err(ours, ref, scale)
-    assert e <= tol, f'{what}: relative error {e:.3e} > {tol:g}\nours={np.asarray(ours)}\npinocchio={np.asarray(ref)}'
+    assert e <= tol, (
+        f'{what}: relative error {e:.3e} > {tol:g}\nours={np.asarray(ours)}\npinocchio={np.asarray(ref)}'
+    )
     return e
 
 
 # --- checks: each returns {quantity: (ours, pinocchio[, scale])} for one robot and seed -------
+
 
 def check_mass_matrix(name, seed):
     robot, o = models(name)
@@ -211,8 +263,10 @@ def check_inverse_dynamics(name, seed):
         'ID': (s.ID(), o.inverse_dynamics(*args)),
         'ID gravity': (s.ID(gravity=s.gravity), o.inverse_dynamics(*args, gravity=s.gravity)),
         'ID wrenches': (s.ID(wrenches=True), o.inverse_dynamics(*args, wrenches=s.wrench_dict())),
-        'ID gravity+wrenches': (s.ID(gravity=s.gravity, wrenches=True),
-                                o.inverse_dynamics(*args, gravity=s.gravity, wrenches=s.wrench_dict())),
+        'ID gravity+wrenches': (
+            s.ID(gravity=s.gravity, wrenches=True),
+            o.inverse_dynamics(*args, gravity=s.gravity, wrenches=s.wrench_dict()),
+        ),
     }
 
 
@@ -224,8 +278,10 @@ def check_forward_dynamics(name, seed):
         'FD': (s.FD(), o.forward_dynamics(*args)),
         'FD gravity': (s.FD(gravity=s.gravity), o.forward_dynamics(*args, gravity=s.gravity)),
         'FD wrenches': (s.FD(wrenches=True), o.forward_dynamics(*args, wrenches=s.wrench_dict())),
-        'FD gravity+wrenches': (s.FD(gravity=s.gravity, wrenches=True),
-                                o.forward_dynamics(*args, gravity=s.gravity, wrenches=s.wrench_dict())),
+        'FD gravity+wrenches': (
+            s.FD(gravity=s.gravity, wrenches=True),
+            o.forward_dynamics(*args, gravity=s.gravity, wrenches=s.wrench_dict()),
+        ),
     }
 
 
@@ -234,15 +290,44 @@ def check_floating_id(name, seed):
     robot, o = models(name)
     s = state(name, seed)
     Bij, Bi0, P0, pm = s.d
-    taum, u0dot = spart.Floating_ID(s.wF0, s.wFm, s.Mm_tilde, s.H0, s.t0, s.tL, P0, pm, s.I0, s.Im, Bij, Bi0,
-                                    s.u0, s.um, s.umdot, robot, gravity=s.gravity)
-    tau = o.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, u0dot, s.umdot, gravity=s.gravity,
-                             wrenches=s.wrench_dict())
+    taum, u0dot = spart.Floating_ID(
+        s.wF0,
+        s.wFm,
+        s.Mm_tilde,
+        s.H0,
+        s.t0,
+        s.tL,
+        P0,
+        pm,
+        s.I0,
+        s.Im,
+        Bij,
+        Bi0,
+        s.u0,
+        s.um,
+        s.umdot,
+        robot,
+        gravity=s.gravity,
+    )
+    tau = o.inverse_dynamics(
+        s.R0, s.r0, s.qm, s.u0, s.um, u0dot, s.umdot, gravity=s.gravity, wrenches=s.wrench_dict()
+    )
     # the base part must vanish: relative to the base force it cancels (that at u0dot = 0)
-    tau_a0 = o.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, np.zeros(6), s.umdot, gravity=s.gravity,
-                                wrenches=s.wrench_dict())
-    return {'Floating_ID taum': (taum, tau[6:]),
-            'Floating_ID tau0 = 0': (np.zeros(6), tau[0:6], np.abs(tau_a0[0:6]).max())}
+    tau_a0 = o.inverse_dynamics(
+        s.R0,
+        s.r0,
+        s.qm,
+        s.u0,
+        s.um,
+        np.zeros(6),
+        s.umdot,
+        gravity=s.gravity,
+        wrenches=s.wrench_dict(),
+    )
+    return {
+        'Floating_ID taum': (taum, tau[6:]),
+        'Floating_ID tau0 = 0': (np.zeros(6), tau[0:6], np.abs(tau_a0[0:6]).max()),
+    }
 
 
 def check_link_kinematics(name, seed):
@@ -251,9 +336,14 @@ def check_link_kinematics(name, seed):
     kin = o.kinematics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
     names = robot.link_names[1:]
     base = kin[robot.base_link.name]
-    out = {'R0 r0 (base CoM frame)': (np.concatenate([s.R0.ravel(), s.r0]),
-                                      np.concatenate([base[0].ravel(), base[1]])),
-           't0': (s.t0, base[2]), 't0dot': (s.t0dot, base[3])}
+    out = {
+        'R0 r0 (base CoM frame)': (
+            np.concatenate([s.R0.ravel(), s.r0]),
+            np.concatenate([base[0].ravel(), base[1]]),
+        ),
+        't0': (s.t0, base[2]),
+        't0dot': (s.t0dot, base[3]),
+    }
     if names:
         out['RL'] = (s.k.RL, np.stack([kin[m][0] for m in names], axis=2))
         out['rL'] = (s.k.rL, np.stack([kin[m][1] for m in names], axis=1))
@@ -287,16 +377,23 @@ def check_noc(name, seed):
     kin = o.kinematics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
     names = robot.link_names
     udot = np.concatenate([s.u0dot, s.umdot])
-    return {'GIM_NOC': (spart.GIM_NOC(N, s.I0, s.Im, robot), o.mass_matrix(s.R0, s.r0, s.qm)),
-            'CIM_NOC u': (spart.CIM_NOC(N, Ndot, s.t0, s.tL, s.I0, s.Im, robot) @ s.u,
-                          o.convective(s.R0, s.r0, s.qm, s.u0, s.um)),
-            'NOC u': (N @ s.u, np.concatenate([kin[m][2] for m in names])),
-            'NOC udot + NOCdot u': (N @ udot + Ndot @ s.u, np.concatenate([kin[m][3] for m in names]))}
+    return {
+        'GIM_NOC': (spart.GIM_NOC(N, s.I0, s.Im, robot), o.mass_matrix(s.R0, s.r0, s.qm)),
+        'CIM_NOC u': (
+            spart.CIM_NOC(N, Ndot, s.t0, s.tL, s.I0, s.Im, robot) @ s.u,
+            o.convective(s.R0, s.r0, s.qm, s.u0, s.um),
+        ),
+        'NOC u': (N @ s.u, np.concatenate([kin[m][2] for m in names])),
+        'NOC udot + NOCdot u': (N @ udot + Ndot @ s.u, np.concatenate([kin[m][3] for m in names])),
+    }
 
 
 def check_jacobian_dot(name, seed):
-    """Jacob and Jacobdot at a random point of every link: J u = point twist,
-    J udot + Jdot u = point twist rate."""
+    """
+    Jacob and Jacobdot at a random point of every link.
+
+    J u = point twist, J udot + Jdot u = point twist rate.
+    """
     robot, o = models(name)
     s = state(name, seed)
     rng = np.random.default_rng(seed + 2000)
@@ -314,22 +411,38 @@ def check_jacobian_dot(name, seed):
         twd.append(J @ udot + Jdot @ s.u)
         ref_tw.append(ref[0])
         ref_twd.append(ref[1])
-    return {'Jacob u (point twists)': (np.stack(tw), np.stack(ref_tw)),
-            'Jacob udot + Jacobdot u (point accelerations)': (np.stack(twd), np.stack(ref_twd))}
+    return {
+        'Jacob u (point twists)': (np.stack(tw), np.stack(ref_tw)),
+        'Jacob udot + Jacobdot u (point accelerations)': (np.stack(twd), np.stack(ref_twd)),
+    }
 
 
 def check_center_of_mass(name, seed):
     robot, o = models(name)
     s = state(name, seed)
     com, vcom, acom = o.center_of_mass(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
-    return {'Center_of_Mass': (spart.Center_of_Mass(s.r0, s.k.rL, robot), com),
-            'Center_of_Mass (velocities)': (spart.Center_of_Mass(s.t0[3:6], s.tL[3:6], robot), vcom),
-            'Center_of_Mass (accelerations)': (spart.Center_of_Mass(s.t0dot[3:6], s.tLdot[3:6], robot), acom)}
+    return {
+        'Center_of_Mass': (spart.Center_of_Mass(s.r0, s.k.rL, robot), com),
+        'Center_of_Mass (velocities)': (spart.Center_of_Mass(s.t0[3:6], s.tL[3:6], robot), vcom),
+        'Center_of_Mass (accelerations)': (
+            spart.Center_of_Mass(s.t0dot[3:6], s.tLdot[3:6], robot),
+            acom,
+        ),
+    }
 
 
-CHECKS = [check_mass_matrix, check_convective, check_inverse_dynamics, check_forward_dynamics,
-          check_floating_id, check_link_kinematics, check_jacobians, check_noc, check_jacobian_dot,
-          check_center_of_mass]
+CHECKS = [
+    check_mass_matrix,
+    check_convective,
+    check_inverse_dynamics,
+    check_forward_dynamics,
+    check_floating_id,
+    check_link_kinematics,
+    check_jacobians,
+    check_noc,
+    check_jacobian_dot,
+    check_center_of_mass,
+]
 
 
 @pytest.mark.parametrize('check', CHECKS, ids=lambda c: c.__name__[6:])
@@ -337,29 +450,42 @@ CHECKS = [check_mass_matrix, check_convective, check_inverse_dynamics, check_for
 def test_against_pinocchio(name, check):
     for seed in SEEDS:
         for what, pair in check(name, seed).items():
-            assert_rel(*pair[:2], f'{name} seed {seed}: {what}', scale=pair[2] if len(pair) > 2 else None)
+            assert_rel(
+                *pair[:2], f'{name} seed {seed}: {what}', scale=pair[2] if len(pair) > 2 else None
+            )
 
 
 # --- fixed base ----------------------------------------------------------------------------
 
+
 def check_fixed_base(name, seed):
-    """Pinocchio without a free flyer vs SPART's Hm block, and vs SPART's ID with
-    u0 = u0dot = 0 (its taum must be the fixed-base joint torques)."""
+    """
+    Pinocchio without a free flyer vs SPART's Hm block, and vs SPART's ID with u0 = u0dot = 0.
+
+    Its taum must be the fixed-base joint torques.
+    """
     robot, _ = models(name)
     _, o = models(name, floating=False)
     s = state(name, seed, fixed_base=True)
     args = (s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
-    out = {'Hm (fixed base)': (s.Hm, o.mass_matrix(s.R0, s.r0, s.qm)),
-           'ID taum (fixed base)': (s.ID()[6:], o.inverse_dynamics(*args)),
-           'ID taum gravity (fixed base)': (s.ID(gravity=s.gravity)[6:],
-                                            o.inverse_dynamics(*args, gravity=s.gravity)),
-           'ID taum wrenches (fixed base)': (s.ID(gravity=s.gravity, wrenches=True)[6:],
-                                             o.inverse_dynamics(*args, gravity=s.gravity,
-                                                                wrenches=s.wrench_dict()))}
+    out = {
+        'Hm (fixed base)': (s.Hm, o.mass_matrix(s.R0, s.r0, s.qm)),
+        'ID taum (fixed base)': (s.ID()[6:], o.inverse_dynamics(*args)),
+        'ID taum gravity (fixed base)': (
+            s.ID(gravity=s.gravity)[6:],
+            o.inverse_dynamics(*args, gravity=s.gravity),
+        ),
+        'ID taum wrenches (fixed base)': (
+            s.ID(gravity=s.gravity, wrenches=True)[6:],
+            o.inverse_dynamics(*args, gravity=s.gravity, wrenches=s.wrench_dict()),
+        ),
+    }
     # Pinocchio's own default gravity (-9.81 z, left untouched) with the base link frame at
     # the world origin, i.e. SPART's R0 = R_bc, r0 = p_bc, gravity=[0, 0, -9.81].
     fresh = pin.buildModelFromXML(_pin_text(name))
-    assert np.allclose(fresh.gravity.linear, [0, 0, -9.81]) and np.allclose(fresh.gravity.angular, 0)
+    assert np.allclose(fresh.gravity.linear, [0, 0, -9.81]) and np.allclose(
+        fresh.gravity.angular, 0
+    )
     s0 = _state_at(robot, o.R_bc, o.p_bc, s)
     P = o.T(s0.R0)  # fixed base: the joint permutation
     tau_pin = pin.rnea(fresh, fresh.createData(), o.q(s0.R0, s0.r0, s.qm), P @ s.um, P @ s.umdot)
@@ -369,6 +495,7 @@ def check_fixed_base(name, seed):
 
 def _pin_text(name):
     from pinocchio_oracle import prepare_urdf_for_pinocchio
+
     return prepare_urdf_for_pinocchio(_urdf_text(name))
 
 
@@ -382,7 +509,9 @@ def _state_at(robot, R0, r0, like):
     Bij, Bi0, P0, pm = s.d
     s.t0, s.tL = spart.Velocities(Bij, Bi0, P0, pm, s.u0, s.um, robot)
     s.I0, s.Im = spart.I_I(R0, s.k.RL, robot)
-    s.t0dot, s.tLdot = spart.Accelerations(s.t0, s.tL, P0, pm, Bi0, Bij, s.u0, s.um, s.u0dot, s.umdot, robot)
+    s.t0dot, s.tLdot = spart.Accelerations(
+        s.t0, s.tL, P0, pm, Bi0, Bij, s.u0, s.um, s.u0dot, s.umdot, robot
+    )
     return s
 
 
@@ -395,20 +524,29 @@ def test_fixed_base_against_pinocchio(name):
 
 # --- the oracle itself ---------------------------------------------------------------------
 
+
 def test_renamed_robot_really_reorders_pinocchio():
     """The renamed copy must exercise the quirk: Pinocchio's v order != SPART's q order."""
     robot, o = models(RENAMED[0])
-    assert list(o.idx_v) != sorted(o.idx_v), 'Pinocchio kept the file order: the rename no longer tests anything'
+    assert list(o.idx_v) != sorted(o.idx_v), (
+        'Pinocchio kept the file order: the rename no longer tests anything'
+    )
     robot2, _ = models(RENAMED[1])
     assert robot.n_q == robot2.n_q
     # SPART's numbering follows the file, whatever the names
-    assert [j.replace('a0_shoulder', 'b_shoulder').replace('a_finger_a_right', 'a_finger_right_joint')
-            for j in robot.q_names] == robot2.q_names
+    assert [
+        j.replace('a0_shoulder', 'b_shoulder').replace('a_finger_a_right', 'a_finger_right_joint')
+        for j in robot.q_names
+    ] == robot2.q_names
 
 
 def test_oracle_mapping_T_is_consistent():
-    """T maps SPART's u to Pinocchio's v: the base origin velocity and omega agree with
-    SPART's base twist, and d/dt T u matches a finite difference along the motion."""
+    """
+    T maps SPART's u to Pinocchio's v.
+
+    The base origin velocity and omega agree with SPART's base twist, and d/dt T u matches a finite
+    difference along the motion.
+    """
     name = 'branched_two_arm_spacecraft'
     robot, o = models(name)
     s = state(name, SEEDS[0])
@@ -426,6 +564,7 @@ def test_oracle_mapping_T_is_consistent():
 
 
 # --- script: print the table of max relative errors ------------------------------------------
+
 
 def main():
     table = {}
@@ -447,8 +586,10 @@ def main():
             current = name
             fixed = name.endswith(' [fixed base]')
             robot, o = models(name.split(' ')[0], floating=not fixed)
-            print(f'\n{name}  (n = {robot.n_links_joints}, n_q = {robot.n_q}; Pinocchio nv = {o.model.nv}, '
-                  f'{o.model.njoints - 1} joints{"" if fixed else " incl. the free flyer"})')
+            print(
+                f'\n{name}  (n = {robot.n_links_joints}, n_q = {robot.n_q}; Pinocchio nv = {o.model.nv}, '
+                f'{o.model.njoints - 1} joints{"" if fixed else " incl. the free flyer"})'
+            )
         print(f'  {what:<{width}}  {e:.2e}{"" if e <= RTOL else "  FAIL"}')
     worst = max(table.values())
     print(f'\nworst relative error: {worst:.2e} (tolerance {RTOL:g})')

@@ -1,6 +1,8 @@
-"""The main job end to end (scripts/sim_demo.py, run by scripts/run_demo.sh): the embedded
-MuJoCo plant, the controller and the dynamics node as separate processes over DDS (this run's
-ROS_DOMAIN_ID), for both scenarios, checked on what the run itself measured and wrote:
+"""
+The main job end to end (scripts/sim_demo.py, run by scripts/run_demo.sh).
+
+The embedded MuJoCo plant, the controller and the dynamics node as separate processes over DDS
+(this run's ROS_DOMAIN_ID), for both scenarios, checked on what the run itself measured and wrote.
 
 - SC_3DoF, free-floating, floating_base control: tracking RMS < 0.01 rad after the first second
   (MuJoCo's dynamics, not ours), the base turning, and the system momentum about the world origin
@@ -15,38 +17,51 @@ ROS_DOMAIN_ID), for both scenarios, checked on what the run itself measured and 
   forward kinematics puts it for the recorded state, to 1e-9; the shipped layout's plots name
   topics the bags have; an animated GIF of each motion.
 """
+
 import json
 import os
 from pathlib import Path
 import subprocess
 import sys
 
-import pytest
-
 from node_helpers import ros_env, scaled
+import pytest
 from spart_ros.tools.bag import read_back
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / 'scripts' / 'sim_demo.py'
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.realtime]   # the demo runs in real time
+pytestmark = [pytest.mark.timeout(300), pytest.mark.realtime]  # the demo runs in real time
 
 
 @pytest.fixture(scope='module')
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp('demo')
-    env = ros_env()        # this process's environment and ROS_DOMAIN_ID
+    env = ros_env()  # this process's environment and ROS_DOMAIN_ID
     assert env['ROS_DOMAIN_ID'] == os.environ['ROS_DOMAIN_ID']
-    proc = subprocess.run([sys.executable, str(DEMO), '--output', str(out)], env=env, cwd=str(ROOT),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=scaled(240.0))
-    summary = json.loads((out / 'summary.json').read_text()) if (out / 'summary.json').exists() else None
+    proc = subprocess.run(
+        [sys.executable, str(DEMO), '--output', str(out)],
+        env=env,
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=scaled(240.0),
+    )
+    summary = (
+        json.loads((out / 'summary.json').read_text()) if (out / 'summary.json').exists() else None
+    )
     return proc, out, summary
 
 
 @pytest.fixture(scope='module')
 def bags(run):
-    """{robot: read_back(its bag)}: every message decoded again with the definitions the bag carries
-    (once for the tests that read them)."""
+    """
+    {robot: read_back(its bag)}.
+
+    Every message decoded again with the definitions the bag carries (once for the tests that read
+    them).
+    """
     _, _, summary = run
     return {r['robot']: read_back(r['bag']['path']) for r in summary['results']}
 
@@ -58,7 +73,9 @@ def test_the_main_job_runs_ok(run):
     assert lines and lines[-1].startswith('[demo] ') and lines[-1].endswith(': OK'), proc.stdout
     assert summary['failures'] == [], summary['failures']
     assert [r['robot'] for r in summary['results']] == ['SC_3DoF', 'kuka_iiwa']
-    assert '  sim time' in proc.stdout and 'tracking error after 1 s' in proc.stdout      # progress, summary
+    assert (
+        '  sim time' in proc.stdout and 'tracking error after 1 s' in proc.stdout
+    )  # progress, summary
     assert 'command latency' in proc.stdout
 
 
@@ -68,13 +85,13 @@ def test_tracking_momentum_and_base(run):
     assert sc['tracking_rms_max'] < 0.01, sc['tracking']
     assert kuka['tracking_rms_max'] < 0.001, kuka['tracking']
     assert sc['sim_seconds'] >= 5.0 and kuka['sim_seconds'] >= 5.0
-    for r in (sc, kuka):                                  # the arms really moved: no error from standing still
+    for r in (sc, kuka):  # the arms really moved: no error from standing still
         assert min(r['motion_reached'].values()) >= 0.9, r['motion_reached']
-    assert sc['base_attitude_max_deg'] > 1.0            # the free-floating base reacts to the arm
-    assert kuka['base_attitude_max_deg'] == 0.0          # the fixed one does not
+    assert sc['base_attitude_max_deg'] > 1.0  # the free-floating base reacts to the arm
+    assert kuka['base_attitude_max_deg'] == 0.0  # the fixed one does not
     drift = sc['momentum_drift']
     assert drift['angular'] < 1e-6 and drift['linear'] < 1e-6, drift
-    assert 'momentum_drift' not in kuka                  # not conserved on a fixed base in gravity
+    assert 'momentum_drift' not in kuka  # not conserved on a fixed base in gravity
     for r in (sc, kuka):
         assert r['nodes_exit_code'] == 0
         assert r['latency_ms']['samples'] > 1000 and r['latency_ms']['p50'] > 0
@@ -99,38 +116,58 @@ def test_plots_and_bags(run, bags):
             data = (out / png).read_bytes()
             assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) > 10_000, png
         name = r['robot']
-        topics = bags[name]                                 # every message decoded again
+        topics = bags[name]  # every message decoded again
         ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
-        for topic, schema in ((f'{ns}/joint_states', 'sensor_msgs/JointState'), (f'{ns}/odom', 'nav_msgs/Odometry'),
-                              (f'{ns}/effort_controller/commands', 'std_msgs/Float64MultiArray'),
-                              (f'{ns}/spart_controller/status', 'spart_interfaces/ControllerStatus'),
-                              (f'{ns}/spart_dynamics/jacobians', 'spart_interfaces/Jacobians'),
-                              (f'{ns}/robot_description', 'std_msgs/String'), ('/clock', 'rosgraph_msgs/Clock')):
+        for topic, schema in (
+            (f'{ns}/joint_states', 'sensor_msgs/JointState'),
+            (f'{ns}/odom', 'nav_msgs/Odometry'),
+            (f'{ns}/effort_controller/commands', 'std_msgs/Float64MultiArray'),
+            (f'{ns}/spart_controller/status', 'spart_interfaces/ControllerStatus'),
+            (f'{ns}/spart_dynamics/jacobians', 'spart_interfaces/Jacobians'),
+            (f'{ns}/robot_description', 'std_msgs/String'),
+            ('/clock', 'rosgraph_msgs/Clock'),
+        ):
             assert topic in topics and topics[topic][0] == schema, (topic, sorted(topics))
-        assert topics[f'{ns}/joint_states'][1] > 3000         # 1 kHz for more than 5 s
-        assert topics[f'{ns}/robot_description'][1] >= 1      # latched: recorded although published first
+        assert topics[f'{ns}/joint_states'][1] > 3000  # 1 kHz for more than 5 s
+        assert (
+            topics[f'{ns}/robot_description'][1] >= 1
+        )  # latched: recorded although published first
 
 
 def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
     from PIL import Image
-    from spart_ros.core.urdf import robot_from_urdf
     from replay_check import tf_errors
+    from spart_ros.core.urdf import robot_from_urdf
+
     _, out, summary = run
     layout = json.loads((ROOT / 'config' / 'foxglove_layout.json').read_text())
-    plotted = {p['value'].split('.')[0] for k, v in layout['configById'].items() if k.startswith('Plot!')
-               for p in v['paths']}
+    plotted = {
+        p['value'].split('.')[0]
+        for k, v in layout['configById'].items()
+        if k.startswith('Plot!')
+        for p in v['paths']
+    }
     for r in summary['results']:
         name = r['robot']
         ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
         topics = bags[name]
-        assert topics['/tf'][0] == 'tf2_msgs/TFMessage' and topics['/tf_static'] == ('tf2_msgs/TFMessage', 1)
+        assert topics['/tf'][0] == 'tf2_msgs/TFMessage' and topics['/tf_static'] == (
+            'tf2_msgs/TFMessage',
+            1,
+        )
         # one /tf message per recorded joint state and per recorded odometry (a busy machine loses
         # some messages of either in the recording: counted, not assumed equal)
-        assert (topics['/tf'][1] == r['bag']['added']['/tf']
-                == topics[f'{ns}/joint_states'][1] + topics[f'{ns}/odom'][1])
+        assert (
+            topics['/tf'][1]
+            == r['bag']['added']['/tf']
+            == topics[f'{ns}/joint_states'][1] + topics[f'{ns}/odom'][1]
+        )
         assert topics[f'{ns}/odom'][1] > 3000
         assert topics['/robot_description'] == ('std_msgs/String', 1)
-        assert {t for t in plotted if t.startswith(ns + '/')} <= set(topics), (plotted, sorted(topics))
+        assert {t for t in plotted if t.startswith(ns + '/')} <= set(topics), (
+            plotted,
+            sorted(topics),
+        )
         robot = robot_from_urdf(str(ROOT / 'urdf' / f'{name}.urdf'))[0]
         # every 10th joint state that has an odometry message of the same stamp (a busy machine
         # loses some messages of the recording): at least 1 s of the 1 kHz run
@@ -143,20 +180,29 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
             assert im.n_frames >= 40 and im.size == (320, 240)
         # 15 frames per simulated second over the 6 s shown; a busy machine loses part of the
         # recording they are drawn from: at least half of them
-        assert r['animation']['frames'] >= 45 and r['animation']['backend'] in ('mujoco', 'matplotlib')
+        assert r['animation']['frames'] >= 45 and r['animation']['backend'] in (
+            'mujoco',
+            'matplotlib',
+        )
 
 
 def test_a_stall_of_the_machine_is_measured_from_the_applied_efforts():
-    """What makes the demo run a robot again (scripts/sim_demo.py): a failed run after a stall,
-    measured from the efforts the sim echoed (the plant on one command) or the controller's halts;
-    a failure without one is a failure."""
+    """
+    What makes the demo run a robot again (scripts/sim_demo.py).
+
+    A failed run after a stall, measured from the efforts the sim echoed (the plant on one command)
+    or the controller's halts; a failure without one is a failure.
+    """
     import numpy as np
+
     sys.path.insert(0, str(ROOT / 'scripts'))
     import sim_demo
+
     rec = sim_demo.Recording.__new__(sim_demo.Recording)
     ms = 1_000_000
-    # 1 kHz, a new command each state, but 3 ms on one (a late answer) and 30 ms on another (a stall);
-    # a gap of the recording (states 50-59 lost) between different commands counts for nothing
+    # 1 kHz, a new command each state, but 3 ms on one (a late answer) and 30 ms on another (a
+    # stall); a gap of the recording (states 50-59 lost) between different commands counts for
+    # nothing
     efforts = {k: np.array([float(k), -float(k)]) for k in range(100) if not 50 <= k < 60}
     for k in range(10, 13):
         efforts[k] = efforts[10]
@@ -165,7 +211,13 @@ def test_a_stall_of_the_machine_is_measured_from_the_applied_efforts():
     rec.applied = {(1000 + k) * ms: e for k, e in efforts.items()}
     assert rec.longest_one_command(1.0, 1.099) == pytest.approx(0.029)
     assert rec.longest_one_command(1.0, 1.065) == pytest.approx(0.002)
-    quiet = dict(problems=['tracking RMS 2e-3'], halts_during_run=0, longest_one_command_s=0.005)
+    quiet = {
+        'problems': ['tracking RMS 2e-3'],
+        'halts_during_run': 0,
+        'longest_one_command_s': 0.005,
+    }
     assert sim_demo.disturbance(quiet) == ''
-    assert 'ran 30 ms on one command' in sim_demo.disturbance(dict(quiet, longest_one_command_s=0.03))
+    assert 'ran 30 ms on one command' in sim_demo.disturbance(
+        dict(quiet, longest_one_command_s=0.03)
+    )
     assert 'halted 1 time(s)' in sim_demo.disturbance(dict(quiet, halts_during_run=1))

@@ -1,6 +1,8 @@
-"""The INSTALLED spart_dynamics node as separate processes, driven over DDS with real rclpy
-publishers, subscribers and service clients.  Expected values come from the numpy SPART
-functions (test/dynamics_reference.py), not from the node's fast path.
+"""
+The INSTALLED spart_dynamics node as separate processes.
+
+Driven over DDS with real rclpy publishers, subscribers and service clients. Expected values come
+from the numpy SPART functions (test/dynamics_reference.py), not from the node's fast path.
 
 Five node processes for the whole module (started in parallel, each in its own namespace):
   /fl  floating base, branched two-arm spacecraft (base inertial offset + rpy) with an IMU
@@ -15,34 +17,41 @@ Five node processes for the whole module (started in parallel, each in its own n
   /ro  fixed base KUKA iiwa with the non-default input parameters: accept_older_stamps,
        input_reliability: reliable, input_queue_depth: 1.
 """
-import signal
+
 import os
 from pathlib import Path
 import re
+import signal
 import time
 
-import numpy as np
-import pytest
-
 from builtin_interfaces.msg import Time
+from core_helpers import urdf_path
+import dynamics_reference as ref
 from geometry_msgs.msg import Quaternion
 from nav_msgs.msg import Odometry
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from node_helpers import (
+    BEST_EFFORT_QOS,
+    installed_executable,
+    LATCHED_QOS,
+    RELIABLE_QOS,
+    RosTestNode,
+    scaled,
+    start_node,
+)
+import numpy as np
+import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists, LinkWrench
 from spart_interfaces.srv import ForwardDynamics, InverseDynamics, InverseKinematics
-from std_msgs.msg import String
-
 from spart_ros import core, spart
 from spart_ros.core.attitude import quaternion_from_ros
 from spart_ros.core.base_state import link_frame_pose
-from node_helpers import (BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, start_node,
-                          installed_executable, scaled)
-from core_helpers import urdf_path
-import dynamics_reference as ref
+from std_msgs.msg import String
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -56,15 +65,19 @@ FL_JAC = [('a_tip', [0.01, 0.02, 0.03]), ('b_ee', [0.0, 0.0, 0.05]), ('bus', [0.
 FX_JAC = [('lbr_iiwa_link_7', [0.0, 0.0, 0.1]), ('lbr_iiwa_link_4', [0.0, 0.0, 0.0])]
 FX_POSE = (np.array([0.5, -0.2, 0.8]), ref.rot([0.2, 1.0, 0.3], 0.7))
 BAD_URDF = '<robot name="bad"><link name="lonely"/><link name="lonely"/></robot>'
-TOL = dict(rtol=1e-9, atol=1e-9)
+TOL = {'rtol': 1e-9, 'atol': 1e-9}
 
-ROBOTS = {'branched': spart.urdf2robot(BRANCHED_IMU)[0], 'kuka': spart.urdf2robot(KUKA)[0],
-          'plain_branched': spart.urdf2robot(urdf_path('branched_two_arm_spacecraft'))[0]}
+ROBOTS = {
+    'branched': spart.urdf2robot(BRANCHED_IMU)[0],
+    'kuka': spart.urdf2robot(KUKA)[0],
+    'plain_branched': spart.urdf2robot(urdf_path('branched_two_arm_spacecraft'))[0],
+}
 
 
 # ---------------------------------------------------------------------------------------
 # fixtures: the test node and the three node processes
 # ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope='module')
 def ros():
@@ -76,25 +89,50 @@ def ros():
 @pytest.fixture(scope='module')
 def nodes():
     specs = {
-        'fl': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_link='imu_link',
-                   imu_topic='imu', world_frame='odom', use_sim_time=True,
-                   jacobian_links=[n for n, _ in FL_JAC], jacobian_offsets=[x for _, o in FL_JAC for x in o]),
-        'fx': dict(base='fixed', urdf_path=KUKA, base_position=FX_POSE[0].tolist(),
-                   base_orientation=ref.quat_xyzw(FX_POSE[1]).tolist(),
-                   jacobian_links=[n for n, _ in FX_JAC], jacobian_offsets=[x for _, o in FX_JAC for x in o],
-                   executor='single_threaded', serialized_outputs=False,   # the non-default paths
-                   gravity=[0.0, 0.0, -9.81],                               # used unless a request overrides
-                   joint_dynamics=False),             # the rigid model of the references (/ro: URDF damping)
-        'rt': dict(base='fixed', robot_description=BAD_URDF),
-        'dc': dict(base='floating', robot_description=BRANCHED_IMU, use_imu=True, imu_topic='imu',
-                   world_frame='odom', decimation=3),
-        'ro': dict(base='fixed', urdf_path=KUKA, accept_older_stamps=True, input_reliability='reliable',
-                   input_queue_depth=1),
+        'fl': {
+            'base': 'floating',
+            'robot_description': BRANCHED_IMU,
+            'use_imu': True,
+            'imu_link': 'imu_link',
+            'imu_topic': 'imu',
+            'world_frame': 'odom',
+            'use_sim_time': True,
+            'jacobian_links': [n for n, _ in FL_JAC],
+            'jacobian_offsets': [x for _, o in FL_JAC for x in o],
+        },
+        'fx': {
+            'base': 'fixed',
+            'urdf_path': KUKA,
+            'base_position': FX_POSE[0].tolist(),
+            'base_orientation': ref.quat_xyzw(FX_POSE[1]).tolist(),
+            'jacobian_links': [n for n, _ in FX_JAC],
+            'jacobian_offsets': [x for _, o in FX_JAC for x in o],
+            'executor': 'single_threaded',
+            'serialized_outputs': False,  # the non-default paths
+            'gravity': [0.0, 0.0, -9.81],  # used unless a request overrides
+            'joint_dynamics': False,
+        },  # the rigid model of the references (/ro: URDF damping)
+        'rt': {'base': 'fixed', 'robot_description': BAD_URDF},
+        'dc': {
+            'base': 'floating',
+            'robot_description': BRANCHED_IMU,
+            'use_imu': True,
+            'imu_topic': 'imu',
+            'world_frame': 'odom',
+            'decimation': 3,
+        },
+        'ro': {
+            'base': 'fixed',
+            'urdf_path': KUKA,
+            'accept_older_stamps': True,
+            'input_reliability': 'reliable',
+            'input_queue_depth': 1,
+        },
     }
     procs = {ns: start_node(PKG, EXE, namespace='/' + ns, parameters=p) for ns, p in specs.items()}
     try:
         for proc in procs.values():
-            proc.wait_for_output(READY, 90.0)   # 90 s: numba may compile on a cold cache
+            proc.wait_for_output(READY, 90.0)  # 90 s: numba may compile on a cold cache
         yield procs
     finally:
         for proc in procs.values():
@@ -113,10 +151,16 @@ class Io:
         self.description = ros.publisher(String, f'/{ns}/robot_description', LATCHED_QOS)
         self.twists = ros.subscribe(LinkTwists, f'/{ns}/spart_dynamics/link_twists', RELIABLE_QOS)
         self.jacobians = ros.subscribe(Jacobians, f'/{ns}/spart_dynamics/jacobians', RELIABLE_QOS)
-        self.com = ros.subscribe(CenterOfMass, f'/{ns}/spart_dynamics/center_of_mass', RELIABLE_QOS)
+        self.com = ros.subscribe(
+            CenterOfMass, f'/{ns}/spart_dynamics/center_of_mass', RELIABLE_QOS
+        )
 
     def outputs(self, stamp):
-        """The latest (twists, jacobians, com) stamped ``stamp`` (None if one is missing)."""
+        """
+        Return the latest (twists, jacobians, com) stamped ``stamp``.
+
+        None if one is missing.
+        """
         got = []
         for c in (self.twists, self.jacobians, self.com):
             m = [x for x in c.messages if x.header.stamp == stamp]
@@ -141,10 +185,15 @@ class Io:
                     pub.publish(msg)
                 state['next'] = now + 0.05
             return None
-        return self.ros.wait_for(step, timeout, f'outputs stamped {stamp} from /{self.ns}', process=self.proc)
+
+        return self.ros.wait_for(
+            step, timeout, f'outputs stamped {stamp} from /{self.ns}', process=self.proc
+        )
 
     def call(self, srv, name, request, timeout=10.0):
-        return self.ros.call(srv, f'/{self.ns}/spart_dynamics/{name}', request, timeout, process=self.proc)
+        return self.ros.call(
+            srv, f'/{self.ns}/spart_dynamics/{name}', request, timeout, process=self.proc
+        )
 
 
 @pytest.fixture(scope='module')
@@ -175,6 +224,7 @@ def ro(ros, nodes):
 # ---------------------------------------------------------------------------------------
 # message builders and checks
 # ---------------------------------------------------------------------------------------
+
 
 def stamp(sec, nanosec=0):
     return Time(sec=int(sec), nanosec=int(nanosec))
@@ -212,21 +262,41 @@ def imu(R_imu, w_imu, t, orientation=True, frame='imu_link'):
     msg.orientation = quat(R_imu)
     if not orientation:
         msg.orientation_covariance[0] = -1.0
-    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = (float(x) for x in w_imu)
+    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = (
+        float(x) for x in w_imu
+    )
     return msg
 
 
 def check_outputs(got, exp, robot, jac_specs, columns, frame):
     twists, jacs, com = got
-    assert twists.header.frame_id == frame and jacs.header.frame_id == frame and com.header.frame_id == frame
+    assert (
+        twists.header.frame_id == frame
+        and jacs.header.frame_id == frame
+        and com.header.frame_id == frame
+    )
     assert list(twists.link_names) == robot.link_names
     rL = np.array([[p.x, p.y, p.z] for p in twists.com_positions]).T
-    tL = np.array([[t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y, t.linear.z]
-                   for t in twists.twists]).T
+    tL = np.array(
+        [
+            [t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y, t.linear.z]
+            for t in twists.twists
+        ]
+    ).T
     np.testing.assert_allclose(rL, exp.rL, **TOL)
     np.testing.assert_allclose(tL, exp.tL, **TOL)
-    np.testing.assert_allclose([com.position.x, com.position.y, com.position.z,
-                                com.velocity.x, com.velocity.y, com.velocity.z], exp.com, **TOL)
+    np.testing.assert_allclose(
+        [
+            com.position.x,
+            com.position.y,
+            com.position.z,
+            com.velocity.x,
+            com.velocity.y,
+            com.velocity.z,
+        ],
+        exp.com,
+        **TOL,
+    )
     assert com.total_mass == pytest.approx(float(robot.total_mass), rel=1e-12)
     assert [j.link_name for j in jacs.jacobians] == [n for n, _ in jac_specs]
     for j, (name, offset), J, p in zip(jacs.jacobians, jac_specs, exp.jacobians, exp.points):
@@ -251,9 +321,15 @@ def shuffled(robot, qm, um, rng, extra=True):
 
 def rand_state(robot, seed):
     rng = np.random.default_rng(seed)
-    return (ref.rot(rng.standard_normal(3), rng.uniform(0, 3)), rng.standard_normal(3),
-            rng.standard_normal(3), rng.standard_normal(3), rng.uniform(-1, 1, robot.n_q),
-            rng.standard_normal(robot.n_q), rng)
+    return (
+        ref.rot(rng.standard_normal(3), rng.uniform(0, 3)),
+        rng.standard_normal(3),
+        rng.standard_normal(3),
+        rng.standard_normal(3),
+        rng.uniform(-1, 1, robot.n_q),
+        rng.standard_normal(robot.n_q),
+        rng,
+    )
 
 
 FL_COLUMNS = ['base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz']
@@ -263,6 +339,7 @@ FL_COLUMNS = ['base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz']
 # fixed base (/fx, KUKA iiwa)
 # ---------------------------------------------------------------------------------------
 
+
 def test_fixed_nothing_until_every_joint_seen_then_partial_updates(fx):
     robot = ROBOTS['kuka']
     names = robot.q_names
@@ -270,22 +347,32 @@ def test_fixed_nothing_until_every_joint_seen_then_partial_updates(fx):
     t1 = stamp(10)
     fx.ros.wait_for_subscribers('/fx/joint_states', 1, 10.0, process=fx.proc)
     # every joint but one: the node waits (and says which joint it waits for)
-    fx.ros.publish_until(fx.js, lambda: joint_state(names[:2] + names[3:], np.delete(qm, 2), np.delete(um, 2), t1),
-                         lambda: re.search(r"waiting for joint states of \['lbr_iiwa_joint_3'\]", fx.proc.output()),
-                         what='the node waiting for joint 3', process=fx.proc)
+    fx.ros.publish_until(
+        fx.js,
+        lambda: joint_state(names[:2] + names[3:], np.delete(qm, 2), np.delete(um, 2), t1),
+        lambda: re.search(r"waiting for joint states of \['lbr_iiwa_joint_3'\]", fx.proc.output()),
+        what='the node waiting for joint 3',
+        process=fx.proc,
+    )
     fx.ros.spin_for(0.3)
     assert len(fx.jacobians) == 0 and len(fx.twists) == 0 and len(fx.com) == 0
     # the missing joint alone completes the state (the others keep their values)
     t2 = stamp(11)
     got = fx.exchange([(fx.js, joint_state([names[2]], [qm[2]], [um[2]], t2))], t2)
-    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, um, False, FX_JAC)
+    exp = ref.expected_outputs(
+        robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, um, False, FX_JAC
+    )
     check_outputs(got, exp, robot, FX_JAC, names, 'world')
     # a later subset (best-effort publisher) changes only its joints
     qm2, um2 = qm.copy(), um.copy()
     qm2[[0, 6]], um2[[0, 6]] = [0.3, -0.4], [1.5, -2.5]
     t3 = stamp(12)
-    got = fx.exchange([(fx.js_best_effort, joint_state([names[6], names[0]], [-0.4, 0.3], [-2.5, 1.5], t3))], t3)
-    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm2, um2, False, FX_JAC)
+    got = fx.exchange(
+        [(fx.js_best_effort, joint_state([names[6], names[0]], [-0.4, 0.3], [-2.5, 1.5], t3))], t3
+    )
+    exp = ref.expected_outputs(
+        robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm2, um2, False, FX_JAC
+    )
     check_outputs(got, exp, robot, FX_JAC, names, 'world')
 
 
@@ -295,13 +382,17 @@ def test_fixed_shuffled_unknown_joints_and_missing_velocities(fx):
     n, q, v = shuffled(robot, qm, um, rng)
     t = stamp(20)
     got = fx.exchange([(fx.js, joint_state(n, q, v, t))], t)
-    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, um, False, FX_JAC)
+    exp = ref.expected_outputs(
+        robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, um, False, FX_JAC
+    )
     check_outputs(got, exp, robot, FX_JAC, robot.q_names, 'world')
     # no velocities: they count as zero, with a single warning
     for k in range(2):
         t = stamp(21 + k)
         got = fx.exchange([(fx.js, joint_state(n, q, None, t))], t)
-    exp = ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, 0 * um, False, FX_JAC)
+    exp = ref.expected_outputs(
+        robot, FX_POSE[1], FX_POSE[0], np.zeros(3), np.zeros(3), qm, 0 * um, False, FX_JAC
+    )
     check_outputs(got, exp, robot, FX_JAC, robot.q_names, 'world')
     assert fx.proc.output().count('joint_states without velocities') == 1
     assert "ignoring joints not in the model: ['gripper_finger_not_in_urdf']" in fx.proc.output()
@@ -318,15 +409,29 @@ def test_fixed_bad_joint_states_are_logged_and_skipped(fx):
     bad_q = qm.copy()
     bad_q[4] = np.nan
     t_nan, t_len, t_ok = stamp(30), stamp(31), stamp(32)
-    fx.ros.publish_until(fx.js, lambda: joint_state(names, bad_q, um, t_nan),
-                         lambda: "position of joint 'lbr_iiwa_joint_5' is NaN or infinite" in fx.proc.output(),
-                         what='the NaN error log', process=fx.proc)
-    fx.ros.publish_until(fx.js, lambda: joint_state(names, qm[:-1], um, t_len),
-                         lambda: 'joint_states: 7 names but 6 positions' in fx.proc.output(),
-                         what='the length error log', process=fx.proc)
+    fx.ros.publish_until(
+        fx.js,
+        lambda: joint_state(names, bad_q, um, t_nan),
+        lambda: "position of joint 'lbr_iiwa_joint_5' is NaN or infinite" in fx.proc.output(),
+        what='the NaN error log',
+        process=fx.proc,
+    )
+    fx.ros.publish_until(
+        fx.js,
+        lambda: joint_state(names, qm[:-1], um, t_len),
+        lambda: 'joint_states: 7 names but 6 positions' in fx.proc.output(),
+        what='the length error log',
+        process=fx.proc,
+    )
     got = fx.exchange([(fx.js, joint_state(names, qm, um, t_ok))], t_ok)
-    check_outputs(got, ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], zero, zero, qm, um, False, FX_JAC),
-                  robot, FX_JAC, names, 'world')
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, FX_POSE[1], FX_POSE[0], zero, zero, qm, um, False, FX_JAC),
+        robot,
+        FX_JAC,
+        names,
+        'world',
+    )
     assert fx.count(t_nan) == 0 and fx.count(t_len) == 0 and fx.proc.is_running()
 
 
@@ -345,7 +450,7 @@ def test_fixed_services(fx):
     def fill(req):
         req.joint_names, req.positions, req.velocities = n, q, v
         req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = p_b
-        req.base_pose.orientation = quat(R_b)       # gravity: the node's parameter (no override)
+        req.base_pose.orientation = quat(R_b)  # gravity: the node's parameter (no override)
         lw = LinkWrench(link_name='lbr_iiwa_link_5')
         lw.wrench.torque.x, lw.wrench.torque.y, lw.wrench.torque.z = 0.1, 0.2, 0.3
         lw.wrench.force.x, lw.wrench.force.y, lw.wrench.force.z = 1.0, -2.0, 3.0
@@ -356,8 +461,10 @@ def test_fixed_services(fx):
     req.efforts = [taum[k] for k in order]
     res = fx.call(ForwardDynamics, 'forward_dynamics', req)
     assert res.success, res.message
-    umdot_e, _, _ = ref.expected_fd(robot, R_b, p_b, z, z, qm, um, taum, z, z, np.zeros(6), wFm, g, floating=False)
-    assert list(res.joint_names) == n                    # the request's joint order
+    umdot_e, _, _ = ref.expected_fd(
+        robot, R_b, p_b, z, z, qm, um, taum, z, z, np.zeros(6), wFm, g, floating=False
+    )
+    assert list(res.joint_names) == n  # the request's joint order
     np.testing.assert_allclose(res.accelerations, umdot_e[order], rtol=1e-8, atol=1e-8)
     assert res.base_acceleration.linear.x == 0 and res.base_acceleration.angular.z == 0
 
@@ -365,19 +472,36 @@ def test_fixed_services(fx):
     req.accelerations = [umdot[k] for k in order]
     res = fx.call(InverseDynamics, 'inverse_dynamics', req)
     assert res.success, res.message
-    taum_e, torque_e, force_e = ref.expected_id(robot, R_b, p_b, z, z, qm, um, umdot, z, z, np.zeros(6), wFm, g,
-                                                floating=False)
+    taum_e, torque_e, force_e = ref.expected_id(
+        robot, R_b, p_b, z, z, qm, um, umdot, z, z, np.zeros(6), wFm, g, floating=False
+    )
     assert list(res.joint_names) == n
     np.testing.assert_allclose(res.efforts, taum_e[order], rtol=1e-8, atol=1e-8)
     w = res.base_wrench
-    np.testing.assert_allclose([w.torque.x, w.torque.y, w.torque.z], torque_e, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(
+        [w.torque.x, w.torque.y, w.torque.z], torque_e, rtol=1e-8, atol=1e-8
+    )
     np.testing.assert_allclose([w.force.x, w.force.y, w.force.z], force_e, rtol=1e-8, atol=1e-8)
     # an explicit override replaces the node's gravity for this request only
     req.override_gravity = True
     req.gravity.x = 1.5
     res = fx.call(InverseDynamics, 'inverse_dynamics', req)
-    taum_o, _, _ = ref.expected_id(robot, R_b, p_b, z, z, qm, um, umdot, z, z, np.zeros(6), wFm,
-                                   np.array([1.5, 0.0, 0.0]), floating=False)
+    taum_o, _, _ = ref.expected_id(
+        robot,
+        R_b,
+        p_b,
+        z,
+        z,
+        qm,
+        um,
+        umdot,
+        z,
+        z,
+        np.zeros(6),
+        wFm,
+        np.array([1.5, 0.0, 0.0]),
+        floating=False,
+    )
     assert res.success and np.allclose(res.efforts, taum_o[order], rtol=1e-8, atol=1e-8)
     assert not np.allclose(taum_o, taum_e, rtol=1e-3)
 
@@ -394,10 +518,13 @@ def test_fixed_services(fx):
 
 
 def test_the_urdf_joint_damping_enters_by_default(fx, ro):
-    """/ro runs with the default joint_dynamics (true): the KUKA's URDF declares damping 0.5 N m s/rad
-    on every joint (no friction, no armature), so its inverse dynamics adds 0.5 qd to the rigid
-    model's efforts (/fx: joint_dynamics false) and its forward dynamics takes 0.5 qd off the
-    applied efforts."""
+    """
+    /ro runs with the default joint_dynamics (true).
+
+    The KUKA's URDF declares damping 0.5 N m s/rad on every joint (no friction, no armature), so
+    its inverse dynamics adds 0.5 qd to the rigid model's efforts (/fx: joint_dynamics false) and
+    its forward dynamics takes 0.5 qd off the applied efforts.
+    """
     robot = ROBOTS['kuka']
     by_name = {j.name: j.dynamics.damping for j in robot.joints}
     damping = np.array([by_name[n] for n in robot.q_names])
@@ -407,7 +534,11 @@ def test_the_urdf_joint_damping_enters_by_default(fx, ro):
 
     def request(kind, values):
         req = kind.Request()
-        req.joint_names, req.positions, req.velocities = list(robot.q_names), qm.tolist(), um.tolist()
+        req.joint_names, req.positions, req.velocities = (
+            list(robot.q_names),
+            qm.tolist(),
+            um.tolist(),
+        )
         req.base_pose.orientation.w = 1.0
         req.override_gravity, req.gravity.z = True, -9.81
         if kind is InverseDynamics:
@@ -416,20 +547,31 @@ def test_the_urdf_joint_damping_enters_by_default(fx, ro):
             req.efforts = values.tolist()
         return req
 
-    rigid, damped = (io.call(InverseDynamics, 'inverse_dynamics', request(InverseDynamics, umdot)) for io in (fx, ro))
+    rigid, damped = (
+        io.call(InverseDynamics, 'inverse_dynamics', request(InverseDynamics, umdot))
+        for io in (fx, ro)
+    )
     assert rigid.success and damped.success, (rigid.message, damped.message)
-    np.testing.assert_allclose(np.subtract(damped.efforts, rigid.efforts), damping * um, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        np.subtract(damped.efforts, rigid.efforts), damping * um, rtol=1e-9, atol=1e-9
+    )
     got = ro.call(ForwardDynamics, 'forward_dynamics', request(ForwardDynamics, taum))
-    want = fx.call(ForwardDynamics, 'forward_dynamics', request(ForwardDynamics, taum - damping * um))
+    want = fx.call(
+        ForwardDynamics, 'forward_dynamics', request(ForwardDynamics, taum - damping * um)
+    )
     assert got.success and want.success, (got.message, want.message)
     np.testing.assert_allclose(got.accelerations, want.accelerations, rtol=1e-8, atol=1e-8)
-    assert not np.allclose(got.accelerations, fx.call(ForwardDynamics, 'forward_dynamics',
-                                                      request(ForwardDynamics, taum)).accelerations, atol=1e-3)
+    assert not np.allclose(
+        got.accelerations,
+        fx.call(ForwardDynamics, 'forward_dynamics', request(ForwardDynamics, taum)).accelerations,
+        atol=1e-3,
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # floating base (/fl, branched spacecraft + IMU)
 # ---------------------------------------------------------------------------------------
+
 
 def test_floating_from_odometry(fl):
     robot = ROBOTS['branched']
@@ -437,12 +579,18 @@ def test_floating_from_odometry(fl):
     n, q, v = shuffled(robot, qm, um, rng)
     t0 = stamp(100)
     # joint states alone: nothing, the node waits for the odometry
-    fl.ros.publish_until(fl.js, lambda: joint_state(n, q, v, t0),
-                         lambda: 'waiting for odometry on /fl/odom' in fl.proc.output(),
-                         what='the node waiting for odometry', process=fl.proc)
+    fl.ros.publish_until(
+        fl.js,
+        lambda: joint_state(n, q, v, t0),
+        lambda: 'waiting for odometry on /fl/odom' in fl.proc.output(),
+        what='the node waiting for odometry',
+        process=fl.proc,
+    )
     assert fl.count(t0) == 0
     t = stamp(101)
-    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(n, q, v, t))], t)
+    got = fl.exchange(
+        [(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(n, q, v, t))], t
+    )
     exp = ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC)
     check_outputs(got, exp, robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
 
@@ -451,29 +599,65 @@ def test_floating_imu_overrides_orientation_and_rate_when_fresh(fl):
     robot = ROBOTS['branched']
     R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 5)
     n, q, v = shuffled(robot, qm, um, rng)
-    R_imu_b = ref.rot([0.3, -1, 0.2], 1.1)          # the base orientation the IMU measures
-    w_imu_b = np.array([0.4, -0.3, 0.25])            # the base angular velocity the IMU measures (in b)
-    R_imu = R_imu_b @ ref.R_B_IMU                    # IMU frame in the world
-    w_imu = ref.R_B_IMU.T @ w_imu_b                  # in the IMU frame
+    R_imu_b = ref.rot([0.3, -1, 0.2], 1.1)  # the base orientation the IMU measures
+    w_imu_b = np.array([0.4, -0.3, 0.25])  # the base angular velocity the IMU measures (in b)
+    R_imu = R_imu_b @ ref.R_B_IMU  # IMU frame in the world
+    w_imu = ref.R_B_IMU.T @ w_imu_b  # in the IMU frame
     t_imu = stamp(200, 50_000_000)
     # fresh (joint_states 0.05 s before the IMU sample): orientation and rate from the IMU
     t = stamp(200)
-    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.imu, imu(R_imu, w_imu, t_imu)),
-                       (fl.js, joint_state(n, q, v, t))], t)
-    check_outputs(got, ref.expected_outputs(robot, R_imu_b, p_b, v_b, w_imu_b, qm, um, True, FL_JAC),
-                  robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+    got = fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (fl.imu, imu(R_imu, w_imu, t_imu)),
+            (fl.js, joint_state(n, q, v, t)),
+        ],
+        t,
+    )
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_imu_b, p_b, v_b, w_imu_b, qm, um, True, FL_JAC),
+        robot,
+        FL_JAC,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
     # stale (1 s later): the odometry alone
     t = stamp(201)
-    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.imu, imu(R_imu, w_imu, t_imu)),
-                       (fl.js, joint_state(n, q, v, t))], t)
-    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC),
-                  robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+    got = fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (fl.imu, imu(R_imu, w_imu, t_imu)),
+            (fl.js, joint_state(n, q, v, t)),
+        ],
+        t,
+    )
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC),
+        robot,
+        FL_JAC,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
     # an IMU without orientation (covariance[0] = -1): only the angular velocity
     t, t_imu = stamp(300), stamp(300, 10_000_000)
-    got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
-                       (fl.imu, imu(R_imu, w_imu, t_imu, orientation=False)), (fl.js, joint_state(n, q, v, t))], t)
-    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_imu_b, qm, um, True, FL_JAC),
-                  robot, FL_JAC, FL_COLUMNS + robot.q_names, 'odom')
+    got = fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (fl.imu, imu(R_imu, w_imu, t_imu, orientation=False)),
+            (fl.js, joint_state(n, q, v, t)),
+        ],
+        t,
+    )
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_b, p_b, v_b, w_imu_b, qm, um, True, FL_JAC),
+        robot,
+        FL_JAC,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
 
 
 def _fl_request(req, robot, n, q, v, R_b, p_b, v_b, w_b, wFm):
@@ -519,7 +703,9 @@ def test_floating_services(fl):
     (req.base_wrench.force.x, req.base_wrench.force.y, req.base_wrench.force.z) = force_b
     res = fl.call(ForwardDynamics, 'forward_dynamics', req)
     assert res.success, res.message
-    e_umdot, e_a, e_alpha = ref.expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0, wFm, g)
+    e_umdot, e_a, e_alpha = ref.expected_fd(
+        robot, R_b, p_b, v_b, w_b, qm, um, taum, torque_b, force_b, wF0, wFm, g
+    )
     assert list(res.joint_names) == n
     np.testing.assert_allclose(res.accelerations, e_umdot[order], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.linear), e_a, rtol=1e-8, atol=1e-8)
@@ -527,11 +713,21 @@ def test_floating_services(fl):
 
     req = _fl_request(InverseDynamics.Request(), *args)
     req.accelerations = [umdot[k] for k in order]
-    (req.base_acceleration.linear.x, req.base_acceleration.linear.y, req.base_acceleration.linear.z) = a_b
-    (req.base_acceleration.angular.x, req.base_acceleration.angular.y, req.base_acceleration.angular.z) = alpha_b
+    (
+        req.base_acceleration.linear.x,
+        req.base_acceleration.linear.y,
+        req.base_acceleration.linear.z,
+    ) = a_b
+    (
+        req.base_acceleration.angular.x,
+        req.base_acceleration.angular.y,
+        req.base_acceleration.angular.z,
+    ) = alpha_b
     res = fl.call(InverseDynamics, 'inverse_dynamics', req)
     assert res.success, res.message
-    e_taum, e_torque, e_force = ref.expected_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm, g)
+    e_taum, e_torque, e_force = ref.expected_id(
+        robot, R_b, p_b, v_b, w_b, qm, um, umdot, a_b, alpha_b, wF0, wFm, g
+    )
     np.testing.assert_allclose(res.efforts, e_taum[order], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_wrench.torque), e_torque, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_wrench.force), e_force, rtol=1e-8, atol=1e-8)
@@ -540,7 +736,9 @@ def test_floating_services(fl):
     req.floating_base = True
     res = fl.call(InverseDynamics, 'inverse_dynamics', req)
     assert res.success, res.message
-    e_taum, e_a, e_alpha = ref.expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, wF0, wFm, g)
+    e_taum, e_a, e_alpha = ref.expected_floating_id(
+        robot, R_b, p_b, v_b, w_b, qm, um, umdot, wF0, wFm, g
+    )
     np.testing.assert_allclose(res.efforts, e_taum[order], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.linear), e_a, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
@@ -554,20 +752,41 @@ def test_floating_services_current_state(fl):
     t = stamp(400)
     fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(n, q, v, t))], t)
     umdot = rng.standard_normal(robot.n_q)
-    req = InverseDynamics.Request(use_current_state=True, floating_base=True, joint_names=list(reversed(robot.q_names)),
-                                  accelerations=list(reversed(umdot.tolist())))
+    req = InverseDynamics.Request(
+        use_current_state=True,
+        floating_base=True,
+        joint_names=list(reversed(robot.q_names)),
+        accelerations=list(reversed(umdot.tolist())),
+    )
     res = fl.call(InverseDynamics, 'inverse_dynamics', req)
     assert res.success, res.message
     z6, zm = np.zeros(6), np.zeros((6, robot.n_links_joints))
-    e_taum, e_a, e_alpha = ref.expected_floating_id(robot, R_b, p_b, v_b, w_b, qm, um, umdot, z6, zm, np.zeros(3))
-    assert list(res.joint_names) == list(reversed(robot.q_names))     # the request's order
+    e_taum, e_a, e_alpha = ref.expected_floating_id(
+        robot, R_b, p_b, v_b, w_b, qm, um, umdot, z6, zm, np.zeros(3)
+    )
+    assert list(res.joint_names) == list(reversed(robot.q_names))  # the request's order
     np.testing.assert_allclose(res.efforts, e_taum[::-1], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(_vec(res.base_acceleration.angular), e_alpha, rtol=1e-8, atol=1e-8)
     # FD of the current state with no efforts at all
-    res = fl.call(ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True))
+    res = fl.call(
+        ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True)
+    )
     assert res.success, res.message
-    e = ref.expected_fd(robot, R_b, p_b, v_b, w_b, qm, um, np.zeros(robot.n_q), np.zeros(3), np.zeros(3), z6, zm,
-                        np.zeros(3))
+    e = ref.expected_fd(
+        robot,
+        R_b,
+        p_b,
+        v_b,
+        w_b,
+        qm,
+        um,
+        np.zeros(robot.n_q),
+        np.zeros(3),
+        np.zeros(3),
+        z6,
+        zm,
+        np.zeros(3),
+    )
     np.testing.assert_allclose(res.accelerations, e[0], rtol=1e-8, atol=1e-8)
 
 
@@ -575,11 +794,14 @@ def test_floating_services_current_state(fl):
 # the inverse_kinematics service (/fx fixed KUKA at a non-identity base pose, /fl floating)
 # ---------------------------------------------------------------------------------------
 
+
 def _ik_request(link, point, R_t, p_t, frame_id='', **fields):
     req = InverseKinematics.Request(link=link)
     req.point.x, req.point.y, req.point.z = (float(x) for x in point)
     req.target.header.frame_id = frame_id
-    req.target.pose.position.x, req.target.pose.position.y, req.target.pose.position.z = (float(x) for x in p_t)
+    req.target.pose.position.x, req.target.pose.position.y, req.target.pose.position.z = (
+        float(x) for x in p_t
+    )
     req.target.pose.orientation = quat(R_t)
     for key, value in fields.items():
         setattr(req, key, value)
@@ -587,7 +809,9 @@ def _ik_request(link, point, R_t, p_t, frame_id='', **fields):
 
 
 def _set_base(req, R_b, p_b):
-    req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = (float(x) for x in p_b)
+    req.base_pose.position.x, req.base_pose.position.y, req.base_pose.position.z = (
+        float(x) for x in p_b
+    )
     req.base_pose.orientation = quat(R_b)
     return req
 
@@ -598,7 +822,7 @@ def _pose(msg):
 
 
 def _fk_world(robot, link, point, q, R_b, p_b):
-    """The end-effector pose in the world by the SPART chain, from the base link pose."""
+    """Return the end-effector pose in the world by the SPART chain, from the base link pose."""
     R0, r0, _ = ref.ros_to_spart(robot, R_b, p_b)
     k = spart.Kinematics(R0, r0, q, robot)
     R, p = link_frame_pose(robot, link, R0, r0, k.RL, k.rL)
@@ -612,14 +836,18 @@ def _angle(R):
 def test_fixed_inverse_kinematics(fx):
     robot = ROBOTS['kuka']
     link, point = 'lbr_iiwa_link_7', np.array([0.0, 0.0, 0.1])
-    R_b, p_b = FX_POSE[1], FX_POSE[0]                      # the node's base pose parameters
+    R_b, p_b = FX_POSE[1], FX_POSE[0]  # the node's base pose parameters
     lower, upper = core.position_limits(robot)
     rng = np.random.default_rng(21)
     q_goal = rng.uniform(lower, upper) * 0.8
     R_t, p_t = _fk_world(robot, link, point, q_goal, R_b, p_b)
     seed = np.clip(q_goal + rng.uniform(-0.4, 0.4, robot.n_q), lower, upper)
     names = list(reversed(robot.q_names))
-    req = _set_base(_ik_request(link, point, R_t, p_t, joint_names=names, positions=seed[::-1].tolist()), R_b, p_b)
+    req = _set_base(
+        _ik_request(link, point, R_t, p_t, joint_names=names, positions=seed[::-1].tolist()),
+        R_b,
+        p_b,
+    )
     res = fx.call(InverseKinematics, 'inverse_kinematics', req)
     assert res.success, res.message
     assert list(res.joint_names) == names and 'converged in' in res.message
@@ -634,23 +862,53 @@ def test_fixed_inverse_kinematics(fx):
     R_base, p_base = _pose(res.base_pose)
     np.testing.assert_allclose(p_base, p_b, atol=1e-12)
     # the same target given in the base link frame
-    rel = _set_base(_ik_request(link, point, R_b.T @ R_t, R_b.T @ (p_t - p_b), frame_id=robot.base_link.name,
-                                joint_names=names, positions=seed[::-1].tolist()), R_b, p_b)
+    rel = _set_base(
+        _ik_request(
+            link,
+            point,
+            R_b.T @ R_t,
+            R_b.T @ (p_t - p_b),
+            frame_id=robot.base_link.name,
+            joint_names=names,
+            positions=seed[::-1].tolist(),
+        ),
+        R_b,
+        p_b,
+    )
     res2 = fx.call(InverseKinematics, 'inverse_kinematics', rel)
     assert res2.success, res2.message
     np.testing.assert_allclose(res2.positions, res.positions, atol=1e-6)
     # position only ("position" rows): the orientation is free and need not be given
-    pos_only = _set_base(_ik_request(link, point, R_t, p_t, rows=['position'], joint_names=names,
-                                     positions=seed[::-1].tolist()), R_b, p_b)
+    pos_only = _set_base(
+        _ik_request(
+            link,
+            point,
+            R_t,
+            p_t,
+            rows=['position'],
+            joint_names=names,
+            positions=seed[::-1].tolist(),
+        ),
+        R_b,
+        p_b,
+    )
     pos_only.target.pose.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)
     res3 = fx.call(InverseKinematics, 'inverse_kinematics', pos_only)
     assert res3.success, res3.message
-    assert np.linalg.norm(_fk_world(robot, link, point, np.array(res3.positions)[::-1], R_b, p_b)[1] - p_t) < 1e-6
+    assert (
+        np.linalg.norm(
+            _fk_world(robot, link, point, np.array(res3.positions)[::-1], R_b, p_b)[1] - p_t
+        )
+        < 1e-6
+    )
     # the seed from the node's current state (joint_states; the base from the parameters)
-    t = stamp(35)       # between the fx tests before (10..32) and after (40..)
+    t = stamp(35)  # between the fx tests before (10..32) and after (40..)
     fx.exchange([(fx.js, joint_state(robot.q_names, seed, None, t))], t)
-    res4 = fx.call(InverseKinematics, 'inverse_kinematics',
-                   _ik_request(link, point, R_t, p_t, use_current_state=True, frame='body'))
+    res4 = fx.call(
+        InverseKinematics,
+        'inverse_kinematics',
+        _ik_request(link, point, R_t, p_t, use_current_state=True, frame='body'),
+    )
     assert res4.success, res4.message
     assert list(res4.joint_names) == robot.q_names
     R, p = _fk_world(robot, link, point, np.array(res4.positions), R_b, p_b)
@@ -667,10 +925,15 @@ def test_inverse_kinematics_out_of_reach_and_bad_requests(fx):
     def ik(p_t=(0.2, 0.1, 1.0), R_t=np.eye(3), **fields):
         fields.setdefault('joint_names', names)
         fields.setdefault('positions', seed.tolist())
-        return fx.call(InverseKinematics, 'inverse_kinematics',
-                       _set_base(_ik_request(fields.pop('link', link), np.zeros(3), R_t, p_t, **fields), R_b, p_b))
+        return fx.call(
+            InverseKinematics,
+            'inverse_kinematics',
+            _set_base(
+                _ik_request(fields.pop('link', link), np.zeros(3), R_t, p_t, **fields), R_b, p_b
+            ),
+        )
 
-    far = p_b + R_b @ np.array([3.0, 0.0, 1.0])          # 3 m out: the arm reaches about 1.3 m
+    far = p_b + R_b @ np.array([3.0, 0.0, 1.0])  # 3 m out: the arm reaches about 1.3 m
     res = ik(far, rows=['position'])
     assert not res.success and 'not converged (no progress' in res.message
     q = np.array(res.positions)
@@ -679,29 +942,45 @@ def test_inverse_kinematics_out_of_reach_and_bad_requests(fx):
     assert res.position_error == pytest.approx(np.linalg.norm(far - p), rel=1e-6)
     assert 1.5 < res.position_error < np.linalg.norm(far - p_b)
     cases = [
-        (dict(link='nope'), "link: unknown link 'nope'"),
-        (dict(rows=['wq']), 'rows: expected'),
-        (dict(frame='tool'), "frame: expected one of \\['world', 'body', 'space'\\]"),
-        (dict(base_free=True), 'base_free is true but the node models a fixed base'),
-        (dict(use_current_state=True), 'use_current_state is true: joint_names and positions must be empty'),
-        (dict(positions=seed[:-1].tolist()), f'positions has {robot.n_q - 1} values'),
-        (dict(tolerance_position=-1.0), 'tol_position: expected'),
-        (dict(max_iterations=-3), 'max_iterations: expected an integer >= 0'),
+        ({'link': 'nope'}, "link: unknown link 'nope'"),
+        ({'rows': ['wq']}, 'rows: expected'),
+        ({'frame': 'tool'}, "frame: expected one of \\['world', 'body', 'space'\\]"),
+        ({'base_free': True}, 'base_free is true but the node models a fixed base'),
+        (
+            {'use_current_state': True},
+            'use_current_state is true: joint_names and positions must be empty',
+        ),
+        ({'positions': seed[:-1].tolist()}, f'positions has {robot.n_q - 1} values'),
+        ({'tolerance_position': -1.0}, 'tol_position: expected'),
+        ({'max_iterations': -3}, 'max_iterations: expected an integer >= 0'),
     ]
     for fields, message in cases:
         res = ik(**fields)
         assert not res.success and re.search(message, res.message), (fields, res.message)
         assert not res.positions
-    req = _set_base(_ik_request(link, np.zeros(3), np.eye(3), (0.2, 0.1, 1.0), joint_names=names,
-                                positions=seed.tolist()), R_b, p_b)
+    req = _set_base(
+        _ik_request(
+            link,
+            np.zeros(3),
+            np.eye(3),
+            (0.2, 0.1, 1.0),
+            joint_names=names,
+            positions=seed.tolist(),
+        ),
+        R_b,
+        p_b,
+    )
     req.target.header.frame_id = 'map'
     res = fx.call(InverseKinematics, 'inverse_kinematics', req)
-    assert not res.success and "target.header.frame_id: 'map' is neither the world frame 'world'" in res.message
+    assert (
+        not res.success
+        and "target.header.frame_id: 'map' is neither the world frame 'world'" in res.message
+    )
     req.target.header.frame_id = ''
     req.target.pose.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)
     res = fx.call(InverseKinematics, 'inverse_kinematics', req)
     assert not res.success and res.message.startswith('target.pose.orientation')
-    assert ik(rows=['position']).success                 # the node still serves
+    assert ik(rows=['position']).success  # the node still serves
 
 
 def test_floating_inverse_kinematics_with_the_base_free_or_held(fl):
@@ -717,16 +996,30 @@ def test_floating_inverse_kinematics_with_the_base_free_or_held(fl):
     assert expected.success
 
     def ik(**fields):
-        req = _set_base(_ik_request(link, np.zeros(3), np.eye(3), p_t, frame_id='odom', rows=['position'],
-                                    joint_names=robot.q_names, positions=seed.tolist(), **fields), R_b, p_b)
+        req = _set_base(
+            _ik_request(
+                link,
+                np.zeros(3),
+                np.eye(3),
+                p_t,
+                frame_id='odom',
+                rows=['position'],
+                joint_names=robot.q_names,
+                positions=seed.tolist(),
+                **fields,
+            ),
+            R_b,
+            p_b,
+        )
         return fl.call(InverseKinematics, 'inverse_kinematics', req)
+
     res = ik(base_free=True)
     assert res.success, res.message
     np.testing.assert_allclose(res.positions, expected.q, atol=1e-9)
     R_bf, p_bf = _pose(res.base_pose)
     R_be = expected.R0 @ ref.base_bc(robot)[0].T
     assert _angle(R_bf @ R_be.T) < 1e-9
-    assert _angle(R_bf @ R_b.T) > 1e-5                   # the base turned: it reacts to the arm
+    assert _angle(R_bf @ R_b.T) > 1e-5  # the base turned: it reacts to the arm
     # the end effector is on the target with the base where the node says it went
     _, p = _fk_world(robot, link, np.zeros(3), np.array(res.positions), R_bf, p_bf)
     assert np.linalg.norm(p - p_t) < 1e-6
@@ -735,7 +1028,10 @@ def test_floating_inverse_kinematics_with_the_base_free_or_held(fl):
     R_bh, p_bh = _pose(held.base_pose)
     np.testing.assert_allclose(p_bh, p_b, atol=1e-12)
     assert np.abs(np.array(held.positions) - np.array(res.positions)).max() > 1e-6
-    res = ik(base_free=True, target=_ik_request(link, np.zeros(3), np.eye(3), p_t, frame_id='bus').target)
+    res = ik(
+        base_free=True,
+        target=_ik_request(link, np.zeros(3), np.eye(3), p_t, frame_id='bus').target,
+    )
     assert not res.success and 'moves with base_free' in res.message
 
 
@@ -745,8 +1041,18 @@ def test_floating_bad_requests_keep_the_node_serving(fl):
     names = list(robot.q_names)
 
     def fd(**changes):
-        req = _fl_request(ForwardDynamics.Request(), robot, names, qm.tolist(), um.tolist(), R_b, p_b, v_b, w_b,
-                          np.zeros((6, robot.n_links_joints)))
+        req = _fl_request(
+            ForwardDynamics.Request(),
+            robot,
+            names,
+            qm.tolist(),
+            um.tolist(),
+            R_b,
+            p_b,
+            v_b,
+            w_b,
+            np.zeros((6, robot.n_links_joints)),
+        )
         for k, val in changes.items():
             setattr(req, k, val)
         return fl.call(ForwardDynamics, 'forward_dynamics', req)
@@ -755,17 +1061,34 @@ def test_floating_bad_requests_keep_the_node_serving(fl):
     nan_q[2] = float('nan')
     bad_lw = LinkWrench(link_name='no_such_link')
     cases = [
-        (dict(joint_names=names[:-1] + ['elbow_x']), "unknown joint 'elbow_x'"),
-        (dict(joint_names=names[:-1], positions=qm[:-1].tolist(), velocities=um[:-1].tolist()),
-         f"lacks the moving joints \\['{names[-1]}'\\]"),
-        (dict(positions=qm[:-1].tolist()), f'positions has {len(names) - 1} values for {len(names)}'),
-        (dict(efforts=[1.0, 2.0]), f'efforts has 2 values for {len(names)}'),
-        (dict(positions=nan_q), f"positions of joint '{names[2]}' is NaN"),
-        (dict(use_current_state=True), 'use_current_state is true: positions and velocities must be empty'),
-        (dict(link_wrenches=[bad_lw]), "unknown link 'no_such_link'"),
-        (dict(base_pose=type(ForwardDynamics.Request().base_pose)(orientation=Quaternion(x=0.0, y=0.0, z=0.0,
-                                                                                          w=0.0))),
-         'base_pose.orientation'),
+        ({'joint_names': names[:-1] + ['elbow_x']}, "unknown joint 'elbow_x'"),
+        (
+            {
+                'joint_names': names[:-1],
+                'positions': qm[:-1].tolist(),
+                'velocities': um[:-1].tolist(),
+            },
+            f"lacks the moving joints \\['{names[-1]}'\\]",
+        ),
+        (
+            {'positions': qm[:-1].tolist()},
+            f'positions has {len(names) - 1} values for {len(names)}',
+        ),
+        ({'efforts': [1.0, 2.0]}, f'efforts has 2 values for {len(names)}'),
+        ({'positions': nan_q}, f"positions of joint '{names[2]}' is NaN"),
+        (
+            {'use_current_state': True},
+            'use_current_state is true: positions and velocities must be empty',
+        ),
+        ({'link_wrenches': [bad_lw]}, "unknown link 'no_such_link'"),
+        (
+            {
+                'base_pose': type(ForwardDynamics.Request().base_pose)(
+                    orientation=Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)
+                )
+            },
+            'base_pose.orientation',
+        ),
     ]
     for changes, match in cases:
         res = fd(**changes)
@@ -792,32 +1115,65 @@ def test_imu_frame_from_message_header(dc):
     R_imu, w_imu = R_imu_b @ ref.R_B_IMU, ref.R_B_IMU.T @ w_imu_b
     # header.frame_id = 'imu_link' (two fixed joints from the base): the IMU's orientation and rate
     t = stamp(700)
-    got = dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)), (dc.imu, imu(R_imu, w_imu, stamp(700, 1000))),
-                       (dc.js, joint_state(n, q, v, t))], t)
-    check_outputs(got, ref.expected_outputs(robot, R_imu_b, p_b, v_b, w_imu_b, qm, um, True, LEAVES),
-                  robot, LEAVES, FL_COLUMNS + robot.q_names, 'odom')
+    got = dc.exchange(
+        [
+            (dc.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (dc.imu, imu(R_imu, w_imu, stamp(700, 1000))),
+            (dc.js, joint_state(n, q, v, t)),
+        ],
+        t,
+    )
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_imu_b, p_b, v_b, w_imu_b, qm, um, True, LEAVES),
+        robot,
+        LEAVES,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
     # a frame the URDF lacks: an error naming it, the IMU sample is not used, the node goes on
     t = stamp(701)
-    got = dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)),
-                       (dc.imu, imu(R_imu, w_imu, stamp(701, 1000), frame='camera_imu')),
-                       (dc.js, joint_state(n, q, v, t))], t)
+    got = dc.exchange(
+        [
+            (dc.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (dc.imu, imu(R_imu, w_imu, stamp(701, 1000), frame='camera_imu')),
+            (dc.js, joint_state(n, q, v, t)),
+        ],
+        t,
+    )
     assert re.search(r"IMU.*'camera_imu' is not a link of robot", dc.proc.output())
-    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, LEAVES),
-                  robot, LEAVES, FL_COLUMNS + robot.q_names, 'odom')
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, LEAVES),
+        robot,
+        LEAVES,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
 
 
 def test_decimation_publishes_every_third_joint_state(dc):
     robot = ROBOTS['branched']
     R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 13)
-    t = stamp(801)         # odometry no older than odom_max_age for every joint state below
-    dc.exchange([(dc.odom, odometry(R_b, p_b, v_b, w_b, t)), (dc.js, joint_state(robot.q_names, qm, um, t))], t)
+    t = stamp(801)  # odometry no older than odom_max_age for every joint state below
+    dc.exchange(
+        [
+            (dc.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (dc.js, joint_state(robot.q_names, qm, um, t)),
+        ],
+        t,
+    )
     stamps = [stamp(801, (k + 1) * 1000) for k in range(12)]
     for s in stamps:
         dc.js.publish(joint_state(robot.q_names, qm, um, s))
         dc.ros.spin_for(0.02)
-    dc.ros.wait_for(lambda: sum(dc.count(s) for s in stamps) >= 4 or None, 10.0, '4 decimated output sets',
-                    process=dc.proc)
-    dc.ros.spin_for(0.3)     # a fifth would arrive by now
+    dc.ros.wait_for(
+        lambda: sum(dc.count(s) for s in stamps) >= 4 or None,
+        10.0,
+        '4 decimated output sets',
+        process=dc.proc,
+    )
+    dc.ros.spin_for(0.3)  # a fifth would arrive by now
     answered = [k for k, s in enumerate(stamps) if dc.count(s)]
     assert len(answered) == 4 and np.all(np.diff(answered) == 3), answered
 
@@ -829,13 +1185,24 @@ def test_ignored_joint_states_foreign_empty_and_older_stamps(fx):
     _, _, _, _, qm, um, _ = rand_state(robot, 21)
     t_ok = stamp(40)
     fx.exchange([(fx.js, joint_state(robot.q_names, qm, um, t_ok))], t_ok)
-    t_foreign, t_empty, t_old = stamp(41), stamp(42), stamp(39, 900_000_000)   # 0.1 s before t_ok
-    fx.ros.publish_until(fx.js, lambda: joint_state(['gripper_left', 'gripper_right'], [0.01, 0.01], [0, 0], t_foreign),
-                         lambda: "none of the model's joints (names ['gripper_left', 'gripper_right'])"
-                         in fx.proc.output(), what='the foreign joint_states warning', process=fx.proc)
-    fx.ros.publish_until(fx.js, lambda: joint_state(robot.q_names, qm, um, t_old),
-                         lambda: 'before the last one' in fx.proc.output(), what='the older-stamp warning',
-                         process=fx.proc)
+    t_foreign, t_empty, t_old = stamp(41), stamp(42), stamp(39, 900_000_000)  # 0.1 s before t_ok
+    fx.ros.publish_until(
+        fx.js,
+        lambda: joint_state(['gripper_left', 'gripper_right'], [0.01, 0.01], [0, 0], t_foreign),
+        lambda: (
+            "none of the model's joints (names ['gripper_left', 'gripper_right'])"
+            in fx.proc.output()
+        ),
+        what='the foreign joint_states warning',
+        process=fx.proc,
+    )
+    fx.ros.publish_until(
+        fx.js,
+        lambda: joint_state(robot.q_names, qm, um, t_old),
+        lambda: 'before the last one' in fx.proc.output(),
+        what='the older-stamp warning',
+        process=fx.proc,
+    )
     for _ in range(5):
         fx.js.publish(joint_state([], [], [], t_empty))
         fx.ros.spin_for(0.02)
@@ -848,10 +1215,16 @@ def test_velocity_only_joint_states_update_velocities(fl):
     robot = ROBOTS['branched']
     R_b, p_b, v_b, w_b, qm, um, rng = rand_state(robot, 22)
     t = stamp(900)
-    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
+    fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (fl.js, joint_state(robot.q_names, qm, um, t)),
+        ],
+        t,
+    )
     um2 = rng.standard_normal(robot.n_q)
     t2 = stamp(901)
-    msg = JointState(name=list(robot.q_names), velocity=um2.tolist())       # no positions
+    msg = JointState(name=list(robot.q_names), velocity=um2.tolist())  # no positions
     msg.header.stamp = t2
     got = fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t2)), (fl.js, msg)], t2)
     exp = ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um2, True, FL_JAC)
@@ -861,20 +1234,36 @@ def test_velocity_only_joint_states_update_velocities(fl):
 def test_stale_odometry_gives_no_output_until_fresh(fl):
     robot = ROBOTS['branched']
     R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 23)
-    t_odom, t_js = stamp(910), stamp(911)       # 1 s apart: beyond odom_max_age (0.2 s)
-    fl.ros.publish_until(fl.js, lambda: (fl.odom.publish(odometry(R_b, p_b, v_b, w_b, t_odom)),
-                                         joint_state(robot.q_names, qm, um, t_js))[1],
-                         lambda: re.search(r'\[WARN\] \[[\d.]+\] \[fl\.spart_dynamics\]: odometry stamp is 1\.000 s '
-                                           r'older than the joint state', fl.proc.output()),
-                         what='the stale odometry warning', process=fl.proc)
+    t_odom, t_js = stamp(910), stamp(911)  # 1 s apart: beyond odom_max_age (0.2 s)
+    fl.ros.publish_until(
+        fl.js,
+        lambda: (
+            fl.odom.publish(odometry(R_b, p_b, v_b, w_b, t_odom)),
+            joint_state(robot.q_names, qm, um, t_js),
+        )[1],
+        lambda: re.search(
+            r'\[WARN\] \[[\d.]+\] \[fl\.spart_dynamics\]: odometry stamp is 1\.000 s '
+            r'older than the joint state',
+            fl.proc.output(),
+        ),
+        what='the stale odometry warning',
+        process=fl.proc,
+    )
     assert fl.count(t_js) == 0
     t = stamp(912)
-    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
+    fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (fl.js, joint_state(robot.q_names, qm, um, t)),
+        ],
+        t,
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # input semantics: stamp order per joint, clock jumps back, efforts only, QoS parameters
 # ---------------------------------------------------------------------------------------
+
 
 def _fx_expected(qm, um):
     robot, zero = ROBOTS['kuka'], np.zeros(3)
@@ -882,8 +1271,11 @@ def _fx_expected(qm, um):
 
 
 def test_effort_only_joint_states_are_ignored_and_named_so(fx):
-    """A JointState naming model joints with efforts only changes nothing and gives no output;
-    its warning says so (not 'none of the model's joints')."""
+    """
+    A JointState naming model joints with efforts only changes nothing and gives no output.
+
+    Its warning says so (not 'none of the model's joints').
+    """
     robot = ROBOTS['kuka']
     names = robot.q_names
     _, _, _, _, qm, um, _ = rand_state(robot, 31)
@@ -895,9 +1287,17 @@ def test_effort_only_joint_states_are_ignored_and_named_so(fx):
         msg = JointState(name=list(names), effort=[1.0] * len(names))
         msg.header.stamp = t_eff
         return msg
-    fx.ros.publish_until(fx.js, efforts_only,
-                         lambda: 'joint_states naming model joints without positions or velocities'
-                         in fx.proc.output()[before:], what='the efforts-only warning', process=fx.proc)
+
+    fx.ros.publish_until(
+        fx.js,
+        efforts_only,
+        lambda: (
+            'joint_states naming model joints without positions or velocities'
+            in fx.proc.output()[before:]
+        ),
+        what='the efforts-only warning',
+        process=fx.proc,
+    )
     assert "none of the model's joints" not in fx.proc.output()[before:]
     t_next = stamp(2002)
     got = fx.exchange([(fx.js, joint_state(names, qm, um, t_next))], t_next)
@@ -906,9 +1306,12 @@ def test_effort_only_joint_states_are_ignored_and_named_so(fx):
 
 
 def test_joint_state_sources_stamped_apart_are_ordered_per_joint(fx):
-    """An arm source and a gripper source (the last two joints) stamped 0.5 s earlier: the
-    gripper's messages are taken (one ordering for all joints dropped them every time); an
-    arm message older than the arm's last stamp is dropped, for the arm joints only."""
+    """
+    An arm source and a gripper source (the last two joints) stamped 0.5 s earlier.
+
+    The gripper's messages are taken (one ordering for all joints dropped them every time); an arm
+    message older than the arm's last stamp is dropped, for the arm joints only.
+    """
     robot = ROBOTS['kuka']
     names = robot.q_names
     arm, grip = names[:5], names[5:]
@@ -925,12 +1328,15 @@ def test_joint_state_sources_stamped_apart_are_ordered_per_joint(fx):
     qm[5:] = rng.uniform(-1, 1, 2)
     got = fx.exchange([(fx.js, joint_state(grip, qm[5:], um[5:], t_grip2))], t_grip2)
     check_outputs(got, _fx_expected(qm, um), robot, FX_JAC, names, 'world')
-    assert fx.count(t_late) == 0      # (its warning may be throttled: test_ignored_... warned 5 s ago)
+    assert fx.count(t_late) == 0  # (its warning may be throttled: test_ignored_... warned 5 s ago)
 
 
 def test_stamps_jumping_back_are_a_clock_jump(fx):
-    """Stamps restarting from 0 (a restarted simulator, a looping bag) are taken, with a
-    warning, instead of silencing the node; then the order holds again on the new clock."""
+    """
+    Stamps restarting from 0 (a restarted simulator, a looping bag) are taken, with a warning.
+
+    Instead of silencing the node; then the order holds again on the new clock.
+    """
     robot = ROBOTS['kuka']
     names = robot.q_names
     _, _, _, _, qm, um, rng = rand_state(robot, 33)
@@ -940,8 +1346,10 @@ def test_stamps_jumping_back_are_a_clock_jump(fx):
     qm2 = rng.uniform(-1, 1, robot.n_q)
     got = fx.exchange([(fx.js, joint_state(names, qm2, um, t_reset))], t_reset)
     check_outputs(got, _fx_expected(qm2, um), robot, FX_JAC, names, 'world')
-    assert 'clock jump back: joint_states stamped 0.500000000 s, more than clock_jump_back (1.0 s)' \
+    assert (
+        'clock jump back: joint_states stamped 0.500000000 s, more than clock_jump_back (1.0 s)'
         in fx.proc.output()
+    )
     t_old, t_new = stamp(0, 400_000_000), stamp(0, 600_000_000)
     fx.js.publish(joint_state(names, qm, um, t_old))
     got = fx.exchange([(fx.js, joint_state(names, qm2, um, t_new))], t_new)
@@ -954,35 +1362,75 @@ def test_older_odometry_is_dropped_and_a_jump_back_taken(fl):
     R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 34)
     R_2, p_2, v_2, w_2, _, _, _ = rand_state(robot, 35)
     t = stamp(3100)
-    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t)), (fl.js, joint_state(robot.q_names, qm, um, t))], t)
+    fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t)),
+            (fl.js, joint_state(robot.q_names, qm, um, t)),
+        ],
+        t,
+    )
     # a delayed older odometry with another pose: dropped, the newer pose stays in use
     t_late, t_js = stamp(3099, 900_000_000), stamp(3100, 100_000_000)
-    fl.ros.publish_until(fl.odom, lambda: odometry(R_2, p_2, v_2, w_2, t_late),
-                         lambda: 'odometry stamped 3099.900000000 s, before the last one (3100.000000000 s): dropped'
-                         in fl.proc.output(), what='the older odometry warning', process=fl.proc)
+    fl.ros.publish_until(
+        fl.odom,
+        lambda: odometry(R_2, p_2, v_2, w_2, t_late),
+        lambda: (
+            'odometry stamped 3099.900000000 s, before the last one (3100.000000000 s): dropped'
+            in fl.proc.output()
+        ),
+        what='the older odometry warning',
+        process=fl.proc,
+    )
     got = fl.exchange([(fl.js, joint_state(robot.q_names, qm, um, t_js))], t_js)
-    check_outputs(got, ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC), robot, FL_JAC,
-                  FL_COLUMNS + robot.q_names, 'odom')
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_b, p_b, v_b, w_b, qm, um, True, FL_JAC),
+        robot,
+        FL_JAC,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
     # odometry (and joint states) stamped far back: a clock jump, taken
     before = len(fl.proc.output())
     t_back = stamp(3050)
-    got = fl.exchange([(fl.odom, odometry(R_2, p_2, v_2, w_2, t_back)),
-                       (fl.js, joint_state(robot.q_names, qm, um, t_back))], t_back)
-    check_outputs(got, ref.expected_outputs(robot, R_2, p_2, v_2, w_2, qm, um, True, FL_JAC), robot, FL_JAC,
-                  FL_COLUMNS + robot.q_names, 'odom')
+    got = fl.exchange(
+        [
+            (fl.odom, odometry(R_2, p_2, v_2, w_2, t_back)),
+            (fl.js, joint_state(robot.q_names, qm, um, t_back)),
+        ],
+        t_back,
+    )
+    check_outputs(
+        got,
+        ref.expected_outputs(robot, R_2, p_2, v_2, w_2, qm, um, True, FL_JAC),
+        robot,
+        FL_JAC,
+        FL_COLUMNS + robot.q_names,
+        'odom',
+    )
     assert 'clock jump back: ' in fl.proc.output()[before:]
 
 
 def test_node_clock_jump_back_forgets_the_stamps(fl):
-    """/fl runs on sim time: a jump back of /clock (a simulator reset) makes the node forget the
-    stamps, as tf2's buffer does: joint_states and odometry stamped a little (less than
-    clock_jump_back) before the last ones, dropped until then, are taken."""
+    """
+    /fl runs on sim time.
+
+    A jump back of /clock (a simulator reset) makes the node forget the stamps, as tf2's buffer
+    does: joint_states and odometry stamped a little (less than clock_jump_back) before the last
+    ones, dropped until then, are taken.
+    """
     robot = ROBOTS['branched']
     R_b, p_b, v_b, w_b, qm, um, _ = rand_state(robot, 36)
     clock = fl.ros.publisher(Clock, '/clock', RELIABLE_QOS)
     fl.ros.wait_for_matched(clock, 1, 10.0, process=fl.proc)
     t1 = stamp(3200)
-    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t1)), (fl.js, joint_state(robot.q_names, qm, um, t1))], t1)
+    fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t1)),
+            (fl.js, joint_state(robot.q_names, qm, um, t1)),
+        ],
+        t1,
+    )
     for _ in range(5):
         clock.publish(Clock(clock=t1))
         fl.ros.spin_for(0.1)
@@ -993,31 +1441,45 @@ def test_node_clock_jump_back_forgets_the_stamps(fl):
         fl.js.publish(joint_state(robot.q_names, qm, um, t_old))
         fl.ros.spin_for(0.1)
     assert fl.count(t_old) == 0
-    fl.ros.publish_until(clock, lambda: Clock(clock=stamp(3199, 700_000_000)),
-                         lambda: 'clock jump back: the node clock jumped back by 0.300000000 s' in fl.proc.output(),
-                         what='the clock jump warning', process=fl.proc)
+    fl.ros.publish_until(
+        clock,
+        lambda: Clock(clock=stamp(3199, 700_000_000)),
+        lambda: 'clock jump back: the node clock jumped back by 0.300000000 s' in fl.proc.output(),
+        what='the clock jump warning',
+        process=fl.proc,
+    )
     t2 = stamp(3199, 800_000_000)
-    fl.exchange([(fl.odom, odometry(R_b, p_b, v_b, w_b, t2)), (fl.js, joint_state(robot.q_names, qm, um, t2))], t2)
+    fl.exchange(
+        [
+            (fl.odom, odometry(R_b, p_b, v_b, w_b, t2)),
+            (fl.js, joint_state(robot.q_names, qm, um, t2)),
+        ],
+        t2,
+    )
 
 
 # the best-effort publisher meets a reliable subscription on purpose: rclpy's default
 # incompatible-QoS handler reports it with its own deprecated logger.warn
 @pytest.mark.filterwarnings('ignore:Deprecated in favor of:DeprecationWarning')
 def test_reliable_input_and_accepted_older_stamps(ro, fx):
-    """input_reliability: reliable matches reliable publishers only (joint_state_broadcaster's);
-    the default best_effort matches both. accept_older_stamps: older stamps are answered."""
+    """
+    input_reliability: reliable matches reliable publishers only (joint_state_broadcaster's).
+
+    The default best_effort matches both. accept_older_stamps: older stamps are answered.
+    """
     robot = ROBOTS['kuka']
     names = robot.q_names
     eye = (np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3))
-    leaf = [('lbr_iiwa_link_7', [0.0, 0.0, 0.0])]        # default Jacobians: the leaf link
+    leaf = [('lbr_iiwa_link_7', [0.0, 0.0, 0.0])]  # default Jacobians: the leaf link
     _, _, _, _, qm, um, rng = rand_state(robot, 37)
     fx.ros.wait_for_matched(fx.js_best_effort, 1, 10.0, process=fx.proc)
     t = stamp(50)
     got = ro.exchange([(ro.js, joint_state(names, qm, um, t))], t)
-    check_outputs(got, ref.expected_outputs(robot, *eye, qm, um, False, leaf), robot, leaf, names,
-                  'world')
+    check_outputs(
+        got, ref.expected_outputs(robot, *eye, qm, um, False, leaf), robot, leaf, names, 'world'
+    )
     ro.ros.spin_for(0.3)
-    assert ro.js_best_effort.get_subscription_count() == 0     # incompatible QoS: never matched
+    assert ro.js_best_effort.get_subscription_count() == 0  # incompatible QoS: never matched
     t_be = stamp(51)
     for _ in range(5):
         ro.js_best_effort.publish(joint_state(names, qm, um, t_be))
@@ -1026,29 +1488,44 @@ def test_reliable_input_and_accepted_older_stamps(ro, fx):
     qm2 = rng.uniform(-1, 1, robot.n_q)
     t_old = stamp(49, 500_000_000)
     got = ro.exchange([(ro.js, joint_state(names, qm2, um, t_old))], t_old)
-    check_outputs(got, ref.expected_outputs(robot, *eye, qm2, um, False, leaf), robot, leaf, names,
-                  'world')
+    check_outputs(
+        got, ref.expected_outputs(robot, *eye, qm2, um, False, leaf), robot, leaf, names, 'world'
+    )
     assert ro.count(t_be) == 0
     assert 'before the last one' not in ro.proc.output()
 
 
 def test_input_queue_depth_takes_effect(ro, fx):
-    """20 joint_states arriving while the node is busy (stopped with SIGSTOP for 1 s): with
-    input_queue_depth 100 (/fx, the default) every one is answered, with 1 (/ro) only the
-    newest few (the subscription keeps the last one)."""
+    """
+    20 joint_states arriving while the node is busy (stopped with SIGSTOP for 1 s).
+
+    With input_queue_depth 100 (/fx, the default) every one is answered, with 1 (/ro) only the
+    newest few (the subscription keeps the last one).
+    """
     robot = ROBOTS['kuka']
     names = robot.q_names
     _, _, _, _, qm, um, _ = rand_state(robot, 38)
-    deep = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE,
-                      durability=DurabilityPolicy.VOLATILE)
+    deep = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=200,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
     ios = {'fx': fx, 'ro': ro}
     pubs = {k: io.ros.publisher(JointState, f'/{k}/joint_states', deep) for k, io in ios.items()}
-    coms = {k: io.ros.subscribe(CenterOfMass, f'/{k}/spart_dynamics/center_of_mass', deep) for k, io in ios.items()}
-    for k, io in ios.items():          # matched both ways: one joint state answered
+    coms = {
+        k: io.ros.subscribe(CenterOfMass, f'/{k}/spart_dynamics/center_of_mass', deep)
+        for k, io in ios.items()
+    }
+    for k, io in ios.items():  # matched both ways: one joint state answered
         t = stamp(2100)
-        io.ros.publish_until(pubs[k], lambda: joint_state(names, qm, um, t),
-                             lambda: any(m.header.stamp == t for m in coms[k].messages),
-                             what=f'/{k} answering', process=io.proc)
+        io.ros.publish_until(
+            pubs[k],
+            lambda: joint_state(names, qm, um, t),
+            lambda: any(m.header.stamp == t for m in coms[k].messages),
+            what=f'/{k} answering',
+            process=io.proc,
+        )
     burst = [stamp(2101, k * 1_000_000) for k in range(20)]
     for io in ios.values():
         os.kill(io.proc.pid, signal.SIGSTOP)
@@ -1064,27 +1541,49 @@ def test_input_queue_depth_takes_effect(ro, fx):
     def answered(k):
         got = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in coms[k].messages}
         return [s for s in burst if (s.sec, s.nanosec) in got]
-    fx.ros.wait_for(lambda: len(answered('fx')) == len(burst), 20.0, 'every joint state answered by /fx',
-                    process=fx.proc)
-    fx.ros.wait_for(lambda: burst[-1] in answered('ro'), 20.0, 'the newest joint state answered by /ro',
-                    process=ro.proc)
+
+    fx.ros.wait_for(
+        lambda: len(answered('fx')) == len(burst),
+        20.0,
+        'every joint state answered by /fx',
+        process=fx.proc,
+    )
+    fx.ros.wait_for(
+        lambda: burst[-1] in answered('ro'),
+        20.0,
+        'the newest joint state answered by /ro',
+        process=ro.proc,
+    )
     fx.ros.spin_for(0.5)
     assert len(answered('ro')) < len(burst) // 2, answered('ro')
 
+
 # ---------------------------------------------------------------------------------------
 
+
 def _set_parameter(io, name, value):
-    req = SetParameters.Request(parameters=[ParameterMsg(
-        name=name, value=ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value))])
+    req = SetParameters.Request(
+        parameters=[
+            ParameterMsg(
+                name=name,
+                value=ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value),
+            )
+        ]
+    )
     res = io.call(SetParameters, 'set_parameters', req)
     return res.results[0]
 
 
 def test_runtime_bad_description_at_start_keeps_node_up(rt):
     assert rt.proc.is_running()
-    assert re.search(r"robot description from parameter robot_description rejected: .*link 'lonely' is defined "
-                     r"twice.*\(no model loaded yet\)", rt.proc.output())
-    res = rt.call(InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True))
+    assert re.search(
+        r"robot description from parameter robot_description rejected: .*link 'lonely' is defined "
+        r'twice.*\(no model loaded yet\)',
+        rt.proc.output(),
+    )
+    res = rt.call(
+        InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True)
+    )
     assert not res.success and 'no robot model yet' in res.message
 
 
@@ -1093,15 +1592,27 @@ def test_runtime_description_topic_replaces_the_model(rt):
     # before any joint state: use_current_state is refused
     rt.description.publish(String(data=Path(KUKA).read_text()))
     rt.proc.wait_for_output(r"model 'lbr_iiwa'.*from topic /rt/robot_description", 20.0)
-    res = rt.call(ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True))
-    assert not res.success and 'no current state (use_current_state): waiting for joint states of' in res.message
+    res = rt.call(
+        ForwardDynamics, 'forward_dynamics', ForwardDynamics.Request(use_current_state=True)
+    )
+    assert (
+        not res.success
+        and 'no current state (use_current_state): waiting for joint states of' in res.message
+    )
 
     _, _, _, _, qm, um, rng = rand_state(kuka, 9)
     t = stamp(500)
     got = rt.exchange([(rt.js, joint_state(kuka.q_names, qm, um, t))], t)
     leaf = [('lbr_iiwa_link_7', [0.0, 0.0, 0.0])]
     eye = (np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3))
-    check_outputs(got, ref.expected_outputs(kuka, *eye, qm, um, False, leaf), kuka, leaf, kuka.q_names, 'world')
+    check_outputs(
+        got,
+        ref.expected_outputs(kuka, *eye, qm, um, False, leaf),
+        kuka,
+        leaf,
+        kuka.q_names,
+        'world',
+    )
 
     # a new description (another robot) on the topic: rebuilt, outputs follow the new model
     rt.description.publish(String(data=Path(urdf_path('branched_two_arm_spacecraft')).read_text()))
@@ -1110,18 +1621,33 @@ def test_runtime_description_topic_replaces_the_model(rt):
     t = stamp(501)
     got = rt.exchange([(rt.js, joint_state(*shuffled(branched, qm, um, rng), t))], t)
     leaves = [(x, [0.0, 0.0, 0.0]) for x in ('a_tip', 'a_finger_right', 'b_ee')]
-    check_outputs(got, ref.expected_outputs(branched, *eye, qm, um, False, leaves), branched, leaves,
-                  branched.q_names, 'world')
+    check_outputs(
+        got,
+        ref.expected_outputs(branched, *eye, qm, um, False, leaves),
+        branched,
+        leaves,
+        branched.q_names,
+        'world',
+    )
 
     # a bad description: error naming the problem, the previous model stays and keeps working
-    rt.description.publish(String(data='<robot name="broken"><link name="a"><inertial><mass value="1"/>'
-                                       '</inertial></link>'))
-    rt.proc.wait_for_output(r'robot description from topic /rt/robot_description rejected: .*'
-                            r'\(keeping the previous model\)', 20.0)
+    rt.description.publish(
+        String(
+            data='<robot name="broken"><link name="a"><inertial><mass value="1"/>'
+            '</inertial></link>'
+        )
+    )
+    rt.proc.wait_for_output(
+        r'robot description from topic /rt/robot_description rejected: .*'
+        r'\(keeping the previous model\)',
+        20.0,
+    )
     t = stamp(502)
     got = rt.exchange([(rt.js, joint_state(branched.q_names, qm, um, t))], t)
     assert list(got[0].link_names) == branched.link_names
-    res = rt.call(InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True))
+    res = rt.call(
+        InverseDynamics, 'inverse_dynamics', InverseDynamics.Request(use_current_state=True)
+    )
     assert res.success, res.message
     assert list(res.joint_names) == branched.q_names
     assert rt.proc.is_running()
@@ -1144,6 +1670,7 @@ def test_runtime_urdf_path_parameter(rt):
 # configuration, installation, documentation
 # ---------------------------------------------------------------------------------------
 
+
 def test_invalid_configuration_exits_with_a_clear_error():
     proc = start_node(PKG, EXE, namespace='/cfg', parameters={'base': 'wobbly'})
     try:
@@ -1158,6 +1685,7 @@ def test_invalid_configuration_exits_with_a_clear_error():
 
 def test_installed_files():
     from ament_index_python.packages import get_package_share_directory
+
     installed_executable(PKG, EXE)
     share = Path(get_package_share_directory(PKG))
     for rel in ('config/dynamics_node.yaml', 'launch/dynamics.launch.py'):

@@ -1,4 +1,5 @@
-"""The fast path (spart_ros.core.fast.FastDynamics) equals the SPART-named functions.
+"""
+The fast path (spart_ros.core.fast.FastDynamics) equals the SPART-named functions.
 
 Every FastDynamics method is checked against its SPART twin (spart_ros.spart, plain
 numpy) to 1e-10 relative (max |fast - ref| / max(1, max |ref|)) on random states with
@@ -39,19 +40,18 @@ refused.
 The first run compiles the numba kernels (~20 s, cached on disk next to kernels.py);
 later runs take a few seconds.
 """
+
 from functools import lru_cache
 import importlib.machinery
 import sys
 from types import SimpleNamespace
 
+from core_helpers import ALL_MODELS, assert_close, load_robot, random_state, run_chain
 import numpy as np
 import pytest
-
-from core_helpers import ALL_MODELS, assert_close, load_robot, random_state, run_chain
-
 from spart_ros import spart
-from spart_ros.core.errors import InputError, ModelError, SingularModelError, SpartError
 from spart_ros.core import fast as fast_module
+from spart_ros.core.errors import InputError, ModelError, SingularModelError, SpartError
 from spart_ros.core.fast import FastDynamics
 from spart_ros.core.jacobians import point_jacobian, point_jacobian_dot
 from spart_ros.core.model import RobotBuilder
@@ -66,10 +66,14 @@ IDS = [f'{m}-{s}' for m, s in CASES]
 
 # --- references ---------------------------------------------------------------------------
 
+
 def c_contiguous(s):
-    """random_state's R0 is a transposed (Fortran-ordered) array, which FastDynamics converts on
-    every call (the slower path); the tests pass C-ordered arrays, the fast call, everywhere
-    except test_fortran_ordered_R0."""
+    """
+    random_state's R0 is a transposed (Fortran-ordered) array.
+
+    Which FastDynamics converts on every call (the slower path); the tests pass C-ordered arrays,
+    the fast call, everywhere except test_fortran_ordered_R0.
+    """
     for k, v in vars(s).items():
         setattr(s, k, np.ascontiguousarray(v))
     return s
@@ -86,30 +90,91 @@ def case(model, seed):
     robot = load_robot(model)
     n, nq = robot.n_links_joints, robot.n_q
     s = c_contiguous(random_state(robot, seed))
-    o = run_chain(robot, s, gravity=GRAVITY)           # ID, FD, Floating_ID with wrenches + gravity
+    o = run_chain(robot, s, gravity=GRAVITY)  # ID, FD, Floating_ID with wrenches + gravity
     z6, zq, zw = np.zeros(6), np.zeros(nq), np.zeros((6, n))
     ref = SimpleNamespace()
     # ID without any load
-    ref.tau0_id0, ref.taum_id0 = spart.ID(z6, zw, o.t0, o.tL, o.t0dot, o.tLdot, o.P0, o.pm, o.I0, o.Im, o.Bij,
-                                          o.Bi0, robot)
+    ref.tau0_id0, ref.taum_id0 = spart.ID(
+        z6, zw, o.t0, o.tL, o.t0dot, o.tLdot, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, robot
+    )
     # bias with loads = ID at zero generalized acceleration
     t0d, tLd = spart.Accelerations(o.t0, o.tL, o.P0, o.pm, o.Bi0, o.Bij, s.u0, s.um, z6, zq, robot)
-    ref.b0_loads, ref.bm_loads = spart.ID(s.wF0, s.wFm, o.t0, o.tL, t0d, tLd, o.P0, o.pm, o.I0, o.Im, o.Bij,
-                                          o.Bi0, robot, gravity=GRAVITY)
+    ref.b0_loads, ref.bm_loads = spart.ID(
+        s.wF0,
+        s.wFm,
+        o.t0,
+        o.tL,
+        t0d,
+        tLd,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        robot,
+        gravity=GRAVITY,
+    )
     # gravity generalized forces: ID with gravity, zero motion, no wrenches
     t0z, tLz = spart.Velocities(o.Bij, o.Bi0, o.P0, o.pm, z6, zq, robot)
-    ref.g0, ref.gm = spart.ID(z6, zw, t0z, tLz, z6, np.zeros((6, n)), o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0,
-                              robot, gravity=GRAVITY)
+    ref.g0, ref.gm = spart.ID(
+        z6,
+        zw,
+        t0z,
+        tLz,
+        z6,
+        np.zeros((6, n)),
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        robot,
+        gravity=GRAVITY,
+    )
     # fixed base: the same state with u0 = u0dot = 0
     f = SimpleNamespace()
     f.t0, f.tL = spart.Velocities(o.Bij, o.Bi0, o.P0, o.pm, z6, s.um, robot)
-    f.t0dot, f.tLdot = spart.Accelerations(f.t0, f.tL, o.P0, o.pm, o.Bi0, o.Bij, z6, s.um, z6, s.umdot, robot)
-    f.tau0, f.taum = spart.ID(s.wF0, s.wFm, f.t0, f.tL, f.t0dot, f.tLdot, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0,
-                              robot, gravity=GRAVITY)
+    f.t0dot, f.tLdot = spart.Accelerations(
+        f.t0, f.tL, o.P0, o.pm, o.Bi0, o.Bij, z6, s.um, z6, s.umdot, robot
+    )
+    f.tau0, f.taum = spart.ID(
+        s.wF0,
+        s.wFm,
+        f.t0,
+        f.tL,
+        f.t0dot,
+        f.tLdot,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        robot,
+        gravity=GRAVITY,
+    )
     t0d, tLd = spart.Accelerations(f.t0, f.tL, o.P0, o.pm, o.Bi0, o.Bij, z6, s.um, z6, zq, robot)
-    f.b0, f.bm = spart.ID(s.wF0, s.wFm, f.t0, f.tL, t0d, tLd, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, robot,
-                          gravity=GRAVITY)
-    f.b0_free, f.bm_free = spart.ID(z6, zw, f.t0, f.tL, t0d, tLd, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, robot)
+    f.b0, f.bm = spart.ID(
+        s.wF0,
+        s.wFm,
+        f.t0,
+        f.tL,
+        t0d,
+        tLd,
+        o.P0,
+        o.pm,
+        o.I0,
+        o.Im,
+        o.Bij,
+        o.Bi0,
+        robot,
+        gravity=GRAVITY,
+    )
+    f.b0_free, f.bm_free = spart.ID(
+        z6, zw, f.t0, f.tL, t0d, tLd, o.P0, o.pm, o.I0, o.Im, o.Bij, o.Bi0, robot
+    )
     f.umdot = np.linalg.solve(o.Hm, s.taum - f.bm) if nq else zq
     ref.fixed = f
     return robot, s, o, ref
@@ -125,19 +190,23 @@ def close(a, b, what):
 
 # --- one test per method, every robot ------------------------------------------------------
 
+
 @pytest.mark.parametrize('model,seed', CASES, ids=IDS)
 def test_inverse_dynamics(model, seed):
     robot, s, o, ref = case(model, seed)
     fd = fast(model)
-    tau0, taum = fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY)
+    tau0, taum = fd.inverse_dynamics(
+        *state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY
+    )
     close(tau0, o.tau0_id, 'tau0 (floating, loads)')
     close(taum, o.taum_id, 'taum (floating, loads)')
     tau0, taum = fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot)
     close(tau0, ref.tau0_id0, 'tau0 (floating, no loads)')
     close(taum, ref.taum_id0, 'taum (floating, no loads)')
     # fixed base: SPART ID with u0 = u0dot = 0 (the given u0, u0dot are ignored)
-    tau0, taum = fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY,
-                                     floating=False)
+    tau0, taum = fd.inverse_dynamics(
+        *state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY, floating=False
+    )
     close(taum, ref.fixed.taum, 'taum (fixed base)')
     close(tau0, ref.fixed.tau0, 'tau0 (fixed base: the wrench the mount carries)')
 
@@ -145,12 +214,15 @@ def test_inverse_dynamics(model, seed):
 @pytest.mark.parametrize('model,seed', CASES, ids=IDS)
 def test_floating_inverse_dynamics(model, seed):
     robot, s, o, ref = case(model, seed)
-    taum, u0dot = fast(model).floating_inverse_dynamics(*state_args(s), s.umdot, s.wF0, s.wFm, gravity=GRAVITY)
+    taum, u0dot = fast(model).floating_inverse_dynamics(
+        *state_args(s), s.umdot, s.wF0, s.wFm, gravity=GRAVITY
+    )
     close(taum, o.taum_fid, 'taum (Floating_ID)')
     close(u0dot, o.u0dot_fid, 'u0dot (Floating_ID)')
     # consistency: the full ID of the resulting motion has tau0 = 0 and the same taum
-    tau0, taum_id = fast(model).inverse_dynamics(*state_args(s), u0dot.copy(), s.umdot, s.wF0, s.wFm,
-                                                 gravity=GRAVITY)
+    tau0, taum_id = fast(model).inverse_dynamics(
+        *state_args(s), u0dot.copy(), s.umdot, s.wF0, s.wFm, gravity=GRAVITY
+    )
     close(tau0, np.zeros(6), 'tau0 of the Floating_ID motion')
     close(taum_id, o.taum_fid, 'taum of the Floating_ID motion')
 
@@ -159,11 +231,14 @@ def test_floating_inverse_dynamics(model, seed):
 def test_forward_dynamics(model, seed):
     robot, s, o, ref = case(model, seed)
     fd = fast(model)
-    u0dot, umdot = fd.forward_dynamics(*state_args(s), s.tau0, s.taum, s.wF0, s.wFm, gravity=GRAVITY)
+    u0dot, umdot = fd.forward_dynamics(
+        *state_args(s), s.tau0, s.taum, s.wF0, s.wFm, gravity=GRAVITY
+    )
     close(u0dot, o.u0dot_fd, 'u0dot (FD)')
     close(umdot, o.umdot_fd, 'umdot (FD)')
-    u0dot, umdot = fd.forward_dynamics(*state_args(s), s.tau0, s.taum, s.wF0, s.wFm, gravity=GRAVITY,
-                                       floating=False)
+    u0dot, umdot = fd.forward_dynamics(
+        *state_args(s), s.tau0, s.taum, s.wF0, s.wFm, gravity=GRAVITY, floating=False
+    )
     close(u0dot, np.zeros(6), 'u0dot (fixed base)')
     close(umdot, ref.fixed.umdot, 'umdot (fixed base) vs solve(Hm, taum - bm)')
 
@@ -183,7 +258,7 @@ def test_bias_forces(model, seed):
     robot, s, o, ref = case(model, seed)
     fd = fast(model)
     u = np.concatenate([s.u0, s.um])
-    Cu = o.C @ u                       # CIM blocks times u
+    Cu = o.C @ u  # CIM blocks times u
     b0, bm = fd.bias_forces(*state_args(s))
     close(b0, Cu[:6], 'C u, base rows')
     close(bm, Cu[6:], 'C u, joint rows')
@@ -205,8 +280,11 @@ def test_gravity_forces(model, seed):
 
 @pytest.mark.parametrize('model,seed', CASES[::3], ids=IDS[::3])
 def test_model_gravity_equals_per_call_gravity(model, seed):
-    """FastDynamics(robot, gravity=g) uses g wherever a call gives no gravity, and a
-    per-call gravity overrides it; the default model gravity is zero."""
+    """
+    FastDynamics(robot, gravity=g) uses g wherever a call gives no gravity.
+
+    A per-call gravity overrides it; the default model gravity is zero.
+    """
     robot, s, o, ref = case(model, seed)
     fd0 = FastDynamics(robot)
     assert np.array_equal(fd0.gravity, np.zeros(3))
@@ -221,7 +299,11 @@ def test_model_gravity_equals_per_call_gravity(model, seed):
     close(a[1], b[1], 'ID taum, model vs per-call gravity')
     zero = fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot, gravity=np.zeros(3))
     c = fd0.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
-    close(np.concatenate(zero), np.concatenate(c), 'per-call zero gravity overrides the model gravity')
+    close(
+        np.concatenate(zero),
+        np.concatenate(c),
+        'per-call zero gravity overrides the model gravity',
+    )
     with pytest.raises(InputError, match='gravity'):
         fd.gravity = [0.0, np.nan, 1.0]
 
@@ -237,15 +319,20 @@ def test_jacobian_every_link(model, seed):
         for offset in (None, 0.3 * rng.standard_normal(3)):
             what = f'link {link}, offset {offset}'
             J0, Jm = point_jacobian(link, offset, s.R0, s.r0, o.RL, o.rL, o.P0, o.pm, robot)
-            J0d, Jmd = point_jacobian_dot(link, offset, s.R0, s.r0, o.t0, o.RL, o.rL, o.tL, o.P0, o.pm, robot)
+            J0d, Jmd = point_jacobian_dot(
+                link, offset, s.R0, s.r0, o.t0, o.RL, o.rL, o.tL, o.P0, o.pm, robot
+            )
             J_ref, bias_ref = np.hstack([J0, Jm]), np.hstack([J0d, Jmd]) @ u
             J, bias = fd.jacobian(link, s.R0, s.r0, s.qm, s.u0, s.um, offset=offset)
             close(J, J_ref, f'J, {what}')
             close(bias, bias_ref, f'Jdot u, {what}')
             # fixed base: same J, bias of the motion with u0 = 0
-            J0d, Jmd = point_jacobian_dot(link, offset, s.R0, s.r0, ref.fixed.t0, o.RL, o.rL, ref.fixed.tL, o.P0,
-                                          o.pm, robot)
-            J, bias = fd.jacobian(link, s.R0, s.r0, s.qm, s.u0, s.um, offset=offset, floating=False)
+            J0d, Jmd = point_jacobian_dot(
+                link, offset, s.R0, s.r0, ref.fixed.t0, o.RL, o.rL, ref.fixed.tL, o.P0, o.pm, robot
+            )
+            J, bias = fd.jacobian(
+                link, s.R0, s.r0, s.qm, s.u0, s.um, offset=offset, floating=False
+            )
             close(J, J_ref, f'J (fixed base), {what}')
             close(bias, np.hstack([J0d, Jmd]) @ u_fixed, f'Jdot u (fixed base), {what}')
             # bias=False: same J
@@ -255,7 +342,9 @@ def test_jacobian_every_link(model, seed):
     assert robot.link_names[0] == robot.base_link.name
     for link, name in enumerate(robot.link_names):
         J_id = fd.jacobian(link, s.R0, s.r0, s.qm, s.u0, s.um)[0].copy()
-        close(fd.jacobian(name, s.R0, s.r0, s.qm, s.u0, s.um)[0], J_id, f'J of link {name!r} by name')
+        close(
+            fd.jacobian(name, s.R0, s.r0, s.qm, s.u0, s.um)[0], J_id, f'J of link {name!r} by name'
+        )
 
 
 @pytest.mark.parametrize('model,seed', CASES, ids=IDS)
@@ -272,7 +361,11 @@ def test_twists(model, seed):
     rL, tL, com = fd.twists(*state_args(s), floating=False)
     close(tL[:, 0], np.zeros(6), 't0 (fixed base)')
     close(tL[:, 1:], ref.fixed.tL, 'tL (fixed base: Velocities with u0 = 0)')
-    close(com[3:], spart.Center_of_Mass(ref.fixed.t0[3:6], ref.fixed.tL[3:6], robot), 'CoM velocity (fixed)')
+    close(
+        com[3:],
+        spart.Center_of_Mass(ref.fixed.t0[3:6], ref.fixed.tL[3:6], robot),
+        'CoM velocity (fixed)',
+    )
 
 
 @pytest.mark.parametrize('model', ALL_MODELS)
@@ -289,30 +382,42 @@ def test_against_the_numpy_reference_path(model):
         return np.array(x, dtype=object)
 
     RJ, RL, rJ, rL, e, g = spart.Kinematics(O(s.R0), O(s.r0), O(s.qm), robot)
-    assert rL.dtype == object                      # the numpy path, not the compiled one
+    assert rL.dtype == object  # the numpy path, not the compiled one
     Bij, Bi0, P0, pm = spart.DiffKinematics(O(s.R0), O(s.r0), rL, e, g, robot)
     t0, tL = spart.Velocities(Bij, Bi0, P0, pm, O(s.u0), O(s.um), robot)
-    t0d, tLd = spart.Accelerations(t0, tL, P0, pm, Bi0, Bij, O(s.u0), O(s.um), O(s.u0dot), O(s.umdot), robot)
+    t0d, tLd = spart.Accelerations(
+        t0, tL, P0, pm, Bi0, Bij, O(s.u0), O(s.um), O(s.u0dot), O(s.umdot), robot
+    )
     I0, Im = spart.I_I(O(s.R0), RL, robot)
     H0, H0m, Hm = spart.GIM(*spart.MCB(I0, Im, Bij, Bi0, robot), Bij, Bi0, P0, pm, robot)
     H = np.block([[H0, H0m], [H0m.T, Hm]]).astype(float)
-    tau0, taum = spart.ID(O(s.wF0), O(s.wFm), t0, tL, t0d, tLd, P0, pm, I0, Im, Bij, Bi0, robot,
-                          gravity=O(GRAVITY))
-    t0z, tLz = spart.Accelerations(t0, tL, P0, pm, Bi0, Bij, O(s.u0), O(s.um), O(np.zeros(6)), O(np.zeros(nq)),
-                                   robot)
-    b0, bm = spart.ID(O(s.wF0), O(s.wFm), t0, tL, t0z, tLz, P0, pm, I0, Im, Bij, Bi0, robot, gravity=O(GRAVITY))
+    tau0, taum = spart.ID(
+        O(s.wF0), O(s.wFm), t0, tL, t0d, tLd, P0, pm, I0, Im, Bij, Bi0, robot, gravity=O(GRAVITY)
+    )
+    t0z, tLz = spart.Accelerations(
+        t0, tL, P0, pm, Bi0, Bij, O(s.u0), O(s.um), O(np.zeros(6)), O(np.zeros(nq)), robot
+    )
+    b0, bm = spart.ID(
+        O(s.wF0), O(s.wFm), t0, tL, t0z, tLz, P0, pm, I0, Im, Bij, Bi0, robot, gravity=O(GRAVITY)
+    )
     J0, Jm = point_jacobian(n, None, O(s.R0), O(s.r0), RL, rL, P0, pm, robot)
 
     got = fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY)
     close(np.concatenate(got), np.concatenate([tau0, taum]).astype(float), 'ID vs the numpy path')
     close(fd.mass_matrix(s.R0, s.r0, s.qm), H, 'H vs the numpy path')
-    udot = np.linalg.solve(H, np.concatenate([s.tau0 - b0.astype(float), s.taum - bm.astype(float)]))
+    udot = np.linalg.solve(
+        H, np.concatenate([s.tau0 - b0.astype(float), s.taum - bm.astype(float)])
+    )
     got = fd.forward_dynamics(*state_args(s), s.tau0, s.taum, s.wF0, s.wFm, gravity=GRAVITY)
     close(np.concatenate(got), udot, 'FD vs solve(H, tau - bias) of the numpy path')
     rL_fast, tL_fast, _ = fd.twists(*state_args(s))
     close(rL_fast[:, 1:], rL.astype(float), 'rL vs the numpy path')
     close(tL_fast[:, 1:], tL.astype(float), 'tL vs the numpy path')
-    close(fd.jacobian(n, s.R0, s.r0, s.qm)[0], np.hstack([J0, Jm]).astype(float), 'J of the last link vs numpy')
+    close(
+        fd.jacobian(n, s.R0, s.r0, s.qm)[0],
+        np.hstack([J0, Jm]).astype(float),
+        'J of the last link vs numpy',
+    )
 
 
 # --- API contract ----------------------------------------------------------------------------
@@ -325,23 +430,35 @@ def calls(fd, s, gravity=GRAVITY):
     link = fd.n if fd is not None else 0  # the last link
     g = gravity
     return [
-        ('inverse_dynamics', lambda: fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm,
-                                                         gravity=g)),
+        (
+            'inverse_dynamics',
+            lambda: fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=g),
+        ),
         ('bias_forces', lambda: fd.bias_forces(*state_args(s), s.wF0, s.wFm, gravity=g)),
         ('gravity_forces', lambda: fd.gravity_forces(s.R0, s.r0, s.qm, g)),
-        ('floating_inverse_dynamics', lambda: fd.floating_inverse_dynamics(*state_args(s), s.umdot, s.wF0, s.wFm,
-                                                                           gravity=g)),
-        ('forward_dynamics', lambda: fd.forward_dynamics(*state_args(s), s.tau0, s.taum, s.wF0, s.wFm,
-                                                         gravity=g)),
+        (
+            'floating_inverse_dynamics',
+            lambda: fd.floating_inverse_dynamics(*state_args(s), s.umdot, s.wF0, s.wFm, gravity=g),
+        ),
+        (
+            'forward_dynamics',
+            lambda: fd.forward_dynamics(*state_args(s), s.tau0, s.taum, s.wF0, s.wFm, gravity=g),
+        ),
         ('mass_matrix', lambda: (fd.mass_matrix(s.R0, s.r0, s.qm),)),
-        ('jacobian', lambda: fd.jacobian(link, s.R0, s.r0, s.qm, s.u0, s.um, offset=[0.1, -0.2, 0.05])),
+        (
+            'jacobian',
+            lambda: fd.jacobian(link, s.R0, s.r0, s.qm, s.u0, s.um, offset=[0.1, -0.2, 0.05]),
+        ),
         ('twists', lambda: fd.twists(*state_args(s))),
     ]
 
 
 def test_buffers_are_reused_and_overwritten():
-    """Documented behaviour: results are the object's buffers; the next call of the same
-    method overwrites them in place (copy a result to keep it)."""
+    """
+    Documented behaviour: results are the object's buffers.
+
+    The next call of the same method overwrites them in place (copy a result to keep it).
+    """
     robot = load_robot(MODEL)
     fd = FastDynamics(robot)
     s1, s2 = c_contiguous(random_state(robot, 1)), c_contiguous(random_state(robot, 2))
@@ -351,7 +468,9 @@ def test_buffers_are_reused_and_overwritten():
         r2 = second()
         for k, (a1, a2, a1_kept) in enumerate(zip(r1, r2, kept)):
             assert a2 is a1, f'{name}: output {k} is a new array, expected the reused buffer'
-            assert not np.array_equal(a1, a1_kept), f'{name}: output {k} was not overwritten by the second call'
+            assert not np.array_equal(a1, a1_kept), (
+                f'{name}: output {k} was not overwritten by the second call'
+            )
             assert np.array_equal(a1, a2)
         # the same state again gives the first values back
         for a, a_kept in zip(first(), kept):
@@ -359,13 +478,18 @@ def test_buffers_are_reused_and_overwritten():
 
 
 def test_fortran_ordered_R0():
-    """R0 = R.T (e.g. spart.quat_DCM(q).T) is Fortran-ordered: same results (it is copied to C
-    order, never compiled for: test_bad_inputs.test_no_compilation_for_new_layouts)."""
+    """
+    R0 = R.T (e.g. spart.quat_DCM(q).T) is Fortran-ordered.
+
+    Same results (it is copied to C order, never compiled for:
+    test_bad_inputs.test_no_compilation_for_new_layouts).
+    """
     robot, s, o, ref = case(MODEL, SEEDS[0])
     R0 = np.asfortranarray(s.R0)
     assert not R0.flags.c_contiguous
-    tau0, taum = fast(MODEL).inverse_dynamics(R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot, s.wF0, s.wFm,
-                                              gravity=GRAVITY)
+    tau0, taum = fast(MODEL).inverse_dynamics(
+        R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY
+    )
     close(tau0, o.tau0_id, 'tau0 (R0 Fortran-ordered)')
     close(taum, o.taum_id, 'taum (R0 Fortran-ordered)')
 
@@ -376,13 +500,18 @@ def test_inputs_as_lists():
     s = c_contiguous(random_state(robot, 3))
     s_list = SimpleNamespace(**{k: v.tolist() for k, v in vars(s).items()})
     expected = [(name, [np.array(a, copy=True) for a in fn()]) for name, fn in calls(fd, s)]
-    got = [(name, [np.array(a, copy=True) for a in fn()]) for name, fn in calls(fd, s_list, GRAVITY.tolist())]
+    got = [
+        (name, [np.array(a, copy=True) for a in fn()])
+        for name, fn in calls(fd, s_list, GRAVITY.tolist())
+    ]
     for (name, a), (_, b) in zip(expected, got):
         for k, (x, y) in enumerate(zip(a, b)):
             assert np.array_equal(x, y), f'{name}: output {k} differs with list inputs'
     # lists are converted, never compiled for: the kernels are built ahead of time, nothing can
     # compile (test_bad_inputs.test_no_compilation_for_new_layouts: numba is never imported)
-    assert all(type(k).__name__ == 'builtin_function_or_method' for k in fast_module._KERNELS.values())
+    assert all(
+        type(k).__name__ == 'builtin_function_or_method' for k in fast_module._KERNELS.values()
+    )
 
 
 def test_integer_and_ragged_inputs():
@@ -398,11 +527,23 @@ def test_integer_and_ragged_inputs():
         fd.mass_matrix(s.R0, s.r0, ['a'] * robot.n_q)
 
 
-METHODS = ('inverse_dynamics', 'bias_forces', 'gravity_forces', 'floating_inverse_dynamics', 'forward_dynamics',
-           'mass_matrix', 'jacobian', 'twists')
-READERS = ('link_pose',)   # read what the last call computed: no state argument (test_link_pose_...)
-MAKERS = ('new_workspace',)   # another workspace on the same model (test_workspaces_...)
-JOINT_TERMS = ('joint_friction',)   # the joints' damping and friction alone (test_joint_friction.py)
+METHODS = (
+    'inverse_dynamics',
+    'bias_forces',
+    'gravity_forces',
+    'floating_inverse_dynamics',
+    'forward_dynamics',
+    'mass_matrix',
+    'jacobian',
+    'twists',
+)
+READERS = (
+    'link_pose',
+)  # read what the last call computed: no state argument (test_link_pose_...)
+MAKERS = ('new_workspace',)  # another workspace on the same model (test_workspaces_...)
+JOINT_TERMS = (
+    'joint_friction',
+)  # the joints' damping and friction alone (test_joint_friction.py)
 
 
 def test_every_method_is_covered():
@@ -424,7 +565,9 @@ def test_workspaces_on_one_model_keep_their_own_results():
     assert b.model is a.model is c.model and b.robot is robot
     assert b.model.mi is a.model.mi and b.model.mf is a.model.mf
     s1, s2 = c_contiguous(random_state(robot, 1)), c_contiguous(random_state(robot, 2))
-    alone = {name: [np.array(x, copy=True) for x in fn()] for name, fn in calls(FastDynamics(robot), s1)}
+    alone = {
+        name: [np.array(x, copy=True) for x in fn()] for name, fn in calls(FastDynamics(robot), s1)
+    }
     mine = {name: fn() for name, fn in calls(a, s1)}
     pose = [np.array(x, copy=True) for x in a.link_pose(robot.n_links_joints)]
     for other in (b, c):
@@ -432,7 +575,9 @@ def test_workspaces_on_one_model_keep_their_own_results():
             fn()
     for name, got in mine.items():
         for k, (x, y) in enumerate(zip(got, alone[name])):
-            assert np.array_equal(x, y), f'{name}: output {k} of workspace a changed when b and c computed'
+            assert np.array_equal(x, y), (
+                f'{name}: output {k} of workspace a changed when b and c computed'
+            )
     assert all(np.array_equal(x, y) for x, y in zip(a.link_pose(robot.n_links_joints), pose))
     # gravity is the model's: set on one workspace, used by all
     c.gravity = -GRAVITY
@@ -483,8 +628,17 @@ def test_wrong_length_qm_names_qm(method):
         fn()
 
 
-@pytest.mark.parametrize('method', ['inverse_dynamics', 'bias_forces', 'floating_inverse_dynamics',
-                                    'forward_dynamics', 'jacobian', 'twists'])
+@pytest.mark.parametrize(
+    'method',
+    [
+        'inverse_dynamics',
+        'bias_forces',
+        'floating_inverse_dynamics',
+        'forward_dynamics',
+        'jacobian',
+        'twists',
+    ],
+)
 def test_nan_in_um_names_um(method):
     robot = load_robot(MODEL)
     fd = FastDynamics(robot)
@@ -515,12 +669,19 @@ def test_massless_floating_robot_is_singular():
 
 def test_symbolic_robot_is_refused():
     import sympy as sp
+
     m0, m1, l1 = sp.symbols('m0 m1 l1', positive=True)
     b = RobotBuilder('symbolic_arm')
     b.add_link('ground', mass=m0, inertia=np.array(sp.eye(3).tolist(), dtype=object))
     b.add_link('link1', mass=m1, inertia=np.array(sp.eye(3).tolist(), dtype=object))
-    b.add_joint('shoulder', 'revolute', parent='ground', child='link1', axis=[0, 0, 1],
-                origin=np.array([[1, 0, 0, l1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=object))
+    b.add_joint(
+        'shoulder',
+        'revolute',
+        parent='ground',
+        child='link1',
+        axis=[0, 0, 1],
+        origin=np.array([[1, 0, 0, l1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=object),
+    )
     robot = b.build()
     assert robot.symbolic
     with pytest.raises(ModelError, match='symbolic'):
@@ -529,9 +690,14 @@ def test_symbolic_robot_is_refused():
 
 # --- no allocation on the hot path --------------------------------------------------------------
 
+
 def blocks_kept_per_call(fn, calls=2000):
-    """Python memory blocks still allocated after each call (0: nothing kept; numba's runtime would
-    keep none either, but it would allocate a MemInfo per array argument, see the next test)."""
+    """
+    Python memory blocks still allocated after each call.
+
+    0: nothing kept; numba's runtime would keep none either, but it would allocate a MemInfo per
+    array argument, see the next test.
+    """
     for _ in range(50):
         fn()
     before = sys.getallocatedblocks()
@@ -541,8 +707,11 @@ def blocks_kept_per_call(fn, calls=2000):
 
 
 def test_calls_keep_no_memory():
-    """Every method, with and without loads, on a 2-link and an 11-link robot: no memory kept per
-    call (results go to the object's own arrays; nothing is allocated for them)."""
+    """
+    Every method, with and without loads, on a 2-link and an 11-link robot.
+
+    No memory kept per call (results go to the object's own arrays; nothing is allocated for them).
+    """
     kept = {}
     for model in ('planar_two_link', MODEL):
         robot = load_robot(model)
@@ -551,7 +720,12 @@ def test_calls_keep_no_memory():
         plain = SimpleNamespace(**vars(s))
         plain.wF0 = plain.wFm = None
         for state, g in ((s, GRAVITY), (plain, None)):
-            kept.update({(model, name, g is None): blocks_kept_per_call(fn) for name, fn in calls(fd, state, g)})
+            kept.update(
+                {
+                    (model, name, g is None): blocks_kept_per_call(fn)
+                    for name, fn in calls(fd, state, g)
+                }
+            )
     assert all(k < 0.01 for k in kept.values()), {key: k for key, k in kept.items() if k >= 0.01}
 
 
@@ -560,26 +734,41 @@ def test_the_kernels_run_without_numbas_runtime():
     (NRT: it wrapped every array argument in a freshly allocated MemInfo, ~0.9 us of a 1.7 us 3-DoF
     rnea call): its build record says so, and loading it did not import numba."""
     import json
+
     from spart_ros.native import compiled
+
     assert compiled.LIBRARY.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
-    info = json.load(open(compiled.LIBRARY[:compiled.LIBRARY.index(compiled.NAME) + len(compiled.NAME)] + '.json'))
+    info = json.load(
+        open(
+            compiled.LIBRARY[: compiled.LIBRARY.index(compiled.NAME) + len(compiled.NAME)]
+            + '.json'
+        )
+    )
     assert info['module'] == compiled.NAME and info['nrt'] is False, info
     assert type(fast_module._KERNELS['rnea']).__name__ == 'builtin_function_or_method'
 
 
 def test_fortran_ordered_R0_is_read_in_place():
-    """A Fortran-ordered (transposed) R0 takes the fast call (read with its strides, not copied):
-    the same results, no memory kept."""
+    """
+    A Fortran-ordered (transposed) R0 takes the fast call (read with its strides, not copied).
+
+    The same results, no memory kept.
+    """
     robot, s, o, ref = case(MODEL, SEEDS[0])
     fd = fast(MODEL)
     F = np.asfortranarray(s.R0)
-    expected = [np.array(x) for x in fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)]
+    expected = [
+        np.array(x) for x in fd.inverse_dynamics(s.R0, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
+    ]
     got = fd.inverse_dynamics(F, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
     assert all(np.array_equal(x, y) for x, y in zip(got, expected))
-    assert blocks_kept_per_call(lambda: fd.inverse_dynamics(F, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)) < 0.01
+    assert (
+        blocks_kept_per_call(
+            lambda: fd.inverse_dynamics(F, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
+        )
+        < 0.01
+    )
     checked = []
-    fd._checked = lambda *a: checked.append(a)      # the general path would check (and convert) it
+    fd._checked = lambda *a: checked.append(a)  # the general path would check (and convert) it
     fd.inverse_dynamics(F, s.r0, s.qm, s.u0, s.um, s.u0dot, s.umdot)
     assert checked == []
-
-

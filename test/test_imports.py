@@ -1,4 +1,5 @@
-"""The package's import structure: no import circle anywhere in spart_ros, and none hidden.
+"""
+The package's import structure: no import circle anywhere in spart_ros, and none hidden.
 
 The graph is built from the source with ``ast`` (nothing is imported): one node per module, an
 edge for every ``import``/``from ... import`` of a spart_ros module, wherever it is written
@@ -9,6 +10,7 @@ runs ``spart_ros.core`` and ``spart_ros.core.fast``).  The graph must be acyclic
 function: such an import is how a circle gets hidden (it only runs later, when both modules are
 loaded).
 """
+
 import ast
 import os
 
@@ -20,7 +22,7 @@ CORE = ('spart_ros.core', 'spart_ros.native')
 
 
 def _modules():
-    """{module name: (path, is_package)} for every .py file of the package."""
+    """Return {module name: (path, is_package)} for every .py file of the package."""
     out = {}
     for folder, dirs, files in os.walk(os.path.join(ROOT, PACKAGE)):
         dirs[:] = [d for d in dirs if d != '__pycache__']
@@ -87,7 +89,7 @@ IMPORTS = {name: _imports(name) for name in MODULES}
 
 
 def _graph():
-    """{module: {imported module or package run by the import}}."""
+    """Return {module: {imported module or package run by the import}}."""
     graph = {}
     for name, found in IMPORTS.items():
         edges = graph.setdefault(name, set())
@@ -110,7 +112,7 @@ def _cycle(graph):
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 'open':
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -130,8 +132,13 @@ def _cycle(graph):
 def test_the_import_graph_covers_the_package():
     """The graph sees the package (a guard for this test itself)."""
     graph = _graph()
-    assert {'spart_ros.core.model', 'spart_ros.core.fast', 'spart_ros.native.kernels',
-            'spart_ros.nodes.dynamics_node', 'spart_ros.control.space_modes'} <= set(graph)
+    assert {
+        'spart_ros.core.model',
+        'spart_ros.core.fast',
+        'spart_ros.native.kernels',
+        'spart_ros.nodes.dynamics_node',
+        'spart_ros.control.space_modes',
+    } <= set(graph)
     assert 'spart_ros.core.checks' in graph['spart_ros.core.model']
     # an import of a submodule runs the packages above it that the importer is not inside
     assert 'spart_ros.core' in graph['spart_ros.nodes.model']
@@ -149,51 +156,106 @@ def test_the_cycle_finder_finds_circles():
 
 @pytest.mark.parametrize('name', sorted(n for n in MODULES if n.startswith(CORE)))
 def test_no_function_level_import_in_the_core(name):
-    inside = [f'line {line}: {target}' for target, line, in_function in IMPORTS[name] if in_function]
-    assert not inside, f'{name} imports spart_ros modules inside functions (import them at the top): {inside}'
+    inside = [
+        f'line {line}: {target}' for target, line, in_function in IMPORTS[name] if in_function
+    ]
+    assert not inside, (
+        f'{name} imports spart_ros modules inside functions (import them at the top): {inside}'
+    )
 
 
 def test_the_layers():
-    """core never imports control, nodes, sim or tools; control never imports nodes; the
-    compiled kernels (native) import nothing of spart_ros but themselves."""
+    """
+    Core never imports control, nodes, sim or tools; control never imports nodes.
+
+    The compiled kernels (native) import nothing of spart_ros but themselves.
+    """
     graph = _graph()
-    rules = {'spart_ros.core': ('spart_ros.control', 'spart_ros.nodes', 'spart_ros.sim', 'spart_ros.tools'),
-             'spart_ros.control': ('spart_ros.nodes', 'spart_ros.sim'),
-             'spart_ros.native': ('spart_ros.core', 'spart_ros.control', 'spart_ros.nodes', 'spart_ros.sim')}
-    wrong = [f'{name} -> {target}' for name, targets in graph.items() for layer, banned in rules.items()
-             if name == layer or name.startswith(layer + '.') for target in targets
-             if any(target == b or target.startswith(b + '.') for b in banned)]
+    rules = {
+        'spart_ros.core': (
+            'spart_ros.control',
+            'spart_ros.nodes',
+            'spart_ros.sim',
+            'spart_ros.tools',
+        ),
+        'spart_ros.control': ('spart_ros.nodes', 'spart_ros.sim'),
+        'spart_ros.native': (
+            'spart_ros.core',
+            'spart_ros.control',
+            'spart_ros.nodes',
+            'spart_ros.sim',
+        ),
+    }
+    wrong = [
+        f'{name} -> {target}'
+        for name, targets in graph.items()
+        for layer, banned in rules.items()
+        if name == layer or name.startswith(layer + '.')
+        for target in targets
+        if any(target == b or target.startswith(b + '.') for b in banned)
+    ]
     assert not wrong, wrong
 
 
-# --- what a node's start pays for ------------------------------------------------------------------
-#: packages no node module may import: symbolic and plotting stacks, the JIT compiler (the kernels
+# --- what a node's start pays for
+# ------------------------------------------------------------------ packages no node module may
+# import: symbolic and plotting stacks, the JIT compiler (the kernels
 #: are built ahead of time), test oracles; MuJoCo and xacro only when a model needs them
-HEAVY = ('sympy', 'matplotlib', 'numba', 'llvmlite', 'scipy', 'pinocchio', 'mujoco', 'xacro', 'mcap', 'pandas')
+HEAVY = (
+    'sympy',
+    'matplotlib',
+    'numba',
+    'llvmlite',
+    'scipy',
+    'pinocchio',
+    'mujoco',
+    'xacro',
+    'mcap',
+    'pandas',
+)
 
 
 def _console_scripts():
     with open(os.path.join(ROOT, 'setup.py'), encoding='utf-8') as f:
         tree = ast.parse(f.read())
-    scripts = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
-               and isinstance(node.value, str) and ' = spart_ros.' in node.value]
+    scripts = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and ' = spart_ros.' in node.value
+    ]
     return sorted({s.split('=')[1].strip().split(':')[0] for s in scripts})
 
 
 def test_console_scripts_found():
-    assert {'spart_ros.nodes.dynamics_node', 'spart_ros.nodes.controller_node',
-            'spart_ros.nodes.sim_node'} <= set(_console_scripts())
+    assert {
+        'spart_ros.nodes.dynamics_node',
+        'spart_ros.nodes.controller_node',
+        'spart_ros.nodes.sim_node',
+    } <= set(_console_scripts())
 
 
 @pytest.mark.parametrize('module', _console_scripts() + ['spart_ros.nodes.bag_recorder'])
 def test_a_node_module_imports_no_heavy_package(module):
-    """Importing a node's module (what its process does before anything else) loads no symbolic,
-    plotting or compiler package (a regression guard of the start-up time, not a timed test)."""
+    """
+    Importing a node's module.
+
+    What its process does before anything else) loads no symbolic, plotting or compiler package (a
+    regression guard of the start-up time, not a timed test.
+    """
     import json
     import subprocess
     import sys
-    code = (f'import sys, json\nimport {module}\n'
-            f'print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    code = (
+        f'import sys, json\nimport {module}\n'
+        f'print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))'
+    )
+    out = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [], f'{module} imports {out.stdout.strip()}'
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [], (
+        f'{module} imports {out.stdout.strip()}'
+    )

@@ -1,5 +1,8 @@
-"""Inverse kinematics (spart_ros.core.inverse_kinematics), its MR aliases, the link-frame point
-Jacobians and the rigid-motion helpers, checked against independent references:
+"""
+Inverse kinematics (spart_ros.core.inverse_kinematics), its MR aliases.
+
+The link-frame point Jacobians and the rigid-motion helpers, checked against independent
+references.
 
 - Modern Robotics: IKinBody / IKinSpace reproduce the book's printed example results, and equal
   the ``modern_robotics`` package's (the book's own code) on random 6R chains; FKin*, MatrixLog6,
@@ -15,21 +18,33 @@ Jacobians and the rigid-motion helpers, checked against independent references:
   integrator (scipy, quaternions, the SPART-named GIM), ends with the base where the solver says
   and the end effector on the target; the system CoM does not move.
 """
+
 import math
 import os
 import warnings
 
+from core_helpers import load_robot, random_rotation, URDF_DIR, urdf_path
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
-
-from core_helpers import URDF_DIR, load_robot, random_rotation, urdf_path
 from spart_ros import modern_robotics as mr
 from spart_ros import spart
-from spart_ros.core import (InverseKinematics, com_offset, inverse_kinematics, link_point_jacobian,
-                            link_point_jacobian_dot, point_jacobian, point_jacobian_dot, position_limits,
-                            robot_from_screw_axes, rotation_vector, transform_exp, transform_log, adjoint)
+from spart_ros.core import (
+    adjoint,
+    com_offset,
+    inverse_kinematics,
+    InverseKinematics,
+    link_point_jacobian,
+    link_point_jacobian_dot,
+    point_jacobian,
+    point_jacobian_dot,
+    position_limits,
+    robot_from_screw_axes,
+    rotation_vector,
+    transform_exp,
+    transform_log,
+)
 from spart_ros.core.base_state import link_frame_pose
 from spart_ros.core.errors import InputError, SingularModelError
 from spart_ros.core.urdf import robot_from_urdf
@@ -43,7 +58,7 @@ T_GOAL = np.array([[0, 1, 0, -5], [1, 0, 0, 4], [0, 0, -1, 1.6858], [0, 0, 0, 1]
 
 
 def test_ikinbody_and_ikinspace_reproduce_the_book():
-    """MR's printed results (core.py docstrings, ModernRoboticsBook.jl's tests)."""
+    """``MR``'s printed results (core.py docstrings, ModernRoboticsBook.jl's tests)."""
     theta, ok = mr.IKinBody(BLIST, M_HOME, T_GOAL, [1.5, 2.5, 3], 0.01, 0.001)
     assert ok
     np.testing.assert_allclose(theta, [1.57073819, 2.999667, 3.14153913], atol=1e-8)
@@ -51,8 +66,11 @@ def test_ikinbody_and_ikinspace_reproduce_the_book():
     assert ok
     np.testing.assert_allclose(theta, [1.57073783, 2.99966384, 3.1415342], atol=1e-8)
     # FKinBody's example: theta = (pi/2, 3, pi)
-    np.testing.assert_allclose(mr.FKinBody(M_HOME, BLIST, [np.pi / 2, 3, np.pi]),
-                               [[0, 1, 0, -5], [1, 0, 0, 4], [0, 0, -1, 1.68584073], [0, 0, 0, 1]], atol=1e-8)
+    np.testing.assert_allclose(
+        mr.FKinBody(M_HOME, BLIST, [np.pi / 2, 3, np.pi]),
+        [[0, 1, 0, -5], [1, 0, 0, 4], [0, 0, -1, 1.68584073], [0, 0, 0, 1]],
+        atol=1e-8,
+    )
 
 
 def _random_chain(rng, n=6):
@@ -68,10 +86,15 @@ def _random_chain(rng, n=6):
 
 
 def test_ik_equals_modern_robotics_code():
-    """Same result as the book's own code (modern_robotics on PyPI) on random 6R chains, body
-    and space forms, from seeds within 0.5 rad (the iterates agree to ~1e-14; where Newton does
-    not converge in MR's 20 iterations it wanders and rounding grows: only the flag is compared)."""
+    """
+    Same result as the book's own code.
+
+    modern_robotics on PyPI) on random 6R chains, body and space forms, from seeds within 0.5 rad
+    (the iterates agree to ~1e-14; where Newton does not converge in MR's 20 iterations it wanders
+    and rounding grows: only the flag is compared.
+    """
     import modern_robotics as MR
+
     rng = np.random.default_rng(7)
     outcomes = set()
     for _ in range(12):
@@ -94,23 +117,26 @@ def test_ik_equals_modern_robotics_code():
 
 def test_rigid_motion_equals_modern_robotics():
     import modern_robotics as MR
+
     rng = np.random.default_rng(3)
     for angle in (0.0, 1e-9, 0.3, 2.0, np.pi - 1e-7, np.pi):
         axis = rng.standard_normal(3)
         axis /= np.linalg.norm(axis)
         V = np.concatenate([angle * axis, rng.standard_normal(3)])
         T = transform_exp(V)
-        np.testing.assert_allclose(T, expm(MR.VecTose3(V)), atol=1e-12)      # the exact exponential
-        if angle > 1e-6:        # MR's code takes rotations below 1e-6 rad as none
+        np.testing.assert_allclose(T, expm(MR.VecTose3(V)), atol=1e-12)  # the exact exponential
+        if angle > 1e-6:  # MR's code takes rotations below 1e-6 rad as none
             np.testing.assert_allclose(T, MR.MatrixExp6(MR.VecTose3(V)), atol=1e-12)
         back = transform_log(T)
         np.testing.assert_allclose(transform_exp(back), T, atol=1e-9)
-        if angle < np.pi - 1e-3:            # at pi the axis sign is a choice
+        if angle < np.pi - 1e-3:  # at pi the axis sign is a choice
             np.testing.assert_allclose(back, V, atol=1e-9)
             if angle > 1e-6:
                 np.testing.assert_allclose(back, MR.se3ToVec(MR.MatrixLog6(T)), atol=1e-9)
         np.testing.assert_allclose(adjoint(T), MR.Adjoint(T), atol=1e-12)
-        np.testing.assert_allclose(np.linalg.norm(rotation_vector(T[:3, :3])), min(angle, np.pi), atol=1e-7)
+        np.testing.assert_allclose(
+            np.linalg.norm(rotation_vector(T[:3, :3])), min(angle, np.pi), atol=1e-7
+        )
 
 
 def test_screw_chain_refuses_what_it_cannot_model():
@@ -120,13 +146,15 @@ def test_screw_chain_refuses_what_it_cannot_model():
         robot_from_screw_axes(bad, M_HOME)
     with pytest.raises(InputError, match='home'):
         robot_from_screw_axes(SLIST, 2 * M_HOME)
-    # the helical joint: a revolute joint and a prismatic one that mimics it (independent coordinates)
+    # the helical joint: a revolute joint and a prismatic one that mimics it (independent
+    # coordinates)
     robot = robot_from_screw_axes(SLIST, M_HOME)
     assert robot.coordinates.names == ['joint1', 'joint2', 'joint3']
-    assert robot.mimic['joint3_pitch'].multiplier == pytest.approx(0.1)     # w . v = (-1) (-0.1)
+    assert robot.mimic['joint3_pitch'].multiplier == pytest.approx(0.1)  # w . v = (-1) (-0.1)
 
 
 # --- the URDF corpus ---------------------------------------------------------------------------
+
 
 def _chain_length(robot, link_id):
     k, n = link_id, 0
@@ -138,9 +166,14 @@ def _chain_length(robot, link_id):
 
 
 def _arms():
-    """(label, path, link): every corpus robot with a chain of >= 6 moving joints, and the link
-    at the end of its longest chain."""
+    """
+    (label, path, link).
+
+    Every corpus robot with a chain of >= 6 moving joints, and the link at the end of its longest
+    chain.
+    """
     from test_urdf_corpus import CORPUS
+
     own = [(f'own/{name}', urdf_path(name)) for name in ('arm7_floating', 'kuka_iiwa')]
     out = []
     with warnings.catch_warnings():
@@ -148,7 +181,7 @@ def _arms():
         for label, path in list(CORPUS) + own:
             try:
                 robot, _ = robot_from_urdf(path)
-            except Exception:   # noqa: BLE001 (the corpus test says which files do not load)
+            except Exception:  # noqa: BLE001 (the corpus test says which files do not load)
                 continue
             best = max(robot.links, key=lambda l: _chain_length(robot, l.id), default=None)
             if best is not None and _chain_length(robot, best.id) >= 6:
@@ -167,12 +200,19 @@ def _load(path):
 
 def _sample(rng, lower, upper):
     """Uniform within the limits; [-pi, pi] for an unbounded coordinate."""
-    lo, hi = np.where(np.isfinite(lower), lower, -np.pi), np.where(np.isfinite(upper), upper, np.pi)
+    lo, hi = (
+        np.where(np.isfinite(lower), lower, -np.pi),
+        np.where(np.isfinite(upper), upper, np.pi),
+    )
     return rng.uniform(lo, hi)
 
 
 def _pose_spart(robot, link, point, q, R0, r0):
-    """The end-effector pose by the SPART chain (Kinematics + link_frame_pose), full coordinates."""
+    """
+    Return the end-effector pose by the SPART chain (Kinematics + link_frame_pose).
+
+    Full coordinates.
+    """
     k = spart.Kinematics(R0, r0, robot.coordinates.positions(q), robot)
     R, p = link_frame_pose(robot, link, R0, r0, k.RL, k.rL)
     return R, p + R @ point
@@ -180,8 +220,13 @@ def _pose_spart(robot, link, point, q, R0, r0):
 
 def test_the_corpus_has_arms():
     labels = {label for label, _, _ in ARMS}
-    assert {'pybullet_data/kuka_iiwa/model.urdf', 'pybullet_data/franka_panda/panda.urdf',
-            'pybullet_data/xarm/xarm6_robot.urdf', 'own/ur5_world.urdf', 'own/arm7_floating'} <= labels
+    assert {
+        'pybullet_data/kuka_iiwa/model.urdf',
+        'pybullet_data/franka_panda/panda.urdf',
+        'pybullet_data/xarm/xarm6_robot.urdf',
+        'own/ur5_world.urdf',
+        'own/arm7_floating',
+    } <= labels
 
 
 @pytest.mark.parametrize('label,path,link', ARMS, ids=[a[0] for a in ARMS])
@@ -197,30 +242,38 @@ def test_ik_reaches_random_targets_on_every_arm(label, path, link):
         R_goal, p_goal = _pose_spart(robot, link, point, q_goal, R0, r0)
         seed = q_goal + rng.uniform(-0.5, 0.5, ik.n)
         res = ik.solve(p_goal, seed, rotation=R_goal)
-        assert res.success, f'{label}: {res.status} after {res.iterations} iterations, error {res.position_error} m'
+        assert res.success, (
+            f'{label}: {res.status} after {res.iterations} iterations, error {res.position_error} m'
+        )
         R, p = _pose_spart(robot, link, point, res.q, R0, r0)
         assert np.linalg.norm(p - p_goal) <= 1e-6
         assert np.linalg.norm(rotation_vector(R_goal @ R.T)) <= 1e-6
         assert np.all(res.path >= ik.lower) and np.all(res.path <= ik.upper)
-        full = robot.coordinates.positions(res.q)     # mimic followers within their own limits too
+        full = robot.coordinates.positions(res.q)  # mimic followers within their own limits too
         for name, value in zip(robot.q_names, full):
             lim = robot.joints[robot.keys.joint_id[name] - 1].limits
             if lim.lower < lim.upper:
                 assert lim.lower - 1e-12 <= value <= lim.upper + 1e-12, (name, value)
         iterations.append(res.iterations)
-        far += np.abs(res.q - res.path[0]).max() > 1.0     # a flip to a distant solution, not the seed's
-    print(f'{label} ({link}, {ik.n} coordinates): iterations median {np.median(iterations):.0f}, '
-          f'max {max(iterations)}; {far} of 20 solutions more than 1 rad from the seed')
+        far += (
+            np.abs(res.q - res.path[0]).max() > 1.0
+        )  # a flip to a distant solution, not the seed's
+    print(
+        f'{label} ({link}, {ik.n} coordinates): iterations median {np.median(iterations):.0f}, '
+        f'max {max(iterations)}; {far} of 20 solutions more than 1 rad from the seed'
+    )
     assert np.median(iterations) <= 6
     assert far <= 1
 
 
 def zlib_seed(label):
     import zlib
+
     return zlib.crc32(label.encode())
 
 
 # --- limits, unreachable targets, rows, frames --------------------------------------------------
+
 
 def _kuka():
     robot = load_robot('kuka_iiwa')
@@ -231,7 +284,7 @@ def test_unreachable_target_says_so_with_the_closest_error():
     robot, link = _kuka()
     ik = InverseKinematics(robot, link)
     R0, r0 = ik._base_state(None, None)
-    target = np.array([2.0, 1.0, 1.5])          # beyond the arm's reach (about 1.3 m)
+    target = np.array([2.0, 1.0, 1.5])  # beyond the arm's reach (about 1.3 m)
     seed = np.zeros(ik.n) + 0.3
     res = ik.solve(target, seed)
     assert not res.success and res.status == 'no progress'
@@ -240,15 +293,26 @@ def test_unreachable_target_says_so_with_the_closest_error():
     assert np.all(res.q >= ik.lower) and np.all(res.q <= ik.upper)
     # no worse than the best of many random configurations within the limits
     rng = np.random.default_rng(1)
-    best = min(np.linalg.norm(target - _pose_spart(robot, link, np.zeros(3), _sample(rng, ik.lower, ik.upper),
-                                                   R0, r0)[1]) for _ in range(20000))
-    print(f'unreachable: closest error {res.position_error:.6f} m in {res.iterations} iterations; best random '
-          f'configuration {best:.6f} m')
+    best = min(
+        np.linalg.norm(
+            target
+            - _pose_spart(robot, link, np.zeros(3), _sample(rng, ik.lower, ik.upper), R0, r0)[1]
+        )
+        for _ in range(20000)
+    )
+    print(
+        f'unreachable: closest error {res.position_error:.6f} m in {res.iterations} iterations; best random '
+        f'configuration {best:.6f} m'
+    )
     assert res.position_error <= best + 1e-9
 
 
 def test_joint_limits_are_never_exceeded():
-    """The planar arm's elbow stops at its 2.9 rad limit: a target needing 3 rad is out of reach."""
+    """
+    The planar arm's elbow stops at its 2.9 rad limit.
+
+    A target needing 3 rad is out of reach.
+    """
     robot = load_robot('planar_two_link')
     ik = InverseKinematics(robot, 'link2', point=[0.8, 0.0, 0.0])
     R0, r0 = ik._base_state(None, None)
@@ -256,7 +320,7 @@ def test_joint_limits_are_never_exceeded():
     res = ik.solve(p_goal, [0.0, 2.5])
     assert not res.success
     assert np.all(np.abs(res.path) <= 2.9)
-    assert res.q[1] == pytest.approx(2.9)       # held at the bound, the other joint doing what it can
+    assert res.q[1] == pytest.approx(2.9)  # held at the bound, the other joint doing what it can
     # a seed outside the limits is clamped into them first
     res = ik.solve(p_goal, [0.0, 3.5])
     assert res.path[0][1] == 2.9
@@ -274,8 +338,11 @@ def test_position_only_rows_and_frames():
         res = ik.solve(p_goal, seed, rotation=R_goal, frame=frame)
         assert res.success, frame
         R, p = _pose_spart(robot, link, np.array([0, 0, 0.1]), res.q, R0, r0)
-        assert np.linalg.norm(p - p_goal) < 1e-6 and np.linalg.norm(rotation_vector(R_goal @ R.T)) < 1e-6
-    res = ik.solve(p_goal, seed)              # position only: the orientation is free
+        assert (
+            np.linalg.norm(p - p_goal) < 1e-6
+            and np.linalg.norm(rotation_vector(R_goal @ R.T)) < 1e-6
+        )
+    res = ik.solve(p_goal, seed)  # position only: the orientation is free
     assert res.success and res.rotation_error == 0.0
     res = ik.solve(p_goal, seed, rotation=R_goal, rows=['position', 'wz'])
     assert res.success
@@ -288,14 +355,16 @@ def test_position_only_rows_and_frames():
 
 
 def test_tree_prismatic_and_mimic_robots():
-    robot = load_robot('branched_two_arm_spacecraft')       # a tree with a prismatic joint
+    robot = load_robot('branched_two_arm_spacecraft')  # a tree with a prismatic joint
     ik = InverseKinematics(robot, 'a_tip')
     R0, r0 = ik._base_state(None, None)
     q_goal = np.clip(np.full(ik.n, 0.3), ik.lower, ik.upper)
     _, p_goal = _pose_spart(robot, 'a_tip', np.zeros(3), q_goal, R0, r0)
     res = ik.solve(p_goal, np.clip(q_goal - 0.2, ik.lower, ik.upper))
     assert res.success
-    assert np.linalg.norm(_pose_spart(robot, 'a_tip', np.zeros(3), res.q, R0, r0)[1] - p_goal) < 1e-6
+    assert (
+        np.linalg.norm(_pose_spart(robot, 'a_tip', np.zeros(3), res.q, R0, r0)[1] - p_goal) < 1e-6
+    )
     # the other arm's joints do not move the target link
     other = [k for k, name in enumerate(ik.names) if name.startswith('b_')]
     np.testing.assert_array_equal(res.q[other], np.clip(q_goal - 0.2, ik.lower, ik.upper)[other])
@@ -315,11 +384,12 @@ def test_seed_and_targets_are_checked():
         ik.solve(np.array([1e200, 0, 0]), np.zeros(7))
     with pytest.raises(InputError, match='base'):
         InverseKinematics(robot, link, base='floating')
-    with pytest.raises(SingularModelError):       # no mass: a free base cannot react
+    with pytest.raises(SingularModelError):  # no mass: a free base cannot react
         InverseKinematics(robot_from_screw_axes(SLIST, M_HOME), 'ee', base='free')
 
 
 # --- the free-floating base ----------------------------------------------------------------------
+
 
 def _base_rates(robot, R0, r0, q, dq):
     """u0 at zero momentum by the SPART-named chain: -H0^-1 H0m dq."""
@@ -346,10 +416,11 @@ def _integrate_path(robot, R0, r0, path):
         def f(s, x):
             R = _quat_matrix(x[:4])
             u0 = _base_rates(robot, R, x[4:], qa + s * dq, dq)
-            w = u0[:3]                        # body frame; SPART quaternions are [x, y, z, w]
+            w = u0[:3]  # body frame; SPART quaternions are [x, y, z, w]
             qv, qw = x[:3], x[3]
             dqv = 0.5 * (qw * w + np.cross(qv, w))
             return np.concatenate([dqv, [-0.5 * qv @ w], u0[3:]])
+
         x = solve_ivp(f, (0.0, 1.0), x, rtol=1e-12, atol=1e-12).y[:, -1]
     return _quat_matrix(x[:4]), x[4:]
 
@@ -380,11 +451,15 @@ def test_free_floating_base_ik_follows_momentum_conservation():
     np.testing.assert_allclose(com(res.R0, res.r0, res.q), com(R0, r0, seed), atol=1e-9)
     # the base moved (a fixed-base solution would be wrong here)
     assert np.linalg.norm(rotation_vector(R0.T @ res.R0)) > 1e-3
-    print(f'free base: converged in {res.iterations} iterations, base turned by '
-          f'{math.degrees(np.linalg.norm(rotation_vector(R0.T @ res.R0))):.2f} deg')
+    print(
+        f'free base: converged in {res.iterations} iterations, base turned by '
+        f'{math.degrees(np.linalg.norm(rotation_vector(R0.T @ res.R0))):.2f} deg'
+    )
 
 
-# --- link-frame points and Robot.link -------------------------------------------------------------
+# --- link-frame points and Robot.link
+# -------------------------------------------------------------
+
 
 def test_link_frame_point_jacobian_and_robot_link():
     robot = load_robot('branched_two_arm_spacecraft')
@@ -405,13 +480,19 @@ def test_link_frame_point_jacobian_and_robot_link():
         np.testing.assert_array_equal(Jm, Jms)
         # the point of the URDF frame: its velocity by finite differences of link_frame_pose
         h = 1e-6
+
         def p_of(s):
             q = qm + s * um
-            R0s = R0 @ spart.Euler_DCM(u0[:3] / max(np.linalg.norm(u0[:3]), 1e-300),
-                                       s * np.linalg.norm(u0[:3])).T
+            R0s = (
+                R0
+                @ spart.Euler_DCM(
+                    u0[:3] / max(np.linalg.norm(u0[:3]), 1e-300), s * np.linalg.norm(u0[:3])
+                ).T
+            )
             kk = spart.Kinematics(R0s, r0 + s * u0[3:], q, robot)
             R, p = link_frame_pose(robot, link, R0s, r0 + s * u0[3:], kk.RL, kk.rL)
             return p + R @ point
+
         v_fd = (p_of(h) - p_of(-h)) / (2 * h)
         np.testing.assert_allclose((J0 @ u0 + Jm @ um)[3:], v_fd, atol=1e-7)
         J0d, Jmd = link_point_jacobian_dot(link, point, R0, r0, t0, k.RL, k.rL, tL, P0, pm, robot)

@@ -9,25 +9,31 @@ where the value is legal (a huge but finite angle), answered with finite numbers
 keeps running, and the valid input that follows still gets the right answer (checked against
 the numpy SPART functions, test/dynamics_reference.py).
 """
+
 import math
 from pathlib import Path
 import time
 
-import numpy as np
-import pytest
-
 from builtin_interfaces.msg import Time
+from core_helpers import urdf_path
+import dynamics_reference as ref
 from geometry_msgs.msg import Quaternion
 from nav_msgs.msg import Odometry
+from node_helpers import (
+    BEST_EFFORT_QOS,
+    LATCHED_QOS,
+    RELIABLE_QOS,
+    RosTestNode,
+    scaled,
+    start_node,
+)
+import numpy as np
+import pytest
 from sensor_msgs.msg import Imu, JointState
 from spart_interfaces.msg import Jacobians, LinkWrench
 from spart_interfaces.srv import ForwardDynamics, InverseDynamics
-from std_msgs.msg import String
-
 from spart_ros import spart
-from node_helpers import BEST_EFFORT_QOS, LATCHED_QOS, RELIABLE_QOS, RosTestNode, scaled, start_node
-from core_helpers import urdf_path
-import dynamics_reference as ref
+from std_msgs.msg import String
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -41,10 +47,21 @@ NUMBER_MUTATIONS = [('NaN', NAN), ('inf', INF), ('-inf', -INF)]
 
 @pytest.fixture(scope='module')
 def node():
-    proc = start_node('spart_ros', 'dynamics_node', namespace=NS,
-                      parameters=dict(base='floating', robot_description=URDF, use_imu=True, imu_link='imu_link',
-                                      imu_topic='imu', world_frame='odom'),
-                      wait_for=r'spart_dynamics\]: base floating', wait_timeout=90.0)
+    proc = start_node(
+        'spart_ros',
+        'dynamics_node',
+        namespace=NS,
+        parameters={
+            'base': 'floating',
+            'robot_description': URDF,
+            'use_imu': True,
+            'imu_link': 'imu_link',
+            'imu_topic': 'imu',
+            'world_frame': 'odom',
+        },
+        wait_for=r'spart_dynamics\]: base floating',
+        wait_timeout=90.0,
+    )
     ros = RosTestNode('test_node_bad_inputs')
     try:
         yield proc, ros
@@ -55,9 +72,15 @@ def node():
 
 def _state(seed):
     rng = np.random.default_rng(seed)
-    return dict(R_b=ref.rot(rng.standard_normal(3), rng.uniform(0, 3)), p_b=rng.standard_normal(3),
-                v_b=rng.standard_normal(3), w_b=rng.standard_normal(3), qm=rng.uniform(-1, 1, ROBOT.n_q),
-                um=rng.standard_normal(ROBOT.n_q), x=rng.standard_normal(ROBOT.n_q))
+    return {
+        'R_b': ref.rot(rng.standard_normal(3), rng.uniform(0, 3)),
+        'p_b': rng.standard_normal(3),
+        'v_b': rng.standard_normal(3),
+        'w_b': rng.standard_normal(3),
+        'qm': rng.uniform(-1, 1, ROBOT.n_q),
+        'um': rng.standard_normal(ROBOT.n_q),
+        'x': rng.standard_normal(ROBOT.n_q),
+    }
 
 
 def _quat(R):
@@ -66,7 +89,7 @@ def _quat(R):
 
 
 def _request(kind, s):
-    """A valid full-state request (joint order reversed: mapped by name) of ``kind``."""
+    """Return a valid full-state request (joint order reversed: mapped by name) of ``kind``."""
     req = (ForwardDynamics if kind == 'fd' else InverseDynamics).Request()
     names = list(reversed(ROBOT.q_names))
     req.joint_names = names
@@ -94,10 +117,24 @@ def _expected(kind, s):
     wFm[:, ROBOT.link_index('a_wrist') - 1] = [0, 0, -0.5, 1.0, 0, 0]
     z3, z6 = np.zeros(3), np.zeros(6)
     if kind == 'fd':
-        return ref.expected_fd(ROBOT, s['R_b'], s['p_b'], s['v_b'], s['w_b'], s['qm'], s['um'], s['x'], z3, z3,
-                               z6, wFm, z3)[0]
-    return ref.expected_floating_id(ROBOT, s['R_b'], s['p_b'], s['v_b'], s['w_b'], s['qm'], s['um'], s['x'],
-                                    z6, wFm, z3)[0]
+        return ref.expected_fd(
+            ROBOT,
+            s['R_b'],
+            s['p_b'],
+            s['v_b'],
+            s['w_b'],
+            s['qm'],
+            s['um'],
+            s['x'],
+            z3,
+            z3,
+            z6,
+            wFm,
+            z3,
+        )[0]
+    return ref.expected_floating_id(
+        ROBOT, s['R_b'], s['p_b'], s['v_b'], s['w_b'], s['qm'], s['um'], s['x'], z6, wFm, z3
+    )[0]
 
 
 def _service_mutations(kind):
@@ -106,45 +143,80 @@ def _service_mutations(kind):
     out = []
     for field in ('positions', 'velocities', per_joint):
         for label, v in NUMBER_MUTATIONS:
+
             def m(req, field=field, v=v):
                 values = list(getattr(req, field))
                 values[2] = v
                 setattr(req, field, values)
-            out.append((f'{field}[2]={label}', m, [field, repr(list(reversed(ROBOT.q_names)))[1:-1].split(', ')[2]
-                                                  .strip("'")]))
+
+            out.append(
+                (
+                    f'{field}[2]={label}',
+                    m,
+                    [field, repr(list(reversed(ROBOT.q_names)))[1:-1].split(', ')[2].strip("'")],
+                )
+            )
 
         def short(req, field=field):
             setattr(req, field, list(getattr(req, field))[:-1])
+
         out.append((f'{field} one short', short, [field, f'{ROBOT.n_q - 1} values']))
     for path in ('base_pose.position', 'base_twist.linear', 'base_twist.angular'):
         for axis in 'xyz':
             for label, v in NUMBER_MUTATIONS:
+
                 def m(req, path=path, axis=axis, v=v):
                     obj = req
                     for part in path.split('.'):
                         obj = getattr(obj, part)
                     setattr(obj, axis, v)
-                out.append((f'{path}.{axis}={label}', m, [path.replace('.position', '').split('.')[0]]))
-    for label, q in (('zero', (0.0, 0.0, 0.0, 0.0)), ('NaN', (NAN, 0.0, 0.0, 1.0)), ('inf', (0.0, INF, 0.0, 1.0))):
+
+                out.append(
+                    (f'{path}.{axis}={label}', m, [path.replace('.position', '').split('.')[0]])
+                )
+    for label, q in (
+        ('zero', (0.0, 0.0, 0.0, 0.0)),
+        ('NaN', (NAN, 0.0, 0.0, 1.0)),
+        ('inf', (0.0, INF, 0.0, 1.0)),
+    ):
+
         def m(req, q=q):
             req.base_pose.orientation = Quaternion(x=q[0], y=q[1], z=q[2], w=q[3])
+
         out.append((f'base_pose.orientation {label}', m, ['base_pose']))
     for label, v in NUMBER_MUTATIONS:
+
         def grav(req, v=v):
             req.override_gravity = True
             req.gravity.y = v
+
         out.append((f'gravity.y={label}', grav, ['gravity']))
 
         def wrench(req, v=v):
             req.link_wrenches[0].wrench.force.y = v
+
         out.append((f'link_wrenches[0].force.y={label}', wrench, ['link_wrenches[0]', 'force']))
     out += [
-        ('unknown joint', lambda req: req.joint_names.__setitem__(0, 'elbow_x'), ["unknown joint 'elbow_x'"]),
-        ('repeated joint', lambda req: req.joint_names.__setitem__(0, req.joint_names[1]), ['appears twice']),
-        ('unknown link wrench', lambda req: setattr(req.link_wrenches[0], 'link_name', 'hand'),
-         ["unknown link 'hand'"]),
-        ('use_current_state with positions', lambda req: setattr(req, 'use_current_state', True),
-         ['use_current_state']),
+        (
+            'unknown joint',
+            lambda req: req.joint_names.__setitem__(0, 'elbow_x'),
+            ["unknown joint 'elbow_x'"],
+        ),
+        (
+            'repeated joint',
+            lambda req: req.joint_names.__setitem__(0, req.joint_names[1]),
+            ['appears twice'],
+        ),
+        (
+            'unknown link wrench',
+            lambda req: setattr(req.link_wrenches[0], 'link_name', 'hand'),
+            ["unknown link 'hand'"],
+        ),
+        (
+            'use_current_state with positions',
+            lambda req: setattr(req, 'use_current_state', True),
+            ['use_current_state'],
+        ),
     ]
     return out
 
@@ -169,7 +241,9 @@ def test_service_request_catalogue(node, kind):
         res = ros.call(srv, name, _request(kind, s), process=proc)
         assert res.success, f'after {label}: {res.message}'
         got = res.accelerations if kind == 'fd' else res.efforts
-        np.testing.assert_allclose(got, _expected(kind, s)[::-1], rtol=1e-8, atol=1e-8, err_msg=label)
+        np.testing.assert_allclose(
+            got, _expected(kind, s)[::-1], rtol=1e-8, atol=1e-8, err_msg=label
+        )
     assert proc.is_running()
 
 
@@ -193,7 +267,9 @@ def test_huge_values_are_refused_or_answered_finite(node):
 
 
 def _js(names, pos, vel, t):
-    msg = JointState(name=list(names), position=[float(x) for x in pos], velocity=[float(x) for x in vel])
+    msg = JointState(
+        name=list(names), position=[float(x) for x in pos], velocity=[float(x) for x in vel]
+    )
     msg.header.stamp = t
     return msg
 
@@ -215,6 +291,7 @@ def _topic_mutations():
     names = list(ROBOT.q_names)
     out = []
     for label, v in NUMBER_MUTATIONS:
+
         def pos(s, t, v=v):
             q = s['qm'].copy()
             q[3] = v
@@ -224,8 +301,11 @@ def _topic_mutations():
             u = s['um'].copy()
             u[0] = v
             return _js(names, s['qm'], u, t)
-        out += [('js', f'position={label}', pos, [f"position of joint {names[3]!r}"]),
-                ('js', f'velocity={label}', vel, [f"velocity of joint {names[0]!r}"])]
+
+        out += [
+            ('js', f'position={label}', pos, [f'position of joint {names[3]!r}']),
+            ('js', f'velocity={label}', vel, [f'velocity of joint {names[0]!r}']),
+        ]
 
         def odom_p(s, t, v=v):
             msg = _odom(s, t)
@@ -243,22 +323,49 @@ def _topic_mutations():
             msg.orientation = _quat(s['R_b'])
             msg.angular_velocity.y = v
             return msg
-        out += [('odom', f'position={label}', odom_p, ['odometry pose.position']),
-                ('odom', f'angular={label}', odom_w, ['odometry twist angular']),
-                ('imu', f'angular_velocity={label}', imu_w, ['IMU angular_velocity'])]
+
+        out += [
+            ('odom', f'position={label}', odom_p, ['odometry pose.position']),
+            ('odom', f'angular={label}', odom_w, ['odometry twist angular']),
+            ('imu', f'angular_velocity={label}', imu_w, ['IMU angular_velocity']),
+        ]
     out += [
-        ('js', 'positions one short', lambda s, t: _js(names, s['qm'][:-1], s['um'], t),
-         [f'{len(names)} names but {len(names) - 1} positions']),
-        ('js', 'velocities one long', lambda s, t: _js(names, s['qm'], list(s['um']) + [0.0], t),
-         [f'{len(names)} names but {len(names) + 1} velocities']),
-        ('js', 'repeated joint', lambda s, t: _js([names[0]] + names, [0.0] + list(s['qm']), [0.0] + list(s['um']), t),
-         [f'joint {names[0]!r} appears twice']),
-        ('odom', 'zero quaternion', lambda s, t: _with(_odom(s, t), 'pose.pose.orientation',
-                                                       Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)),
-         ['odometry pose.orientation']),
-        ('imu', 'zero quaternion', lambda s, t: _with(_with(Imu(), 'header.frame_id', 'imu_link'), 'orientation',
-                                                      Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)),
-         ['IMU orientation']),
+        (
+            'js',
+            'positions one short',
+            lambda s, t: _js(names, s['qm'][:-1], s['um'], t),
+            [f'{len(names)} names but {len(names) - 1} positions'],
+        ),
+        (
+            'js',
+            'velocities one long',
+            lambda s, t: _js(names, s['qm'], list(s['um']) + [0.0], t),
+            [f'{len(names)} names but {len(names) + 1} velocities'],
+        ),
+        (
+            'js',
+            'repeated joint',
+            lambda s, t: _js([names[0]] + names, [0.0] + list(s['qm']), [0.0] + list(s['um']), t),
+            [f'joint {names[0]!r} appears twice'],
+        ),
+        (
+            'odom',
+            'zero quaternion',
+            lambda s, t: _with(
+                _odom(s, t), 'pose.pose.orientation', Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)
+            ),
+            ['odometry pose.orientation'],
+        ),
+        (
+            'imu',
+            'zero quaternion',
+            lambda s, t: _with(
+                _with(Imu(), 'header.frame_id', 'imu_link'),
+                'orientation',
+                Quaternion(x=0.0, y=0.0, z=0.0, w=0.0),
+            ),
+            ['IMU orientation'],
+        ),
     ]
     return out
 
@@ -285,35 +392,66 @@ def test_topic_input_catalogue(node):
         s = _state(200 + k)
         t_bad, t_ok = Time(sec=1000 + 2 * k), Time(sec=1001 + 2 * k)
         before = len(proc.output())
-        if kind != 'js':     # the bad odometry/IMU sample comes with a valid joint state
+        if kind != 'js':  # the bad odometry/IMU sample comes with a valid joint state
             pubs[kind].publish(make(s, t_bad))
-        ros.publish_until(js if kind == 'js' else pubs[kind],
-                          lambda: make(s, t_bad),
-                          lambda: 'ERROR' in proc.output()[before:] and all(w in proc.output()[before:] for w in words),
-                          what=f'the error log for {kind} {label}', process=proc)
+        ros.publish_until(
+            js if kind == 'js' else pubs[kind],
+            lambda: make(s, t_bad),
+            lambda: (
+                'ERROR' in proc.output()[before:]
+                and all(w in proc.output()[before:] for w in words)
+            ),
+            what=f'the error log for {kind} {label}',
+            process=proc,
+        )
         assert 'np.float64' not in proc.output()[before:]
         # valid inputs after the bad one: the right Jacobian, stamped with the valid joint state
-        exp = ref.expected_outputs(ROBOT, s['R_b'], s['p_b'], s['v_b'], s['w_b'], s['qm'], s['um'], True,
-                                   [(n, [0.0, 0.0, 0.0]) for n in ('a_tip', 'a_finger_right', 'b_ee', 'imu_link')])
+        exp = ref.expected_outputs(
+            ROBOT,
+            s['R_b'],
+            s['p_b'],
+            s['v_b'],
+            s['w_b'],
+            s['qm'],
+            s['um'],
+            True,
+            [(n, [0.0, 0.0, 0.0]) for n in ('a_tip', 'a_finger_right', 'b_ee', 'imu_link')],
+        )
 
         def answered():
             odom.publish(_odom(s, t_ok))
             js.publish(_js(names, s['qm'], s['um'], t_ok))
             m = [x for x in jac.messages if x.header.stamp == t_ok]
             return m[-1] if m else None
+
         got = ros.wait_for(lambda: answered(), 10.0, f'outputs after {kind} {label}', process=proc)
         J = np.asarray(got.jacobians[0].data).reshape(6, got.jacobians[0].cols)
-        np.testing.assert_allclose(J, exp.jacobians[0], rtol=1e-9, atol=1e-9, err_msg=f'{kind} {label}')
+        np.testing.assert_allclose(
+            J, exp.jacobians[0], rtol=1e-9, atol=1e-9, err_msg=f'{kind} {label}'
+        )
     assert proc.is_running()
 
 
-@pytest.mark.parametrize('name, value', [('imu_max_age', -0.1), ('imu_max_age', NAN), ('odom_max_age', -1.0),
-                                         ('odom_max_age', NAN), ('clock_jump_back', -1.0), ('clock_jump_back', INF)])
+@pytest.mark.parametrize(
+    'name, value',
+    [
+        ('imu_max_age', -0.1),
+        ('imu_max_age', NAN),
+        ('odom_max_age', -1.0),
+        ('odom_max_age', NAN),
+        ('clock_jump_back', -1.0),
+        ('clock_jump_back', INF),
+    ],
+)
 def test_bad_input_parameters_stop_the_node_naming_them(name, value):
     """imu_max_age is checked like odom_max_age (a negative or NaN age would make the IMU or
     the odometry silently never or always fresh); exit code 2, the message naming it."""
-    proc = start_node('spart_ros', 'dynamics_node', namespace='/badparam',
-                      parameters={'base': 'floating', 'use_imu': True, name: value})
+    proc = start_node(
+        'spart_ros',
+        'dynamics_node',
+        namespace='/badparam',
+        parameters={'base': 'floating', 'use_imu': True, name: value},
+    )
     try:
         deadline = time.monotonic() + scaled(30)
         while proc.is_running() and time.monotonic() < deadline:
@@ -327,27 +465,45 @@ def test_bad_input_parameters_stop_the_node_naming_them(name, value):
 def test_bad_robot_descriptions_keep_the_model(node):
     proc, ros = node
     desc = ros.publisher(String, f'{NS}/robot_description', LATCHED_QOS)
+
     def link(name):
-        return (f'<link name="{name}"><inertial><mass value="1"/>'
-                '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>')
+        return (
+            f'<link name="{name}"><inertial><mass value="1"/>'
+            '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+        )
+
     bad = [
         ('not XML', 'hello robot', 'not URDF XML'),
         ('broken XML', '<robot name="x"><link name="a">', 'not valid XML'),
         ('not URDF', '<html><body/></html>', 'not <robot>'),
-        ('unknown joint type', f'<robot name="p">{link("a")}{link("b")}'
-         '<joint name="j" type="planar"><parent link="a"/><child link="b"/></joint></robot>', "joint 'j'"),
+        (
+            'unknown joint type',
+            f'<robot name="p">{link("a")}{link("b")}'
+            '<joint name="j" type="planar"><parent link="a"/><child link="b"/></joint></robot>',
+            "joint 'j'",
+        ),
         ('two roots', f'<robot name="c">{link("a")}{link("b")}</robot>', 'root links'),
-        ('missing child link', f'<robot name="m">{link("a")}<joint name="j" type="fixed"><parent link="a"/>'
-         '<child link="ghost"/></joint></robot>', "'ghost'"),
+        (
+            'missing child link',
+            f'<robot name="m">{link("a")}<joint name="j" type="fixed"><parent link="a"/>'
+            '<child link="ghost"/></joint></robot>',
+            "'ghost'",
+        ),
     ]
     for label, text, words in bad:
         before = len(proc.output())
-        ros.publish_until(desc, lambda: String(data=text),
-                          lambda: 'rejected' in proc.output()[before:] and words in proc.output()[before:],
-                          what=f'the rejection of {label}', process=proc)
+        ros.publish_until(
+            desc,
+            lambda: String(data=text),
+            lambda: 'rejected' in proc.output()[before:] and words in proc.output()[before:],
+            what=f'the rejection of {label}',
+            process=proc,
+        )
         assert 'keeping the previous model' in proc.output()[before:], label
     # still the same model: a service call on the branched spacecraft works
     s = _state(5)
-    res = ros.call(InverseDynamics, f'{NS}/spart_dynamics/inverse_dynamics', _request('id', s), process=proc)
+    res = ros.call(
+        InverseDynamics, f'{NS}/spart_dynamics/inverse_dynamics', _request('id', s), process=proc
+    )
     assert res.success, res.message
     np.testing.assert_allclose(res.efforts, _expected('id', s)[::-1], rtol=1e-8, atol=1e-8)

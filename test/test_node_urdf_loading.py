@@ -1,26 +1,31 @@
-"""Real-world URDFs through the INSTALLED spart_dynamics node (separate processes, real topics):
-an encoding declaration on the robot_description topic and in the parameter, a `world` root on
-a fixed joint (the parameters place the URDF's world), massless frames and impossible inertias
-as log warnings (``strict: true`` refuses them), and mimic joints: joint_states need only the
-leaders, the followers are ignored, Jacobian columns and service efforts are per leader (a
-follower's effort reaches its leader times its multiplier).  Expected values come from the
-numpy SPART functions in full coordinates (test/dynamics_reference.py), projected by hand."""
+"""
+Real-world URDFs through the INSTALLED spart_dynamics node (separate processes, real topics).
+
+An encoding declaration on the robot_description topic and in the parameter, a `world` root on a
+fixed joint (the parameters place the URDF's world), massless frames and impossible inertias as log
+warnings (``strict: true`` refuses them), and mimic joints: joint_states need only the leaders, the
+followers are ignored, Jacobian columns and service efforts are per leader (a follower's effort
+reaches its leader times its multiplier). Expected values come from the numpy SPART functions in
+full coordinates (test/dynamics_reference.py), projected by hand.
+"""
+
 from pathlib import Path
 
+from builtin_interfaces.msg import Time
+import dynamics_reference as ref
+from node_helpers import LATCHED_QOS, RELIABLE_QOS, RosTestNode, start_node
 import numpy as np
 import pytest
-
-from builtin_interfaces.msg import Time
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import Jacobians
 from spart_interfaces.srv import InverseDynamics
+from spart_ros import spart
 from std_msgs.msg import String
 
-from spart_ros import spart
-from node_helpers import LATCHED_QOS, RELIABLE_QOS, RosTestNode, start_node
-import dynamics_reference as ref
-
-pytestmark = [pytest.mark.timeout(240), pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')]
+pytestmark = [
+    pytest.mark.timeout(240),
+    pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning'),
+]
 
 DATA = Path(__file__).resolve().parent / 'data' / 'urdf' / 'loading'
 UR5 = (DATA / 'ur5_world.urdf').read_text(encoding='utf-8')
@@ -29,9 +34,16 @@ READY = r'spart_dynamics\]: base fixed'
 
 
 def _inertia_broken(text):
-    """The gripper with one link's inertia breaking the triangle inequality (no rigid body has it)."""
-    return text.replace('<inertia ixx="0.002" ixy="0.0001" ixz="0" iyy="0.012" iyz="0" izz="0.012"/>',
-                        '<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.012"/>', 1)
+    """
+    Return the gripper with one link's inertia breaking the triangle inequality.
+
+    No rigid body has it.
+    """
+    return text.replace(
+        '<inertia ixx="0.002" ixy="0.0001" ixz="0" iyy="0.012" iyz="0" izz="0.012"/>',
+        '<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.012"/>',
+        1,
+    )
 
 
 @pytest.fixture(scope='module')
@@ -42,7 +54,9 @@ def ros():
 
 
 def _js(names, q, u, sec):
-    msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in u])
+    msg = JointState(
+        name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in u]
+    )
     msg.header.stamp = Time(sec=sec)
     return msg
 
@@ -52,33 +66,47 @@ def _jacobian_for(ros, proc, js_pub, jac, msg):
         js_pub.publish(msg)
         m = [x for x in jac.messages if x.header.stamp == msg.header.stamp]
         return m[-1] if m else None
+
     return ros.wait_for(step, 15.0, f'Jacobians stamped {msg.header.stamp.sec}', process=proc)
 
 
 def test_encoding_declaration_world_root_and_warnings_as_logs(ros):
-    """The UR5 (encoding declaration, `world` on a fixed joint, massless frames) as a parameter:
-    it loads, the massless frames are a log warning (not a raw Python warning on stderr), and the
-    base pose is base_position/base_orientation composed with the URDF's world joint."""
+    """
+    The UR5 (encoding declaration, `world` on a fixed joint, massless frames) as a parameter.
+
+    It loads, the massless frames are a log warning (not a raw Python warning on stderr), and the
+    base pose is base_position/base_orientation composed with the URDF's world joint.
+    """
     assert UR5.startswith('<?xml version="1.0" encoding="utf-8"?>')
     R_w, p_w = ref.rot([0, 0, 1], 0.3), np.array([1.0, 2.0, 0.5])
-    proc = start_node('spart_ros', 'dynamics_node', namespace='/ur5',
-                      parameters=dict(robot_description=UR5, base_position=p_w.tolist(),
-                                      base_orientation=ref.quat_xyzw(R_w).tolist(), jacobian_links=['tool0']),
-                      wait_for=READY, wait_timeout=90.0)
+    proc = start_node(
+        'spart_ros',
+        'dynamics_node',
+        namespace='/ur5',
+        parameters={
+            'robot_description': UR5,
+            'base_position': p_w.tolist(),
+            'base_orientation': ref.quat_xyzw(R_w).tolist(),
+            'jacobian_links': ['tool0'],
+        },
+        wait_for=READY,
+        wait_timeout=90.0,
+    )
     try:
         out = proc.output()
         assert "model 'ur5'" in out and "base 'base_link'" in out, out
         assert 'WARN' in out and 'no <inertial>' in out and 'ModelWarning' not in out, out
         robot = spart.urdf2robot(UR5)[0]
         T = robot.base_pose
-        R_b, p_b = R_w @ T[:3, :3], p_w + R_w @ T[:3, 3]       # world link placed by the parameters
+        R_b, p_b = R_w @ T[:3, :3], p_w + R_w @ T[:3, 3]  # world link placed by the parameters
         js = ros.publisher(JointState, '/ur5/joint_states', RELIABLE_QOS)
         jac = ros.subscribe(Jacobians, '/ur5/spart_dynamics/jacobians', RELIABLE_QOS)
         rng = np.random.default_rng(3)
         qm, um = rng.uniform(-1, 1, robot.n_q), rng.standard_normal(robot.n_q)
         got = _jacobian_for(ros, proc, js, jac, _js(robot.q_names, qm, um, 5))
-        exp = ref.expected_outputs(robot, R_b, p_b, np.zeros(3), np.zeros(3), qm, um, False,
-                                   [('tool0', [0.0, 0.0, 0.0])])
+        exp = ref.expected_outputs(
+            robot, R_b, p_b, np.zeros(3), np.zeros(3), qm, um, False, [('tool0', [0.0, 0.0, 0.0])]
+        )
         J = np.asarray(got.jacobians[0].data).reshape(6, got.jacobians[0].cols)
         np.testing.assert_allclose(J, exp.jacobians[0], rtol=1e-9, atol=1e-9)
         p = got.jacobians[0].position
@@ -88,32 +116,53 @@ def test_encoding_declaration_world_root_and_warnings_as_logs(ros):
 
 
 def test_mimic_joints_strict_inertia_and_encoding_on_the_topic(ros):
-    proc = start_node('spart_ros', 'dynamics_node', namespace='/grip',
-                      parameters=dict(strict=True, jacobian_links=['finger_right_link']),
-                      wait_for=READY, wait_timeout=90.0)
+    proc = start_node(
+        'spart_ros',
+        'dynamics_node',
+        namespace='/grip',
+        parameters={'strict': True, 'jacobian_links': ['finger_right_link']},
+        wait_for=READY,
+        wait_timeout=90.0,
+    )
     try:
         desc = ros.publisher(String, '/grip/robot_description', LATCHED_QOS)
         js = ros.publisher(JointState, '/grip/joint_states', RELIABLE_QOS)
         jac = ros.subscribe(Jacobians, '/grip/spart_dynamics/jacobians', RELIABLE_QOS)
         # strict: an impossible inertia refuses the model, naming the link
-        ros.publish_until(desc, lambda: String(data=_inertia_broken(GRIPPER)),
-                          lambda: 'rejected' in proc.output() and "'upper'" in proc.output(),
-                          what='the strict inertia refusal', process=proc)
+        ros.publish_until(
+            desc,
+            lambda: String(data=_inertia_broken(GRIPPER)),
+            lambda: 'rejected' in proc.output() and "'upper'" in proc.output(),
+            what='the strict inertia refusal',
+            process=proc,
+        )
         # the gripper with an encoding declaration, over the topic
         text = '<?xml version="1.0" encoding="utf-8"?>\n' + GRIPPER.split('\n', 1)[1]
-        ros.publish_until(desc, lambda: String(data=text), lambda: "model 'gripper_mimic'" in proc.output(),
-                          what='the gripper model', process=proc)
+        ros.publish_until(
+            desc,
+            lambda: String(data=text),
+            lambda: "model 'gripper_mimic'" in proc.output(),
+            what='the gripper model',
+            process=proc,
+        )
         robot = spart.urdf2robot(GRIPPER)[0]
         c = robot.coordinates
         assert c.followers and proc.output().count('mimic:') >= 1
         # xacro on the topic is refused without running it (robot_state_publisher publishes
         # expanded URDF); the gripper stays the model
-        xacro_text = ('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="m" '
-                      'value="1"/><link name="a"><inertial><mass value="${m}"/><inertia ixx="1" ixy="0" ixz="0" '
-                      'iyy="1" iyz="0" izz="1"/></inertial></link></robot>')
-        ros.publish_until(desc, lambda: String(data=xacro_text),
-                          lambda: 'expand it first' in proc.output(), what='the xacro refusal', process=proc)
-        assert "keeping the previous model" in proc.output() and "model 'x'" not in proc.output()
+        xacro_text = (
+            '<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="m" '
+            'value="1"/><link name="a"><inertial><mass value="${m}"/><inertia ixx="1" ixy="0" ixz="0" '
+            'iyy="1" iyz="0" izz="1"/></inertial></link></robot>'
+        )
+        ros.publish_until(
+            desc,
+            lambda: String(data=xacro_text),
+            lambda: 'expand it first' in proc.output(),
+            what='the xacro refusal',
+            process=proc,
+        )
+        assert 'keeping the previous model' in proc.output() and "model 'x'" not in proc.output()
         leaders = c.names
         rng = np.random.default_rng(4)
         q, u = rng.uniform(-0.5, 0.5, c.n), rng.standard_normal(c.n)
@@ -123,27 +172,61 @@ def test_mimic_joints_strict_inertia_and_encoding_on_the_topic(ros):
         got = _jacobian_for(ros, proc, js, jac, msg)
         assert 'ignoring joints not in the model' not in proc.output()
         J = got.jacobians[0]
-        assert list(J.column_names) == list(leaders)           # one column per leader
+        assert list(J.column_names) == list(leaders)  # one column per leader
         q_full, u_full = c.positions(q), c.velocities(u)
-        exp = ref.expected_outputs(robot, np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), q_full, u_full,
-                                   False, [('finger_right_link', [0.0, 0.0, 0.0])])
-        np.testing.assert_allclose(np.asarray(J.data).reshape(6, J.cols), exp.jacobians[0] @ c.G,
-                                   rtol=1e-9, atol=1e-9)
+        exp = ref.expected_outputs(
+            robot,
+            np.eye(3),
+            np.zeros(3),
+            np.zeros(3),
+            np.zeros(3),
+            q_full,
+            u_full,
+            False,
+            [('finger_right_link', [0.0, 0.0, 0.0])],
+        )
+        np.testing.assert_allclose(
+            np.asarray(J.data).reshape(6, J.cols), exp.jacobians[0] @ c.G, rtol=1e-9, atol=1e-9
+        )
         # inverse dynamics per leader: G' tau_full with the full accelerations G qdd
         qdd = rng.standard_normal(c.n)
         z3, z6 = np.zeros(3), np.zeros(6)
-        req = InverseDynamics.Request(joint_names=list(reversed(leaders)), positions=list(q[::-1]),
-                                      velocities=list(u[::-1]), accelerations=list(qdd[::-1]))
+        req = InverseDynamics.Request(
+            joint_names=list(reversed(leaders)),
+            positions=list(q[::-1]),
+            velocities=list(u[::-1]),
+            accelerations=list(qdd[::-1]),
+        )
         req.base_pose.orientation.w = 1.0
         res = ros.call(InverseDynamics, '/grip/spart_dynamics/inverse_dynamics', req, process=proc)
         assert res.success, res.message
-        tau_full, _, _ = ref.expected_id(robot, np.eye(3), z3, z3, z3, q_full, u_full, c.accelerations(qdd), z3, z3,
-                                         z6, np.zeros((6, robot.n_links_joints)), z3, floating=False)
+        tau_full, _, _ = ref.expected_id(
+            robot,
+            np.eye(3),
+            z3,
+            z3,
+            z3,
+            q_full,
+            u_full,
+            c.accelerations(qdd),
+            z3,
+            z3,
+            z6,
+            np.zeros((6, robot.n_links_joints)),
+            z3,
+            floating=False,
+        )
         np.testing.assert_allclose(res.efforts, (c.G.T @ tau_full)[::-1], rtol=1e-9, atol=1e-9)
         # a follower in a request: refused, naming its leader
-        bad = InverseDynamics.Request(joint_names=list(leaders) + [follower], positions=[0.0] * (c.n + 1))
+        bad = InverseDynamics.Request(
+            joint_names=list(leaders) + [follower], positions=[0.0] * (c.n + 1)
+        )
         bad.base_pose.orientation.w = 1.0
         res = ros.call(InverseDynamics, '/grip/spart_dynamics/inverse_dynamics', bad, process=proc)
-        assert not res.success and 'mimic joint' in res.message and repr(c.followers[follower].leader) in res.message
+        assert (
+            not res.success
+            and 'mimic joint' in res.message
+            and repr(c.followers[follower].leader) in res.message
+        )
     finally:
         proc.cleanup()

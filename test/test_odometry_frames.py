@@ -8,44 +8,49 @@ an offset and a rotation), so the URDF base link is ``base_footprint`` and the a
 forward formula from the joint's <origin> numbers (the converter computes the inverse from the
 model), and both must give the same dynamics to 1e-12 (relative to the largest value); the dynamics node must do the same over
 DDS."""
+
 import re
 
+from builtin_interfaces.msg import Time
+from core_helpers import urdf_path
+import dynamics_reference as ref
+from nav_msgs.msg import Odometry
 import numpy as np
 import pytest
-
-from builtin_interfaces.msg import Time
-from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import CenterOfMass, Jacobians, LinkTwists
 from spart_interfaces.srv import InverseDynamics
-
 from spart_ros.core.errors import ModelError
 from spart_ros.core.link_frames import fixed_frame_in_base
 from spart_ros.nodes.base_estimator import BaseLinkState, frame_state_to_base
 from spart_ros.nodes.config import ModelConfig
 from spart_ros.nodes.model import Model
-import dynamics_reference as ref
-from core_helpers import urdf_path
 
-FOOT_XYZ, FOOT_RPY = np.array([0.12, -0.05, 0.31]), (0.2, -0.4, 0.9)   # arm_base in base_footprint
+FOOT_XYZ, FOOT_RPY = np.array([0.12, -0.05, 0.31]), (0.2, -0.4, 0.9)  # arm_base in base_footprint
 
 
 def with_massless_root(text):
     """arm7_floating.urdf under a massless root link base_footprint (no <inertial>)."""
     head, sep, tail = text.partition('<link name="arm_base">')
-    root = (f'<link name="base_footprint"/>\n  <joint name="footprint_joint" type="fixed">\n'
-            f'    <parent link="base_footprint"/><child link="arm_base"/>\n'
-            f'    <origin xyz="{" ".join(map(str, FOOT_XYZ))}" rpy="{" ".join(map(str, FOOT_RPY))}"/>\n'
-            f'  </joint>\n  ')
+    root = (
+        f'<link name="base_footprint"/>\n  <joint name="footprint_joint" type="fixed">\n'
+        f'    <parent link="base_footprint"/><child link="arm_base"/>\n'
+        f'    <origin xyz="{" ".join(map(str, FOOT_XYZ))}" rpy="{" ".join(map(str, FOOT_RPY))}"/>\n'
+        f'  </joint>\n  '
+    )
     return head + root + sep + tail
 
 
 URDF = with_massless_root(open(urdf_path('arm7_floating')).read())
-R_FOOT_ARM = ref.rpy(*FOOT_RPY)          # rotation of arm_base in base_footprint
+R_FOOT_ARM = ref.rpy(*FOOT_RPY)  # rotation of arm_base in base_footprint
 
 
 def arm_base_state(R_f, p_f, v_f, w_f):
-    """The state of arm_base from the state of base_footprint (forward, from the URDF numbers)."""
+    """
+    Return the state of arm_base from the state of base_footprint.
+
+    Forward, from the URDF numbers.
+    """
     R_a = R_f @ R_FOOT_ARM
     p_a = p_f + R_f @ FOOT_XYZ
     w_a = R_FOOT_ARM.T @ w_f
@@ -55,8 +60,15 @@ def arm_base_state(R_f, p_f, v_f, w_f):
 
 def random_state(seed, n_q):
     rng = np.random.default_rng(seed)
-    return (ref.rot(rng.standard_normal(3), rng.uniform(0.3, 3.0)), rng.standard_normal(3), rng.standard_normal(3),
-            rng.standard_normal(3), rng.uniform(-1, 1, n_q), rng.standard_normal(n_q), rng)
+    return (
+        ref.rot(rng.standard_normal(3), rng.uniform(0.3, 3.0)),
+        rng.standard_normal(3),
+        rng.standard_normal(3),
+        rng.standard_normal(3),
+        rng.uniform(-1, 1, n_q),
+        rng.standard_normal(n_q),
+        rng,
+    )
 
 
 def assert_same(got, expected, tol=1e-12):
@@ -77,15 +89,21 @@ def model():
 # pure
 # ---------------------------------------------------------------------------------------------
 
+
 def test_frame_state_to_base_by_finite_differences():
-    """Along a smooth trajectory of a frame f: the converted base pose is f's pose times the fixed
-    inverse, and its twist equals the finite-difference derivative of that pose (expressed in b)."""
+    """
+    Along a smooth trajectory of a frame f.
+
+    The converted base pose is f's pose times the fixed inverse, and its twist equals the
+    finite-difference derivative of that pose (expressed in b).
+    """
     T_b_f = np.eye(4)
     T_b_f[:3, :3], T_b_f[:3, 3] = ref.rpy(0.3, -0.2, 1.1), [0.4, -0.3, 0.2]
 
     def f_pose(t):
-        return ref.rot([0.2, 0.5, 1.0], 0.8 * t + 0.1) @ ref.rot([1, 0, 0], np.sin(t)), \
-            np.array([np.cos(t), 0.3 * t * t, 1.0 - t])
+        return ref.rot([0.2, 0.5, 1.0], 0.8 * t + 0.1) @ ref.rot([1, 0, 0], np.sin(t)), np.array(
+            [np.cos(t), 0.3 * t * t, 1.0 - t]
+        )
 
     def b_pose(t):
         R_f, p_f = f_pose(t)
@@ -105,7 +123,9 @@ def test_frame_state_to_base_by_finite_differences():
     dRb = (b_pose(t + h)[0] - b_pose(t - h)[0]) / (2 * h)
     Wb = R_b.T @ dRb
     np.testing.assert_allclose(w_b, [Wb[2, 1], Wb[0, 2], Wb[1, 0]], atol=1e-8)
-    np.testing.assert_allclose(v_b, R_b.T @ (b_pose(t + h)[1] - b_pose(t - h)[1]) / (2 * h), atol=1e-8)
+    np.testing.assert_allclose(
+        v_b, R_b.T @ (b_pose(t + h)[1] - b_pose(t - h)[1]) / (2 * h), atol=1e-8
+    )
 
 
 def test_odometry_of_the_arm_base_gives_the_dynamics_of_the_footprint_odometry(model):
@@ -113,7 +133,7 @@ def test_odometry_of_the_arm_base_gives_the_dynamics_of_the_footprint_odometry(m
     T = model.frame_in_base('arm_base', 'odometry child_frame_id')
     np.testing.assert_allclose(T[:3, :3], R_FOOT_ARM, atol=1e-15)
     np.testing.assert_allclose(T[:3, 3], FOOT_XYZ, atol=1e-15)
-    assert model.frame_in_base('base_footprint') is None                 # the base link itself
+    assert model.frame_in_base('base_footprint') is None  # the base link itself
     z = np.zeros(3)
     for seed in range(5):
         R_f, p_f, v_f, w_f, qm, um, rng = random_state(seed, model.n_q)
@@ -130,38 +150,77 @@ def test_odometry_of_the_arm_base_gives_the_dynamics_of_the_footprint_odometry(m
         fb = model.forward_dynamics(converted, qm, um, taum, z, z, np.zeros(6), wFm, g)
         for x, y in zip(fa, fb):
             assert_same(y, x)
-        ia = model.inverse_dynamics(foot, qm, um, umdot, z, z, np.zeros(6), wFm, g, floating_base=True)
-        ib = model.inverse_dynamics(converted, qm, um, umdot, z, z, np.zeros(6), wFm, g, floating_base=True)
+        ia = model.inverse_dynamics(
+            foot, qm, um, umdot, z, z, np.zeros(6), wFm, g, floating_base=True
+        )
+        ib = model.inverse_dynamics(
+            converted, qm, um, umdot, z, z, np.zeros(6), wFm, g, floating_base=True
+        )
         for x, y in zip(ia, ib):
             assert_same(y, x)
-        assert np.abs(fa.umdot).max() > 1e-3                 # not a trivial comparison
+        assert np.abs(fa.umdot).max() > 1e-3  # not a trivial comparison
 
 
 def test_the_same_robot_without_the_root_has_the_same_joint_dynamics(model):
-    """The massless root changes nothing physical: the arm's own URDF with arm_base odometry gives
-    the same joint accelerations and floating-base efforts (a check independent of the converter)."""
+    """
+    The massless root changes nothing physical.
+
+    The arm's own URDF with arm_base odometry gives the same joint accelerations and floating-base
+    efforts (a check independent of the converter).
+    """
     plain = Model.from_urdf(urdf_path('arm7_floating'), ModelConfig(base='floating'))
     z = np.zeros(3)
     R_f, p_f, v_f, w_f, qm, um, rng = random_state(11, model.n_q)
     taum, umdot = rng.standard_normal(model.n_q), rng.standard_normal(model.n_q)
     g = np.array([0.0, 0.0, -9.81])
     wFm = np.zeros((6, plain.robot.n_links_joints))
-    fa = model.forward_dynamics(BaseLinkState(R_f, p_f, v_f, w_f), qm, um, taum, z, z, np.zeros(6),
-                                np.zeros((6, model.robot.n_links_joints)), g)
-    fb = plain.forward_dynamics(BaseLinkState(*arm_base_state(R_f, p_f, v_f, w_f)), qm, um, taum, z, z,
-                                np.zeros(6), wFm, g)
+    fa = model.forward_dynamics(
+        BaseLinkState(R_f, p_f, v_f, w_f),
+        qm,
+        um,
+        taum,
+        z,
+        z,
+        np.zeros(6),
+        np.zeros((6, model.robot.n_links_joints)),
+        g,
+    )
+    fb = plain.forward_dynamics(
+        BaseLinkState(*arm_base_state(R_f, p_f, v_f, w_f)), qm, um, taum, z, z, np.zeros(6), wFm, g
+    )
     assert_same(fb.umdot, fa.umdot, 1e-11)
-    ia = model.inverse_dynamics(BaseLinkState(R_f, p_f, v_f, w_f), qm, um, umdot, z, z, np.zeros(6),
-                                np.zeros((6, model.robot.n_links_joints)), g, floating_base=True)
-    ib = plain.inverse_dynamics(BaseLinkState(*arm_base_state(R_f, p_f, v_f, w_f)), qm, um, umdot, z, z,
-                                np.zeros(6), wFm, g, floating_base=True)
+    ia = model.inverse_dynamics(
+        BaseLinkState(R_f, p_f, v_f, w_f),
+        qm,
+        um,
+        umdot,
+        z,
+        z,
+        np.zeros(6),
+        np.zeros((6, model.robot.n_links_joints)),
+        g,
+        floating_base=True,
+    )
+    ib = plain.inverse_dynamics(
+        BaseLinkState(*arm_base_state(R_f, p_f, v_f, w_f)),
+        qm,
+        um,
+        umdot,
+        z,
+        z,
+        np.zeros(6),
+        wFm,
+        g,
+        floating_base=True,
+    )
     assert_same(ib.taum, ia.taum, 1e-11)
 
 
 def test_an_imu_in_the_arm_base_gives_the_footprint_orientation_and_rate(model):
     from spart_ros.nodes.base_estimator import imu_to_base
+
     R_f, p_f, v_f, w_f, _, _, _ = random_state(7, model.n_q)
-    R_a, _, _, w_a = arm_base_state(R_f, p_f, v_f, w_f)          # what an IMU in arm_base measures
+    R_a, _, _, w_a = arm_base_state(R_f, p_f, v_f, w_f)  # what an IMU in arm_base measures
     R_b, w_b = imu_to_base(model.imu_rotation('arm_base'), R_a, w_a)
     assert_same(R_b, R_f)
     assert_same(w_b, w_f)
@@ -170,10 +229,15 @@ def test_an_imu_in_the_arm_base_gives_the_footprint_orientation_and_rate(model):
 
 
 def test_frames_not_fixed_to_the_base_are_refused_by_name(model):
-    with pytest.raises(ModelError, match=r"odometry child_frame_id 'arm_link_3' is not rigidly attached to the "
-                                         r"base link 'base_footprint': joint 'arm_joint_3'"):
+    with pytest.raises(
+        ModelError,
+        match=r"odometry child_frame_id 'arm_link_3' is not rigidly attached to the "
+        r"base link 'base_footprint': joint 'arm_joint_3'",
+    ):
         model.frame_in_base('arm_link_3', 'odometry child_frame_id')
-    with pytest.raises(ModelError, match=r"odometry child_frame_id 'base_link' is not a link of robot"):
+    with pytest.raises(
+        ModelError, match=r"odometry child_frame_id 'base_link' is not a link of robot"
+    ):
         model.frame_in_base('base_link', 'odometry child_frame_id')
     # a link fixed to a moving link is not fixed to the base either
     T = fixed_frame_in_base(model.robot, 'arm_base')
@@ -185,6 +249,7 @@ def test_frames_not_fixed_to_the_base_are_refused_by_name(model):
 # ---------------------------------------------------------------------------------------------
 # the dynamics node
 # ---------------------------------------------------------------------------------------------
+
 
 def odometry(R, p, v, w, t, child):
     msg = Odometry(child_frame_id=child)
@@ -200,7 +265,9 @@ def odometry(R, p, v, w, t, child):
 
 
 def joint_state(names, q, qd, t):
-    msg = JointState(name=list(names), position=[float(a) for a in q], velocity=[float(a) for a in qd])
+    msg = JointState(
+        name=list(names), position=[float(a) for a in q], velocity=[float(a) for a in qd]
+    )
     msg.header.stamp = t
     return msg
 
@@ -209,15 +276,25 @@ def test_dynamics_node_converts_odometry_frames_and_refuses_moving_ones(tmp_path
     from node_helpers import RELIABLE_QOS, RosTestNode, start_node
 
     ns = 'odomframes'
-    proc = start_node('spart_ros', 'dynamics_node', namespace='/' + ns,
-                      parameters={'base': 'floating', 'robot_description': URDF, 'world_frame': 'odom'})
+    proc = start_node(
+        'spart_ros',
+        'dynamics_node',
+        namespace='/' + ns,
+        parameters={'base': 'floating', 'robot_description': URDF, 'world_frame': 'odom'},
+    )
     ros = RosTestNode('test_odometry_frames')
     try:
         proc.wait_for_output(r'spart_dynamics\]: base floating', 90.0)
         js = ros.publisher(JointState, f'/{ns}/joint_states', RELIABLE_QOS)
         odom = ros.publisher(Odometry, f'/{ns}/odom', RELIABLE_QOS)
-        subs = [ros.subscribe(t, f'/{ns}/spart_dynamics/{n}', RELIABLE_QOS)
-                for t, n in ((LinkTwists, 'link_twists'), (Jacobians, 'jacobians'), (CenterOfMass, 'center_of_mass'))]
+        subs = [
+            ros.subscribe(t, f'/{ns}/spart_dynamics/{n}', RELIABLE_QOS)
+            for t, n in (
+                (LinkTwists, 'link_twists'),
+                (Jacobians, 'jacobians'),
+                (CenterOfMass, 'center_of_mass'),
+            )
+        ]
         R_f, p_f, v_f, w_f, qm, um, rng = random_state(3, 7)
         names = [f'arm_joint_{k}' for k in range(1, 8)]
         umdot = rng.standard_normal(7)
@@ -237,17 +314,35 @@ def test_dynamics_node_converts_odometry_frames_and_refuses_moving_ones(tmp_path
                 odom.publish(odom_msg)
                 js.publish(joint_state(names, qm, um, t))
                 return False
+
             ros.wait_for(step, 20.0, f'outputs stamped {sec}', process=proc)
-            res = ros.call(InverseDynamics, f'/{ns}/spart_dynamics/inverse_dynamics',
-                           InverseDynamics.Request(use_current_state=True, floating_base=True, joint_names=names,
-                                                   accelerations=umdot.tolist()), process=proc)
+            res = ros.call(
+                InverseDynamics,
+                f'/{ns}/spart_dynamics/inverse_dynamics',
+                InverseDynamics.Request(
+                    use_current_state=True,
+                    floating_base=True,
+                    joint_names=names,
+                    accelerations=umdot.tolist(),
+                ),
+                process=proc,
+            )
             assert res.success, res.message
-            twists = np.array([[w.angular.x, w.angular.y, w.angular.z, w.linear.x, w.linear.y, w.linear.z]
-                               for w in got[subs[0]].twists])
+            twists = np.array(
+                [
+                    [w.angular.x, w.angular.y, w.angular.z, w.linear.x, w.linear.y, w.linear.z]
+                    for w in got[subs[0]].twists
+                ]
+            )
             jac = np.concatenate([np.asarray(j.data) for j in got[subs[1]].jacobians])
             c = got[subs[2]]
-            return twists, jac, np.array([c.position.x, c.position.y, c.position.z]), np.array(res.efforts), \
-                np.array([res.base_acceleration.linear.x, res.base_acceleration.angular.z])
+            return (
+                twists,
+                jac,
+                np.array([c.position.x, c.position.y, c.position.z]),
+                np.array(res.efforts),
+                np.array([res.base_acceleration.linear.x, res.base_acceleration.angular.z]),
+            )
 
         foot = run(odometry(R_f, p_f, v_f, w_f, Time(), child='base_footprint'), 10)
         arm = run(odometry(*arm_base_state(R_f, p_f, v_f, w_f), Time(), child='arm_base'), 11)
@@ -255,12 +350,22 @@ def test_dynamics_node_converts_odometry_frames_and_refuses_moving_ones(tmp_path
             assert_same(y, x)
         assert np.abs(foot[3]).max() > 1e-3
         # a moving link and an unknown frame: refused by name, the node keeps running
-        for child, words in (('arm_link_3', "is not rigidly attached to the base link 'base_footprint': joint "
-                                            "'arm_joint_3'"), ('nowhere', 'is not a link of robot')):
-            ros.publish_until(odom, lambda: odometry(R_f, p_f, v_f, w_f, Time(sec=20), child=child),
-                              lambda: re.search(f"odometry child_frame_id '{child}' {re.escape(words)}",
-                                                proc.output()),
-                              what=f'the refusal of {child}', process=proc)
+        for child, words in (
+            (
+                'arm_link_3',
+                "is not rigidly attached to the base link 'base_footprint': joint 'arm_joint_3'",
+            ),
+            ('nowhere', 'is not a link of robot'),
+        ):
+            ros.publish_until(
+                odom,
+                lambda: odometry(R_f, p_f, v_f, w_f, Time(sec=20), child=child),
+                lambda: re.search(
+                    f"odometry child_frame_id '{child}' {re.escape(words)}", proc.output()
+                ),
+                what=f'the refusal of {child}',
+                process=proc,
+            )
         assert proc.is_running()
     finally:
         ros.close()
@@ -268,15 +373,29 @@ def test_dynamics_node_converts_odometry_frames_and_refuses_moving_ones(tmp_path
 
 
 def test_controller_efforts_with_odometry_in_either_frame_agree():
-    """The controller path (RobotInputs' conversion, then the floating-base law): the same state
-    given as base_footprint odometry and as arm_base odometry gives the same efforts to 1e-12."""
+    """
+    The controller path (RobotInputs' conversion, then the floating-base law).
+
+    The same state given as base_footprint odometry and as arm_base odometry gives the same efforts
+    to 1e-12.
+    """
     from node_helpers import RELIABLE_QOS, RosTestNode, start_node
 
     ns = 'odomframes_ctrl'
-    proc = start_node('spart_ros', 'controller_node', namespace='/' + ns,
-                      parameters={'base': 'floating', 'mode': 'floating_base', 'robot_description': URDF,
-                                  'world_frame': 'odom', 'joint_command_topic': 'joint_commands',
-                                  'state_timeout': 5.0, 'max_tracking_error': 0.0})
+    proc = start_node(
+        'spart_ros',
+        'controller_node',
+        namespace='/' + ns,
+        parameters={
+            'base': 'floating',
+            'mode': 'floating_base',
+            'robot_description': URDF,
+            'world_frame': 'odom',
+            'joint_command_topic': 'joint_commands',
+            'state_timeout': 5.0,
+            'max_tracking_error': 0.0,
+        },
+    )
     ros = RosTestNode('test_odometry_frames_controller')
     try:
         proc.wait_for_output(r'spart_controller\]: active', 90.0)
@@ -292,14 +411,20 @@ def test_controller_efforts_with_odometry_in_either_frame_agree():
 
             def answered():
                 return next((m for m in commands.messages if m.header.stamp == t), None)
-            msg = ros.publish_until(js, lambda: (odom.publish(odom_msg), joint_state(names, qm, um, t))[1], answered,
-                                    what=f'the command answering the state stamped {sec}', process=proc)
+
+            msg = ros.publish_until(
+                js,
+                lambda: (odom.publish(odom_msg), joint_state(names, qm, um, t))[1],
+                answered,
+                what=f'the command answering the state stamped {sec}',
+                process=proc,
+            )
             return np.array(msg.effort)
 
         foot = run(odometry(R_f, p_f, v_f, w_f, Time(), child='base_footprint'), 10)
         arm = run(odometry(*arm_base_state(R_f, p_f, v_f, w_f), Time(), child='arm_base'), 11)
         assert_same(arm, foot)
-        assert np.abs(foot).max() > 1e-3                     # not a trivial comparison
+        assert np.abs(foot).max() > 1e-3  # not a trivial comparison
     finally:
         ros.close()
         proc.cleanup()

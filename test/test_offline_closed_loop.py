@@ -1,5 +1,7 @@
-"""The closed loop without ROS (spart_ros.sim.closed_loop.simulate, python -m spart_ros.simulate):
-the controller of spart_controller on the MuJoCo plant and on the core's RK4 plant.
+"""
+The closed loop without ROS (spart_ros.sim.closed_loop.simulate, python -m spart_ros.simulate).
+
+The controller of spart_controller on the MuJoCo plant and on the core's RK4 plant.
 
 - the demo's two scenarios (config/demo_<robot>.yaml, the same trajectory) track within the
   demo's RMS bounds on both plants, and the two plants give the same run (MuJoCo's RK4 and the
@@ -13,20 +15,20 @@ the controller of spart_controller on the MuJoCo plant and on the core's RK4 pla
 - the command line prints the figures and refuses bad arguments (exit code 2).
 (test_closed_loop.py checks that this loop equals the over-ROS lockstep loop of the nodes.)
 """
+
+from core_helpers import urdf_path
 import numpy as np
 import pytest
-
 from spart_ros.core import robot_from_urdf
 from spart_ros.sim import InitialState, MujocoPlant
-from spart_ros.sim.closed_loop import DEMOS, demo, simulate
+from spart_ros.sim.closed_loop import demo, DEMOS, simulate
 from spart_ros.sim.rigid_body import RigidBodyPlant
-from core_helpers import urdf_path
 
 pytestmark = pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')
 
 KUKA = urdf_path('kuka_iiwa')
-ARMATURE = {'*': {'armature': 0.1}}                     # every joint's rotor inertia (kg m^2)
-FRICTION = {'*': {'armature': 0.1, 'friction': 0.5}}    # and Coulomb friction (N m)
+ARMATURE = {'*': {'armature': 0.1}}  # every joint's rotor inertia (kg m^2)
+FRICTION = {'*': {'armature': 0.1, 'friction': 0.5}}  # and Coulomb friction (N m)
 
 
 @pytest.fixture(scope='module')
@@ -36,40 +38,65 @@ def kuka_runs():
 
 @pytest.mark.parametrize('name', sorted(DEMOS))
 def test_the_demo_offline_tracks_within_its_bounds_on_both_plants(name, kuka_runs):
-    runs = kuka_runs if name == 'kuka_iiwa' else {plant: demo(name, plant=plant) for plant in ('mujoco', 'rk4')}
+    runs = (
+        kuka_runs
+        if name == 'kuka_iiwa'
+        else {plant: demo(name, plant=plant) for plant in ('mujoco', 'rk4')}
+    )
     bound = DEMOS[name]['rms_bound']
     a, b = runs['mujoco'], runs['rk4']
     for plant, run in runs.items():
         rms = run.rms(1.0)
-        print(f'\n{name} on {plant}: tracking RMS after 1 s {np.round(rms, 7)} rad (bound {bound}); '
-              f'{run.cpu_seconds:.3f} s of CPU for {run.duration:.1f} s')
+        print(
+            f'\n{name} on {plant}: tracking RMS after 1 s {np.round(rms, 7)} rad (bound {bound}); '
+            f'{run.cpu_seconds:.3f} s of CPU for {run.duration:.1f} s'
+        )
         assert np.all(rms < bound), rms
         assert run.goals[0].status == 'succeeded' and run.states[-1] == 'holding'
-        assert np.abs(run.q[-1] - run.q[0]).max() < 1e-4            # back at the start (the last waypoint)
+        assert np.abs(run.q[-1] - run.q[0]).max() < 1e-4  # back at the start (the last waypoint)
         offsets = np.abs(np.array([o for _, o in DEMOS[name]['waypoints']])).max(axis=0)
-        assert np.all(np.abs(run.q - run.q[0]).max(axis=0) > 0.9 * offsets)      # the motion happened
+        assert np.all(np.abs(run.q - run.q[0]).max(axis=0) > 0.9 * offsets)  # the motion happened
     # MuJoCo's RK4 and the core's RK4 (ABA + quaternion) integrate the same equations
-    assert np.abs(a.q - b.q).max() < 1e-12 and np.abs(a.base_position - b.base_position).max() < 1e-12
+    assert (
+        np.abs(a.q - b.q).max() < 1e-12 and np.abs(a.base_position - b.base_position).max() < 1e-12
+    )
     assert np.abs(a.base_rotation - b.base_rotation).max() < 1e-12
     if runs['mujoco'].plant.floating:
-        turned = np.degrees(np.arccos(np.clip((np.trace(a.base_rotation[0].T @ a.base_rotation, axis1=1, axis2=2)
-                                               - 1) / 2, -1, 1))).max()
-        assert turned > 2.0, turned        # the free-floating base reacted to its arm
+        turned = np.degrees(
+            np.arccos(
+                np.clip(
+                    (np.trace(a.base_rotation[0].T @ a.base_rotation, axis1=1, axis2=2) - 1) / 2,
+                    -1,
+                    1,
+                )
+            )
+        ).max()
+        assert turned > 2.0, turned  # the free-floating base reacted to its arm
 
 
 def test_runs_are_deterministic(kuka_runs):
     again = demo('kuka_iiwa', plant='mujoco')
     first = kuka_runs['mujoco']
-    assert np.array_equal(first.q, again.q) and np.array_equal(first.commands, again.commands, equal_nan=True)
+    assert np.array_equal(first.q, again.q) and np.array_equal(
+        first.commands, again.commands, equal_nan=True
+    )
 
 
 def test_rk4_plant_keeps_momentum_and_equals_mujoco():
-    """SC_3DoF free-floating, zero gravity, a tumbling base and random joint efforts: the core's
-    RK4 plant keeps the momentum (about the world origin) to 1e-10 over 2 s; its joint and base
-    readouts equal MuJoCo's plant stepped alike to 1e-10."""
-    init = InitialState({'Joint_1': 0.3, 'Joint_2': -0.5}, {'Joint_1': 0.2, 'Joint_3': -0.3},
-                        base_position=(0.1, -0.2, 0.3), base_orientation=(0.1, 0.2, -0.1, 0.97),
-                        base_linear_velocity=(0.02, 0.01, -0.03), base_angular_velocity=(0.05, -0.04, 0.03))
+    """
+    SC_3DoF free-floating, zero gravity, a tumbling base and random joint efforts.
+
+    The core's RK4 plant keeps the momentum (about the world origin) to 1e-10 over 2 s; its joint
+    and base readouts equal MuJoCo's plant stepped alike to 1e-10.
+    """
+    init = InitialState(
+        {'Joint_1': 0.3, 'Joint_2': -0.5},
+        {'Joint_1': 0.2, 'Joint_3': -0.3},
+        base_position=(0.1, -0.2, 0.3),
+        base_orientation=(0.1, 0.2, -0.1, 0.97),
+        base_linear_velocity=(0.02, 0.01, -0.03),
+        base_angular_velocity=(0.05, -0.04, 0.03),
+    )
     robot, _ = robot_from_urdf(urdf_path('SC_3DoF'))
     core = RigidBodyPlant(robot, 'floating', gravity=np.zeros(3), initial=init)
     mj = MujocoPlant.from_urdf(urdf_path('SC_3DoF'), 'floating', gravity=np.zeros(3), initial=init)
@@ -92,24 +119,36 @@ def test_rk4_plant_keeps_momentum_and_equals_mujoco():
 
 
 def test_friction_declaring_robot_tracks_as_well_as_without():
-    """The demo's KUKA iiwa trajectory with a rotor inertia of 0.1 kg m^2 on every joint, with and
-    without a Coulomb friction of 0.5 N m (the controller's model declares both: it compensates):
+    """
+    The demo's KUKA iiwa trajectory with a rotor inertia of 0.1 kg m^2 on every joint.
+
+    With and without a Coulomb friction of 0.5 N m (the controller's model declares both: it
+    compensates).
 
     - on the RK4 plant (the model's own friction law, F tanh(qd / v)): the same tracking, RMS
       within 10 % of the arm without friction;
     - on MuJoCo (frictionloss: a constraint, static friction near zero velocity): within the
       demo's bound (1e-3 rad: measured 1.4e-4, 11 times the arm without friction), and at least 3
       times better than a controller whose model leaves the joint dynamics out (joint_dynamics
-      False: neither the friction nor the rotor inertia; measured 8.6e-3)."""
+      False: neither the friction nor the rotor inertia; measured 8.6e-3).
+    """
     rms = {}
     for plant in ('rk4', 'mujoco'):
-        for label, overrides, compensate in (('without', ARMATURE, True), ('with', FRICTION, True),
-                                             ('uncompensated', FRICTION, False)):
+        for label, overrides, compensate in (
+            ('without', ARMATURE, True),
+            ('with', FRICTION, True),
+            ('uncompensated', FRICTION, False),
+        ):
             if plant == 'rk4' and label == 'uncompensated':
                 continue
             # joint_dynamics False: a model without friction (and without the rotor inertia, which
             # the plant has): the rigid-body controller of a user who ignores the URDF's <dynamics>
-            run = demo('kuka_iiwa', plant=plant, joint_dynamics=overrides, settings=dict(joint_dynamics=compensate))
+            run = demo(
+                'kuka_iiwa',
+                plant=plant,
+                joint_dynamics=overrides,
+                settings={'joint_dynamics': compensate},
+            )
             rms[plant, label] = run.rms(1.0).max()
     print('\n' + ', '.join(f'{p} {label}: {r:.2e}' for (p, label), r in rms.items()))
     assert rms['rk4', 'with'] < 1.1 * rms['rk4', 'without'], rms
@@ -118,35 +157,59 @@ def test_friction_declaring_robot_tracks_as_well_as_without():
 
 
 def test_damping_of_a_light_joint_compensated_at_the_period_middle():
-    """KUKA iiwa's URDF damping (0.5 N m s/rad) on its 1e-3 kg m^2 last joint, compensated by the
-    controller at the velocity of the control period's middle: tracking within 3 times that of
-    the arm without damping (measured 2.0e-5 and 4.0e-5 rad; at the measured velocity alone it
-    was 6.0e-4)."""
+    """
+    KUKA iiwa's URDF damping.
+
+    0.5 N m s/rad) on its 1e-3 kg m^2 last joint, compensated by the controller at the velocity of
+    the control period's middle: tracking within 3 times that of the arm without damping (measured
+    2.0e-5 and 4.0e-5 rad; at the measured velocity alone it was 6.0e-4.
+    """
     damped = demo('kuka_iiwa', plant='rk4').rms(1.0).max()
     rigid = demo('kuka_iiwa', plant='rk4', joint_dynamics={'*': {'damping': 0.0}}).rms(1.0).max()
-    print(f'\nKUKA iiwa, RMS after 1 s: without damping {rigid:.2e} rad, URDF damping compensated {damped:.2e} rad')
+    print(
+        f'\nKUKA iiwa, RMS after 1 s: without damping {rigid:.2e} rad, URDF damping compensated {damped:.2e} rad'
+    )
     assert damped < 3 * rigid, (damped, rigid)
 
 
 def test_simulate_arguments_are_checked():
     from spart_ros.core.errors import InputError
+
     with pytest.raises(InputError, match='plant'):
         simulate(KUKA, duration=0.01, plant='gazebo')
     with pytest.raises(InputError, match='unknown controller settings'):
-        simulate(KUKA, dict(gain=3.0), duration=0.01)
+        simulate(KUKA, {'gain': 3.0}, duration=0.01)
     with pytest.raises(InputError, match='floating'):
-        simulate(KUKA, dict(mode='floating_base'), duration=0.01)
+        simulate(KUKA, {'mode': 'floating_base'}, duration=0.01)
     with pytest.raises(InputError, match='steps_per_tick'):
         simulate(KUKA, duration=0.01, steps_per_tick=0)
 
 
 def test_command_line(capsys, tmp_path):
     from spart_ros.simulate import main
-    assert main(['--demo', 'kuka_iiwa', '--duration', '2.0', '--plant', 'rk4', '--output', str(tmp_path)]) == 0
+
+    assert (
+        main(
+            [
+                '--demo',
+                'kuka_iiwa',
+                '--duration',
+                '2.0',
+                '--plant',
+                'rk4',
+                '--output',
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert 'lbr_iiwa_joint_7' in out and 'of CPU per simulated second' in out and 'within' in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ['kuka_iiwa_base.png', 'kuka_iiwa_efforts.png',
-                                                          'kuka_iiwa_tracking.png']
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        'kuka_iiwa_base.png',
+        'kuka_iiwa_efforts.png',
+        'kuka_iiwa_tracking.png',
+    ]
     assert main([KUKA, '--set', 'mode=joint_space', '--duration', '0.1']) == 2
     assert 'mode must be one of' in capsys.readouterr().err
     assert main(['--demo', 'nope']) == 2

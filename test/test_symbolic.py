@@ -1,4 +1,5 @@
-"""Symbolic models (spart_ros.symbolic) and analytic Jacobians (spart_ros.core.analytic_jacobian).
+"""
+Symbolic models (spart_ros.symbolic) and analytic Jacobians (spart_ros.core.analytic_jacobian).
 
 - simplification keeps every value (random substitutions before and after), shrinks the
   results, can be switched off, and stops at its time limit without changing a value;
@@ -10,37 +11,58 @@
   forward kinematics, for ZYX and XYZ, its derivative finite differences of it, the symbolic
   one the numeric one; the representation singularity raises.
 """
-import numpy as np
-import pytest
-import sympy as sp
 
 from core_helpers import load_robot, random_rotation, random_state, run_chain
+import numpy as np
+import pytest
 from spart_ros import spart
-from spart_ros.core.analytic_jacobian import (RepresentationSingularityError, euler_angles, euler_rate_matrix,
-                                              point_analytic_jacobian, point_analytic_jacobian_dot)
+from spart_ros.core.analytic_jacobian import (
+    euler_angles,
+    euler_rate_matrix,
+    point_analytic_jacobian,
+    point_analytic_jacobian_dot,
+    RepresentationSingularityError,
+)
 from spart_ros.core.errors import InputError
 from spart_ros.core.fast import FastDynamics
-from spart_ros.core.model import RobotBuilder, homogeneous
-from spart_ros.symbolic import SymbolicModel, count_ops, cse, simplify
+from spart_ros.core.model import homogeneous, RobotBuilder
+from spart_ros.symbolic import count_ops, cse, simplify, SymbolicModel
+import sympy as sp
 
 l1, lc1, lc2 = sp.symbols('l1 lc1 lc2', positive=True)
 m0, m1, m2, I1, I2 = sp.symbols('m0 m1 m2 I1 I2', positive=True)
 
 
 def obj(x):
-    return np.array(sp.Matrix(x).tolist() if np.ndim(x) == 2 else [sp.sympify(v) for v in x], dtype=object)
+    return np.array(
+        sp.Matrix(x).tolist() if np.ndim(x) == 2 else [sp.sympify(v) for v in x], dtype=object
+    )
 
 
 @pytest.fixture(scope='module')
 def textbook():
-    """The planar two-link arm with symbolic lengths, masses and inertias (Spong's example)."""
+    """
+    Return the planar two-link arm with symbolic lengths, masses and inertias.
+
+    Spong's example.
+    """
     b = RobotBuilder('planar_2R_symbolic')
     b.add_link('ground', mass=m0, inertia=obj(sp.diag(1, 1, 1)))
-    b.add_link('link1', mass=m1, inertia=obj(sp.diag(0, I1, I1)), com=homogeneous(p=obj([lc1, 0, 0])))
-    b.add_link('link2', mass=m2, inertia=obj(sp.diag(0, I2, I2)), com=homogeneous(p=obj([lc2, 0, 0])))
+    b.add_link(
+        'link1', mass=m1, inertia=obj(sp.diag(0, I1, I1)), com=homogeneous(p=obj([lc1, 0, 0]))
+    )
+    b.add_link(
+        'link2', mass=m2, inertia=obj(sp.diag(0, I2, I2)), com=homogeneous(p=obj([lc2, 0, 0]))
+    )
     b.add_joint('shoulder', 'revolute', parent='ground', child='link1', axis=[0, 0, 1])
-    b.add_joint('elbow', 'revolute', parent='link1', child='link2', origin=homogeneous(p=obj([l1, 0, 0])),
-                axis=[0, 0, 1])
+    b.add_joint(
+        'elbow',
+        'revolute',
+        parent='link1',
+        child='link2',
+        origin=homogeneous(p=obj([l1, 0, 0])),
+        axis=[0, 0, 1],
+    )
     return SymbolicModel(b.build(), gravity=[0, -sp.Symbol('g', positive=True), 0])
 
 
@@ -57,6 +79,7 @@ def is_zero(expr):
 
 # --- simplification ---------------------------------------------------------------------------
 
+
 def test_simplification_keeps_values_and_shrinks(sc3):
     robot, simple, raw = sc3
     rng = np.random.default_rng(0)
@@ -65,25 +88,36 @@ def test_simplification_keeps_values_and_shrinks(sc3):
         assert count_ops(a) < count_ops(b) / factor, name
         for _ in range(5):
             q, qd = rng.uniform(-np.pi, np.pi, 3), rng.normal(size=3)
-            np.testing.assert_allclose(simple.evaluate(a, q, qd), raw.evaluate(b, q, qd), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(
+                simple.evaluate(a, q, qd), raw.evaluate(b, q, qd), rtol=1e-12, atol=1e-12
+            )
     report = simple.reports['H']
-    assert report.ops_before == count_ops(raw.mass_matrix()) and report.ops_after == count_ops(simple.mass_matrix())
+    assert report.ops_before == count_ops(raw.mass_matrix()) and report.ops_after == count_ops(
+        simple.mass_matrix()
+    )
     assert report.ops_after < report.ops_reduced < report.ops_before
-    assert raw.reports['H'].ops_after == raw.reports['H'].ops_before       # the switch: nothing done
+    assert raw.reports['H'].ops_after == raw.reports['H'].ops_before  # the switch: nothing done
     assert 'operations in' in str(report)
 
 
 def test_simplification_stops_at_its_time_limit(sc3):
-    """A limit too short for any step: the entries come back as they were (so the values), and
-    the report counts them; never a hang."""
+    """
+    A limit too short for any step.
+
+    The entries come back as they were (so the values), and the report counts them; never a hang.
+    """
     H = sc3[2].mass_matrix()
-    out, report = simplify(H, limit=1e-3, max_ops=10 ** 6)
+    out, report = simplify(H, limit=1e-3, max_ops=10**6)
     assert report.not_reduced or report.not_compacted
     q = np.array([0.3, -0.7, 1.1])
     subs = dict(zip(sp.symbols('q1:4', real=True), q))
-    np.testing.assert_allclose(np.array(out.subs(subs), dtype=float), np.array(H.subs(subs), dtype=float),
-                               rtol=1e-12, atol=1e-12)
-    out, report = simplify(H, max_ops=10)           # the size gate
+    np.testing.assert_allclose(
+        np.array(out.subs(subs), dtype=float),
+        np.array(H.subs(subs), dtype=float),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    out, report = simplify(H, max_ops=10)  # the size gate
     assert len(report.not_reduced) == sum(1 for e in H if sp.count_ops(e) > 10)
 
 
@@ -97,19 +131,31 @@ def test_cse_counts_operations(sc3):
 
 # --- Christoffel symbols ------------------------------------------------------------------------
 
+
 def test_christoffel_symbols_of_the_textbook_arm(textbook):
     m = textbook
     q1, q2 = m.q
     qd1, qd2 = m.qd
     H = m.mass_matrix()
     c2 = sp.cos(q2)
-    H_book = sp.Matrix([[I1 + I2 + m1 * lc1 ** 2 + m2 * (l1 ** 2 + lc2 ** 2 + 2 * l1 * lc2 * c2),
-                         I2 + m2 * (lc2 ** 2 + l1 * lc2 * c2)],
-                        [I2 + m2 * (lc2 ** 2 + l1 * lc2 * c2), I2 + m2 * lc2 ** 2]])
+    H_book = sp.Matrix(
+        [
+            [
+                I1 + I2 + m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * c2),
+                I2 + m2 * (lc2**2 + l1 * lc2 * c2),
+            ],
+            [I2 + m2 * (lc2**2 + l1 * lc2 * c2), I2 + m2 * lc2**2],
+        ]
+    )
     assert is_zero(H - H_book)
     h = -m2 * l1 * lc2 * sp.sin(q2)
     c = m.christoffel()
-    book = {(0, 0, 1): h, (0, 1, 0): h, (0, 1, 1): h, (1, 0, 0): -h}       # c_112 = c_121 = c_122 = h, c_211 = -h
+    book = {
+        (0, 0, 1): h,
+        (0, 1, 0): h,
+        (0, 1, 1): h,
+        (1, 0, 0): -h,
+    }  # c_112 = c_121 = c_122 = h, c_211 = -h
     for i in range(2):
         for j in range(2):
             for k in range(2):
@@ -117,24 +163,35 @@ def test_christoffel_symbols_of_the_textbook_arm(textbook):
     C = m.christoffel_matrix()
     assert is_zero(C - sp.Matrix([[h * qd2, h * (qd1 + qd2)], [-h * qd1, 0]]))
     N = m.mass_matrix_dot() - 2 * C
-    assert is_zero(N + N.T)                                   # dH/dt - 2C skew-symmetric
-    assert is_zero(m.coriolis_matrix() * m.qd - C * m.qd)     # SPART's C qd: the same forces
+    assert is_zero(N + N.T)  # dH/dt - 2C skew-symmetric
+    assert is_zero(m.coriolis_matrix() * m.qd - C * m.qd)  # SPART's C qd: the same forces
     g = sp.Symbol('g', positive=True)
-    g_book = sp.Matrix([(m1 * lc1 + m2 * l1) * g * sp.cos(q1) + m2 * lc2 * g * sp.cos(q1 + q2),
-                        m2 * lc2 * g * sp.cos(q1 + q2)])
+    g_book = sp.Matrix(
+        [
+            (m1 * lc1 + m2 * l1) * g * sp.cos(q1) + m2 * lc2 * g * sp.cos(q1 + q2),
+            m2 * lc2 * g * sp.cos(q1 + q2),
+        ]
+    )
     assert is_zero(m.gravity_forces() - g_book)
 
 
 def test_christoffel_matrix_against_the_numeric_core(sc3):
-    """SC_3DoF: the Christoffel C qd equals the core's CIM C qd, dH/dt - 2C is skew-symmetric;
-    SPART's symbolic C equals the core's numeric C; both satisfy C + C' = dH/dt."""
+    """
+    SC_3DoF: the Christoffel C qd equals the core's CIM C qd, dH/dt - 2C is skew-symmetric.
+
+    SPART's symbolic C equals the core's numeric C; both satisfy C + C' = dH/dt.
+    """
     robot, m, _ = sc3
     C, Cs, Hdot = m.christoffel_matrix(), m.coriolis_matrix(), m.mass_matrix_dot()
     for seed in range(4):
         s = random_state(robot, seed)
         s.R0, s.r0, s.u0 = np.eye(3), np.zeros(3), np.zeros(6)
         o = run_chain(robot, s)
-        Cn, Csn, Hd = m.evaluate(C, s.qm, s.um), m.evaluate(Cs, s.qm, s.um), m.evaluate(Hdot, s.qm, s.um)
+        Cn, Csn, Hd = (
+            m.evaluate(C, s.qm, s.um),
+            m.evaluate(Cs, s.qm, s.um),
+            m.evaluate(Hdot, s.qm, s.um),
+        )
         np.testing.assert_allclose(Cn @ s.um, o.Cm @ s.um, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(Csn, o.Cm, rtol=1e-12, atol=1e-12)
         N = Hd - 2 * Cn
@@ -150,13 +207,25 @@ def test_gravity_and_inverse_dynamics_against_the_core(sc3):
     for seed in range(3):
         s = random_state(robot, seed)
         z6 = np.zeros(6)
-        np.testing.assert_allclose(m.evaluate(g, s.qm), fd.gravity_forces(np.eye(3), np.zeros(3), s.qm)[1],
-                                   rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(m.evaluate(tau, s.qm, s.um, s.umdot), fd.inverse_dynamics(
-            np.eye(3), np.zeros(3), s.qm, z6, s.um, z6, s.umdot, floating=False)[1], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            m.evaluate(g, s.qm),
+            fd.gravity_forces(np.eye(3), np.zeros(3), s.qm)[1],
+            rtol=1e-12,
+            atol=1e-12,
+        )
+        np.testing.assert_allclose(
+            m.evaluate(tau, s.qm, s.um, s.umdot),
+            fd.inverse_dynamics(
+                np.eye(3), np.zeros(3), s.qm, z6, s.um, z6, s.umdot, floating=False
+            )[1],
+            rtol=1e-12,
+            atol=1e-12,
+        )
 
 
-# --- analytic Jacobians ---------------------------------------------------------------------------
+# --- analytic Jacobians
+# ---------------------------------------------------------------------------
+
 
 def _wrap(a):
     return (a + np.pi) % (2 * np.pi) - np.pi
@@ -165,7 +234,7 @@ def _wrap(a):
 def _numeric(robot, R0, r0, qm, um=None):
     RJ, RL, rJ, rL, e, g = spart.Kinematics(R0, r0, qm, robot)
     Bij, Bi0, P0, pm = spart.DiffKinematics(R0, r0, rL, e, g, robot)
-    out = dict(RL=RL, rL=rL, P0=P0, pm=pm)
+    out = {'RL': RL, 'rL': rL, 'P0': P0, 'pm': pm}
     if um is not None:
         out['t0'], out['tL'] = spart.Velocities(Bij, Bi0, P0, pm, np.zeros(6), um, robot)
     return out
@@ -189,13 +258,15 @@ def test_analytic_jacobian_equals_finite_differences_of_the_euler_angles(sequenc
     for seed in range(3):
         s = _link_state(robot, seed)
         n = _numeric(robot, s.R0, s.r0, s.qm, s.um)
-        Ja0, Jam = point_analytic_jacobian(link, offset, s.R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot,
-                                           sequence)
+        Ja0, Jam = point_analytic_jacobian(
+            link, offset, s.R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, sequence
+        )
 
         def angles_and_point(qm, R0=s.R0, r0=s.r0):
             k = _numeric(robot, R0, r0, qm)
             R = k['RL'][:, :, link - 1]
             return euler_angles(R, sequence), k['rL'][:, link - 1] + R @ offset
+
         for j in range(robot.n_q):
             dq = np.zeros(robot.n_q)
             dq[j] = h
@@ -212,13 +283,48 @@ def test_analytic_jacobian_equals_finite_differences_of_the_euler_angles(sequenc
             fd = np.concatenate([_wrap(a1 - a0), p1 - p0]) / (2 * h)
             np.testing.assert_allclose(Ja0[:, j], fd, atol=1e-7, rtol=1e-6)
         # the time derivative, along q(t) = q + t qd (base still)
-        J0dot, Jmdot = point_analytic_jacobian_dot(link, offset, s.R0, s.r0, n['t0'], n['RL'], n['rL'], n['tL'],
-                                                   n['P0'], n['pm'], robot, sequence)
-        plus, minus = _numeric(robot, s.R0, s.r0, s.qm + h * s.um), _numeric(robot, s.R0, s.r0, s.qm - h * s.um)
-        Jp = point_analytic_jacobian(link, offset, s.R0, s.r0, plus['RL'], plus['rL'], plus['P0'], plus['pm'],
-                                     robot, sequence)
-        Jn = point_analytic_jacobian(link, offset, s.R0, s.r0, minus['RL'], minus['rL'], minus['P0'],
-                                     minus['pm'], robot, sequence)
+        J0dot, Jmdot = point_analytic_jacobian_dot(
+            link,
+            offset,
+            s.R0,
+            s.r0,
+            n['t0'],
+            n['RL'],
+            n['rL'],
+            n['tL'],
+            n['P0'],
+            n['pm'],
+            robot,
+            sequence,
+        )
+        plus, minus = (
+            _numeric(robot, s.R0, s.r0, s.qm + h * s.um),
+            _numeric(robot, s.R0, s.r0, s.qm - h * s.um),
+        )
+        Jp = point_analytic_jacobian(
+            link,
+            offset,
+            s.R0,
+            s.r0,
+            plus['RL'],
+            plus['rL'],
+            plus['P0'],
+            plus['pm'],
+            robot,
+            sequence,
+        )
+        Jn = point_analytic_jacobian(
+            link,
+            offset,
+            s.R0,
+            s.r0,
+            minus['RL'],
+            minus['rL'],
+            minus['P0'],
+            minus['pm'],
+            robot,
+            sequence,
+        )
         np.testing.assert_allclose(Jmdot, (Jp.Jam - Jn.Jam) / (2 * h), atol=1e-6, rtol=1e-6)
         np.testing.assert_allclose(J0dot, (Jp.Ja0 - Jn.Ja0) / (2 * h), atol=1e-6, rtol=1e-6)
 
@@ -235,8 +341,9 @@ def test_euler_helpers_match_spart_attitude_functions(sequence):
         rates, h = rng.normal(size=3), 1e-6
         Rdot = (to_dcm(angles + h * rates).T - to_dcm(angles - h * rates).T) / (2 * h)
         W = Rdot @ R.T
-        np.testing.assert_allclose(euler_rate_matrix(angles, sequence) @ rates, [W[2, 1], W[0, 2], W[1, 0]],
-                                   atol=1e-8)
+        np.testing.assert_allclose(
+            euler_rate_matrix(angles, sequence) @ rates, [W[2, 1], W[0, 2], W[1, 0]], atol=1e-8
+        )
     assert euler_angles(to_dcm([0.0, np.pi / 2, 0.4]).T, sequence)[1] == pytest.approx(np.pi / 2)
 
 
@@ -245,25 +352,52 @@ def test_analytic_jacobian_raises_at_the_representation_singularity(sequence):
     robot = load_robot('kuka_iiwa')
     s = random_state(robot, 2)
     RL = _numeric(robot, s.R0, s.r0, s.qm)['RL'][:, :, 6]
-    locked = spart.Angles321_DCM([0.3, np.pi / 2, -0.2]).T if sequence == 'ZYX' else \
-        spart.Angles123_DCM([0.3, -np.pi / 2, -0.2]).T
-    R0 = locked @ RL.T @ s.R0                    # turns the base so that link 7 is at theta = +-pi/2
+    locked = (
+        spart.Angles321_DCM([0.3, np.pi / 2, -0.2]).T
+        if sequence == 'ZYX'
+        else spart.Angles123_DCM([0.3, -np.pi / 2, -0.2]).T
+    )
+    R0 = locked @ RL.T @ s.R0  # turns the base so that link 7 is at theta = +-pi/2
     n = _numeric(robot, R0, s.r0, s.qm, s.um)
-    with pytest.raises(RepresentationSingularityError, match=f'{sequence} Euler angles.*singularity'):
-        point_analytic_jacobian(7, None, R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, sequence)
+    with pytest.raises(
+        RepresentationSingularityError, match=f'{sequence} Euler angles.*singularity'
+    ):
+        point_analytic_jacobian(
+            7, None, R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, sequence
+        )
     with pytest.raises(RepresentationSingularityError, match='theta = \\+-pi/2'):
-        point_analytic_jacobian_dot(7, None, R0, s.r0, n['t0'], n['RL'], n['rL'], n['tL'], n['P0'], n['pm'],
-                                    robot, sequence)
+        point_analytic_jacobian_dot(
+            7,
+            None,
+            R0,
+            s.r0,
+            n['t0'],
+            n['RL'],
+            n['rL'],
+            n['tL'],
+            n['P0'],
+            n['pm'],
+            robot,
+            sequence,
+        )
     with pytest.raises(InputError, match='sequence'):
-        point_analytic_jacobian(7, None, R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, 'ZXZ')
+        point_analytic_jacobian(
+            7, None, R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, 'ZXZ'
+        )
     with pytest.raises(InputError, match='^R0'):
-        point_analytic_jacobian(7, None, 2 * R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, sequence)
+        point_analytic_jacobian(
+            7, None, 2 * R0, s.r0, n['RL'], n['rL'], n['P0'], n['pm'], robot, sequence
+        )
 
 
 @pytest.fixture(scope='module')
 def sc3_quick():
-    """SC_3DoF with short simplification limits: the XYZ angles of its last link (joints about z, x,
-    x) have no short closed form, and a long search would only cost test time."""
+    """
+    SC_3DoF with short simplification limits.
+
+    The XYZ angles of its last link (joints about z, x, x) have no short closed form, and a long
+    search would only cost test time.
+    """
     return SymbolicModel(load_robot('SC_3DoF'), time_limit=0.3, total_limit=5)
 
 
@@ -272,7 +406,10 @@ def test_symbolic_analytic_jacobian_equals_the_numeric_one(sc3_quick, sequence):
     m = sc3_quick
     robot = m.source
     link, offset = 4, (0, 0, sp.Rational(1, 10))
-    Ja, Jadot = m.analytic_jacobian(link, offset, sequence), m.analytic_jacobian_dot(link, offset, sequence)
+    Ja, Jadot = (
+        m.analytic_jacobian(link, offset, sequence),
+        m.analytic_jacobian_dot(link, offset, sequence),
+    )
     for seed in range(3):
         s = random_state(robot, seed)
         n = _numeric(robot, np.eye(3), np.zeros(3), s.qm, s.um)
@@ -281,10 +418,13 @@ def test_symbolic_analytic_jacobian_equals_the_numeric_one(sc3_quick, sequence):
             continue
         args = (link, [0, 0, 0.1], np.eye(3), np.zeros(3))
         Jn = point_analytic_jacobian(*args, n['RL'], n['rL'], n['P0'], n['pm'], robot, sequence)
-        Jd = point_analytic_jacobian_dot(*args, n['t0'], n['RL'], n['rL'], n['tL'], n['P0'], n['pm'], robot,
-                                         sequence)
+        Jd = point_analytic_jacobian_dot(
+            *args, n['t0'], n['RL'], n['rL'], n['tL'], n['P0'], n['pm'], robot, sequence
+        )
         np.testing.assert_allclose(m.evaluate(Ja, s.qm), Jn.Jam, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(m.evaluate(Jadot, s.qm, s.um), Jd.Jamdot, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            m.evaluate(Jadot, s.qm, s.um), Jd.Jamdot, rtol=1e-10, atol=1e-12
+        )
     R, p = m.pose(link, offset)
     assert R.shape == (3, 3) and p.shape == (3, 1)
 
@@ -297,10 +437,14 @@ def test_symbolic_model_of_a_rotated_base_follows_the_core():
     T[:3, 3] = [0.5, -0.2, 1.0]
     m = SymbolicModel(robot, base_pose=T, gravity=[0.0, 0.0, -9.81])
     from spart_ros.core.base_state import base_from_link_frame
+
     R0, r0, _ = base_from_link_frame(robot, T[:3, :3], T[:3, 3])
     q = np.array([0.4, -1.2])
     fd = FastDynamics(robot, gravity=[0.0, 0.0, -9.81])
-    np.testing.assert_allclose(m.evaluate(m.gravity_forces(), q), fd.gravity_forces(R0, r0, q)[1],
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        m.evaluate(m.gravity_forces(), q), fd.gravity_forces(R0, r0, q)[1], rtol=1e-12, atol=1e-12
+    )
     J, _ = fd.jacobian('link2', R0, r0, q, bias=False, floating=False)
-    np.testing.assert_allclose(m.evaluate(m.jacobian('link2'), q), J[:, 6:], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        m.evaluate(m.jacobian('link2'), q), J[:, 6:], rtol=1e-12, atol=1e-12
+    )

@@ -16,34 +16,36 @@ reports:
 - a goal naming an unknown joint, or a waypoint outside the URDF limits, is rejected;
 - without control_msgs the node says so and runs without the action.
 """
-import os
 
-import numpy as np
-import pytest
+import os
 
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
+from core_helpers import urdf_path
+from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
+import numpy as np
+import pytest
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import ControllerStatus
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
-from core_helpers import urdf_path
-
 try:
     from control_msgs.action import FollowJointTrajectory
     from control_msgs.msg import JointTolerance
-except ImportError:           # scripts/test.sh builds it (test/interfaces): missing there is a failure
+except ImportError:  # scripts/test.sh builds it (test/interfaces): missing there is a failure
     if os.environ.get('SPART_TEST_INTERFACES'):
         raise
-    pytest.skip('control_msgs is not importable: build the test-only copy with '
-                'SPART_TEST_INTERFACES=1 bash scripts/setup.sh', allow_module_level=True)
+    pytest.skip(
+        'control_msgs is not importable: build the test-only copy with '
+        'SPART_TEST_INTERFACES=1 bash scripts/setup.sh',
+        allow_module_level=True,
+    )
 
 pytestmark = pytest.mark.timeout(300)
 
 NS = 'fjt'
 JOINTS = ['shoulder', 'elbow']
-GRAVITY = [0.0, -9.81, 0.0]             # in the arm's plane: gravity loads it
+GRAVITY = [0.0, -9.81, 0.0]  # in the arm's plane: gravity loads it
 START = np.array([0.3, -0.4])
 ACTION = f'/{NS}/spart_controller/follow_joint_trajectory'
 
@@ -62,17 +64,40 @@ class Arm:
 
     def __init__(self, ros):
         from rclpy.action import ActionClient
+
         self.ros = ros
         self.js = ros.subscribe(JointState, f'/{NS}/joint_states', RELIABLE_QOS)
-        self.status = ros.subscribe(ControllerStatus, f'/{NS}/spart_controller/status', RELIABLE_QOS)
+        self.status = ros.subscribe(
+            ControllerStatus, f'/{NS}/spart_controller/status', RELIABLE_QOS
+        )
         urdf = urdf_path('planar_two_link')
-        self.sim = start_node('spart_ros', 'sim_node', namespace=f'/{NS}', remappings={'/clock': f'/{NS}/clock'},
-                              parameters=dict(urdf_path=urdf, gravity=GRAVITY, lockstep=True,
-                                              initial_joint_names=JOINTS, initial_joint_positions=START.tolist()))
-        # lockstep: the loop waits for the controller, so a stalled process is no stale input (state_timeout)
-        self.controller = start_node('spart_ros', 'controller_node', namespace=f'/{NS}',
-                                     parameters=dict(gravity=GRAVITY, status_rate=20.0, state_timeout=2.0,
-                                                     kp=400.0, kd=40.0))
+        self.sim = start_node(
+            'spart_ros',
+            'sim_node',
+            namespace=f'/{NS}',
+            remappings={'/clock': f'/{NS}/clock'},
+            parameters={
+                'urdf_path': urdf,
+                'gravity': GRAVITY,
+                'lockstep': True,
+                'initial_joint_names': JOINTS,
+                'initial_joint_positions': START.tolist(),
+            },
+        )
+        # lockstep: the loop waits for the controller, so a stalled process is no stale input
+        # (state_timeout)
+        self.controller = start_node(
+            'spart_ros',
+            'controller_node',
+            namespace=f'/{NS}',
+            parameters={
+                'gravity': GRAVITY,
+                'status_rate': 20.0,
+                'state_timeout': 2.0,
+                'kp': 400.0,
+                'kd': 40.0,
+            },
+        )
         self.procs = [self.sim, self.controller]
         self.client = ActionClient(ros.node, FollowJointTrajectory, ACTION)
         self.feedback = []
@@ -97,21 +122,28 @@ class Arm:
         self.wait(lambda: self.sim_time() >= t, 60.0, what)
 
     def goal(self, points, joints=JOINTS, path=(), goal=(), goal_time=0.0):
-        """A FollowJointTrajectory goal through ``points`` [(t, positions)]; tolerances
-        [(joint, position)]."""
+        """
+        Return a FollowJointTrajectory goal through ``points`` [(t, positions)].
+
+        Tolerances [(joint, position)].
+        """
         g = FollowJointTrajectory.Goal()
         g.trajectory.joint_names = list(joints)
-        g.trajectory.points = [JointTrajectoryPoint(positions=[float(x) for x in q], time_from_start=duration(t))
-                               for t, q in points]
+        g.trajectory.points = [
+            JointTrajectoryPoint(positions=[float(x) for x in q], time_from_start=duration(t))
+            for t, q in points
+        ]
         g.path_tolerance = [JointTolerance(name=n, position=p) for n, p in path]
         g.goal_tolerance = [JointTolerance(name=n, position=p) for n, p in goal]
         g.goal_time_tolerance = duration(goal_time)
         return g
 
     def send(self, goal):
-        """The goal handle once the server answered (accepted or not)."""
+        """Return the goal handle once the server answered (accepted or not)."""
         self.wait(lambda: self.client.server_is_ready(), 30.0, f'the action server {ACTION}')
-        future = self.client.send_goal_async(goal, feedback_callback=lambda m: self.feedback.append(m.feedback))
+        future = self.client.send_goal_async(
+            goal, feedback_callback=lambda m: self.feedback.append(m.feedback)
+        )
         self.wait(future.done, 20.0, 'the goal response')
         return future.result()
 
@@ -131,7 +163,11 @@ def arm():
     ros = RosTestNode('test_trajectory_action')
     loop = Arm(ros)
     try:
-        loop.wait(lambda: loop.status.messages and loop.status.messages[-1].commanding, 90.0, 'the controller commanding')
+        loop.wait(
+            lambda: loop.status.messages and loop.status.messages[-1].commanding,
+            90.0,
+            'the controller commanding',
+        )
         loop.wait(lambda: loop.sim_time() > 0.1, 60.0, 'the loop running')
         yield loop
     finally:
@@ -144,30 +180,42 @@ def test_a_goal_executes_with_feedback_and_succeeds(arm):
     q0 = arm.q()
     target = q0 + np.array([0.4, 0.3])
     arm.feedback.clear()
-    handle = arm.send(arm.goal([(0.5, q0 + np.array([0.2, 0.1])), (1.0, target)],
-                               goal=[(j, 0.005) for j in JOINTS], goal_time=2.0))
+    handle = arm.send(
+        arm.goal(
+            [(0.5, q0 + np.array([0.2, 0.1])), (1.0, target)],
+            goal=[(j, 0.005) for j in JOINTS],
+            goal_time=2.0,
+        )
+    )
     assert handle.accepted
     res = arm.result(handle)
     assert res.status == GoalStatus.STATUS_SUCCEEDED, (res.status, res.result.error_string)
     assert res.result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
     assert 'within the goal tolerance' in res.result.error_string
-    arm.after(0.2, 'the last point held')               # (this process reads the states a little late)
-    assert np.abs(arm.q() - target).max() < 0.005            # the goal tolerance, measured by the sim
+    arm.after(0.2, 'the last point held')  # (this process reads the states a little late)
+    assert np.abs(arm.q() - target).max() < 0.005  # the goal tolerance, measured by the sim
     fb = arm.feedback
     assert len(fb) >= 2, len(fb)
     for m in fb:
         assert list(m.joint_names) == JOINTS
         desired, actual, error = (np.array(x.positions) for x in (m.desired, m.actual, m.error))
         np.testing.assert_allclose(error, desired - actual, atol=1e-12)
-        np.testing.assert_allclose(np.array(m.error.velocities),
-                                   np.array(m.desired.velocities) - np.array(m.actual.velocities), atol=1e-12)
+        np.testing.assert_allclose(
+            np.array(m.error.velocities),
+            np.array(m.desired.velocities) - np.array(m.actual.velocities),
+            atol=1e-12,
+        )
         assert len(m.desired.accelerations) == 2
     desired = np.array([m.desired.positions for m in fb])
     away = np.abs(desired - target).max(axis=1)
-    print(f'\n{len(fb)} feedback messages over {seconds(fb[-1].desired.time_from_start):.2f} s of the goal; '
-          f'the reference {away[0]:.3f} -> {away[-1]:.3f} rad from the target')
-    assert away[-1] < away[0] and away[0] > 0.1                             # the reference went to the target
-    assert np.all(np.diff([seconds(m.header.stamp) for m in fb]) >= 0)      # stamped with the control time
+    print(
+        f'\n{len(fb)} feedback messages over {seconds(fb[-1].desired.time_from_start):.2f} s of the goal; '
+        f'the reference {away[0]:.3f} -> {away[-1]:.3f} rad from the target'
+    )
+    assert away[-1] < away[0] and away[0] > 0.1  # the reference went to the target
+    assert np.all(
+        np.diff([seconds(m.header.stamp) for m in fb]) >= 0
+    )  # stamped with the control time
 
 
 def test_a_path_tolerance_violation_aborts_and_holds(arm):
@@ -181,9 +229,11 @@ def test_a_path_tolerance_violation_aborts_and_holds(arm):
     assert 'path tolerance of' in res.result.error_string and 'violated' in res.result.error_string
     arm.after(1.0, '1 s after the abort')
     q = arm.q()
-    print(f'\npath tolerance 1e-5 rad: aborted ({res.result.error_string}); 1 s later |q - start| '
-          f'{np.abs(q - q0).max():.2e} rad, |q - target| {np.abs(q - target).min():.3f} rad')
-    assert np.abs(q - q0).max() < 0.02               # held where it was, not taken on to the target
+    print(
+        f'\npath tolerance 1e-5 rad: aborted ({res.result.error_string}); 1 s later |q - start| '
+        f'{np.abs(q - q0).max():.2e} rad, |q - target| {np.abs(q - target).min():.3f} rad'
+    )
+    assert np.abs(q - q0).max() < 0.02  # held where it was, not taken on to the target
     assert np.abs(arm.qd()).max() < 1e-3
 
 
@@ -220,10 +270,12 @@ def test_cancel_holds_the_current_reference(arm):
     assert res.result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
     arm.after(1.0, '1 s after the cancel')
     q = arm.q()
-    print(f'\ncancel after 0.6 s of 2 s: moved {np.abs(q_cancel - q0).max():.3f} rad by then, '
-          f'{np.abs(q - q_cancel).max():.3f} rad after; {np.abs(q - target).max():.3f} rad short of the target')
-    assert np.abs(q_cancel - q0).max() > 0.02             # it was moving
-    assert np.abs(q - q_cancel).max() < 0.05              # and stopped where its reference was
+    print(
+        f'\ncancel after 0.6 s of 2 s: moved {np.abs(q_cancel - q0).max():.3f} rad by then, '
+        f'{np.abs(q - q_cancel).max():.3f} rad after; {np.abs(q - target).max():.3f} rad short of the target'
+    )
+    assert np.abs(q_cancel - q0).max() > 0.02  # it was moving
+    assert np.abs(q - q_cancel).max() < 0.05  # and stopped where its reference was
     assert np.abs(q - target).max() > 0.3
     assert np.abs(arm.qd()).max() < 1e-3
     assert 'canceled: holding the current reference' in arm.controller.output()
@@ -231,9 +283,11 @@ def test_cancel_holds_the_current_reference(arm):
 
 def test_goals_the_controller_cannot_follow_are_rejected(arm):
     q0 = arm.q()
-    for goal, words in ((arm.goal([(1.0, [0.1, 0.2])], joints=['shoulder', 'wrist']), "unknown: ['wrist']"),
-                        (arm.goal([(1.0, [q0[0], 3.5])]), 'puts elbow at 3.5, outside its URDF position limits'),
-                        (arm.goal([(1.0, q0)], path=[('wrist', 0.1)]), "path_tolerance names joint 'wrist'")):
+    for goal, words in (
+        (arm.goal([(1.0, [0.1, 0.2])], joints=['shoulder', 'wrist']), "unknown: ['wrist']"),
+        (arm.goal([(1.0, [q0[0], 3.5])]), 'puts elbow at 3.5, outside its URDF position limits'),
+        (arm.goal([(1.0, q0)], path=[('wrist', 0.1)]), "path_tolerance names joint 'wrist'"),
+    ):
         handle = arm.send(goal)
         assert not handle.accepted
         arm.wait(lambda: words in arm.controller.output(), 10.0, f'the log saying {words!r}')
@@ -243,14 +297,23 @@ def test_goals_the_controller_cannot_follow_are_rejected(arm):
 def test_without_control_msgs_the_node_says_so():
     """A node whose environment has no control_msgs runs without the action server and says so."""
     import control_msgs
+
     if 'install_test' not in (control_msgs.__file__ or ''):
         pytest.skip('control_msgs is installed for real here: it cannot be taken away from a node')
-    path = os.pathsep.join(p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep)
-                           if 'install_test' not in p)
-    proc = start_node('spart_ros', 'controller_node', namespace='/fjt_none', env={'PYTHONPATH': path},
-                      parameters=dict(urdf_path=urdf_path('planar_two_link')))
+    path = os.pathsep.join(
+        p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if 'install_test' not in p
+    )
+    proc = start_node(
+        'spart_ros',
+        'controller_node',
+        namespace='/fjt_none',
+        env={'PYTHONPATH': path},
+        parameters={'urdf_path': urdf_path('planar_two_link')},
+    )
     try:
-        proc.wait_for_output(r'control_msgs is not installed .*no FollowJointTrajectory action server', 60.0)
+        proc.wait_for_output(
+            r'control_msgs is not installed .*no FollowJointTrajectory action server', 60.0
+        )
         proc.wait_for_output(r'spart_controller\]: mode ', 60.0)
         assert proc.is_running()
     finally:

@@ -1,4 +1,5 @@
-"""Real-world URDFs: what Pinocchio loads, spart_ros loads, and computes the same dynamics.
+"""
+Real-world URDFs: what Pinocchio loads, spart_ros loads, and computes the same dynamics.
 
 Corpus: the URDFs that pybullet ships (its ``pybullet_data`` folder, found beside the
 installed ``pybullet`` module, never imported: it prints to stdout): every file outside
@@ -23,6 +24,7 @@ gravity, at a random state:
 A ``world`` root is dropped by spart_ros (see docs/urdf_loading.md); the oracle gets the same
 URDF text without it (Pinocchio's free flyer then sits on the same base link).
 """
+
 import glob
 import importlib.util
 import os
@@ -30,12 +32,11 @@ import warnings
 import xml.etree.ElementTree as ET
 import zlib
 
+from core_helpers import run_chain, TEST_DIR
 import numpy as np
 import pinocchio as pin
-import pytest
-
-from core_helpers import TEST_DIR, run_chain
 from pinocchio_oracle import PinocchioOracle
+import pytest
 from spart_ros.core.errors import SingularModelError, URDFError
 from spart_ros.core.fast import FastDynamics
 from spart_ros.core.fast.mimic import fast_dynamics
@@ -45,7 +46,9 @@ TOL = 1e-9
 RANDOM_STRIDE = 50
 GRAVITY = np.array([0.3, -0.2, -9.81])
 OWN_DIR = os.path.join(TEST_DIR, 'data', 'urdf', 'loading')
-PYBULLET_DATA = os.path.join(os.path.dirname(importlib.util.find_spec('pybullet').origin), 'pybullet_data')
+PYBULLET_DATA = os.path.join(
+    os.path.dirname(importlib.util.find_spec('pybullet').origin), 'pybullet_data'
+)
 
 
 def corpus():
@@ -54,7 +57,9 @@ def corpus():
     random_urdfs = [f for f in files if f'{os.sep}random_urdfs{os.sep}' in f]
     picked = [f for f in files if f not in set(random_urdfs)] + random_urdfs[::RANDOM_STRIDE]
     out = [('pybullet_data/' + os.path.relpath(f, PYBULLET_DATA), f) for f in picked]
-    out += [('own/' + os.path.basename(f), f) for f in sorted(glob.glob(os.path.join(OWN_DIR, '*')))]
+    out += [
+        ('own/' + os.path.basename(f), f) for f in sorted(glob.glob(os.path.join(OWN_DIR, '*')))
+    ]
     return out
 
 
@@ -62,9 +67,13 @@ CORPUS = corpus()
 
 
 def pinocchio_text(path):
-    """URDF text for Pinocchio: what spart_ros reads (``urdf_text``: xacro expanded where the
-    links or joints hold xacro, as a user runs xacro before robot_state_publisher), else the
-    file as it is (so a file spart_ros wrongly sends to xacro still counts as loadable)."""
+    """
+    URDF text for Pinocchio.
+
+    What spart_ros reads (``urdf_text``: xacro expanded where the links or joints hold xacro, as a
+    user runs xacro before robot_state_publisher), else the file as it is (so a file spart_ros
+    wrongly sends to xacro still counts as loadable).
+    """
     try:
         return urdf_text(path).lstrip()
     except URDFError:
@@ -81,19 +90,23 @@ def pinocchio_loads(path):
 
 
 def without_world(text, robot):
-    """The URDF text without the root link that spart_ros dropped (and its joint)."""
+    """Return the URDF text without the root link that spart_ros dropped (and its joint)."""
     if robot.world_link is None:
         return text
     root = ET.fromstring(text.encode('utf-8') if isinstance(text, str) else text)
     for el in list(root):
-        if el.tag == 'link' and el.get('name') == robot.world_link or \
-                el.tag == 'joint' and el.find('parent').get('link') == robot.world_link:
+        if (
+            el.tag == 'link'
+            and el.get('name') == robot.world_link
+            or el.tag == 'joint'
+            and el.find('parent').get('link') == robot.world_link
+        ):
             root.remove(el)
     return ET.tostring(root, encoding='unicode')
 
 
 def rel(a, b):
-    """max |a - b| / max |b| (an absolute floor of 1e-12 for all-zero references)."""
+    """``max`` |a - b| / max |b| (an absolute floor of 1e-12 for all-zero references)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     assert a.shape == b.shape, (a.shape, b.shape)
     return 0.0 if a.size == 0 else float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-12))
@@ -103,9 +116,17 @@ def random_state(names, seed):
     rng = np.random.default_rng(seed)
     q = pin.Quaternion(*(lambda v: v / np.linalg.norm(v))(rng.normal(size=4))).toRotationMatrix()
     n = len(names)
-    return dict(R0=q, r0=rng.normal(size=3), qm=rng.uniform(-1, 1, n), u0=rng.normal(size=6), um=rng.normal(size=n),
-                u0dot=rng.normal(size=6), umdot=rng.normal(size=n), tau0=rng.normal(size=6) * 10,
-                taum=rng.normal(size=n))
+    return {
+        'R0': q,
+        'r0': rng.normal(size=3),
+        'qm': rng.uniform(-1, 1, n),
+        'u0': rng.normal(size=6),
+        'um': rng.normal(size=n),
+        'u0dot': rng.normal(size=6),
+        'umdot': rng.normal(size=n),
+        'tau0': rng.normal(size=6) * 10,
+        'taum': rng.normal(size=n),
+    }
 
 
 def singular(H):
@@ -118,7 +139,14 @@ class Record:
     """What one file gave: loaded by whom, the largest errors, what was compared."""
 
     def __init__(self, label):
-        self.label, self.pin, self.ours, self.errors, self.compared, self.singular = label, False, False, {}, [], []
+        self.label, self.pin, self.ours, self.errors, self.compared, self.singular = (
+            label,
+            False,
+            False,
+            {},
+            [],
+            [],
+        )
 
     def err(self, what, value):
         self.errors[what] = max(self.errors.get(what, 0.0), value)
@@ -136,20 +164,29 @@ def compare(rec, robot, text, names, fast, floating, mimic, seed):
     H = np.array(H if floating else H[6:, 6:])
     H_pin = oracle.mass_matrix(R0, r0, qm)
     rec.err(f'H {tag}', rel(H, H_pin))
-    tau0, taum = fast.inverse_dynamics(R0, r0, qm, u0, s['um'], u0dot, s['umdot'], gravity=GRAVITY,
-                                       floating=floating)
+    tau0, taum = fast.inverse_dynamics(
+        R0, r0, qm, u0, s['um'], u0dot, s['umdot'], gravity=GRAVITY, floating=floating
+    )
     tau = np.concatenate([tau0, taum]) if floating else np.array(taum)
-    rec.err(f'ID {tag}', rel(tau, oracle.inverse_dynamics(R0, r0, qm, u0, s['um'], u0dot, s['umdot'],
-                                                          gravity=GRAVITY)))
+    rec.err(
+        f'ID {tag}',
+        rel(
+            tau,
+            oracle.inverse_dynamics(R0, r0, qm, u0, s['um'], u0dot, s['umdot'], gravity=GRAVITY),
+        ),
+    )
     tau_in = np.concatenate([s['tau0'], s['taum']]) if floating else s['taum']
     if singular(H_pin):
         # no mass behind some coordinate (singular up to rounding): spart_ros must say so
         with pytest.raises(SingularModelError):
-            fast.forward_dynamics(R0, r0, qm, u0, s['um'], s['tau0'], s['taum'], gravity=GRAVITY, floating=floating)
+            fast.forward_dynamics(
+                R0, r0, qm, u0, s['um'], s['tau0'], s['taum'], gravity=GRAVITY, floating=floating
+            )
         rec.singular.append(tag)
         return
-    u0dot_fd, umdot_fd = fast.forward_dynamics(R0, r0, qm, u0, s['um'], s['tau0'], s['taum'], gravity=GRAVITY,
-                                               floating=floating)
+    u0dot_fd, umdot_fd = fast.forward_dynamics(
+        R0, r0, qm, u0, s['um'], s['tau0'], s['taum'], gravity=GRAVITY, floating=floating
+    )
     udot = np.concatenate([u0dot_fd, umdot_fd]) if floating else np.array(umdot_fd)
     udot_pin = oracle.forward_dynamics(R0, r0, qm, u0, s['um'], tau_in, gravity=GRAVITY)
     rec.err(f'FD {tag}', rel(udot, udot_pin))
@@ -161,18 +198,39 @@ def compare_spart_chain(rec, robot, text, seed):
     oracle = PinocchioOracle(without_world(text, robot), robot.q_names, floating=True)
     s = random_state(robot.q_names, seed)
     from types import SimpleNamespace
+
     state = SimpleNamespace(**s, wF0=np.zeros(6), wFm=np.zeros((6, robot.n_links_joints)))
     H_pin = oracle.mass_matrix(s['R0'], s['r0'], s['qm'])
     if singular(H_pin):
         return
     o = run_chain(robot, state, gravity=GRAVITY)
     rec.err('H spart', rel(o.H, H_pin))
-    rec.err('ID spart', rel(np.concatenate([o.tau0_id, o.taum_id]),
-                            oracle.inverse_dynamics(s['R0'], s['r0'], s['qm'], s['u0'], s['um'], s['u0dot'],
-                                                    s['umdot'], gravity=GRAVITY)))
+    rec.err(
+        'ID spart',
+        rel(
+            np.concatenate([o.tau0_id, o.taum_id]),
+            oracle.inverse_dynamics(
+                s['R0'],
+                s['r0'],
+                s['qm'],
+                s['u0'],
+                s['um'],
+                s['u0dot'],
+                s['umdot'],
+                gravity=GRAVITY,
+            ),
+        ),
+    )
     udot = np.concatenate([o.u0dot_fd, o.umdot_fd])
-    udot_pin = oracle.forward_dynamics(s['R0'], s['r0'], s['qm'], s['u0'], s['um'],
-                                       np.concatenate([s['tau0'], s['taum']]), gravity=GRAVITY)
+    udot_pin = oracle.forward_dynamics(
+        s['R0'],
+        s['r0'],
+        s['qm'],
+        s['u0'],
+        s['um'],
+        np.concatenate([s['tau0'], s['taum']]),
+        gravity=GRAVITY,
+    )
     rec.err('FD spart', rel(udot, udot_pin))
     rec.compared.append('spart chain')
 
@@ -188,7 +246,7 @@ def check_file(label, path):
     rec.pin = pinocchio_loads(path)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter('ignore')    # massless frames, non-physical inertias, mimic joints
+            warnings.simplefilter('ignore')  # massless frames, non-physical inertias, mimic joints
             robot, _ = robot_from_urdf(path)
         rec.ours = True
     except Exception as err:  # noqa: BLE001 - recorded, the test decides
@@ -230,13 +288,15 @@ def test_corpus_counts(capsys):
             if v >= worst.get(k, (0.0, ''))[0]:
                 worst[k] = (v, r.label)
     with capsys.disabled():
-        print(f'\n[urdf corpus] {len(records)} files tried ({sum(l.startswith("pybullet") for l, _ in CORPUS)} '
-              f'from pybullet_data, random_urdfs every {RANDOM_STRIDE}th), Pinocchio loaded {len(pin_loaded)}, '
-              f'spart_ros loaded {len(ours_loaded)}, compared {len(compared)}; FD compared in '
-              f'{sum("fixed" in r.compared for r in records)} (fixed base) and '
-              f'{sum("floating" in r.compared for r in records)} (floating base), singular for both (spart_ros '
-              f'raised SingularModelError) in {sum("fixed" in r.singular for r in records)} and '
-              f'{sum("floating" in r.singular for r in records)}')
+        print(
+            f'\n[urdf corpus] {len(records)} files tried ({sum(l.startswith("pybullet") for l, _ in CORPUS)} '
+            f'from pybullet_data, random_urdfs every {RANDOM_STRIDE}th), Pinocchio loaded {len(pin_loaded)}, '
+            f'spart_ros loaded {len(ours_loaded)}, compared {len(compared)}; FD compared in '
+            f'{sum("fixed" in r.compared for r in records)} (fixed base) and '
+            f'{sum("floating" in r.compared for r in records)} (floating base), singular for both (spart_ros '
+            f'raised SingularModelError) in {sum("fixed" in r.singular for r in records)} and '
+            f'{sum("floating" in r.singular for r in records)}'
+        )
         for k in sorted(worst):
             print(f'[urdf corpus]   max error {k}: {worst[k][0]:.2e} ({worst[k][1]})')
     assert all(r.ours for r in pin_loaded)

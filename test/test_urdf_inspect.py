@@ -1,11 +1,11 @@
 """The command-line model report: python -m spart_ros.inspect FILE [--base ...] [--strict]."""
+
 import os
 import subprocess
 import sys
 
-import pytest
-
 from core_helpers import TEST_DIR
+import pytest
 from spart_ros import inspect as report_cli
 
 LOADING = os.path.join(TEST_DIR, 'data', 'urdf', 'loading')
@@ -18,18 +18,28 @@ def run(capsys, *argv):
 
 
 def test_module_runs_and_reports_the_ur5():
-    out = subprocess.run([sys.executable, '-m', 'spart_ros.inspect', os.path.join(LOADING, 'ur5_world.urdf')],
-                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    out = subprocess.run(
+        [sys.executable, '-m', 'spart_ros.inspect', os.path.join(LOADING, 'ur5_world.urdf')],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
-    for words in ("robot 'ur5': 10 links, 9 joints (6 moving), base link 'base_link'",
-                  "URDF root 'world' dropped: a fixed joint places the base at xyz (0.5, -0.2, 0.8) rpy (0, 0, 1.5708)",
-                  '`-- upper_arm_link  <- shoulder_lift_joint (revolute)',
-                  'shoulder_pan_joint: revolute base_link -> shoulder_link, origin xyz (0, 0, 0.089159) rpy (0, 0, 0), '
-                  'axis (0, 0, 1), [-6.28319, 6.28319] rad, effort 150, velocity 3.15',
-                  'upper_arm_link: mass 8.393 kg, CoM (0, 0, 0.28)', 'tool0: massless frame',
-                  'total mass: 20.9939 kg', 'centre of mass at the zero configuration',
-                  'forward dynamics, floating base: yes', "links ['ee_link', 'base', 'tool0'] have no <inertial>"):
+    for words in (
+        "robot 'ur5': 10 links, 9 joints (6 moving), base link 'base_link'",
+        "URDF root 'world' dropped: a fixed joint places the base at xyz (0.5, -0.2, 0.8) rpy (0, 0, 1.5708)",
+        '`-- upper_arm_link  <- shoulder_lift_joint (revolute)',
+        'shoulder_pan_joint: revolute base_link -> shoulder_link, origin xyz (0, 0, 0.089159) rpy (0, 0, 0), '
+        'axis (0, 0, 1), [-6.28319, 6.28319] rad, effort 150, velocity 3.15',
+        'upper_arm_link: mass 8.393 kg, CoM (0, 0, 0.28)',
+        'tool0: massless frame',
+        'total mass: 20.9939 kg',
+        'centre of mass at the zero configuration',
+        'forward dynamics, floating base: yes',
+        "links ['ee_link', 'base', 'tool0'] have no <inertial>",
+    ):
         assert words in text, words
 
 
@@ -43,19 +53,25 @@ def test_mimic_and_floating_world(capsys):
 
 
 def test_xacro_arguments(capsys):
-    code, out = run(capsys, os.path.join(LOADING, 'biped.urdf.xacro'), '--xacro-arg', 'torso_mass:=20')
+    code, out = run(
+        capsys, os.path.join(LOADING, 'biped.urdf.xacro'), '--xacro-arg', 'torso_mass:=20'
+    )
     assert code == 0 and 'pelvis: mass 20 kg' in out
     with pytest.raises(SystemExit) as err:
-        report_cli.main([os.path.join(LOADING, 'biped.urdf.xacro'), '--xacro-arg', 'torso_mass=20'])
+        report_cli.main(
+            [os.path.join(LOADING, 'biped.urdf.xacro'), '--xacro-arg', 'torso_mass=20']
+        )
     assert err.value.code == 2
 
 
 def test_errors_exit_non_zero(capsys, tmp_path):
     code, out = run(capsys, os.path.join(LOADING, 'manisat_planar.urdf'), '--strict')
-    assert code == 1 and "ERROR: InertiaError" in out and "'Satellite'" in out
+    assert code == 1 and 'ERROR: InertiaError' in out and "'Satellite'" in out
     bad = tmp_path / 'planar.urdf'
-    bad.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="glide" type="planar">'
-                   '<parent link="a"/><child link="b"/></joint></robot>')
+    bad.write_text(
+        '<robot name="r"><link name="a"/><link name="b"/><joint name="glide" type="planar">'
+        '<parent link="a"/><child link="b"/></joint></robot>'
+    )
     code, out = run(capsys, str(bad))
     assert code == 1 and str(bad) in out and "'glide'" in out
     code, out = run(capsys, str(tmp_path / 'missing.urdf'))
@@ -64,11 +80,13 @@ def test_errors_exit_non_zero(capsys, tmp_path):
 
 def test_base_that_forward_dynamics_cannot_use_exits_non_zero(capsys, tmp_path):
     path = tmp_path / 'rail.urdf'
-    path.write_text('<robot name="rail"><link name="base_footprint"/><joint name="slide" type="prismatic">'
-                    '<parent link="base_footprint"/><child link="cart"/><axis xyz="1 0 0"/>'
-                    '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint><link name="cart"><inertial>'
-                    '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
-                    '</robot>')
+    path.write_text(
+        '<robot name="rail"><link name="base_footprint"/><joint name="slide" type="prismatic">'
+        '<parent link="base_footprint"/><child link="cart"/><axis xyz="1 0 0"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint><link name="cart"><inertial>'
+        '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+        '</robot>'
+    )
     code, out = run(capsys, str(path), '--base', 'fixed')
     assert code == 0 and 'forward dynamics, floating base: no' in out and "'slide'" in out
     code, out = run(capsys, str(path), '--base', 'floating')
@@ -76,23 +94,45 @@ def test_base_that_forward_dynamics_cannot_use_exits_non_zero(capsys, tmp_path):
 
 
 def _box(out):
-    """The printed bounding box: {axis: (min, max)}."""
+    """Return the printed bounding box: {axis: (min, max)}."""
     import re
+
     line = next(l for l in out.splitlines() if 'bounding box [m]' in l)
-    return {a: (float(lo), float(hi)) for a, lo, hi in re.findall(r'([xyz]) \[([-0-9.e]+), ([-0-9.e]+)\]', line)}
+    return {
+        a: (float(lo), float(hi))
+        for a, lo, hi in re.findall(r'([xyz]) \[([-0-9.e]+), ([-0-9.e]+)\]', line)
+    }
 
 
 def test_workspace_of_the_planar_arm(capsys, tmp_path):
-    """The planar arm's tip (link2's point 0.8 m out): every point in the plane z = 0, between
-    the reaches the elbow's limit (2.9 rad) and the stretched arm (1.8 m) allow; the printed box
-    is the points'; the PNG has three views."""
-    import numpy as np
-    from matplotlib.image import imread
-    from spart_ros.core import sample_workspace
+    """
+    The planar arm's tip (link2's point 0.8 m out).
+
+    Every point in the plane z = 0, between the reaches the elbow's limit (2.9 rad) and the
+    stretched arm (1.8 m) allow; the printed box is the points'; the PNG has three views.
+    """
     from core_helpers import load_robot
+    from matplotlib.image import imread
+    import numpy as np
+    from spart_ros.core import sample_workspace
+
     png = tmp_path / 'ws.png'
-    code, out = run(capsys, os.path.join(TEST_DIR, 'data', 'urdf', 'planar_two_link.urdf'), '--workspace', 'link2',
-                    '--point', '0.8', '0', '0', '--samples', '5000', '--seed', '3', '--output', str(png))
+    code, out = run(
+        capsys,
+        os.path.join(TEST_DIR, 'data', 'urdf', 'planar_two_link.urdf'),
+        '--workspace',
+        'link2',
+        '--point',
+        '0.8',
+        '0',
+        '0',
+        '--samples',
+        '5000',
+        '--seed',
+        '3',
+        '--output',
+        str(png),
+    )
     assert code == 0, out
     assert "workspace of the point (0.8, 0, 0) of 'link2': 5000 samples" in out
     box = _box(out)
@@ -100,13 +140,15 @@ def test_workspace_of_the_planar_arm(capsys, tmp_path):
     assert 1.7 < box['x'][1] <= 1.8 and -1.8 <= box['x'][0] < -1.7 and -1.8 <= box['y'][0] < -1.7
     ws = sample_workspace(load_robot('planar_two_link'), 'link2', 5000, point=[0.8, 0, 0], seed=3)
     r = np.linalg.norm(ws.points, axis=1)
-    inner = np.sqrt(1.0 + 0.64 + 1.6 * np.cos(2.9))          # the elbow bent to its limit
+    inner = np.sqrt(1.0 + 0.64 + 1.6 * np.cos(2.9))  # the elbow bent to its limit
     assert r.max() <= 1.8 + 1e-12 and r.min() >= inner - 1e-12 and r.min() < inner + 0.02
     for axis, k in zip('xyz', range(3)):
-        assert box[axis] == pytest.approx((ws.points[:, k].min(), ws.points[:, k].max()), rel=1e-5, abs=1e-9)
+        assert box[axis] == pytest.approx(
+            (ws.points[:, k].min(), ws.points[:, k].max()), rel=1e-5, abs=1e-9
+        )
     assert np.all(ws.q >= -2.9) and np.all(ws.q <= 2.9)
     image = imread(png)
-    assert image.shape[1] > 2.5 * image.shape[0] > 400          # three panels side by side
+    assert image.shape[1] > 2.5 * image.shape[0] > 400  # three panels side by side
 
 
 def test_workspace_bad_arguments(capsys, tmp_path):
@@ -116,6 +158,14 @@ def test_workspace_bad_arguments(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         report_cli.main([urdf, '--point', '0', '0', '0'])
     assert exit_.value.code == 2
-    code, out = run(capsys, urdf, '--workspace', 'link2', '--output', str(tmp_path / 'no' / 'dir' / 'x.png'),
-                    '--samples', '10')
+    code, out = run(
+        capsys,
+        urdf,
+        '--workspace',
+        'link2',
+        '--output',
+        str(tmp_path / 'no' / 'dir' / 'x.png'),
+        '--samples',
+        '10',
+    )
     assert code == 1 and 'ERROR: --workspace' in out

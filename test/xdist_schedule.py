@@ -1,4 +1,5 @@
-"""How scripts/test.sh spreads the test files over its pytest-xdist workers (``--dist loadfile``).
+"""
+How scripts/test.sh spreads the test files over its pytest-xdist workers (``--dist loadfile``).
 
 - Every file with a ``@pytest.mark.realtime`` test runs on the first worker (gw0), before
   anything else there, longest first; that worker keeps the normal CPU priority until its first
@@ -15,6 +16,7 @@ The lengths come from test/durations.json (seconds per file, wall time on the 2-
 counts as :data:`UNKNOWN_SECONDS`.  Which files are realtime is learnt from the workers'
 collection (conftest.py writes it), not from the file: a mark added to a test takes effect at once.
 """
+
 import json
 import os
 
@@ -29,7 +31,7 @@ REALTIME_WORKER = 'gw0'
 
 
 def realtime_list(tmpdir, testrunuid):
-    """The file where workers write the realtime test files of run ``testrunuid``."""
+    """Return the file where workers write the realtime test files of run ``testrunuid``."""
     return os.path.join(tmpdir, f'spart_ros_tests_{testrunuid}.realtime')
 
 
@@ -69,10 +71,17 @@ class RealtimeFirstScheduling(LoadFileScheduling):
         return self._durations.get(scope, UNKNOWN_SECONDS)
 
     def _pick(self, node):
-        """The file ``node`` should run next, or None when none is for it."""
-        realtime = self._realtime_files() if self._realtime_first else set()   # (else: longest first anywhere)
-        runs_realtime = node.gateway.id == REALTIME_WORKER or REALTIME_WORKER not in {n.gateway.id for n in self.nodes}
-        order = sorted(self.workqueue, key=lambda s: (not (runs_realtime and s in realtime), -self._seconds(s)))
+        """Return the file ``node`` should run next, or None when none is for it."""
+        realtime = (
+            self._realtime_files() if self._realtime_first else set()
+        )  # (else: longest first anywhere)
+        runs_realtime = node.gateway.id == REALTIME_WORKER or REALTIME_WORKER not in {
+            n.gateway.id for n in self.nodes
+        }
+        order = sorted(
+            self.workqueue,
+            key=lambda s: (not (runs_realtime and s in realtime), -self._seconds(s)),
+        )
         for scope in order:
             if runs_realtime or scope not in realtime:
                 return scope
@@ -85,23 +94,28 @@ class RealtimeFirstScheduling(LoadFileScheduling):
         work_unit = self.workqueue.pop(scope)
         self.assigned_work.setdefault(node, {})[scope] = work_unit
         collection = self.registered_collections[node]
-        node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
+        node.send_runtest_some(
+            [collection.index(nodeid) for nodeid, done in work_unit.items() if not done]
+        )
 
     def _reschedule(self, node):
         if node.shutting_down:
             return
         pending = self._pending_of(self.assigned_work[node])
         if not self.workqueue or (self._pick(node) is None and not pending):
-            node.shutdown()           # nothing left it may run
+            node.shutdown()  # nothing left it may run
             return
-        if pending > 2:               # xdist's low-water mark: queue the next file before this one ends
+        if pending > 2:  # xdist's low-water mark: queue the next file before this one ends
             return
         self._assign_work_unit(node)
 
 
 class FileDurations:
-    """Wall seconds per test file (setup + call + teardown of its tests), written as JSON at the
-    end of the run: the data of test/durations.json."""
+    """
+    Wall seconds per test file (setup + call + teardown of its tests).
+
+    Written as JSON at the end of the run: the data of test/durations.json.
+    """
 
     def __init__(self, path):
         self.path = path

@@ -1,4 +1,5 @@
 """Using generated code from Python: import the module, compile and load the C library."""
+
 import ctypes
 import importlib.util
 import os
@@ -14,7 +15,7 @@ C_FLAGS = ('-O2', '-shared', '-fPIC', '-std=c99')
 
 
 def find_c_compiler():
-    """The C compiler: $CC, else cc, gcc or clang on the PATH; None if there is none."""
+    """Return the C compiler: $CC, else cc, gcc or clang on the PATH; None if there is none."""
     for candidate in (os.environ.get('CC'), 'cc', 'gcc', 'clang'):
         if candidate and shutil.which(candidate):
             return shutil.which(candidate)
@@ -22,8 +23,11 @@ def find_c_compiler():
 
 
 def compile_c(c_file, library=None, compiler=None, flags=C_FLAGS):
-    """Compile a generated ``.c`` file into a shared library (default: beside it, ``lib<name>.so``);
-    returns its path.  CodegenError if no compiler is found or the compilation fails."""
+    """
+    Compile a generated ``.c`` file into a shared library (default: beside it, ``lib<name>.so``).
+
+    Returns its path. CodegenError if no compiler is found or the compilation fails.
+    """
     compiler = compiler or find_c_compiler()
     if compiler is None:
         raise CodegenError('no C compiler found (set CC, or install cc/gcc/clang)')
@@ -57,7 +61,9 @@ class CLibrary:
     def _caller(f, fn):
         def call(*args):
             if len(args) != len(f.args):
-                raise TypeError(f'{f.name}: expected {len(f.args)} arguments ({", ".join(a for a, _ in f.args)})')
+                raise TypeError(
+                    f'{f.name}: expected {len(f.args)} arguments ({", ".join(a for a, _ in f.args)})'
+                )
             arrays = []
             for (name, shape), a in zip(f.args, args):
                 a = np.ascontiguousarray(a, dtype=np.float64)
@@ -67,14 +73,17 @@ class CLibrary:
             out = np.empty(f.shape)
             code = fn(*arrays, out)
             if code:
-                raise ValueError(f'{f.alias}: the generated C code returned {code} (H not positive definite)')
+                raise ValueError(
+                    f'{f.alias}: the generated C code returned {code} (H not positive definite)'
+                )
             return out
+
         call.__name__ = f.name
         return call
 
 
 def load_c(library, code):
-    """A :class:`CLibrary` for the compiled ``library`` of the GeneratedCode ``code``."""
+    """Return a :class:`CLibrary` for the compiled ``library`` of the GeneratedCode ``code``."""
     return CLibrary(library, code)
 
 

@@ -1,4 +1,5 @@
-"""Unrolled dynamics of a fixed-base SPART robot on an expression :class:`~.expressions.Graph`.
+"""
+Unrolled dynamics of a fixed-base SPART robot on an expression :class:`~.expressions.Graph`.
 
 The algorithms are spatial_v2's (one short function per algorithm, a loop over the links
 with a parent array), written for generated code: every spatial quantity is expressed in
@@ -21,17 +22,22 @@ frame as the base (R0, r0 fixed, given at generation), results equal to the core
 C = N'(M Ndot + W M N)), ``inverse_dynamics`` = ID's taum with gravity, Jacobians
 [angular velocity of the link; velocity of the point] in the inertial frame.
 """
+
 import numpy as np
 
-from ..core.model import FIXED, PRISMATIC, REVOLUTE
 from .expressions import add, cos, cross, dot, matmul, matvec, scale, sin, sub
+from ..core.model import FIXED, PRISMATIC, REVOLUTE
 
 _SNAP = 1e-14
 
 
 def _snap_rotation(R):
-    """Entries within 1e-14 of 0 or +-1 made exact (products of URDF rotations leave 6e-17
-    where a zero belongs; the change is below the 1e-12 the generated code is checked to)."""
+    """
+    Entries within 1e-14 of 0 or +-1 made exact.
+
+    Products of URDF rotations leave 6e-17 where a zero belongs; the change is below the 1e-12 the
+    generated code is checked to.
+    """
     R = np.array(R, dtype=float)
     for v in (0.0, 1.0, -1.0):
         R[np.abs(R - v) < _SNAP] = v
@@ -52,7 +58,7 @@ def axis_frame(axis):
     for k in range(3):
         if abs(abs(a[k]) - 1.0) < _SNAP and abs(a).sum() - abs(a[k]) < _SNAP:
             s = 1.0 if a[k] > 0 else -1.0
-            i, j = (k + 1) % 3, (k + 2) % 3        # (i, j, k) cyclic: e_i x e_j = e_k
+            i, j = (k + 1) % 3, (k + 2) % 3  # (i, j, k) cyclic: e_i x e_j = e_k
             Q = np.zeros((3, 3))
             Q[i, 0], Q[j, 1], Q[k, 2] = 1.0, s, s  # columns e_i, s e_j, s e_k (right-handed)
             return Q
@@ -64,12 +70,14 @@ def axis_frame(axis):
 
 
 class TreeModel:
-    """The constants of a numeric Robot that the unrolled algorithms need (see the module
-    docstring): per link k (1..n) ``parent``, ``type``, ``q`` (0-based index or -1), ``K``,
-    ``G``, ``k`` (the joint origin in the parent's z frame, from the parent's CoM), ``d``
-    (the CoM in the z frame, from the joint origin), ``inertia`` (the CoM inertia in the z
-    frame), ``mass``; the gravity (inertial frame) and, for a fixed base, R0, r0 and the
-    gravity in B."""
+    """
+    The constants of a numeric Robot that the unrolled algorithms need (see the module docstring).
+
+    Per link k (1..n) ``parent``, ``type``, ``q`` (0-based index or -1), ``K``, ``G``, ``k`` (the
+    joint origin in the parent's z frame, from the parent's CoM), ``d`` (the CoM in the z frame,
+    from the joint origin), ``inertia`` (the CoM inertia in the z frame), ``mass``; the gravity
+    (inertial frame) and, for a fixed base, R0, r0 and the gravity in B.
+    """
 
     def __init__(self, robot, R0, r0, gravity):
         self.robot = robot
@@ -110,7 +118,7 @@ class TreeModel:
         return out
 
     def descendants(self, k):
-        """k and every link below it."""
+        """``k`` and every link below it."""
         out, stack = [], [k]
         while stack:
             i = stack.pop()
@@ -135,19 +143,25 @@ def _congruence(F, inertia):
 
 
 class Kinematics:
-    """Positions, z frames, axes and inertias of every link in B, as graph nodes.
+    """
+    Positions, z frames, axes and inertias of every link in B, as graph nodes.
 
     ``F[k]`` (3x3 rows), ``c[k]`` CoM (3), ``pJ[k]`` joint origin (3), ``e[k]`` joint axis
     (3, moving joints), ``Ic[k]`` CoM inertia in B (3x3 rows, symmetric) for k = 0..n
-    (the base: identity, origin, its inertia)."""
+    (the base: identity, origin, its inertia).
+    """
 
     def __init__(self, graph, model, q):
         self.graph, self.model = graph, model
         n = model.n
         zero3 = [graph.zero] * 3
         ident = [[graph.const(float(r == c)) for c in range(3)] for r in range(3)]
-        self.F, self.c, self.pJ, self.e = [ident] + [None] * n, [zero3] + [None] * n, [zero3] * (n + 1), \
-            [None] * (n + 1)
+        self.F, self.c, self.pJ, self.e = (
+            [ident] + [None] * n,
+            [zero3] + [None] * n,
+            [zero3] * (n + 1),
+            [None] * (n + 1),
+        )
         self.Ic = [[[graph.const(v) for v in row] for row in model.inertia[0]]] + [None] * n
         for i in range(1, n + 1):
             p = model.parent[i]
@@ -169,7 +183,11 @@ class Kinematics:
             self.Ic[i] = _congruence(self.F[i], model.inertia[i])
 
     def motion(self, i):
-        """The joint's motion subspace (angular, linear velocity of the point at B's origin)."""
+        """
+        Return the joint's motion subspace.
+
+        Angular, linear velocity of the point at B's origin.
+        """
         e = self.e[i]
         if self.model.type[i] == REVOLUTE:
             return e, cross(self.pJ[i], e)
@@ -177,16 +195,19 @@ class Kinematics:
         return [zero] * 3, e
 
     def link_rotation(self, k):
-        """The link's CoM frame in B (SPART's RL in B), 3x3 rows."""
+        """Return the link's CoM frame in B (SPART's RL in B), 3x3 rows."""
         return matmul(self.F[k], self.model.G[k].tolist())
 
 
 class Base:
-    """The base's motion in B, and R0 (3x3 rows, numbers or nodes): ``w`` angular velocity,
-    ``v`` velocity of B's origin (the base CoM), ``al`` angular acceleration, ``a`` the spatial
-    acceleration of the origin with gravity in it (a - w x v - g, the usual trick: gravity as
-    an upward acceleration of the base).  Fixed: all zero but -g; floating: from SPART's
-    u0 = [omega in the base frame; CoM velocity, inertial] and u0dot."""
+    """
+    The base's motion in B, and R0 (3x3 rows, numbers or nodes).
+
+    ``w`` angular velocity, ``v`` velocity of B's origin (the base CoM), ``al`` angular
+    acceleration, ``a`` the spatial acceleration of the origin with gravity in it (a - w x v - g,
+    the usual trick: gravity as an upward acceleration of the base). Fixed: all zero but -g;
+    floating: from SPART's u0 = [omega in the base frame; CoM velocity, inertial] and u0dot.
+    """
 
     def __init__(self, graph, model, R0=None, u0=None, u0dot=None, gravity=True):
         self.floating = R0 is not None
@@ -203,27 +224,35 @@ class Base:
         u0dot = u0dot if u0dot is not None else [graph.zero] * 6
         self.w, self.v = u0[0:3], matvec(Rt, u0[3:6])
         self.al = u0dot[0:3]
-        self.a = sub(matvec(Rt, [x - float(gk) for x, gk in zip(u0dot[3:6], g)]), cross(self.w, self.v))
+        self.a = sub(
+            matvec(Rt, [x - float(gk) for x, gk in zip(u0dot[3:6], g)]), cross(self.w, self.v)
+        )
 
 
 class Column:
-    """One generalized coordinate: the motion it gives (spatial, in B at B's origin: angular
-    ``a``, linear ``b``) to the links below ``link``; a rotation about the axis ``e`` through
-    ``pJ`` (``rev``) or a translation along ``e``.  Joints are columns of their child link; the
-    floating base's six are columns of link 0."""
+    """
+    One generalized coordinate.
+
+    The motion it gives (spatial, in B at B's origin: angular ``a``, linear ``b``) to the links
+    below ``link``; a rotation about the axis ``e`` through ``pJ`` (``rev``) or a translation along
+    ``e``. Joints are columns of their child link; the floating base's six are columns of link 0.
+    """
+
     __slots__ = ('link', 'rev', 'a', 'b', 'e', 'pJ', 'constant_direction')
 
     def __init__(self, link, rev, a, b, e, pJ, constant_direction=False):
         self.link, self.rev, self.a, self.b, self.e, self.pJ = link, rev, a, b, e, pJ
-        self.constant_direction = constant_direction      # the base's translations: fixed in the inertial frame
+        self.constant_direction = (
+            constant_direction  # the base's translations: fixed in the inertial frame
+        )
 
     def project(self, n, f):
-        """The column's share of a spatial force (n, f) at B's origin."""
+        """Return the column's share of a spatial force (n, f) at B's origin."""
         return dot(self.a, n) + dot(self.b, f)
 
 
 def columns(kin, base):
-    """The Columns of u: [u0 (floating base only); the joints in q_id order]."""
+    """Return the Columns of u: [u0 (floating base only); the joints in q_id order]."""
     g, m = kin.graph, kin.model
     zero3 = [g.zero] * 3
     cols = []
@@ -232,7 +261,7 @@ def columns(kin, base):
             e = [g.const(float(k == r)) for r in range(3)]
             cols.append(Column(0, True, e, zero3, e, zero3))
         for k in range(3):
-            d = list(base.R0[k])                         # R0' e_k: the inertial axis k in B
+            d = list(base.R0[k])  # R0' e_k: the inertial axis k in B
             cols.append(Column(0, False, zero3, d, d, None, constant_direction=True))
     for i in sorted(m.moving, key=lambda i: m.q[i]):
         a, b = kin.motion(i)
@@ -279,7 +308,7 @@ def inverse_dynamics(kin, base, qd, qdd):
         elif i:
             sa, sl = kin.motion(i)
             qdi, qddi = qd[m.q[i]], qdd[m.q[i]]
-            ja, jl = scale(qdi, sa), scale(qdi, sl)      # the joint's velocity
+            ja, jl = scale(qdi, sa), scale(qdi, sl)  # the joint's velocity
             # a_i = a_p + S qdd + v_p x S qd (S x S = 0: v_p instead of v_i)
             al[i] = add(add(al[p], scale(qddi, sa)), cross(w[p], ja))
             aO[i] = add(add(aO[p], scale(qddi, sl)), add(cross(w[p], jl), cross(vO[p], ja)))
@@ -299,8 +328,11 @@ def inverse_dynamics(kin, base, qd, qdd):
 
 
 def _composites(kin, base):
-    """Composite inertias about B's origin of every subtree: (mass, first moment h, rotational
-    inertia J), the base's own body included for a floating base."""
+    """
+    Composite inertias about B's origin of every subtree.
+
+    (mass, first moment h, rotational inertia J), the base's own body included for a floating base.
+    """
     g, m = kin.graph, kin.model
     n = m.n
     mass, h, J = [None] * (n + 1), [None] * (n + 1), [None] * (n + 1)
@@ -308,10 +340,13 @@ def _composites(kin, base):
         c, mi, Ic = kin.c[i], m.mass[i], kin.Ic[i]
         hi = scale(mi, c)
         cc = dot(c, c)
-        Ji = [[Ic[r][s] + (mi * cc if r == s else 0.0) - hi[r] * c[s] for s in range(3)] for r in range(3)]
+        Ji = [
+            [Ic[r][s] + (mi * cc if r == s else 0.0) - hi[r] * c[s] for s in range(3)]
+            for r in range(3)
+        ]
         if mass[i] is None:
             mass[i], h[i], J[i] = g.const(mi), hi, Ji
-        else:                               # the children's already there
+        else:  # the children's already there
             mass[i], h[i] = mass[i] + mi, add(h[i], hi)
             J[i] = [[J[i][r][s] + Ji[r][s] for s in range(3)] for r in range(3)]
         p = m.parent[i]
@@ -325,9 +360,12 @@ def _composites(kin, base):
 
 
 def mass_matrix(kin, base):
-    """H (rows of nodes; (6 + n_q)^2 for a floating base in SPART's u, else n_q^2): the
-    composite-rigid-body algorithm, H_ij = S_i' I_j S_j with I_j the composite inertia below
-    the deeper column's link, about B's origin."""
+    """
+    H (rows of nodes; (6 + n_q)^2 for a floating base in SPART's u, else n_q^2).
+
+    The composite-rigid-body algorithm, H_ij = S_i' I_j S_j with I_j the composite inertia below
+    the deeper column's link, about B's origin.
+    """
     g, m = kin.graph, kin.model
     mass, h, J = _composites(kin, base)
     cols = columns(kin, base)
@@ -344,7 +382,8 @@ def mass_matrix(kin, base):
 
 
 def coriolis_matrix(kin, base, qd):
-    """SPART's C (CIM: C = sum_k N_k' (M_k Ndot_k + W_k M_k N_k), rows and columns as u).
+    """
+    SPART's C (CIM: C = sum_k N_k' (M_k Ndot_k + W_k M_k N_k), rows and columns as u).
 
     With a_kj, b_kj the angular and CoM-velocity parts of column j of N_k (link k's twist):
     C_ij = sum over links k below both columns of a_ki . X_kj + b_ki . Y_kj, with
@@ -352,7 +391,8 @@ def coriolis_matrix(kin, base, qd):
     b_ki . Y = e_i . (c_k x Y - pJ_i x Y), so the per-(k, j) vectors X, Y, c_k x Y are
     summed up the tree once (U below) and C_ij reads them at the deeper of the two columns.
     Time derivatives are inertial ones, in B's coordinates: an axis fixed in a body turns
-    with it, the base's translation axes do not."""
+    with it, the base's translation axes do not.
+    """
     g, m = kin.graph, kin.model
     n = m.n
     w, vO = _velocities(kin, base, qd)
@@ -361,13 +401,13 @@ def coriolis_matrix(kin, base, qd):
     cols = columns(kin, base)
     C = [[g.zero] * len(cols) for _ in cols]
     for j, cj in enumerate(cols):
-        p = m.parent[cj.link] if cj.link else 0           # the body the column's axis is fixed in
+        p = m.parent[cj.link] if cj.link else 0  # the body the column's axis is fixed in
         e = cj.e
         edot = zero3 if cj.constant_direction else cross(w[p], e)
         if cj.rev:
-            pJdot = add(vO[p], cross(w[p], cj.pJ))         # the axis point, a point of that body
+            pJdot = add(vO[p], cross(w[p], cj.pJ))  # the axis point, a point of that body
         U = {}
-        for k in sorted(m.descendants(cj.link), reverse=True):    # children before parents
+        for k in sorted(m.descendants(cj.link), reverse=True):  # children before parents
             if cj.rev:
                 rho, rhodot = sub(kin.c[k], cj.pJ), sub(cdot[k], pJdot)
                 bdot = add(cross(edot, rho), cross(e, rhodot))
@@ -380,10 +420,10 @@ def coriolis_matrix(kin, base, qd):
                 V = [add(a, b) for a, b in zip(V, U[ch])]
             U[k] = V
         for i, ci in enumerate(cols):
-            if ci.link in U:                 # i at or below j: the sum over the links below i
+            if ci.link in U:  # i at or below j: the sum over the links below i
                 X, Y, Z = U[ci.link]
             elif _above(m, ci.link, cj.link):
-                X, Y, Z = U[cj.link]         # i above j: the sum over the links below j
+                X, Y, Z = U[cj.link]  # i above j: the sum over the links below j
             else:
                 continue
             if ci.rev:
@@ -394,8 +434,12 @@ def coriolis_matrix(kin, base, qd):
 
 
 def solve_spd(graph, H, b, what):
-    """x with H x = b for a symmetric positive definite H (rows of nodes): an unrolled LDL'
-    factorization; each pivot is checked > 0 at run time (``what`` names the matrix)."""
+    """
+    ``x`` with H x = b for a symmetric positive definite H (rows of nodes).
+
+    An unrolled LDL' factorization; each pivot is checked > 0 at run time (``what`` names the
+    matrix).
+    """
     n = len(b)
     L = [[None] * n for _ in range(n)]
     LD = [[None] * n for _ in range(n)]
@@ -404,7 +448,9 @@ def solve_spd(graph, H, b, what):
         d = H[j][j]
         for k in range(j):
             d = d - L[j][k] * LD[j][k]
-        graph.require_positive(d, f'{what} is not positive definite at this state (pivot {j + 1} <= 0)')
+        graph.require_positive(
+            d, f'{what} is not positive definite at this state (pivot {j + 1} <= 0)'
+        )
         invD[j] = 1.0 / d
         for i in range(j + 1, n):
             s = H[i][j]
@@ -423,8 +469,12 @@ def solve_spd(graph, H, b, what):
 
 
 def forward_dynamics(kin, base, qd, tau, what):
-    """udot = H^-1 (tau - bias): the mass matrix, the bias forces (RNEA at zero acceleration,
-    with gravity; ``base`` carries u0 and no u0dot) and an unrolled LDL' solve.  ``tau`` as u."""
+    """
+    Udot = H^-1 (tau - bias).
+
+    The mass matrix, the bias forces (RNEA at zero acceleration, with gravity; ``base`` carries u0
+    and no u0dot) and an unrolled LDL' solve. ``tau`` as u.
+    """
     g = kin.graph
     H = mass_matrix(kin, base)
     bias = inverse_dynamics(kin, base, qd, [g.zero] * kin.model.n_q)
@@ -440,8 +490,12 @@ def floating_inverse_dynamics(kin, base, qd, qdd, what):
     nq = kin.model.n_q
     rhs = [-(bias[r] + sum((H[r][6 + k] * qdd[k] for k in range(nq)), g.zero)) for r in range(6)]
     u0dot = solve_spd(g, [row[0:6] for row in H[0:6]], rhs, what)
-    taum = [bias[6 + r] + sum((H[6 + r][k] * u0dot[k] for k in range(6)), g.zero)
-            + sum((H[6 + r][6 + k] * qdd[k] for k in range(nq)), g.zero) for r in range(nq)]
+    taum = [
+        bias[6 + r]
+        + sum((H[6 + r][k] * u0dot[k] for k in range(6)), g.zero)
+        + sum((H[6 + r][6 + k] * qdd[k] for k in range(nq)), g.zero)
+        for r in range(nq)
+    ]
     return u0dot + taum
 
 
@@ -453,9 +507,12 @@ def _point(kin, link, offset):
 
 
 def jacobian(kin, base, link, offset=None):
-    """J (6 rows of nodes; 6 + n_q columns for a floating base, else n_q) of a point on ``link``
-    (offset from its CoM in its CoM frame): rows [angular velocity of the link; velocity of
-    the point], INERTIAL frame (B turned by R0), columns as u (SPART's J0, Jm side by side)."""
+    """
+    J (6 rows of nodes; 6 + n_q columns for a floating base, else n_q) of a point on ``link``.
+
+    Offset from its CoM in its CoM frame): rows [angular velocity of the link; velocity of the
+    point], INERTIAL frame (B turned by R0), columns as u (SPART's J0, Jm side by side.
+    """
     g, m = kin.graph, kin.model
     P = _point(kin, link, offset)
     cols = columns(kin, base)
@@ -463,9 +520,9 @@ def jacobian(kin, base, link, offset=None):
     for j, col in enumerate(cols):
         if not _above(m, col.link, link):
             continue
-        if col.constant_direction:               # the base's translations: R0 R0' e_k = e_k, exactly
+        if col.constant_direction:  # the base's translations: R0 R0' e_k = e_k, exactly
             values = [g.zero] * 3 + [g.const(float(j - 3 == r)) for r in range(3)]
-        else:                                    # v_P = v_O + w x P
+        else:  # v_P = v_O + w x P
             values = matvec(base.R0, col.a) + matvec(base.R0, add(col.b, cross(col.a, P)))
         for r, v in enumerate(values):
             J[r][j] = v

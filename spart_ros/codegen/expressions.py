@@ -1,4 +1,5 @@
-"""A small expression graph for code generation: scalar operations with hash-consing.
+"""
+A small expression graph for code generation: scalar operations with hash-consing.
 
 Every value an unrolled algorithm computes is a node of one :class:`Graph`: an input
 (``q[2]``), a constant, or an operation (``+ - * /``, negation, ``sin cos sqrt``) on earlier
@@ -12,15 +13,35 @@ zeros of the model (a joint axis along z, identity frames) cost nothing.
 counts its nodes against ``max_operations`` and its build time against ``max_seconds`` and
 raises :class:`CodegenLimitError` naming the limit, instead of growing without bound.
 """
+
 import math
 import time
 
 from ..core.errors import SpartError
 
-CONST, INPUT, ADD, SUB, MUL, DIV, NEG, SIN, COS, SQRT = 'const', 'in', '+', '-', '*', '/', 'neg', 'sin', 'cos', 'sqrt'
+CONST, INPUT, ADD, SUB, MUL, DIV, NEG, SIN, COS, SQRT = (
+    'const',
+    'in',
+    '+',
+    '-',
+    '*',
+    '/',
+    'neg',
+    'sin',
+    'cos',
+    'sqrt',
+)
 FUNCTIONS = (SIN, COS, SQRT)
-_FOLD = {ADD: lambda a, b: a + b, SUB: lambda a, b: a - b, MUL: lambda a, b: a * b, DIV: lambda a, b: a / b,
-         NEG: lambda a: -a, SIN: math.sin, COS: math.cos, SQRT: math.sqrt}
+_FOLD = {
+    ADD: lambda a, b: a + b,
+    SUB: lambda a, b: a - b,
+    MUL: lambda a, b: a * b,
+    DIV: lambda a, b: a / b,
+    NEG: lambda a: -a,
+    SIN: math.sin,
+    COS: math.cos,
+    SQRT: math.sqrt,
+}
 
 
 class CodegenError(SpartError, ValueError):
@@ -48,7 +69,7 @@ class Graph:
         self.what = what
         self._start = time.perf_counter()
         self.operations = 0
-        self.checks = []          # (node id, message): values that must be > 0 (pivots)
+        self.checks = []  # (node id, message): values that must be > 0 (pivots)
         self.zero, self.one = self.const(0.0), self.const(1.0)
 
     # -- nodes ---------------------------------------------------------------------------
@@ -64,19 +85,24 @@ class Graph:
                     raise CodegenLimitError(
                         f'{self.what}: more than max_operations={self.max_operations} scalar operations '
                         '(the unrolled code would be too large to compile in reasonable time); use '
-                        'spart_ros.core.fast.FastDynamics for this model, or raise max_operations')
-                if self.max_seconds is not None and not self.operations & 1023 and \
-                        time.perf_counter() - self._start > self.max_seconds:
+                        'spart_ros.core.fast.FastDynamics for this model, or raise max_operations'
+                    )
+                if (
+                    self.max_seconds is not None
+                    and not self.operations & 1023
+                    and time.perf_counter() - self._start > self.max_seconds
+                ):
                     raise CodegenLimitError(
                         f'{self.what}: generation took more than max_seconds={self.max_seconds:g} s '
                         f'({self.operations} operations so far); use spart_ros.core.fast.FastDynamics for '
-                        'this model, or raise max_seconds')
+                        'this model, or raise max_seconds'
+                    )
         return Var(self, i)
 
     def const(self, value):
         value = float(value)
         if value == 0.0:
-            value = 0.0      # -0.0 and 0.0 are one node
+            value = 0.0  # -0.0 and 0.0 are one node
         return self._node((CONST, value))
 
     def input(self, name, index):
@@ -86,7 +112,11 @@ class Graph:
         return [self.input(name, k) for k in range(n)]
 
     def value(self, x):
-        """The constant value of ``x`` (a Var or a number), or None if it is not a constant."""
+        """
+        Return the constant value of ``x`` (a Var or a number).
+
+        Or None if it is not a constant.
+        """
         if isinstance(x, Var):
             key = self.nodes[x.id]
             return key[1] if key[0] == CONST else None
@@ -111,13 +141,15 @@ class Graph:
             try:
                 return self.const(_FOLD[op](*values))
             except (ZeroDivisionError, ValueError):
-                raise CodegenError(f'{self.what}: {op} of the constants {values} is undefined') from None
+                raise CodegenError(
+                    f'{self.what}: {op} of the constants {values} is undefined'
+                ) from None
         fold = getattr(self, '_fold_' + _NAMES[op])(*args, *values)
         if fold is not None:
             return fold
         ids = [a.id for a in args]
         if op in (ADD, MUL) and ids[0] > ids[1]:
-            ids.reverse()          # commutative: one node for a + b and b + a
+            ids.reverse()  # commutative: one node for a + b and b + a
         return self._node((op, *ids))
 
     def _neg_arg(self, a):
@@ -152,7 +184,7 @@ class Graph:
 
     def _fold_mul(self, a, b, va, vb):
         if va is not None:
-            a, b, va, vb = b, a, vb, va          # the constant second
+            a, b, va, vb = b, a, vb, va  # the constant second
         if vb is not None:
             if vb == 0.0:
                 return self.zero
@@ -161,10 +193,12 @@ class Graph:
             if vb == -1.0:
                 return self._op(NEG, a)
         na, nb = self._neg_arg(a), self._neg_arg(b)
-        if na is not None or nb is not None:      # pull signs out: -x * y is -(x * y), -x * -y is x * y
+        if (
+            na is not None or nb is not None
+        ):  # pull signs out: -x * y is -(x * y), -x * -y is x * y
             product = self._op(MUL, a if na is None else na, b if nb is None else nb)
             return product if na is not None and nb is not None else self._op(NEG, product)
-        if vb is not None:                        # constants first in the node (c * x)
+        if vb is not None:  # constants first in the node (c * x)
             return self._node((MUL, *sorted((a.id, b.id))))
         return None
 
@@ -210,9 +244,13 @@ class Graph:
         return sum(1 for i in self.reachable(roots) if self.nodes[i][0] not in (CONST, INPUT))
 
     def tree_size(self, roots):
-        """Operations needed WITHOUT sharing: the size of the expressions written out as trees
-        (what a symbolic expression of the same computation holds before common
-        subexpression elimination).  An exact integer, however large."""
+        """
+        Operations needed WITHOUT sharing.
+
+        The size of the expressions written out as trees (what a symbolic expression of the same
+        computation holds before common subexpression elimination). An exact integer, however
+        large.
+        """
         size = {}
         for i in self.reachable(roots):
             key = self.nodes[i]
@@ -220,11 +258,21 @@ class Graph:
         return sum(size[i] for i in roots)
 
 
-_NAMES = {ADD: 'add', SUB: 'sub', MUL: 'mul', DIV: 'div', NEG: 'neg', SIN: 'sin', COS: 'cos', SQRT: 'sqrt'}
+_NAMES = {
+    ADD: 'add',
+    SUB: 'sub',
+    MUL: 'mul',
+    DIV: 'div',
+    NEG: 'neg',
+    SIN: 'sin',
+    COS: 'cos',
+    SQRT: 'sqrt',
+}
 
 
 class Var:
     """A node of a :class:`Graph` with arithmetic operators (numbers mix in as constants)."""
+
     __slots__ = ('graph', 'id')
 
     def __init__(self, graph, i):
@@ -275,6 +323,7 @@ def sqrt(x):
 
 # --- small linear algebra on lists (3-vectors, 3x3 matrices as lists of rows) ----------------
 
+
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
@@ -300,7 +349,10 @@ def matvec(M, v):
 
 
 def matmul(A, B):
-    return [[A[r][0] * B[0][c] + A[r][1] * B[1][c] + A[r][2] * B[2][c] for c in range(3)] for r in range(3)]
+    return [
+        [A[r][0] * B[0][c] + A[r][1] * B[1][c] + A[r][2] * B[2][c] for c in range(3)]
+        for r in range(3)
+    ]
 
 
 def transpose(A):
@@ -308,8 +360,11 @@ def transpose(A):
 
 
 def evaluate(graph, inputs, roots):
-    """Values (floats) of the nodes ``roots`` for ``inputs`` {name: sequence}: an interpreter
-    of the graph, for checks."""
+    """
+    Values (floats) of the nodes ``roots`` for ``inputs`` {name: sequence}.
+
+    An interpreter of the graph, for checks.
+    """
     values = {}
     for i in graph.reachable(roots):
         key = graph.nodes[i]

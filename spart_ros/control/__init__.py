@@ -1,4 +1,5 @@
-"""spart_ros.control: control laws, trajectories, safety and the controller (pure Python, no ROS).
+"""
+spart_ros.control: control laws, trajectories, safety and the controller (pure Python, no ROS).
 
 Layering: ``spart_ros.core`` (numerics) <- ``spart_ros.control`` (this package) <-
 ``spart_ros.nodes`` (thin rclpy adapters).  Nothing here imports rclpy or message types:
@@ -15,26 +16,63 @@ without a ROS graph and runs on the compiled fast path (:mod:`spart_ros.core.fas
   effort clamping).
 """
 
-from .free_floating import FreeFloatingKinematics
-from .space_motion import SpaceMotionLaw, SpaceMotionCommand, SpaceMotionStatus
-from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
-from .reactionless import Reactionless
+from .controller import Command, ControlInputs, Controller
 from .desired_reaction import DesiredReaction
-from .trajectory import JointTrajectory, Reference, hold
-from .time_scaling import TimeScaling, cubic_time_scaling, quintic_time_scaling
-from .paths import PoseSample, JointPath, CartesianPath, ScrewPath
-from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompensation, Gains, EffortCommand
-from .safety import CommandGate, clamp_efforts, effort_limits
+from .effort_laws import (
+    ComputedTorque,
+    EffortCommand,
+    FloatingBase,
+    FreeFlying,
+    Gains,
+    GravityCompensation,
+)
+from .free_floating import FreeFloatingKinematics
+from .goals import TrajectoryGoal
 from .law import Law, LawOutput
 from .modes import MODES
+from .paths import CartesianPath, JointPath, PoseSample, ScrewPath
+from .reactionless import Reactionless
+from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
+from .safety import clamp_efforts, CommandGate, effort_limits
 from .settings import ControllerSettings
-from .goals import TrajectoryGoal
-from .controller import Command, ControlInputs, Controller
+from .space_motion import SpaceMotionCommand, SpaceMotionLaw, SpaceMotionStatus
+from .time_scaling import cubic_time_scaling, quintic_time_scaling, TimeScaling
+from .trajectory import hold, JointTrajectory, Reference
 
-__all__ = ['FreeFloatingKinematics', 'SpaceMotionLaw', 'SpaceMotionCommand', 'SpaceMotionStatus', 'ResolvedRate',
-           'ResolvedRateMinBaseEnergy', 'Reactionless', 'DesiredReaction', 'JointTrajectory', 'Reference', 'hold',
-           'TimeScaling', 'cubic_time_scaling', 'quintic_time_scaling', 'PoseSample', 'JointPath', 'CartesianPath',
-           'ScrewPath',
-           'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'Gains', 'EffortCommand',
-           'CommandGate', 'clamp_efforts', 'effort_limits', 'Law', 'LawOutput', 'MODES', 'ControllerSettings',
-           'TrajectoryGoal', 'Controller', 'ControlInputs', 'Command']
+__all__ = [
+    'FreeFloatingKinematics',
+    'SpaceMotionLaw',
+    'SpaceMotionCommand',
+    'SpaceMotionStatus',
+    'ResolvedRate',
+    'ResolvedRateMinBaseEnergy',
+    'Reactionless',
+    'DesiredReaction',
+    'JointTrajectory',
+    'Reference',
+    'hold',
+    'TimeScaling',
+    'cubic_time_scaling',
+    'quintic_time_scaling',
+    'PoseSample',
+    'JointPath',
+    'CartesianPath',
+    'ScrewPath',
+    'ComputedTorque',
+    'FloatingBase',
+    'FreeFlying',
+    'GravityCompensation',
+    'Gains',
+    'EffortCommand',
+    'CommandGate',
+    'clamp_efforts',
+    'effort_limits',
+    'Law',
+    'LawOutput',
+    'MODES',
+    'ControllerSettings',
+    'TrajectoryGoal',
+    'Controller',
+    'ControlInputs',
+    'Command',
+]

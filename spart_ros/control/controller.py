@@ -1,5 +1,7 @@
-"""The controller: one object that owns the states, the reference schedule, the safety gate and
-the law, with one entry per tick (pure Python, no ROS).
+"""
+The controller: one object that owns the states, the reference schedule.
+
+The safety gate and the law, with one entry per tick (pure Python, no ROS).
 
 Shaped like a ros2_control controller: :meth:`Controller.configure` (settings, robot model),
 :meth:`~Controller.activate`, :meth:`~Controller.deactivate`, :meth:`~Controller.cleanup`,
@@ -28,7 +30,8 @@ States (:attr:`Controller.state`)::
   model, gravity included), after a trajectory ended (its last point), after a reset notice
   or a jump of the measured state (:meth:`plant_reset`, ``jump_tolerance``), or after a halt
   far from the reference.  A pose outside the URDF position limits is held too, and a
-  trajectory leading back inside is accepted (:func:`~spart_ros.control.goals.check_position_limits`).
+  trajectory leading back inside is accepted
+  (:func:`~spart_ros.control.goals.check_position_limits`).
 - ``tracking``: following a trajectory (:meth:`submit`), or a space mode's end-effector
   references.  A trajectory goal's path tolerance is checked at each tick (a violation aborts it
   and holds the measured pose); an action goal then waits at its last point until the measured
@@ -52,41 +55,79 @@ joint state (event-driven controllers answer each stamp once: a lockstep plant t
 republishes a state it waits on gets one answer) and the steady time now.  ``t``: the control
 time (the joint state's stamp, or a timer's clock), s.
 """
+
 from collections import namedtuple
-from types import SimpleNamespace
 import logging
 import math
 import time
 import traceback
+from types import SimpleNamespace
 
 import numpy as np
 
+from .ee_goals import joint_trajectory_of, make_path
+from .effort_laws import Gains
+from .goals import (
+    ABORTED,
+    ACTIVE,
+    CANCELED,
+    check_position_limits,
+    GOAL_TOLERANCE_VIOLATED,
+    GoalError,
+    INVALID_GOAL,
+    INVALID_JOINTS,
+    OLD_HEADER_TIMESTAMP,
+    PATH_TOLERANCE_VIOLATED,
+    PENDING,
+    PREEMPTED,
+    QUEUED,
+    SUCCEEDED,
+    TrajectoryGoal,
+)
+from .modes import accepts_pose_goals, build_law, MODES
+from .safety import clamp_efforts, COMMAND, CommandGate, effort_limits, ZERO
+from .settings import ControllerSettings, GAINS, RUN_TIME
+from .tolerances import default_tolerances, GoalTolerances, resolve_tolerances, violation
+from .trajectory import hold, JointTrajectory, Reference, ReferenceSchedule
 from ..core.connectivity import leaf_links
 from ..core.errors import InputError, SpartError
 from ..core.inverse_kinematics import InverseKinematics
 from ..core.mimic import command_joints as default_command_joints
-from .effort_laws import Gains
-from .ee_goals import joint_trajectory_of, make_path
-from .goals import (ABORTED, ACTIVE, CANCELED, GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, INVALID_JOINTS,
-                    OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, PENDING, PREEMPTED, QUEUED, SUCCEEDED, GoalError,
-                    TrajectoryGoal, check_position_limits)
-from .modes import MODES, accepts_pose_goals, build_law
-from .safety import COMMAND, ZERO, CommandGate, clamp_efforts, effort_limits
-from .settings import GAINS, RUN_TIME, ControllerSettings
-from .tolerances import GoalTolerances, default_tolerances, resolve_tolerances, violation
-from .trajectory import JointTrajectory, Reference, ReferenceSchedule, hold
 
-__all__ = ['Controller', 'ControlInputs', 'Command', 'Feedback', 'Snapshot', 'STATES', 'UNCONFIGURED', 'INACTIVE',
-           'HALTED', 'HOLDING', 'TRACKING', 'FAULT', 'FINALIZED']
+__all__ = [
+    'Controller',
+    'ControlInputs',
+    'Command',
+    'Feedback',
+    'Snapshot',
+    'STATES',
+    'UNCONFIGURED',
+    'INACTIVE',
+    'HALTED',
+    'HOLDING',
+    'TRACKING',
+    'FAULT',
+    'FINALIZED',
+]
 
 UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT, FINALIZED = (
-    'unconfigured', 'inactive', 'halted', 'holding', 'tracking', 'fault', 'finalized')
+    'unconfigured',
+    'inactive',
+    'halted',
+    'holding',
+    'tracking',
+    'fault',
+    'finalized',
+)
 STATES = (UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT, FINALIZED)
 #: states in which commands go out
 COMMANDING = (HOLDING, TRACKING, FAULT)
 
-ControlInputs = namedtuple('ControlInputs', 'state unavailable joint_times base_time stamp now',
-                           defaults=(None, None, None, None))
+ControlInputs = namedtuple(
+    'ControlInputs',
+    'state unavailable joint_times base_time stamp now',
+    defaults=(None, None, None, None),
+)
 ControlInputs.__doc__ = """What a controller is given at a tick.
 
 ``state``: ``base`` (R_b, p_b, v_b, w_b: REP 105, see :mod:`.law`), ``q``, ``qd`` (n,) in the
@@ -108,8 +149,11 @@ Feedback.__doc__ = """The last commanded tick for a goal's progress: control tim
 (:data:`~spart_ros.control.trajectory.Reference`), ``actual`` ((q, qd)) and ``error`` ((e, edot) =
 desired - actual) in the model's joint coordinates."""
 
-Snapshot = namedtuple('Snapshot', 'state reason active commanding joint_names position_error velocity_error '
-                                  'efforts trajectory_remaining compute_time counts details')
+Snapshot = namedtuple(
+    'Snapshot',
+    'state reason active commanding joint_names position_error velocity_error '
+    'efforts trajectory_remaining compute_time counts details',
+)
 Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): ``state`` (one of :data:`STATES`),
 ``reason`` (why, '' when commanding normally), ``active``, ``commanding``; per command joint
 (``joint_names`` (m,) order): ``position_error``, ``velocity_error`` (reference - measured at the last
@@ -119,13 +163,18 @@ resets, jumps) and the law's ``details`` (a space mode's status, else None)."""
 
 
 def _finite(a, zeros):
-    """Every value of ``a`` finite: a . 0 is NaN when one is NaN or infinite, else 0 (one dot
-    product: a tenth of isfinite(a).all() on a short vector)."""
+    """
+    Every value of ``a`` finite.
+
+    A . 0 is NaN when one is NaN or infinite, else 0 (one dot product: a tenth of isfinite(a).all()
+    on a short vector).
+    """
     return np.dot(a, zeros) == 0.0
 
 
 class Controller:
-    """The state machine (see the module docstring).
+    """
+    The state machine (see the module docstring).
 
     ``notify(level, key, text)``: where events go ('info', 'warning', 'error'; ``key`` for
     throttling); default: the ``spart_ros.controller`` logger.
@@ -173,7 +222,9 @@ class Controller:
         """Why the controller does what it does ('' when commanding normally)."""
         state = self.state
         if state == FAULT:
-            why = self.fault + (f' (and {self.gate.reason})' if self.gate.halted and self.gate.reason else '')
+            why = self.fault + (
+                f' (and {self.gate.reason})' if self.gate.halted and self.gate.reason else ''
+            )
         elif state == HALTED:
             why = self.model_error or self.gate.reason
         elif state == INACTIVE:
@@ -195,11 +246,15 @@ class Controller:
 
     # -- lifecycle ------------------------------------------------------------------------
     def configure(self, settings, robot=None, dynamics=None, hardware=()):
-        """unconfigured -> inactive with ``settings`` (:class:`ControllerSettings`) and, when
-        known, the robot model (``robot``: core Robot; ``dynamics``: its fast path in independent
-        coordinates, built when None; ``hardware``: the URDF's ``<ros2_control>`` tags, whose effort
-        joints are the default command joints, :func:`spart_ros.core.mimic.command_joints`).
-        InputError naming the setting (or the joints) at fault: the controller stays unconfigured."""
+        """
+        Unconfigured -> inactive with ``settings``.
+
+        :class:`ControllerSettings`) and, when known, the robot model (``robot``: core Robot;
+        ``dynamics``: its fast path in independent coordinates, built when None; ``hardware``: the
+        URDF's ``<ros2_control>`` tags, whose effort joints are the default command joints,
+        :func:`spart_ros.core.mimic.command_joints`. InputError naming the setting (or the joints)
+        at fault: the controller stays unconfigured.
+        """
         self._require((UNCONFIGURED,), 'configure')
         settings = settings.check()
         self.settings = settings
@@ -212,7 +267,7 @@ class Controller:
         self.gate.reason = '' if self.law is not None else 'no robot model yet'
 
     def cleanup(self):
-        """inactive -> unconfigured: settings and law forgotten."""
+        """Inactive -> unconfigured: settings and law forgotten."""
         self._require((INACTIVE,), 'cleanup')
         self._abort_goals('the controller was cleaned up')
         self._configured = False
@@ -221,22 +276,33 @@ class Controller:
         self.gate.reason = UNCONFIGURED
 
     def activate(self):
-        """inactive -> active: holds the pose measured at the next fresh, valid state (the
-        mode's full model); a fault is cleared; the law's references (a base target, end-effector
-        references) are forgotten.  InputError when the model cannot be controlled."""
+        """
+        Inactive -> active.
+
+        Holds the pose measured at the next fresh, valid state (the mode's full model); a fault is
+        cleared; the law's references (a base target, end-effector references) are forgotten.
+        InputError when the model cannot be controlled.
+        """
         self._require((INACTIVE,), 'activate')
         if self.model_error:
             raise InputError(self.model_error)
         self.gate.enable()
-        self.gate.reason = ('waiting for a complete, fresh state' if self.law is not None
-                            else 'waiting for a robot description')
+        self.gate.reason = (
+            'waiting for a complete, fresh state'
+            if self.law is not None
+            else 'waiting for a robot description'
+        )
         self._reset_run()
         if self.law is not None:
             self.law.clear_references()
 
     def deactivate(self, reason=''):
-        """active -> inactive: returns ONE all-zero :data:`Command` if a command may still be
-        applied (else None); goals are aborted, nothing is sent until activated again."""
+        """
+        ``active`` -> inactive.
+
+        Returns ONE all-zero :data:`Command` if a command may still be applied (else None); goals
+        are aborted, nothing is sent until activated again.
+        """
         if not self.active:
             return None
         self._abort_goals('the controller was deactivated' + (f' ({reason})' if reason else ''))
@@ -246,19 +312,26 @@ class Controller:
         return self._zero_if_pending()
 
     def shutdown(self):
-        """Any state -> finalized: ONE all-zero :data:`Command` if a command may still be applied."""
+        """
+        Any state -> finalized.
+
+        ONE all-zero :data:`Command` if a command may still be applied.
+        """
         zero = self.deactivate('shutting down') if self.active else None
         self._finalized = True
         return zero
 
     def set_model(self, robot, dynamics=None, hardware=()):
-        """A new robot model (a new robot_description; ``hardware``: its ``<ros2_control>`` tags).
-        Active with a law: one zero command (if one may be applied), inactive until activated
-        again (a model is structural); active
-        waiting for its first model: the law is built and the controller goes on (holding at
-        the first state).  A model the settings cannot control leaves it inactive, saying why
-        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes.  Returns the
-        zero :data:`Command` or None."""
+        """
+        Return a new robot model.
+
+        A new robot_description; ``hardware``: its ``<ros2_control>`` tags. Active with a law: one
+        zero command (if one may be applied), inactive until activated again (a model is
+        structural); active waiting for its first model: the law is built and the controller goes
+        on (holding at the first state).  A model the settings cannot control leaves it inactive,
+        saying why (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes.
+        Returns the zero :data:`Command` or None.
+        """
         zero = None
         if self.active and self.law is not None:
             zero = self.deactivate('the robot model changed: activate again to command')
@@ -266,21 +339,29 @@ class Controller:
             self._abort_goals('the robot model changed')
         self.law = None
         self.model_error = None
-        if not self._configured:        # configure() takes the model
+        if not self._configured:  # configure() takes the model
             return zero
         try:
             self._build(robot, dynamics, hardware)
         except Exception as err:  # noqa: BLE001 - any model: never fatal, waits for another one
             self._forget_joints()
-            text = str(err) if isinstance(err, SpartError) else f'unexpected {type(err).__name__}: {err}'
+            text = (
+                str(err)
+                if isinstance(err, SpartError)
+                else f'unexpected {type(err).__name__}: {err}'
+            )
             self.model_error = f'cannot control this model: {text}'
-            self._notify('error', 'model', f'{self.model_error}; waiting for a robot description it can control'
-                         + ('' if isinstance(err, SpartError) else '\n' + traceback.format_exc()))
+            self._notify(
+                'error',
+                'model',
+                f'{self.model_error}; waiting for a robot description it can control'
+                + ('' if isinstance(err, SpartError) else '\n' + traceback.format_exc()),
+            )
             if self.active:
                 zero = self.deactivate(self.model_error) or zero
             self.gate.reason = self.model_error
         goal = self._pending
-        if goal is not None and self.active:        # kept for the model: does it fit?
+        if goal is not None and self.active:  # kept for the model: does it fit?
             try:
                 self._columns(goal)
                 goal.message = 'waiting for the first state'
@@ -288,12 +369,16 @@ class Controller:
                 self._pending = None
                 goal._finish(ABORTED, str(err), getattr(err, 'code', INVALID_GOAL))
                 self.gate.rejected += 1
-                self._notify('error', 'goal', f'trajectory {goal.id} kept for the robot model: {err}')
+                self._notify(
+                    'error', 'goal', f'trajectory {goal.id} kept for the robot model: {err}'
+                )
         return zero
 
     def _require(self, states, what):
         if self.state not in states:
-            raise InputError(f'{what}: not possible in state {self.state} (needs {" or ".join(states)})')
+            raise InputError(
+                f'{what}: not possible in state {self.state} (needs {" or ".join(states)})'
+            )
 
     # -- the model ------------------------------------------------------------------------
     def _forget_joints(self):
@@ -313,28 +398,34 @@ class Controller:
     def _build(self, robot, dynamics=None, hardware=()):
         """Law, command joints, limits for ``robot`` (InputError naming what does not fit)."""
         from ..core.fast.mimic import fast_dynamics
+
         s = self.settings
         if dynamics is None:
             dynamics = fast_dynamics(robot, joint_dynamics=s.joint_dynamics)
         elif robot.declares_joint_dynamics and dynamics.joint_dynamics != bool(s.joint_dynamics):
-            raise InputError(f'joint_dynamics is {s.joint_dynamics} but the dynamics given to the controller '
-                             f'{"adds" if dynamics.joint_dynamics else "leaves out"} the joints\' damping, friction and '
-                             'armature: build it with fast_dynamics(robot, joint_dynamics=...) to match')
+            raise InputError(
+                f'joint_dynamics is {s.joint_dynamics} but the dynamics given to the controller '
+                f"{'adds' if dynamics.joint_dynamics else 'leaves out'} the joints' damping, friction and "
+                'armature: build it with fast_dynamics(robot, joint_dynamics=...) to match'
+            )
         q_names = list(robot.coordinates.names)
         names = list(s.command_joints) or default_command_joints(robot, hardware)
         index = {n: k for k, n in enumerate(q_names)}
         unknown = [n for n in names if n not in index]
         if unknown:
             followers = list(robot.coordinates.followers)
-            raise InputError(f'command_joints {unknown} are not moving joints of the model {robot.name!r} ({q_names}'
-                             + (f'; mimic joints {followers} follow their leaders' if followers else '') + ')')
+            raise InputError(
+                f'command_joints {unknown} are not moving joints of the model {robot.name!r} ({q_names}'
+                + (f'; mimic joints {followers} follow their leaders' if followers else '')
+                + ')'
+            )
         per, gains, limits = self._per_joint(s, names, q_names, robot)
         law = build_law(s.mode, dynamics, s, gains)
         _warm_up(law, len(q_names))
         for note in getattr(law, 'notes', ()):
             self._notify('warning', ('note', note), f'{s.mode}: {note}')
         if law.interface == 'velocity':
-            limits = np.full(len(names), np.inf)        # the law bounds the joint rates itself
+            limits = np.full(len(names), np.inf)  # the law bounds the joint rates itself
         joints = {j.name: j.limits for j in robot.joints}
         self.robot, self.dynamics, self.law = robot, dynamics, law
         self._ik = None
@@ -354,21 +445,40 @@ class Controller:
 
     def _set_limits(self, limits, per, settings):
         self._limits, self._minus_limits = limits, -limits
-        self._max_error = _full(per['max_tracking_error'], np.inf, self._index, len(self.q_names), zero_means=np.inf)
-        self._fault_check = self.law.follows == 'joint_trajectory' and bool(np.isfinite(self._max_error).any())
-        self._tolerances = default_tolerances(len(self.q_names), self._index, per['path_tolerance'],
-                                              per['goal_tolerance'], settings.stopped_velocity_tolerance,
-                                              settings.goal_time)
+        self._max_error = _full(
+            per['max_tracking_error'], np.inf, self._index, len(self.q_names), zero_means=np.inf
+        )
+        self._fault_check = self.law.follows == 'joint_trajectory' and bool(
+            np.isfinite(self._max_error).any()
+        )
+        self._tolerances = default_tolerances(
+            len(self.q_names),
+            self._index,
+            per['path_tolerance'],
+            per['goal_tolerance'],
+            settings.stopped_velocity_tolerance,
+            settings.goal_time,
+        )
 
     def _finite_base(self, base):
-        """The base state finite.  A fixed base's is checked once (the same object every tick); a
-        moving base's is not checked per tick: a NaN or infinity in it makes the efforts
-        non-finite, which the efforts' check refuses (the tick halts like a failing law)."""
+        """
+        Return the base state finite.
+
+        A fixed base's is checked once (the same object every tick); a moving base's is not checked
+        per tick: a NaN or infinity in it makes the efforts non-finite, which the efforts' check
+        refuses (the tick halts like a failing law).
+        """
         if self.settings.floating:
             return True
         z = self._zero3
-        if _finite(base.p_b, z) and _finite(base.v_b, z) and _finite(base.w_b, z) and _finite(base.R_b[0], z) \
-                and _finite(base.R_b[1], z) and _finite(base.R_b[2], z):
+        if (
+            _finite(base.p_b, z)
+            and _finite(base.v_b, z)
+            and _finite(base.w_b, z)
+            and _finite(base.R_b[0], z)
+            and _finite(base.R_b[1], z)
+            and _finite(base.R_b[2], z)
+        ):
             self._checked_base = base
             return True
         return False
@@ -378,27 +488,41 @@ class Controller:
         per = s.per_joint(names)
         cols = [q_names.index(n) for n in names]
         full = {key: _full(per[key], per[key][0], cols, len(q_names)) for key in GAINS}
-        gains = Gains(len(q_names), full['kp'], full['kd'], full['ki'], full['integral_limit'],
-                      full['impedance_stiffness'], full['impedance_damping'])
+        gains = Gains(
+            len(q_names),
+            full['kp'],
+            full['kd'],
+            full['ki'],
+            full['integral_limit'],
+            full['impedance_stiffness'],
+            full['impedance_damping'],
+        )
         urdf = {j.name: j.limits.effort for j in robot.joints}
         limits = effort_limits(names, urdf, per['effort_limits'] if 'effort_limits' in per else ())
         return per, gains, limits
 
     def apply_settings(self, **changes):
-        """Change run-time settings (:data:`~spart_ros.control.settings.RUN_TIME`) between two
-        ticks; InputError naming the first bad one (nothing changed), or naming a structural
-        one (those take a reconfigure: deactivate, cleanup, configure, activate)."""
+        """
+        Change run-time settings (:data:`~spart_ros.control.settings.RUN_TIME`) between two ticks.
+
+        InputError naming the first bad one (nothing changed), or naming a structural one (those
+        take a reconfigure: deactivate, cleanup, configure, activate).
+        """
         structural = sorted(set(changes) - set(RUN_TIME))
         if structural:
-            raise InputError(f'{structural}: structural settings take a reconfigure (deactivate, cleanup, configure, '
-                             'activate)')
+            raise InputError(
+                f'{structural}: structural settings take a reconfigure (deactivate, cleanup, configure, '
+                'activate)'
+            )
         if self.settings is None:
             raise InputError('apply_settings: the controller is not configured')
         new = self.settings.replace(**changes).check()
         if self.law is not None:
             per, gains, limits = self._per_joint(new, self.joint_names, self.q_names, self.robot)
             self.law.apply_settings(new, gains)
-            self._set_limits(limits if self.law.interface != 'velocity' else self._limits, per, new)
+            self._set_limits(
+                limits if self.law.interface != 'velocity' else self._limits, per, new
+            )
         self.settings = new
         self.gate.state_timeout = float(new.state_timeout)
 
@@ -413,23 +537,30 @@ class Controller:
         self._last_q = self._last_qd = None
         self._last_base = None
         self._last_ref = None
-        self._goal = None               # the goal followed or queued (the newest accepted)
-        self._pending = None            # a goal waiting for the model or the first state
+        self._goal = None  # the goal followed or queued (the newest accepted)
+        self._pending = None  # a goal waiting for the model or the first state
         self.fault = None
         self.details = None
         self.compute_time = 0.0
 
     def update(self, inputs, t):
-        """One control tick at control time ``t`` (s); the :data:`Command` to send, or None.
-        Never raises: anything unexpected halts like a failing law."""
+        """
+        One control tick at control time ``t`` (s); the :data:`Command` to send, or None.
+
+        Never raises: anything unexpected halts like a failing law.
+        """
         try:
             return self._update(inputs, t)
         except Exception as err:  # noqa: BLE001 - a tick must never kill its caller: halt instead
             return self._failed(err)
 
     def check(self, inputs):
-        """The watchdog, between ticks (e.g. a steady timer): the zero :data:`Command` when the
-        inputs went stale while commanding (once), else None.  Never computes a command."""
+        """
+        Return the watchdog, between ticks (e.g. a steady timer).
+
+        The zero :data:`Command` when the inputs went stale while commanding (once), else None.
+        Never computes a command.
+        """
         if not self.active or self.law is None or self.gate.halted:
             return None
         problem = self._problem(inputs, watchdog=True)
@@ -438,8 +569,11 @@ class Controller:
         return self._stop(problem)
 
     def reject(self, what, error):
-        """An input was rejected (NaN, wrong lengths...): halt (the zero :data:`Command` if
-        commanding, else None) until a tick computes again."""
+        """
+        An input was rejected (NaN, wrong lengths...).
+
+        Halt (the zero :data:`Command` if commanding, else None) until a tick computes again.
+        """
         if not self.active or self.law is None:
             return None
         if self.gate.reject(f'{what} rejected: {error}') == ZERO:
@@ -467,14 +601,31 @@ class Controller:
         if inputs.state is None:
             return 'no state'
         jt = inputs.joint_times
-        times = (jt if self._every_joint else jt[self._index]) if jt is not None and len(self._index) else None
+        times = (
+            (jt if self._every_joint else jt[self._index])
+            if jt is not None and len(self._index)
+            else None
+        )
         stamp_time = None
-        if watchdog and self.settings.event_driven and inputs.stamp is not None and inputs.stamp == self._answered:
+        if (
+            watchdog
+            and self.settings.event_driven
+            and inputs.stamp is not None
+            and inputs.stamp == self._answered
+        ):
             stamp_time = self._stamp_changed
-        problem = self.gate.problem(inputs.now, times if times is not None else (), inputs.base_time, stamp_time)
-        if problem is not None and stamp_time is not None and 'stamp has not advanced' in problem \
-                and tuple(inputs.stamp) == (0, 0):
-            problem += '; the joint states are unstamped (stamp 0): tick on a timer (rate > 0) instead'
+        problem = self.gate.problem(
+            inputs.now, times if times is not None else (), inputs.base_time, stamp_time
+        )
+        if (
+            problem is not None
+            and stamp_time is not None
+            and 'stamp has not advanced' in problem
+            and tuple(inputs.stamp) == (0, 0)
+        ):
+            problem += (
+                '; the joint states are unstamped (stamp 0): tick on a timer (rate > 0) instead'
+            )
         return problem
 
     def _update(self, inputs, t):
@@ -485,7 +636,7 @@ class Controller:
         if stamp is not None:
             if stamp != self._stamp_seen:
                 self._stamp_seen, self._stamp_changed = stamp, inputs.now
-            if stamp == self._answered:          # answered already (a lockstep plant republishing)
+            if stamp == self._answered:  # answered already (a lockstep plant republishing)
                 return self.check(inputs)
         problem = self._problem(inputs)
         if problem is not None:
@@ -494,16 +645,23 @@ class Controller:
                 self._answered = stamp
             return out
         state = inputs.state
-        if not (_finite(state.q, self._zeros_q) and _finite(state.qd, self._zeros_q) and (
-                state.base is self._checked_base or self._finite_base(state.base))):
+        if not (
+            _finite(state.q, self._zeros_q)
+            and _finite(state.qd, self._zeros_q)
+            and (state.base is self._checked_base or self._finite_base(state.base))
+        ):
             out = self.reject('state', 'not finite (NaN or infinity)')
             self._answered = stamp if out is not None else self._answered
             return out
         if self.fault is not None and not self.law.holds_position:
             self._answered = stamp
-            return None                         # stopped by the fault until cleared
-        if s.event_driven and not self.gate.halted and self._last_t is not None \
-                and t - self._last_t > s.state_timeout:
+            return None  # stopped by the fault until cleared
+        if (
+            s.event_driven
+            and not self.gate.halted
+            and self._last_t is not None
+            and t - self._last_t > s.state_timeout
+        ):
             self._unsupervised(t)
         t0 = time.perf_counter()
         t = float(t)
@@ -528,7 +686,7 @@ class Controller:
             out = law.command(state, ref, t, dt)
         values = out.values if self._every_joint else out.values[self._index]
         if not _finite(values, self._zero):
-            clamp_efforts(values, self._limits)          # raises, naming the joint: the law failed
+            clamp_efforts(values, self._limits)  # raises, naming the joint: the law failed
         values = np.clip(values, self._minus_limits, self._limits, out=self._values)
         self.gate.commanded()
         self._answered = stamp
@@ -545,15 +703,21 @@ class Controller:
         The same rules as after a halt, whichever callback runs first after the stall (the
         watchdog's zero command, or this state): resume on the reference within
         resume_tolerance, else hold the measured pose."""
-        why = (f'the plant ran {t - self._last_t:.3f} s on the last command (state_timeout '
-               f'{self.settings.state_timeout:g} s): this controller did not answer its states meanwhile (a stalled '
-               'process?)')
+        why = (
+            f'the plant ran {t - self._last_t:.3f} s on the last command (state_timeout '
+            f'{self.settings.state_timeout:g} s): this controller did not answer its states meanwhile (a stalled '
+            'process?)'
+        )
         self._notify('warning', 'unsupervised', why)
         self.gate.unsupervised(why)
 
     def _before_law(self, state, t):
-        """The reference this tick follows: resume after a halt, the control clock going back,
-        a jump of the measured state, an activation or a reset to hold."""
+        """
+        The reference this tick follows.
+
+        Resume after a halt, the control clock going back, a jump of the measured state, an
+        activation or a reset to hold.
+        """
         s = self.settings
         if self._last_t is not None and t < self._last_t - s.state_timeout:
             self._drop(f'the control clock jumped back by {self._last_t - t:.3f} s', 'clock back')
@@ -580,37 +744,58 @@ class Controller:
         if not over.any():
             return ''
         k = int(np.argmax(d - allowed))
-        return (f'the measured {self.q_names[k]} jumped by {d[k]:.4g} in {dt:.4g} s (its velocities allow '
-                f'{allowed[k] - tol:.3g} + jump_tolerance {tol:g})')
+        return (
+            f'the measured {self.q_names[k]} jumped by {d[k]:.4g} in {dt:.4g} s (its velocities allow '
+            f'{allowed[k] - tol:.3g} + jump_tolerance {tol:g})'
+        )
 
     def _drop(self, why, key):
         """Drop the reference (goals aborted) and hold the pose of this tick."""
         if not self._hold_pending:
-            self._notify('warning', key, f'{why}: the reference is dropped, holding the measured pose')
+            self._notify(
+                'warning', key, f'{why}: the reference is dropped, holding the measured pose'
+            )
         self._abort_goals(why)
         self._hold_pending = True
 
     def _resume(self, state, t):
-        """After a halt (the motors were limp): keep the reference if every joint is within
-        resume_tolerance of it, else hold where the robot is (the goal is aborted)."""
+        """
+        After a halt (the motors were limp).
+
+        Keep the reference if every joint is within resume_tolerance of it, else hold where the
+        robot is (the goal is aborted).
+        """
         tolerance = self.settings.resume_tolerance
         law = self.law
-        base = ('; the base target is kept' if getattr(law, 'base_reference', None) is not None else '')
+        base = (
+            '; the base target is kept' if getattr(law, 'base_reference', None) is not None else ''
+        )
         if self._hold_pending:
             return
         if law.follows != 'end_effector' and self._schedule is not None:
-            gap = float(np.abs(self._schedule.sample(t).position - state.q)[self._index].max()) \
-                if len(self._index) else 0.0
+            gap = (
+                float(np.abs(self._schedule.sample(t).position - state.q)[self._index].max())
+                if len(self._index)
+                else 0.0
+            )
             if gap <= tolerance:
                 law.reset()
-                self._notify('info', 'resume', f'fresh valid state again: commanding resumes on the reference ({gap:.3g} '
-                             f'from it, resume_tolerance {tolerance:g}){base}')
+                self._notify(
+                    'info',
+                    'resume',
+                    f'fresh valid state again: commanding resumes on the reference ({gap:.3g} '
+                    f'from it, resume_tolerance {tolerance:g}){base}',
+                )
                 return
             why = f'{gap:.3g} from the reference (resume_tolerance {tolerance:g})'
         else:
             why = 'no joint reference to resume'
-        self._notify('info', 'resume', f'fresh valid state again: commanding resumes, holding the current position '
-                     f'({why}){base}')
+        self._notify(
+            'info',
+            'resume',
+            f'fresh valid state again: commanding resumes, holding the current position '
+            f'({why}){base}',
+        )
         self._abort_goals(f'the controller halted and the robot is {why}')
         self._hold_pending = True
 
@@ -619,7 +804,7 @@ class Controller:
         self._hold_pending = False
         self._schedule = ReferenceSchedule(hold(t, state.q.copy()))
         self.law.reset()
-        self._last_q = None              # no jump check across a hold
+        self._last_q = None  # no jump check across a hold
         goal, self._pending = self._pending, None
         if goal is not None and self.fault is None:
             try:
@@ -627,7 +812,11 @@ class Controller:
             except SpartError as err:
                 goal._finish(ABORTED, str(err))
                 self.gate.rejected += 1
-                self._notify('error', 'goal', f'trajectory {goal.id} refused: {err} (holding the current position)')
+                self._notify(
+                    'error',
+                    'goal',
+                    f'trajectory {goal.id} refused: {err} (holding the current position)',
+                )
 
     def _remember(self, state, ref, t):
         if self._last_q is None:
@@ -640,19 +829,28 @@ class Controller:
         self._last_ref = ref
 
     def _tracking_fault(self, state, ref, t):
-        """Tracking error beyond max_tracking_error: enter the fault (hold the measured pose) and
-        return True."""
+        """
+        Tracking error beyond max_tracking_error.
+
+        Enter the fault (hold the measured pose) and return True.
+        """
         e = np.subtract(ref.position, state.q, out=self._err)
         np.abs(e, out=e)
         if not np.greater(e, self._max_error, out=self._over).any():
             return False
         k = int(np.argmax(e - self._max_error))
-        self.fault = (f'tracking error of {self.q_names[k]} {e[k]:.4g} > max_tracking_error '
-                      f'{self._max_error[k]:g} at t = {t:.3f} s')
+        self.fault = (
+            f'tracking error of {self.q_names[k]} {e[k]:.4g} > max_tracking_error '
+            f'{self._max_error[k]:g} at t = {t:.3f} s'
+        )
         self.counts['faults'] += 1
-        self._notify('error', 'fault', f'fault: {self.fault}: '
-                     + ('holding the measured pose' if self.law.holds_position else 'commands stopped')
-                     + '; a new activation or clear_fault (~/enable true) leaves it')
+        self._notify(
+            'error',
+            'fault',
+            f'fault: {self.fault}: '
+            + ('holding the measured pose' if self.law.holds_position else 'commands stopped')
+            + '; a new activation or clear_fault (~/enable true) leaves it',
+        )
         self._abort_goals(f'fault: {self.fault}', PATH_TOLERANCE_VIOLATED)
         self._schedule = ReferenceSchedule(hold(t, state.q.copy()))
         return True
@@ -663,16 +861,24 @@ class Controller:
         unexpected = not isinstance(err, SpartError)
         text = f'unexpected {type(err).__name__}: {err}' if unexpected else str(err)
         zero = self.gate.reject(f'control law: {text}') == ZERO if self.active else False
-        self._notify('warning', ('law', text), f'control law failed: {text}'
-                     + ('; one zero command sent' if zero else '; commands stay stopped')
-                     + ('\n' + traceback.format_exc() if unexpected else ''))
+        self._notify(
+            'warning',
+            ('law', text),
+            f'control law failed: {text}'
+            + ('; one zero command sent' if zero else '; commands stay stopped')
+            + ('\n' + traceback.format_exc() if unexpected else ''),
+        )
         if zero:
             self._answered = self._stamp_seen
             return self._zero_command()
         return None
 
     def clear_fault(self):
-        """Leave the fault: hold the pose measured at the next tick.  False when there is none."""
+        """
+        Leave the fault: hold the pose measured at the next tick.
+
+        False when there is none.
+        """
         if self.fault is None:
             return False
         self._notify('info', 'fault', f'fault cleared ({self.fault}): holding the measured pose')
@@ -681,19 +887,24 @@ class Controller:
         return True
 
     def plant_reset(self, why='the plant was reset'):
-        """The plant announced a reset (or anything that moved the robot without the
-        controller): the reference is dropped (goals aborted) and the pose measured at the next
-        tick is held."""
+        """
+        The plant announced a reset (or anything that moved the robot without the controller).
+
+        The reference is dropped (goals aborted) and the pose measured at the next tick is held.
+        """
         self.counts['resets'] += 1
         if self.active:
             self._drop(why, 'reset')
 
     # -- references -------------------------------------------------------------------------
     def submit(self, goal, t):
-        """Accept the :class:`~spart_ros.control.goals.TrajectoryGoal` ``goal`` at control time
-        ``t``: started at once or at its ``start``, from the reference followed then (no jump;
-        an earlier goal is preempted from then on), or kept pending until the model and a
-        measured state are there.  InputError naming why it is refused (status 'aborted')."""
+        """
+        Accept the :class:`~spart_ros.control.goals.TrajectoryGoal` ``goal`` at control time ``t``.
+
+        Started at once or at its ``start``, from the reference followed then (no jump; an earlier
+        goal is preempted from then on), or kept pending until the model and a measured state are
+        there. InputError naming why it is refused (status 'aborted').
+        """
         try:
             self._accept(goal, t)
         except SpartError as err:
@@ -709,25 +920,39 @@ class Controller:
             raise InputError(f'the controller is {self.state}: trajectory ignored (activate it)')
         law_class = MODES[s.mode]
         if law_class.follows == 'end_effector':
-            raise InputError(f'mode {s.mode} follows end-effector references, not joint '
-                             'trajectories: trajectory ignored')
+            raise InputError(
+                f'mode {s.mode} follows end-effector references, not joint '
+                'trajectories: trajectory ignored'
+            )
         if law_class.follows == 'none':
-            raise InputError(f'mode {s.mode} holds no position reference (gravity compensation, '
-                             'damping with kd): trajectory refused; use computed_torque to follow trajectories')
+            raise InputError(
+                f'mode {s.mode} holds no position reference (gravity compensation, '
+                'damping with kd): trajectory refused; use computed_torque to follow trajectories'
+            )
         if self.fault is not None:
-            raise InputError(f'the controller is in fault ({self.fault}): trajectory refused until '
-                             'the fault is cleared (a new activation, or ~/enable true)')
+            raise InputError(
+                f'the controller is in fault ({self.fault}): trajectory refused until '
+                'the fault is cleared (a new activation, or ~/enable true)'
+            )
         if goal.tolerances is not None and goal.start and goal.start + goal.times[-1] < t:
-            raise GoalError(f'the trajectory stamped {goal.start:.6f} s ends at {goal.start + goal.times[-1]:.6f} s, '
-                            f'before it came (control time {t:.6f} s): refused', OLD_HEADER_TIMESTAMP)
+            raise GoalError(
+                f'the trajectory stamped {goal.start:.6f} s ends at {goal.start + goal.times[-1]:.6f} s, '
+                f'before it came (control time {t:.6f} s): refused',
+                OLD_HEADER_TIMESTAMP,
+            )
         if self.law is None:
             self._keep(goal, 'waiting for a robot model')
             return
         self._columns(goal)
         if self._hold_pending or self._schedule is None:
-            if self._last_q is not None:        # checked now against the last measured pose
+            if self._last_q is not None:  # checked now against the last measured pose
                 self._trajectory(goal, 0.0, _at_rest(self._last_q))
-            self._keep(goal, 'starts at the next command' if self._last_t is not None else 'waiting for the first state')
+            self._keep(
+                goal,
+                'starts at the next command'
+                if self._last_t is not None
+                else 'waiting for the first state',
+            )
             return
         self._start(goal, t)
 
@@ -754,35 +979,56 @@ class Controller:
             raise InputError(f'the controller is {self.state}: pose goal ignored (activate it)')
         if not accepts_pose_goals(s.mode):
             law_class = MODES[s.mode]
-            why = ('a floating base: use a space-robot mode (resolved_rate...) or floating_cartesian_impedance'
-                   if law_class.base == 'floating' else 'it holds no reference')
-            raise InputError(f'mode {s.mode} takes no end-effector pose goal ({why}): goal refused')
+            why = (
+                'a floating base: use a space-robot mode (resolved_rate...) or floating_cartesian_impedance'
+                if law_class.base == 'floating'
+                else 'it holds no reference'
+            )
+            raise InputError(
+                f'mode {s.mode} takes no end-effector pose goal ({why}): goal refused'
+            )
         if self.fault is not None:
-            raise InputError(f'the controller is in fault ({self.fault}): goal refused until the fault is cleared')
+            raise InputError(
+                f'the controller is in fault ({self.fault}): goal refused until the fault is cleared'
+            )
         if self.law is None:
-            raise InputError('no robot model yet: pose goal refused (send it once the controller commands)')
+            raise InputError(
+                'no robot model yet: pose goal refused (send it once the controller commands)'
+            )
         if self.law.follows == 'end_effector':
             self.law.set_reference('ee_goal', goal)
             return
         if self._hold_pending or self._schedule is None or self._last_base is None:
-            raise InputError('the controller has not commanded a measured state yet: pose goal refused (send it '
-                             'once it commands)')
+            raise InputError(
+                'the controller has not commanded a measured state yet: pose goal refused (send it '
+                'once it commands)'
+            )
         start = max(float(t), goal.start) if goal.start else float(t)
         ik = self._inverse_kinematics()
         ref = self._schedule.sample(start)
         R0, r0, _ = self.law.frames.fixed(self._last_base)
         R, p = ik.pose(ref.position, R0, r0)
         path = make_path(goal, R, p, start, self._last_base.R_b, self._last_base.p_b)
-        trajectory = joint_trajectory_of(path, ik, ref.position, R0, r0, s.path_sample_period, start=start)
+        trajectory = joint_trajectory_of(
+            path, ik, ref.position, R0, r0, s.path_sample_period, start=start
+        )
         self._accept(trajectory, t)
         goal.trajectory = trajectory
 
     def _inverse_kinematics(self):
-        """The fixed-base IK of the settings' end effector (ee_link, ee_offset), built once per model."""
+        """
+        Return the fixed-base IK of the settings' end effector (ee_link, ee_offset).
+
+        Built once per model.
+        """
         if self._ik is None:
             s = self.settings
-            self._ik = InverseKinematics(self.robot, s.ee_link or leaf_links(self.robot)[0], list(s.ee_offset),
-                                         fast=self.dynamics.new_workspace())
+            self._ik = InverseKinematics(
+                self.robot,
+                s.ee_link or leaf_links(self.robot)[0],
+                list(s.ee_offset),
+                fast=self.dynamics.new_workspace(),
+            )
         return self._ik
 
     def _keep(self, goal, why):
@@ -795,19 +1041,32 @@ class Controller:
         index = {n: k for k, n in enumerate(self.q_names)}
         bad = [n for n in goal.joint_names if n not in index]
         if bad:
-            raise GoalError(f'joint_names {list(goal.joint_names)} must be distinct moving joints of '
-                            f'the model ({self.q_names}); unknown: {bad}', INVALID_JOINTS)
+            raise GoalError(
+                f'joint_names {list(goal.joint_names)} must be distinct moving joints of '
+                f'the model ({self.q_names}); unknown: {bad}',
+                INVALID_JOINTS,
+            )
         return np.array([index[n] for n in goal.joint_names], dtype=np.intp)
 
     def _trajectory(self, goal, start_time, start):
         """The JointTrajectory of ``goal`` from the reference ``start`` at ``start_time``
         (joints it does not name hold their reference position); InputError naming the problem."""
         cols = self._columns(goal)
-        check_position_limits(goal.joint_names, goal.positions, start.position[cols], self._lower[cols],
-                              self._upper[cols], self.settings.limit_tolerance, goal.first)
+        check_position_limits(
+            goal.joint_names,
+            goal.positions,
+            start.position[cols],
+            self._lower[cols],
+            self._upper[cols],
+            self.settings.limit_tolerance,
+            goal.first,
+        )
         default = self._tolerances
-        goal.resolved = (GoalTolerances(default.path, None) if goal.tolerances is None
-                         else resolve_tolerances(default, self.q_names, goal.tolerances))
+        goal.resolved = (
+            GoalTolerances(default.path, None)
+            if goal.tolerances is None
+            else resolve_tolerances(default, self.q_names, goal.tolerances)
+        )
         k, n = len(goal.times), len(start.position)
 
         def full(rows, base):
@@ -816,9 +1075,16 @@ class Controller:
             out = np.tile(base, (k, 1))
             out[:, cols] = rows
             return out
+
         zeros = np.zeros(n)
-        return JointTrajectory(start_time, start, goal.times, full(goal.positions, start.position),
-                               full(goal.velocities, zeros), full(goal.accelerations, zeros))
+        return JointTrajectory(
+            start_time,
+            start,
+            goal.times,
+            full(goal.positions, start.position),
+            full(goal.velocities, zeros),
+            full(goal.accelerations, zeros),
+        )
 
     def _start(self, goal, t):
         start = max(t, goal.start) if goal.start else t
@@ -830,15 +1096,22 @@ class Controller:
         goal.start_time, goal.end_time = start, trajectory.end_time
         goal.status, goal.message = (QUEUED if start > t else ACTIVE), ''
         self._goal = goal
-        self._notify('info', ('goal', goal.id), f'trajectory of {len(goal.times)} points for {goal.joint_names} over '
-                     f'{goal.times[-1]:g} s accepted (goal {goal.id}): starts at {start:.9f} s (control time)')
+        self._notify(
+            'info',
+            ('goal', goal.id),
+            f'trajectory of {len(goal.times)} points for {goal.joint_names} over '
+            f'{goal.times[-1]:g} s accepted (goal {goal.id}): starts at {start:.9f} s (control time)',
+        )
 
     def _follow_goal(self, state, ref, t):
-        """The followed goal at control time ``t``: started, its path tolerance checked (a
-        violation aborts it and holds the measured pose), and after its end, succeeded once the
-        measured state is within its goal tolerance (a topic goal: at once), or aborted when that
-        has not happened within its goal time tolerance (the last point stays held).  Returns the
-        reference of this tick."""
+        """
+        Return the followed goal at control time ``t``.
+
+        Started, its path tolerance checked (a violation aborts it and holds the measured pose),
+        and after its end, succeeded once the measured state is within its goal tolerance (a topic
+        goal: at once), or aborted when that has not happened within its goal time tolerance (the
+        last point stays held). Returns the reference of this tick.
+        """
         goal = self._goal
         if goal.done:
             return ref
@@ -849,12 +1122,20 @@ class Controller:
         tol = goal.resolved
         if t < goal.end_time:
             if tol is not None and tol.checks_path:
-                why = violation(tol.path, self.q_names, ref.position - state.q, ref.velocity - state.qd,
-                                'path tolerance')
+                why = violation(
+                    tol.path,
+                    self.q_names,
+                    ref.position - state.q,
+                    ref.velocity - state.qd,
+                    'path tolerance',
+                )
                 if why:
                     why = f'{why} at t = {t:.3f} s'
-                    self._notify('warning', ('path', goal.id), f'trajectory {goal.id} aborted: {why}; holding the '
-                                 'measured pose')
+                    self._notify(
+                        'warning',
+                        ('path', goal.id),
+                        f'trajectory {goal.id} aborted: {why}; holding the measured pose',
+                    )
                     self._abort_goals(why, PATH_TOLERANCE_VIOLATED)
                     self._schedule = ReferenceSchedule(hold(t, state.q.copy()))
                     return self._schedule.sample(t)
@@ -862,14 +1143,25 @@ class Controller:
         if tol is None or tol.goal is None:
             goal._finish(SUCCEEDED, f'reached the last point at {goal.end_time:.6f} s')
             return ref
-        why = violation(tol.goal, self.q_names, ref.position - state.q, ref.velocity - state.qd, 'goal tolerance')
+        why = violation(
+            tol.goal,
+            self.q_names,
+            ref.position - state.q,
+            ref.velocity - state.qd,
+            'goal tolerance',
+        )
         late = t - goal.end_time
         if not why:
-            goal._finish(SUCCEEDED, f'reached the last point at {goal.end_time:.6f} s, within the goal tolerance '
-                         f'{late:.3f} s later')
+            goal._finish(
+                SUCCEEDED,
+                f'reached the last point at {goal.end_time:.6f} s, within the goal tolerance '
+                f'{late:.3f} s later',
+            )
         elif tol.goal_time > 0 and late > tol.goal_time:
-            why = (f'{why} {late:.3f} s after the end of the trajectory (goal_time_tolerance {tol.goal_time:g} s)'
-                   '; holding its last point')
+            why = (
+                f'{why} {late:.3f} s after the end of the trajectory (goal_time_tolerance {tol.goal_time:g} s)'
+                '; holding its last point'
+            )
             self._notify('warning', ('goal', goal.id), f'trajectory {goal.id} aborted: {why}')
             goal._finish(ABORTED, why, GOAL_TOLERANCE_VIOLATED)
         return ref
@@ -883,9 +1175,12 @@ class Controller:
             self.law.abort_goal(why)
 
     def cancel(self, goal, t=None):
-        """Cancel ``goal`` at control time ``t`` (default: the last tick's): if followed (or
-        queued), the current reference position is held from then on (JointTrajectoryController's
-        cancel).  False when it was already done."""
+        """
+        Cancel ``goal`` at control time ``t`` (default: the last tick's).
+
+        If followed (or queued), the current reference position is held from then on
+        (JointTrajectoryController's cancel). False when it was already done.
+        """
         if goal.done:
             return False
         goal._finish(CANCELED, 'canceled')
@@ -901,12 +1196,19 @@ class Controller:
         return True
 
     def set_reference(self, name, value, received=None):
-        """Give the law reference ``name`` (a free-flying base target 'base_pose', a space mode's
-        'ee_twist', 'ee_pose', 'base_attitude': see the law's ``references``).  InputError when
-        inactive or when the mode takes no such reference."""
+        """
+        Give the law reference ``name``.
+
+        A free-flying base target 'base_pose', a space mode's 'ee_twist', 'ee_pose',
+        'base_attitude': see the law's ``references``. InputError when inactive or when the mode
+        takes no such reference.
+        """
         if self.law is None or not self.active:
-            raise InputError(f'{name}: the controller is {self.state}' + (
-                '' if self.law is not None else ' (no controllable model yet)') + ': reference ignored')
+            raise InputError(
+                f'{name}: the controller is {self.state}'
+                + ('' if self.law is not None else ' (no controllable model yet)')
+                + ': reference ignored'
+            )
         self.law.set_reference(name, value, received)
 
     # -- for status messages and action servers --------------------------------------------
@@ -931,8 +1233,12 @@ class Controller:
         times = [float(x) for x in inputs.joint_times[self._index]]
         if inputs.base_time is not None:
             times.append(float(inputs.base_time))
-        if self.settings.event_driven and inputs.stamp is not None and self._stamp_changed is not None \
-                and inputs.stamp == self._answered:
+        if (
+            self.settings.event_driven
+            and inputs.stamp is not None
+            and self._stamp_changed is not None
+            and inputs.stamp == self._answered
+        ):
             times.append(self._stamp_changed)
         if any(math.isnan(x) for x in times):
             return -1.0
@@ -948,10 +1254,28 @@ class Controller:
         else:
             pos = vel = np.zeros(len(idx))
         g = self.gate
-        counts = dict(self.counts, commands=g.commands, zeros=g.zeros, timeouts=g.timeouts, rejected=g.rejected,
-                      recoveries=g.recoveries)
-        return Snapshot(self.state, self.reason, self.active, self.commanding, list(self.joint_names), pos, vel,
-                        np.array(self._efforts), self.trajectory_remaining(t), self.compute_time, counts, self.details)
+        counts = dict(
+            self.counts,
+            commands=g.commands,
+            zeros=g.zeros,
+            timeouts=g.timeouts,
+            rejected=g.rejected,
+            recoveries=g.recoveries,
+        )
+        return Snapshot(
+            self.state,
+            self.reason,
+            self.active,
+            self.commanding,
+            list(self.joint_names),
+            pos,
+            vel,
+            np.array(self._efforts),
+            self.trajectory_remaining(t),
+            self.compute_time,
+            counts,
+            self.details,
+        )
 
 
 def _full(values, other, cols, n, zero_means=None):
@@ -965,17 +1289,23 @@ def _full(values, other, cols, n, zero_means=None):
 
 
 def _at_rest(position):
-    """The :data:`~spart_ros.control.trajectory.Reference` of ``position`` (n,) at rest."""
+    """Return the :data:`~spart_ros.control.trajectory.Reference` of ``position`` (n,) at rest."""
     z = np.zeros_like(position)
     return Reference(position, z, z)
 
 
 def _warm_up(law, n):
-    """One computation on a neutral state, so that the first tick does not pay for loading the
-    fast path's kernels of this call (hundreds of milliseconds on a busy machine: the watchdog
-    would stop a robot just handed over by its brakes)."""
+    """
+    One computation on a neutral state.
+
+    That the first tick does not pay for loading the fast path's kernels of this call (hundreds of
+    milliseconds on a busy machine: the watchdog would stop a robot just handed over by its
+    brakes).
+    """
     z3, zq = np.zeros(3), np.zeros(n)
-    state = SimpleNamespace(base=SimpleNamespace(R_b=np.eye(3), p_b=z3, v_b=z3, w_b=z3), q=zq, qd=zq)
+    state = SimpleNamespace(
+        base=SimpleNamespace(R_b=np.eye(3), p_b=z3, v_b=z3, w_b=z3), q=zq, qd=zq
+    )
     try:
         if law.follows == 'end_effector':
             law.command(state, None, 0.0, 0.0, None)

@@ -1,4 +1,7 @@
-"""Damped least squares (the damped pseudo-inverse) with singular-region damping, and joint-rate bounds.
+"""
+Damped least squares (the damped pseudo-inverse) with singular-region damping.
+
+Joint-rate bounds.
 
 x = A# b with A# = V diag(s_i / (s_i^2 + lambda^2)) U' minimizes |A x - b|^2 + lambda^2 |x|^2.
 Away from singularities lambda = 0 (exact pseudo-inverse, exact tracking); inside the
@@ -13,6 +16,7 @@ Jacobian), or with ``relative=True`` fractions of A's largest singular value (fo
 no natural scale, e.g. the base reaction G = -H0^-1 H0m, whose size is the arm-to-base mass
 ratio); ``singular_region=inf`` damps always (Tikhonov regularization with lambda = damping).
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -34,29 +38,42 @@ def check_damping(damping, singular_region):
 
 
 def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
-    """The damped pseudo-inverse of ``A`` (m, n) (see the module docstring); returns a
-    :class:`DampedInverse`.  damping = 0 gives the Moore-Penrose pseudo-inverse."""
+    """
+    Return the damped pseudo-inverse of ``A`` (m, n) (see the module docstring).
+
+    Returns a :class:`DampedInverse`.  damping = 0 gives the Moore-Penrose pseudo-inverse.
+    """
     m, n = A.shape
     U, s, Vt = np.linalg.svd(A, full_matrices=True)
     k = min(m, n)
     s_max = s[0] if k else 0.0
-    if relative:    # fractions of s_max; a zero matrix: 0 (singular_region = inf: inf * 0 would be NaN)
-        damping, singular_region = (damping * s_max, singular_region * s_max) if s_max > 0 else (0.0, 0.0)
+    if (
+        relative
+    ):  # fractions of s_max; a zero matrix: 0 (singular_region = inf: inf * 0 would be NaN)
+        damping, singular_region = (
+            (damping * s_max, singular_region * s_max) if s_max > 0 else (0.0, 0.0)
+        )
     rank = int(np.count_nonzero(s > max(m, n) * np.finfo(float).eps * s_max)) if k else 0
     lam2 = 0.0
     s_min = s[k - 1] if k else 0.0
     if k and s_min < singular_region:
-        lam2 = (1.0 - (s_min / singular_region) ** 2) * damping ** 2
+        lam2 = (1.0 - (s_min / singular_region) ** 2) * damping**2
     denom = s * s + lam2
-    gain = np.divide(s, denom, out=np.zeros(k), where=np.arange(k) < rank if lam2 == 0.0 else denom > 0)
+    gain = np.divide(
+        s, denom, out=np.zeros(k), where=np.arange(k) < rank if lam2 == 0.0 else denom > 0
+    )
     inverse = (Vt[:k].T * gain) @ U[:, :k].T
     return DampedInverse(inverse, Vt[rank:].T, s, float(np.sqrt(lam2)), rank)
 
 
 def bound_joint_rates(qd, max_rates):
-    """(qd scaled, scale): ``qd`` (n,) times the largest scale <= 1 that keeps every
-    |qd_i| <= max_rates_i (n,) (inf = no bound).  Scaling the whole vector keeps the direction,
-    so the end effector slows down along its path instead of leaving it."""
+    """
+    (qd scaled, scale).
+
+    ``qd`` (n,) times the largest scale <= 1 that keeps every |qd_i| <= max_rates_i (n,) (inf = no
+    bound). Scaling the whole vector keeps the direction, so the end effector slows down along its
+    path instead of leaving it.
+    """
     over = np.abs(qd) > max_rates
     if not over.any():
         return qd, 1.0

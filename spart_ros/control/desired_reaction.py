@@ -1,11 +1,14 @@
-"""Desired reaction: the base attitude follows a reference while the end effector moves
-(SPART's Desired-Reaction-Maneuver; Yoshida's reaction-null-space family of laws).
+"""
+Desired reaction: the base attitude follows a reference while the end effector moves.
+
+SPART's Desired-Reaction-Maneuver; Yoshida's reaction-null-space family of laws.
 
 By momentum conservation the base angular velocity (base frame) is
 w0 = a_w + G_w qd, with a = H0^-1 h0 and G = -H0^-1 H0m (rows ``base_rows`` of the angular
 part).  The base task asks
 
-    G_w qd = w_cmd - a_w,   w_cmd = base_angular_velocity + attitude_gain * rotation_vector(R0' R0_ref)
+    G_w qd = w_cmd - a_w,   w_cmd = base_angular_velocity + attitude_gain * rotation_vector(R0'
+    R0_ref)
 
 (base frame; R0_ref the reference rotation of the base CoM frame, like R0), and the
 end-effector task J* qd = b as in resolved-rate control.  The two are solved with task
@@ -25,19 +28,21 @@ The pseudo-inverse of the end-effector task is damped with the law's ``damping``
 joint rotation, about the arm-to-base inertia ratio (~0.01 for a 20 kg arm on a 200 kg
 spacecraft), so the end effector's absolute thresholds would damp the base task away entirely.
 """
+
 import numpy as np
 
-from ..core import checks as chk
-from ..core.errors import InputError
 from .damped_least_squares import damped_pseudo_inverse
 from .end_effector import rotation_vector
-from .space_motion import SpaceMotionLaw, residual_tolerance
+from .space_motion import residual_tolerance, SpaceMotionLaw
+from ..core import checks as chk
+from ..core.errors import InputError
 
 __all__ = ['DesiredReaction']
 
 
 class DesiredReaction(SpaceMotionLaw):
-    """End-effector task plus a base attitude reference (see the module docstring).
+    """
+    End-effector task plus a base attitude reference (see the module docstring).
 
     ``base_rows``: components of the base angular velocity (0, 1, 2 = base-frame x, y, z) to
     control (a planar robot controls only (2,)); ``attitude_gain`` [1/s]; ``priority``:
@@ -48,18 +53,37 @@ class DesiredReaction(SpaceMotionLaw):
 
     mode = 'desired_reaction'
 
-    def __init__(self, robot, link, offset=None, frame='com', *, base_rows=(0, 1, 2), attitude_gain=1.0,
-                 priority='end_effector', base_damping=0.05, base_singular_region=0.01, **kwargs):
+    def __init__(
+        self,
+        robot,
+        link,
+        offset=None,
+        frame='com',
+        *,
+        base_rows=(0, 1, 2),
+        attitude_gain=1.0,
+        priority='end_effector',
+        base_damping=0.05,
+        base_singular_region=0.01,
+        **kwargs,
+    ):
         super().__init__(robot, link, offset, frame, **kwargs)
         chk.nonnegative('base_damping', base_damping)
         chk.nonnegative('base_singular_region', base_singular_region)
-        self.base_damping, self.base_singular_region = float(base_damping), float(base_singular_region)
+        self.base_damping, self.base_singular_region = (
+            float(base_damping),
+            float(base_singular_region),
+        )
         rows = tuple(base_rows)
         if not rows or len(set(rows)) != len(rows) or any(r not in (0, 1, 2) for r in rows):
-            raise InputError(f'base_rows: expected distinct indices 0..2 of the base angular velocity, got {base_rows!r}')
+            raise InputError(
+                f'base_rows: expected distinct indices 0..2 of the base angular velocity, got {base_rows!r}'
+            )
         self.base_rows = list(rows)
         if not (np.isfinite(attitude_gain) and attitude_gain >= 0):
-            raise InputError(f'attitude_gain: expected a finite number >= 0, got {attitude_gain!r}')
+            raise InputError(
+                f'attitude_gain: expected a finite number >= 0, got {attitude_gain!r}'
+            )
         self.attitude_gain = float(attitude_gain)
         if priority not in ('end_effector', 'base'):
             raise InputError(f"priority: expected 'end_effector' or 'base', got {priority!r}")
@@ -68,18 +92,37 @@ class DesiredReaction(SpaceMotionLaw):
 
     def base_rate_command(self, R0, base_rotation=None, base_angular_velocity=None):
         """w_cmd (3,), base frame: feed-forward plus the attitude P law (module docstring)."""
-        w = np.zeros(3) if base_angular_velocity is None else \
-            chk.vector('base_angular_velocity', base_angular_velocity, 3).copy()
+        w = (
+            np.zeros(3)
+            if base_angular_velocity is None
+            else chk.vector('base_angular_velocity', base_angular_velocity, 3).copy()
+        )
         if base_rotation is not None:
             R_ref = chk.array('base_rotation', base_rotation, (3, 3))
             w += self.attitude_gain * rotation_vector(np.asarray(R0, dtype=float).T @ R_ref)
         return w
 
-    def update(self, R0, r0, qm, u0, um, twist=None, position=None, rotation=None, t=None,
-               base_rotation=None, base_angular_velocity=None):
-        """As :meth:`SpaceMotionLaw.update`, plus the base references: ``base_rotation`` (3, 3)
-        target of R0 (base CoM frame -> inertial) and ``base_angular_velocity`` (3,) feed-forward
-        in the base frame (both optional: default hold the base still)."""
+    def update(
+        self,
+        R0,
+        r0,
+        qm,
+        u0,
+        um,
+        twist=None,
+        position=None,
+        rotation=None,
+        t=None,
+        base_rotation=None,
+        base_angular_velocity=None,
+    ):
+        """
+        As :meth:`SpaceMotionLaw.update`, plus the base references.
+
+        ``base_rotation`` (3, 3) target of R0 (base CoM frame -> inertial) and
+        ``base_angular_velocity`` (3,) feed-forward in the base frame (both optional: default hold
+        the base still).
+        """
         self._base_command = self.base_rate_command(R0, base_rotation, base_angular_velocity)
         return super().update(R0, r0, qm, u0, um, twist, position, rotation, t)
 
@@ -89,8 +132,11 @@ class DesiredReaction(SpaceMotionLaw):
         bb = self._base_command[rows] - ff.free_base_velocity[rows]
         ee = (self.damping, self.singular_region, False)
         base = (self.base_damping, self.base_singular_region, True)
-        (J1, b1, d1), (J2, b2, d2) = ((J, b, ee), (Jb, bb, base)) if self.priority == 'end_effector' else \
-            ((Jb, bb, base), (J, b, ee))
+        (J1, b1, d1), (J2, b2, d2) = (
+            ((J, b, ee), (Jb, bb, base))
+            if self.priority == 'end_effector'
+            else ((Jb, bb, base), (J, b, ee))
+        )
         D1 = damped_pseudo_inverse(J1, *d1)
         qd = D1.inverse @ b1
         N = D1.null_basis
@@ -100,10 +146,19 @@ class DesiredReaction(SpaceMotionLaw):
             qd = qd + N @ (D2.inverse @ (b2 - J2 @ qd))
             damping = max(damping, D2.damping)
         base_error = float(np.linalg.norm(Jb @ qd - bb))
-        info = {'damping': damping, 'null_space_dim': N.shape[1], 'base_error': base_error,
-                'feasible': base_error <= residual_tolerance(bb)}
+        info = {
+            'damping': damping,
+            'null_space_dim': N.shape[1],
+            'base_error': base_error,
+            'feasible': base_error <= residual_tolerance(bb),
+        }
         if not info['feasible']:
-            info['message'] = (f'base attitude reference not met (residual {base_error:.3g} rad/s): '
-                               + ('the arm lacks the redundancy for both tasks here'
-                                  if self.priority == 'end_effector' else 'singular base coupling'))
+            info['message'] = (
+                f'base attitude reference not met (residual {base_error:.3g} rad/s): '
+                + (
+                    'the arm lacks the redundancy for both tasks here'
+                    if self.priority == 'end_effector'
+                    else 'singular base coupling'
+                )
+            )
         return qd, info

@@ -1,4 +1,5 @@
-"""End-effector pose goals: reach a pose in a given time along a chosen path (pure Python).
+"""
+End-effector pose goals: reach a pose in a given time along a chosen path (pure Python).
 
 A :class:`PoseGoal` asks the controller's end effector (``ee_link``, the point ``ee_offset`` in
 its URDF frame, its axes) to go from where its reference is when the goal starts to a target
@@ -19,7 +20,8 @@ or a constant screw (``'screw'``: ``ScrewTrajectory``), timed by a cubic or quin
   accelerations J# (twist' - J' qd) (J# the pseudo-inverse: the least joint motion of a
   redundant arm), interpolated by the controller's C2 quintic joint trajectory: the end effector
   leaves the path by far less than a micrometre between samples (7 nm and 2e-8 rad measured on
-  the KUKA iiwa with 50 ms samples, 1 nm with 20 ms: test/test_ee_goals.py), and the goal is a joint trajectory from then on (started
+  the KUKA iiwa with 50 ms samples, 1 nm with 20 ms: test/test_ee_goals.py), and the goal is a
+  joint trajectory from then on (started
   without a jump from the reference followed, checked against the limits, a tracking fault
   aborts it).  A path that leaves the workspace or the joint limits is refused, naming where.
 
@@ -29,17 +31,18 @@ Goal progress (``status``, ``message``, ``start_time``, ``end_time``) as
 :class:`~spart_ros.control.goals.TrajectoryGoal`'s: pending, queued, active, succeeded,
 preempted, aborted, canceled.
 """
+
 import itertools
 import math
 
 import numpy as np
 
+from .goals import ABORTED, ACTIVE, DONE, PENDING, PREEMPTED, QUEUED, SUCCEEDED, TrajectoryGoal
+from .paths import CartesianPath, pose_matrix, ScrewPath
+from .time_scaling import check_duration, time_scaling
 from ..core import checks as chk
 from ..core.errors import InputError
 from ..core.rigid_motion import checked_transform
-from .goals import ABORTED, ACTIVE, DONE, PENDING, PREEMPTED, QUEUED, SUCCEEDED, TrajectoryGoal
-from .paths import CartesianPath, ScrewPath, pose_matrix
-from .time_scaling import check_duration, time_scaling
 
 __all__ = ['PoseGoal', 'GoalFollower', 'PATHS', 'make_path', 'joint_trajectory_of']
 
@@ -50,14 +53,27 @@ _ids = itertools.count(1)
 
 
 class PoseGoal:
-    """Reach ``rotation`` (3, 3), ``position`` (3,) (the end-effector frame and point) in
-    ``duration`` [s] along ``path`` ('cartesian' or 'screw') with the time ``scaling`` ('quintic'
-    or 'cubic'), target given in ``frame`` ('world' or 'base'), starting at control time
-    ``start`` (0 or past = at once).  Set by the controller: ``status``, ``message``,
-    ``start_time``, ``end_time`` (those of the joint trajectory it became, ``trajectory``, in the
-    joint modes), ``id``.  :meth:`create` checks every argument (InputError naming it)."""
+    """
+    Reach ``rotation`` (3, 3), ``position`` (3,).
 
-    def __init__(self, rotation, position, duration, path='cartesian', scaling='quintic', frame='world', start=0.0):
+    The end-effector frame and point) in ``duration`` [s] along ``path`` ('cartesian' or 'screw')
+    with the time ``scaling`` ('quintic' or 'cubic'), target given in ``frame`` ('world' or
+    'base'), starting at control time ``start`` (0 or past = at once. Set by the controller:
+    ``status``, ``message``, ``start_time``, ``end_time`` (those of the joint trajectory it became,
+    ``trajectory``, in the joint modes), ``id``.  :meth:`create` checks every argument (InputError
+    naming it).
+    """
+
+    def __init__(
+        self,
+        rotation,
+        position,
+        duration,
+        path='cartesian',
+        scaling='quintic',
+        frame='world',
+        start=0.0,
+    ):
         self.rotation, self.position, self.duration = rotation, position, duration
         self.path, self.scaling, self.frame, self.start = path, scaling, frame, start
         self.trajectory = None
@@ -65,14 +81,29 @@ class PoseGoal:
         self.id = next(_ids)
 
     def __repr__(self):
-        return (f'<PoseGoal {self.id} {self.path} {self.duration:g} s to p={np.round(self.position, 4).tolist()} '
-                f'({self.frame}): {self.status}>')
+        return (
+            f'<PoseGoal {self.id} {self.path} {self.duration:g} s to p={np.round(self.position, 4).tolist()} '
+            f'({self.frame}): {self.status}>'
+        )
 
     @classmethod
-    def create(cls, rotation, position, duration, path='cartesian', scaling='quintic', frame='world', start=0.0):
-        """A checked goal (InputError naming a bad argument)."""
-        R, p = checked_transform('pose', pose_matrix(chk.array('rotation', rotation, (3, 3)),
-                                                     chk.vector('position', position, 3)))
+    def create(
+        cls,
+        rotation,
+        position,
+        duration,
+        path='cartesian',
+        scaling='quintic',
+        frame='world',
+        start=0.0,
+    ):
+        """Return a checked goal (InputError naming a bad argument)."""
+        R, p = checked_transform(
+            'pose',
+            pose_matrix(
+                chk.array('rotation', rotation, (3, 3)), chk.vector('position', position, 3)
+            ),
+        )
         U, _, Vt = np.linalg.svd(R)
         if path not in PATHS:
             raise InputError(f"path: expected 'cartesian' or 'screw', got {chk.given(path)}")
@@ -92,10 +123,15 @@ class PoseGoal:
 
         def put(self, value):
             setattr(self, '_' + name, value)
+
         return property(get, put)
 
-    status, message, start_time, end_time = _field('status'), _field('message'), _field('start_time'), \
-        _field('end_time')
+    status, message, start_time, end_time = (
+        _field('status'),
+        _field('message'),
+        _field('start_time'),
+        _field('end_time'),
+    )
     del _field
 
     @property
@@ -109,17 +145,24 @@ class PoseGoal:
             self.status, self.message = status, message
 
     def target(self, R_b=None, p_b=None):
-        """(R, p) of the target in the world: as given, or moved by the base pose (R_b, p_b) for
-        ``frame='base'``."""
+        """
+        (R, p) of the target in the world.
+
+        As given, or moved by the base pose (R_b, p_b) for ``frame='base'``.
+        """
         if self.frame == 'base':
             return R_b @ self.rotation, p_b + R_b @ self.position
         return self.rotation, self.position
 
 
 class GoalFollower:
-    """The pose goal an end-effector law follows: :meth:`set` a goal, then at each tick
-    :meth:`sample` (the path starts at the first tick at or after the goal's start, from the pose
-    ``start_pose()`` returns then); a newer goal or reference preempts it, :meth:`abort` drops it."""
+    """
+    The pose goal an end-effector law follows.
+
+    :meth:`set` a goal, then at each tick :meth:`sample` (the path starts at the first tick at or
+    after the goal's start, from the pose ``start_pose()`` returns then); a newer goal or reference
+    preempts it, :meth:`abort` drops it.
+    """
 
     def __init__(self):
         self.goal = self.path = None
@@ -144,10 +187,13 @@ class GoalFollower:
         self.goal = self.path = None
 
     def sample(self, t, start_pose, base):
-        """(PoseSample at control time ``t`` or None (no goal, or it starts later), finished):
-        ``finished`` True at the tick the path reaches its end (the goal succeeded, forgotten:
-        the caller keeps the last sample as its target).  ``start_pose()``: (R, p) world of where
-        the path starts; ``base``: the base state (R_b, p_b) for a target in the base frame."""
+        """
+        (PoseSample at control time ``t`` or None (no goal, or it starts later), finished).
+
+        ``finished`` True at the tick the path reaches its end (the goal succeeded, forgotten: the
+        caller keeps the last sample as its target). ``start_pose()``: (R, p) world of where the
+        path starts; ``base``: the base state (R_b, p_b) for a target in the base frame.
+        """
         g = self.goal
         if g is None:
             return None, False
@@ -167,10 +213,15 @@ class GoalFollower:
 
 
 def make_path(goal, R_start, p_start, start_time, R_b=None, p_b=None):
-    """The path of ``goal`` from the pose (R_start, p_start) (world) at ``start_time``."""
+    """Return the path of ``goal`` from the pose (R_start, p_start) (world) at ``start_time``."""
     R_d, p_d = goal.target(R_b, p_b)
-    return PATHS[goal.path](pose_matrix(R_start, p_start), pose_matrix(R_d, p_d), goal.duration, goal.scaling,
-                            float(start_time))
+    return PATHS[goal.path](
+        pose_matrix(R_start, p_start),
+        pose_matrix(R_d, p_d),
+        goal.duration,
+        goal.scaling,
+        float(start_time),
+    )
 
 
 def joint_trajectory_of(path, ik, seed, R0, r0, sample_period=0.05, tolerance=1e-9, start=0.0):
@@ -190,19 +241,29 @@ def joint_trajectory_of(path, ik, seed, R0, r0, sample_period=0.05, tolerance=1e
     for i in range(1, k + 1):
         tau = path.duration * i / k
         s = path.sample(path.start_time + tau)
-        res = ik.solve(s.position, q, s.rotation, R0=R0, r0=r0, tol_rotation=tolerance, tol_position=tolerance,
-                       max_iterations=50)
+        res = ik.solve(
+            s.position,
+            q,
+            s.rotation,
+            R0=R0,
+            r0=r0,
+            tol_rotation=tolerance,
+            tol_position=tolerance,
+            max_iterations=50,
+        )
         if not res.success:
-            raise InputError(f'the {type(path).__name__} cannot be followed: at {tau:.3f} s of {path.duration:.3f} s '
-                             f'inverse kinematics stops {res.position_error:.3g} m and {res.rotation_error:.3g} rad '
-                             f'from it ({res.status}: out of reach, or held by a joint limit)')
+            raise InputError(
+                f'the {type(path).__name__} cannot be followed: at {tau:.3f} s of {path.duration:.3f} s '
+                f'inverse kinematics stops {res.position_error:.3g} m and {res.rotation_error:.3g} rad '
+                f'from it ({res.status}: out of reach, or held by a joint limit)'
+            )
         q = res.q
         J, _ = fast.jacobian(ik.link, R0, r0, q, offset=ik._offset, bias=False)
         pinv = np.linalg.pinv(J[:, 6:])
         qd = pinv @ s.twist
-        _, Jdot_qd = fast.jacobian(ik.link, R0, r0, q, zero6, qd, offset=ik._offset, floating=False)
+        _, Jdot_qd = fast.jacobian(
+            ik.link, R0, r0, q, zero6, qd, offset=ik._offset, floating=False
+        )
         qdd = pinv @ (s.acceleration - Jdot_qd)
         points.append((tau, q.copy(), qd, qdd))
     return TrajectoryGoal.from_points(ik.names, points, start)
-
-

@@ -1,4 +1,5 @@
-"""Model-based joint effort laws on the compiled fast path (pure numpy, no ROS).
+"""
+Model-based joint effort laws on the compiled fast path (pure numpy, no ROS).
 
 Every law takes the measured state in the ROS base convention (``base``: a
 :data:`~spart_ros.core.base_state.LinkBase`-like object with R_b, p_b (pose of the
@@ -40,15 +41,23 @@ the base acceleration too.  Both convert the base state with
 ``dynamics`` is the fast path of the robot (:func:`spart_ros.core.fast.mimic.fast_dynamics`:
 independent joint coordinates for mimic joints), whose ``gravity`` the laws use.
 """
+
 from collections import namedtuple
 
 import numpy as np
 
-from ..core.errors import InputError
 from .end_effector import rotation_vector
 from .law import BaseFrames, FrictionCompensation, Law, LawOutput
+from ..core.errors import InputError
 
-__all__ = ['Gains', 'ComputedTorque', 'FloatingBase', 'FreeFlying', 'GravityCompensation', 'EffortCommand']
+__all__ = [
+    'Gains',
+    'ComputedTorque',
+    'FloatingBase',
+    'FreeFlying',
+    'GravityCompensation',
+    'EffortCommand',
+]
 
 EffortCommand = namedtuple('EffortCommand', 'efforts base_torque base_force base_acceleration')
 EffortCommand.__doc__ = """A law's output: joint ``efforts`` (n,); for a free-flying base the base wrench
@@ -62,26 +71,42 @@ def _per_joint(name, value, n, allow_inf=False):
     if a.size == 1:
         a = np.full(n, float(a[0]))
     if a.shape != (n,) or np.isnan(a).any() or (not allow_inf and not np.all(np.isfinite(a))):
-        raise InputError(f'{name}: expected one {"" if allow_inf else "finite "}value per joint ({n}) or one for '
-                         f'all, got {np.ravel(value).tolist()}')
+        raise InputError(
+            f'{name}: expected one {"" if allow_inf else "finite "}value per joint ({n}) or one for '
+            f'all, got {np.ravel(value).tolist()}'
+        )
     return a
 
 
 class Gains:
-    """Per-joint gains of the PD(+I) law: ``kp`` (1/s^2), ``kd`` (1/s), ``ki`` (1/s^3), each one
-    value per joint or one for all; ``integral_limit`` bounds int(e) dt per joint (rad s or m s;
-    inf = unbounded); the joint impedance's ``stiffness`` [N m/rad or N/m] and ``damping``
-    [N m s/rad or N s/m] (:mod:`.impedance`)."""
+    """
+    Per-joint gains of the PD(+I) law.
+
+    ``kp`` (1/s^2), ``kd`` (1/s), ``ki`` (1/s^3), each one value per joint or one for all;
+    ``integral_limit`` bounds int(e) dt per joint (rad s or m s; inf = unbounded); the joint
+    impedance's ``stiffness`` [N m/rad or N/m] and ``damping`` [N m s/rad or N s/m]
+    (:mod:`.impedance`).
+    """
 
     def __init__(self, n, kp, kd, ki=0.0, integral_limit=np.inf, stiffness=0.0, damping=0.0):
-        self.kp, self.kd, self.ki = (_per_joint(k, v, n) for k, v in (('kp', kp), ('kd', kd), ('ki', ki)))
+        self.kp, self.kd, self.ki = (
+            _per_joint(k, v, n) for k, v in (('kp', kp), ('kd', kd), ('ki', ki))
+        )
         self.stiffness = _per_joint('impedance_stiffness', stiffness, n)
         self.damping = _per_joint('impedance_damping', damping, n)
         self.integral_limit = _per_joint('integral_limit', integral_limit, n, allow_inf=True)
-        if np.any(self.kp < 0) or np.any(self.kd < 0) or np.any(self.ki < 0) or np.any(self.integral_limit < 0) \
-                or np.any(self.stiffness < 0) or np.any(self.damping < 0):
-            raise InputError('kp, kd, ki, integral_limit, impedance_stiffness and impedance_damping must be >= 0')
-        self.integrating = bool(self.ki.any())      # checked once: ndarray.any() costs a microsecond
+        if (
+            np.any(self.kp < 0)
+            or np.any(self.kd < 0)
+            or np.any(self.ki < 0)
+            or np.any(self.integral_limit < 0)
+            or np.any(self.stiffness < 0)
+            or np.any(self.damping < 0)
+        ):
+            raise InputError(
+                'kp, kd, ki, integral_limit, impedance_stiffness and impedance_damping must be >= 0'
+            )
+        self.integrating = bool(self.ki.any())  # checked once: ndarray.any() costs a microsecond
 
 
 class _JointLaw(Law):
@@ -113,8 +138,11 @@ class _JointLaw(Law):
         self.integral[:] = 0.0
 
     def joint_acceleration(self, q, qd, ref, dt):
-        """qdd_cmd (n,) of the PD(+I) law (this object's buffer); updates the clamped integral of
-        the error."""
+        """
+        qdd_cmd (n,) of the PD(+I) law (this object's buffer).
+
+        Updates the clamped integral of the error.
+        """
         g = self.gains
         e = np.subtract(ref.position, q, out=self._e)
         if dt > 0 and g.integrating:
@@ -132,13 +160,17 @@ class _JointLaw(Law):
         """taum (the inverse dynamics efforts, in place) corrected for the joint friction of a
         digital loop (:class:`~spart_ros.control.law.FrictionCompensation`); returns taum."""
         if self.friction.active:
-            taum += self.friction.correction(qd, self.qdd_cmd, ref.velocity + (0.5 * dt) * ref.acceleration, dt)
+            taum += self.friction.correction(
+                qd, self.qdd_cmd, ref.velocity + (0.5 * dt) * ref.acceleration, dt
+            )
         return taum
 
     def compute(self, base, q, qd, ref, dt):
         """:data:`EffortCommand` (copies) for the state and reference (module docstring)."""
         out = self.command(_State(base, _float_array(q), _float_array(qd)), ref, None, dt)
-        return EffortCommand(out.values.copy(), out.base_torque, out.base_force, self._base_acceleration(base))
+        return EffortCommand(
+            out.values.copy(), out.base_torque, out.base_force, self._base_acceleration(base)
+        )
 
     def _base_acceleration(self, base):
         return None
@@ -164,13 +196,18 @@ class ComputedTorque(_JointLaw):
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.fixed(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
-        _, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, state.qd, u0, qdd, floating=False)
+        _, taum = self.dynamics.inverse_dynamics(
+            R0, r0, state.q, u0, state.qd, u0, qdd, floating=False
+        )
         return LawOutput(self.compensate(taum, state.qd, ref, dt))
 
 
 class FloatingBase(_JointLaw):
-    """Joint efforts of SPART's Floating_ID for qdd_cmd with the measured (moving, unactuated)
-    base: the base wrench is zero and the base reacts; its acceleration is returned."""
+    """
+    Joint efforts of SPART's Floating_ID for qdd_cmd with the measured (moving, unactuated) base.
+
+    The base wrench is zero and the base reacts; its acceleration is returned.
+    """
 
     mode = 'floating_base'
     base = 'floating'
@@ -178,7 +215,9 @@ class FloatingBase(_JointLaw):
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.floating(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
-        taum, self._u0dot = self.dynamics.floating_inverse_dynamics(R0, r0, state.q, u0, state.qd, qdd)
+        taum, self._u0dot = self.dynamics.floating_inverse_dynamics(
+            R0, r0, state.q, u0, state.qd, qdd
+        )
         return LawOutput(self.compensate(taum, state.qd, ref, dt))
 
     def _base_acceleration(self, base):
@@ -187,14 +226,18 @@ class FloatingBase(_JointLaw):
 
 
 class FreeFlying(_JointLaw):
-    """The joints as :class:`FloatingBase` would move them, and the base actuated too: it
-    follows the pose (R_d, p_d) of b in the world set by :meth:`set_base_reference` with
+    """
+    The joints as :class:`FloatingBase` would move them, and the base actuated too.
 
-        alpha_b = Kp_rot rotvec(R_b' R_d) - Kd_rot w_b,   a_b = Kp_pos R_b' (p_d - p_b) - Kd_pos v_b
+    It follows the pose (R_d, p_d) of b in the world set by :meth:`set_base_reference` with.
+
+        alpha_b = Kp_rot rotvec(R_b' R_d) - Kd_rot w_b,   a_b = Kp_pos R_b' (p_d - p_b) - Kd_pos
+        v_b
 
     (both in b); inverse dynamics for (a_b, alpha_b, qdd_cmd) gives the joint efforts and the
     base wrench.  ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation).
-    Reference (:meth:`set_reference`): ``'base_pose'`` = (R_d (3, 3), p_d (3,))."""
+    Reference (:meth:`set_reference`): ``'base_pose'`` = (R_d (3, 3), p_d (3,)).
+    """
 
     mode = 'free_flying'
     base = 'floating'
@@ -203,7 +246,7 @@ class FreeFlying(_JointLaw):
     def __init__(self, dynamics, gains, base_gains=(1.0, 2.0, 1.0, 2.0)):
         super().__init__(dynamics, gains)
         self.base_gains = self.check_base_gains(base_gains)
-        self.base_reference = None          # (R_d, p_d); None = hold the pose of the next compute
+        self.base_reference = None  # (R_d, p_d); None = hold the pose of the next compute
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains):
@@ -217,8 +260,10 @@ class FreeFlying(_JointLaw):
     def check_base_gains(base_gains):
         b = np.array(base_gains, dtype=float).reshape(-1)
         if b.shape != (4,) or not np.all(np.isfinite(b)) or np.any(b < 0):
-            raise InputError(f'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, kp_rotation, '
-                             f'kd_rotation), got {np.ravel(base_gains).tolist()}')
+            raise InputError(
+                f'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, kp_rotation, '
+                f'kd_rotation), got {np.ravel(base_gains).tolist()}'
+            )
         return b
 
     def set_base_reference(self, R_d, p_d):
@@ -226,8 +271,12 @@ class FreeFlying(_JointLaw):
         self.base_reference = (np.array(R_d, dtype=float), np.array(p_d, dtype=float))
 
     def clear_base_reference(self):
-        """Forget the base target: the next :meth:`compute` holds the base pose it is given
-        (on enable).  Nothing else clears it: a halt and resume keep the target."""
+        """
+        Forget the base target.
+
+        The next :meth:`compute` holds the base pose it is given (on enable). Nothing else clears
+        it: a halt and resume keep the target.
+        """
         self.base_reference = None
 
     def set_reference(self, name, value, received=None):
@@ -249,6 +298,7 @@ class FreeFlying(_JointLaw):
 
     def command(self, state, ref, t, dt):
         from ..core import base_state as bs
+
         base = state.base
         if self.base_reference is None:
             self.set_base_reference(base.R_b, base.p_b)
@@ -257,7 +307,9 @@ class FreeFlying(_JointLaw):
         a_b, alpha_b = self.base_acceleration(base)
         self._accel = (a_b, alpha_b)
         u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
-        tau0, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True)
+        tau0, taum = self.dynamics.inverse_dynamics(
+            R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True
+        )
         torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
         return LawOutput(self.compensate(taum, state.qd, ref, dt), torque_b, force_b)
 
@@ -266,10 +318,14 @@ class FreeFlying(_JointLaw):
 
 
 class GravityCompensation(_JointLaw):
-    """tau = g(q) - H(q) Kd qd: the efforts that hold the arm still against the model's gravity
-    (fixed base), plus damping of the measured joint velocities with ``gains.kd`` [1/s] (mass
-    weighted, so the same gain damps every joint alike).  No position reference: a controller
-    refuses trajectories in this mode.  With kd = 0 (the default ``gains``) it is g(q) alone."""
+    """
+    tau = g(q) - H(q) Kd qd.
+
+    The efforts that hold the arm still against the model's gravity (fixed base), plus damping of
+    the measured joint velocities with ``gains.kd`` [1/s] (mass weighted, so the same gain damps
+    every joint alike). No position reference: a controller refuses trajectories in this mode.
+    With kd = 0 (the default ``gains``) it is g(q) alone.
+    """
 
     mode = 'gravity_compensation'
     base = 'fixed'
@@ -284,5 +340,7 @@ class GravityCompensation(_JointLaw):
         qdd = np.multiply(self.gains.kd, state.qd, out=self.qdd_cmd)
         np.negative(qdd, out=qdd)
         # H qdd + g: inverse dynamics at zero joint velocity (no Coriolis term)
-        _, taum = self.dynamics.inverse_dynamics(R0, r0, state.q, u0, self._zero_q, u0, qdd, floating=False)
+        _, taum = self.dynamics.inverse_dynamics(
+            R0, r0, state.q, u0, self._zero_q, u0, qdd, floating=False
+        )
         return LawOutput(taum)

@@ -1,11 +1,15 @@
-"""The controlled end effector: a point and frame fixed on a link, its pose, and the task twist
-commanded from a twist reference and an optional pose target (P law).
+"""
+The controlled end effector.
+
+A point and frame fixed on a link, its pose, and the task twist commanded from a twist reference
+and an optional pose target (P law).
 
 Twists are [angular velocity; velocity of the point] in the inertial frame, the rows of SPART's
 point Jacobian.  ``frame='com'`` takes the offset (and the end-effector frame) in the link CoM
 frame, SPART's convention and FastDynamics'; ``frame='link'`` in the URDF link frame (ROS
 users' tool frames), converted once here.
 """
+
 import numpy as np
 
 from ..core import checks as chk
@@ -18,7 +22,8 @@ __all__ = ['EndEffector', 'rotation_vector']
 
 
 class EndEffector:
-    """A point and frame on ``link`` (SPART id or name) of ``robot``.
+    """
+    A point and frame on ``link`` (SPART id or name) of ``robot``.
 
     ``offset`` (3,): the point, from the frame origin given by ``frame`` ('com': the link CoM
     frame; 'link': the URDF link frame), in that frame.  The end-effector frame's orientation
@@ -33,15 +38,24 @@ class EndEffector:
         if frame == 'com':
             self.offset, self.rotation = p.copy(), np.eye(3)
         elif frame == 'link':
-            R_lc = np.asarray(robot.link(self.link).T, dtype=float)[:3, :3]     # CoM frame in the link frame
-            self.offset, self.rotation = np.asarray(com_offset(robot, self.link, p), dtype=float), R_lc.T.copy()
+            R_lc = np.asarray(robot.link(self.link).T, dtype=float)[
+                :3, :3
+            ]  # CoM frame in the link frame
+            self.offset, self.rotation = (
+                np.asarray(com_offset(robot, self.link, p), dtype=float),
+                R_lc.T.copy(),
+            )
         else:
             raise InputError(f"frame: expected 'com' or 'link', got {frame!r}")
 
     def pose(self, R0, r0, qm):
-        """(R (3, 3), p (3,)): the end-effector frame's rotation and the point, inertial frame
-        (SPART's Kinematics; a control loop reads the link pose off its FreeFloatingKinematics
-        update instead and calls :meth:`frame_pose`)."""
+        """
+        (R (3, 3), p (3,)).
+
+        The end-effector frame's rotation and the point, inertial frame (SPART's Kinematics; a
+        control loop reads the link pose off its FreeFloatingKinematics update instead and calls
+        :meth:`frame_pose`).
+        """
         if self.link == 0:
             R = chk.array('R0', R0, (3, 3))
             r = chk.vector('r0', r0, 3)
@@ -51,14 +65,21 @@ class EndEffector:
         return self.frame_pose(R, r)
 
     def frame_pose(self, R_link, r_link):
-        """(R (3, 3), p (3,)) of the end-effector frame and point, inertial frame, from the pose
-        of the link's CoM frame: ``R_link`` (3, 3) CoM frame -> inertial, ``r_link`` (3,) its CoM."""
+        """
+        (R (3, 3), p (3,)) of the end-effector frame and point, inertial frame.
+
+        From the pose of the link's CoM frame: ``R_link`` (3, 3) CoM frame -> inertial, ``r_link``
+        (3,) its CoM.
+        """
         return R_link @ self.rotation, r_link + R_link @ self.offset
 
     def pose_error(self, R0, r0, qm, position=None, rotation=None, pose=None):
-        """[rotation vector of R_target R'; p_target - p] (6,), inertial frame; the parts whose
-        target is None are zero.  ``pose``: the end effector's (R, p) at this state when the
-        caller has it (skips the forward kinematics)."""
+        """
+        [rotation vector of R_target R'; p_target - p] (6,), inertial frame.
+
+        The parts whose target is None are zero. ``pose``: the end effector's (R, p) at this state
+        when the caller has it (skips the forward kinematics).
+        """
         err = np.zeros(6)
         if position is None and rotation is None:
             return err

@@ -1,4 +1,5 @@
-"""Per-tick free-floating kinematics of one point: generalized Jacobian, base reaction, momentum.
+"""
+Per-tick free-floating kinematics of one point: generalized Jacobian, base reaction, momentum.
 
 The control-loop twin of :mod:`spart_ros.core.momentum`,
 :mod:`spart_ros.core.generalized_jacobian` and :mod:`spart_ros.core.manipulability`: one
@@ -9,7 +10,8 @@ then H0^-1 [H0m, h0] in one 6x6 solve, and keeps every result in this object's b
 ==========================  =====================================================  =========
 attribute                   meaning (SPART conventions, see the core modules)      shape
 ==========================  =====================================================  =========
-``H0``, ``H0m``, ``Hm``      blocks of H (base, coupling, joints)                   (6, 6), (6, n_q), (n_q, n_q)
+``H0``, ``H0m``, ``Hm``      blocks of H (base, coupling, joints)                   (6, 6), (6,
+n_q), (n_q, n_q)
 ``J0``, ``Jm``              the point's Jacobian (Jm: the fixed-base Jacobian)     (6, 6), (6, n_q)
 ``reaction``                G = -H0^-1 H0m: u0 per unit joint velocity             (6, n_q)
 ``Jstar``                   J* = Jm + J0 G (SPART: Jstar)                          (6, n_q)
@@ -24,6 +26,7 @@ so that u0 = free_base_velocity + reaction @ um and t_p = Jstar @ um + drift.  T
 overwritten by the next update: copy what you keep.  Only the numpy results of the 6x6 solve
 are allocated per tick.
 """
+
 import numpy as np
 
 from ..core import checks as chk
@@ -36,7 +39,8 @@ __all__ = ['FreeFloatingKinematics']
 
 
 class FreeFloatingKinematics:
-    """Generalized Jacobian, base reaction and momentum of one point, per control tick.
+    """
+    Generalized Jacobian, base reaction and momentum of one point, per control tick.
 
     ``robot``: a floating-base :class:`~spart_ros.core.model.Robot` with moving joints;
     ``link``: SPART link id (0 = base) or name of the link carrying the point; ``offset`` (3,):
@@ -45,7 +49,7 @@ class FreeFloatingKinematics:
     """
 
     def __init__(self, robot, link, offset=None, dynamics=None):
-        check_invertible(robot, floating=True, base_only=True)     # H0^-1 is needed every tick
+        check_invertible(robot, floating=True, base_only=True)  # H0^-1 is needed every tick
         if robot.n_q == 0:
             raise ModelError(f'robot {robot.name!r} has no moving joint: nothing to control')
         if dynamics is not None and dynamics.robot is not robot:
@@ -60,14 +64,18 @@ class FreeFloatingKinematics:
         self.Hm = z((nq, nq))
         self.reaction, self.Jstar = z((6, nq)), z((6, nq))
         self.h0, self.free_base_velocity, self.drift = z(6), z(6), z(6)
-        self.R0, self.r0, self.qm = np.eye(3), z(3), z(nq)     # the last updated state
+        self.R0, self.r0, self.qm = np.eye(3), z(3), z(nq)  # the last updated state
         self.link_rotation, self.link_position = np.eye(3), z(3)
-        self._rhs = z((6, nq + 1))      # [H0m, h0] for one solve
-        self._solve_inputs = [('H0', self.H0), ('[H0m, h0]', self._rhs)]     # named if it overflows
+        self._rhs = z((6, nq + 1))  # [H0m, h0] for one solve
+        self._solve_inputs = [('H0', self.H0), ('[H0m, h0]', self._rhs)]  # named if it overflows
 
     def update(self, R0, r0, qm, u0=None, um=None):
-        """Compute every attribute at state (R0, r0, qm); with ``u0`` (6,) and ``um`` (n_q,)
-        also the momentum h0, else h0 = 0 (a system at rest).  Returns self."""
+        """
+        Compute every attribute at state (R0, r0, qm).
+
+        With ``u0`` (6,) and ``um`` (n_q,) also the momentum h0, else h0 = 0 (a system at rest).
+        Returns self.
+        """
         fd, nq = self.dynamics, self.n_q
         # checked copies: the kernels then always see contiguous float64 (another layout, e.g. a
         # transposed R0, would make numba compile a new specialization in the control loop)
@@ -105,17 +113,27 @@ class FreeFloatingKinematics:
         return self
 
     def generalized_jacobian(self, R0, r0, qm):
-        """J* (6, n_q) at (R0, r0, qm) (this object's buffer).  (SPART: Jstar)"""
+        """
+        J* (6, n_q) at (R0, r0, qm) (this object's buffer).
+
+        (SPART: Jstar)
+        """
         return self.update(R0, r0, qm).Jstar
 
     def base_reaction(self, um, h0=None):
-        """u0 = H0^-1 (h0 - H0m um) (6,) at the last updated state; ``h0`` (6,) default 0.
-        (SPART: Base Reaction block)"""
+        """
+        u0 = H0^-1 (h0 - H0m um) (6,) at the last updated state; ``h0`` (6,) default 0.
+
+        (SPART: Base Reaction block)
+        """
         um = chk.vector('um', um, self.n_q)
         if h0 is None:
             return self.reaction @ um
         h0 = chk.vector('h0', h0, 6)
-        return solve_base(self.H0, h0, 'base_reaction', [('H0', self.H0), ('h0', h0)]) + self.reaction @ um
+        return (
+            solve_base(self.H0, h0, 'base_reaction', [('H0', self.H0), ('h0', h0)])
+            + self.reaction @ um
+        )
 
     @property
     def center_of_mass(self):
@@ -123,15 +141,30 @@ class FreeFloatingKinematics:
         return center_of_mass_from_H0(self.H0, self.R0, self.r0)
 
     def momentum(self, about='origin'):
-        """[L; p] (6,), inertial frame, of the last update's velocities: angular momentum about
-        ``about`` ('origin', 'com' = the system CoM, 'base' = the base CoM, or a point (3,)
-        fixed in the inertial frame) and linear momentum."""
+        """
+        [L; p] (6,), inertial frame, of the last update's velocities.
+
+        Angular momentum about ``about`` ('origin', 'com' = the system CoM, 'base' = the base CoM,
+        or a point (3,) fixed in the inertial frame) and linear momentum.
+        """
         if isinstance(about, str):
-            points = {'origin': np.zeros, 'base': lambda _: self.r0, 'com': lambda _: self.center_of_mass}
+            points = {
+                'origin': np.zeros,
+                'base': lambda _: self.r0,
+                'com': lambda _: self.center_of_mass,
+            }
             if about not in points:
-                raise InputError(f"about: expected 'origin', 'com', 'base' or a point (3,), got {about!r}")
+                raise InputError(
+                    f"about: expected 'origin', 'com', 'base' or a point (3,), got {about!r}"
+                )
             point = points[about](3)
         else:
             point = chk.vector('about', about, 3)
-        return about_point(self.h0, self.R0, self.r0, point, 'FreeFloatingKinematics.momentum',
-                           [('h0', self.h0), ('about', point)])
+        return about_point(
+            self.h0,
+            self.R0,
+            self.r0,
+            point,
+            'FreeFloatingKinematics.momentum',
+            [('h0', self.h0), ('about', point)],
+        )

@@ -1,4 +1,5 @@
-"""Trajectory goals: how a joint trajectory is handed to a controller and how it goes (pure Python).
+"""
+Trajectory goals: how a joint trajectory is handed to a controller and how it goes (pure Python).
 
 A :class:`TrajectoryGoal` is what a client asks for (joints by name, waypoints, a start time)
 plus what became of it: :meth:`Controller.submit <spart_ros.control.controller.Controller.submit>`
@@ -26,13 +27,15 @@ client waits for a result) follows JointTrajectoryController's rules: its path t
 while it runs, and it succeeds once the measured state is within its goal tolerance after the end
 (:mod:`.tolerances`); without one (a topic trajectory) the defaults' path tolerance is checked and
 it succeeds when its reference reaches the last point.  ``error_code`` says how a goal ended, with
-control_msgs/FollowJointTrajectory's result codes (:data:`SUCCESSFUL` ... :data:`GOAL_TOLERANCE_VIOLATED`):
+control_msgs/FollowJointTrajectory's result codes (:data:`SUCCESSFUL` ...
+:data:`GOAL_TOLERANCE_VIOLATED`):
 a refused goal ``INVALID_JOINTS`` (a joint the model does not have) or ``INVALID_GOAL``, a path
 tolerance violation or a tracking fault ``PATH_TOLERANCE_VIOLATED``, a goal tolerance not met in
 time ``GOAL_TOLERANCE_VIOLATED``, a preempted goal or one aborted for another reason (deactivation,
 a reset, a halt far from the reference, a new model) ``INVALID_GOAL`` as JTC reports them, a
 succeeded or canceled one ``SUCCESSFUL``.
 """
+
 from dataclasses import dataclass, field
 import itertools
 
@@ -40,34 +43,67 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['TrajectoryGoal', 'PENDING', 'QUEUED', 'ACTIVE', 'SUCCEEDED', 'PREEMPTED', 'ABORTED', 'CANCELED',
-           'DONE', 'check_position_limits', 'GoalError', 'SUCCESSFUL', 'INVALID_GOAL', 'INVALID_JOINTS',
-           'OLD_HEADER_TIMESTAMP', 'PATH_TOLERANCE_VIOLATED', 'GOAL_TOLERANCE_VIOLATED']
+__all__ = [
+    'TrajectoryGoal',
+    'PENDING',
+    'QUEUED',
+    'ACTIVE',
+    'SUCCEEDED',
+    'PREEMPTED',
+    'ABORTED',
+    'CANCELED',
+    'DONE',
+    'check_position_limits',
+    'GoalError',
+    'SUCCESSFUL',
+    'INVALID_GOAL',
+    'INVALID_JOINTS',
+    'OLD_HEADER_TIMESTAMP',
+    'PATH_TOLERANCE_VIOLATED',
+    'GOAL_TOLERANCE_VIOLATED',
+]
 
 PENDING, QUEUED, ACTIVE = 'pending', 'queued', 'active'
 SUCCEEDED, PREEMPTED, ABORTED, CANCELED = 'succeeded', 'preempted', 'aborted', 'canceled'
 #: final states
 DONE = (SUCCEEDED, PREEMPTED, ABORTED, CANCELED)
 #: result codes (control_msgs/FollowJointTrajectory's)
-SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = (
-    0, -1, -2, -3, -4, -5)
-_CODES = {SUCCEEDED: SUCCESSFUL, CANCELED: SUCCESSFUL, PREEMPTED: INVALID_GOAL, ABORTED: INVALID_GOAL}
+(
+    SUCCESSFUL,
+    INVALID_GOAL,
+    INVALID_JOINTS,
+    OLD_HEADER_TIMESTAMP,
+    PATH_TOLERANCE_VIOLATED,
+    GOAL_TOLERANCE_VIOLATED,
+) = (0, -1, -2, -3, -4, -5)
+_CODES = {
+    SUCCEEDED: SUCCESSFUL,
+    CANCELED: SUCCESSFUL,
+    PREEMPTED: INVALID_GOAL,
+    ABORTED: INVALID_GOAL,
+}
 
 
 class GoalError(InputError):
-    """Why a goal is refused, with its result ``code`` (:data:`INVALID_JOINTS`: a joint the model
-    does not have; :data:`OLD_HEADER_TIMESTAMP`: it ended before it came; else INVALID_GOAL)."""
+    """
+    Why a goal is refused, with its result ``code``.
+
+    :data:`INVALID_JOINTS`: a joint the model does not have; :data:`OLD_HEADER_TIMESTAMP`: it ended
+    before it came; else INVALID_GOAL.
+    """
 
     def __init__(self, message, code=INVALID_GOAL):
         super().__init__(message)
         self.code = code
+
 
 _ids = itertools.count(1)
 
 
 @dataclass(eq=False)
 class TrajectoryGoal:
-    """A joint trajectory for a controller (see the module docstring).
+    """
+    A joint trajectory for a controller (see the module docstring).
 
     ``joint_names`` (m): moving joints of the robot, any order (the others hold their
     reference); ``times`` (k,): after the start, s, > 0 and strictly increasing; ``positions``
@@ -78,6 +114,7 @@ class TrajectoryGoal:
     the module docstring).  Set by the controller: ``status``, ``message``, ``error_code``,
     ``start_time``, ``end_time``, ``id``.
     """
+
     joint_names: list
     times: np.ndarray
     positions: np.ndarray
@@ -118,20 +155,32 @@ class TrajectoryGoal:
                 return None
             for j, r in enumerate(rows):
                 if len(r) != m:
-                    raise InputError(f'point {j + skipped} has {len(r)} {attr} for {m} joint_names')
+                    raise InputError(
+                        f'point {j + skipped} has {len(r)} {attr} for {m} joint_names'
+                    )
             values = np.array(rows, dtype=float)
             if not np.all(np.isfinite(values)):
                 raise InputError(f'{attr} contain NaN or infinity')
             return values
+
         times = np.array([float(p[0]) for p in points])
         if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-            raise InputError(f'time_from_start must be finite and strictly increasing, got '
-                             f'{times.tolist()}')
+            raise InputError(
+                f'time_from_start must be finite and strictly increasing, got {times.tolist()}'
+            )
         start = float(start)
         if not np.isfinite(start):
             raise InputError(f'the start time must be finite, got {start}')
-        return cls(names, times, column(1, 'positions', True), column(2, 'velocities', False),
-                   column(3, 'accelerations', False), start, skipped, tolerances)
+        return cls(
+            names,
+            times,
+            column(1, 'positions', True),
+            column(2, 'velocities', False),
+            column(3, 'accelerations', False),
+            start,
+            skipped,
+            tolerances,
+        )
 
     @property
     def done(self):
@@ -159,14 +208,22 @@ def check_position_limits(names, positions, start, lower, upper, tolerance=0.0, 
     outside = (positions < low) | (positions > high)
     if outside.any():
         j, m = (int(x) for x in np.argwhere(outside)[0])
-        raise InputError(f'point {j + first} puts {names[m]} at {positions[j, m]:.6g}, outside its URDF '
-                         f'position limits [{lower[m]:.6g}, {upper[m]:.6g}]'
-                         + (f' and beyond where it is ({start[m]:.6g})' if not lower[m] <= start[m] <= upper[m] else '')
-                         + f' (limit_tolerance {tolerance:g}): refused')
+        raise InputError(
+            f'point {j + first} puts {names[m]} at {positions[j, m]:.6g}, outside its URDF '
+            f'position limits [{lower[m]:.6g}, {upper[m]:.6g}]'
+            + (
+                f' and beyond where it is ({start[m]:.6g})'
+                if not lower[m] <= start[m] <= upper[m]
+                else ''
+            )
+            + f' (limit_tolerance {tolerance:g}): refused'
+        )
     final = positions[-1]
     stuck = checked & ((final < lower - tolerance) | (final > upper + tolerance))
     if stuck.any():
         m = int(np.flatnonzero(stuck)[0])
-        raise InputError(f'{names[m]} is at {start[m]:.6g}, outside its URDF position limits '
-                         f'[{lower[m]:.6g}, {upper[m]:.6g}]; the last point ({final[m]:.6g}) must bring it back '
-                         'inside: refused')
+        raise InputError(
+            f'{names[m]} is at {start[m]:.6g}, outside its URDF position limits '
+            f'[{lower[m]:.6g}, {upper[m]:.6g}]; the last point ({final[m]:.6g}) must bring it back '
+            'inside: refused'
+        )

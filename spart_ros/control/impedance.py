@@ -1,4 +1,5 @@
-"""Impedance control modes: joint impedance and Cartesian impedance at the end effector (pure numpy).
+"""
+Impedance control modes: joint impedance and Cartesian impedance at the end effector (pure numpy).
 
 No inertia shaping (the robot keeps its own inertia, as franka_ros's example controllers and a
 compliant robot in contact want it): the laws add springs and dampers to the robot and
@@ -54,40 +55,54 @@ target), ``'ee_twist'`` = (twist (6,), frame) a feed-forward of v_d (older than
 activation (or after a reset).  Frames: 'world', or 'base' (the URDF base link frame, moved
 with the base: see :mod:`.space_modes`).
 """
+
 import numpy as np
 
-from ..core import checks as chk
-from ..core.connectivity import leaf_links
-from ..core.errors import InputError
 from .damped_least_squares import damped_pseudo_inverse
-from .effort_laws import _JointLaw
 from .ee_goals import GoalFollower
+from .effort_laws import _JointLaw
 from .end_effector import EndEffector, rotation_vector
 from .free_floating import FreeFloatingKinematics
 from .law import BaseFrames, FrictionCompensation, Law, LawOutput
 from .space_modes import REFERENCE_FRAMES
+from ..core import checks as chk
+from ..core.connectivity import leaf_links
+from ..core.errors import InputError
 
-__all__ = ['JointImpedance', 'CartesianImpedance', 'FloatingCartesianImpedance', 'cartesian_gains',
-           'nullspace_gains', 'coriolis_times']
+__all__ = [
+    'JointImpedance',
+    'CartesianImpedance',
+    'FloatingCartesianImpedance',
+    'cartesian_gains',
+    'nullspace_gains',
+    'coriolis_times',
+]
 
 
 def coriolis_times(dynamics, R0, r0, q, u0, qd, w, floating=False):
-    """C(q, qd) w (n,) with C the Christoffel-consistent Coriolis matrix (H' - 2 C skew), a new
-    array: (b(qd + w) - b(qd - w)) / 4 with b(u) = C(q, u) u, the fast path's bias forces without
-    gravity and without the joints' damping and friction (the polarization of a quadratic form:
-    the Christoffel symbols are symmetric in their last two indices)."""
+    """
+    C(q, qd) w (n,) with C the Christoffel-consistent Coriolis matrix (H' - 2 C skew), a new array.
+
+    (b(qd + w) - b(qd - w)) / 4 with b(u) = C(q, u) u, the fast path's bias forces without gravity
+    and without the joints' damping and friction (the polarization of a quadratic form: the
+    Christoffel symbols are symmetric in their last two indices).
+    """
     zero = np.zeros(3)
     plus, minus = qd + w, qd - w
     b_plus = dynamics.bias_forces(R0, r0, q, u0, plus, gravity=zero, floating=floating)[1].copy()
     b_minus = dynamics.bias_forces(R0, r0, q, u0, minus, gravity=zero, floating=floating)[1]
     out = 0.25 * (b_plus - b_minus)
-    if dynamics.joint_dynamics:        # the kernel's d u + F sgn_v(u) are no Coriolis forces
+    if dynamics.joint_dynamics:  # the kernel's d u + F sgn_v(u) are no Coriolis forces
         out -= 0.25 * (dynamics.joint_friction(plus) - dynamics.joint_friction(minus))
     return out
 
 
 def _matrix6(name, values):
-    """6 values (a diagonal) or 36 (row-major) -> (6, 6), symmetric PSD; InputError naming ``name``."""
+    """
+    6 values (a diagonal) or 36 (row-major) -> (6, 6), symmetric PSD.
+
+    InputError naming ``name``.
+    """
     try:
         a = np.array([float(x) for x in values], dtype=float)
     except (TypeError, ValueError):
@@ -97,15 +112,19 @@ def _matrix6(name, values):
     elif a.size == 36:
         M = a.reshape(6, 6)
     else:
-        raise InputError(f'{name}: expected 6 values (the diagonal: rotation x, y, z, translation x, y, z) or 36 '
-                         f'(a 6x6 matrix, row-major), got {a.size}')
+        raise InputError(
+            f'{name}: expected 6 values (the diagonal: rotation x, y, z, translation x, y, z) or 36 '
+            f'(a 6x6 matrix, row-major), got {a.size}'
+        )
     if not np.all(np.isfinite(M)):
         raise InputError(f'{name}: NaN or infinity in {a.tolist()}')
     if np.abs(M - M.T).max() > 1e-9 * max(1.0, np.abs(M).max()):
         raise InputError(f'{name}: the 6x6 matrix is not symmetric')
     if np.linalg.eigvalsh(M).min() < -1e-9 * max(1.0, np.abs(M).max()):
-        raise InputError(f'{name}: the 6x6 matrix is not positive semi-definite (a spring or damper that gives '
-                         'energy)')
+        raise InputError(
+            f'{name}: the 6x6 matrix is not positive semi-definite (a spring or damper that gives '
+            'energy)'
+        )
     return M
 
 
@@ -115,8 +134,12 @@ def _sqrt_psd(M):
 
 
 def cartesian_gains(stiffness, damping=()):
-    """(K, D), each (6, 6), of the settings ``cartesian_stiffness`` and ``cartesian_damping``
-    (empty: D = 2 sqrt(K)); InputError naming the bad one."""
+    """
+    (K, D), each (6, 6).
+
+    Of the settings ``cartesian_stiffness`` and ``cartesian_damping`` (empty: D = 2 sqrt(K));
+    InputError naming the bad one.
+    """
     K = _matrix6('cartesian_stiffness', stiffness)
     D = 2.0 * _sqrt_psd(K) if len(damping) == 0 else _matrix6('cartesian_damping', damping)
     return K, D
@@ -127,13 +150,19 @@ def nullspace_gains(stiffness, damping=-1.0):
     k = chk.nonnegative('nullspace_stiffness', stiffness)
     d = chk.scalar('nullspace_damping', damping)
     if not isinstance(d, float) or not np.isfinite(d):
-        raise InputError(f'nullspace_damping: expected a number (negative: 2 sqrt(nullspace_stiffness)), got '
-                         f'{chk.given(damping)}')
+        raise InputError(
+            f'nullspace_damping: expected a number (negative: 2 sqrt(nullspace_stiffness)), got '
+            f'{chk.given(damping)}'
+        )
     return k, (2.0 * np.sqrt(k) if d < 0 else d)
 
 
 class JointImpedance(_JointLaw):
-    """tau = H qdd_d + C(q, qd) qd_d + g + K (q_d - q) + D (qd_d - qd) (module docstring), fixed base."""
+    """
+    tau = H qdd_d + C(q, qd) qd_d + g + K (q_d - q) + D (qd_d - qd) (module docstring).
+
+    Fixed base.
+    """
 
     mode = 'joint_impedance'
     base = 'fixed'
@@ -143,7 +172,9 @@ class JointImpedance(_JointLaw):
         q, qd = state.q, state.qd
         g = self.gains
         # H qdd_d + g (+ the rotor inertia's a qdd_d): inverse dynamics at zero velocity
-        _, tau = self.dynamics.inverse_dynamics(R0, r0, q, u0, self._zero_q, u0, ref.acceleration, floating=False)
+        _, tau = self.dynamics.inverse_dynamics(
+            R0, r0, q, u0, self._zero_q, u0, ref.acceleration, floating=False
+        )
         out = tau.copy()
         if ref.velocity.any():
             out += coriolis_times(self.dynamics, R0, r0, q, u0, qd, ref.velocity)
@@ -153,12 +184,18 @@ class JointImpedance(_JointLaw):
         out += g.damping * ev
         if self.friction.active:
             self.qdd_cmd[:] = ref.acceleration
-            out += self.friction.efforts(qd, ref.acceleration, ref.velocity + (0.5 * dt) * ref.acceleration, dt)
+            out += self.friction.efforts(
+                qd, ref.acceleration, ref.velocity + (0.5 * dt) * ref.acceleration, dt
+            )
         return LawOutput(out)
 
 
 class _Cartesian(Law):
-    """What the Cartesian impedance laws share: settings, references, the end effector, the task."""
+    """
+    What the Cartesian impedance laws share.
+
+    Settings, references, the end effector, the task.
+    """
 
     follows = 'end_effector'
     holds_position = True
@@ -167,7 +204,7 @@ class _Cartesian(Law):
     def __init__(self, dynamics, settings):
         robot = dynamics.robot
         self.robot, self.dynamics = robot, dynamics
-        self.n = dynamics.n_q                 # the independent coordinates (a mimic joint follows its leader)
+        self.n = dynamics.n_q  # the independent coordinates (a mimic joint follows its leader)
         link = settings.ee_link or leaf_links(robot)[0]
         self.end_effector = EndEffector(robot, link, list(settings.ee_offset), frame='link')
         self.rows = np.array(settings.task_rows if settings.task_rows else range(6), dtype=np.intp)
@@ -184,12 +221,18 @@ class _Cartesian(Law):
         K, D = cartesian_gains(settings.cartesian_stiffness, settings.cartesian_damping)
         r = self.rows
         self.K, self.D = K[np.ix_(r, r)], D[np.ix_(r, r)]
-        self.k_ns, self.d_ns = nullspace_gains(settings.nullspace_stiffness, settings.nullspace_damping)
+        self.k_ns, self.d_ns = nullspace_gains(
+            settings.nullspace_stiffness, settings.nullspace_damping
+        )
         self.reference_timeout = float(settings.reference_timeout)
 
     def reset(self):
-        """Forget the hold (the end-effector pose and the posture are taken again at the next
-        command: after a halt, a reset of the plant, a jump)."""
+        """
+        Forget the hold.
+
+        The end-effector pose and the posture are taken again at the next command: after a halt, a
+        reset of the plant, a jump.
+        """
         self._hold = None
         self._posture = None
 
@@ -216,8 +259,11 @@ class _Cartesian(Law):
         elif name == 'ee_pose':
             R, p, frame = value
             _frame('pose_frame', frame)
-            self._pose = (chk.array('ee_pose rotation', R, (3, 3)).copy(), chk.vector('ee_pose position', p, 3).copy(),
-                          frame)
+            self._pose = (
+                chk.array('ee_pose rotation', R, (3, 3)).copy(),
+                chk.vector('ee_pose position', p, 3).copy(),
+                frame,
+            )
             self._goals.preempt('replaced by an ee_pose reference')
         else:
             twist, frame = value
@@ -248,13 +294,23 @@ class _Cartesian(Law):
         else:
             R_d, p_d = self._static_target(base, R, p)
         tw = self._twist
-        if tw is not None and (now is None or tw[2] is None or now - tw[2] <= self.reference_timeout):
+        if tw is not None and (
+            now is None or tw[2] is None or now - tw[2] <= self.reference_timeout
+        ):
             twist, frame, _ = tw
-            v_d += np.concatenate([base.R_b @ twist[0:3], base.R_b @ twist[3:6]]) if frame == 'base' else twist
+            v_d += (
+                np.concatenate([base.R_b @ twist[0:3], base.R_b @ twist[3:6]])
+                if frame == 'base'
+                else twist
+            )
         return R_d, p_d, v_d
 
     def _task(self, base, q, qd, R, p, J, v, H, t, now):
-        """tau of the task and the null space (module docstring), without gravity and friction."""
+        """
+        ``tau`` of the task and the null space (module docstring).
+
+        Without gravity and friction.
+        """
         if self._posture is None:
             self._posture = q.copy()
         R_d, p_d, v_d = self._target(base, R, p, t, now)
@@ -264,8 +320,8 @@ class _Cartesian(Law):
         Jr = J[r]
         tau = Jr.T @ F
         Hinv_Jt = np.linalg.solve(H, Jr.T)
-        Lam = damped_pseudo_inverse(Jr @ Hinv_Jt, 0.0).inverse          # (J H^-1 J')^-1 (pseudo-inverse)
-        JsharpT = Lam @ Hinv_Jt.T                                        # J#' = Lam J H^-1
+        Lam = damped_pseudo_inverse(Jr @ Hinv_Jt, 0.0).inverse  # (J H^-1 J')^-1 (pseudo-inverse)
+        JsharpT = Lam @ Hinv_Jt.T  # J#' = Lam J H^-1
         ns = H @ (self.k_ns * (self._posture - q) - self.d_ns * qd)
         tau += ns - Jr.T @ (JsharpT @ ns)
         self.last_error = e
@@ -303,27 +359,34 @@ class CartesianImpedance(_Cartesian):
 
 
 class FloatingCartesianImpedance(_Cartesian):
-    """Cartesian impedance at the end effector of a free-floating robot, with the generalized
-    Jacobian (module docstring)."""
+    """
+    Cartesian impedance at the end effector of a free-floating robot.
+
+    With the generalized Jacobian (module docstring).
+    """
 
     mode = 'floating_cartesian_impedance'
     base = 'floating'
 
     def __init__(self, dynamics, settings):
         if dynamics.robot.mimic:
-            raise InputError(f'mode {self.mode}: robot {dynamics.robot.name!r} has mimic joints '
-                             f'{sorted(dynamics.robot.mimic)}; the generalized Jacobian works in SPART\'s joint '
-                             'variables (every moving joint independent)')
+            raise InputError(
+                f'mode {self.mode}: robot {dynamics.robot.name!r} has mimic joints '
+                f"{sorted(dynamics.robot.mimic)}; the generalized Jacobian works in SPART's joint "
+                'variables (every moving joint independent)'
+            )
         super().__init__(dynamics, settings)
         ee = self.end_effector
-        self.kinematics = FreeFloatingKinematics(self.robot, ee.link, ee.offset, dynamics.new_workspace())
+        self.kinematics = FreeFloatingKinematics(
+            self.robot, ee.link, ee.offset, dynamics.new_workspace()
+        )
 
     def command(self, state, joint_reference, t, dt, now=None):
         R0, r0, u0 = self.frames.floating(state.base)
         q, qd = state.q, state.qd
         ff = self.kinematics.update(R0, r0, q, u0, qd)
         R, p = self.end_effector.frame_pose(ff.link_rotation, ff.link_position)
-        H = ff.Hm + ff.H0m.T @ ff.reaction        # the joints' inertia with the base free (reduced)
+        H = ff.Hm + ff.H0m.T @ ff.reaction  # the joints' inertia with the base free (reduced)
         v = ff.Jstar @ qd + ff.drift
         tau = self._task(state.base, q, qd, R, p, ff.Jstar, v, H, t, now)
         if self.friction.active:

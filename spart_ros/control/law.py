@@ -1,4 +1,5 @@
-"""The one interface of every control law a controller runs (pure numpy, no ROS).
+"""
+The one interface of every control law a controller runs (pure numpy, no ROS).
 
 A law turns the measured state and the references of one control tick into one
 :data:`LawOutput`.  The :class:`~spart_ros.control.controller.Controller` owns everything
@@ -30,6 +31,7 @@ the world, ``v_b``, ``w_b`` (3,): its twist expressed in b (REP 105, nav_msgs/Od
 the trajectory; None for laws that follow no joint reference); ``t``: control time (s);
 ``dt``: time since the previous command (s, 0 at the first).
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -38,7 +40,9 @@ __all__ = ['Law', 'LawOutput', 'BaseFrames', 'FrictionCompensation', 'FOLLOWS']
 
 FOLLOWS = ('joint_trajectory', 'end_effector', 'none')
 
-LawOutput = namedtuple('LawOutput', 'values base_torque base_force details', defaults=(None, None, None))
+LawOutput = namedtuple(
+    'LawOutput', 'values base_torque base_force details', defaults=(None, None, None)
+)
 LawOutput.__doc__ = """One tick's output of a law.
 
 ``values`` (n,): joint efforts [N m or N] (``interface`` 'effort') or joint velocities [rad/s or
@@ -52,22 +56,30 @@ else the mode reports for a status message (e.g. a space mode's
 class Law:
     """Base class of the controller's laws (see the module docstring)."""
 
-    mode = None                 # the registry key (several modes may share a class)
-    base = 'fixed'              # 'fixed' or 'floating'
+    mode = None  # the registry key (several modes may share a class)
+    base = 'fixed'  # 'fixed' or 'floating'
     follows = 'joint_trajectory'
-    references = ()             # names set_reference() takes
+    references = ()  # names set_reference() takes
     holds_position = True
     interfaces = ('effort',)
-    notes = ()                  # warnings raised while building (for a node's log)
+    notes = ()  # warnings raised while building (for a node's log)
 
     @classmethod
     def build(cls, mode, dynamics, settings):
-        """The law of ``mode`` for ``dynamics`` and ``settings``; InputError naming a bad setting."""
+        """
+        The law of ``mode`` for ``dynamics`` and ``settings``.
+
+        InputError naming a bad setting.
+        """
         raise NotImplementedError
 
     @classmethod
     def reference_names(cls, mode):
-        """The references :meth:`set_reference` takes in ``mode`` (a node subscribes to them)."""
+        """
+        Return the references :meth:`set_reference` takes in ``mode``.
+
+        A node subscribes to them.
+        """
         return cls.references
 
     @property
@@ -86,17 +98,24 @@ class Law:
         self.reset()
 
     def set_reference(self, name, value, received=None):
-        """Keep reference ``name`` (one of :attr:`references`) = ``value``; ``received``: steady
-        clock time (s) of its receipt, for references that expire."""
+        """
+        Keep reference ``name`` (one of :attr:`references`) = ``value``.
+
+        ``received``: steady clock time (s) of its receipt, for references that expire.
+        """
         from ..core.errors import InputError
-        raise InputError(f'reference {name!r}: mode {self.mode} takes {list(self.references) or "none"}')
+
+        raise InputError(
+            f'reference {name!r}: mode {self.mode} takes {list(self.references) or "none"}'
+        )
 
     def apply_settings(self, settings):
         """Take the run-time settings (gains, timeouts) of ``settings`` from the next tick on."""
 
 
 class BaseFrames:
-    """ROS base link state -> SPART's base state, for one robot, without checks or allocation.
+    """
+    ROS base link state -> SPART's base state, for one robot, without checks or allocation.
 
     :func:`spart_ros.core.base_state.base_from_link_frame` does the same with every argument
     checked (and symbolic inputs allowed), which costs ten times the dynamics of a small arm
@@ -104,7 +123,8 @@ class BaseFrames:
     results go into this object's buffers (overwritten by the next call):
     ``R0`` (3, 3) = R_b R_bc, ``r0`` (3,) = p_b + R_b p_bc, ``u0`` (6,) = [R_bc' w_b;
     R_b (v_b + w_b x p_bc)] (R_bc, p_bc: the base CoM frame in b).  A fixed base's pose is
-    converted once and kept (it is the same object every tick)."""
+    converted once and kept (it is the same object every tick).
+    """
 
     def __init__(self, robot):
         T = np.asarray(robot.base_link.T, dtype=float)
@@ -115,13 +135,13 @@ class BaseFrames:
         self.minus_p_cross = np.array([[0.0, z, -y], [-z, 0.0, x], [y, -x, 0.0]])
         self.R0, self.r0, self.u0 = np.eye(3), np.zeros(3), np.zeros(6)
         self._rho, self._v = np.zeros(3), np.zeros(3)
-        self._u0_angular, self._u0_linear = self.u0[0:3], self.u0[3:6]     # views
+        self._u0_angular, self._u0_linear = self.u0[0:3], self.u0[3:6]  # views
         self.zero6 = np.zeros(6)
         self._fixed = None
 
     def pose(self, base):
         """(R0, r0) of ``base`` (buffers)."""
-        np.dot(base.R_b, self.R_bc, out=self.R0)       # np.dot: a third of np.matmul's cost on 3x3
+        np.dot(base.R_b, self.R_bc, out=self.R0)  # np.dot: a third of np.matmul's cost on 3x3
         np.dot(base.R_b, self.p_bc, out=self._rho)
         np.add(base.p_b, self._rho, out=self.r0)
         return self.R0, self.r0
@@ -134,15 +154,19 @@ class BaseFrames:
         return self._fixed[1], self._fixed[2], self.zero6
 
     def link_acceleration(self, base, u0dot):
-        """[a_b; alpha_b] (6,) in b (classical acceleration of b's origin; angular acceleration)
-        from SPART's u0dot (6,) of ``base``: alpha_b = R_bc u0dot[0:3], a_b = R_b' u0dot[3:6] -
-        alpha_b x p_bc - w_b x (w_b x p_bc) (a new array)."""
+        """
+        [a_b; alpha_b] (6,) in b.
+
+        Classical acceleration of b's origin; angular acceleration) from SPART's u0dot (6,) of
+        ``base``: alpha_b = R_bc u0dot[0:3], a_b = R_b' u0dot[3:6] - alpha_b x p_bc - w_b x (w_b x
+        p_bc) (a new array.
+        """
         out = np.empty(6)
         alpha = np.dot(self.R_bc, u0dot[0:3], out=out[3:6])
         w, p = base.w_b, self.p_bc
-        centripetal = w * np.dot(w, p) - p * np.dot(w, w)          # w x (w x p)
+        centripetal = w * np.dot(w, p) - p * np.dot(w, w)  # w x (w x p)
         np.dot(base.R_b.T, u0dot[3:6], out=out[0:3])
-        out[0:3] -= np.dot(self.minus_p_cross, alpha)              # alpha x p
+        out[0:3] -= np.dot(self.minus_p_cross, alpha)  # alpha x p
         out[0:3] -= centripetal
         return out
 
@@ -157,7 +181,8 @@ class BaseFrames:
 
 
 class FrictionCompensation:
-    """How a law compensates the joints' damping and Coulomb friction in a digital control loop.
+    """
+    How a law compensates the joints' damping and Coulomb friction in a digital control loop.
 
     On a model with ``joint_dynamics`` (:mod:`spart_ros.core.joint_friction`) inverse dynamics
     adds a qdd + d qd + F sgn_v(qd) at the MEASURED velocity qd.  A controller holds each effort
@@ -177,7 +202,8 @@ class FrictionCompensation:
     :meth:`correction` is what to add to the inverse dynamics efforts; ``active`` is False when
     the model leaves the joint dynamics out or declares neither damping nor friction (then
     nothing is computed).  ``dynamics``: the law's FastDynamics (or MimicFastDynamics:
-    independent coordinates, the terms acting in the full ones)."""
+    independent coordinates, the terms acting in the full ones).
+    """
 
     def __init__(self, dynamics):
         model = dynamics.model
@@ -189,18 +215,26 @@ class FrictionCompensation:
         self._half_damping = 0.5 * self.damping
 
     def efforts(self, qd, qdd, reference_velocity, dt):
-        """(n,) the whole compensation d (qd + qdd dt / 2) + F sgn_v(reference_velocity), for a law
-        whose inverse dynamics leaves the joint friction out (computed at zero velocity); a new
-        array (zeros when not ``active``)."""
+        """
+        (n,) the whole compensation d.
+
+        Qd + qdd dt / 2) + F sgn_v(reference_velocity), for a law whose inverse dynamics leaves the
+        joint friction out (computed at zero velocity); a new array (zeros when not ``active``.
+        """
         G = self._G
         if G is not None:
             qd, qdd, reference_velocity = G @ qd, G @ qdd, G @ reference_velocity
-        out = self.damping * (qd + (0.5 * dt) * qdd) + self.friction * np.tanh(reference_velocity / self.velocity)
+        out = self.damping * (qd + (0.5 * dt) * qdd) + self.friction * np.tanh(
+            reference_velocity / self.velocity
+        )
         return out if G is None else G.T @ out
 
     def correction(self, qd, qdd, reference_velocity, dt):
-        """(n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring):
-        d qdd dt / 2 + F (sgn_v(reference_velocity) - sgn_v(qd)); a new array."""
+        """
+        (n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring).
+
+        D qdd dt / 2 + F (sgn_v(reference_velocity) - sgn_v(qd)); a new array.
+        """
         G = self._G
         if G is not None:
             qd, qdd, reference_velocity = G @ qd, G @ qdd, G @ reference_velocity

@@ -1,4 +1,5 @@
-"""Reactionless motion: the end-effector task inside the reaction null space (Nenchev, Yoshida).
+"""
+Reactionless motion: the end-effector task inside the reaction null space (Nenchev, Yoshida).
 
 qd = B (J* B)# b with B an orthonormal basis of the reaction null space
 (:func:`~spart_ros.core.reaction_null_space.reaction_null_space`): the joint motion adds no
@@ -9,19 +10,23 @@ when the null space has fewer dimensions than the task rows (an arm without the 
 or J* B is singular, the task is tracked only in part, the status says so (``feasible``
 False, ``message``) and the base still is not disturbed.
 """
+
 import numpy as np
 
-from ..core.reaction_null_space import null_space
 from .damped_least_squares import damped_pseudo_inverse
 from .space_motion import SpaceMotionLaw
+from ..core.reaction_null_space import null_space
 
 __all__ = ['Reactionless']
 
 
 class Reactionless(SpaceMotionLaw):
-    """The task projected into the reaction null space; ``attitude_only`` (default True) keeps
-    only the base attitude undisturbed (the base CoM may translate).  Other arguments as
-    :class:`~spart_ros.control.space_motion.SpaceMotionLaw`."""
+    """
+    The task projected into the reaction null space.
+
+    ``attitude_only`` (default True) keeps only the base attitude undisturbed (the base CoM may
+    translate). Other arguments as :class:`~spart_ros.control.space_motion.SpaceMotionLaw`.
+    """
 
     mode = 'reactionless'
 
@@ -35,14 +40,20 @@ class Reactionless(SpaceMotionLaw):
         k, m = B.shape[1], len(b)
         what = 'attitude' if self.attitude_only else 'base motion'
         if k == 0:
-            return np.zeros(self.n_q), {'null_space_dim': 0, 'feasible': False, 'base_error': 0.0,
-                                        'message': f'no reaction null space ({what}): the arm cannot move '
-                                                   'without disturbing the base'}
+            return np.zeros(self.n_q), {
+                'null_space_dim': 0,
+                'feasible': False,
+                'base_error': 0.0,
+                'message': f'no reaction null space ({what}): the arm cannot move '
+                'without disturbing the base',
+            }
         D = damped_pseudo_inverse(J @ B, self.damping, self.singular_region)
         qd = B @ (D.inverse @ b)
         base_error = float(np.linalg.norm(coupling @ qd))
         info = {'damping': D.damping, 'null_space_dim': k, 'base_error': base_error}
         if k < m:
-            info['message'] = (f'reaction null space ({what}) has {k} dimension(s) for {m} task rows: '
-                               'the end-effector task is tracked only in part, the base is kept undisturbed')
+            info['message'] = (
+                f'reaction null space ({what}) has {k} dimension(s) for {m} task rows: '
+                'the end-effector task is tracked only in part, the base is kept undisturbed'
+            )
         return qd, info

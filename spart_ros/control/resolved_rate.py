@@ -17,32 +17,42 @@ Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
   rate bound would then slow the whole task down.  The end-effector task is unchanged (N y
   adds no twist).
 """
+
 import numpy as np
 
-from ..core.checks import nonnegative
 from .damped_least_squares import damped_pseudo_inverse
 from .space_motion import SpaceMotionLaw
+from ..core.checks import nonnegative
 
 __all__ = ['ResolvedRate', 'ResolvedRateMinBaseEnergy']
 
 
 class ResolvedRate(SpaceMotionLaw):
-    """qd = J*# (twist_cmd - drift) on the task rows (see :class:`SpaceMotionLaw` for the
-    arguments and :meth:`SpaceMotionLaw.update`)."""
+    """
+    qd = J*# (twist_cmd - drift) on the task rows.
+
+    See :class:`SpaceMotionLaw` for the arguments and :meth:`SpaceMotionLaw.update`.
+    """
 
     mode = 'resolved_rate'
 
     def _joint_rates(self, ff, J, b):
         D = damped_pseudo_inverse(J, self.damping, self.singular_region)
-        return D.inverse @ b, {'damping': D.damping, 'null_space_dim': D.null_basis.shape[1],
-                               'singular_values': D.singular_values}
+        return D.inverse @ b, {
+            'damping': D.damping,
+            'null_space_dim': D.null_basis.shape[1],
+            'singular_values': D.singular_values,
+        }
 
 
 class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
-    """Resolved rate plus the null-space motion of least base kinetic energy (see the module
-    docstring).  Without redundancy (J* has no kernel) it is :class:`ResolvedRate`.
+    """
+    Resolved rate plus the null-space motion of least base kinetic energy.
+
+    See the module docstring. Without redundancy (J* has no kernel) it is :class:`ResolvedRate`.
     ``energy_damping`` (>= 0, default 0.03): the regularization, a fraction of the strongest
-    null-space coupling to the base; other arguments as :class:`SpaceMotionLaw`."""
+    null-space coupling to the base; other arguments as :class:`SpaceMotionLaw`.
+    """
 
     mode = 'resolved_rate_min_base_energy'
 
@@ -59,8 +69,14 @@ class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
             W = self.base_energy_root
             A = W @ (ff.reaction @ N)
             c = W @ (ff.free_base_velocity + ff.reaction @ qd)
-            qd = qd - N @ (damped_pseudo_inverse(A, self.energy_damping, np.inf, relative=True).inverse @ c)
-        return qd, {'damping': D.damping, 'null_space_dim': N.shape[1], 'singular_values': D.singular_values}
+            qd = qd - N @ (
+                damped_pseudo_inverse(A, self.energy_damping, np.inf, relative=True).inverse @ c
+            )
+        return qd, {
+            'damping': D.damping,
+            'null_space_dim': N.shape[1],
+            'singular_values': D.singular_values,
+        }
 
     def base_kinetic_energy(self, u0):
         """1/2 u0' blkdiag(I_base, m_base I3) u0 [J], the quantity this law minimizes."""

@@ -1,4 +1,5 @@
-"""The settings of a :class:`~spart_ros.control.controller.Controller` (pure Python, no ROS).
+"""
+The settings of a :class:`~spart_ros.control.controller.Controller` (pure Python, no ROS).
 
 :class:`ControllerSettings` holds every setting of the controller and of its laws, with the
 defaults the ``spart_controller`` node declares its parameters with (its parameter table
@@ -7,10 +8,12 @@ command joints, a space mode's end effector...: they shape the law and take a re
 *run-time* (:data:`RUN_TIME`: gains, effort limits, timeouts and tolerances: changed between
 two ticks by :meth:`Controller.apply_settings`).
 
-Per-joint settings (gains, ``effort_limits``, ``max_tracking_error``, the default ``path_tolerance``
+Per-joint settings (gains, ``effort_limits``, ``max_tracking_error``, the default
+``path_tolerance``
 and ``goal_tolerance`` of trajectory goals) take one value for every command joint or one per
 command joint, in ``command_joints`` order.
 """
+
 from dataclasses import dataclass, fields, replace
 import math
 
@@ -21,10 +24,30 @@ from ..core.errors import InputError
 __all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'TOLERANCES', 'per_joint']
 
 #: settings a controller takes at run time, between two ticks (the others need a reconfigure)
-RUN_TIME = ('kp', 'kd', 'ki', 'integral_limit', 'effort_limits', 'base_gains', 'state_timeout', 'reference_timeout',
-            'resume_tolerance', 'max_tracking_error', 'limit_tolerance', 'jump_tolerance', 'path_tolerance',
-            'goal_tolerance', 'stopped_velocity_tolerance', 'goal_time', 'impedance_stiffness', 'impedance_damping',
-            'cartesian_stiffness', 'cartesian_damping', 'nullspace_stiffness', 'nullspace_damping')
+RUN_TIME = (
+    'kp',
+    'kd',
+    'ki',
+    'integral_limit',
+    'effort_limits',
+    'base_gains',
+    'state_timeout',
+    'reference_timeout',
+    'resume_tolerance',
+    'max_tracking_error',
+    'limit_tolerance',
+    'jump_tolerance',
+    'path_tolerance',
+    'goal_tolerance',
+    'stopped_velocity_tolerance',
+    'goal_time',
+    'impedance_stiffness',
+    'impedance_damping',
+    'cartesian_stiffness',
+    'cartesian_damping',
+    'nullspace_stiffness',
+    'nullspace_damping',
+)
 #: the PD(+I) gains, the integral bound and the joint impedance: one value or one per command joint
 GAINS = ('kp', 'kd', 'ki', 'integral_limit', 'impedance_stiffness', 'impedance_damping')
 #: one value for all command joints or one per command joint
@@ -34,31 +57,44 @@ TOLERANCES = ('max_tracking_error', 'path_tolerance', 'goal_tolerance')
 
 
 def _floats(name, value):
-    """A number or a sequence of numbers -> list of floats (InputError naming ``name``)."""
+    """Return a number or a sequence of numbers -> list of floats (InputError naming ``name``)."""
     try:
-        return [float(x) for x in (value if isinstance(value, (list, tuple, np.ndarray)) else [value])]
+        return [
+            float(x) for x in (value if isinstance(value, (list, tuple, np.ndarray)) else [value])
+        ]
     except (TypeError, ValueError):
-        raise InputError(f'{name}: expected a number or a list of numbers, got {value!r}') from None
+        raise InputError(
+            f'{name}: expected a number or a list of numbers, got {value!r}'
+        ) from None
 
 
 def per_joint(name, value, names, allow_inf=False, minimum=0.0):
-    """(len(names),) array of the setting ``name``: one value for all, or one per command joint
-    ``names``; every value finite (or +inf with ``allow_inf``) and >= ``minimum``."""
+    """
+    (len(names),) array of the setting ``name``.
+
+    One value for all, or one per command joint ``names``; every value finite (or +inf with
+    ``allow_inf``) and >= ``minimum``.
+    """
     values = _floats(name, value)
     if len(values) not in (1, len(names)):
-        raise InputError(f'{name}: expected one value or one per command joint ({len(names)}: {list(names)}), '
-                         f'got {len(values)}')
+        raise InputError(
+            f'{name}: expected one value or one per command joint ({len(names)}: {list(names)}), '
+            f'got {len(values)}'
+        )
     a = np.array(values * len(names) if len(values) == 1 else values, dtype=float)
     bad = np.isnan(a) | (a < minimum) | (np.isinf(a) & ~np.asarray(allow_inf))
     if bad.any():
-        raise InputError(f'{name}: every value must be a {"" if allow_inf else "finite "}number >= {minimum:g}, '
-                         f'got {values}')
+        raise InputError(
+            f'{name}: every value must be a {"" if allow_inf else "finite "}number >= {minimum:g}, '
+            f'got {values}'
+        )
     return a
 
 
 @dataclass
 class ControllerSettings:
-    """Every setting of a controller (see the module docstring; units SI, angles rad).
+    """
+    Every setting of a controller (see the module docstring; units SI, angles rad).
 
     Structural: ``mode`` (a key of :data:`spart_ros.control.modes.MODES`), ``floating`` (the
     inputs carry a moving base state: odometry), ``command_joints`` (the effort controller's
@@ -68,36 +104,54 @@ class ControllerSettings:
     :mod:`spart_ros.core.joint_friction`), the end effector and the laws' options.  Run-time:
     :data:`RUN_TIME`.
     """
+
     mode: str = 'computed_torque'
     floating: bool = False
     command_joints: tuple = ()
     event_driven: bool = True
-    joint_dynamics: bool = True                 # compensate the declared joint friction, damping, armature
+    joint_dynamics: bool = True  # compensate the declared joint friction, damping, armature
     # the PD(+I) law: 1/s^2, 1/s, 1/s^3, rad s (one value or one per command joint)
     kp: object = 100.0
     kd: object = 20.0
     ki: object = 0.0
     integral_limit: object = 0.1
-    effort_limits: tuple = ()                   # empty = the URDF <limit effort>
-    base_gains: tuple = (1.0, 2.0, 1.0, 2.0)     # free_flying: kp, kd of the position, of the attitude
+    effort_limits: tuple = ()  # empty = the URDF <limit effort>
+    base_gains: tuple = (
+        1.0,
+        2.0,
+        1.0,
+        2.0,
+    )  # free_flying: kp, kd of the position, of the attitude
     # impedance modes (spart_ros.control.impedance)
-    impedance_stiffness: object = 100.0         # joint_impedance: N m/rad or N/m, one or per command joint
-    impedance_damping: object = 5.0             # joint_impedance: N m s/rad or N s/m, one or per command joint
-    cartesian_stiffness: tuple = (10.0, 10.0, 10.0, 300.0, 300.0, 300.0)  # [rotation N m/rad; translation N/m]
-    cartesian_damping: tuple = ()               # 6 or 36 values; empty = 2 sqrt(cartesian_stiffness)
-    nullspace_stiffness: float = 10.0           # 1/s^2, mass-weighted posture spring
-    nullspace_damping: float = -1.0             # 1/s; < 0 = 2 sqrt(nullspace_stiffness)
+    impedance_stiffness: object = (
+        100.0  # joint_impedance: N m/rad or N/m, one or per command joint
+    )
+    impedance_damping: object = (
+        5.0  # joint_impedance: N m s/rad or N s/m, one or per command joint
+    )
+    cartesian_stiffness: tuple = (
+        10.0,
+        10.0,
+        10.0,
+        300.0,
+        300.0,
+        300.0,
+    )  # [rotation N m/rad; translation N/m]
+    cartesian_damping: tuple = ()  # 6 or 36 values; empty = 2 sqrt(cartesian_stiffness)
+    nullspace_stiffness: float = 10.0  # 1/s^2, mass-weighted posture spring
+    nullspace_damping: float = -1.0  # 1/s; < 0 = 2 sqrt(nullspace_stiffness)
     # safety
-    state_timeout: float = 0.1                  # s
-    resume_tolerance: float = 0.05              # rad or m
-    max_tracking_error: object = 0.2            # rad or m, one or per command joint; 0 = no check
-    limit_tolerance: float = 1e-4               # rad or m beyond a URDF position limit still accepted
-    jump_tolerance: float = 0.05                # rad or m beyond what the velocities allow between two states
-    # trajectory goals' default tolerances (JointTrajectoryController's constraints; spart_ros.control.tolerances)
-    path_tolerance: object = 0.0                # rad or m, one or per command joint; 0 = not checked
-    goal_tolerance: object = 0.0                # rad or m, one or per command joint; 0 = not checked
-    stopped_velocity_tolerance: float = 0.01    # rad/s or m/s at the end of an action goal
-    goal_time: float = 0.0                      # s after the end to meet the goal tolerance; 0 = no limit
+    state_timeout: float = 0.1  # s
+    resume_tolerance: float = 0.05  # rad or m
+    max_tracking_error: object = 0.2  # rad or m, one or per command joint; 0 = no check
+    limit_tolerance: float = 1e-4  # rad or m beyond a URDF position limit still accepted
+    jump_tolerance: float = 0.05  # rad or m beyond what the velocities allow between two states
+    # trajectory goals' default tolerances (JointTrajectoryController's constraints;
+    # spart_ros.control.tolerances)
+    path_tolerance: object = 0.0  # rad or m, one or per command joint; 0 = not checked
+    goal_tolerance: object = 0.0  # rad or m, one or per command joint; 0 = not checked
+    stopped_velocity_tolerance: float = 0.01  # rad/s or m/s at the end of an action goal
+    goal_time: float = 0.0  # s after the end to meet the goal tolerance; 0 = no limit
     # space-robot modes
     command_interface: str = 'effort'
     ee_link: str = ''
@@ -112,11 +166,13 @@ class ControllerSettings:
     base_rows: tuple = (0, 1, 2)
     priority: str = 'end_effector'
     reactionless_attitude_only: bool = True
-    reference_timeout: float = 0.5              # s
-    path_sample_period: float = 0.05            # s: a pose goal in a joint mode: IK every this along the path
+    reference_timeout: float = 0.5  # s
+    path_sample_period: float = (
+        0.05  # s: a pose goal in a joint mode: IK every this along the path
+    )
 
     def replace(self, **changes):
-        """A copy with ``changes`` (InputError for an unknown name)."""
+        """Return a copy with ``changes`` (InputError for an unknown name)."""
         names = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - names)
         if unknown:
@@ -124,34 +180,48 @@ class ControllerSettings:
         return replace(self, **changes)
 
     def check(self):
-        """InputError naming the first setting with a value no controller can use (checks that
-        need no model; :meth:`Controller.configure` checks the rest against the model)."""
+        """
+        ``InputError`` naming the first setting with a value no controller can use.
+
+        Checks that need no model; :meth:`Controller.configure` checks the rest against the model.
+        """
         from .modes import MODES
+
         if self.mode not in MODES:
             raise InputError(f'mode must be one of {sorted(MODES)}, got {self.mode!r}')
         law = MODES[self.mode]
         if (law.base == 'floating') != bool(self.floating):
-            raise InputError(f'mode {self.mode} needs base: {law.base} (got base: '
-                             f'{"floating" if self.floating else "fixed"})')
+            raise InputError(
+                f'mode {self.mode} needs base: {law.base} (got base: '
+                f'{"floating" if self.floating else "fixed"})'
+            )
         if self.command_interface not in law.interfaces:
-            raise InputError(f'command_interface {self.command_interface} needs a mode that outputs it; mode '
-                             f'{self.mode} outputs {list(law.interfaces)}')
+            raise InputError(
+                f'command_interface {self.command_interface} needs a mode that outputs it; mode '
+                f'{self.mode} outputs {list(law.interfaces)}'
+            )
         for name in ('state_timeout', 'reference_timeout', 'path_sample_period'):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise InputError(f'{name} must be a finite number of seconds > 0, got {value!r}')
-        for name in ('resume_tolerance', 'limit_tolerance', 'jump_tolerance', 'stopped_velocity_tolerance',
-                     'goal_time'):
+        for name in (
+            'resume_tolerance',
+            'limit_tolerance',
+            'jump_tolerance',
+            'stopped_velocity_tolerance',
+            'goal_time',
+        ):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
         names = list(self.command_joints)
         if len(set(names)) != len(names):
             raise InputError(f'command_joints lists a joint twice: {names}')
-        if names:       # lengths that need no model
+        if names:  # lengths that need no model
             self.per_joint(names)
         from .effort_laws import FreeFlying
         from .impedance import cartesian_gains, nullspace_gains
+
         FreeFlying.check_base_gains(self.base_gains)
         cartesian_gains(self.cartesian_stiffness, self.cartesian_damping)
         nullspace_gains(self.nullspace_stiffness, self.nullspace_damping)
@@ -160,9 +230,16 @@ class ControllerSettings:
     def per_joint(self, names):
         """{setting: (len(names),) array} of the per-joint settings for command joints ``names``
         (``effort_limits`` only when given); InputError naming a bad one."""
-        out = {name: per_joint(name, getattr(self, name), names, allow_inf=name == 'integral_limit')
-               for name in GAINS + TOLERANCES}
+        out = {
+            name: per_joint(name, getattr(self, name), names, allow_inf=name == 'integral_limit')
+            for name in GAINS + TOLERANCES
+        }
         if len(self.effort_limits):
-            out['effort_limits'] = per_joint('effort_limits', self.effort_limits, names, allow_inf=True,
-                                             minimum=np.nextafter(0.0, 1.0))
+            out['effort_limits'] = per_joint(
+                'effort_limits',
+                self.effort_limits,
+                names,
+                allow_inf=True,
+                minimum=np.nextafter(0.0, 1.0),
+            )
         return out

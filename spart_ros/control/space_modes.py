@@ -1,4 +1,5 @@
-"""The space-robot motion laws as controller modes (pure Python, no ROS).
+"""
+The space-robot motion laws as controller modes (pure Python, no ROS).
 
 A :class:`SpaceMode` wraps one law of :mod:`.resolved_rate`, :mod:`.reactionless` or
 :mod:`.desired_reaction` for a controller: the measured state in the ROS base convention
@@ -32,32 +33,39 @@ target; an ``'ee_pose'`` or ``'ee_twist'`` preempts it); ``'base_attitude'`` = R
 (desired_reaction).  Without a reference the task twist is zero: the end effector is held
 still (the base still moves by momentum conservation).
 """
+
 from collections import namedtuple
 import warnings
 
 import numpy as np
 
-from ..core import checks as chk
-from ..core import base_state as bs
-from ..core.connectivity import leaf_links
-from ..core.errors import InputError
 from .desired_reaction import DesiredReaction
 from .ee_goals import GoalFollower
 from .law import BaseFrames, Law, LawOutput
 from .reactionless import Reactionless
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
+from ..core import base_state as bs
+from ..core import checks as chk
+from ..core.connectivity import leaf_links
+from ..core.errors import InputError
 
 __all__ = ['SpaceMode', 'SPACE_LAWS', 'SpaceReferences', 'INTERFACES', 'REFERENCE_FRAMES']
 
 #: controller mode -> law class
-SPACE_LAWS = {law.mode: law for law in (ResolvedRate, ResolvedRateMinBaseEnergy, Reactionless, DesiredReaction)}
+SPACE_LAWS = {
+    law.mode: law
+    for law in (ResolvedRate, ResolvedRateMinBaseEnergy, Reactionless, DesiredReaction)
+}
 INTERFACES = ('effort', 'velocity')
 
 #: frames a twist or pose reference may be given in (module docstring)
 REFERENCE_FRAMES = ('world', 'base')
 
-SpaceReferences = namedtuple('SpaceReferences', 'twist position rotation base_rotation twist_frame pose_frame',
-                             defaults=('world', 'world'))
+SpaceReferences = namedtuple(
+    'SpaceReferences',
+    'twist position rotation base_rotation twist_frame pose_frame',
+    defaults=('world', 'world'),
+)
 SpaceReferences.__doc__ = """References of one tick, each None when absent: ``twist`` (6,) [angular;
 linear velocity of the end-effector point]; ``position`` (3,), ``rotation`` (3, 3): the end-effector
 frame's target pose; ``base_rotation`` (3, 3): target rotation of the URDF base link frame in the
@@ -72,14 +80,16 @@ measured base angular velocity in the URDF base LINK frame (as odometry's twist,
 
 
 class SpaceMode(Law):
-    """One space motion law as a controller mode (see the module docstring).
+    """
+    One space motion law as a controller mode (see the module docstring).
 
     ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (its model shared
     with the law, which computes in a workspace of its own; the robot must have no mimic joints:
     the laws work in SPART's joint variables);
     ``interface``: 'effort' or 'velocity'; ``law_options``: the law's keyword arguments
     (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the warnings the
-    law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log."""
+    law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log.
+    """
 
     base = 'floating'
     follows = 'end_effector'
@@ -93,15 +103,19 @@ class SpaceMode(Law):
             raise InputError(f'command_interface: expected one of {INTERFACES}, got {interface!r}')
         robot = dynamics.robot
         if robot.mimic:
-            raise InputError(f'mode {mode}: robot {robot.name!r} has mimic joints {sorted(robot.mimic)}; the space '
-                             'motion laws work in SPART\'s joint variables (every moving joint independent)')
+            raise InputError(
+                f'mode {mode}: robot {robot.name!r} has mimic joints {sorted(robot.mimic)}; the space '
+                "motion laws work in SPART's joint variables (every moving joint independent)"
+            )
         self.mode, self.interface, self.robot, self.dynamics = mode, interface, robot, dynamics
         link = law_options.pop('link')
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
             # the law gets its own workspace: compute() runs the law, then floating-base ID on
             # self.dynamics, and neither may overwrite the other's results
-            self.law = SPACE_LAWS[mode](robot, link, dynamics=dynamics.new_workspace(), **law_options)
+            self.law = SPACE_LAWS[mode](
+                robot, link, dynamics=dynamics.new_workspace(), **law_options
+            )
         self.notes = [str(w.message) for w in caught]
         self.n_q = robot.n_q
         self._R_bc = np.asarray(robot.base_link.T, dtype=float)[:3, :3]
@@ -112,7 +126,9 @@ class SpaceMode(Law):
 
     @classmethod
     def reference_names(cls, mode):
-        return ('ee_twist', 'ee_pose', 'ee_goal') + (('base_attitude',) if mode == 'desired_reaction' else ())
+        return ('ee_twist', 'ee_pose', 'ee_goal') + (
+            ('base_attitude',) if mode == 'desired_reaction' else ()
+        )
 
     @property
     def interface(self):
@@ -124,21 +140,37 @@ class SpaceMode(Law):
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains=None):
-        """The mode for ``settings`` (:class:`~spart_ros.control.settings.ControllerSettings`: the
-        end effector, the law's options, ``command_interface``, ``reference_timeout``)."""
+        """
+        Return the mode for ``settings``.
+
+        :class:`~spart_ros.control.settings.ControllerSettings`: the end effector, the law's
+        options, ``command_interface``, ``reference_timeout``.
+        """
         s = settings
-        options = dict(link=s.ee_link or leaf_links(dynamics.robot)[0], offset=list(s.ee_offset), frame='link',
-                       rows=list(s.task_rows) if s.task_rows else None, damping=float(s.damping),
-                       singular_region=float(s.singular_region), velocity_gain=float(s.velocity_gain),
-                       pose_gain=float(s.pose_gain))
+        options = {
+            'link': s.ee_link or leaf_links(dynamics.robot)[0],
+            'offset': list(s.ee_offset),
+            'frame': 'link',
+            'rows': list(s.task_rows) if s.task_rows else None,
+            'damping': float(s.damping),
+            'singular_region': float(s.singular_region),
+            'velocity_gain': float(s.velocity_gain),
+            'pose_gain': float(s.pose_gain),
+        }
         if s.max_joint_rates:
             rates = [float(x) for x in s.max_joint_rates]
             options['max_joint_rates'] = rates[0] if len(rates) == 1 else rates
         if mode == 'desired_reaction':
-            options.update(attitude_gain=float(s.attitude_gain), base_rows=list(s.base_rows), priority=s.priority)
+            options.update(
+                attitude_gain=float(s.attitude_gain),
+                base_rows=list(s.base_rows),
+                priority=s.priority,
+            )
         elif mode == 'reactionless':
             options.update(attitude_only=bool(s.reactionless_attitude_only))
-        return cls(mode, dynamics, s.command_interface, reference_timeout=s.reference_timeout, **options)
+        return cls(
+            mode, dynamics, s.command_interface, reference_timeout=s.reference_timeout, **options
+        )
 
     def apply_settings(self, settings, gains=None):
         self.reference_timeout = float(settings.reference_timeout)
@@ -148,8 +180,8 @@ class SpaceMode(Law):
 
     def clear_references(self):
         self.reset()
-        self._twist = None          # (twist, frame, received)
-        self._pose = None           # (R, p, frame)
+        self._twist = None  # (twist, frame, received)
+        self._pose = None  # (R, p, frame)
         self._base_attitude = None
         if getattr(self, '_goals', None) is not None:
             self._goals.abort('the references were cleared (activation)')
@@ -160,9 +192,12 @@ class SpaceMode(Law):
         self._goals.abort(why)
 
     def set_reference(self, name, value, received=None):
-        """``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame),
+        """
+        ``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame).
+
         'base_attitude' = R (3, 3) (desired_reaction); frames 'world' or 'base' (module docstring);
-        ``received``: steady clock time (s) of the twist."""
+        ``received``: steady clock time (s) of the twist.
+        """
         if name not in self.references:
             return super().set_reference(name, value, received)
         if name == 'ee_goal':
@@ -175,8 +210,11 @@ class SpaceMode(Law):
         elif name == 'ee_pose':
             R, p, frame = value
             self._check_frame('pose_frame', frame)
-            self._pose = (chk.array('ee_pose rotation', R, (3, 3)).copy(), chk.vector('ee_pose position', p, 3).copy(),
-                          frame)
+            self._pose = (
+                chk.array('ee_pose rotation', R, (3, 3)).copy(),
+                chk.vector('ee_pose position', p, 3).copy(),
+                frame,
+            )
             self._goals.preempt('replaced by an ee_pose reference')
         else:
             self._base_attitude = chk.array('base_attitude', value, (3, 3)).copy()
@@ -195,28 +233,47 @@ class SpaceMode(Law):
         """:data:`SpaceReferences` of the kept references at steady time ``now`` (a twist older
         than ``reference_timeout`` counts as none)."""
         twist, twist_frame = None, 'world'
-        if self._twist is not None and (now is None or self._twist[2] is None
-                                        or now - self._twist[2] <= self.reference_timeout):
+        if self._twist is not None and (
+            now is None or self._twist[2] is None or now - self._twist[2] <= self.reference_timeout
+        ):
             twist, twist_frame, _ = self._twist
         R, p, pose_frame = self._pose if self._pose is not None else (None, None, 'world')
         return SpaceReferences(twist, p, R, self._base_attitude, twist_frame, pose_frame)
 
     def command(self, state, joint_reference, t, dt, now=None):
-        """The Law entry: :meth:`compute` with the kept references (``now``: steady clock, for
-        the twist's timeout) or the pose goal's path at ``t``; ``details`` = the :data:`SpaceOutput`."""
+        """
+        Return the Law entry.
+
+        :meth:`compute` with the kept references (``now``: steady clock, for the twist's timeout)
+        or the pose goal's path at ``t``; ``details`` = the :data:`SpaceOutput`.
+        """
         refs = self.references_at(now)
         if self._goals.active:
-            sample, finished = self._goals.sample(t, lambda: self._start_pose(state.base, state.q, refs), state.base)
+            sample, finished = self._goals.sample(
+                t, lambda: self._start_pose(state.base, state.q, refs), state.base
+            )
             if sample is not None:
-                refs = refs._replace(twist=sample.twist, position=sample.position, rotation=sample.rotation,
-                                     twist_frame='world', pose_frame='world')
-                if finished:            # the goal's pose stays the target
-                    self._pose, self._twist = (sample.rotation.copy(), sample.position.copy(), 'world'), None
+                refs = refs._replace(
+                    twist=sample.twist,
+                    position=sample.position,
+                    rotation=sample.rotation,
+                    twist_frame='world',
+                    pose_frame='world',
+                )
+                if finished:  # the goal's pose stays the target
+                    self._pose, self._twist = (
+                        (sample.rotation.copy(), sample.position.copy(), 'world'),
+                        None,
+                    )
         out = self.compute(state.base, state.q, state.qd, refs, t)
         return LawOutput(out.values, None, None, out)
 
     def _start_pose(self, base, q, refs):
-        """Where a goal's path starts: the pose target (world) if there is one, else the measured pose."""
+        """
+        Where a goal's path starts.
+
+        The pose target (world) if there is one, else the measured pose.
+        """
         _, position, rotation = self._in_world(base, refs)
         if position is not None and rotation is not None:
             return rotation, position
@@ -227,23 +284,30 @@ class SpaceMode(Law):
         """:data:`SpaceOutput` for the state (``base``, ``q``, ``qd``) at control time ``t`` (s)."""
         R0, r0, u0 = bs.base_from_link_frame(self.robot, base.R_b, base.p_b, base.v_b, base.w_b)
         twist, position, rotation = self._in_world(base, references)
-        kwargs = dict(twist=twist, position=position, rotation=rotation, t=t)
+        kwargs = {'twist': twist, 'position': position, 'rotation': rotation, 't': t}
         if self.mode == 'desired_reaction':
-            R_ref = None if references.base_rotation is None else references.base_rotation @ self._R_bc
+            R_ref = (
+                None if references.base_rotation is None else references.base_rotation @ self._R_bc
+            )
             cmd = self.law.update(R0, r0, q, u0, qd, base_rotation=R_ref, **kwargs)
         else:
             cmd = self.law.update(R0, r0, q, u0, qd, **kwargs)
         w_b = np.array(base.w_b, dtype=float)
         if self.interface == 'velocity':
             return SpaceOutput(cmd.joint_velocities.copy(), cmd, w_b)
-        taum, _ = self.dynamics.floating_inverse_dynamics(R0, r0, q, u0, qd, cmd.joint_accelerations)
+        taum, _ = self.dynamics.floating_inverse_dynamics(
+            R0, r0, q, u0, qd, cmd.joint_accelerations
+        )
         return SpaceOutput(taum.copy(), cmd, w_b)
 
     @staticmethod
     def _in_world(base, references):
         """(twist, position, rotation) of ``references`` in the world frame (module docstring)."""
         twist, position, rotation = references.twist, references.position, references.rotation
-        for name, frame in (('twist_frame', references.twist_frame), ('pose_frame', references.pose_frame)):
+        for name, frame in (
+            ('twist_frame', references.twist_frame),
+            ('pose_frame', references.pose_frame),
+        ):
             if frame not in REFERENCE_FRAMES:
                 raise InputError(f'{name}: expected one of {REFERENCE_FRAMES}, got {frame!r}')
         R_b = np.asarray(base.R_b, dtype=float)
@@ -252,13 +316,18 @@ class SpaceMode(Law):
             twist = np.concatenate([R_b @ twist[0:3], R_b @ twist[3:6]])
         if references.pose_frame == 'base':
             if position is not None:
-                position = np.asarray(base.p_b, dtype=float) + R_b @ chk.vector('position', position, 3)
+                position = np.asarray(base.p_b, dtype=float) + R_b @ chk.vector(
+                    'position', position, 3
+                )
             if rotation is not None:
                 rotation = R_b @ chk.array('rotation', rotation, (3, 3))
         return twist, position, rotation
 
     def end_effector_pose(self, base, q):
-        """(R (3, 3), p (3,)) of the end-effector frame in the world for a state (for pose targets
-        set relative to where the end effector is)."""
+        """
+        (R (3, 3), p (3,)) of the end-effector frame in the world for a state.
+
+        For pose targets set relative to where the end effector is.
+        """
         R0, r0, _ = bs.base_from_link_frame(self.robot, base.R_b, base.p_b)
         return self.law.end_effector.pose(R0, r0, q)

@@ -1,4 +1,5 @@
-"""What every space-robot motion law shares: state and references in, joint rates and status out.
+"""
+What every space-robot motion law shares: state and references in, joint rates and status out.
 
 A law (:mod:`.resolved_rate`, :mod:`.reactionless`, :mod:`.desired_reaction`) is built once per
 robot and end effector and called once per joint-state message:
@@ -25,22 +26,25 @@ dynamics),
 
 and a :class:`SpaceMotionStatus` snapshot.
 """
+
 from collections import namedtuple
 from dataclasses import dataclass
 import warnings
 
 import numpy as np
 
-from ..core import checks as chk
-from ..core.errors import InputError, ModelWarning
-from ..core.manipulability import task_rows
 from .damped_least_squares import bound_joint_rates, check_damping
 from .end_effector import EndEffector
 from .free_floating import FreeFloatingKinematics
+from ..core import checks as chk
+from ..core.errors import InputError, ModelWarning
+from ..core.manipulability import task_rows
 
 __all__ = ['SpaceMotionLaw', 'SpaceMotionCommand', 'SpaceMotionStatus', 'urdf_joint_rates']
 
-SpaceMotionCommand = namedtuple('SpaceMotionCommand', 'joint_velocities joint_accelerations task_twist status')
+SpaceMotionCommand = namedtuple(
+    'SpaceMotionCommand', 'joint_velocities joint_accelerations task_twist status'
+)
 SpaceMotionCommand.__doc__ = """Output of a space motion law for one state.
 
 ``joint_velocities`` (n_q,) rad/s or m/s (bounded); ``joint_accelerations`` (n_q,) for the
@@ -50,7 +54,8 @@ P law), inertial frame; ``status`` a :class:`SpaceMotionStatus`."""
 
 @dataclass
 class SpaceMotionStatus:
-    """Snapshot of one control step (inertial frame unless said otherwise).
+    """
+    Snapshot of one control step (inertial frame unless said otherwise).
 
     momentum (6,): [angular momentum about the inertial origin; linear momentum] of the
         measured state [kg m^2/s; kg m/s]; momentum_about_com (6,): the same about the system CoM.
@@ -68,6 +73,7 @@ class SpaceMotionStatus:
         space); feasible: the command sent meets the law's objectives exactly here (its
         residuals are zero and the rate bound did not scale it); message: why not, or ''.
     """
+
     momentum: np.ndarray
     momentum_about_com: np.ndarray
     base_angular_velocity: np.ndarray
@@ -88,35 +94,48 @@ class SpaceMotionStatus:
 
 
 def _nonnegative(name, value, n, positive=False):
-    """A scalar or (n,) of finite-or-inf numbers >= 0 (> 0 if ``positive``), as an (n,) array."""
+    """
+    Return a scalar or (n,) of finite-or-inf numbers >= 0 (> 0 if ``positive``).
+
+    As an (n,) array.
+    """
     a = np.asarray(value, dtype=float)
     if a.ndim == 0:
         a = np.full(n, float(a))
     if a.shape != (n,) or np.isnan(a).any() or (a <= 0 if positive else a < 0).any():
-        raise InputError(f'{name}: expected a number {">" if positive else ">="} 0 or {n} of them, got {value!r}')
+        raise InputError(
+            f'{name}: expected a number {">" if positive else ">="} 0 or {n} of them, got {value!r}'
+        )
     return a
 
 
 def urdf_joint_rates(robot):
-    """(n_q,) joint-rate bounds from the URDF ``<limit velocity>`` of the moving joints, in q
-    order: inf where the URDF gives none, and where it gives 0 or less (a ModelWarning names
-    those joints).  The URDF spec makes ``velocity`` required, so exporters write 0 as "not
-    known"; MoveIt reads |velocity| < eps as unbounded (ros2_control's joint_limits would take
-    it as a bound of 0); a bound of 0 would scale every command to 0 here (the arm would never
-    move), so MoveIt's reading is the one taken."""
+    """
+    (n_q,) joint-rate bounds from the URDF ``<limit velocity>`` of the moving joints, in q order.
+
+    Inf where the URDF gives none, and where it gives 0 or less (a ModelWarning names those
+    joints). The URDF spec makes ``velocity`` required, so exporters write 0 as "not known"; MoveIt
+    reads |velocity| < eps as unbounded (ros2_control's joint_limits would take it as a bound of
+    0); a bound of 0 would scale every command to 0 here (the arm would never move), so MoveIt's
+    reading is the one taken.
+    """
     moving = _moving_joints(robot)
     rates = np.array([j.limits.velocity for j in moving], dtype=float)
     zero = rates <= 0
     if zero.any():
         names = [j.name for j, z in zip(moving, zero) if z]
-        warnings.warn(f'joints {names}: URDF <limit velocity> <= 0 read as "no velocity limit given" (as MoveIt '
-                      'does); set max_joint_rates to bound them', ModelWarning, stacklevel=3)
+        warnings.warn(
+            f'joints {names}: URDF <limit velocity> <= 0 read as "no velocity limit given" (as MoveIt '
+            'does); set max_joint_rates to bound them',
+            ModelWarning,
+            stacklevel=3,
+        )
         rates[zero] = np.inf
     return rates
 
 
 def _moving_joints(robot):
-    """The moving joints in joint-variable (q) order."""
+    """Return the moving joints in joint-variable (q) order."""
     return sorted((j for j in robot.joints if j.q_id > 0), key=lambda j: j.q_id)
 
 
@@ -126,24 +145,41 @@ def residual_tolerance(b):
 
 
 class SpaceMotionLaw:
-    """Base class of the space motion laws (see the module docstring).
+    """
+    Base class of the space motion laws (see the module docstring).
 
     ``robot``, ``link``, ``offset``, ``frame``: the end effector (:class:`EndEffector`);
     ``rows``: task components of [wx, wy, wz, vx, vy, vz] (default all six);
     ``damping``, ``singular_region``: the damped pseudo-inverse of J*
     (:mod:`.damped_least_squares`); ``max_joint_rates``: scalar or (n_q,) bound on |qd_i|, > 0
-    (inf = none; default the URDF ``<limit velocity>``, see :func:`urdf_joint_rates`); ``velocity_gain`` [1/s]: the
+    (inf = none; default the URDF ``<limit velocity>``, see :func:`urdf_joint_rates`);
+    ``velocity_gain`` [1/s]: the
     effort path's rate loop; ``pose_gain`` [1/s]: scalar or (6,) P gain of pose targets;
     ``dynamics``: a FastDynamics of the robot to share.
     """
 
-    mode = None   # the controller node's name for the law
+    mode = None  # the controller node's name for the law
 
-    def __init__(self, robot, link, offset=None, frame='com', *, rows=None, damping=0.05, singular_region=0.01,
-                 max_joint_rates=None, velocity_gain=10.0, pose_gain=1.0, dynamics=None):
+    def __init__(
+        self,
+        robot,
+        link,
+        offset=None,
+        frame='com',
+        *,
+        rows=None,
+        damping=0.05,
+        singular_region=0.01,
+        max_joint_rates=None,
+        velocity_gain=10.0,
+        pose_gain=1.0,
+        dynamics=None,
+    ):
         self.robot = robot
         self.end_effector = EndEffector(robot, link, offset, frame)
-        self.kinematics = FreeFloatingKinematics(robot, self.end_effector.link, self.end_effector.offset, dynamics)
+        self.kinematics = FreeFloatingKinematics(
+            robot, self.end_effector.link, self.end_effector.offset, dynamics
+        )
         nq = self.n_q = robot.n_q
         self.rows = task_rows(rows)
         self._rows = list(self.rows)
@@ -173,18 +209,25 @@ class SpaceMotionLaw:
 
     # -- the law ---------------------------------------------------------------------------------
     def _joint_rates(self, ff, J, b):
-        """(qd (n_q,), info dict) for task rows ``J`` qd = ``b``; subclasses implement it.
+        """
+        (qd (n_q,), info dict) for task rows ``J`` qd = ``b``; subclasses implement it.
 
         info keys: damping, null_space_dim, singular_values (of J, if computed), base_error,
-        feasible (extra condition), message."""
+        feasible (extra condition), message.
+        """
         raise NotImplementedError
 
     def task_twist(self, R0, r0, qm, twist=None, position=None, rotation=None, pose=None):
-        """The commanded end-effector twist (6,): feed-forward plus the pose P law.  ``pose``:
-        the end effector's (R, p) at this state when known (else forward kinematics)."""
+        """
+        Return the commanded end-effector twist (6,): feed-forward plus the pose P law.
+
+        ``pose``: the end effector's (R, p) at this state when known (else forward kinematics).
+        """
         x = np.zeros(6) if twist is None else chk.vector('twist', twist, 6).copy()
         if position is not None or rotation is not None:
-            x += self.pose_gain * self.end_effector.pose_error(R0, r0, qm, position, rotation, pose)
+            x += self.pose_gain * self.end_effector.pose_error(
+                R0, r0, qm, position, rotation, pose
+            )
         return x
 
     def update(self, R0, r0, qm, u0, um, twist=None, position=None, rotation=None, t=None):
@@ -192,7 +235,7 @@ class SpaceMotionLaw:
         ff = self.kinematics.update(R0, r0, qm, u0, um)
         um = chk.vector('um', um, self.n_q)
         pose = None
-        if position is not None or rotation is not None:     # the link pose of this update
+        if position is not None or rotation is not None:  # the link pose of this update
             pose = self.end_effector.frame_pose(ff.link_rotation, ff.link_position)
         x = self.task_twist(R0, r0, qm, twist, position, rotation, pose)
         rows = self._rows
@@ -226,12 +269,17 @@ class SpaceMotionLaw:
         limit = np.minimum(qm - self.lower, self.upper - qm)
         reasons = []
         if task_error > residual_tolerance(b) or not info.get('feasible', True):
-            reasons.append(info.get('message') or f'task tracked only approximately (residual {task_error:.3g}): '
-                           'J* is singular or damped here')
+            reasons.append(
+                info.get('message')
+                or f'task tracked only approximately (residual {task_error:.3g}): '
+                'J* is singular or damped here'
+            )
         if scale < 1.0:
             k = int(np.argmin(self.max_joint_rates / np.maximum(np.abs(qd), 1e-300)))
-            reasons.append(f'joint rates scaled by {scale:.3g} to the rate bounds (joint {self.robot.q_names[k]!r} '
-                           f'at {self.max_joint_rates[k]:.3g}): the end effector moves slower than commanded')
+            reasons.append(
+                f'joint rates scaled by {scale:.3g} to the rate bounds (joint {self.robot.q_names[k]!r} '
+                f'at {self.max_joint_rates[k]:.3g}): the end effector moves slower than commanded'
+            )
         feasible = not reasons
         return SpaceMotionStatus(
             momentum=ff.momentum('origin'),
@@ -241,7 +289,9 @@ class SpaceMotionLaw:
             arm_base_rate=float(np.sqrt(arm_rate @ arm_rate)),
             manipulability=float(np.prod(s_star)),
             fixed_base_manipulability=float(np.prod(s_fixed)),
-            dynamic_singularity=float(s_star[-1] / s_star[0]) if s_star.size and s_star[0] > 0 else 0.0,
+            dynamic_singularity=float(s_star[-1] / s_star[0])
+            if s_star.size and s_star[0] > 0
+            else 0.0,
             joint_limit_distance=limit,
             min_joint_limit_distance=float(limit.min()),
             task_error=task_error,
@@ -250,4 +300,5 @@ class SpaceMotionLaw:
             damping=float(info.get('damping', 0.0)),
             null_space_dim=int(info.get('null_space_dim', 0)),
             feasible=feasible,
-            message='; '.join(reasons))
+            message='; '.join(reasons),
+        )

@@ -1,5 +1,7 @@
-"""Path and goal tolerances of a trajectory goal, as JointTrajectoryController applies them (pure
-Python, no ROS).
+"""
+Path and goal tolerances of a trajectory goal, as JointTrajectoryController applies them.
+
+Pure Python, no ROS.
 
 A client (control_msgs/FollowJointTrajectory) may give per joint a *path* tolerance, checked while
 the trajectory runs (the measured state may not leave the reference by more: the goal is aborted
@@ -22,6 +24,7 @@ accelerations (JTC checks them only with acceleration state and command interfac
 Arrays are per coordinate of the model (``q_names``, the robot's independent joints), 0 where a
 component is not checked.
 """
+
 from collections import namedtuple
 from dataclasses import dataclass
 import math
@@ -30,25 +33,42 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['JointTolerance', 'ToleranceRequest', 'StateTolerances', 'GoalTolerances', 'ERASE',
-           'default_tolerances', 'resolve_tolerances', 'violation']
+__all__ = [
+    'JointTolerance',
+    'ToleranceRequest',
+    'StateTolerances',
+    'GoalTolerances',
+    'ERASE',
+    'default_tolerances',
+    'resolve_tolerances',
+    'violation',
+]
 
 #: control_msgs/JointTolerance's "no check" value
 ERASE = -1.0
 
-JointTolerance = namedtuple('JointTolerance', 'name position velocity acceleration', defaults=(0.0, 0.0, 0.0))
+JointTolerance = namedtuple(
+    'JointTolerance', 'name position velocity acceleration', defaults=(0.0, 0.0, 0.0)
+)
 JointTolerance.__doc__ = """One joint's tolerances as a client gives them (control_msgs/JointTolerance):
 ``name``; ``position`` (rad or m), ``velocity``, ``acceleration``: 0 = default, -1 = none, > 0."""
 
 StateTolerances = namedtuple('StateTolerances', 'position velocity acceleration')
-StateTolerances.__doc__ = """Resolved tolerances, each (n,) per model coordinate; 0 = not checked."""
+StateTolerances.__doc__ = (
+    """Resolved tolerances, each (n,) per model coordinate; 0 = not checked."""
+)
 
 
 @dataclass(frozen=True)
 class ToleranceRequest:
-    """What a client asks for besides the trajectory: ``path`` and ``goal`` (sequences of
-    :data:`JointTolerance`), ``goal_time`` (s; 0 = the default).  A goal given with a request
-    (an action goal) reports a result: it succeeds only within its goal tolerance."""
+    """
+    What a client asks for besides the trajectory.
+
+    ``path`` and ``goal`` (sequences of :data:`JointTolerance`), ``goal_time`` (s; 0 = the
+    default). A goal given with a request (an action goal) reports a result: it succeeds only
+    within its goal tolerance.
+    """
+
     path: tuple = ()
     goal: tuple = ()
     goal_time: float = 0.0
@@ -56,8 +76,12 @@ class ToleranceRequest:
 
 @dataclass(frozen=True)
 class GoalTolerances:
-    """Resolved tolerances of one goal: ``path``, ``goal`` (:data:`StateTolerances`), ``goal_time``
-    (s, 0 = no limit)."""
+    """
+    Resolved tolerances of one goal.
+
+    ``path``, ``goal`` (:data:`StateTolerances`), ``goal_time`` (s, 0 = no limit).
+    """
+
     path: StateTolerances
     goal: StateTolerances
     goal_time: float = 0.0
@@ -68,20 +92,28 @@ class GoalTolerances:
 
 
 def default_tolerances(n, columns, path_position, goal_position, stopped_velocity, goal_time):
-    """The defaults for ``n`` model coordinates: ``path_position``, ``goal_position`` (per command
-    joint, at the model coordinates ``columns``), ``stopped_velocity`` (the velocity goal
-    tolerance of the command joints), ``goal_time`` (s)."""
+    """
+    Return the defaults for ``n`` model coordinates.
+
+    ``path_position``, ``goal_position`` (per command joint, at the model coordinates ``columns``),
+    ``stopped_velocity`` (the velocity goal tolerance of the command joints), ``goal_time`` (s).
+    """
+
     def full(values):
         out = np.zeros(n)
         out[columns] = values
         return out
+
     zero = np.zeros(n)
-    return GoalTolerances(StateTolerances(full(path_position), zero, zero),
-                          StateTolerances(full(goal_position), full(stopped_velocity), zero), float(goal_time))
+    return GoalTolerances(
+        StateTolerances(full(path_position), zero, zero),
+        StateTolerances(full(goal_position), full(stopped_velocity), zero),
+        float(goal_time),
+    )
 
 
 def _value(what, name, component, default, given):
-    """JointTolerance's conventions: 0 -> ``default``, -1 -> 0 (no check), > 0 -> ``given``."""
+    """``JointTolerance``'s conventions: 0 -> ``default``, -1 -> 0 (no check), > 0 -> ``given``."""
     try:
         given = float(given)
     except (TypeError, ValueError):
@@ -91,27 +123,37 @@ def _value(what, name, component, default, given):
     if given == ERASE:
         return 0.0
     if not math.isfinite(given) or given < 0.0:
-        raise InputError(f'{what} of {name}: {component} {given:g} (expected > 0 for a tolerance, 0 for the '
-                         f'default, -1 for none): goal refused')
+        raise InputError(
+            f'{what} of {name}: {component} {given:g} (expected > 0 for a tolerance, 0 for the '
+            f'default, -1 for none): goal refused'
+        )
     return given
 
 
 def resolve_tolerances(defaults, q_names, request):
-    """The :class:`GoalTolerances` of a goal: ``defaults`` (:class:`GoalTolerances`) overridden by
-    ``request`` (:class:`ToleranceRequest`) for joints of ``q_names`` (the model's coordinates).
-    InputError naming a joint that is not one of them, a joint given twice, a value that is
-    neither > 0, 0 nor -1, or a negative or non-finite goal time."""
+    """
+    Return the :class:`GoalTolerances` of a goal.
+
+    ``defaults`` (:class:`GoalTolerances`) overridden by ``request`` (:class:`ToleranceRequest`)
+    for joints of ``q_names`` (the model's coordinates). InputError naming a joint that is not one
+    of them, a joint given twice, a value that is neither > 0, 0 nor -1, or a negative or
+    non-finite goal time.
+    """
     index = {n: k for k, n in enumerate(q_names)}
     resolved = []
-    for what, entries, base in (('path_tolerance', request.path, defaults.path),
-                                ('goal_tolerance', request.goal, defaults.goal)):
+    for what, entries, base in (
+        ('path_tolerance', request.path, defaults.path),
+        ('goal_tolerance', request.goal, defaults.goal),
+    ):
         arrays = [a.copy() for a in base]
         seen = set()
         for entry in entries:
             entry = JointTolerance(*entry)
             if entry.name not in index:
-                raise InputError(f'{what} names joint {entry.name!r}, which is not a moving joint of the model '
-                                 f'({list(q_names)}): goal refused')
+                raise InputError(
+                    f'{what} names joint {entry.name!r}, which is not a moving joint of the model '
+                    f'({list(q_names)}): goal refused'
+                )
             if entry.name in seen:
                 raise InputError(f'{what} gives joint {entry.name!r} twice: goal refused')
             seen.add(entry.name)
@@ -121,7 +163,9 @@ def resolve_tolerances(defaults, q_names, request):
         resolved.append(StateTolerances(*arrays))
     goal_time = float(request.goal_time)
     if not math.isfinite(goal_time) or goal_time < 0.0:
-        raise InputError(f'goal_time_tolerance {request.goal_time!r} s must be >= 0 (0 = the default): goal refused')
+        raise InputError(
+            f'goal_time_tolerance {request.goal_time!r} s must be >= 0 (0 = the default): goal refused'
+        )
     return GoalTolerances(resolved[0], resolved[1], goal_time or defaults.goal_time)
 
 
@@ -134,6 +178,8 @@ def violation(tolerances, q_names, position_error, velocity_error, what):
         over = (tol > 0.0) & (np.abs(error) > tol)
         if over.any():
             k = int(np.flatnonzero(over)[0])
-            return (f'{what} of {q_names[k]} violated: {component} error {error[k]:.4g} beyond '
-                    f'{tol[k]:g}')
+            return (
+                f'{what} of {q_names[k]} violated: {component} error {error[k]:.4g} beyond '
+                f'{tol[k]:g}'
+            )
     return ''

@@ -1,4 +1,5 @@
-"""Joint trajectories: C2 interpolation through waypoints, replaced without a jump (pure numpy).
+"""
+Joint trajectories: C2 interpolation through waypoints, replaced without a jump (pure numpy).
 
 A :class:`JointTrajectory` is built from waypoints (times after its start, positions, and
 optionally velocities and accelerations) and the reference state it starts from (position,
@@ -16,23 +17,26 @@ switch.  :func:`hold` is the trajectory that holds a position.  :class:`Referenc
 the reference over time: the trajectory followed now and those queued to start later (a
 trajectory stamped in the future); each new one starts from the reference actually followed at
 its start time.  A trajectory whose interpolation overflows (absurd positions or time steps) is
-refused (:func:`spart_ros.control.goals.check_position_limits` refuses waypoints outside the joints'
+refused (:func:`spart_ros.control.goals.check_position_limits` refuses waypoints outside the
+joints'
 position limits).
 
 Arrays: ``positions`` (k, n) for k waypoints of n joints; times (k,) in seconds, strictly
 increasing and > 0 (relative to the start).  Units are the joints' (rad or m).
 """
+
 from collections import namedtuple
 
 import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'hold',
-           'spline_derivatives']
+__all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'hold', 'spline_derivatives']
 
 Reference = namedtuple('Reference', 'position velocity acceleration')
-Reference.__doc__ = """A joint reference at one instant: position, velocity, acceleration, each (n,)."""
+Reference.__doc__ = (
+    """A joint reference at one instant: position, velocity, acceleration, each (n,)."""
+)
 
 
 def _array(name, x, shape):
@@ -48,12 +52,16 @@ def _array(name, x, shape):
 
 
 def spline_derivatives(t, y, v_start, v_end):
-    """Slopes and second derivatives (both (k, n)) at the knots ``t`` (k,) of the clamped C2
-    cubic spline through ``y`` (k, n) with end slopes ``v_start``, ``v_end`` (n,).
+    """
+    Slopes and second derivatives (both (k, n)) at the knots ``t``.
+
+    K,) of the clamped C2 cubic spline through ``y`` (k, n) with end slopes ``v_start``, ``v_end``
+    (n,.
 
     The slopes solve the tridiagonal system of C2 continuity at the interior knots
     (h_{i} v_{i-1} + 2 (h_{i-1} + h_i) v_i + h_{i-1} v_{i+1} = 3 (h_i d_{i-1} + h_{i-1} d_i),
-    d = secant slopes); the second derivatives follow from the cubic of each segment."""
+    d = secant slopes); the second derivatives follow from the cubic of each segment.
+    """
     k = len(t)
     h = np.diff(t)
     d = np.diff(y, axis=0) / h[:, None]
@@ -80,11 +88,14 @@ def spline_derivatives(t, y, v_start, v_end):
 
 
 class JointTrajectory:
-    """A C2 joint reference through waypoints, starting at ``start_time`` from ``start``
-    (a :data:`Reference`).  ``times`` (k,) after the start (s, > 0, increasing), ``positions``
-    (k, n), ``velocities`` / ``accelerations`` (k, n) or None (estimated, see the module
-    docstring).  InputError names the field at fault, or says the interpolation overflows
-    (positions or time steps so far out of range that a coefficient is not finite)."""
+    """
+    A C2 joint reference through waypoints, starting at ``start_time`` from ``start``.
+
+    A :data:`Reference`. ``times`` (k,) after the start (s, > 0, increasing), ``positions`` (k, n),
+    ``velocities`` / ``accelerations`` (k, n) or None (estimated, see the module docstring).
+    InputError names the field at fault, or says the interpolation overflows (positions or time
+    steps so far out of range that a coefficient is not finite).
+    """
 
     def __init__(self, start_time, start, times, positions, velocities=None, accelerations=None):
         n = len(start.position)
@@ -93,32 +104,44 @@ class JointTrajectory:
         if k == 0:
             raise InputError('trajectory: no points')
         if not np.all(np.isfinite(times)) or times[0] <= 0 or np.any(np.diff(times) <= 0):
-            raise InputError(f'trajectory: time_from_start must be finite, > 0 and strictly increasing, got '
-                             f'{times.tolist()}')
+            raise InputError(
+                f'trajectory: time_from_start must be finite, > 0 and strictly increasing, got '
+                f'{times.tolist()}'
+            )
         positions = _array('positions', positions, (k, n))
-        p0 = np.array([_array('start position', start.position, (n,)), ])
+        p0 = np.array(
+            [
+                _array('start position', start.position, (n,)),
+            ]
+        )
         v0 = _array('start velocity', start.velocity, (n,))
         a0 = _array('start acceleration', start.acceleration, (n,))
         t = np.concatenate([[0.0], times])
         y = np.concatenate([p0, positions])
-        with np.errstate(over='ignore', invalid='ignore', divide='ignore'):   # checked below
+        with np.errstate(over='ignore', invalid='ignore', divide='ignore'):  # checked below
             self._build(start_time, t, y, v0, a0, velocities, accelerations, k, n)
         if not np.all(np.isfinite(self._coefficients)):
-            raise InputError(f'trajectory: the interpolation overflows (positions up to '
-                             f'{float(np.abs(y).max()):.3g}, shortest segment {float(np.diff(t).min()):.3g} s): '
-                             'refused')
+            raise InputError(
+                f'trajectory: the interpolation overflows (positions up to '
+                f'{float(np.abs(y).max()):.3g}, shortest segment {float(np.diff(t).min()):.3g} s): '
+                'refused'
+            )
 
     def _build(self, start_time, t, y, v0, a0, velocities, accelerations, k, n):
         try:
             v_est, a_est = spline_derivatives(t, y, v0, np.zeros(n))
-        except np.linalg.LinAlgError:                     # refused by the caller (non-finite)
+        except np.linalg.LinAlgError:  # refused by the caller (non-finite)
             v_est, a_est = np.full_like(y, np.nan), np.full_like(y, np.nan)
-        v = v_est if velocities is None else np.concatenate([[v0], _array('velocities', velocities, (k, n))])
+        v = (
+            v_est
+            if velocities is None
+            else np.concatenate([[v0], _array('velocities', velocities, (k, n))])
+        )
         if accelerations is not None:
             a = np.concatenate([[a0], _array('accelerations', accelerations, (k, n))])
         elif velocities is None:
             a = a_est
-        else:   # given velocities: accelerations from their finite differences
+        else:  # given velocities: accelerations from their finite differences
             a = np.gradient(v, t, axis=0) if k > 1 else np.zeros_like(v)
         a[0] = a0
         if velocities is None:
@@ -126,10 +149,10 @@ class JointTrajectory:
         if accelerations is None:
             a[-1] = 0.0
         self.start_time = float(start_time)
-        self.times = t                                  # knot times after the start, (k + 1,)
+        self.times = t  # knot times after the start, (k + 1,)
         self.end_time = self.start_time + t[-1]
         self.n = n
-        self._coefficients = _quintic_coefficients(t, y, v, a)   # (k, 6, n)
+        self._coefficients = _quintic_coefficients(t, y, v, a)  # (k, 6, n)
         self._final = Reference(y[-1].copy(), v[-1].copy(), a[-1].copy())
         self._start = Reference(y[0].copy(), v[0].copy(), a[0].copy())
 
@@ -163,23 +186,30 @@ class JointTrajectory:
 
 
 def _quintic_coefficients(t, y, v, a):
-    """Per segment i, the coefficients c (6, n) of p(x) = sum_j c_j x^j, x = time into the
-    segment, matching (y, v, a) at both knots."""
+    """
+    Per segment i, the coefficients c (6, n) of p(x) = sum_j c_j x^j, x = time into the segment.
+
+    Matching (y, v, a) at both knots.
+    """
     h = np.diff(t)[:, None]
     y0, y1, v0, v1, a0, a1 = y[:-1], y[1:], v[:-1], v[1:], a[:-1], a[1:]
     c0, c1, c2 = y0, v0, a0 / 2
     # remaining three from the end conditions (standard quintic Hermite)
-    d = y1 - y0 - v0 * h - a0 * h ** 2 / 2
+    d = y1 - y0 - v0 * h - a0 * h**2 / 2
     e = v1 - v0 - a0 * h
     f = a1 - a0
-    c3 = (10 * d - 4 * e * h + f * h ** 2 / 2) / h ** 3
-    c4 = (-15 * d + 7 * e * h - f * h ** 2) / h ** 4
-    c5 = (6 * d - 3 * e * h + f * h ** 2 / 2) / h ** 5
+    c3 = (10 * d - 4 * e * h + f * h**2 / 2) / h**3
+    c4 = (-15 * d + 7 * e * h - f * h**2) / h**4
+    c5 = (6 * d - 3 * e * h + f * h**2 / 2) / h**5
     return np.stack([c0, c1, c2, c3, c4, c5], axis=1)
 
 
 def hold(now, position):
-    """The trajectory that holds ``position`` from ``now`` on (zero velocity/acceleration)."""
+    """
+    Return the trajectory that holds ``position`` from ``now`` on.
+
+    Zero velocity/acceleration.
+    """
     p = np.array(position, dtype=float)
     return _Hold(float(now), p)
 
@@ -199,13 +229,17 @@ class _Hold:
 
 
 class ReferenceSchedule:
-    """The joint reference over control time: the trajectory (or hold) followed now, then the
-    ones queued to start later (a trajectory stamped in the future).
+    """
+    The joint reference over control time.
+
+    The trajectory (or hold) followed now, then the ones queued to start later (a trajectory
+    stamped in the future).
 
     :meth:`replace` installs a trajectory from its ``start_time`` on: every queued one starting
     at or after that time is dropped, the earlier ones run until then.  Build the new trajectory
     from :meth:`sample` at its start time: it then continues the reference actually followed at
-    that instant (position, velocity, acceleration), whatever was running or queued."""
+    that instant (position, velocity, acceleration), whatever was running or queued.
+    """
 
     def __init__(self, first):
         self._segments = [first]
@@ -224,7 +258,9 @@ class ReferenceSchedule:
 
     def replace(self, trajectory):
         """Follow ``trajectory`` from its start time on (see the class docstring)."""
-        self._segments = [s for s in self._segments if s.start_time < trajectory.start_time] + [trajectory]
+        self._segments = [s for s in self._segments if s.start_time < trajectory.start_time] + [
+            trajectory
+        ]
 
     def advance(self, t):
         """Forget the trajectories replaced before time ``t`` (call with the control time)."""

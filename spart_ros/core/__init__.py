@@ -1,45 +1,94 @@
-"""spart_ros.core: SPART's kinematics and dynamics in plain numpy (no ROS).
+"""
+spart_ros.core: SPART's kinematics and dynamics in plain numpy (no ROS).
 
 Frames, numbering and shapes follow SPART (see docs/conventions.md): every
 vector is projected in the inertial frame unless said otherwise, twists are
 [angular; linear velocity of the CoM], per-link arrays are stacked on the last
 axis ((3, n), (3, 3, n), (6, 6, n, n)), link id k is index k - 1.
 """
+
 import numpy as np
 
-from .errors import (SpartError, ModelError, URDFError, TopologyError,
-                     UnsupportedJointError, InertiaError, SingularModelError,
-                     InputError, SpartWarning, ModelWarning, InertiaWarning, MimicJointWarning)
 from . import _checks
-from .model import Robot, Link, Joint, BaseLink, JointLimits, RobotKeys, RobotBuilder
-from .mimic import IndependentCoordinates
-from .connectivity import connectivity_map
-from .urdf import robot_from_urdf
-from .dh import robot_from_dh
-from .attitude import (skew_symmetric, euler_axis_dcm, angles321_dcm, angles123_dcm,
-                       dcm_angles321, quaternion_dcm, dcm_quaternion, rpy_rotation)
-from .kinematics import kinematics
-from .differential_kinematics import differential_kinematics
-from .velocities import velocities
 from .accelerations import accelerations
-from .jacobians import (jacobian, jacobian_dot, point_jacobian, point_jacobian_dot, com_offset, link_point_jacobian,
-                        link_point_jacobian_dot)
+from .attitude import (
+    angles123_dcm,
+    angles321_dcm,
+    dcm_angles321,
+    dcm_quaternion,
+    euler_axis_dcm,
+    quaternion_dcm,
+    rpy_rotation,
+    skew_symmetric,
+)
 from .center_of_mass import center_of_mass
-from .natural_orthogonal_complement import natural_orthogonal_complement, natural_orthogonal_complement_dot
-from .inertia import inertia_in_inertial_frame, composite_body_inertia
-from .generalized_inertia import generalized_inertia, generalized_inertia_noc
+from .connectivity import connectivity_map
 from .convective_inertia import convective_inertia, convective_inertia_noc
-from .dynamics import forward_dynamics, inverse_dynamics, floating_inverse_dynamics, gravity_wrenches
-from .momentum import (base_momentum, momentum_about, base_momentum_from, momentum_rate_about,
-                       system_center_of_mass, reaction_jacobian, base_reaction)
+from .dh import robot_from_dh
+from .differential_kinematics import differential_kinematics
+from .dynamics import (
+    floating_inverse_dynamics,
+    forward_dynamics,
+    gravity_wrenches,
+    inverse_dynamics,
+)
+from .errors import (
+    InertiaError,
+    InertiaWarning,
+    InputError,
+    MimicJointWarning,
+    ModelError,
+    ModelWarning,
+    SingularModelError,
+    SpartError,
+    SpartWarning,
+    TopologyError,
+    UnsupportedJointError,
+    URDFError,
+)
+from .generalized_inertia import generalized_inertia, generalized_inertia_noc
 from .generalized_jacobian import generalized_jacobian, generalized_jacobian_drift
-from .reaction_null_space import ReactionNullSpace, reaction_null_space
-from .manipulability import manipulability, dynamic_singularity_measure, singular_values
-from .invertibility import singularity, check_invertible
-from .rigid_motion import rotation_vector, rotation_from_vector, transform_log, transform_exp, adjoint
+from .inertia import composite_body_inertia, inertia_in_inertial_frame
+from .inverse_kinematics import IKResult, inverse_kinematics, InverseKinematics, position_limits
+from .invertibility import check_invertible, singularity
+from .jacobians import (
+    com_offset,
+    jacobian,
+    jacobian_dot,
+    link_point_jacobian,
+    link_point_jacobian_dot,
+    point_jacobian,
+    point_jacobian_dot,
+)
+from .kinematics import kinematics
+from .manipulability import dynamic_singularity_measure, manipulability, singular_values
+from .mimic import IndependentCoordinates
+from .model import BaseLink, Joint, JointLimits, Link, Robot, RobotBuilder, RobotKeys
+from .momentum import (
+    base_momentum,
+    base_momentum_from,
+    base_reaction,
+    momentum_about,
+    momentum_rate_about,
+    reaction_jacobian,
+    system_center_of_mass,
+)
+from .natural_orthogonal_complement import (
+    natural_orthogonal_complement,
+    natural_orthogonal_complement_dot,
+)
+from .reaction_null_space import reaction_null_space, ReactionNullSpace
+from .rigid_motion import (
+    adjoint,
+    rotation_from_vector,
+    rotation_vector,
+    transform_exp,
+    transform_log,
+)
 from .screw_chain import robot_from_screw_axes
-from .inverse_kinematics import InverseKinematics, inverse_kinematics, IKResult, position_limits
-from .workspace import Workspace, sample_workspace
+from .urdf import robot_from_urdf
+from .velocities import velocities
+from .workspace import sample_workspace, Workspace
 
 
 def spart_chain_warm_up(robot):

@@ -1,14 +1,15 @@
-"""Numeric/symbolic switch shared by the SPART-named functions.
+"""
+Numeric/symbolic switch shared by the SPART-named functions.
 
 SPART accepts MATLAB symbolic variables; here sympy expressions held in numpy
 object arrays play that role.  Functions allocate their outputs with
 ``zeros(shape, like)`` so that one symbolic input makes every output symbolic,
 and use ``cos``/``sin``/``sqrt`` from here, which pick math or sympy.
 """
+
 import math
 
 import numpy as np
-
 
 _ndarray, _float, _object = np.ndarray, np.dtype(float), np.dtype(object)
 
@@ -51,6 +52,7 @@ def eye(n, *like):
 
 def _sym(name):
     import sympy
+
     return getattr(sympy, name)
 
 

@@ -1,4 +1,5 @@
-"""Checks that need the robot model, and the entry decorator of the SPART-named functions.
+"""
+Checks that need the robot model, and the entry decorator of the SPART-named functions.
 
 :func:`robot` (is it a :class:`~spart_ros.core.model.Robot`) and :func:`checked`, which checks a
 function's ``robot`` and every array argument named in :data:`SHAPES` once, at the entry (shapes
@@ -6,44 +7,93 @@ follow from the robot).  The value checks themselves are the public
 :mod:`spart_ros.core.checks`; their names are also reachable here for code written against this
 module before the split (new code imports :mod:`spart_ros.core.checks`).
 """
+
 import functools
 import inspect
 import weakref
 
-from .checks import (QUATERNION_TOL, ROTATION_TOL, ResultNotFinite, array, flag, given,  # noqa: F401
-                     has_symbols, huge, link_id, nonnegative, numeric, overflow_error, quaternion, quiet, quietly,
-                     results, rotation, rotations, scalar, unit_vector, vector)
-from .checks import _all_finite, _float, _ndarray, _results_finite
+from .checks import (  # noqa: F401
+    _all_finite,
+    _float,
+    _ndarray,
+    _results_finite,
+    array,
+    flag,
+    given,
+    has_symbols,
+    huge,
+    link_id,
+    nonnegative,
+    numeric,
+    overflow_error,
+    quaternion,
+    QUATERNION_TOL,
+    quiet,
+    quietly,
+    ResultNotFinite,
+    results,
+    rotation,
+    ROTATION_TOL,
+    rotations,
+    scalar,
+    unit_vector,
+    vector,
+)
 from .errors import InputError, ModelError
 from .model import Robot
 
-
 # --- model arguments --------------------------------------------------------------------------
+
 
 def robot(x, name='robot'):
     """``x`` if it is a Robot; InputError otherwise."""
     if isinstance(x, Robot):
         return x
-    raise InputError(f'{name}: expected a spart_ros Robot (from urdf2robot, robot_from_urdf, robot_from_dh or '
-                     f'RobotBuilder.build), got {given(x)}')
+    raise InputError(
+        f'{name}: expected a spart_ros Robot (from urdf2robot, robot_from_urdf, robot_from_dh or '
+        f'RobotBuilder.build), got {given(x)}'
+    )
 
 
 # --- the decorator -----------------------------------------------------------------------------
 
-# Shapes of the SPART-named functions' array arguments, by argument name (n links, nq joint variables).
+# Shapes of the SPART-named functions' array arguments, by argument name (n links, nq joint
+# variables).
 SHAPES = {
-    'R0': lambda n, nq: (3, 3), 'r0': lambda n, nq: (3,), 'qm': lambda n, nq: (nq,),
-    'u0': lambda n, nq: (6,), 'um': lambda n, nq: (nq,), 'u0dot': lambda n, nq: (6,),
-    'umdot': lambda n, nq: (nq,), 'RL': lambda n, nq: (3, 3, n), 'rL': lambda n, nq: (3, n),
-    'e': lambda n, nq: (3, n), 'g': lambda n, nq: (3, n), 'Bij': lambda n, nq: (6, 6, n, n),
-    'Bi0': lambda n, nq: (6, 6, n), 'P0': lambda n, nq: (6, 6), 'pm': lambda n, nq: (6, n),
-    't0': lambda n, nq: (6,), 'tL': lambda n, nq: (6, n), 't0dot': lambda n, nq: (6,),
-    'tLdot': lambda n, nq: (6, n), 'rp': lambda n, nq: (3,), 'tp': lambda n, nq: (6,),
-    'I0': lambda n, nq: (3, 3), 'Im': lambda n, nq: (3, 3, n), 'M0_tilde': lambda n, nq: (6, 6),
-    'Mm_tilde': lambda n, nq: (6, 6, n), 'H0': lambda n, nq: (6, 6),
-    'N': lambda n, nq: (6 + 6 * n, 6 + nq), 'Ndot': lambda n, nq: (6 + 6 * n, 6 + nq),
-    'wF0': lambda n, nq: (6,), 'wFm': lambda n, nq: (6, n), 'tau0': lambda n, nq: (6,),
-    'taum': lambda n, nq: (nq,), 'gravity': lambda n, nq: (3,), 'offset': lambda n, nq: (3,),
+    'R0': lambda n, nq: (3, 3),
+    'r0': lambda n, nq: (3,),
+    'qm': lambda n, nq: (nq,),
+    'u0': lambda n, nq: (6,),
+    'um': lambda n, nq: (nq,),
+    'u0dot': lambda n, nq: (6,),
+    'umdot': lambda n, nq: (nq,),
+    'RL': lambda n, nq: (3, 3, n),
+    'rL': lambda n, nq: (3, n),
+    'e': lambda n, nq: (3, n),
+    'g': lambda n, nq: (3, n),
+    'Bij': lambda n, nq: (6, 6, n, n),
+    'Bi0': lambda n, nq: (6, 6, n),
+    'P0': lambda n, nq: (6, 6),
+    'pm': lambda n, nq: (6, n),
+    't0': lambda n, nq: (6,),
+    'tL': lambda n, nq: (6, n),
+    't0dot': lambda n, nq: (6,),
+    'tLdot': lambda n, nq: (6, n),
+    'rp': lambda n, nq: (3,),
+    'tp': lambda n, nq: (6,),
+    'I0': lambda n, nq: (3, 3),
+    'Im': lambda n, nq: (3, 3, n),
+    'M0_tilde': lambda n, nq: (6, 6),
+    'Mm_tilde': lambda n, nq: (6, 6, n),
+    'H0': lambda n, nq: (6, 6),
+    'N': lambda n, nq: (6 + 6 * n, 6 + nq),
+    'Ndot': lambda n, nq: (6 + 6 * n, 6 + nq),
+    'wF0': lambda n, nq: (6,),
+    'wFm': lambda n, nq: (6, n),
+    'tau0': lambda n, nq: (6,),
+    'taum': lambda n, nq: (nq,),
+    'gravity': lambda n, nq: (3,),
+    'offset': lambda n, nq: (3,),
 }
 # arguments whose values must be rotations; arguments for which None has a meaning even
 # without a default (point_jacobian: the CoM itself)
@@ -60,7 +110,9 @@ def _shapes(robot):
     try:
         return _SHAPES_OF[robot]
     except KeyError:
-        shapes = _SHAPES_OF[robot] = {k: f(robot.n_links_joints, robot.n_q) for k, f in SHAPES.items()}
+        shapes = _SHAPES_OF[robot] = {
+            k: f(robot.n_links_joints, robot.n_q) for k, f in SHAPES.items()
+        }
         return shapes
 
 
@@ -73,7 +125,8 @@ def _check_one(name, x, shape):
 
 
 def checked(fn=None, *, results=True, solves=False):
-    """Decorator: check ``robot`` and every array argument named in SHAPES once, at the entry.
+    """
+    Decorator: check ``robot`` and every array argument named in SHAPES once, at the entry.
 
     Shapes follow from ``robot`` (n, n_q); R0 must be a rotation, RL a stack of them;
     lists become arrays, (k, 1) columns become 1-D; None is an error except for the
@@ -90,14 +143,24 @@ def checked(fn=None, *, results=True, solves=False):
     sig = inspect.signature(fn)
     params = list(sig.parameters)
     robot_at = params.index('robot')
-    optional = frozenset(name for name in params if sig.parameters[name].default is None or name in NONE_MEANS)
+    optional = frozenset(
+        name for name in params if sig.parameters[name].default is None or name in NONE_MEANS
+    )
     # (position, name, None may pass, value is a plain array: the inline fast path applies)
-    plan = [(at, name, name in optional, name not in ROTATIONS) for at, name in enumerate(params) if name in SHAPES]
-    body = quietly(fn) if results else fn   # a numpy body: an overflow is reported below, not warned about
+    plan = [
+        (at, name, name in optional, name not in ROTATIONS)
+        for at, name in enumerate(params)
+        if name in SHAPES
+    ]
+    body = (
+        quietly(fn) if results else fn
+    )  # a numpy body: an overflow is reported below, not warned about
     solve = f'{fn.__name__} (a linear solve)'
 
     def named_inputs(args):
-        return [(name, args[at]) for at, name, _, _ in plan if at < len(args) and args[at] is not None]
+        return [
+            (name, args[at]) for at, name, _, _ in plan if at < len(args) and args[at] is not None
+        ]
 
     def call(args, kwargs):
         try:
@@ -111,7 +174,7 @@ def checked(fn=None, *, results=True, solves=False):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if kwargs or len(args) <= robot_at:  # keywords: bind by name (slower, same checks)
-            bound = sig.bind(*args, **kwargs)   # a missing argument: Python's TypeError
+            bound = sig.bind(*args, **kwargs)  # a missing argument: Python's TypeError
             args, kwargs = list(bound.args), bound.kwargs
         else:
             args, kwargs = list(args), {}
@@ -119,8 +182,10 @@ def checked(fn=None, *, results=True, solves=False):
         if type(robot_) is not Robot:
             robot(robot_)
         if solves and robot_.symbolic:
-            raise ModelError(f'robot {robot_.name!r} is symbolic: {solve} needs numbers (the SPART-named chain up '
-                             'to ID takes sympy values)')
+            raise ModelError(
+                f'robot {robot_.name!r} is symbolic: {solve} needs numbers (the SPART-named chain up '
+                'to ID takes sympy values)'
+            )
         shapes = _shapes(robot_)
         last = len(args)
         for at, name, may_be_none, plain in plan:
@@ -131,9 +196,16 @@ def checked(fn=None, *, results=True, solves=False):
                 continue
             shape = shapes[name]
             # the common case inline: a C-ordered float64 array of the right shape, finite
-            if plain and type(x) is _ndarray and x.dtype is _float and x.shape == shape and _all_finite(x):
+            if (
+                plain
+                and type(x) is _ndarray
+                and x.dtype is _float
+                and x.shape == shape
+                and _all_finite(x)
+            ):
                 continue
             x = _check_one(name, x, shape)
             args[at] = numeric(name, x, solve) if solves else x
         return call(args, kwargs)
+
     return wrapper

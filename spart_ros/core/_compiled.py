@@ -1,4 +1,5 @@
-"""Compiled float versions of the SPART-named chain (same outputs, SPART layouts).
+"""
+Compiled float versions of the SPART-named chain (same outputs, SPART layouts).
 
 Kinematics, DiffKinematics, Velocities, I_I, Accelerations and ID dispatch
 here for float inputs (checked first: C-ordered float64 arrays of the right shapes); the
@@ -6,9 +7,11 @@ numpy code beside them stays the reference for symbolic inputs.  The kernels are
 ``spart_*`` ones of ``spart_ros/native/kernels.py``, compiled ahead of time; they read the
 robot's packed model (:func:`packed`).
 """
+
 from .compiled_model import packed  # noqa: F401
-from ..native.compiled import (spart_kinematics as kinematics, spart_velocities as velocities,  # noqa: F401
-                               spart_accelerations as accelerations,
-                               spart_inertia_in_inertial_frame as inertia_in_inertial_frame,
-                               spart_inverse_dynamics as inverse_dynamics,
-                               spart_differential_kinematics as differential_kinematics)
+from ..native.compiled import spart_accelerations as accelerations
+from ..native.compiled import spart_differential_kinematics as differential_kinematics
+from ..native.compiled import spart_inertia_in_inertial_frame as inertia_in_inertial_frame
+from ..native.compiled import spart_inverse_dynamics as inverse_dynamics
+from ..native.compiled import spart_kinematics as kinematics  # noqa: F401
+from ..native.compiled import spart_velocities as velocities

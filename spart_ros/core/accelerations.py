@@ -1,4 +1,5 @@
 """Link twist derivatives (SPART: Accelerations)."""
+
 from collections import namedtuple
 
 import numpy as np
@@ -6,7 +7,8 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .attitude import _cross as cross, _skew
+from .attitude import _cross as cross
+from .attitude import _skew
 from .model import FIXED
 
 AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
@@ -23,7 +25,10 @@ def twist_rate_map(omega, *like):
 
 @chk.checked(results=False)  # the compiled code checks its results
 def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
-    """Twist derivatives of the base and every link.  (SPART: Accelerations)
+    """
+    Twist derivatives of the base and every link.
+
+    (SPART: Accelerations)
 
     ``u0dot`` (6,) = [base angular acceleration in the BASE frame; base CoM
     acceleration in the inertial frame]; ``umdot`` (n_q,).  Returns ``t0dot``
@@ -32,8 +37,21 @@ def accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot):
     n = robot.n_links_joints
     if not bk.is_symbolic(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot):
         t0dot, tLdot = np.empty(6), np.empty((6, n))
-        if _compiled.accelerations(_compiled.packed(robot)[0], t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0dot,
-                                   tLdot):
+        if _compiled.accelerations(
+            _compiled.packed(robot)[0],
+            t0,
+            tL,
+            P0,
+            pm,
+            Bi0,
+            Bij,
+            u0,
+            um,
+            u0dot,
+            umdot,
+            t0dot,
+            tLdot,
+        ):
             raise chk.ResultNotFinite('Accelerations')
         return AccelerationsResult(t0dot, tLdot)
     w0 = t0[0:3]

@@ -1,4 +1,5 @@
-"""Analytic (Euler-angle-rate) Jacobians and their time derivatives.
+"""
+Analytic (Euler-angle-rate) Jacobians and their time derivatives.
 
 The geometric Jacobian (:func:`~spart_ros.core.jacobians.point_jacobian`) maps u to
 [angular velocity of the link; velocity of the point], inertial frame.  The analytic Jacobian
@@ -18,6 +19,7 @@ T is singular and the angle rates are undefined: the numeric functions raise
 amplified by more than 1e6).  T^-1 is written with the entries of R (no arctangent), so the
 functions work on sympy expressions too (no check there: the docstring is the warning).
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -46,9 +48,12 @@ def _sequence(sequence):
 
 
 def euler_angles(R, sequence='ZYX'):
-    """[phi, theta, psi] (rad, about x, y, z) of a numeric rotation matrix R (body -> inertial),
-    theta in [-pi/2, pi/2]; see the module docstring for the sequences.  At theta = +-pi/2
-    the split between phi and psi is arbitrary (phi = 0 is returned there)."""
+    """
+    [phi, theta, psi] (rad, about x, y, z) of a numeric rotation matrix R (body -> inertial).
+
+    Theta in [-pi/2, pi/2]; see the module docstring for the sequences. At theta = +-pi/2 the split
+    between phi and psi is arbitrary (phi = 0 is returned there).
+    """
     sequence = _sequence(sequence)
     R = chk.numeric('R', chk.rotation('R', R), 'euler_angles')
     if sequence == 'ZYX':
@@ -56,7 +61,7 @@ def euler_angles(R, sequence='ZYX'):
     else:
         s, a, b, c, d = R[0, 2], -R[1, 2], R[2, 2], -R[0, 1], R[0, 0]
     theta = np.arcsin(np.clip(s, -1.0, 1.0))
-    if np.hypot(a, b) < 1e-12:      # gimbal lock: only a sum or difference of phi and psi is defined
+    if np.hypot(a, b) < 1e-12:  # gimbal lock: only a sum or difference of phi and psi is defined
         psi = np.arctan2(-R[0, 1], R[1, 1]) if sequence == 'ZYX' else np.arctan2(R[1, 0], R[1, 1])
         return np.array([0.0, theta, psi])
     return np.array([np.arctan2(a, b), theta, np.arctan2(c, d)])
@@ -84,14 +89,15 @@ def euler_rate_matrix(angles, sequence='ZYX'):
 def _inverse_rate_matrix(R, sequence, where):
     """T^-1 (3, 3) from the entries of the rotation R; the singularity checked if numeric."""
     if sequence == 'ZYX':
-        c2 = R[0, 0] ** 2 + R[1, 0] ** 2           # cos(theta)^2
+        c2 = R[0, 0] ** 2 + R[1, 0] ** 2  # cos(theta)^2
     else:
         c2 = R[1, 2] ** 2 + R[2, 2] ** 2
-    if not bk.is_symbolic(R) and not c2 >= SINGULARITY_TOL ** 2:
+    if not bk.is_symbolic(R) and not c2 >= SINGULARITY_TOL**2:
         raise RepresentationSingularityError(
             f'{where}: the {sequence} Euler angles of the link are at their singularity (theta = +-pi/2, '
             f'|cos(theta)| = {float(np.sqrt(c2)):.3g} < {SINGULARITY_TOL:g}): the angle rates are undefined there '
-            f'(use the geometric Jacobian, or the {"XYZ" if sequence == "ZYX" else "ZYX"} sequence)')
+            f'(use the geometric Jacobian, or the {"XYZ" if sequence == "ZYX" else "ZYX"} sequence)'
+        )
     c = bk.sqrt(c2)
     Ti = bk.zeros((3, 3), R)
     if sequence == 'ZYX':
@@ -106,20 +112,31 @@ def _inverse_rate_matrix(R, sequence, where):
 
 
 def _rate_matrix_dot(R, rates, sequence):
-    """dT/dt (3, 3) for the angle rates ``rates``, from the entries of R (sin and cos of the
-    angles read off R, as in _inverse_rate_matrix)."""
+    """
+    dT/dt (3, 3) for the angle rates ``rates``, from the entries of R.
+
+    Sin and cos of the angles read off R, as in _inverse_rate_matrix.
+    """
     phid, thetad, psid = rates[0], rates[1], rates[2]
     D = bk.zeros((3, 3), R, rates)
     if sequence == 'ZYX':
         c = bk.sqrt(R[0, 0] ** 2 + R[1, 0] ** 2)
         ct, st, cp, sp = c, -R[2, 0], R[0, 0] / c, R[1, 0] / c
-        D[:, 0] = [-sp * ct * psid - cp * st * thetad, cp * ct * psid - sp * st * thetad, -ct * thetad]
+        D[:, 0] = [
+            -sp * ct * psid - cp * st * thetad,
+            cp * ct * psid - sp * st * thetad,
+            -ct * thetad,
+        ]
         D[:, 1] = [-cp * psid, -sp * psid, 0]
     else:
         c = bk.sqrt(R[1, 2] ** 2 + R[2, 2] ** 2)
         ct, st, cf, sf = c, R[0, 2], R[2, 2] / c, -R[1, 2] / c
         D[:, 1] = [0, -sf * phid, cf * phid]
-        D[:, 2] = [ct * thetad, -cf * ct * phid + sf * st * thetad, -sf * ct * phid - cf * st * thetad]
+        D[:, 2] = [
+            ct * thetad,
+            -cf * ct * phid + sf * st * thetad,
+            -sf * ct * phid - cf * st * thetad,
+        ]
     return D
 
 
@@ -137,25 +154,36 @@ def _link_rotation(link, R0, RL, robot):
 
 @chk.checked
 def point_analytic_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot, sequence='ZYX'):
-    """Analytic Jacobian of a point on ``link``: rows [rates of the link's Euler angles
-    [phi, theta, psi] in ``sequence`` ('ZYX' or 'XYZ'); velocity of the point, inertial frame].
+    """
+    Analytic Jacobian of a point on ``link``.
+
+    Rows [rates of the link's Euler angles [phi, theta, psi] in ``sequence`` ('ZYX' or 'XYZ');
+    velocity of the point, inertial frame].
 
     Arguments as :func:`~spart_ros.core.jacobians.point_jacobian` (``offset`` (3,) from the link
     CoM in its CoM frame, None = the CoM).  Returns (Ja0 (6, 6), Jam (6, n_q)):
     d/dt [angles; point] = Ja0 u0 + Jam um.  Raises RepresentationSingularityError at
-    theta = +-pi/2 (gimbal lock, see the module docstring)."""
+    theta = +-pi/2 (gimbal lock, see the module docstring).
+    """
     sequence = _sequence(sequence)
     J0, Jm = point_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot)
-    Ti = _inverse_rate_matrix(_link_rotation(link, R0, RL, robot), sequence, 'point_analytic_jacobian')
+    Ti = _inverse_rate_matrix(
+        _link_rotation(link, R0, RL, robot), sequence, 'point_analytic_jacobian'
+    )
     return AnalyticJacobianResult(_rows(Ti, J0), _rows(Ti, Jm))
 
 
 @chk.checked
-def point_analytic_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot, sequence='ZYX'):
-    """Time derivative of :func:`point_analytic_jacobian` at the twists ``t0`` (6,), ``tL``
-    (6, n) (arguments as :func:`~spart_ros.core.jacobians.point_jacobian_dot`).  Returns
-    (Ja0dot (6, 6), Jamdot (6, n_q)): d2/dt2 [angles; point] = Ja [u0dot; umdot] + Jadot u.
-    Raises RepresentationSingularityError at theta = +-pi/2."""
+def point_analytic_jacobian_dot(
+    link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot, sequence='ZYX'
+):
+    """
+    Time derivative of :func:`point_analytic_jacobian` at the twists ``t0`` (6,), ``tL`` (6, n).
+
+    Arguments as :func:`~spart_ros.core.jacobians.point_jacobian_dot`. Returns (Ja0dot (6, 6),
+    Jamdot (6, n_q)): d2/dt2 [angles; point] = Ja [u0dot; umdot] + Jadot u. Raises
+    RepresentationSingularityError at theta = +-pi/2.
+    """
     sequence = _sequence(sequence)
     i = chk.link_id('link', link, robot)
     J0, Jm = point_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot)
@@ -164,7 +192,7 @@ def point_analytic_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, ro
     Ti = _inverse_rate_matrix(R, sequence, 'point_analytic_jacobian_dot')
     omega = t0[0:3] if i == 0 else tL[0:3, i - 1]
     rates = Ti @ omega
-    Tidot = -Ti @ _rate_matrix_dot(R, rates, sequence) @ Ti      # d(T^-1)/dt = -T^-1 dT/dt T^-1
+    Tidot = -Ti @ _rate_matrix_dot(R, rates, sequence) @ Ti  # d(T^-1)/dt = -T^-1 dT/dt T^-1
     out = []
     for J, Jdot in ((J0, J0dot), (Jm, Jmdot)):
         D = bk.zeros(J.shape, Ti, J, Jdot)

@@ -1,4 +1,5 @@
-"""Attitude helpers: skew matrices, rotations, DCMs, Euler angles, quaternions.
+"""
+Attitude helpers: skew matrices, rotations, DCMs, Euler angles, quaternions.
 
 SPART's attitude functions return Direction Cosine Matrices (DCM): the
 matrix that maps inertial-frame components to body-frame components, i.e.
@@ -14,6 +15,7 @@ and is normalized when | |q|^2 - 1 | <= 0.01 (the tolerance tf2 applies to ROS
 quaternions), an InputError beyond.  Symbolic (sympy) arguments get the shape
 checks only.  The underscored twins skip the checks, for the library's inner loops.
 """
+
 import math
 
 import numpy as np
@@ -32,7 +34,11 @@ def _skew(x):
 
 
 def skew_symmetric(x):
-    """[x]x, the (3, 3) matrix with skew_symmetric(x) @ y == cross(x, y).  (SPART: SkewSym)"""
+    """
+    [x]x, the (3, 3) matrix with skew_symmetric(x) @ y == cross(x, y).
+
+    (SPART: SkewSym)
+    """
     return _skew(chk.vector('x', x, 3))
 
 
@@ -55,20 +61,23 @@ def cross(a, b):
 def _quaternion_dcm(q):
     q1, q2, q3, q4 = q[0], q[1], q[2], q[3]
     D = bk.zeros((3, 3), q)
-    D[0, 0] = 1 - 2 * (q2 ** 2 + q3 ** 2)
+    D[0, 0] = 1 - 2 * (q2**2 + q3**2)
     D[0, 1] = 2 * (q1 * q2 + q3 * q4)
     D[0, 2] = 2 * (q1 * q3 - q2 * q4)
     D[1, 0] = 2 * (q2 * q1 - q3 * q4)
-    D[1, 1] = 1 - 2 * (q1 ** 2 + q3 ** 2)
+    D[1, 1] = 1 - 2 * (q1**2 + q3**2)
     D[1, 2] = 2 * (q2 * q3 + q1 * q4)
     D[2, 0] = 2 * (q3 * q1 + q2 * q4)
     D[2, 1] = 2 * (q3 * q2 - q1 * q4)
-    D[2, 2] = 1 - 2 * (q1 ** 2 + q2 ** 2)
+    D[2, 2] = 1 - 2 * (q1**2 + q2**2)
     return D
 
 
 def quaternion_dcm(q):
-    """DCM of the quaternion q = [x, y, z, w] (scalar last).  (SPART: quat_DCM)
+    """
+    DCM of the quaternion q = [x, y, z, w] (scalar last).
+
+    (SPART: quat_DCM)
 
     Returns the (3, 3) DCM, inertial -> body, i.e. the transpose of the active
     rotation matrix of q.  q is normalized first (InputError if it is zero or
@@ -83,18 +92,41 @@ def _dcm_quaternion(D):
     k = int(np.argmax(qs))
     ql = np.sqrt(qs[k])
     if k == 0:
-        q = [ql, (D[0, 1] + D[1, 0]) / (4 * ql), (D[2, 0] + D[0, 2]) / (4 * ql), (D[1, 2] - D[2, 1]) / (4 * ql)]
+        q = [
+            ql,
+            (D[0, 1] + D[1, 0]) / (4 * ql),
+            (D[2, 0] + D[0, 2]) / (4 * ql),
+            (D[1, 2] - D[2, 1]) / (4 * ql),
+        ]
     elif k == 1:
-        q = [(D[0, 1] + D[1, 0]) / (4 * ql), ql, (D[1, 2] + D[2, 1]) / (4 * ql), (D[2, 0] - D[0, 2]) / (4 * ql)]
+        q = [
+            (D[0, 1] + D[1, 0]) / (4 * ql),
+            ql,
+            (D[1, 2] + D[2, 1]) / (4 * ql),
+            (D[2, 0] - D[0, 2]) / (4 * ql),
+        ]
     elif k == 2:
-        q = [(D[2, 0] + D[0, 2]) / (4 * ql), (D[1, 2] + D[2, 1]) / (4 * ql), ql, (D[0, 1] - D[1, 0]) / (4 * ql)]
+        q = [
+            (D[2, 0] + D[0, 2]) / (4 * ql),
+            (D[1, 2] + D[2, 1]) / (4 * ql),
+            ql,
+            (D[0, 1] - D[1, 0]) / (4 * ql),
+        ]
     else:
-        q = [(D[1, 2] - D[2, 1]) / (4 * ql), (D[2, 0] - D[0, 2]) / (4 * ql), (D[0, 1] - D[1, 0]) / (4 * ql), ql]
+        q = [
+            (D[1, 2] - D[2, 1]) / (4 * ql),
+            (D[2, 0] - D[0, 2]) / (4 * ql),
+            (D[0, 1] - D[1, 0]) / (4 * ql),
+            ql,
+        ]
     return np.array(q)
 
 
 def dcm_quaternion(DCM):
-    """Quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).  (SPART: DCM_quat)
+    """
+    Quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).
+
+    (SPART: DCM_quat)
 
     Uses the largest of the four squared components (Shepperd), as SPART does,
     so it is accurate for every rotation; the sign follows that component.
@@ -115,8 +147,12 @@ def _euler_axis_dcm(e, alpha):
 
 
 def _axis_rotation(e, alpha):
-    """Active rotation about the unit axis e by alpha, Rodrigues' formula: in whole angles
-    (cos alpha, sin alpha), so symbolic kinematics has no half angles to simplify away."""
+    """
+    Active rotation about the unit axis e by alpha, Rodrigues' formula.
+
+    In whole angles (cos alpha, sin alpha), so symbolic kinematics has no half angles to simplify
+    away.
+    """
     c, s = bk.cos(alpha), bk.sin(alpha)
     R = bk.zeros((3, 3), e, alpha)
     for r in range(3):
@@ -127,17 +163,29 @@ def _axis_rotation(e, alpha):
 
 
 def euler_axis_dcm(e, alpha):
-    """DCM of a rotation by ``alpha`` about the unit axis ``e``.  (SPART: Euler_DCM)
+    """
+    DCM of a rotation by ``alpha`` about the unit axis ``e``.
+
+    (SPART: Euler_DCM)
 
     ``euler_axis_dcm(e, a).T`` is the active rotation about e by a.  ``e`` is
     normalized first (InputError if zero or far from unit).
     """
-    return _euler_axis_dcm(chk.unit_vector('e', e, 3, 'unit rotation axis'), chk.scalar('alpha', alpha))
+    return _euler_axis_dcm(
+        chk.unit_vector('e', e, 3, 'unit rotation axis'), chk.scalar('alpha', alpha)
+    )
 
 
 def _angles321_dcm(angles):
     phi, theta, psi = angles[0], angles[1], angles[2]
-    cf, sf, ct, st, cp, sp = bk.cos(phi), bk.sin(phi), bk.cos(theta), bk.sin(theta), bk.cos(psi), bk.sin(psi)
+    cf, sf, ct, st, cp, sp = (
+        bk.cos(phi),
+        bk.sin(phi),
+        bk.cos(theta),
+        bk.sin(theta),
+        bk.cos(psi),
+        bk.sin(psi),
+    )
     D = bk.zeros((3, 3), angles)
     D[0, :] = [ct * cp, ct * sp, -st]
     D[1, :] = [sf * st * cp - cf * sp, sf * st * sp + cf * cp, sf * ct]
@@ -146,7 +194,10 @@ def _angles321_dcm(angles):
 
 
 def angles321_dcm(angles):
-    """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.  (SPART: Angles321_DCM)
+    """
+    DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.
+
+    (SPART: Angles321_DCM)
 
     Equals (Rz(psi) Ry(theta) Rx(phi)).T, the transpose of the URDF rpy rotation.
     """
@@ -154,13 +205,23 @@ def angles321_dcm(angles):
 
 
 def angles123_dcm(angles):
-    """DCM of Euler angles [phi (x), theta (y), psi (z)] in the 1-2-3 sequence.  (SPART: Angles123_DCM)
+    """
+    DCM of Euler angles [phi (x), theta (y), psi (z)] in the 1-2-3 sequence.
+
+    (SPART: Angles123_DCM)
 
     Equals (Rx(phi) Ry(theta) Rz(psi)).T.
     """
     angles = chk.vector('angles', angles, 3)
     phi, theta, psi = angles[0], angles[1], angles[2]
-    cf, sf, ct, st, cp, sp = bk.cos(phi), bk.sin(phi), bk.cos(theta), bk.sin(theta), bk.cos(psi), bk.sin(psi)
+    cf, sf, ct, st, cp, sp = (
+        bk.cos(phi),
+        bk.sin(phi),
+        bk.cos(theta),
+        bk.sin(theta),
+        bk.cos(psi),
+        bk.sin(psi),
+    )
     C1 = np.array([[1, 0, 0], [0, cf, sf], [0, -sf, cf]])
     C2 = np.array([[ct, 0, -st], [0, 1, 0], [st, 0, ct]])
     C3 = np.array([[cp, sp, 0], [-sp, cp, 0], [0, 0, 1]])
@@ -168,7 +229,10 @@ def angles123_dcm(angles):
 
 
 def dcm_angles321(DCM):
-    """Euler angles [phi, theta, psi] (3-2-1) of a DCM; inverse of angles321_dcm.  (SPART: DCM_Angles321)
+    """
+    Euler angles [phi, theta, psi] (3-2-1) of a DCM; inverse of angles321_dcm.
+
+    (SPART: DCM_Angles321)
 
     theta is in [-pi/2, pi/2]; at theta = +-pi/2 the split of phi and psi is arbitrary.
     ``DCM`` must be a numeric rotation matrix.
@@ -186,12 +250,15 @@ def rpy_rotation(rpy):
 
 
 def quaternion_from_ros(x, y, z, w):
-    """Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w).
+    """
+    Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w).
 
     Normalized when | |q|^2 - 1 | <= 0.01 (tf2's tolerance); InputError for a
     zero, non-finite or farther-from-unit quaternion.
     """
-    q = np.array([chk.scalar(f'quaternion {k}', v) for k, v in zip('xyzw', (x, y, z, w))], dtype=float)
+    q = np.array(
+        [chk.scalar(f'quaternion {k}', v) for k, v in zip('xyzw', (x, y, z, w))], dtype=float
+    )
     return _quaternion_dcm(chk.quaternion('quaternion (x, y, z, w)', q)).T
 
 

@@ -1,7 +1,9 @@
-"""Argument checks of values, done once at each public entry (Pinocchio's style): one boundary layer.
+"""
+Argument checks of values, done once at each public entry (Pinocchio's style): one boundary layer.
 
 Every public function of ``spart_ros.core``, ``spart_ros.spart``,
-``FastDynamics`` and ``spart_ros.control`` checks its arguments here (FastDynamics: in its kernels where
+``FastDynamics`` and ``spart_ros.control`` checks its arguments here (FastDynamics: in its kernels
+where
 that is nearly free, here for the rest) and raises :class:`InputError` with a
 message that starts with the argument's name, then says what was expected and
 what was given, so that a ROS node can pass it on unchanged.  The rules:
@@ -37,6 +39,7 @@ Symbolic arguments get the shape checks only (their values are unknown).
 This module knows no robot model (robots are checked by :mod:`spart_ros.core._checks`), so that
 the model itself (:mod:`spart_ros.core.model`) checks its values with it.
 """
+
 import functools
 from functools import partial
 import math
@@ -60,8 +63,11 @@ _first_rotation2, _first_rotation3 = _native.first_non_rotation2, _native.first_
 
 
 def _all_finite(a):
-    """True if the float64 array ``a`` is C-ordered and every entry finite; False if either is
-    not (the caller then copies it to C order and asks again)."""
+    """
+    True if the float64 array ``a`` is C-ordered and every entry finite.
+
+    False if either is not (the caller then copies it to C order and asks again).
+    """
     nd = a.ndim
     if 0 < nd < 5:
         return _FINITE_C[nd](a)
@@ -69,11 +75,15 @@ def _all_finite(a):
 
 
 class ResultNotFinite(InputError):
-    """A result overflowed (inf or NaN from finite inputs).  Raised inside a computation;
-    :func:`checked` re-raises it as an InputError naming the inputs."""
+    """
+    A result overflowed (inf or NaN from finite inputs).
+
+    Raised inside a computation; :func:`checked` re-raises it as an InputError naming the inputs.
+    """
 
 
 # --- messages --------------------------------------------------------------------------------
+
 
 def _shape_text(shape):
     if not shape:
@@ -83,13 +93,17 @@ def _shape_text(shape):
 
 
 def given(x):
-    """A short description of a value for a message (numbers as numbers, not numpy reprs)."""
+    """
+    Return a short description of a value for a message.
+
+    Numbers as numbers, not numpy reprs.
+    """
     if x is None:
         return 'None'
     if isinstance(x, np.ndarray):
         return f'an array of shape {x.shape} and dtype {x.dtype}'
     if isinstance(x, np.generic):
-        text = repr(x.item())            # np.float64(2.5) -> 2.5
+        text = repr(x.item())  # np.float64(2.5) -> 2.5
     elif isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 64:
         return _big_int(x)
     else:
@@ -98,12 +112,17 @@ def given(x):
 
 
 def _big_int(x):
-    """An int too long to print (repr fails beyond 4300 digits), described."""
+    """Return an int too long to print (repr fails beyond 4300 digits), described."""
     return f'{"a negative" if x < 0 else "an"} integer of {x.bit_length()} bits'
 
 
 class _Quiet:
-    """Numpy's overflow and invalid-value warnings off inside ``with quiet():`` (see :func:`quiet`)."""
+    """
+    Numpy's overflow and invalid-value warnings off inside ``with quiet():``.
+
+    See :func:`quiet`.
+    """
+
     __slots__ = ('_token',)
 
     def __enter__(self):
@@ -113,16 +132,23 @@ class _Quiet:
         _reset_state(self._token)
 
 
-_QUIET = dict(divide='warn', over='ignore', under='ignore', invalid='ignore')   # numpy's defaults, but
+_QUIET = {
+    'divide': 'warn',
+    'over': 'ignore',
+    'under': 'ignore',
+    'invalid': 'ignore',
+}  # numpy's defaults, but
 
-try:   # numpy >= 2 keeps its error state in a context variable
+try:  # numpy >= 2 keeps its error state in a context variable
     from numpy._core._ufunc_config import _extobj_contextvar
+
     with np.errstate(**_QUIET):
         _QUIET_STATE = _extobj_contextvar.get()
     _set_state, _reset_state = _extobj_contextvar.set, _extobj_contextvar.reset
     quiet = _Quiet
     _quiet_on, _quiet_off = partial(_set_state, _QUIET_STATE), _reset_state
-except (ImportError, AttributeError):   # elsewhere: the public (slower) way
+except (ImportError, AttributeError):  # elsewhere: the public (slower) way
+
     def quiet():
         return np.errstate(**_QUIET)
 
@@ -133,6 +159,8 @@ except (ImportError, AttributeError):   # elsewhere: the public (slower) way
 
     def _quiet_off(state):
         state.__exit__(None, None, None)
+
+
 quiet.__doc__ = """``with quiet():`` numpy's overflow and invalid-value warnings off, where the caller
 checks the result and names the inputs instead of letting numpy warn.  (np.errstate costs
 ~1.2 us, a fifth of a small checked call; setting numpy's error-state context variable
@@ -140,9 +168,13 @@ directly ~0.3 us.)"""
 
 
 def quietly(fn):
-    """Decorator: ``fn`` runs under :func:`quiet` (it checks its results itself).  The
-    caller's numpy error state (``np.seterr``, ``np.errstate``) is restored exactly on return
-    and on an exception (numpy >= 2: the context variable is reset to its value before)."""
+    """
+    Decorator: ``fn`` runs under :func:`quiet` (it checks its results itself).
+
+    The caller's numpy error state (``np.seterr``, ``np.errstate``) is restored exactly on return
+    and on an exception (numpy >= 2: the context variable is reset to its value before).
+    """
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         token = _quiet_on()
@@ -150,37 +182,46 @@ def quietly(fn):
             return fn(*args, **kwargs)
         finally:
             _quiet_off(token)
+
     return wrapper
 
 
 # --- values ----------------------------------------------------------------------------------
 
+
 def _object_entries(name, a):
     """Entries of an object array: sympy expressions, or finite real numbers."""
     for index, e in np.ndenumerate(a):
         where = f'entry {index}' if a.ndim else 'the value'
-        if hasattr(e, 'free_symbols'):                       # sympy
+        if hasattr(e, 'free_symbols'):  # sympy
             if getattr(e, 'is_Atom', False):
                 if (e.is_Number and e.is_finite is not True) or e.is_finite is False:
                     raise InputError(f'{name}: {where} is {e}, not a finite number')
                 if e.is_real is False:
-                    raise InputError(f'{name}: {where} is {e}: expected real numbers, got a complex value')
+                    raise InputError(
+                        f'{name}: {where} is {e}: expected real numbers, got a complex value'
+                    )
             continue
         if isinstance(e, (bool, np.bool_)) or not isinstance(e, numbers.Number):
             raise InputError(f'{name}: {where} is {given(e)}, not a number')
         if not isinstance(e, numbers.Real):
-            raise InputError(f'{name}: {where} is {e!r}: expected real numbers, got a complex value')
+            raise InputError(
+                f'{name}: {where} is {e!r}: expected real numbers, got a complex value'
+            )
         try:
             finite = math.isfinite(e)
-        except OverflowError:   # a Python int beyond the float range
+        except OverflowError:  # a Python int beyond the float range
             raise InputError(f'{name}: {where} is {given(e)}, too large for a float') from None
         if not finite:
             raise InputError(f'{name}: contains NaN or infinity (first at index {index})')
 
 
 def _as_array(name, x, what):
-    """``x`` as an array of real numbers (or sympy expressions); InputError naming ``name``.
-    ``what`` (the expectation, for messages) may be a shape tuple."""
+    """
+    ``x`` as an array of real numbers (or sympy expressions); InputError naming ``name``.
+
+    ``what`` (the expectation, for messages) may be a shape tuple.
+    """
     if type(x) is _ndarray and x.dtype.kind in 'fiu':
         return x
     if isinstance(what, tuple):
@@ -192,8 +233,14 @@ def _as_array(name, x, what):
     try:
         a = np.asarray(x)
     except (ValueError, TypeError) as err:  # ragged nesting and the like
-        reason = 'rows of different lengths' if 'inhomogeneous' in str(err) or 'sequence' in str(err) else err
-        raise InputError(f'{name}: expected {what}, got {given(x)}: not an array of numbers ({reason})') from None
+        reason = (
+            'rows of different lengths'
+            if 'inhomogeneous' in str(err) or 'sequence' in str(err)
+            else err
+        )
+        raise InputError(
+            f'{name}: expected {what}, got {given(x)}: not an array of numbers ({reason})'
+        ) from None
     kind = a.dtype.kind
     if kind in 'fiu':
         return a
@@ -208,23 +255,31 @@ def _as_array(name, x, what):
 
 
 def _float_c(a):
-    """A C-ordered, writable float64 version of a real array (a copy only when needed)."""
+    """Return a C-ordered, writable float64 version of a real array (a copy only when needed)."""
     if a.dtype is not _float or not a.flags.c_contiguous or not a.flags.writeable:
         a = np.array(a, dtype=np.float64, order='C')
     return a
 
 
 def _finite(name, a):
-    """``a`` (a C-ordered float64 array) if every entry is finite; InputError otherwise."""
+    """Return ``a`` (a C-ordered float64 array) if every entry is finite; InputError otherwise."""
     if _all_finite(a):
         return a
     bad = np.argwhere(~np.isfinite(a))[0]
-    raise InputError(f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})')
+    raise InputError(
+        f'{name}: contains NaN or infinity (first at index {tuple(int(i) for i in bad)})'
+    )
 
 
 def _shaped(name, a, shape):
-    """The real array ``a`` checked for ``shape``, converted and checked for finite values."""
-    if a.shape != shape and (a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape))):
+    """
+    Return the real array ``a`` checked for ``shape``.
+
+    Converted and checked for finite values.
+    """
+    if a.shape != shape and (
+        a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape))
+    ):
         raise InputError(f'{name}: expected shape {_shape_text(shape)}, got {a.shape}')
     if a.dtype == object:
         return a
@@ -236,15 +291,19 @@ def _array(name, x, shape):
 
 
 def array(name, x, shape):
-    """``x`` as an array of exactly ``shape`` (ints; None = any): a C-ordered float64
-    array, or an object array if symbolic.  InputError naming ``name`` otherwise."""
+    """
+    ``x`` as an array of exactly ``shape`` (ints; None = any).
+
+    A C-ordered float64 array, or an object array if symbolic. InputError naming ``name``
+    otherwise.
+    """
     if type(x) is _ndarray and x.dtype is _float and x.shape == shape and _all_finite(x):
         return x
     return _array(name, x, shape)
 
 
 def vector(name, x, n):
-    """A 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
+    """Return a 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
     if type(x) is _ndarray and x.dtype is _float and x.shape == (n,) and _FINITE_C[1](x):
         return x
     a = _as_array(name, x, f'a vector of length {n}')
@@ -258,7 +317,7 @@ def vector(name, x, n):
 
 
 def scalar(name, x):
-    """A finite real number (or a sympy expression): float, or the expression unchanged."""
+    """Return a finite real number (or a sympy expression): float, or the expression unchanged."""
     if type(x) is float and math.isfinite(x):
         return x
     if hasattr(x, 'free_symbols'):
@@ -283,14 +342,19 @@ def nonnegative(name, x, infinite=False):
         return math.inf
     v = scalar(name, x)
     if not (type(v) is float and v >= 0):
-        raise InputError(f'{name}: expected a {"" if infinite else "finite "}number >= 0, got {given(x)}')
+        raise InputError(
+            f'{name}: expected a {"" if infinite else "finite "}number >= 0, got {given(x)}'
+        )
     return v
 
 
 def flag(name, x):
-    """A bool: True, False, a numpy bool or a real number (its truth value, as ``if x``
-    would take it, and as the compiled kernels convert numbers); InputError for anything
-    else (None, 'yes', a list...)."""
+    """
+    Return a bool.
+
+    True, False, a numpy bool or a real number (its truth value, as ``if x`` would take it, and as
+    the compiled kernels convert numbers); InputError for anything else (None, 'yes', a list...).
+    """
     if x is True or x is False:
         return x
     if isinstance(x, (np.bool_, numbers.Real)):
@@ -300,29 +364,46 @@ def flag(name, x):
 
 # --- rotations and quaternions ----------------------------------------------------------------
 
+
 def has_symbols(a):
-    """True if an entry of the array ``a`` holds a sympy symbol (non-empty free_symbols).  An
-    object array of plain numbers (Python or sympy: 2, Rational(1, 2), sqrt(2)) has known values:
-    they are checked as numbers (``model.model_array`` keeps sympy numbers exact)."""
+    """
+    Return True if an entry of the array ``a`` holds a sympy symbol (non-empty free_symbols).
+
+    An object array of plain numbers (Python or sympy: 2, Rational(1, 2), sqrt(2)) has known
+    values: they are checked as numbers (``model.model_array`` keeps sympy numbers exact).
+    """
     return a.dtype == object and any(getattr(e, 'free_symbols', None) for e in a.flat)
 
 
 def _rotation_error(name, R):
     big = float(np.abs(R).max())
-    if big > 1e150:   # R'R overflows: say what is wrong instead
-        return InputError(f'{name}: expected a rotation matrix, got entries up to {big:.3g} (a rotation\'s entries '
-                          'are at most 1 in magnitude)')
+    if big > 1e150:  # R'R overflows: say what is wrong instead
+        return InputError(
+            f"{name}: expected a rotation matrix, got entries up to {big:.3g} (a rotation's entries "
+            'are at most 1 in magnitude)'
+        )
     RtR = R.T @ R
     dev = float(np.abs(RtR - np.eye(3)).max())
     det = float(np.linalg.det(R))
-    return InputError(f'{name}: expected a rotation matrix (every entry of R\'R - I within {ROTATION_TOL:g}, '
-                      f'det R > 0), got max |R\'R - I| = {dev:.3g}, det R = {det:.6g}')
+    return InputError(
+        f"{name}: expected a rotation matrix (every entry of R'R - I within {ROTATION_TOL:g}, "
+        f"det R > 0), got max |R'R - I| = {dev:.3g}, det R = {det:.6g}"
+    )
 
 
 def rotation(name, R):
-    """A (3, 3) rotation matrix (see the module docstring): C-ordered float64, or an object
-    array (sympy) whose orthonormality is checked only if it holds no symbols."""
-    if type(R) is _ndarray and R.dtype is _float and R.shape == (3, 3) and _first_rotation2(R) == -1:
+    """
+    Return a (3, 3) rotation matrix (see the module docstring).
+
+    C-ordered float64, or an object array (sympy) whose orthonormality is checked only if it holds
+    no symbols.
+    """
+    if (
+        type(R) is _ndarray
+        and R.dtype is _float
+        and R.shape == (3, 3)
+        and _first_rotation2(R) == -1
+    ):
         return R
     a = _array(name, R, (3, 3))
     if a.dtype == object:
@@ -335,8 +416,13 @@ def rotation(name, R):
 
 
 def rotations(name, RL, n):
-    """A (3, 3, n) stack of rotation matrices (RL[:, :, k] each a rotation)."""
-    if type(RL) is _ndarray and RL.dtype is _float and RL.shape == (3, 3, n) and _first_rotation3(RL) == -1:
+    """Return a (3, 3, n) stack of rotation matrices (RL[:, :, k] each a rotation)."""
+    if (
+        type(RL) is _ndarray
+        and RL.dtype is _float
+        and RL.shape == (3, 3, n)
+        and _first_rotation3(RL) == -1
+    ):
         return RL
     a = _array(name, RL, (3, 3, n))
     if a.dtype == object:
@@ -350,9 +436,12 @@ def rotations(name, RL, n):
 
 
 def unit_vector(name, x, n, what):
-    """A length-``n`` vector of unit norm: normalized when 1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL
-    (returned as given when already unit to rounding), InputError when zero or farther from
-    unit.  Symbolic vectors are returned unchanged."""
+    """
+    Return a length-``n`` vector of unit norm.
+
+    Normalized when 1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL (returned as given when already unit to
+    rounding), InputError when zero or farther from unit. Symbolic vectors are returned unchanged.
+    """
     a = vector(name, x, n)
     if a.dtype == object:
         return a
@@ -360,38 +449,51 @@ def unit_vector(name, x, n, what):
     if n2 == 0.0:
         raise InputError(f'{name}: expected a {what}, got zero')
     if abs(n2 - 1.0) > QUATERNION_TOL:
-        raise InputError(f'{name}: expected a {what}, got norm {math.sqrt(n2):.6g} (accepted: | |x|^2 - 1 | <= '
-                         f'{QUATERNION_TOL:g}, then normalized)')
-    return a if abs(n2 - 1.0) <= 1e-12 else a / math.sqrt(n2)   # unit to rounding: kept bit for bit
+        raise InputError(
+            f'{name}: expected a {what}, got norm {math.sqrt(n2):.6g} (accepted: | |x|^2 - 1 | <= '
+            f'{QUATERNION_TOL:g}, then normalized)'
+        )
+    return a if abs(n2 - 1.0) <= 1e-12 else a / math.sqrt(n2)  # unit to rounding: kept bit for bit
 
 
 def quaternion(name, q):
-    """A quaternion [x, y, z, w] (scalar last), normalized (see :func:`unit_vector`)."""
+    """Return a quaternion [x, y, z, w] (scalar last), normalized (see :func:`unit_vector`)."""
     return unit_vector(name, q, 4, 'unit quaternion [x, y, z, w]')
 
 
 # --- link ids --------------------------------------------------------------------------------
 
+
 def link_id(name, i, robot):
-    """A SPART link id 0..n (a Python or numpy integer), or a link name (ModelError if unknown)."""
+    """
+    Return a SPART link id 0..n (a Python or numpy integer), or a link name.
+
+    ModelError if unknown.
+    """
     if isinstance(i, str):
         try:
             return robot.link_index(i)
         except ModelError as err:
             raise InputError(f'{name}: {err}') from None
     if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-        raise InputError(f'{name}: expected a link id (an integer 0..{robot.n_links_joints}) or a link name, '
-                         f'got {given(i)}')
-    i = int(i)          # a numpy int too (np.uint64 beyond int64 included)
+        raise InputError(
+            f'{name}: expected a link id (an integer 0..{robot.n_links_joints}) or a link name, '
+            f'got {given(i)}'
+        )
+    i = int(i)  # a numpy int too (np.uint64 beyond int64 included)
     if not 0 <= i <= robot.n_links_joints:
-        shown = i if abs(i) < 2 ** 63 else f'({_big_int(i)})'
+        shown = i if abs(i) < 2**63 else f'({_big_int(i)})'
         raise InputError(f'{name}: link id {shown} out of range 0..{robot.n_links_joints}')
     return i
 
 
 def numeric(name, a, where):
-    """The checked array ``a`` if it holds numbers (a float array); InputError naming ``name``
-    if it is symbolic: ``where`` (a linear solve, an SVD...) needs numbers."""
+    """
+    Return the checked array ``a`` if it holds numbers (a float array).
+
+    InputError naming ``name`` if it is symbolic: ``where`` (a linear solve, an SVD...) needs
+    numbers.
+    """
     if a.dtype != object:
         return a
     try:
@@ -401,6 +503,7 @@ def numeric(name, a, where):
 
 
 # --- results ---------------------------------------------------------------------------------
+
 
 def _magnitude(v):
     try:
@@ -424,22 +527,28 @@ def overflow_error(where, inputs, robot=None):
     ((name, value) pairs) are: an InputError naming the inputs above 1e150 (else the
     largest); a ModelError naming the robot and its element when only the model (``robot``)
     holds values that large."""
-    sizes = sorted(((m, name) for name, v in inputs if (m := _magnitude(v)) is not None), reverse=True)
+    sizes = sorted(
+        ((m, name) for name, v in inputs if (m := _magnitude(v)) is not None), reverse=True
+    )
     names = [name for m, name in sizes if m > _HUGE]
     listing = ', '.join(f'{name} {m:.3g}' for m, name in sizes[:6])
     if not names and robot is not None:
         m, what = robot.model_scale()
         if m > _HUGE:
-            return ModelError(f'robot {robot.name!r}: too large: {what} holds values up to {m:.3g}, so the result of '
-                              f'{where} is not finite (overflow); largest magnitudes of the inputs: {listing}')
+            return ModelError(
+                f'robot {robot.name!r}: too large: {what} holds values up to {m:.3g}, so the result of '
+                f'{where} is not finite (overflow); largest magnitudes of the inputs: {listing}'
+            )
     names = names or [name for _, name in sizes[:1]] or ['inputs']
-    return InputError(f'{", ".join(names)}: too large: the result of {where} is not finite (overflow); largest '
-                      f'magnitudes of the inputs: {listing}')
+    return InputError(
+        f'{", ".join(names)}: too large: the result of {where} is not finite (overflow); largest '
+        f'magnitudes of the inputs: {listing}'
+    )
 
 
 def _results_finite(out):
     """Raise ResultNotFinite if a float array in ``out`` (an array or a tuple of them) is not finite."""
-    for a in (out if isinstance(out, tuple) else (out,)):
+    for a in out if isinstance(out, tuple) else (out,):
         if type(a) is _ndarray and a.dtype is _float:
             # (a non-contiguous view, a block of a bigger result, is checked by numpy)
             ok = _all_finite(a) or not a.flags.c_contiguous and bool(np.all(np.isfinite(a)))
@@ -448,8 +557,12 @@ def _results_finite(out):
 
 
 def results(where, out, inputs):
-    """``out`` (an array or a tuple of them) if finite; else an InputError naming the
-    largest of ``inputs`` ((name, value) pairs), see :func:`overflow_error`."""
+    """
+    ``out`` (an array or a tuple of them) if finite.
+
+    Else an InputError naming the largest of ``inputs`` ((name, value) pairs), see
+    :func:`overflow_error`.
+    """
     try:
         _results_finite(out)
     except ResultNotFinite:

@@ -1,9 +1,13 @@
 """SPART's connectivity maps of a robot (ConnectivityMap)."""
+
 from . import _checks as chk
 
 
 def connectivity_map(robot):
-    """Branch, child and child-base maps of ``robot``.  (SPART: ConnectivityMap)
+    """
+    Branch, child and child-base maps of ``robot``.
+
+    (SPART: ConnectivityMap)
 
     Returns ``branch`` (n, n): branch[i-1, j-1] = 1 when link j lies on link i's
     path to the base (j = i included); ``child`` (n, n): child[i-1, j-1] = 1 when
@@ -15,8 +19,11 @@ def connectivity_map(robot):
 
 
 def leaf_links(robot):
-    """Names of the links with no child (e.g. end effectors), in link order; the base link when
-    it is the only link."""
+    """
+    Names of the links with no child (e.g. end effectors), in link order.
+
+    The base link when it is the only link.
+    """
     parents = {j.parent_link for j in chk.robot(robot).joints}
     leaves = [link.name for link in robot.links if link.id not in parents]
     return leaves or [robot.base_link.name]

@@ -1,9 +1,11 @@
-"""Convective inertia matrix C (SPART: CIM, CIM_NOC).
+"""
+Convective inertia matrix C (SPART: CIM, CIM_NOC).
 
 SPART's factorization: C = N' (M Ndot + W M N), with W = blkdiag(W_k),
 W_k = blkdiag([w_k]x, 0).  It satisfies C + C' = dH/dt and C u is the
 convective (Coriolis and centrifugal) generalized force.
 """
+
 from collections import namedtuple
 
 from . import _backend as bk
@@ -23,8 +25,11 @@ def _rate_of(B, v):
 
 
 def _noc_rows(t0, tL, Bij, Bi0, P0, pm, robot):
-    """Yield (N_k, Ndot_k), the 6-row blocks of N and dN/dt for bodies k = 0..n,
-    built from the twist-propagation matrices (no positions needed)."""
+    """
+    Yield (N_k, Ndot_k), the 6-row blocks of N and dN/dt for bodies k = 0..n.
+
+    Built from the twist-propagation matrices (no positions needed).
+    """
     n, nq = robot.n_links_joints, robot.n_q
     Omega0 = bk.zeros((6, 6), t0)
     Omega0[0:3, 0:3] = skew_symmetric(t0[0:3])
@@ -43,7 +48,10 @@ def _noc_rows(t0, tL, Bij, Bi0, P0, pm, robot):
             if jj.type != FIXED and robot.con.branch[i, j]:
                 c = 6 + jj.q_id - 1
                 Ni[:, c] = Bij[:, :, i, j] @ pm[:, j]
-                Nidot[:, c] = (Bij[:, :, i, j] @ twist_rate_map(tL[0:3, j]) + _rate_of(Bij, tL[3:6, j] - tL[3:6, i])) @ pm[:, j]
+                Nidot[:, c] = (
+                    Bij[:, :, i, j] @ twist_rate_map(tL[0:3, j])
+                    + _rate_of(Bij, tL[3:6, j] - tL[3:6, i])
+                ) @ pm[:, j]
         yield Ni, Nidot
 
 
@@ -60,7 +68,10 @@ def _convective(rows, t0, tL, I0, Im, robot):
 
 @chk.checked
 def convective_inertia(t0, tL, I0, Im, M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, robot):
-    """Blocks of C = [C0 C0m; Cm0 Cm].  (SPART: CIM)
+    """
+    Blocks of C = [C0 C0m; Cm0 Cm].
+
+    (SPART: CIM)
 
     Inputs: twists ``t0`` (6,), ``tL`` (6, n); inertias from :func:`inertia_in_inertial_frame`;
     M0_tilde / Mm_tilde are accepted for SPART's signature (the result does not
@@ -72,6 +83,13 @@ def convective_inertia(t0, tL, I0, Im, M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, rob
 
 @chk.checked
 def convective_inertia_noc(N, Ndot, t0, tL, I0, Im, robot):
-    """C = N' (M Ndot + W M N), (6 + n_q, 6 + n_q).  (SPART: CIM_NOC)"""
-    rows = ((N[6 * k:6 * k + 6, :], Ndot[6 * k:6 * k + 6, :]) for k in range(robot.n_links_joints + 1))
+    """
+    C = N' (M Ndot + W M N), (6 + n_q, 6 + n_q).
+
+    (SPART: CIM_NOC)
+    """
+    rows = (
+        (N[6 * k : 6 * k + 6, :], Ndot[6 * k : 6 * k + 6, :])
+        for k in range(robot.n_links_joints + 1)
+    )
     return _convective(rows, t0, tL, I0, Im, robot)

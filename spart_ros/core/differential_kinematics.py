@@ -1,4 +1,5 @@
 """Twist-propagation matrices (SPART: DiffKinematics)."""
+
 from collections import namedtuple
 
 import numpy as np
@@ -6,15 +7,20 @@ import numpy as np
 from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
-from .attitude import _cross as cross, _skew as skew_symmetric
-from .model import REVOLUTE, PRISMATIC
+from .attitude import _cross as cross
+from .attitude import _skew as skew_symmetric
+from .model import PRISMATIC, REVOLUTE
 
 DiffKinematicsResult = namedtuple('DiffKinematicsResult', 'Bij Bi0 P0 pm')
 
 
 def twist_propagation(r_from, r_to, *like):
-    """B = [I 0; [r_from - r_to]x I], (6, 6): the twist at ``r_to`` of a rigid body whose
-    twist at ``r_from`` is t is B t (angular part first)."""
+    """
+    B = [I 0; [r_from - r_to]x I], (6, 6).
+
+    The twist at ``r_to`` of a rigid body whose twist at ``r_from`` is t is B t (angular part
+    first).
+    """
     B = bk.eye(6, r_from, r_to, *like)
     B[3:6, 0:3] = skew_symmetric(r_from - r_to)
     return B
@@ -28,7 +34,7 @@ def base_twist_map(R0):
 
 
 def joint_twist_vector(joint_type, e, g):
-    """pm column: [e; e x g] revolute, [0; e] prismatic, 0 fixed, (6,)."""
+    """``pm`` column: [e; e x g] revolute, [0; e] prismatic, 0 fixed, (6,)."""
     p = bk.zeros(6, e, g)
     if joint_type == REVOLUTE:
         p[0:3] = e
@@ -40,7 +46,10 @@ def joint_twist_vector(joint_type, e, g):
 
 @chk.checked(results=False)  # the compiled code checks its results
 def differential_kinematics(R0, r0, rL, e, g, robot):
-    """Twist-propagation matrices and joint twist vectors.  (SPART: DiffKinematics)
+    """
+    Twist-propagation matrices and joint twist vectors.
+
+    (SPART: DiffKinematics)
 
     Inputs from :func:`kinematics` (inertial frame): ``R0`` (3, 3), ``r0`` (3,),
     ``rL``, ``e``, ``g`` (3, n).  Returns (Bij, Bi0, P0, pm): ``Bij`` (6, 6, n, n),
@@ -66,10 +75,13 @@ def differential_kinematics(R0, r0, rL, e, g, robot):
     return DiffKinematicsResult(Bij, Bi0, P0, pm)
 
 
-
 def _differential_kinematics_numeric(R0, r0, rL, e, g, robot):
     n = robot.n_links_joints
-    out = DiffKinematicsResult(np.empty((6, 6, n, n)), np.empty((6, 6, n)), np.empty((6, 6)), np.empty((6, n)))
-    if _compiled.differential_kinematics(_compiled.packed(robot)[0], robot.con.branch, R0, r0, rL, e, g, *out):
+    out = DiffKinematicsResult(
+        np.empty((6, 6, n, n)), np.empty((6, 6, n)), np.empty((6, 6)), np.empty((6, n))
+    )
+    if _compiled.differential_kinematics(
+        _compiled.packed(robot)[0], robot.con.branch, R0, r0, rL, e, g, *out
+    ):
         raise chk.ResultNotFinite('DiffKinematics')
     return out

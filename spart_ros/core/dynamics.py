@@ -1,4 +1,5 @@
-"""Inverse, forward and floating-base inverse dynamics (SPART: ID, FD, Floating_ID).
+"""
+Inverse, forward and floating-base inverse dynamics (SPART: ID, FD, Floating_ID).
 
 Equations of motion (SPART): H udot + C u = tau + N' [wF0; wFm(:)], with
 tau = [tau0; taum], tau0 = [base torque in the BASE frame; base force in the
@@ -6,6 +7,7 @@ inertial frame], and wrenches [torque; force] in the inertial frame applied at
 the CoMs.  SPART has no gravity term; here ``gravity`` (3,), a vector in the
 inertial frame (e.g. [0, 0, -9.81]), adds the wrench [0; m g] at every CoM.
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -18,8 +20,8 @@ from .attitude import _cross as cross
 from .errors import SingularModelError
 from .generalized_inertia import generalized_inertia
 from .inertia import composite_body_inertia
-from .model import FIXED
 from .invertibility import check_invertible
+from .model import FIXED
 
 InverseDynamicsResult = namedtuple('InverseDynamicsResult', 'tau0 taum')
 ForwardDynamicsResult = namedtuple('ForwardDynamicsResult', 'u0dot umdot')
@@ -27,7 +29,7 @@ FloatingInverseDynamicsResult = namedtuple('FloatingInverseDynamicsResult', 'tau
 
 
 def gravity_wrenches(wF0, wFm, robot, gravity=None):
-    """Copies of ``wF0`` (6,) and ``wFm`` (6, n) with [0; m g] added at every CoM."""
+    """Copy of ``wF0`` (6,) and ``wFm`` (6, n) with [0; m g] added at every CoM."""
     robot = chk.robot(robot)
     n = robot.n_links_joints
     wF0 = chk.vector('wF0', wF0, 6)
@@ -41,8 +43,13 @@ def gravity_wrenches(wF0, wFm, robot, gravity=None):
 
 
 @chk.checked(results=False)  # the compiled code checks its results
-def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity=None):
-    """Generalized forces that produce the given twist rates.  (SPART: ID)
+def inverse_dynamics(
+    wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity=None
+):
+    """
+    Generalized forces that produce the given twist rates.
+
+    (SPART: ID)
 
     Inputs: external wrenches ``wF0`` (6,), ``wFm`` (6, n) ([torque; force] at
     the CoMs, inertial frame); twists and twist rates from :func:`velocities` and
@@ -54,8 +61,25 @@ def inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, r
     wF0, wFm = gravity_wrenches(wF0, wFm, robot, gravity)
     if not bk.is_symbolic(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot):
         tau0, taum = np.empty(6), np.empty(robot.n_q)
-        if _compiled.inverse_dynamics(*_compiled.packed(robot), wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im,
-                                      Bij, Bi0, tau0, taum, np.empty(6), np.empty((6, n))):
+        if _compiled.inverse_dynamics(
+            *_compiled.packed(robot),
+            wF0,
+            wFm,
+            t0,
+            tL,
+            t0dot,
+            tLdot,
+            P0,
+            pm,
+            I0,
+            Im,
+            Bij,
+            Bi0,
+            tau0,
+            taum,
+            np.empty(6),
+            np.empty((6, n)),
+        ):
             raise chk.ResultNotFinite('ID')
         return InverseDynamicsResult(tau0, taum)
     # Newton-Euler at each CoM: wq = M tdot + W M t - wF
@@ -86,17 +110,24 @@ def _solve_spd(H, rhs, robot, what):
     try:
         L = np.linalg.cholesky(H)
     except np.linalg.LinAlgError:
-        if not np.all(np.abs(H) < 1e150):   # lost to overflow: the inputs are too large
+        if not np.all(np.abs(H) < 1e150):  # lost to overflow: the inputs are too large
             raise chk.ResultNotFinite(what) from None
-        raise SingularModelError(f'robot {robot.name!r}: the {what} is not positive definite '
-                                 '(a massless floating base, a joint that moves no mass, or inputs that do not '
-                                 'belong together)') from None
+        raise SingularModelError(
+            f'robot {robot.name!r}: the {what} is not positive definite '
+            '(a massless floating base, a joint that moves no mass, or inputs that do not '
+            'belong together)'
+        ) from None
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
 @chk.checked(solves=True)
-def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, robot, gravity=None):
-    """Generalized accelerations from generalized forces (floating base).  (SPART: FD)
+def forward_dynamics(
+    tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, robot, gravity=None
+):
+    """
+    Generalized accelerations from generalized forces (floating base).
+
+    (SPART: FD)
 
     Inputs: ``tau0`` (6,) base generalized force, ``taum`` (n_q,) joint efforts,
     wrenches, twists, inertias and maps as in :func:`inverse_dynamics`, ``u0``
@@ -106,21 +137,32 @@ def forward_dynamics(tau0, taum, wF0, wFm, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0,
     nq = robot.n_q
     check_invertible(robot, floating=True)
     # ID at zero acceleration gives C u - N'w (the bias); composite inertias give H.
-    t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, np.zeros(6), np.zeros(nq), robot)
-    b0, bm = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
+    t0dot, tLdot = accelerations(
+        t0, tL, P0, pm, Bi0, Bij, u0, um, np.zeros(6), np.zeros(nq), robot
+    )
+    b0, bm = inverse_dynamics(
+        wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity
+    )
     M0t, Mmt = composite_body_inertia(I0, Im, Bij, Bi0, robot)
     H0, H0m, Hm = generalized_inertia(M0t, Mmt, Bij, Bi0, P0, pm, robot)
     H = np.block([[H0, H0m], [H0m.T, Hm]])
-    udot = _solve_spd(H, np.concatenate([tau0 - b0, taum - bm]), robot,
-                      'generalized inertia matrix (from I0, Im, Bij, Bi0, P0, pm)')
+    udot = _solve_spd(
+        H,
+        np.concatenate([tau0 - b0, taum - bm]),
+        robot,
+        'generalized inertia matrix (from I0, Im, Bij, Bi0, P0, pm)',
+    )
     return ForwardDynamicsResult(udot[0:6], udot[6:])
 
 
 @chk.checked(solves=True)
-def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, umdot,
-                              robot, gravity=None):
-    """Joint efforts and base acceleration for given joint accelerations, with the
-    base unactuated (tau0 = 0).  (SPART: Floating_ID)
+def floating_inverse_dynamics(
+    wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bij, Bi0, u0, um, umdot, robot, gravity=None
+):
+    """
+    Joint efforts and base acceleration for given joint accelerations, with the base unactuated.
+
+    tau0 = 0. (SPART: Floating_ID)
 
     ``H0`` (6, 6) is the base block of H (from :func:`generalized_inertia`);
     ``Mm_tilde`` is accepted for SPART's signature.  Returns ``taum`` (n_q,) and
@@ -129,8 +171,12 @@ def floating_inverse_dynamics(wF0, wFm, Mm_tilde, H0, t0, tL, P0, pm, I0, Im, Bi
     check_invertible(robot, floating=True, base_only=True)
     zero = np.zeros(6)
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, zero, umdot, robot)
-    tau0, _ = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
+    tau0, _ = inverse_dynamics(
+        wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity
+    )
     u0dot = -_solve_spd(H0, tau0, robot, 'base inertia block H0')
     t0dot, tLdot = accelerations(t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, robot)
-    _, taum = inverse_dynamics(wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity)
+    _, taum = inverse_dynamics(
+        wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, robot, gravity
+    )
     return FloatingInverseDynamicsResult(taum, u0dot)

@@ -1,4 +1,5 @@
-"""Exception hierarchy of spart_ros.
+"""
+Exception hierarchy of spart_ros.
 
 Every error the library raises on purpose is a :class:`SpartError`, so a caller
 (a ROS node, a script) can catch one type and report ``str(err)``, which always
@@ -39,11 +40,19 @@ class InputError(SpartError, ValueError):
 
 
 class SpartWarning(UserWarning):
-    """Base class of every warning spart_ros issues on purpose (a node turns them into log lines)."""
+    """
+    Base class of every warning spart_ros issues on purpose.
+
+    A node turns them into log lines.
+    """
 
 
 class ModelWarning(SpartWarning):
-    """The model loads, but something in it deserves a look (massless links, normalized axes...)."""
+    """
+    The model loads, but something in it deserves a look.
+
+    Massless links, normalized axes...
+    """
 
 
 class InertiaWarning(ModelWarning):

@@ -1,4 +1,5 @@
 """Generalized inertia matrix H (SPART: GIM, GIM_NOC)."""
+
 from collections import namedtuple
 
 from . import _backend as bk
@@ -11,7 +12,10 @@ GeneralizedInertiaResult = namedtuple('GeneralizedInertiaResult', 'H0 H0m Hm')
 
 @chk.checked
 def generalized_inertia(M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, robot):
-    """Blocks of H = [H0 H0m; H0m' Hm] from composite inertias.  (SPART: GIM)
+    """
+    Blocks of H = [H0 H0m; H0m' Hm] from composite inertias.
+
+    (SPART: GIM)
 
     Returns ``H0`` (6, 6) base block, ``H0m`` (6, n_q) coupling, ``Hm``
     (n_q, n_q) joint block, for u = [u0; um] (u0 as in :func:`velocities`).
@@ -38,15 +42,20 @@ def generalized_inertia(M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, robot):
 
 def body_inertias(I0, Im, robot):
     """Spatial inertias [M0, M1, ..., Mn], each (6, 6) about its CoM, inertial frame."""
-    return [spatial_inertia(I0, robot.base_link.mass)] + \
-        [spatial_inertia(Im[:, :, i], robot.links[i].mass, Im) for i in range(robot.n_links_joints)]
+    return [spatial_inertia(I0, robot.base_link.mass)] + [
+        spatial_inertia(Im[:, :, i], robot.links[i].mass, Im) for i in range(robot.n_links_joints)
+    ]
 
 
 @chk.checked
 def generalized_inertia_noc(N, I0, Im, robot):
-    """H = N' M N, (6 + n_q, 6 + n_q), from the natural orthogonal complement.  (SPART: GIM_NOC)"""
+    """
+    H = N' M N, (6 + n_q, 6 + n_q), from the natural orthogonal complement.
+
+    (SPART: GIM_NOC)
+    """
     H = bk.zeros((N.shape[1], N.shape[1]), N, I0, Im)
     for k, M in enumerate(body_inertias(I0, Im, robot)):
-        Nk = N[6 * k:6 * k + 6, :]
+        Nk = N[6 * k : 6 * k + 6, :]
         H = H + Nk.T @ M @ Nk
     return H

@@ -1,4 +1,7 @@
-"""Generalized Jacobian of a free-floating robot (Umetani and Yoshida, 1989).  (SPART: Jstar)
+"""
+Generalized Jacobian of a free-floating robot (Umetani and Yoshida, 1989).
+
+(SPART: Jstar)
 
 A point p on any link moves with t_p = J0 u0 + Jm um ([angular velocity of the link;
 velocity of p], inertial frame; J0 (6, 6), Jm (6, n_q) from :func:`point_jacobian` or
@@ -13,13 +16,17 @@ base free, and J0 H0^-1 h0 the drift the initial momentum h0 causes (zero for a 
 that starts at rest).  When the base mass and inertia grow without bound H0^-1 -> 0 and J*
 becomes the fixed-base Jacobian Jm.
 """
+
 from . import checks as chk
 from .errors import InputError
 from .momentum import solve_base
 
 
 def generalized_jacobian(J0, Jm, H0, H0m):
-    """J* = Jm - J0 H0^-1 H0m (6, n_q).  (SPART: Jstar)
+    """
+    J* = Jm - J0 H0^-1 H0m (6, n_q).
+
+    (SPART: Jstar)
 
     ``J0`` (6, 6), ``Jm`` (6, n_q): the point's Jacobian (base and joint columns, SPART's u0
     convention); ``H0`` (6, 6), ``H0m`` (6, n_q): base blocks of the generalized inertia.
@@ -30,8 +37,10 @@ def generalized_jacobian(J0, Jm, H0, H0m):
     H0 = chk.array('H0', H0, (6, 6))
     H0m = chk.array('H0m', H0m, (6, None))
     if H0m.shape[1] != Jm.shape[1]:
-        raise InputError(f'Jm, H0m: expected the same number of joint columns, got Jm {Jm.shape} and '
-                         f'H0m {H0m.shape}')
+        raise InputError(
+            f'Jm, H0m: expected the same number of joint columns, got Jm {Jm.shape} and '
+            f'H0m {H0m.shape}'
+        )
     where = 'generalized_jacobian'
     inputs = [('J0', J0), ('Jm', Jm), ('H0', H0), ('H0m', H0m)]
     X = solve_base(H0, chk.numeric('H0m', H0m, f'{where} (a linear solve)'), where, inputs)
@@ -41,8 +50,12 @@ def generalized_jacobian(J0, Jm, H0, H0m):
 
 
 def generalized_jacobian_drift(J0, H0, h0):
-    """J0 H0^-1 h0 (6,): the point's twist with the joints still, caused by the system
-    momentum ``h0`` (6,) in base coordinates (:func:`base_momentum`).  t_p = J* um + drift."""
+    """
+    J0 H0^-1 h0 (6,).
+
+    The point's twist with the joints still, caused by the system momentum ``h0`` (6,) in base
+    coordinates (:func:`base_momentum`).  t_p = J* um + drift.
+    """
     J0 = chk.array('J0', J0, (6, 6))
     H0 = chk.array('H0', H0, (6, 6))
     h0 = chk.vector('h0', h0, 6)

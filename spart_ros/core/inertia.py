@@ -1,4 +1,5 @@
 """Link inertias in the inertial frame and composite-body inertias (SPART: I_I, MCB)."""
+
 from collections import namedtuple
 
 import numpy as np
@@ -13,7 +14,10 @@ CompositeInertiaResult = namedtuple('CompositeInertiaResult', 'M0_tilde Mm_tilde
 
 @chk.checked(results=False)  # the compiled code checks its results
 def inertia_in_inertial_frame(R0, RL, robot):
-    """Inertia tensors about each CoM, projected in the inertial frame.  (SPART: I_I)
+    """
+    Inertia tensors about each CoM, projected in the inertial frame.
+
+    (SPART: I_I)
 
     Returns ``I0`` (3, 3) = R0 I0_body R0' and ``Im`` (3, 3, n).
     """
@@ -41,7 +45,10 @@ def spatial_inertia(I, m, *like):
 
 @chk.checked
 def composite_body_inertia(I0, Im, Bij, Bi0, robot):
-    """Mass-composite (subtree) spatial inertias, leaves to base.  (SPART: MCB)
+    """
+    Mass-composite (subtree) spatial inertias, leaves to base.
+
+    (SPART: MCB)
 
     M~_i = M_i + sum over children k of B_ki' M~_k B_ki, each about its own CoM,
     inertial frame.  Returns ``M0_tilde`` (6, 6) and ``Mm_tilde`` (6, 6, n).

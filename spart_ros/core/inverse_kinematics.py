@@ -1,4 +1,5 @@
-"""Inverse kinematics: the joint positions that put a point and frame of a link at a target pose.
+"""
+Inverse kinematics: the joint positions that put a point and frame of a link at a target pose.
 
 Modern Robotics' numerical IK (``IKinBody`` / ``IKinSpace``, ch. 6.2) generalized to any link
 and point of any model (a tree, prismatic joints, mimic joints, a floating base), with joint
@@ -38,7 +39,8 @@ the seed (an undamped step from near a singularity can flip the arm to a far sol
 is taken only if it lowers |e|^2, and lambda^2 follows the gain ratio rho = (actual decrease of
 |e|^2) / (decrease the linear model predicted) as Nielsen's rule does: times max(1/3,
 1 - (2 rho - 1)^3) (not below ``damping``^2) after a step taken, times 2, 4, 8... after steps
-refused (from 1e-6^2 when it is 0).  The iteration stops converged, at ``max_iterations``, or when no
+refused (from 1e-6^2 when it is 0).  The iteration stops converged, at ``max_iterations``, or when
+no
 step lowers the error any more (lambda beyond 1e6, or three steps taken each lowering |e|^2
 by less than 1e-12 of it): the target is out of reach from here, and the result holds the
 closest configuration found and its error (``success`` False).  Not adaptive (MR's iteration):
@@ -73,6 +75,7 @@ frame):
 Results: an :data:`IKResult`.  Arguments are checked at the entry (InputError naming the
 argument); values beyond 1e150 are refused as too large.
 """
+
 from collections import namedtuple
 import math
 
@@ -81,25 +84,34 @@ import numpy as np
 from . import _checks as chk
 from .errors import InputError, ModelError, SpartError
 from .fast import FastDynamics
-from .fast.mimic import MimicFastDynamics, fast_dynamics
+from .fast.mimic import fast_dynamics, MimicFastDynamics
 from .invertibility import check_invertible
 from .jacobians import com_offset
 from .rigid_motion import _skew, _transform_log
 
-__all__ = ['InverseKinematics', 'inverse_kinematics', 'IKResult', 'position_limits', 'ROW_NAMES', 'FRAMES']
+__all__ = [
+    'InverseKinematics',
+    'inverse_kinematics',
+    'IKResult',
+    'position_limits',
+    'ROW_NAMES',
+    'FRAMES',
+]
 
 ROW_NAMES = ('wx', 'wy', 'wz', 'vx', 'vy', 'vz')
 FRAMES = ('world', 'body', 'space')
 BASES = ('fixed', 'free')
 _ROW_GROUPS = {'position': (3, 4, 5), 'orientation': (0, 1, 2), 'pose': (0, 1, 2, 3, 4, 5)}
-_LAMBDA_START = 1e-6      # the damping a refused step starts from when ``damping`` is 0
-_LAMBDA_MAX = 1e6         # beyond: no step lowers the error (a local minimum of |e|)
-_STALL = 1e-12            # an accepted step lowering |e|^2 by less than this fraction ...
-_STALL_STEPS = 3          # ... this many times in a row: no progress
-_TAU = 1e-2               # Nielsen's tau: lambda^2 starts at tau max_j |J_j|^2 (adaptive)
-_SUBSTEP = 0.02           # free base: the largest joint motion per RK4 step of the base reaction
+_LAMBDA_START = 1e-6  # the damping a refused step starts from when ``damping`` is 0
+_LAMBDA_MAX = 1e6  # beyond: no step lowers the error (a local minimum of |e|)
+_STALL = 1e-12  # an accepted step lowering |e|^2 by less than this fraction ...
+_STALL_STEPS = 3  # ... this many times in a row: no progress
+_TAU = 1e-2  # Nielsen's tau: lambda^2 starts at tau max_j |J_j|^2 (adaptive)
+_SUBSTEP = 0.02  # free base: the largest joint motion per RK4 step of the base reaction
 
-IKResult = namedtuple('IKResult', 'q success status iterations rotation_error position_error error R0 r0 path')
+IKResult = namedtuple(
+    'IKResult', 'q success status iterations rotation_error position_error error R0 r0 path'
+)
 IKResult.__doc__ = """Result of :func:`inverse_kinematics`.
 
 ``q`` (n,): the joint positions (independent coordinates), the solution or the closest found;
@@ -113,13 +125,16 @@ the final error twist in the chosen frame (rows not selected are zero); ``R0`` (
 
 
 def position_limits(robot):
-    """(lower, upper), each (n,), of the robot's independent coordinates
-    (``robot.coordinates.names``): the URDF position limits of each joint, a mimic
-    follower's mapped onto its leader (q_f = m q_l + o) and intersected with the leader's;
-    -inf / inf where a joint has no range (lower >= upper: continuous, no ``<limit>``, or
-    urdfdom's default 0, 0).  Ranges that meet in one point pin the coordinate there (the PR2's
-    gripper: a follower of multiplier -1 with the leader's range [0, 0.548]); ModelError naming
-    the joints when a leader's and a follower's ranges do not overlap."""
+    """
+    (lower, upper), each (n,), of the robot's independent coordinates.
+
+    ``robot.coordinates.names``): the URDF position limits of each joint, a mimic follower's mapped
+    onto its leader (q_f = m q_l + o) and intersected with the leader's; -inf / inf where a joint
+    has no range (lower >= upper: continuous, no ``<limit>``, or urdfdom's default 0, 0. Ranges
+    that meet in one point pin the coordinate there (the PR2's gripper: a follower of multiplier -1
+    with the leader's range [0, 0.548]); ModelError naming the joints when a leader's and a
+    follower's ranges do not overlap.
+    """
     robot = chk.robot(robot)
     c = robot.coordinates
     lower, upper = np.full(c.n, -np.inf), np.full(c.n, np.inf)
@@ -130,14 +145,16 @@ def position_limits(robot):
         if not lim.lower < lim.upper or col < 0:
             continue
         m, o = float(c.G[row, col]), float(c.offset[row])
-        lo, hi = sorted(((lim.lower - o) / m + 0.0, (lim.upper - o) / m + 0.0))     # + 0.0: no -0.0
+        lo, hi = sorted(((lim.lower - o) / m + 0.0, (lim.upper - o) / m + 0.0))  # + 0.0: no -0.0
         lower[col], upper[col] = max(lower[col], lo), min(upper[col], hi)
         source[col].append(name)
     bad = np.flatnonzero(lower > upper)
     if bad.size:
         k = int(bad[0])
-        raise ModelError(f'robot {robot.name!r}: the position limits of joints {source[k]} (a mimic joint and its '
-                         f'leader {c.names[k]!r}) have no position in common')
+        raise ModelError(
+            f'robot {robot.name!r}: the position limits of joints {source[k]} (a mimic joint and its '
+            f'leader {c.names[k]!r}) have no position in common'
+        )
     return lower, upper
 
 
@@ -147,8 +164,10 @@ def parse_rows(rows, rotation_given):
     target.  InputError naming ``rows``."""
     if rows is None:
         return _ROW_GROUPS['pose'] if rotation_given else _ROW_GROUPS['position']
-    expected = ("rows: expected distinct task rows: indices 0..5 or names of [wx, wy, wz, vx, vy, vz] (or "
-                "'position', 'orientation', 'pose'), got ")
+    expected = (
+        'rows: expected distinct task rows: indices 0..5 or names of [wx, wy, wz, vx, vy, vz] (or '
+        "'position', 'orientation', 'pose'), got "
+    )
     items = [rows] if isinstance(rows, str) else rows
     if isinstance(items, (dict, set, bytes)) or not hasattr(items, '__iter__'):
         raise InputError(expected + chk.given(rows))
@@ -161,7 +180,11 @@ def parse_rows(rows, rotation_given):
                 out.append(ROW_NAMES.index(r))
             else:
                 raise InputError(expected + chk.given(rows))
-        elif isinstance(r, (int, np.integer)) and not isinstance(r, (bool, np.bool_)) and 0 <= r <= 5:
+        elif (
+            isinstance(r, (int, np.integer))
+            and not isinstance(r, (bool, np.bool_))
+            and 0 <= r <= 5
+        ):
             out.append(int(r))
         else:
             raise InputError(expected + chk.given(rows))
@@ -169,8 +192,10 @@ def parse_rows(rows, rotation_given):
         raise InputError(expected + chk.given(rows))
     out = tuple(sorted(out))
     if not rotation_given and any(r < 3 for r in out):
-        raise InputError(f'rows: {[ROW_NAMES[r] for r in out if r < 3]} are rotation rows but no rotation target '
-                         'was given (rotation=None: position only)')
+        raise InputError(
+            f'rows: {[ROW_NAMES[r] for r in out if r < 3]} are rotation rows but no rotation target '
+            'was given (rotation=None: position only)'
+        )
     return out
 
 
@@ -205,18 +230,23 @@ def _count(name, x):
 
 
 def _nearest_rotation(R):
-    """The rotation nearest to ``R`` (checked within 1e-3 of one): its polar factor."""
+    """Return the rotation nearest to ``R`` (checked within 1e-3 of one): its polar factor."""
     U, _, Vt = np.linalg.svd(R)
     return U @ Vt
 
 
 def _quaternion(R):
-    """Unit quaternion [x, y, z, w] of a rotation matrix (Shepperd's method)."""
+    """Return unit quaternion [x, y, z, w] of a rotation matrix (Shepperd's method)."""
     t = R[0, 0] + R[1, 1] + R[2, 2]
     k = int(np.argmax([R[0, 0], R[1, 1], R[2, 2], t]))
     if k == 3:
         w = 0.5 * math.sqrt(1.0 + t)
-        q = [(R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w), w]
+        q = [
+            (R[2, 1] - R[1, 2]) / (4 * w),
+            (R[0, 2] - R[2, 0]) / (4 * w),
+            (R[1, 0] - R[0, 1]) / (4 * w),
+            w,
+        ]
     else:
         i, j, m = k, (k + 1) % 3, (k + 2) % 3
         v = 0.5 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
@@ -229,22 +259,33 @@ def _quaternion(R):
 def _rotation(q):
     """Rotation matrix of a quaternion [x, y, z, w] (normalized here)."""
     x, y, z, w = q / math.sqrt(float(q @ q))
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _quaternion_times(q, w):
-    """q (x) [w; 0]: the quaternion product with a pure (vector) quaternion, [x, y, z, w] order."""
+    """
+    ``q`` (x) [w; 0].
+
+    The quaternion product with a pure (vector) quaternion, [x, y, z, w] order.
+    """
     v, s = q[0:3], q[3]
     return np.concatenate([s * w + _skew(v) @ w, [-float(v @ w)]])
 
 
 def _damped_step(A, b, lam):
-    """argmin |A x - b|^2 + lam^2 |x|^2: for lam > 0 from the smaller of the two regularized
-    normal equations (positive definite; a Cholesky solve is a few times cheaper than an SVD),
-    for lam = 0 the pseudo-inverse through the SVD of A (singular values below 1e-15 of the
-    largest dropped, as numpy's pinv)."""
+    """
+    Argmin |A x - b|^2 + lam^2 |x|^2.
+
+    For lam > 0 from the smaller of the two regularized normal equations (positive definite; a
+    Cholesky solve is a few times cheaper than an SVD), for lam = 0 the pseudo-inverse through the
+    SVD of A (singular values below 1e-15 of the largest dropped, as numpy's pinv).
+    """
     m, n = A.shape
     if lam > 0.0:
         mu = lam * lam
@@ -258,8 +299,10 @@ def _damped_step(A, b, lam):
 
 
 class InverseKinematics:
-    """Inverse kinematics of one point and frame on ``link`` of ``robot`` (see the module
-    docstring), built once and solved for any number of targets.
+    """
+    Inverse kinematics of one point and frame on ``link`` of ``robot`` (see the module docstring).
+
+    Built once and solved for any number of targets.
 
     ``link``: SPART id (0 = base) or name; ``point`` (3,): the end-effector point in the link's
     URDF frame (None = its origin); ``base``: 'fixed' or 'free'; ``fast``: the compiled model to
@@ -279,28 +322,40 @@ class InverseKinematics:
         if fast is None:
             fast = fast_dynamics(robot)
         elif not isinstance(fast, (FastDynamics, MimicFastDynamics)) or fast.robot is not robot:
-            raise InputError(f'fast: expected the FastDynamics (or MimicFastDynamics) of robot {robot.name!r}, got '
-                             f'{chk.given(fast)}')
+            raise InputError(
+                f'fast: expected the FastDynamics (or MimicFastDynamics) of robot {robot.name!r}, got '
+                f'{chk.given(fast)}'
+            )
         elif isinstance(fast, FastDynamics) and robot.mimic:
-            raise InputError(f'fast: robot {robot.name!r} has mimic joints: pass its MimicFastDynamics '
-                             '(spart_ros.core.fast.mimic.fast_dynamics), which works in independent coordinates')
+            raise InputError(
+                f'fast: robot {robot.name!r} has mimic joints: pass its MimicFastDynamics '
+                '(spart_ros.core.fast.mimic.fast_dynamics), which works in independent coordinates'
+            )
         self.fast = fast
-        self._kinematics = getattr(fast, 'full', fast)     # link_pose reads the full model's workspace
+        self._kinematics = getattr(
+            fast, 'full', fast
+        )  # link_pose reads the full model's workspace
         self.names = list(robot.coordinates.names)
         self.n = len(self.names)
         self.lower, self.upper = position_limits(robot)
         self._offset = np.ascontiguousarray(com_offset(robot, self.link, self.point), dtype=float)
         T = np.asarray(robot.link(self.link).T, dtype=float)
-        self._R_ce = np.ascontiguousarray(T[:3, :3].T)      # end-effector (link) axes in the CoM frame
+        self._R_ce = np.ascontiguousarray(T[:3, :3].T)  # end-effector (link) axes in the CoM frame
         if self.base == 'free':
-            check_invertible(robot, True, base_only=True)    # SingularModelError naming what has no mass
+            check_invertible(
+                robot, True, base_only=True
+            )  # SingularModelError naming what has no mass
         T_bc = np.asarray(robot.base_link.T, dtype=float)
         self._R_bc, self._p_bc = T_bc[:3, :3], T_bc[:3, 3]
 
     # -- kinematics -------------------------------------------------------------------------
     def pose(self, q, R0=None, r0=None):
-        """(R (3, 3), p (3,)): the end-effector frame and point at joint positions ``q`` (n,)
-        (independent coordinates), inertial frame; base ``R0``, ``r0`` as in :meth:`solve`."""
+        """
+        (R (3, 3), p (3,)).
+
+        The end-effector frame and point at joint positions ``q`` (n,) (independent coordinates),
+        inertial frame; base ``R0``, ``r0`` as in :meth:`solve`.
+        """
         q = _vector('q', q, self.n)
         R0, r0 = self._base_state(R0, r0)
         with chk.quiet():
@@ -311,7 +366,7 @@ class InverseKinematics:
         """(R, p) of the end-effector frame at this state; leaves the kinematics in ``fast``."""
         J, _ = self.fast.jacobian(self.link, R0, r0, q, offset=self._offset, bias=False)
         R_c, d = self._kinematics.link_pose(self.link)
-        return R_c @ self._R_ce, r0 + d + R_c @ self._offset, J.copy()     # J: fast's buffer
+        return R_c @ self._R_ce, r0 + d + R_c @ self._offset, J.copy()  # J: fast's buffer
 
     def _task_jacobian(self, J, R0, r0, q, R, p, frame):
         """The Jacobian (6, n) of the end-effector twist in ``frame`` (world: [w; velocity of
@@ -324,11 +379,11 @@ class InverseKinematics:
             return Jm.copy()
         if frame == 'body':
             return np.vstack([R.T @ Jm[0:3], R.T @ Jm[3:6]])
-        return np.vstack([Jm[0:3], Jm[3:6] + _skew(p) @ Jm[0:3]])    # space: velocity at the origin
+        return np.vstack([Jm[0:3], Jm[3:6] + _skew(p) @ Jm[0:3]])  # space: velocity at the origin
 
     @staticmethod
     def _error(R, p, R_d, p_d, frame):
-        """The error twist (6,) in ``frame``: MR's V_b = log(T^-1 T_d), projected."""
+        """Return the error twist (6,) in ``frame``: MR's V_b = log(T^-1 T_d), projected."""
         Vb = _transform_log(R.T @ R_d, R.T @ (p_d - p))
         if frame == 'body':
             return Vb
@@ -354,6 +409,7 @@ class InverseKinematics:
         def rate(x, s):
             u0 = self._base_rates(_rotation(x[0:4]), x[4:7], q + s * dq, dq)
             return np.concatenate([0.5 * _quaternion_times(x[0:4], u0[0:3]), u0[3:6]])
+
         for k in range(steps):
             s = k * h
             k1 = rate(x, s)
@@ -365,9 +421,13 @@ class InverseKinematics:
         return np.ascontiguousarray(_rotation(x[0:4])), np.ascontiguousarray(x[4:7])
 
     def _limited_step(self, q, J, e, lam):
-        """q + the damped step, limit-aware: joints at a bound that the step pushes further out
-        are left out (the step solved again with the others), then the step is shortened (its
-        direction kept) until no joint crosses a bound; the joints that reach one stop on it."""
+        """
+        ``q`` + the damped step, limit-aware.
+
+        Joints at a bound that the step pushes further out are left out (the step solved again with
+        the others), then the step is shortened (its direction kept) until no joint crosses a
+        bound; the joints that reach one stop on it.
+        """
         lower, upper = self.lower, self.upper
         at_lower, at_upper = q <= lower, q >= upper
         d = _damped_step(J, e, lam)
@@ -386,30 +446,46 @@ class InverseKinematics:
         over = (q_new > upper) | (q_new < lower)
         if not over.any():
             return q_new
-        k = np.flatnonzero(over)        # the step is shortened to the first bound it crosses
+        k = np.flatnonzero(over)  # the step is shortened to the first bound it crosses
         room = np.where(d[k] > 0.0, upper[k] - q[k], lower[k] - q[k]) / d[k]
         scale = float(room.min())
         q_new = q + scale * d
-        hit = k[room <= scale]          # the joints that set the scale end exactly on their bound
+        hit = k[room <= scale]  # the joints that set the scale end exactly on their bound
         q_new[hit] = np.where(d[hit] > 0.0, upper[hit], lower[hit])
         return np.clip(q_new, lower, upper)
 
     # -- the solver ---------------------------------------------------------------------------
     def _base_state(self, R0, r0):
         if R0 is None:
-            R0 = self._R_bc                         # the base link frame's axes = the world's
+            R0 = self._R_bc  # the base link frame's axes = the world's
         else:
             R0 = np.ascontiguousarray(_nearest_rotation(_numbers('R0', chk.rotation('R0', R0))))
         if r0 is None:
-            r0 = R0 @ self._R_bc.T @ self._p_bc      # the base link frame's origin at the world origin
+            r0 = R0 @ self._R_bc.T @ self._p_bc  # the base link frame's origin at the world origin
         else:
             r0 = _vector('r0', r0, 3)
         return np.ascontiguousarray(R0, dtype=float), np.ascontiguousarray(r0, dtype=float)
 
-    def solve(self, position, seed, rotation=None, rows=None, frame='world', R0=None, r0=None, tol_rotation=1e-6,
-              tol_position=1e-6, max_iterations=100, damping=1e-6, adaptive=True):
-        """Joint positions that put the end-effector point at ``position`` (3,) and its frame at
-        ``rotation`` (3, 3) (None: position only), inertial frame, from ``seed`` (n,).
+    def solve(
+        self,
+        position,
+        seed,
+        rotation=None,
+        rows=None,
+        frame='world',
+        R0=None,
+        r0=None,
+        tol_rotation=1e-6,
+        tol_position=1e-6,
+        max_iterations=100,
+        damping=1e-6,
+        adaptive=True,
+    ):
+        """
+        Joint positions that put the end-effector point at ``position``.
+
+        3,) and its frame at ``rotation`` (3, 3) (None: position only), inertial frame, from
+        ``seed`` (n,.
 
         ``rows``, ``frame``, tolerances [rad, m], ``damping`` (lambda >= 0, in the units of J's
         singular values), ``adaptive``, ``R0``/``r0``: see the module docstring.  Returns an
@@ -418,25 +494,49 @@ class InverseKinematics:
         """
         p_d = _vector('position', position, 3)
         seed = _vector('seed', seed, self.n)
-        R_d = None if rotation is None else _nearest_rotation(_numbers('rotation', chk.rotation('rotation', rotation)))
+        R_d = (
+            None
+            if rotation is None
+            else _nearest_rotation(_numbers('rotation', chk.rotation('rotation', rotation)))
+        )
         rows = parse_rows(rows, R_d is not None)
         frame = _choice('frame', frame, FRAMES)
         R0, r0 = self._base_state(R0, r0)
-        tol_r, tol_p = _tolerance('tol_rotation', tol_rotation), _tolerance('tol_position', tol_position)
+        tol_r, tol_p = (
+            _tolerance('tol_rotation', tol_rotation),
+            _tolerance('tol_position', tol_position),
+        )
         max_iterations = _count('max_iterations', max_iterations)
         damping = chk.nonnegative('damping', damping)
         adaptive = chk.flag('adaptive', adaptive)
         try:
             with chk.quiet():
-                return self._solve(p_d, seed, R_d, rows, frame, R0, r0, tol_r, tol_p, max_iterations, damping,
-                                   adaptive)
+                return self._solve(
+                    p_d,
+                    seed,
+                    R_d,
+                    rows,
+                    frame,
+                    R0,
+                    r0,
+                    tol_r,
+                    tol_p,
+                    max_iterations,
+                    damping,
+                    adaptive,
+                )
         except (np.linalg.LinAlgError, FloatingPointError, SpartError) as err:
             if isinstance(err, SpartError) and ': too large: ' not in str(err):
                 raise
-            raise chk.overflow_error('inverse kinematics', [('position', p_d), ('seed', seed), ('R0', R0),
-                                                            ('r0', r0)], self.robot) from None
+            raise chk.overflow_error(
+                'inverse kinematics',
+                [('position', p_d), ('seed', seed), ('R0', R0), ('r0', r0)],
+                self.robot,
+            ) from None
 
-    def _solve(self, p_d, seed, R_d, rows, frame, R0, r0, tol_r, tol_p, max_iterations, damping, adaptive):
+    def _solve(
+        self, p_d, seed, R_d, rows, frame, R0, r0, tol_r, tol_p, max_iterations, damping, adaptive
+    ):
         rows = np.array(rows, dtype=np.intp)
         rot, lin = rows[rows < 3], rows[rows >= 3]
 
@@ -455,8 +555,10 @@ class InverseKinematics:
         R, p, J, e = evaluate(R0, r0, q)
         cost = float(e[rows] @ e[rows])
         path = [q.copy()]
-        mu, mu_min, growth = damping * damping, damping * damping, 2.0     # mu = lambda^2
-        if adaptive:        # a first step near the seed (an undamped one from near a singularity flips the arm)
+        mu, mu_min, growth = damping * damping, damping * damping, 2.0  # mu = lambda^2
+        if (
+            adaptive
+        ):  # a first step near the seed (an undamped one from near a singularity flips the arm)
             Jt0 = self._task_jacobian(J, R0, r0, q, R, p, frame)[rows]
             mu = max(mu, _TAU * float(np.max(np.sum(Jt0 * Jt0, axis=0), initial=0.0)))
         iterations, stalled, Jt, status = 0, 0, None, None
@@ -477,40 +579,77 @@ class InverseKinematics:
             R_new, p_new, J_new, e_new = evaluate(R0_new, r0_new, q_new)
             cost_new = float(e_new[rows] @ e_new[rows])
             rest = es - Jt @ (q_new - q)
-            predicted = cost - float(rest @ rest)       # the decrease of |e|^2 the linear model expects
+            predicted = cost - float(rest @ rest)  # the decrease of |e|^2 the linear model expects
             if not adaptive or (cost_new < cost and predicted > 0.0):
                 if adaptive:
                     rho = (cost - cost_new) / predicted
                     mu = max(mu * max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3), mu_min)
                     growth = 2.0
                 stalled = stalled + 1 if cost - cost_new <= _STALL * cost else 0
-                q, R0, r0, R, p, J, e, cost, Jt = q_new, R0_new, r0_new, R_new, p_new, J_new, e_new, cost_new, None
+                q, R0, r0, R, p, J, e, cost, Jt = (
+                    q_new,
+                    R0_new,
+                    r0_new,
+                    R_new,
+                    p_new,
+                    J_new,
+                    e_new,
+                    cost_new,
+                    None,
+                )
                 path.append(q.copy())
                 if adaptive and stalled >= _STALL_STEPS:
                     status = 'no progress'
                     break
             else:
-                mu = mu * growth if mu > 0.0 else _LAMBDA_START ** 2
+                mu = mu * growth if mu > 0.0 else _LAMBDA_START**2
                 growth *= 2.0
-                if mu > _LAMBDA_MAX ** 2:
+                if mu > _LAMBDA_MAX**2:
                     status = 'no progress'
                     break
         er, ep = norms(e)
         error = np.zeros(6)
         error[rows] = e[rows]
-        result = IKResult(q, status == 'converged', status, iterations, er, ep, error, R0.copy(), r0.copy(),
-                          np.array(path))
+        result = IKResult(
+            q,
+            status == 'converged',
+            status,
+            iterations,
+            er,
+            ep,
+            error,
+            R0.copy(),
+            r0.copy(),
+            np.array(path),
+        )
         if not all(np.all(np.isfinite(x)) for x in (q, error, R0, r0)):
             raise FloatingPointError
         return result
 
 
-def inverse_kinematics(robot, link, position, seed, rotation=None, point=None, rows=None, frame='world', base='fixed',
-                       R0=None, r0=None, tol_rotation=1e-6, tol_position=1e-6, max_iterations=100, damping=1e-6,
-                       adaptive=True):
-    """Joint positions (the robot's independent coordinates) that put ``point`` (3,) of ``link``
-    (in its URDF frame; None = its origin) at ``position`` (3,) and the link's axes at
-    ``rotation`` (3, 3) (None: position only), inertial frame, from ``seed`` (n,).
+def inverse_kinematics(
+    robot,
+    link,
+    position,
+    seed,
+    rotation=None,
+    point=None,
+    rows=None,
+    frame='world',
+    base='fixed',
+    R0=None,
+    r0=None,
+    tol_rotation=1e-6,
+    tol_position=1e-6,
+    max_iterations=100,
+    damping=1e-6,
+    adaptive=True,
+):
+    """
+    Joint positions (the robot's independent coordinates) that put ``point`` (3,) of ``link``.
+
+    In its URDF frame; None = its origin) at ``position`` (3,) and the link's axes at ``rotation``
+    (3, 3) (None: position only), inertial frame, from ``seed`` (n,.
 
     One-off form of :class:`InverseKinematics` (build that once to solve many targets); every
     argument is described in the module docstring.  Returns an :data:`IKResult`.
@@ -519,4 +658,16 @@ def inverse_kinematics(robot, link, position, seed, rotation=None, point=None, r
     >>> res.success, res.q, res.iterations
     """
     return InverseKinematics(robot, link, point, base).solve(
-        position, seed, rotation, rows, frame, R0, r0, tol_rotation, tol_position, max_iterations, damping, adaptive)
+        position,
+        seed,
+        rotation,
+        rows,
+        frame,
+        R0,
+        r0,
+        tol_rotation,
+        tol_position,
+        max_iterations,
+        damping,
+        adaptive,
+    )

@@ -1,4 +1,5 @@
-"""Is a robot's generalized inertia matrix invertible, and if not, why (in words)?
+"""
+Is a robot's generalized inertia matrix invertible, and if not, why (in words)?
 
 Forward dynamics (and floating-base inverse dynamics) inverts H (or its base block H0).  A
 singular H comes from the model: a moving joint that moves no mass, a massless floating base,
@@ -7,6 +8,7 @@ generic configuration (where a singularity that the masses and inertias cause sh
 state-specific one, e.g. a point mass passing through a joint axis, may still occur), and says
 which coordinates, joints and links are at fault; :func:`check_invertible` raises it.
 """
+
 import weakref
 
 import numpy as np
@@ -27,8 +29,10 @@ _ANSWERS = weakref.WeakKeyDictionary()
 
 
 def singularity(robot, floating=True, base_only=False, independent=False):
-    """Why the generalized inertia matrix of ``robot`` is singular, in words naming the
-    coordinates, joints and links ('' when it is not).
+    """
+    Why the generalized inertia matrix of ``robot`` is singular, in words naming the coordinates.
+
+    Joints and links ('' when it is not).
 
     Tested once per robot (then remembered) at a generic configuration: H is scaled to a unit
     diagonal and singular when its smallest eigenvalue is below 1e-10.  ``floating``: the
@@ -36,12 +40,16 @@ def singularity(robot, floating=True, base_only=False, independent=False):
     block H0 (what the floating-base inverse dynamics inverts); ``independent``: in the
     independent coordinates of a robot with mimic joints (``robot.coordinates``).
     """
-    try:            # the common case first: a robot and bools seen before
+    try:  # the common case first: a robot and bools seen before
         return _ANSWERS[robot][floating, base_only, independent]
     except (KeyError, TypeError):
         pass
     robot = chk.robot(robot)
-    key = (chk.flag('floating', floating), chk.flag('base_only', base_only), chk.flag('independent', independent))
+    key = (
+        chk.flag('floating', floating),
+        chk.flag('base_only', base_only),
+        chk.flag('independent', independent),
+    )
     answers = _ANSWERS.setdefault(robot, {})
     if key not in answers:
         answers[key] = '' if robot.symbolic else _find_singularity(robot, *key)
@@ -49,16 +57,26 @@ def singularity(robot, floating=True, base_only=False, independent=False):
 
 
 def check_invertible(robot, floating=True, base_only=False, independent=False):
-    """Raise SingularModelError naming the coordinates, joints and links at fault if the
-    generalized inertia matrix of ``robot`` (or its base block, ``base_only``) is singular: what
-    forward dynamics (and floating-base inverse dynamics) needs.  See :func:`singularity`."""
+    """
+    Raise SingularModelError naming the coordinates.
+
+    Joints and links at fault if the generalized inertia matrix of ``robot`` (or its base block,
+    ``base_only``) is singular: what forward dynamics (and floating-base inverse dynamics) needs.
+    See :func:`singularity`.
+    """
     why = singularity(robot, floating, base_only, independent)
     if why:
-        what = 'the base block H0 of the generalized inertia matrix' if base_only else \
-            'the generalized inertia matrix' + (' in independent coordinates' if independent else '')
-        raise SingularModelError(f'robot {robot.name!r}: {what} is singular: {why} (kinematics, Jacobians and '
-                                 'inverse dynamics work; forward dynamics needs mass behind every moving joint '
-                                 'and a base that can be accelerated: give those links an <inertial>)')
+        what = (
+            'the base block H0 of the generalized inertia matrix'
+            if base_only
+            else 'the generalized inertia matrix'
+            + (' in independent coordinates' if independent else '')
+        )
+        raise SingularModelError(
+            f'robot {robot.name!r}: {what} is singular: {why} (kinematics, Jacobians and '
+            'inverse dynamics work; forward dynamics needs mass behind every moving joint '
+            'and a base that can be accelerated: give those links an <inertial>)'
+        )
 
 
 def _find_singularity(robot, floating, base_only, independent):
@@ -76,8 +94,10 @@ def _find_singularity(robot, floating, base_only, independent):
     reasons = [f'the motion of {coordinates} moves no mass (at a generic configuration)']
     links, joints = robot.massless_base_cluster() if floating else ([], [])
     if links and any(c.startswith('base_') for c in coordinates):
-        reasons.append(f'as a floating base, links {links} (the base and what is welded to it) have no mass and '
-                       f'joints {joints} can turn or slide them without moving any mass')
+        reasons.append(
+            f'as a floating base, links {links} (the base and what is welded to it) have no mass and '
+            f'joints {joints} can turn or slide them without moving any mass'
+        )
     for joint, moved in robot.massless_joints().items():
         if joint in coordinates:
             reasons.append(f'joint {joint!r} moves only massless links {moved}')
@@ -85,15 +105,18 @@ def _find_singularity(robot, floating, base_only, independent):
 
 
 def generic_mass_matrix(robot, floating=True, independent=False):
-    """(H, coordinate names) at a fixed generic state (seeded random attitude and joints):
+    """
+    (H, coordinate names) at a fixed generic state (seeded random attitude and joints).
+
     (6 + n_q) square with a floating base, the joint block otherwise; in the independent
-    coordinates with ``independent``."""
+    coordinates with ``independent``.
+    """
     rng = np.random.default_rng(20240611)
     q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
     R0 = q * np.sign(np.linalg.det(q))
     qm = rng.uniform(-1.0, 1.0, robot.n_q)
     if independent:
-        qm = robot.coordinates.positions(qm[:robot.coordinates.n])
+        qm = robot.coordinates.positions(qm[: robot.coordinates.n])
     RJ, RL, rJ, rL, e, g = kinematics(R0, np.zeros(3), qm, robot)
     Bij, Bi0, P0, pm = differential_kinematics(R0, np.zeros(3), rL, e, g, robot)
     I0, Im = inertia_in_inertial_frame(R0, RL, robot)
@@ -111,8 +134,11 @@ def generic_mass_matrix(robot, floating=True, independent=False):
 
 
 def _null_motion(H, tol=1e-10):
-    """Indices of the coordinates in a null motion of the symmetric H ([] if none):
-    H scaled to a unit diagonal, smallest eigenvalue below ``tol``."""
+    """
+    Indicate of the coordinates in a null motion of the symmetric H ([] if none).
+
+    H scaled to a unit diagonal, smallest eigenvalue below ``tol``.
+    """
     if H.size == 0:
         return []
     d = np.diag(H).copy()

@@ -1,4 +1,5 @@
 """Geometric Jacobians of points on links and their time derivatives (SPART: Jacob, Jacobdot)."""
+
 from collections import namedtuple
 
 from . import _backend as bk
@@ -21,7 +22,10 @@ def _rate_block(v, *like):
 
 @chk.checked
 def jacobian(rp, r0, rL, P0, pm, i, robot):
-    """Geometric Jacobian of point ``rp`` (3,) fixed on link ``i``.  (SPART: Jacob)
+    """
+    Geometric Jacobian of point ``rp`` (3,) fixed on link ``i``.
+
+    (SPART: Jacob)
 
     t_p = J0 u0 + Jm um with t_p = [angular velocity of link i; velocity of the
     point], inertial frame.  ``i`` is the SPART link id (0 = base) or a link name.
@@ -41,7 +45,10 @@ def jacobian(rp, r0, rL, P0, pm, i, robot):
 
 @chk.checked
 def jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot):
-    """Time derivative of :func:`jacobian`.  (SPART: Jacobdot)
+    """
+    Time derivative of :func:`jacobian`.
+
+    (SPART: Jacobdot)
 
     ``tp`` (6,) is the twist of the point ([omega_i; velocity of rp]), ``t0`` (6,)
     and ``tL`` (6, n) the base and link twists.  Returns ``J0dot`` (6, 6) and
@@ -56,8 +63,10 @@ def jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot):
         for j in range(1, i + 1):
             joint = robot.joints[j - 1]
             if joint.type != FIXED and robot.con.branch[i - 1, j - 1]:
-                Jmdot[:, joint.q_id - 1] = (twist_propagation(rL[:, j - 1], rp, Jmdot) @ twist_rate_map(tL[0:3, j - 1])
-                                            + _rate_block(tL[3:6, j - 1] - tp[3:6], Jmdot)) @ pm[:, j - 1]
+                Jmdot[:, joint.q_id - 1] = (
+                    twist_propagation(rL[:, j - 1], rp, Jmdot) @ twist_rate_map(tL[0:3, j - 1])
+                    + _rate_block(tL[3:6, j - 1] - tp[3:6], Jmdot)
+                ) @ pm[:, j - 1]
     return JacobianDotResult(J0dot, Jmdot)
 
 
@@ -70,7 +79,8 @@ def _point(link, offset, R0, r0, RL, rL, robot):
 
 @chk.checked
 def point_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot):
-    """Jacobian of a point on any link, the base included.
+    """
+    Jacobian of a point on any link, the base included.
 
     ``link``: SPART link id (0 = base) or link name; ``offset`` (3,): the point's
     offset from the link CoM in the link CoM frame (None = the CoM itself).
@@ -83,8 +93,12 @@ def point_jacobian(link, offset, R0, r0, RL, rL, P0, pm, robot):
 
 @chk.checked
 def point_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot):
-    """Time derivative of :func:`point_jacobian` (same arguments plus the twists
-    ``t0`` (6,) and ``tL`` (6, n)).  Returns (J0dot (6, 6), Jmdot (6, n_q))."""
+    """
+    Time derivative of :func:`point_jacobian`.
+
+    Same arguments plus the twists ``t0`` (6,) and ``tL`` (6, n). Returns (J0dot (6, 6), Jmdot (6,
+    n_q)).
+    """
     i, r, rp = _point(link, offset, R0, r0, RL, rL, robot)
     t = t0 if i == 0 else tL[:, i - 1]
     tp = bk.zeros(6, t, rp)
@@ -93,14 +107,19 @@ def point_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot):
     return jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot)
 
 
-# --- points given in the URDF link frame (ROS users' tool frames) ---------------------------------
+# --- points given in the URDF link frame (ROS users' tool frames)
+# ---------------------------------
+
 
 def com_offset(robot, link, point):
-    """SPART's ``offset`` (3,) of a point given in a link's URDF frame: the point's offset from
-    the link CoM, in the link CoM frame (what :func:`point_jacobian` and FastDynamics.jacobian
-    take).  ``link``: SPART id (0 = base) or name; ``point`` (3,): from the URDF link frame's
-    origin, in its axes (None = the origin).  Inverse: p_link = R_lc offset + p_lc, with
-    (R_lc, p_lc) = ``robot.link(link).T``, the CoM frame in the link frame."""
+    """
+    SPART's ``offset`` (3,) of a point given in a link's URDF frame.
+
+    The point's offset from the link CoM, in the link CoM frame (what :func:`point_jacobian` and
+    FastDynamics.jacobian take). ``link``: SPART id (0 = base) or name; ``point`` (3,): from the
+    URDF link frame's origin, in its axes (None = the origin).  Inverse: p_link = R_lc offset +
+    p_lc, with (R_lc, p_lc) = ``robot.link(link).T``, the CoM frame in the link frame.
+    """
     robot = chk.robot(robot)
     i = chk.link_id('link', link, robot)
     T = robot.link(i).T
@@ -122,4 +141,6 @@ def link_point_jacobian(link, point, R0, r0, RL, rL, P0, pm, robot):
 def link_point_jacobian_dot(link, point, R0, r0, t0, RL, rL, tL, P0, pm, robot):
     """:func:`point_jacobian_dot` of a point given in the link's URDF frame (see
     :func:`link_point_jacobian`).  Returns (J0dot (6, 6), Jmdot (6, n_q))."""
-    return point_jacobian_dot(link, com_offset(robot, link, point), R0, r0, t0, RL, rL, tL, P0, pm, robot)
+    return point_jacobian_dot(
+        link, com_offset(robot, link, point), R0, r0, t0, RL, rL, tL, P0, pm, robot
+    )

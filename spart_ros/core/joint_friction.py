@@ -1,4 +1,5 @@
-"""Joint friction, damping and rotor inertia (armature): what a joint adds to the rigid-body dynamics.
+"""
+Joint friction, damping and rotor inertia (armature): what a joint adds to the rigid-body dynamics.
 
 Every moving joint of a :class:`~spart_ros.core.model.Robot` carries a
 :class:`~spart_ros.core.model.JointDynamics` (constant data): ``damping`` d and ``friction`` F
@@ -33,6 +34,7 @@ friction: it stays at rest under a smaller effort), and near zero velocity the f
 whatever the soft constraint solver finds.  The core's model and MuJoCo's therefore agree for
 |qd| >> v and differ near zero velocity (checked in test/test_joint_friction.py).
 """
+
 from collections.abc import Mapping
 import math
 import numbers
@@ -42,10 +44,16 @@ import numpy as np
 
 from . import checks as chk
 from .errors import InputError, ModelError
-from .model import FIXED, JOINT_DYNAMICS_FIELDS, JointDynamics, check_joint_dynamics
+from .model import check_joint_dynamics, FIXED, JOINT_DYNAMICS_FIELDS, JointDynamics
 
-__all__ = ['FRICTION_VELOCITY', 'joint_dynamics_overrides', 'apply_joint_dynamics', 'joint_dynamics_arrays',
-           'joint_friction_forces', 'smoothed_sign']
+__all__ = [
+    'FRICTION_VELOCITY',
+    'joint_dynamics_overrides',
+    'apply_joint_dynamics',
+    'joint_dynamics_arrays',
+    'joint_friction_forces',
+    'smoothed_sign',
+]
 
 #: rad/s or m/s: the velocity scale of the smoothed Coulomb friction sgn_v(x) = tanh(x / v)
 FRICTION_VELOCITY = 0.01
@@ -60,32 +68,49 @@ def check_friction_velocity(velocity):
     """``velocity`` as a float > 0 (InputError naming ``friction_velocity`` otherwise)."""
     v = chk.nonnegative('friction_velocity', velocity)
     if not v > 0:
-        raise InputError(f'friction_velocity: expected a velocity > 0 (rad/s or m/s), got {chk.given(velocity)}')
+        raise InputError(
+            f'friction_velocity: expected a velocity > 0 (rad/s or m/s), got {chk.given(velocity)}'
+        )
     return v
 
 
 def joint_dynamics_arrays(robot):
-    """(damping, friction, armature), each (n_q,) in SPART's joint-variable order
-    (``robot.q_names``): the robot's declared :class:`JointDynamics` of its moving joints."""
+    """
+    (damping, friction, armature), each (n_q,) in SPART's joint-variable order (``robot.q_names``).
+
+    The robot's declared :class:`JointDynamics` of its moving joints.
+    """
     moving = sorted((j for j in robot.joints if j.type != FIXED), key=lambda j: j.q_id)
-    return tuple(np.array([getattr(j.dynamics, key) for j in moving], dtype=float) for key in JOINT_DYNAMICS_FIELDS)
+    return tuple(
+        np.array([getattr(j.dynamics, key) for j in moving], dtype=float)
+        for key in JOINT_DYNAMICS_FIELDS
+    )
 
 
 def joint_friction_forces(robot, qd, velocity=FRICTION_VELOCITY):
-    """d qd + F sgn_v(qd) (n_q,): the efforts the joints' damping and Coulomb friction take at
-    joint velocities ``qd`` (n_q,, SPART's joint-variable order) (see the module docstring)."""
+    """
+    D qd + F sgn_v(qd) (n_q,).
+
+    The efforts the joints' damping and Coulomb friction take at joint velocities ``qd`` (n_q,,
+    SPART's joint-variable order) (see the module docstring).
+    """
     damping, friction, _ = joint_dynamics_arrays(robot)
     qd = chk.vector('qd', qd, robot.n_q)
     return damping * qd + friction * smoothed_sign(qd, check_friction_velocity(velocity))
 
 
 def _load(source):
-    """A mapping from ``source``: a mapping, or the path of a YAML file holding one (optionally
-    under a top-level key ``joint_dynamics``)."""
+    """
+    Return a mapping from ``source``.
+
+    A mapping, or the path of a YAML file holding one (optionally under a top-level key
+    ``joint_dynamics``).
+    """
     if isinstance(source, Mapping):
         data = source
     elif isinstance(source, (str, os.PathLike)):
         import yaml
+
         path = os.fspath(source)
         try:
             with open(path, encoding='utf-8') as f:
@@ -97,39 +122,52 @@ def _load(source):
         if data is None:
             data = {}
         if not isinstance(data, Mapping):
-            raise InputError(f'joint_dynamics: {path!r} must hold a mapping {{joint name: {{armature: ..., damping: '
-                             f'..., friction: ...}}}}, got {type(data).__name__}')
+            raise InputError(
+                f'joint_dynamics: {path!r} must hold a mapping {{joint name: {{armature: ..., damping: '
+                f'..., friction: ...}}}}, got {type(data).__name__}'
+            )
     else:
-        raise InputError(f'joint_dynamics: expected a mapping {{joint name: {{armature, damping, friction}}}} or the '
-                         f'path of a YAML file holding one, got {chk.given(source)}')
+        raise InputError(
+            f'joint_dynamics: expected a mapping {{joint name: {{armature, damping, friction}}}} or the '
+            f'path of a YAML file holding one, got {chk.given(source)}'
+        )
     if set(data) == {'joint_dynamics'}:
         data = data['joint_dynamics'] or {}
     return data
 
 
 def joint_dynamics_overrides(source=None, armature=None):
-    """{joint name or '*': {field: float}} of the overrides ``source`` and ``armature`` give.
+    """
+    {joint name or '*': {field: float}} of the overrides ``source`` and ``armature`` give.
 
     ``source``: None, a mapping ``{joint: {armature: a, damping: d, friction: F}}`` (any of the
     three per joint; the joint ``'*'``: every moving joint, a joint's own entry winning), or the
     path of a YAML file holding that mapping (optionally under a key ``joint_dynamics``).
     ``armature``: a number (every moving joint) or ``{joint: number}``, applied after
     ``source``.  InputError naming the joint and field of a bad value (each a finite number >= 0).
-    Joint names are checked against a robot by :func:`apply_joint_dynamics`."""
+    Joint names are checked against a robot by :func:`apply_joint_dynamics`.
+    """
     out = {}
     if source is not None:
         for joint, values in _load(source).items():
             if not isinstance(joint, str) or not joint:
-                raise InputError(f'joint_dynamics: keys are joint names (or "*"), got {chk.given(joint)}')
+                raise InputError(
+                    f'joint_dynamics: keys are joint names (or "*"), got {chk.given(joint)}'
+                )
             if not isinstance(values, Mapping):
-                raise InputError(f'joint_dynamics[{joint!r}]: expected a mapping of {list(JOINT_DYNAMICS_FIELDS)}, '
-                                 f'got {chk.given(values)}')
+                raise InputError(
+                    f'joint_dynamics[{joint!r}]: expected a mapping of {list(JOINT_DYNAMICS_FIELDS)}, '
+                    f'got {chk.given(values)}'
+                )
             unknown = sorted(set(values) - set(JOINT_DYNAMICS_FIELDS))
             if unknown:
-                raise InputError(f'joint_dynamics[{joint!r}]: unknown fields {unknown} (expected any of '
-                                 f'{list(JOINT_DYNAMICS_FIELDS)})')
-            out.setdefault(joint, {}).update({k: _value(f'joint_dynamics[{joint!r}].{k}', v)
-                                              for k, v in values.items()})
+                raise InputError(
+                    f'joint_dynamics[{joint!r}]: unknown fields {unknown} (expected any of '
+                    f'{list(JOINT_DYNAMICS_FIELDS)})'
+                )
+            out.setdefault(joint, {}).update(
+                {k: _value(f'joint_dynamics[{joint!r}].{k}', v) for k, v in values.items()}
+            )
     if armature is not None:
         items = armature.items() if isinstance(armature, Mapping) else [('*', armature)]
         for joint, value in items:
@@ -138,25 +176,38 @@ def joint_dynamics_overrides(source=None, armature=None):
 
 
 def _value(name, v):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+    if (
+        isinstance(v, (bool, np.bool_))
+        or not isinstance(v, numbers.Real)
+        or not math.isfinite(v)
+        or v < 0
+    ):
         raise InputError(f'{name}: expected a finite number >= 0, got {chk.given(v)}')
     return float(v)
 
 
 def apply_joint_dynamics(names, types, dynamics, overrides):
-    """The joints' :class:`JointDynamics` with ``overrides`` (:func:`joint_dynamics_overrides`)
-    applied: ``names`` (joint names), ``types`` (FIXED or not, same order), ``dynamics`` (their
-    current JointDynamics).  ModelError naming a joint that is unknown or fixed."""
+    """
+    Return the joints' :class:`JointDynamics` with ``overrides``.
+
+    :func:`joint_dynamics_overrides`) applied: ``names`` (joint names), ``types`` (FIXED or not,
+    same order), ``dynamics`` (their current JointDynamics. ModelError naming a joint that is
+    unknown or fixed.
+    """
     index = {n: k for k, n in enumerate(names)}
     moving = [n for n, t in zip(names, types) if t != FIXED]
     for joint in overrides:
         if joint == '*':
             continue
         if joint not in index:
-            raise ModelError(f'joint_dynamics: {joint!r} is not a joint of the robot (moving joints: {moving})')
+            raise ModelError(
+                f'joint_dynamics: {joint!r} is not a joint of the robot (moving joints: {moving})'
+            )
         if types[index[joint]] == FIXED:
-            raise ModelError(f'joint_dynamics: joint {joint!r} is fixed: only moving joints have damping, friction '
-                             'or armature')
+            raise ModelError(
+                f'joint_dynamics: joint {joint!r} is fixed: only moving joints have damping, friction '
+                'or armature'
+            )
     out = list(dynamics)
     for k, (name, t) in enumerate(zip(names, types)):
         if t == FIXED:

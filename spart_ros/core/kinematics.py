@@ -1,4 +1,5 @@
 """Forward kinematics of the tree (SPART: Kinematics)."""
+
 from collections import namedtuple
 
 import numpy as np
@@ -7,14 +8,17 @@ from . import _backend as bk
 from . import _checks as chk
 from . import _compiled
 from .attitude import _axis_rotation
-from .model import homogeneous, REVOLUTE, PRISMATIC
+from .model import homogeneous, PRISMATIC, REVOLUTE
 
 KinematicsResult = namedtuple('KinematicsResult', 'RJ RL rJ rL e g')
 
 
 @chk.checked(results=False)  # the compiled code checks its results
 def kinematics(R0, r0, qm, robot):
-    """Positions and orientations of every joint and link.  (SPART: Kinematics)
+    """
+    Positions and orientations of every joint and link.
+
+    (SPART: Kinematics)
 
     Inputs: ``R0`` (3, 3) base CoM frame -> inertial rotation; ``r0`` (3,) base
     CoM position (inertial); ``qm`` (n_q,) joint variables (rad or m).
@@ -51,11 +55,16 @@ def kinematics(R0, r0, qm, robot):
     return KinematicsResult(RJ, RL, rJ, rL, e, g)
 
 
-
 def _kinematics_numeric(R0, r0, qm, robot):
     n = robot.n_links_joints
-    out = KinematicsResult(np.empty((3, 3, n)), np.empty((3, 3, n)), np.empty((3, n)), np.empty((3, n)),
-                           np.empty((3, n)), np.empty((3, n)))
+    out = KinematicsResult(
+        np.empty((3, 3, n)),
+        np.empty((3, 3, n)),
+        np.empty((3, n)),
+        np.empty((3, n)),
+        np.empty((3, n)),
+        np.empty((3, n)),
+    )
     if _compiled.kinematics(*_compiled.packed(robot), R0, r0, qm, *out):
         raise chk.ResultNotFinite('Kinematics')
     return out

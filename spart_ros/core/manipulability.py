@@ -1,4 +1,5 @@
-"""Manipulability of a point (Yoshikawa) and a dynamic-singularity measure for free-floating arms.
+"""
+Manipulability of a point (Yoshikawa) and a dynamic-singularity measure for free-floating arms.
 
 Fixed-base manipulability uses the fixed-base Jacobian Jm; the generalized manipulability
 (Umetani and Yoshida) the generalized Jacobian J* (:func:`generalized_jacobian`), which
@@ -12,6 +13,7 @@ on the masses and on where the arm is, not only on the joint angles: Papadopoulo
 Dubowsky, 1991).  :func:`dynamic_singularity_measure` is the inverse condition number of J*
 (sigma_min / sigma_max, in [0, 1]): 0 on a singularity of J*.
 """
+
 import numpy as np
 
 from . import checks as chk
@@ -29,8 +31,12 @@ def task_rows(rows):
         out = tuple(int(r) for r in rows)
     except (TypeError, ValueError, OverflowError):
         raise InputError(expected + chk.given(rows)) from None
-    if not out or any(r != r0 for r, r0 in zip(out, rows)) or any(not 0 <= r <= 5 for r in out) \
-            or len(set(out)) != len(out):
+    if (
+        not out
+        or any(r != r0 for r, r0 in zip(out, rows))
+        or any(not 0 <= r <= 5 for r in out)
+        or len(set(out)) != len(out)
+    ):
         raise InputError(expected + chk.given(rows))
     return out
 
@@ -44,17 +50,23 @@ def _task(J, rows, name='J'):
 def singular_values(J, rows=None, name='J'):
     """Singular values (descending) of the task rows of a Jacobian ``J`` (6, n)."""
     if not isinstance(name, str):
-        raise InputError(f'name: expected the name of J for messages (a string), got {chk.given(name)}')
+        raise InputError(
+            f'name: expected the name of J for messages (a string), got {chk.given(name)}'
+        )
     J = _task(J, rows, name)
-    if J.size and float(np.abs(J).max()) > 1e150:   # its squares overflow inside the SVD
-        raise InputError(f'{name}: too large: entries up to {float(np.abs(J).max()):.3g} overflow its singular '
-                         'value decomposition')
+    if J.size and float(np.abs(J).max()) > 1e150:  # its squares overflow inside the SVD
+        raise InputError(
+            f'{name}: too large: entries up to {float(np.abs(J).max()):.3g} overflow its singular '
+            'value decomposition'
+        )
     return np.linalg.svd(J, compute_uv=False)
 
 
 def manipulability(J, rows=None):
-    """Yoshikawa's manipulability of the task rows of ``J`` (6, n): the product of its
-    min(m, n) singular values, = sqrt(det(J J')) when m <= n (m task rows).
+    """
+    Yoshikawa's manipulability of the task rows of ``J`` (6, n).
+
+    The product of its min(m, n) singular values, = sqrt(det(J J')) when m <= n (m task rows).
 
     Pass the fixed-base Jacobian Jm for the fixed-base measure, J* for the generalized one.
     Units: those of J's rows (m or rad per joint unit) to the power min(m, n).
@@ -62,13 +74,18 @@ def manipulability(J, rows=None):
     with chk.quiet():
         w = float(np.prod(singular_values(J, rows)))
     if not np.isfinite(w):
-        raise InputError(f'J: too large: its manipulability overflows (largest entry {float(np.abs(J).max()):.3g})')
+        raise InputError(
+            f'J: too large: its manipulability overflows (largest entry {float(np.abs(J).max()):.3g})'
+        )
     return w
 
 
 def dynamic_singularity_measure(Jstar, rows=None):
-    """sigma_min / sigma_max of the task rows of the generalized Jacobian ``Jstar`` (6, n_q):
-    1 for an isotropic J*, 0 on a (dynamic or kinematic) singularity.  A state where this is
-    near 0 while the same measure of Jm is not is a dynamic singularity."""
+    """
+    sigma_min / sigma_max of the task rows of the generalized Jacobian ``Jstar`` (6, n_q).
+
+    1 for an isotropic J*, 0 on a (dynamic or kinematic) singularity. A state where this is near 0
+    while the same measure of Jm is not is a dynamic singularity.
+    """
     s = singular_values(Jstar, rows, 'Jstar')
     return float(s[-1] / s[0]) if s.size and s[0] > 0 else 0.0

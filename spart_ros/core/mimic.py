@@ -1,4 +1,5 @@
-"""Mimic joints: independent joint coordinates and SPART's full joint variables.
+"""
+Mimic joints: independent joint coordinates and SPART's full joint variables.
 
 A URDF ``<mimic joint="leader" multiplier="m" offset="o"/>`` on joint f says
 q_f = m q_leader + o.  A robot with mimic joints keeps SPART's full joint variables
@@ -19,6 +20,7 @@ forces do no work).  The constrained equations of motion are then
 which is what Pinocchio computes for its mimic joints (``buildModelFromUrdf(..., mimic=True)``).
 For a floating base, G is extended by the identity on the 6 base coordinates.
 """
+
 import numpy as np
 
 from . import checks as chk
@@ -26,7 +28,8 @@ from .errors import InputError
 
 
 class IndependentCoordinates:
-    """The map between a robot's independent joint coordinates and SPART's full ones.
+    """
+    The map between a robot's independent joint coordinates and SPART's full ones.
 
     Attributes: ``names`` (independent joint names, SPART order), ``full_names``
     (``robot.q_names``), ``n``, ``n_full``, ``G`` (n_full, n), ``offset`` (n_full,),
@@ -36,10 +39,12 @@ class IndependentCoordinates:
     """
 
     def __init__(self, robot):
-        try:    # any robot model (a Robot builds its own when it is made)
+        try:  # any robot model (a Robot builds its own when it is made)
             self.full_names, self.followers = list(robot.q_names), dict(robot.mimic)
         except AttributeError:
-            raise InputError(f'robot: expected a spart_ros Robot, got {chk.given(robot)}') from None
+            raise InputError(
+                f'robot: expected a spart_ros Robot, got {chk.given(robot)}'
+            ) from None
         self.names = [name for name in self.full_names if name not in self.followers]
         self.n, self.n_full = len(self.names), len(self.full_names)
         self.is_identity = not self.followers
@@ -69,26 +74,36 @@ class IndependentCoordinates:
         return self.G @ chk.vector('u', u, self.n)
 
     def accelerations(self, udot):
-        """Full joint accelerations (n_full,) from independent ones (n,): G udot (G is constant)."""
+        """
+        Full joint accelerations (n_full,) from independent ones (n,).
+
+        G udot (G is constant).
+        """
         return self.G @ chk.vector('udot', udot, self.n)
 
     def forces(self, tau_full):
-        """Generalized forces on the independent coordinates (n,) from full joint efforts
-        (n_full,): G' tau_full (each follower's effort reaches its leader times its multiplier)."""
+        """
+        Generalized forces on the independent coordinates (n,) from full joint efforts (n_full,).
+
+        G' tau_full (each follower's effort reaches its leader times its multiplier).
+        """
         return self.G.T @ chk.vector('tau_full', tau_full, self.n_full)
 
     def independent(self, q_full):
-        """The independent coordinates' values (n,) read from a full vector (n_full,)."""
+        """Return the independent coordinates' values (n,) read from a full vector (n_full,)."""
         return chk.vector('q_full', q_full, self.n_full)[self.index]
 
     def constraint_error(self, q_full):
-        """q_full - (G q + offset) for the q read from q_full: zero when the followers agree
-        with their leaders (n_full,)."""
+        """
+        q_full - (G q + offset) for the q read from q_full.
+
+        Zero when the followers agree with their leaders (n_full,).
+        """
         q_full = chk.vector('q_full', q_full, self.n_full)
         return q_full - (self.G @ q_full[self.index] + self.offset)
 
     def generalized(self, floating=True):
-        """The map of the whole generalized velocity: blkdiag(I6, G) (floating) or G."""
+        """Return the map of the whole generalized velocity: blkdiag(I6, G) (floating) or G."""
         if not chk.flag('floating', floating):
             return np.array(self.G)
         T = np.zeros((6 + self.n_full, 6 + self.n))
@@ -98,10 +113,13 @@ class IndependentCoordinates:
 
 
 def command_joints(robot, hardware=()):
-    """The joints an effort controller commands when its joint list is not given, in the order
-    of its commands.
+    """
+    The joints an effort controller commands when its joint list is not given.
 
-    ``hardware``: the URDF's ``<ros2_control>`` tags (:func:`spart_ros.core.ros2_control.ros2_control_from_urdf`,
+    In the order of its commands.
+
+    ``hardware``: the URDF's ``<ros2_control>`` tags
+                  (:func:`spart_ros.core.ros2_control.ros2_control_from_urdf`,
     objects with ``joints``, each with ``name``, ``command_names`` and ``mimic``): when they give
     joints an ``effort`` command interface, those joints in the tags' order, less the ones that
     follow another (a URDF mimic joint, or ``mimic="true"``): the joints an effort controller of
@@ -111,7 +129,8 @@ def command_joints(robot, hardware=()):
 
     The ONE rule behind both spart_sim's default ``joints`` and spart_controller's default
     ``command_joints``, so that a sim and a controller started with default parameters on the
-    same robot description agree on the commands' length and order."""
+    same robot description agree on the commands' length and order.
+    """
     try:
         names, followers = list(robot.coordinates.names), robot.coordinates.followers
     except AttributeError:

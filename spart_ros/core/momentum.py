@@ -1,4 +1,5 @@
-"""System momentum of a floating-base robot and the base reaction it implies.
+"""
+System momentum of a floating-base robot and the base reaction it implies.
 
 With no external force the linear and angular momentum of the whole system are conserved,
 so the base of a free-floating robot reacts to every joint motion.  In SPART's coordinates
@@ -17,6 +18,7 @@ origin) or about the system CoM; L_r0 itself changes as the base CoM moves, so a
 controller keeps [L_origin; p] and turns it into h0 at each state
 (:func:`base_momentum_from`).  Every vector here is (6,) = [angular; linear].
 """
+
 import numpy as np
 
 from . import _backend as bk
@@ -26,47 +28,60 @@ from .errors import InputError, SingularModelError
 
 
 def _matrices(H0, H0m):
-    """Checked H0 (6, 6) and H0m (6, n_q)."""
+    """Check H0 (6, 6) and H0m (6, n_q)."""
     H0 = chk.array('H0', H0, (6, 6))
     H0m = chk.array('H0m', H0m, (6, None))
     return H0, H0m
 
 
 def _joint_rates(um, H0m):
-    """``um`` checked against the joint columns of H0m (no robot here to say which is right:
-    a length mismatch names both)."""
+    """
+    ``um`` checked against the joint columns of H0m.
+
+    No robot here to say which is right: a length mismatch names both.
+    """
     n = H0m.shape[1]
     try:
         return chk.vector('um', um, n)
     except InputError as err:
         if 'expected length' not in str(err):
             raise
-        raise InputError(f'um, H0m: expected one joint rate per column of H0m ({n}), {str(err)[4:]}') from None
+        raise InputError(
+            f'um, H0m: expected one joint rate per column of H0m ({n}), {str(err)[4:]}'
+        ) from None
 
 
 # --- unchecked building blocks (arguments already checked), for callers that check once per
 # tick (control.free_floating); ``where`` and ``inputs`` ((name, value) pairs) name the
 # computation and its arguments if a result overflows.
 
+
 def solve_base(H0, rhs, where, inputs):
-    """H0^-1 rhs: ``H0`` (6, 6) the locked-system inertia (SPD unless the robot has no mass),
-    ``rhs`` (6,) or (6, k) numeric.  InputError naming H0 if it is symbolic (a solve needs
-    numbers), SingularModelError if singular, an overflow error naming ``inputs``."""
+    """
+    H0^-1 rhs: ``H0`` (6, 6) the locked-system inertia (SPD unless the robot has no mass).
+
+    ``rhs`` (6,) or (6, k) numeric. InputError naming H0 if it is symbolic (a solve needs numbers),
+    SingularModelError if singular, an overflow error naming ``inputs``.
+    """
     H0 = chk.numeric('H0', H0, f'{where} (a linear solve)')
     try:
         with chk.quiet():
             out = np.linalg.solve(H0, rhs)
     except np.linalg.LinAlgError:
-        raise SingularModelError('H0 is singular: a floating base needs a system with mass and inertia') from None
+        raise SingularModelError(
+            'H0 is singular: a floating base needs a system with mass and inertia'
+        ) from None
     return chk.results(where, out, inputs)
 
 
 def about_point(w0, R0, r0, point, where, inputs):
-    """P0' [moment about r0; force] -> [moment about ``point``; force] (6,), inertial frame.
+    """
+    P0' [moment about r0; force] -> [moment about ``point``; force] (6,), inertial frame.
 
     ``w0`` (6,) in SPART's base coordinates (a momentum h0 or a base generalized force tau0:
     moment about the base CoM r0 in the base frame; force, inertial); ``R0`` (3, 3) base CoM
-    frame -> inertial; ``r0``, ``point`` (3,) inertial.  Numeric or symbolic."""
+    frame -> inertial; ``r0``, ``point`` (3,) inertial.  Numeric or symbolic.
+    """
     out = bk.zeros(6, w0, R0, r0, point)
     with chk.quiet():
         out[3:6] = w0[3:6]
@@ -75,18 +90,22 @@ def about_point(w0, R0, r0, point, where, inputs):
 
 
 def center_of_mass_from_H0(H0, R0, r0):
-    """System CoM (3,), inertial frame, read off the base block ``H0`` (6, 6) of H at the base
-    pose ``R0`` (3, 3), ``r0`` (3,): H0[3:6, 0:3] = -m [r_com - r0]x R0 (m = H0[3, 3]).
-    Numeric arguments; SingularModelError if m is not positive."""
+    """
+    System CoM (3,), inertial frame, read off the base block ``H0``.
+
+    6, 6) of H at the base pose ``R0`` (3, 3), ``r0`` (3,): H0[3:6, 0:3] = -m [r_com - r0]x R0 (m =
+    H0[3, 3]. Numeric arguments; SingularModelError if m is not positive.
+    """
     m = H0[3, 3]
     if not m > 0:
         raise SingularModelError('H0: total mass H0[3, 3] must be positive')
-    S = H0[3:6, 0:3] @ R0.T     # -m [c]x
+    S = H0[3:6, 0:3] @ R0.T  # -m [c]x
     return r0 + np.array([S[1, 2] - S[2, 1], S[2, 0] - S[0, 2], S[0, 1] - S[1, 0]]) / (2 * m)
 
 
 def base_momentum(H0, H0m, u0, um):
-    """h0 = H0 u0 + H0m um (6,): the system momentum in SPART's base coordinates.
+    """
+    h0 = H0 u0 + H0m um (6,): the system momentum in SPART's base coordinates.
 
     ``H0`` (6, 6), ``H0m`` (6, n_q) from :func:`generalized_inertia` (or ``H[:6, :6]``,
     ``H[:6, 6:]``); ``u0`` (6,), ``um`` (n_q,).  h0[0:3] is the angular momentum of the whole
@@ -102,7 +121,8 @@ def base_momentum(H0, H0m, u0, um):
 
 
 def momentum_about(h0, R0, r0, point=None):
-    """[L_point; p] (6,), inertial frame, from the base-coordinate momentum ``h0`` (6,).
+    """
+    [L_point; p] (6,), inertial frame, from the base-coordinate momentum ``h0`` (6,).
 
     ``R0`` (3, 3) base CoM frame -> inertial, ``r0`` (3,) base CoM; ``point`` (3,) fixed in
     the inertial frame (default the origin) or the system CoM.  L_point = R0 h0[0:3] +
@@ -120,7 +140,8 @@ def _momentum_about(where, name, h0, R0, r0, point):
 
 
 def base_momentum_from(momentum, R0, r0, point=None):
-    """Inverse of :func:`momentum_about`: h0 (6,) from [L_point; p] (6,), inertial frame.
+    """
+    Inverse of :func:`momentum_about`: h0 (6,) from [L_point; p] (6,), inertial frame.
 
     Use it to turn a conserved momentum (about the origin, say) into the h0 of the current
     state for :func:`base_reaction`.
@@ -133,11 +154,14 @@ def base_momentum_from(momentum, R0, r0, point=None):
     with chk.quiet():
         out[3:6] = momentum[3:6]
         out[0:3] = R0.T @ (momentum[0:3] - cross(r0 - point, momentum[3:6]))
-    return chk.results('base_momentum_from', out, [('momentum', momentum), ('r0', r0), ('point', point)])
+    return chk.results(
+        'base_momentum_from', out, [('momentum', momentum), ('r0', r0), ('point', point)]
+    )
 
 
 def momentum_rate_about(tau0, R0, r0, point=None):
-    """d/dt [L_point; p] (6,), inertial frame, from the base generalized force of inverse dynamics.
+    """
+    d/dt [L_point; p] (6,), inertial frame, from the base generalized force of inverse dynamics.
 
     ``tau0`` (6,): the base rows of ID for the motion (u, udot) with NO loads and no gravity
     (``inverse_dynamics`` / ``FastDynamics.inverse_dynamics``); they are P0' times the rate of
@@ -161,15 +185,21 @@ def system_center_of_mass(H0, R0, r0):
 
 
 def reaction_jacobian(H0, H0m):
-    """G = -H0^-1 H0m (6, n_q): the base velocity u0 each unit joint velocity causes at zero
-    momentum (u0 = H0^-1 h0 + G um).  Rows as u0: [angular, base frame; linear, inertial]."""
+    """
+    G = -H0^-1 H0m (6, n_q).
+
+    The base velocity u0 each unit joint velocity causes at zero momentum (u0 = H0^-1 h0 + G um).
+    Rows as u0: [angular, base frame; linear, inertial].
+    """
     H0, H0m = _matrices(H0, H0m)
     H0m = chk.numeric('H0m', H0m, 'reaction_jacobian (a linear solve)')
     return -solve_base(H0, H0m, 'reaction_jacobian', [('H0', H0), ('H0m', H0m)])
 
 
 def base_reaction(H0, H0m, um, h0=None):
-    """Base velocity u0 (6,) from momentum conservation: u0 = H0^-1 (h0 - H0m um).
+    """
+    Return base velocity u0 (6,) from momentum conservation: u0 = H0^-1 (h0 - H0m um).
+
     (SPART: Base Reaction block)
 
     ``um`` (n_q,) joint velocities; ``h0`` (6,) the system momentum in base coordinates
@@ -188,4 +218,3 @@ def base_reaction(H0, H0m, um, h0=None):
             inputs.append(('h0', h0))
             rhs += h0
     return solve_base(H0, rhs, 'base_reaction', inputs)
-

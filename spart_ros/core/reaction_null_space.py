@@ -1,4 +1,5 @@
-"""Reaction null space: joint velocities that leave the base at rest (Nenchev, Yoshida et al.).
+"""
+Reaction null space: joint velocities that leave the base at rest (Nenchev, Yoshida et al.).
 
 With the system momentum h0, the base moves with u0 = H0^-1 h0 + G um, G = -H0^-1 H0m
 (:func:`reaction_jacobian`).  Joint velocities in the kernel of G add no base motion: for a
@@ -16,6 +17,7 @@ The basis comes from the SVD of the coupling rows; the rank uses the tolerance
 numpy.linalg.matrix_rank).  Velocities and coupling rows are in SPART's u0 units (rad/s,
 m/s per unit joint velocity).
 """
+
 from collections import namedtuple
 
 import numpy as np

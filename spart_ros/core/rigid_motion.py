@@ -1,4 +1,5 @@
-"""Rigid-body motions: exponential coordinates of rotations and poses (Modern Robotics, ch. 3).
+"""
+Rigid-body motions: exponential coordinates of rotations and poses (Modern Robotics, ch. 3).
 
 Twists are ordered [angular; linear] like SPART's and Modern Robotics': a twist V = [w; v] of a
 frame {b} is its body twist when w, v are expressed in {b} (MR's V_b: v = the velocity of
@@ -17,6 +18,7 @@ within 1e-3 with det > 0, transforms with bottom row [0, 0, 0, 1]); results are 
 overflow is an InputError naming the input).  The underscored versions skip the checks, for
 loops that checked their inputs once.
 """
+
 import math
 
 import numpy as np
@@ -33,13 +35,15 @@ def _skew(w):
 
 def _rotation_vector(R):
     """Rotation vector (unit axis * angle, angle in [0, pi]) of a rotation matrix (unchecked)."""
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])   # sin(angle) axis
+    w = 0.5 * np.array(
+        [R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]
+    )  # sin(angle) axis
     s = math.sqrt(float(w @ w))
     c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
     angle = math.atan2(s, c)
     if s > 1e-6:
         return angle / s * w
-    if c > 0:                                   # small angle: angle / sin(angle) ~ 1 + angle^2 / 6
+    if c > 0:  # small angle: angle / sin(angle) ~ 1 + angle^2 / 6
         return (1.0 + angle * angle / 6.0) * w
     # angle near pi: the symmetric part (R + R') / 2 = c I + (1 - c) a a' gives a a' (the skew
     # part, sin(angle) [a]x, would tilt the axis by ~sin(angle) / 2)
@@ -55,9 +59,11 @@ def _rotation_from_vector(w):
     """Rodrigues' formula: exp([w]x) (unchecked)."""
     angle = math.sqrt(float(w @ w))
     W = _skew(w)
-    if angle < 1e-8:        # second-order series (exact to rounding below 1e-8)
+    if angle < 1e-8:  # second-order series (exact to rounding below 1e-8)
         return np.eye(3) + W + 0.5 * (W @ W)
-    return np.eye(3) + (math.sin(angle) / angle) * W + ((1.0 - math.cos(angle)) / angle ** 2) * (W @ W)
+    return (
+        np.eye(3) + (math.sin(angle) / angle) * W + ((1.0 - math.cos(angle)) / angle**2) * (W @ W)
+    )
 
 
 def _transform_log(R, p):
@@ -67,9 +73,10 @@ def _transform_log(R, p):
     W = _skew(w)
     if angle < 1e-8:
         return np.concatenate([w, p - 0.5 * (W @ p)])
-    # G^-1(angle) with w = angle * axis: I - W / 2 + (1 / angle^2) (1 - (angle / 2) cot(angle / 2)) W^2
+    # G^-1(angle) with w = angle * axis: I - W / 2 + (1 / angle^2) (1 - (angle / 2) cot(angle /
+    # 2)) W^2
     half = 0.5 * angle
-    k = (1.0 - half / math.tan(half)) / angle ** 2 if angle < math.pi - 1e-9 else 1.0 / angle ** 2
+    k = (1.0 - half / math.tan(half)) / angle**2 if angle < math.pi - 1e-9 else 1.0 / angle**2
     return np.concatenate([w, p - 0.5 * (W @ p) + k * (W @ (W @ p))])
 
 
@@ -82,9 +89,12 @@ def _transform_exp(V):
     W = _skew(w)
     if angle < 1e-8:
         T[:3, 3] = v + 0.5 * (W @ v)
-    else:   # G(angle) v = (I + (1 - cos) / angle^2 W + (angle - sin) / angle^3 W^2) v
-        T[:3, 3] = v + ((1.0 - math.cos(angle)) / angle ** 2) * (W @ v) \
-            + ((angle - math.sin(angle)) / angle ** 3) * (W @ (W @ v))
+    else:  # G(angle) v = (I + (1 - cos) / angle^2 W + (angle - sin) / angle^3 W^2) v
+        T[:3, 3] = (
+            v
+            + ((1.0 - math.cos(angle)) / angle**2) * (W @ v)
+            + ((angle - math.sin(angle)) / angle**3) * (W @ (W @ v))
+        )
     return T
 
 
@@ -97,12 +107,18 @@ def _adjoint(R, p):
 
 
 def checked_transform(name, T):
-    """``T`` as a float (4, 4) pose: rotation block a rotation (within 1e-3, det > 0), bottom
-    row [0, 0, 0, 1]; InputError naming ``name`` otherwise.  Returns (R, p)."""
+    """
+    ``T`` as a float (4, 4) pose.
+
+    Rotation block a rotation (within 1e-3, det > 0), bottom row [0, 0, 0, 1]; InputError naming
+    ``name`` otherwise. Returns (R, p).
+    """
     T = chk.numeric(name, chk.array(name, T, (4, 4)), 'a pose (numbers)')
     if not np.array_equal(T[3], [0.0, 0.0, 0.0, 1.0]):
-        raise InputError(f'{name}: expected a homogeneous transform (bottom row [0, 0, 0, 1]), got bottom row '
-                         f'{T[3].tolist()}')
+        raise InputError(
+            f'{name}: expected a homogeneous transform (bottom row [0, 0, 0, 1]), got bottom row '
+            f'{T[3].tolist()}'
+        )
     R = chk.rotation(f'{name} (its rotation block)', np.ascontiguousarray(T[:3, :3]))
     return R, np.ascontiguousarray(T[:3, 3])
 
@@ -113,15 +129,22 @@ def _numbers(name, x, shape):
 
 @chk.quietly
 def rotation_vector(R):
-    """Rotation vector (3,) = unit axis * angle, angle in [0, pi], of the rotation ``R`` (3, 3):
-    R = exp([w]x).  (MR: so3ToVec(MatrixLog3(R)))"""
+    """
+    Rotation vector (3,) = unit axis * angle, angle in [0, pi], of the rotation ``R`` (3, 3).
+
+    R = exp([w]x). (MR: so3ToVec(MatrixLog3(R)))
+    """
     R = chk.numeric('R', chk.rotation('R', R), 'this function')
     return chk.results('rotation_vector', _rotation_vector(R), [('R', R)])
 
 
 @chk.quietly
 def rotation_from_vector(w):
-    """Rotation matrix (3, 3) exp([w]x) of a rotation vector ``w`` (3,) (Rodrigues).  (MR: MatrixExp3)"""
+    """
+    Rotation matrix (3, 3) exp([w]x) of a rotation vector ``w`` (3,) (Rodrigues).
+
+    (MR: MatrixExp3)
+    """
     w = _numbers('w', chk.vector('w', w, 3), (3,))
     if chk.huge([('w', w)]):
         raise chk.overflow_error('rotation_from_vector', [('w', w)])
@@ -130,9 +153,12 @@ def rotation_from_vector(w):
 
 @chk.quietly
 def transform_log(T):
-    """The twist V = [w; v] (6,) with exp([V]) = ``T`` (4, 4): the constant body twist that moves
-    a frame from the identity to T in unit time (the angle of w in [0, pi]).  (MR:
-    se3ToVec(MatrixLog6(T)))"""
+    """
+    Return the twist V = [w; v] (6,) with exp([V]) = ``T`` (4, 4).
+
+    The constant body twist that moves a frame from the identity to T in unit time (the angle of w
+    in [0, pi]). (MR: se3ToVec(MatrixLog6(T)))
+    """
     R, p = checked_transform('T', T)
     return chk.results('transform_log', _transform_log(R, p), [('T', T)])
 
@@ -149,7 +175,11 @@ def transform_exp(V):
 
 @chk.quietly
 def adjoint(T):
-    """Ad_T (6, 6) of a pose ``T`` (4, 4) = (R, p): [[R, 0], [[p]x R, R]], so that the twist
-    V_b of {b} in its own frame is V_s = Ad_T V_b in the frame where T is given.  (MR: Adjoint)"""
+    """
+    Ad_T (6, 6) of a pose ``T`` (4, 4) = (R, p).
+
+    [[R, 0], [[p]x R, R]], so that the twist V_b of {b} in its own frame is V_s = Ad_T V_b in the
+    frame where T is given. (MR: Adjoint)
+    """
     R, p = checked_transform('T', T)
     return chk.results('adjoint', _adjoint(R, p), [('T', T)])

@@ -1,4 +1,5 @@
-"""The URDF's ``<ros2_control>`` tags: what ros2_control's resource manager reads (no ROS needed).
+"""
+The URDF's ``<ros2_control>`` tags: what ros2_control's resource manager reads (no ROS needed).
 
 A ``<ros2_control name=... type="system|actuator|sensor">`` tag names its hardware plugin
 (``<hardware><plugin>gz_ros2_control/GazeboSimSystem</plugin><param name=...>...</param>``)
@@ -16,6 +17,7 @@ description serves every plant.  :func:`ros2_control_from_urdf` parses it into p
 nothing here loads a plugin.  Errors (:class:`~.errors.URDFError`) name the tag, joint and
 interface at fault.
 """
+
 from dataclasses import dataclass, field
 import math
 import xml.etree.ElementTree as ET
@@ -24,8 +26,14 @@ from .errors import URDFError
 from .model import FIXED
 from .urdf import _DECLARATION, _load_text, urdf_text
 
-__all__ = ['Interface', 'ComponentJoint', 'HardwareComponent', 'ros2_control_from_urdf', 'initial_values',
-           'COMPONENT_TYPES']
+__all__ = [
+    'Interface',
+    'ComponentJoint',
+    'HardwareComponent',
+    'ros2_control_from_urdf',
+    'initial_values',
+    'COMPONENT_TYPES',
+]
 
 #: Values of the ``type`` attribute that ros2_control's hardware component parser accepts.
 COMPONENT_TYPES = ('system', 'actuator', 'sensor')
@@ -33,9 +41,13 @@ COMPONENT_TYPES = ('system', 'actuator', 'sensor')
 
 @dataclass(frozen=True)
 class Interface:
-    """A command or state interface: ``name`` (e.g. 'effort'), its ``<param>`` values as text
-    (e.g. {'min': '-30', 'initial_value': '0.5'}), and the optional ``data_type`` / ``size``
-    attributes (GPIOs)."""
+    """
+    A command or state interface.
+
+    ``name`` (e.g. 'effort'), its ``<param>`` values as text (e.g. {'min': '-30', 'initial_value':
+    '0.5'}), and the optional ``data_type`` / ``size`` attributes (GPIOs).
+    """
+
     name: str
     params: dict = field(default_factory=dict)
     data_type: str = ''
@@ -50,8 +62,13 @@ class Interface:
 
 @dataclass(frozen=True)
 class ComponentJoint:
-    """A ``<joint>``, ``<sensor>`` or ``<gpio>`` of a component: name, interfaces, ``<param>``s,
-    and for a joint the optional ``mimic`` attribute (None when absent)."""
+    """
+    A ``<joint>``, ``<sensor>`` or ``<gpio>`` of a component.
+
+    Name, interfaces, ``<param>``s, and for a joint the optional ``mimic`` attribute (None when
+    absent).
+    """
+
     name: str
     command_interfaces: tuple = ()
     state_interfaces: tuple = ()
@@ -69,14 +86,21 @@ class ComponentJoint:
     @property
     def initial_values(self):
         """{state interface: initial value} for the state interfaces that give one."""
-        return {i.name: i.initial_value for i in self.state_interfaces if i.initial_value is not None}
+        return {
+            i.name: i.initial_value for i in self.state_interfaces if i.initial_value is not None
+        }
 
 
 @dataclass(frozen=True)
 class HardwareComponent:
-    """One ``<ros2_control>`` tag: ``name``, ``type`` ('system', 'actuator' or 'sensor'),
-    ``plugin`` (the hardware interface class, e.g. 'mock_components/GenericSystem'), hardware
-    ``params``, ``joints``, ``sensors`` and ``gpios`` (:class:`ComponentJoint`, in file order)."""
+    """
+    One ``<ros2_control>`` tag.
+
+    ``name``, ``type`` ('system', 'actuator' or 'sensor'), ``plugin`` (the hardware interface
+    class, e.g. 'mock_components/GenericSystem'), hardware ``params``, ``joints``, ``sensors`` and
+    ``gpios`` (:class:`ComponentJoint`, in file order).
+    """
+
     name: str
     type: str
     plugin: str
@@ -90,7 +114,11 @@ class HardwareComponent:
         return [j.name for j in self.joints]
 
     def joints_commanding(self, interface):
-        """Names of the joints with the command interface ``interface`` (e.g. 'effort'), in order."""
+        """
+        Names of the joints with the command interface ``interface`` (e.g. 'effort').
+
+        In order.
+        """
         return [j.name for j in self.joints if interface in j.command_names]
 
 
@@ -122,9 +150,13 @@ def _interface(el, where):
         try:
             value = float(params['initial_value'])
         except ValueError:
-            raise URDFError(f'{where}: initial_value {params["initial_value"]!r} is not a number') from None
+            raise URDFError(
+                f'{where}: initial_value {params["initial_value"]!r} is not a number'
+            ) from None
         if not math.isfinite(value):
-            raise URDFError(f'{where}: initial_value {params["initial_value"]!r} is NaN or infinity')
+            raise URDFError(
+                f'{where}: initial_value {params["initial_value"]!r} is NaN or infinity'
+            )
     size = el.get('size', '1')
     try:
         size = int(size)
@@ -171,8 +203,10 @@ def _component(el, label):
     plugin = (plugins[0].text or '').strip() if len(plugins) == 1 else ''
     if not plugin:
         found = f'{len(plugins)}' if len(plugins) != 1 else 'an empty one'
-        raise URDFError(f'{where}: <hardware> needs one non-empty <plugin> (e.g. '
-                        f'mock_components/GenericSystem), found {found}')
+        raise URDFError(
+            f'{where}: <hardware> needs one non-empty <plugin> (e.g. '
+            f'mock_components/GenericSystem), found {found}'
+        )
     members = {'joint': [], 'sensor': [], 'gpio': []}
     for c in el:
         kind = _local(c.tag)
@@ -183,13 +217,22 @@ def _component(el, label):
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise URDFError(f'{where}: {kind}s {twice} are listed twice')
-    return HardwareComponent(name, ctype.lower(), plugin, _params(hardware[0], f'{where} <hardware>'),
-                             tuple(members['joint']), tuple(members['sensor']), tuple(members['gpio']))
+    return HardwareComponent(
+        name,
+        ctype.lower(),
+        plugin,
+        _params(hardware[0], f'{where} <hardware>'),
+        tuple(members['joint']),
+        tuple(members['sensor']),
+        tuple(members['gpio']),
+    )
 
 
 def ros2_control_from_urdf(source, robot=None, xacro_args=None):
-    """The ``<ros2_control>`` tags of a URDF, as a list of :class:`HardwareComponent` (empty when
-    the URDF has none).
+    """
+    Return the ``<ros2_control>`` tags of a URDF, as a list of :class:`HardwareComponent`.
+
+    Empty when the URDF has none.
 
     ``source``: URDF text, bytes or a file path (``.xacro`` is expanded, ``xacro_args`` as a dict,
     as :func:`~.urdf.robot_from_urdf` does).  With ``robot`` (the model of the same URDF), every
@@ -207,25 +250,35 @@ def ros2_control_from_urdf(source, robot=None, xacro_args=None):
     for comp in components:
         for joint in comp.joints:
             if joint.name in owner:
-                raise URDFError(f'{label}: joint {joint.name!r} is in two <ros2_control> tags '
-                                f'({owner[joint.name]!r} and {comp.name!r})')
+                raise URDFError(
+                    f'{label}: joint {joint.name!r} is in two <ros2_control> tags '
+                    f'({owner[joint.name]!r} and {comp.name!r})'
+                )
             owner[joint.name] = comp.name
     if robot is not None:
         types = {j.name: j.type for j in robot.joints}
         for comp in components:
             for joint in comp.joints:
                 if joint.name not in types:
-                    raise URDFError(f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
-                                    f'is not a joint of robot {robot.name!r} (moving joints: {robot.q_names})')
+                    raise URDFError(
+                        f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
+                        f'is not a joint of robot {robot.name!r} (moving joints: {robot.q_names})'
+                    )
                 if types[joint.name] == FIXED:
-                    raise URDFError(f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
-                                    'is fixed (a fixed joint has no interfaces)')
+                    raise URDFError(
+                        f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
+                        'is fixed (a fixed joint has no interfaces)'
+                    )
     return components
 
 
 def initial_values(components, interface):
-    """{joint: initial value} of the state interface ``interface`` (e.g. 'position') over the
-    joints of ``components`` (:class:`HardwareComponent`) that give one (``initial_value``)."""
+    """
+    {joint: initial value} of the state interface ``interface``.
+
+    e.g. 'position') over the joints of ``components`` (:class:`HardwareComponent`) that give one
+    (``initial_value``.
+    """
     out = {}
     for component in components:
         for joint in component.joints:

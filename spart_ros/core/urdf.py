@@ -1,4 +1,5 @@
-"""URDF -> SPART robot model (SPART: urdf2robot).
+"""
+URDF -> SPART robot model (SPART: urdf2robot).
 
 The reader takes what urdfdom (robot_state_publisher, Pinocchio, MoveIt) takes and reads
 only what dynamics needs: links, ``<inertial>``, joints (type, parent, child, origin,
@@ -11,6 +12,7 @@ It is more lenient than urdfdom where SPART's own models need it (revolute joint
 ``<limit>``) and stricter where numbers would be wrong silently (NaN or infinity,
 duplicate names).  docs/urdf_loading.md has the full list of rules.
 """
+
 import logging
 import os
 import re
@@ -21,9 +23,18 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .attitude import rpy_rotation
-from .errors import ModelWarning, SpartError, URDFError, UnsupportedJointError
+from .errors import ModelWarning, SpartError, UnsupportedJointError, URDFError
 from .joint_friction import apply_joint_dynamics, joint_dynamics_overrides
-from .model import JOINT_TYPES, JointDynamics, JointLimits, Mimic, _JointSpec, _LinkSpec, _build_tree, homogeneous
+from .model import (
+    _build_tree,
+    _JointSpec,
+    _LinkSpec,
+    homogeneous,
+    JOINT_TYPES,
+    JointDynamics,
+    JointLimits,
+    Mimic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +43,20 @@ URDF_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 
 _XACRO_MARKERS = re.compile(r'\$\{|\$\(|<xacro:')  # (xacro's output may keep xmlns:xacro)
 _XACRO_NAMESPACE = re.compile(r'^\{[^}]*/xacro\}')  # www.ros.org/wiki/xacro, ros.org/wiki/xacro
 #: Elements the reader takes numbers or names from (inside <link> and <joint>).
-_READ_ELEMENTS = {'link', 'joint', 'inertial', 'origin', 'mass', 'inertia', 'parent', 'child', 'axis', 'limit',
-                  'mimic', 'dynamics'}
+_READ_ELEMENTS = {
+    'link',
+    'joint',
+    'inertial',
+    'origin',
+    'mass',
+    'inertia',
+    'parent',
+    'child',
+    'axis',
+    'limit',
+    'mimic',
+    'dynamics',
+}
 _DECLARATION = re.compile(r'^\s*<\?xml[^>]*\?>')
 _ENCODING = re.compile(rb'^\s*<\?xml[^>]*encoding\s*=\s*["\']([A-Za-z0-9._-]+)["\']')
 _XACRO_LOCK = threading.Lock()  # xacro keeps its state in module globals
@@ -41,9 +64,14 @@ _XACRO_LOCK = threading.Lock()  # xacro keeps its state in module globals
 
 # --- text --------------------------------------------------------------------------------
 
+
 def _decode(data, label):
-    """str from URDF bytes: a BOM, else the declared encoding, else UTF-8."""
-    for bom, codec in ((b'\xef\xbb\xbf', 'utf-8-sig'), (b'\xff\xfe', 'utf-16'), (b'\xfe\xff', 'utf-16')):
+    """``str`` from URDF bytes: a BOM, else the declared encoding, else UTF-8."""
+    for bom, codec in (
+        (b'\xef\xbb\xbf', 'utf-8-sig'),
+        (b'\xff\xfe', 'utf-16'),
+        (b'\xfe\xff', 'utf-16'),
+    ):
         if data.startswith(bom):
             break
     else:
@@ -56,10 +84,12 @@ def _decode(data, label):
 
 
 def _load_text(source):
-    """(text, label, path): the URDF as str, a name for messages, the file path or None.
+    """
+    (text, label, path): the URDF as str, a name for messages, the file path or None.
 
     ``source``: a path (str or os.PathLike), URDF text (a str whose first non-blank
-    character is '<') or bytes, with or without an XML declaration naming an encoding."""
+    character is '<') or bytes, with or without an XML declaration naming an encoding.
+    """
     if isinstance(source, (bytes, bytearray)):
         return _decode(bytes(source), 'URDF text'), 'URDF text', None
     if not isinstance(source, (str, os.PathLike)):
@@ -70,10 +100,15 @@ def _load_text(source):
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not path.strip():
-        raise URDFError('the robot description is empty (expected URDF text, bytes or a file path)')
+        raise URDFError(
+            'the robot description is empty (expected URDF text, bytes or a file path)'
+        )
     if not os.path.isfile(path):
-        hint = (' (it has leading or trailing whitespace)' if path != path.strip() and os.path.isfile(path.strip())
-                else '')
+        hint = (
+            ' (it has leading or trailing whitespace)'
+            if path != path.strip() and os.path.isfile(path.strip())
+            else ''
+        )
         raise URDFError(f'{path!r} is neither URDF text nor an existing file{hint}')
     try:
         with open(path, 'rb') as f:
@@ -85,22 +120,28 @@ def _load_text(source):
 
 def _expand_xacro(text, label, path, xacro_args):
     """URDF text from xacro text (or a .xacro file), with xacro's Python API."""
-    how = ('run xacro first (e.g. `xacro robot.urdf.xacro name:=value > robot.urdf`) and load its output')
+    how = 'run xacro first (e.g. `xacro robot.urdf.xacro name:=value > robot.urdf`) and load its output'
     try:
         import xacro
     except ImportError:  # pragma: no cover - xacro is a dependency
-        raise URDFError(f'{label} holds xacro constructs (${{...}}, <xacro:...>) and the xacro package is not '
-                        f'installed: {how}') from None
+        raise URDFError(
+            f'{label} holds xacro constructs (${{...}}, <xacro:...>) and the xacro package is not '
+            f'installed: {how}'
+        ) from None
     with _XACRO_LOCK:
         try:
-            xacro.init_stacks(None if path is None else os.path.abspath(path))  # includes: beside the file
+            xacro.init_stacks(
+                None if path is None else os.path.abspath(path)
+            )  # includes: beside the file
             doc = xacro.parse(_DECLARATION.sub('', text.lstrip('\ufeff'), count=1))
             xacro.process_doc(doc, mappings=dict(xacro_args or {}))
             return doc.toxml()
         except Exception as err:  # XacroException, ExpatError, NameError from an expression...
-            detail = ' '.join(str(err).split()) or type(err).__name__     # one line
-            raise URDFError(f'{label} holds xacro constructs (${{...}}, <xacro:...>) that xacro could not expand: '
-                            f'{detail}; {how}') from None
+            detail = ' '.join(str(err).split()) or type(err).__name__  # one line
+            raise URDFError(
+                f'{label} holds xacro constructs (${{...}}, <xacro:...>) that xacro could not expand: '
+                f'{detail}; {how}'
+            ) from None
 
 
 def _parse_xml(text, label):
@@ -110,11 +151,14 @@ def _parse_xml(text, label):
     except ET.ParseError as err:
         raise URDFError(f'{label}: the text is not valid XML: {err}') from None
     if _local(root.tag) != 'robot':
-        raise URDFError(f'{label}: the XML root element is <{_local(root.tag)}>, not <robot>: this is not URDF')
+        raise URDFError(
+            f'{label}: the XML root element is <{_local(root.tag)}>, not <robot>: this is not URDF'
+        )
     return root
 
 
 # --- elements and numbers ------------------------------------------------------------------
+
 
 def _local(tag):
     """Tag name without an XML namespace."""
@@ -126,7 +170,7 @@ def _children(el, name):
 
 
 def _child(el, name):
-    """The first child element called ``name`` (urdfdom reads the first one), or None."""
+    """Return the first child element called ``name`` (urdfdom reads the first one), or None."""
     for c in el:
         if _local(c.tag) == name:
             return c
@@ -134,7 +178,7 @@ def _child(el, name):
 
 
 def _number(el, attr, where, default=None):
-    """A finite float from an attribute (``default`` if absent; URDFError if required)."""
+    """Return a finite float from an attribute (``default`` if absent; URDFError if required)."""
     text = el.get(attr)
     if text is None:
         if default is None:
@@ -150,7 +194,7 @@ def _number(el, attr, where, default=None):
 
 
 def _vector(el, attr, where, default=(0.0, 0.0, 0.0)):
-    """A finite 3-vector from an attribute of three numbers (``default`` if absent)."""
+    """Return a finite 3-vector from an attribute of three numbers (``default`` if absent)."""
     text = None if el is None else el.get(attr)
     if text is None:
         return np.array(default, dtype=float)
@@ -158,9 +202,13 @@ def _vector(el, attr, where, default=(0.0, 0.0, 0.0)):
     try:
         value = np.array([float(p) for p in parts])
     except ValueError:
-        raise URDFError(f'{where}: <{_local(el.tag)} {attr}="{text}">: not three numbers') from None
+        raise URDFError(
+            f'{where}: <{_local(el.tag)} {attr}="{text}">: not three numbers'
+        ) from None
     if value.shape != (3,):
-        raise URDFError(f'{where}: <{_local(el.tag)} {attr}="{text}">: expected 3 numbers, got {len(parts)}')
+        raise URDFError(
+            f'{where}: <{_local(el.tag)} {attr}="{text}">: expected 3 numbers, got {len(parts)}'
+        )
     if not np.all(np.isfinite(value)):
         raise URDFError(f'{where}: <{_local(el.tag)} {attr}="{text}">: NaN or infinity')
     return value
@@ -183,6 +231,7 @@ def _name(el, kind, label):
 
 # --- links and joints ----------------------------------------------------------------------
 
+
 def _link_spec(el, name):
     """(_LinkSpec, has_inertial) of a ``<link>``: no ``<inertial>`` = a massless frame."""
     where = f'link {name!r}'
@@ -191,29 +240,41 @@ def _link_spec(el, name):
         return _LinkSpec(name, 0.0, np.zeros((3, 3)), np.eye(4)), False
     mass_el = _child(inertial, 'mass')
     if mass_el is None:
-        raise URDFError(f'{where}: <inertial> has no <mass value="..."/> (leave out the whole <inertial> '
-                        'for a massless frame)')
+        raise URDFError(
+            f'{where}: <inertial> has no <mass value="..."/> (leave out the whole <inertial> '
+            'for a massless frame)'
+        )
     mass = _number(mass_el, 'value', where)
     inertia_el = _child(inertial, 'inertia')
     if inertia_el is None:
         raise URDFError(f'{where}: <inertial> has no <inertia ixx=... iyz=.../>')
     i = {k: _number(inertia_el, k, where) for k in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')}
-    inertia = np.array([[i['ixx'], i['ixy'], i['ixz']], [i['ixy'], i['iyy'], i['iyz']],
-                        [i['ixz'], i['iyz'], i['izz']]])
+    inertia = np.array(
+        [
+            [i['ixx'], i['ixy'], i['ixz']],
+            [i['ixy'], i['iyy'], i['iyz']],
+            [i['ixz'], i['iyz'], i['izz']],
+        ]
+    )
     return _LinkSpec(name, mass, inertia, _origin(inertial, where)), True
 
 
 def _limits(el, jtype, where):
-    """JointLimits of a joint: urdfdom's defaults (lower = upper = 0 when ``<limit>`` omits
-    them); no ``<limit>`` (SPART's URDFs) or a continuous joint: no position bounds."""
+    """
+    ``JointLimits`` of a joint: urdfdom's defaults (lower = upper = 0 when ``<limit>`` omits them).
+
+    No ``<limit>`` (SPART's URDFs) or a continuous joint: no position bounds.
+    """
     limit = _child(el, 'limit')
     if limit is None:
         return JointLimits()
     bounded = jtype in ('revolute', 'prismatic')
-    return JointLimits(lower=_number(limit, 'lower', where, 0.0) if bounded else -np.inf,
-                       upper=_number(limit, 'upper', where, 0.0) if bounded else np.inf,
-                       effort=_number(limit, 'effort', where, np.inf),
-                       velocity=_number(limit, 'velocity', where, np.inf))
+    return JointLimits(
+        lower=_number(limit, 'lower', where, 0.0) if bounded else -np.inf,
+        upper=_number(limit, 'upper', where, 0.0) if bounded else np.inf,
+        effort=_number(limit, 'effort', where, np.inf),
+        velocity=_number(limit, 'velocity', where, np.inf),
+    )
 
 
 def _dynamics(el, jtype, where):
@@ -225,8 +286,10 @@ def _dynamics(el, jtype, where):
     values = {key: _number(dyn, key, where, 0.0) for key in ('damping', 'friction')}
     for key, value in values.items():
         if value < 0:
-            raise URDFError(f'{where}: <dynamics {key}="{dyn.get(key)}">: negative (damping and friction take '
-                            'energy out: >= 0)')
+            raise URDFError(
+                f'{where}: <dynamics {key}="{dyn.get(key)}">: negative (damping and friction take '
+                'energy out: >= 0)'
+            )
     return JointDynamics(**values)
 
 
@@ -237,10 +300,14 @@ def _joint_spec(el, name):
     if jtype is None:
         raise URDFError(f'{where}: no type="..." (URDF joints are {", ".join(URDF_JOINT_TYPES)})')
     if jtype == 'spherical':
-        raise UnsupportedJointError(f'{where}: type "spherical" is not URDF (urdfdom refuses it too): model it '
-                                    'as three revolute joints with orthogonal axes through two massless links')
+        raise UnsupportedJointError(
+            f'{where}: type "spherical" is not URDF (urdfdom refuses it too): model it '
+            'as three revolute joints with orthogonal axes through two massless links'
+        )
     if jtype not in URDF_JOINT_TYPES:
-        raise URDFError(f'{where}: unknown type {jtype!r} (URDF joints are {", ".join(URDF_JOINT_TYPES)})')
+        raise URDFError(
+            f'{where}: unknown type {jtype!r} (URDF joints are {", ".join(URDF_JOINT_TYPES)})'
+        )
     ends = {}
     for role in ('parent', 'child'):
         e = _child(el, role)
@@ -252,14 +319,18 @@ def _joint_spec(el, name):
         # urdfdom does not read their <axis>; SPART keeps it (its models' data): kept when it
         # is three finite numbers, else ignored
         try:
-            axis = np.zeros(3) if axis_el is None else _vector(axis_el, 'xyz', where, (0.0, 0.0, 0.0))
+            axis = (
+                np.zeros(3) if axis_el is None else _vector(axis_el, 'xyz', where, (0.0, 0.0, 0.0))
+            )
         except URDFError as err:
             log.debug('%s (ignored: a %s joint has no axis)', err, jtype)
             axis = np.zeros(3)
     elif jtype == 'planar':
         axis = np.zeros(3) if axis_el is None else _vector(axis_el, 'xyz', where, (1.0, 0.0, 0.0))
     elif axis_el is None:
-        warnings.warn(f'{where} has no <axis>: using the URDF default (1, 0, 0)', ModelWarning, stacklevel=2)
+        warnings.warn(
+            f'{where} has no <axis>: using the URDF default (1, 0, 0)', ModelWarning, stacklevel=2
+        )
         axis = np.array([1.0, 0.0, 0.0])
     else:
         axis = _vector(axis_el, 'xyz', where, (1.0, 0.0, 0.0))
@@ -269,9 +340,21 @@ def _joint_spec(el, name):
         leader = mimic_el.get('joint')
         if not leader:
             raise URDFError(f'{where}: <mimic> has no joint="..."')
-        mimic = Mimic(leader, _number(mimic_el, 'multiplier', where, 1.0), _number(mimic_el, 'offset', where, 0.0))
-    spec = _JointSpec(name, jtype, ends['parent'], ends['child'], _origin(el, where), axis,
-                      _limits(el, jtype, where), dynamics=_dynamics(el, jtype, where))
+        mimic = Mimic(
+            leader,
+            _number(mimic_el, 'multiplier', where, 1.0),
+            _number(mimic_el, 'offset', where, 0.0),
+        )
+    spec = _JointSpec(
+        name,
+        jtype,
+        ends['parent'],
+        ends['child'],
+        _origin(el, where),
+        axis,
+        _limits(el, jtype, where),
+        dynamics=_dynamics(el, jtype, where),
+    )
     return spec, mimic
 
 
@@ -280,7 +363,8 @@ def _massless(spec):
 
 
 def _root_options(links, joints):
-    """Handle a ``world``-like root: returns (links, joints, options for Robot).
+    """
+    Handle a ``world``-like root: returns (links, joints, options for Robot).
 
     - a massless root whose only joint is ``floating``: root and joint dropped, the child is
       the base, ``base_hint='floating'``;
@@ -296,33 +380,44 @@ def _root_options(links, joints):
     if len(roots) == 1:
         root = roots[0]
         out = [j for j in joints if j.parent == root]
-        if len(out) == 1 and _massless(links[root]) and (out[0].type == 'floating' or
-                                                         (root == 'world' and out[0].type == 'fixed')):
+        if (
+            len(out) == 1
+            and _massless(links[root])
+            and (out[0].type == 'floating' or (root == 'world' and out[0].type == 'fixed'))
+        ):
             joint = out[0]
             links = {k: v for k, v in links.items() if k != root}
             joints = [j for j in joints if j is not joint]
-            options = dict(base_hint=joint.type, world_link=root,
-                           base_pose=joint.origin if joint.type == 'fixed' else None)
+            options = {
+                'base_hint': joint.type,
+                'world_link': root,
+                'base_pose': joint.origin if joint.type == 'fixed' else None,
+            }
         elif root == 'world':
-            options = dict(base_hint='fixed', base_pose=np.eye(4))
+            options = {'base_hint': 'fixed', 'base_pose': np.eye(4)}
     for j in joints:
         if j.type == 'planar':
             raise UnsupportedJointError(
                 f'joint {j.name!r}: type "planar" is not supported: model it as two prismatic joints (x, y) and a '
-                'revolute joint (about the plane normal) through two massless links')
+                'revolute joint (about the plane normal) through two massless links'
+            )
         if j.type == 'floating':
             raise UnsupportedJointError(
                 f'joint {j.name!r}: a "floating" joint is supported only as the one joint of a massless root link '
                 f'(such as world), where it means a floating base at its child; here it joins {j.parent!r} to '
-                f'{j.child!r}: make {j.child!r} a separate robot, or remove the joint and use a floating base')
+                f'{j.child!r}: make {j.child!r} a separate robot, or remove the joint and use a floating base'
+            )
     return links, joints, options
 
 
 def _needs_xacro(text, path):
-    """True for a ``.xacro`` file, and for text whose links or joints use xacro: an element in
-    xacro's namespace, or ``${...}`` / ``$(...)`` in an attribute the reader takes.  Markers
-    elsewhere (a ``$(find pkg)`` mesh path, a shell line in a ``<gazebo>`` plugin) leave the
-    text to the plain reader, as urdfdom reads it."""
+    """
+    Return True for a ``.xacro`` file, and for text whose links or joints use xacro.
+
+    An element in xacro's namespace, or ``${...}`` / ``$(...)`` in an attribute the reader takes.
+    Markers elsewhere (a ``$(find pkg)`` mesh path, a shell line in a ``<gazebo>`` plugin) leave
+    the text to the plain reader, as urdfdom reads it.
+    """
     if path is not None and path.endswith('.xacro'):
         return True
     if not _XACRO_MARKERS.search(text):
@@ -330,23 +425,27 @@ def _needs_xacro(text, path):
     try:
         root = ET.fromstring(_DECLARATION.sub('', text.lstrip('\ufeff'), count=1))
     except ET.ParseError:
-        return True             # e.g. an unbound xacro: prefix: xacro's error says more
+        return True  # e.g. an unbound xacro: prefix: xacro's error says more
     for el in root.iter():
         if not isinstance(el.tag, str) or _XACRO_NAMESPACE.match(el.tag):
             return True
     for top in root:
         if _local(top.tag) in ('link', 'joint'):
             for el in top.iter():
-                if _local(el.tag) in _READ_ELEMENTS and any('${' in v or '$(' in v for v in el.attrib.values()):
+                if _local(el.tag) in _READ_ELEMENTS and any(
+                    '${' in v or '$(' in v for v in el.attrib.values()
+                ):
                     return True
     log.debug('URDF text holds ${...} or $(...) outside links and joints: read without xacro')
     return False
 
 
 def _xacro_refused(label):
-    return URDFError(f'{label} holds xacro constructs (${{...}}, $(...), <xacro:...>) in its links or joints: '
-                     'expand it first (robot_state_publisher publishes expanded URDF; `xacro robot.urdf.xacro '
-                     '> robot.urdf`)')
+    return URDFError(
+        f'{label} holds xacro constructs (${{...}}, $(...), <xacro:...>) in its links or joints: '
+        'expand it first (robot_state_publisher publishes expanded URDF; `xacro robot.urdf.xacro '
+        '> robot.urdf`)'
+    )
 
 
 def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overrides):
@@ -355,9 +454,15 @@ def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overri
             raise _xacro_refused(label)
         text = _expand_xacro(text, label, path, xacro_args)
     root = _parse_xml(text, label)
-    ignored = sorted({_local(c.tag) for c in root if _local(c.tag) not in ('link', 'joint')} - {''})
+    ignored = sorted(
+        {_local(c.tag) for c in root if _local(c.tag) not in ('link', 'joint')} - {''}
+    )
     if ignored:
-        log.debug('%s: ignoring elements without dynamics: %s', label, ', '.join(f'<{t}>' for t in ignored))
+        log.debug(
+            '%s: ignoring elements without dynamics: %s',
+            label,
+            ', '.join(f'<{t}>' for t in ignored),
+        )
     links, massless, joints, mimic = {}, [], [], {}
     for el in _children(root, 'link'):
         name = _name(el, 'link', label)
@@ -379,37 +484,84 @@ def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overri
     links, joints, options = _root_options(links, joints)
     massless = [name for name in massless if name in links]
     if massless:
-        warnings.warn(f'links {massless} have no <inertial>: taken as massless frames (fine on fixed joints; '
-                      'forward dynamics needs mass behind every moving joint)', ModelWarning, stacklevel=2)
+        warnings.warn(
+            f'links {massless} have no <inertial>: taken as massless frames (fine on fixed joints; '
+            'forward dynamics needs mass behind every moving joint)',
+            ModelWarning,
+            stacklevel=2,
+        )
     types = {j.name: j.type for j in joints}
     for follower, m in mimic.items():
-        why = ('is fixed' if types[follower] == 'fixed' else
-               'is not a joint of the model' if m.leader not in types else
-               'is fixed' if types[m.leader] == 'fixed' else '')
+        why = (
+            'is fixed'
+            if types[follower] == 'fixed'
+            else 'is not a joint of the model'
+            if m.leader not in types
+            else 'is fixed'
+            if types[m.leader] == 'fixed'
+            else ''
+        )
         if why:
             who = follower if types[follower] == 'fixed' else m.leader
-            warnings.warn(f'joint {follower!r}: <mimic joint="{m.leader}"> ignored: joint {who!r} {why}',
-                          ModelWarning, stacklevel=2)
+            warnings.warn(
+                f'joint {follower!r}: <mimic joint="{m.leader}"> ignored: joint {who!r} {why}',
+                ModelWarning,
+                stacklevel=2,
+            )
         else:
             joints = [j if j.name != follower else _replace_mimic(j, m) for j in joints]
-    dynamics = apply_joint_dynamics([j.name for j in joints], [JOINT_TYPES[j.type] for j in joints],
-                                    [j.dynamics for j in joints], overrides)
-    joint_specs = [_JointSpec(j.name, JOINT_TYPES[j.type], j.parent, j.child, j.origin, j.axis, j.limits, j.mimic, d)
-                   for j, d in zip(joints, dynamics)]
-    return _build_tree(root.get('name') or 'robot', list(links.values()), joint_specs, origin='urdf',
-                       strict=strict, **options)
+    dynamics = apply_joint_dynamics(
+        [j.name for j in joints],
+        [JOINT_TYPES[j.type] for j in joints],
+        [j.dynamics for j in joints],
+        overrides,
+    )
+    joint_specs = [
+        _JointSpec(
+            j.name, JOINT_TYPES[j.type], j.parent, j.child, j.origin, j.axis, j.limits, j.mimic, d
+        )
+        for j, d in zip(joints, dynamics)
+    ]
+    return _build_tree(
+        root.get('name') or 'robot',
+        list(links.values()),
+        joint_specs,
+        origin='urdf',
+        strict=strict,
+        **options,
+    )
 
 
 def _replace_mimic(spec, mimic):
-    return _JointSpec(spec.name, spec.type, spec.parent, spec.child, spec.origin, spec.axis, spec.limits, mimic,
-                      spec.dynamics)
+    return _JointSpec(
+        spec.name,
+        spec.type,
+        spec.parent,
+        spec.child,
+        spec.origin,
+        spec.axis,
+        spec.limits,
+        mimic,
+        spec.dynamics,
+    )
 
 
 # --- entry ---------------------------------------------------------------------------------
 
-def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None, expand_xacro=True, joint_dynamics=None,
-                    armature=None):
-    """Build a robot from URDF.  (SPART: urdf2robot)
+
+def robot_from_urdf(
+    source,
+    verbose=False,
+    strict=False,
+    xacro_args=None,
+    expand_xacro=True,
+    joint_dynamics=None,
+    armature=None,
+):
+    """
+    Build a robot from URDF.
+
+    (SPART: urdf2robot)
 
     ``source``: a file path (str or os.PathLike), URDF text (str) or bytes, with or without
     an ``<?xml ... encoding=...?>`` declaration.  ``.xacro`` files, and text still holding
@@ -452,24 +604,32 @@ def robot_from_urdf(source, verbose=False, strict=False, xacro_args=None, expand
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
-            robot = _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overrides)
+            robot = _robot_from_text(
+                text, label, path, strict, xacro_args, expand_xacro, overrides
+            )
     except SpartError as err:
         message = str(err)
         raise type(err)(message if message.startswith(label) else f'{label}: {message}') from None
     finally:
         for w in caught:
             message = str(w.message)
-            warnings.warn(message if message.startswith(label) else f'{label}: {message}', w.category,
-                          stacklevel=2)
+            warnings.warn(
+                message if message.startswith(label) else f'{label}: {message}',
+                w.category,
+                stacklevel=2,
+            )
     if verbose:
         print(robot.summary())
     return robot, robot.keys
 
 
 def urdf_text(source, xacro_args=None):
-    """The URDF text :func:`robot_from_urdf` reads from ``source`` (path, text or bytes):
-    decoded, and expanded by xacro when it is xacro (for other readers of the same robot,
-    e.g. MuJoCo in :mod:`spart_ros.sim`)."""
+    """
+    Return the URDF text :func:`robot_from_urdf` reads from ``source`` (path, text or bytes).
+
+    Decoded, and expanded by xacro when it is xacro (for other readers of the same robot, e.g.
+    MuJoCo in :mod:`spart_ros.sim`).
+    """
     text, label, path = _load_text(source)
     if _needs_xacro(text, path):
         text = _expand_xacro(text, label, path, xacro_args)

@@ -1,4 +1,5 @@
 """Link twists from generalized velocities (SPART: Velocities)."""
+
 from collections import namedtuple
 
 import numpy as np
@@ -13,7 +14,10 @@ VelocitiesResult = namedtuple('VelocitiesResult', 't0 tL')
 
 @chk.checked(results=False)  # the compiled code checks its results
 def velocities(Bij, Bi0, P0, pm, u0, um, robot):
-    """Twists of the base and every link.  (SPART: Velocities)
+    """
+    Twists of the base and every link.
+
+    (SPART: Velocities)
 
     ``u0`` (6,) = [base angular velocity in the BASE frame; base CoM velocity in
     the inertial frame]; ``um`` (n_q,) joint rates.  Returns ``t0`` (6,) and

@@ -1,4 +1,5 @@
-"""The workspace of a link: points it reaches with its joints anywhere within their limits.
+"""
+The workspace of a link: points it reaches with its joints anywhere within their limits.
 
 Monte Carlo, as symbolic_robot's ``plot_planar_workspace`` and SPART's Workspace example: joint
 positions drawn uniformly within the position limits (:func:`~spart_ros.core.inverse_kinematics.
@@ -7,6 +8,7 @@ path) giving a point.  A joint without a range is drawn in [-pi, pi] rad (revolu
 [-``prismatic_range``, ``prismatic_range``] m (prismatic).  The base is fixed with its URDF
 link frame at the origin: points are in the base link frame.  Self-collisions are not checked.
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -30,12 +32,16 @@ def sample_workspace(robot, link, samples, point=None, seed=None, prismatic_rang
     robot = chk.robot(robot)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise InputError(f'samples: expected an integer >= 1, got {chk.given(samples)}')
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+    ):
         raise InputError(f'seed: expected None or an integer >= 0, got {chk.given(seed)}')
     reach = chk.nonnegative('prismatic_range', prismatic_range)
     ik = InverseKinematics(robot, link, point)
-    prismatic = np.array([robot.joints[robot.keys.joint_id[name] - 1].type == PRISMATIC for name in ik.names],
-                         dtype=bool)
+    prismatic = np.array(
+        [robot.joints[robot.keys.joint_id[name] - 1].type == PRISMATIC for name in ik.names],
+        dtype=bool,
+    )
     default = np.where(prismatic, reach, np.pi)
     lower = np.where(np.isfinite(ik.lower), ik.lower, -default)
     upper = np.where(np.isfinite(ik.upper), ik.upper, default)

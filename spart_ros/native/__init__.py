@@ -1,4 +1,5 @@
-"""The compiled kernels of spart_ros: O(n) rigid-body algorithms and entry checks (numba source).
+"""
+The compiled kernels of spart_ros: O(n) rigid-body algorithms and entry checks (numba source).
 
 The lowest layer of the package: it imports nothing of spart_ros but itself.
 :mod:`.layout` holds the memory layout shared with Python (array columns, error codes),

@@ -1,4 +1,5 @@
-"""Build the compiled kernels ahead of time into one extension module.
+"""
+Build the compiled kernels ahead of time into one extension module.
 
     python -m spart_ros.native.build [--output DIR] [--force]
 
@@ -6,12 +7,14 @@ compiles every kernel of :data:`.exports.EXPORTS` from :mod:`.kernels` with numb
 ahead-of-time compiler (``numba.pycc``) into ``DIR/<library_name()>.<ext>`` (default: this
 package's folder), without numba's runtime (nothing in it allocates) and for this machine's
 CPU, and ``_call.c`` (the type-checked fast call of a kernel) into
-``DIR/<library_name()>_call.<ext>``.  The module needs only NumPy to load (about a millisecond: no numba, no LLVM), which is
+``DIR/<library_name()>_call.<ext>``.  The module needs only NumPy to load (about a millisecond: no
+numba, no LLVM), which is
 what makes a node start fast.  Nothing is done when that file exists already (another build
 with the same sources, Python, NumPy and CPU); concurrent builds of one folder wait for each
 other.  Needs numba, a C compiler and Python's headers; :mod:`.compiled` runs this on first use
 when no build is found.
 """
+
 import argparse
 import fcntl
 import glob
@@ -33,16 +36,20 @@ from .exports import EXPORTS, HERE, library_name
 
 
 def build(output=HERE, force=False, verbose=False):
-    """The path of the built module in ``output`` (built now unless it exists, or ``force``)."""
+    """
+    Return the path of the built module in ``output``.
+
+    Built now unless it exists, or ``force``.
+    """
     name = library_name()
     target = os.path.join(output, name + EXTENSION_SUFFIXES[0])
     os.makedirs(output, exist_ok=True)
     with open(os.path.join(output, '.kernels.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)        # another process building the same folder: wait for it
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same folder: wait for it
         if os.path.exists(target) and not force:
             return target
         start = time.perf_counter()
-        work = tempfile.mkdtemp(prefix='.build_', dir=output)     # same file system: an atomic rename
+        work = tempfile.mkdtemp(prefix='.build_', dir=output)  # same file system: an atomic rename
         try:
             cc = CC(name, source_module=kernels)
             cc.output_dir = work
@@ -50,21 +57,33 @@ def build(output=HERE, force=False, verbose=False):
             cc.target_cpu = 'host'
             cc.verbose = verbose
             for export, (kernel, _, types, returns) in EXPORTS.items():
-                cc.export(export, f'{returns}({", ".join(types)})')(getattr(kernels, kernel).py_func)
+                cc.export(export, f'{returns}({", ".join(types)})')(
+                    getattr(kernels, kernel).py_func
+                )
             with warnings.catch_warnings():
-                warnings.simplefilter('ignore')       # numba.pycc's pending-deprecation notice
+                warnings.simplefilter('ignore')  # numba.pycc's pending-deprecation notice
                 cc.compile()
             seconds = time.perf_counter() - start
             with open(os.path.join(work, name + '.json'), 'w') as f:
-                json.dump(dict(module=name, numba=numba.__version__, nrt=cc.use_nrt, target_cpu=cc.target_cpu,
-                               seconds=round(seconds, 1), exports=sorted(EXPORTS)), f, indent=1)
+                json.dump(
+                    {
+                        'module': name,
+                        'numba': numba.__version__,
+                        'nrt': cc.use_nrt,
+                        'target_cpu': cc.target_cpu,
+                        'seconds': round(seconds, 1),
+                        'exports': sorted(EXPORTS),
+                    },
+                    f,
+                    indent=1,
+                )
             call = _build_call(name + '_call', work)
             os.replace(os.path.join(work, name + '.json'), os.path.join(output, name + '.json'))
             os.replace(call, os.path.join(output, name + '_call' + EXTENSION_SUFFIXES[0]))
             os.replace(os.path.join(work, cc.output_file), target)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        for old in glob.glob(os.path.join(output, '_kernels_*')):   # builds of older sources
+        for old in glob.glob(os.path.join(output, '_kernels_*')):  # builds of older sources
             if not os.path.basename(old).startswith(name):
                 try:
                     os.remove(old)
@@ -76,19 +95,34 @@ def build(output=HERE, force=False, verbose=False):
 def _build_call(module, work):
     """_call.c compiled into the extension module ``module`` in ``work``; its path."""
     tools = Toolchain()
-    objects = tools.compile_objects([os.path.join(HERE, '_call.c')], work,
-                                    include_dirs=tools.get_python_include_dirs(), macros=[('MODULE_NAME', module)],
-                                    extra_cflags=['-O2'])
+    objects = tools.compile_objects(
+        [os.path.join(HERE, '_call.c')],
+        work,
+        include_dirs=tools.get_python_include_dirs(),
+        macros=[('MODULE_NAME', module)],
+        extra_cflags=['-O2'],
+    )
     path = os.path.join(work, tools.get_ext_filename(module))
-    tools.link_shared(path, objects, tools.get_python_libraries(), tools.get_python_library_dirs(),
-                      export_symbols=['PyInit_' + module])
+    tools.link_shared(
+        path,
+        objects,
+        tools.get_python_libraries(),
+        tools.get_python_library_dirs(),
+        export_symbols=['PyInit_' + module],
+    )
     return path
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description='Build spart_ros\'s compiled kernels (numba ahead-of-time).')
-    ap.add_argument('--output', default=HERE, help='folder of the built module (default: this package)')
-    ap.add_argument('--force', action='store_true', help='build even if a build of these sources exists')
+    ap = argparse.ArgumentParser(
+        description="Build spart_ros's compiled kernels (numba ahead-of-time)."
+    )
+    ap.add_argument(
+        '--output', default=HERE, help='folder of the built module (default: this package)'
+    )
+    ap.add_argument(
+        '--force', action='store_true', help='build even if a build of these sources exists'
+    )
     ap.add_argument('--verbose', action='store_true', help="print the compiler's commands")
     args = ap.parse_args(argv)
     start = time.perf_counter()

@@ -1,4 +1,5 @@
-"""The compiled kernels, loaded from the extension module built ahead of time (:mod:`.build`).
+"""
+The compiled kernels, loaded from the extension module built ahead of time (:mod:`.build`).
 
 Importing this module loads ``<library_name()>.<ext>`` (about a millisecond; numba is not
 imported) from this package's folder, else from the user's cache
@@ -14,6 +15,7 @@ as :class:`spart_ros.core.fast.FastDynamics` and :mod:`spart_ros.core.checks` do
 :func:`call` (``_call.c``): ``call(kernel, KINDS[name], *args)`` checks every argument's type
 in C (a few ns each) and returns ``kernel(*args)``, or None when one is of another type.
 """
+
 from importlib.machinery import EXTENSION_SUFFIXES
 import importlib.util
 import os
@@ -31,32 +33,49 @@ class NativeBuildError(ImportError):
 
 
 def cache_folder():
-    """The user's cache folder for builds (when the package's folder is read-only)."""
-    return os.path.join(os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
-                        'spart_ros', 'native')
+    """Return the user's cache folder for builds (when the package's folder is read-only)."""
+    return os.path.join(
+        os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
+        'spart_ros',
+        'native',
+    )
 
 
 def _find():
     for folder in (HERE, cache_folder()):
         path = os.path.join(folder, _FILE)
-        if os.path.exists(path) and os.path.exists(os.path.join(folder, NAME + '_call' + EXTENSION_SUFFIXES[0])):
+        if os.path.exists(path) and os.path.exists(
+            os.path.join(folder, NAME + '_call' + EXTENSION_SUFFIXES[0])
+        ):
             return path
     return None
 
 
 def _build():
     folder = HERE if os.access(HERE, os.W_OK) else cache_folder()
-    print(f'[spart_ros] building the compiled kernels into {folder} (once for these sources; about a minute)',
-          file=sys.stderr, flush=True)
-    root = os.path.dirname(os.path.dirname(HERE))       # the folder holding this spart_ros package
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get('PYTHONPATH')) if p))
-    done = subprocess.run([sys.executable, '-m', 'spart_ros.native.build', '--output', folder], env=env,
-                          capture_output=True, text=True)
+    print(
+        f'[spart_ros] building the compiled kernels into {folder} (once for these sources; about a minute)',
+        file=sys.stderr,
+        flush=True,
+    )
+    root = os.path.dirname(os.path.dirname(HERE))  # the folder holding this spart_ros package
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get('PYTHONPATH')) if p),
+    )
+    done = subprocess.run(
+        [sys.executable, '-m', 'spart_ros.native.build', '--output', folder],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     path = os.path.join(folder, _FILE)
     if done.returncode != 0 or not os.path.exists(path):
         tail = '\n'.join((done.stderr or done.stdout).strip().splitlines()[-12:])
-        raise NativeBuildError(f'spart_ros: building the compiled kernels failed (needs numba, a C compiler and '
-                               f'Python\'s headers; run `python -m spart_ros.native.build` to see why):\n{tail}')
+        raise NativeBuildError(
+            f'spart_ros: building the compiled kernels failed (needs numba, a C compiler and '
+            f"Python's headers; run `python -m spart_ros.native.build` to see why):\n{tail}"
+        )
     return path
 
 
@@ -70,13 +89,24 @@ def _load(path, name=NAME):
 _library = _load(_find() or _build())
 #: the file the kernels were loaded from
 LIBRARY = _library.__file__
-#: call(kernel, kinds, *args): ``kernel(*args)`` if every argument is of its kind, else None (_call.c)
+#: call(kernel, kinds, *args): ``kernel(*args)`` if every argument is of its kind, else None
+#: (_call.c)
 call = _load(LIBRARY.replace(NAME, NAME + '_call'), NAME + '_call').call
 #: {exported name: the ``kinds`` of its arguments for :func:`call`}: 0 for int arrays and for the
 #: caller's own C-ordered arrays (model, workspace, outputs), the number of dimensions for the
-#: float64 arrays a caller passes in (any layout), 'b' for flags; ints (link) are checked by the caller
-KINDS = {name: bytes(0 if t.startswith('int') or t.endswith('::1]') else ord('b') if t == 'boolean' else t.count(':')
-                     for t in types) for name, (_, _, types, _) in EXPORTS.items()}
+#: float64 arrays a caller passes in (any layout), 'b' for flags; ints (link) are checked by the
+#: caller
+KINDS = {
+    name: bytes(
+        0
+        if t.startswith('int') or t.endswith('::1]')
+        else ord('b')
+        if t == 'boolean'
+        else t.count(':')
+        for t in types
+    )
+    for name, (_, _, types, _) in EXPORTS.items()
+}
 missing = sorted(set(EXPORTS) - set(dir(_library)))
 if missing:
     raise NativeBuildError(f'spart_ros: {LIBRARY} lacks {missing}: delete it to rebuild')
@@ -84,12 +114,26 @@ if missing:
 rnea, rnea_loads = _library.rnea, _library.rnea_loads
 floating_rnea, floating_rnea_loads = _library.floating_rnea, _library.floating_rnea_loads
 aba, aba_loads = _library.aba, _library.aba_loads
-crba, jacobian, jacobian_and_bias, twists_and_com = (_library.crba, _library.jacobian, _library.jacobian_and_bias,
-                                                      _library.twists_and_com)
-finite_c1, finite_c2, finite_c3, finite_c4 = _library.finite_c1, _library.finite_c2, _library.finite_c3, \
-    _library.finite_c4
-first_non_rotation2, first_non_rotation3 = _library.first_non_rotation2, _library.first_non_rotation3
-spart_kinematics, spart_differential_kinematics = _library.spart_kinematics, _library.spart_differential_kinematics
+crba, jacobian, jacobian_and_bias, twists_and_com = (
+    _library.crba,
+    _library.jacobian,
+    _library.jacobian_and_bias,
+    _library.twists_and_com,
+)
+finite_c1, finite_c2, finite_c3, finite_c4 = (
+    _library.finite_c1,
+    _library.finite_c2,
+    _library.finite_c3,
+    _library.finite_c4,
+)
+first_non_rotation2, first_non_rotation3 = (
+    _library.first_non_rotation2,
+    _library.first_non_rotation3,
+)
+spart_kinematics, spart_differential_kinematics = (
+    _library.spart_kinematics,
+    _library.spart_differential_kinematics,
+)
 spart_velocities, spart_accelerations = _library.spart_velocities, _library.spart_accelerations
 spart_inertia_in_inertial_frame = _library.spart_inertia_in_inertial_frame
 spart_inverse_dynamics = _library.spart_inverse_dynamics

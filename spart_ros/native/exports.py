@@ -1,4 +1,5 @@
-"""What the compiled extension module exports, with which argument types, and its name.
+"""
+What the compiled extension module exports, with which argument types, and its name.
 
 Every kernel called from Python is compiled once, ahead of time, for one signature (see
 :mod:`.build`): the model and workspace arrays are the packing's (C-ordered), the arrays a
@@ -12,6 +13,7 @@ The module's name carries a key of everything its machine code depends on (this 
 sources, the Python and NumPy versions, the CPU it was built for), so a stale build is never
 loaded: a changed kernel makes another name.
 """
+
 import hashlib
 import os
 import platform
@@ -20,9 +22,19 @@ import sys
 
 import numpy as np
 
-I1 = 'int64[::1]'          # the tree (mi)
-C1, C2, C3, C4 = 'float64[::1]', 'float64[:, ::1]', 'float64[:, :, ::1]', 'float64[:, :, :, ::1]'   # ours
-A1, A2, A3, A4 = 'float64[:]', 'float64[:, :]', 'float64[:, :, :]', 'float64[:, :, :, :]'        # callers'
+I1 = 'int64[::1]'  # the tree (mi)
+C1, C2, C3, C4 = (
+    'float64[::1]',
+    'float64[:, ::1]',
+    'float64[:, :, ::1]',
+    'float64[:, :, :, ::1]',
+)  # ours
+A1, A2, A3, A4 = (
+    'float64[:]',
+    'float64[:, :]',
+    'float64[:, :, :]',
+    'float64[:, :, :, :]',
+)  # callers'
 
 #: {exported name: (kernel in kernels.py, argument names, argument types, return type)}
 EXPORTS = {}
@@ -34,46 +46,109 @@ def _export(name, kernel, arguments, types, returns='int64'):
     EXPORTS[name] = (kernel, arguments, tuple(types), returns)
 
 
-# --- the fast path's entry kernels (FastDynamics) --------------------------------------------------
-_MODEL = (I1, C2, C2)   # mi, mf, W
-_export('rnea', 'rnea', 'mi mf W R0 r0 qm u0 um u0dot umdot gravity floating out',
-        _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, 'boolean', C1))
-_export('rnea_loads', 'rnea_loads', 'mi mf W R0 r0 qm u0 um u0dot umdot wF0 wFm gravity floating out',
-        _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, A2, A1, 'boolean', C1))
-_export('floating_rnea', 'floating_rnea', 'mi mf W R0 r0 qm u0 um umdot gravity out',
-        _MODEL + (A2, A1, A1, A1, A1, A1, A1, C1))
-_export('floating_rnea_loads', 'floating_rnea_loads', 'mi mf W R0 r0 qm u0 um umdot wF0 wFm gravity out',
-        _MODEL + (A2, A1, A1, A1, A1, A1, A1, A2, A1, C1))
-_export('aba', 'aba', 'mi mf W R0 r0 qm u0 um tau0 taum gravity floating out',
-        _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, 'boolean', C1))
-_export('aba_loads', 'aba_loads', 'mi mf W R0 r0 qm u0 um tau0 taum wF0 wFm gravity floating out',
-        _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, A2, A1, 'boolean', C1))
+# --- the fast path's entry kernels (FastDynamics)
+# --------------------------------------------------
+_MODEL = (I1, C2, C2)  # mi, mf, W
+_export(
+    'rnea',
+    'rnea',
+    'mi mf W R0 r0 qm u0 um u0dot umdot gravity floating out',
+    _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, 'boolean', C1),
+)
+_export(
+    'rnea_loads',
+    'rnea_loads',
+    'mi mf W R0 r0 qm u0 um u0dot umdot wF0 wFm gravity floating out',
+    _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, A2, A1, 'boolean', C1),
+)
+_export(
+    'floating_rnea',
+    'floating_rnea',
+    'mi mf W R0 r0 qm u0 um umdot gravity out',
+    _MODEL + (A2, A1, A1, A1, A1, A1, A1, C1),
+)
+_export(
+    'floating_rnea_loads',
+    'floating_rnea_loads',
+    'mi mf W R0 r0 qm u0 um umdot wF0 wFm gravity out',
+    _MODEL + (A2, A1, A1, A1, A1, A1, A1, A2, A1, C1),
+)
+_export(
+    'aba',
+    'aba',
+    'mi mf W R0 r0 qm u0 um tau0 taum gravity floating out',
+    _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, 'boolean', C1),
+)
+_export(
+    'aba_loads',
+    'aba_loads',
+    'mi mf W R0 r0 qm u0 um tau0 taum wF0 wFm gravity floating out',
+    _MODEL + (A2, A1, A1, A1, A1, A1, A1, A1, A2, A1, 'boolean', C1),
+)
 _export('crba', 'crba', 'mi mf W R0 r0 qm H', _MODEL + (A2, A1, A1, C2))
-_export('jacobian', 'jacobian', 'mi mf W R0 r0 qm link offset J', _MODEL + (A2, A1, A1, 'int64', A1, C2))
-_export('jacobian_and_bias', 'jacobian_and_bias', 'mi mf W R0 r0 qm u0 um link offset floating J bias',
-        _MODEL + (A2, A1, A1, A1, A1, 'int64', A1, 'boolean', C2, C1))
-_export('twists_and_com', 'twists_and_com', 'mi mf W R0 r0 qm u0 um floating rL tL com',
-        _MODEL + (A2, A1, A1, A1, A1, 'boolean', C2, C2, C1))
+_export(
+    'jacobian',
+    'jacobian',
+    'mi mf W R0 r0 qm link offset J',
+    _MODEL + (A2, A1, A1, 'int64', A1, C2),
+)
+_export(
+    'jacobian_and_bias',
+    'jacobian_and_bias',
+    'mi mf W R0 r0 qm u0 um link offset floating J bias',
+    _MODEL + (A2, A1, A1, A1, A1, 'int64', A1, 'boolean', C2, C1),
+)
+_export(
+    'twists_and_com',
+    'twists_and_com',
+    'mi mf W R0 r0 qm u0 um floating rL tL com',
+    _MODEL + (A2, A1, A1, A1, A1, 'boolean', C2, C2, C1),
+)
 
-# --- entry checks of every public function (spart_ros.core.checks) --------------------------------
+# --- entry checks of every public function (spart_ros.core.checks)
+# --------------------------------
 for _k, _t in enumerate((A1, A2, A3, A4), start=1):
     _export(f'finite_c{_k}', 'finite_c', 'a', (_t,), 'boolean')
 _export('first_non_rotation2', 'first_non_rotation', 'R', (A2,))
 _export('first_non_rotation3', 'first_non_rotation', 'R', (A3,))
 
 # --- the SPART-named functions' float path (spart_ros.core._compiled) ----------------------------
-_export('spart_kinematics', 'spart_kinematics', 'mi mf R0 r0 qm RJ RL rJ rL e g',
-        (I1, C2, A2, A1, A1, C3, C3, C2, C2, C2, C2))
-_export('spart_differential_kinematics', 'spart_differential_kinematics', 'mi branch R0 r0 rL e g Bij Bi0 P0 pm',
-        (I1, 'int64[:, :]', A2, A1, A2, A2, A2, C4, C3, C2, C2))
-_export('spart_velocities', 'spart_velocities', 'mi Bij Bi0 P0 pm u0 um t0 tL', (I1, A4, A3, A2, A2, A1, A1, C1, C2))
-_export('spart_accelerations', 'spart_accelerations', 'mi t0 tL P0 pm Bi0 Bij u0 um u0dot umdot t0dot tLdot',
-        (I1, A1, A2, A2, A2, A3, A4, A1, A1, A1, A1, C1, C2))
-_export('spart_inertia_in_inertial_frame', 'spart_inertia_in_inertial_frame', 'mi mf R0 RL I0 Im',
-        (I1, C2, A2, A3, C2, C3))
-_export('spart_inverse_dynamics', 'spart_inverse_dynamics',
-        'mi mf wF0 wFm t0 tL t0dot tLdot P0 pm I0 Im Bij Bi0 tau0 taum wq0 wq',
-        (I1, C2, A1, A2, A1, A2, A1, A2, A2, A2, A2, A3, A4, A3, C1, C1, C1, C2))
+_export(
+    'spart_kinematics',
+    'spart_kinematics',
+    'mi mf R0 r0 qm RJ RL rJ rL e g',
+    (I1, C2, A2, A1, A1, C3, C3, C2, C2, C2, C2),
+)
+_export(
+    'spart_differential_kinematics',
+    'spart_differential_kinematics',
+    'mi branch R0 r0 rL e g Bij Bi0 P0 pm',
+    (I1, 'int64[:, :]', A2, A1, A2, A2, A2, C4, C3, C2, C2),
+)
+_export(
+    'spart_velocities',
+    'spart_velocities',
+    'mi Bij Bi0 P0 pm u0 um t0 tL',
+    (I1, A4, A3, A2, A2, A1, A1, C1, C2),
+)
+_export(
+    'spart_accelerations',
+    'spart_accelerations',
+    'mi t0 tL P0 pm Bi0 Bij u0 um u0dot umdot t0dot tLdot',
+    (I1, A1, A2, A2, A2, A3, A4, A1, A1, A1, A1, C1, C2),
+)
+_export(
+    'spart_inertia_in_inertial_frame',
+    'spart_inertia_in_inertial_frame',
+    'mi mf R0 RL I0 Im',
+    (I1, C2, A2, A3, C2, C3),
+)
+_export(
+    'spart_inverse_dynamics',
+    'spart_inverse_dynamics',
+    'mi mf wF0 wFm t0 tL t0dot tLdot P0 pm I0 Im Bij Bi0 tau0 taum wq0 wq',
+    (I1, C2, A1, A2, A1, A2, A1, A2, A2, A2, A2, A3, A4, A3, C1, C1, C1, C2),
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the files the machine code is built from
@@ -88,16 +163,26 @@ def _cpu():
     except OSError:
         return platform.machine().encode()
     first = info.split(b'\n\n', 1)[0]
-    return b' '.join(m.group(0) for m in re.finditer(rb'^(vendor_id|model name|flags)\s*:.*$', first, re.M)) or \
-        platform.machine().encode()
+    return (
+        b' '.join(
+            m.group(0) for m in re.finditer(rb'^(vendor_id|model name|flags)\s*:.*$', first, re.M)
+        )
+        or platform.machine().encode()
+    )
 
 
 def library_name():
-    """The extension module's name: '_kernels_' + a key of the sources, Python, NumPy and CPU."""
+    """
+    Return the extension module's name.
+
+    '_kernels_' + a key of the sources, Python, NumPy and CPU.
+    """
     key = hashlib.sha256()
     for name in SOURCES:
         with open(os.path.join(HERE, name), 'rb') as f:
             key.update(f.read())
-    key.update(f'{sys.implementation.cache_tag} numpy {np.__version__} {platform.machine()}'.encode())
+    key.update(
+        f'{sys.implementation.cache_tag} numpy {np.__version__} {platform.machine()}'.encode()
+    )
     key.update(_cpu())
     return '_kernels_' + key.hexdigest()[:16]

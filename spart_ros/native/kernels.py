@@ -1,4 +1,5 @@
-"""Compiled O(n) rigid-body kernels (numba), in SPART's conventions at the interface.
+"""
+Compiled O(n) rigid-body kernels (numba), in SPART's conventions at the interface.
 
 Inside, every spatial quantity is a Plucker vector in ONE frame: axes of the
 inertial frame, origin O at the base CoM at the current instant (r0).  A
@@ -21,15 +22,56 @@ returned); they return 0 or an error code (BAD_SHAPE, NOT_FINITE, NOT_ROTATION
 + the argument's index in ARGUMENT_NAMES; SINGULAR; OVERFLOW), which the caller
 turns into a message.
 """
+
 from functools import partial
 
-import numpy as np
 from numba import njit
+import numpy as np
 
-from .layout import (A, ARGUMENT_NAMES, ARMATURE, AXIS, BAD_SHAPE, C, DAMPING, DINV, E, F, FIXED,  # noqa: F401
-                     FRICTION, FRICTION_VELOCITY, G, IBODY, IC, IW, MASS, MF_COLS, NOT_FINITE, NOT_ROTATION, OVERFLOW,
-                     PA, PRISMATIC, R, REVOLUTE, RJ, ROTATION_TOL, S, SINGULAR, TJP, TJR, TJR_IDENTITY, TLP, TLR,
-                     TLR_IDENTITY, U, UU, V, WS_COLS, X, XJ)
+from .layout import (  # noqa: F401
+    A,
+    ARGUMENT_NAMES,
+    ARMATURE,
+    AXIS,
+    BAD_SHAPE,
+    C,
+    DAMPING,
+    DINV,
+    E,
+    F,
+    FIXED,
+    FRICTION,
+    FRICTION_VELOCITY,
+    G,
+    IBODY,
+    IC,
+    IW,
+    MASS,
+    MF_COLS,
+    NOT_FINITE,
+    NOT_ROTATION,
+    OVERFLOW,
+    PA,
+    PRISMATIC,
+    R,
+    REVOLUTE,
+    RJ,
+    ROTATION_TOL,
+    S,
+    SINGULAR,
+    TJP,
+    TJR,
+    TJR_IDENTITY,
+    TLP,
+    TLR,
+    TLR_IDENTITY,
+    U,
+    UU,
+    V,
+    WS_COLS,
+    X,
+    XJ,
+)
 
 # Kernels never allocate or return arrays, so numba's runtime (NRT) buys nothing and costs a
 # lot: it wraps every array argument in a fresh MemInfo and adds atomic reference counts to
@@ -45,7 +87,9 @@ compiled = partial(njit, _nrt=False)
 def _mat3_mul(Am, Bm, out):
     for r in range(3):
         for c in range(3):
-            out[3 * r + c] = Am[3 * r] * Bm[c] + Am[3 * r + 1] * Bm[3 + c] + Am[3 * r + 2] * Bm[6 + c]
+            out[3 * r + c] = (
+                Am[3 * r] * Bm[c] + Am[3 * r + 1] * Bm[3 + c] + Am[3 * r + 2] * Bm[6 + c]
+            )
 
 
 @compiled(inline='always')
@@ -69,10 +113,10 @@ def _dot6(a, b):
 
 @compiled
 def _inertia_times(mf, W, i, vel, out):
-    """out = I_i^O vel: spatial momentum of body i moving with spatial velocity vel."""
+    """``out`` = I_i^O vel: spatial momentum of body i moving with spatial velocity vel."""
     m = mf[i, MASS]
-    x = W[i, X:X + 3]
-    Iw = W[i, IW:IW + 9]
+    x = W[i, X : X + 3]
+    Iw = W[i, IW : IW + 9]
     # velocity of the CoM: v_O + w x x
     vc0 = vel[3] + vel[1] * x[2] - vel[2] * x[1]
     vc1 = vel[4] + vel[2] * x[0] - vel[0] * x[2]
@@ -86,10 +130,10 @@ def _inertia_times(mf, W, i, vel, out):
 
 @compiled
 def _spatial_inertia(mf, W, i, out):
-    """out (36, row-major 6x6) = I_i^O = [[Ic + m[x]'[x], m[x]], [m[x]', m 1]]."""
+    """``out`` (36, row-major 6x6) = I_i^O = [[Ic + m[x]'[x], m[x]], [m[x]', m 1]]."""
     m = mf[i, MASS]
     x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
-    Iw = W[i, IW:IW + 9]
+    Iw = W[i, IW : IW + 9]
     # m [x]'[x] = m (|x|^2 1 - x x')
     xx = x0 * x0 + x1 * x1 + x2 * x2
     xs = (x0, x1, x2)
@@ -117,7 +161,7 @@ def _mat6_vec(M, v, out):
 
 @compiled(inline='always')
 def _crm(vel, s, out):
-    """out = vel x_m s (spatial motion cross product): [w x a; v x a + w x b]."""
+    """``out`` = vel x_m s (spatial motion cross product): [w x a; v x a + w x b]."""
     w0, w1, w2, v0, v1, v2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
     a0, a1, a2, b0, b1, b2 = s[0], s[1], s[2], s[3], s[4], s[5]
     out[0] = w1 * a2 - w2 * a1
@@ -130,7 +174,7 @@ def _crm(vel, s, out):
 
 @compiled(inline='always')
 def _crf_add(vel, h, out):
-    """out += vel x_f h (spatial force cross product): [w x n + v x f; w x f]."""
+    """``out`` += vel x_f h (spatial force cross product): [w x n + v x f; w x f]."""
     w0, w1, w2, v0, v1, v2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
     n0, n1, n2, f0, f1, f2 = h[0], h[1], h[2], h[3], h[4], h[5]
     out[0] += w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
@@ -144,7 +188,11 @@ def _crf_add(vel, h, out):
 # --- input and output checks ------------------------------------------------------------
 @compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _finite(a):
-    """True if every entry of a 1-D to 4-D array is finite: x * 0 is 0 for finite x, NaN otherwise."""
+    """
+    True if every entry of a 1-D to 4-D array is finite.
+
+    X * 0 is 0 for finite x, NaN otherwise.
+    """
     acc = 0.0
     if a.ndim == 1:
         for k in range(a.shape[0]):
@@ -169,8 +217,11 @@ def _finite(a):
 
 @compiled
 def _c_contiguous(a):
-    """numpy's C-contiguity of a float64 array from its shape and strides (axes of length 1 do
-    not count; an empty array is contiguous)."""
+    """
+    Numpy's C-contiguity of a float64 array from its shape and strides.
+
+    Axes of length 1 do not count; an empty array is contiguous.
+    """
     step = 8
     for k in range(a.ndim - 1, -1, -1):
         d = a.shape[k]
@@ -185,12 +236,20 @@ def _c_contiguous(a):
 
 @compiled(inline='always')
 def _is_rotation(a, b, c, d, e, f, g, h, i):
-    """True if [[a, b, c], [d, e, f], [g, h, i]] is a rotation within ROTATION_TOL (see above);
-    False for NaN or infinite entries too (every comparison with NaN fails)."""
+    """
+    Return True if [[a, b, c], [d, e, f], [g, h, i]] is a rotation within ROTATION_TOL (see above).
+
+    False for NaN or infinite entries too (every comparison with NaN fails).
+    """
     # the six distinct entries of R'R - I
-    if not (abs(a * a + d * d + g * g - 1.0) <= ROTATION_TOL and abs(b * b + e * e + h * h - 1.0) <= ROTATION_TOL
-            and abs(c * c + f * f + i * i - 1.0) <= ROTATION_TOL and abs(a * b + d * e + g * h) <= ROTATION_TOL
-            and abs(a * c + d * f + g * i) <= ROTATION_TOL and abs(b * c + e * f + h * i) <= ROTATION_TOL):
+    if not (
+        abs(a * a + d * d + g * g - 1.0) <= ROTATION_TOL
+        and abs(b * b + e * e + h * h - 1.0) <= ROTATION_TOL
+        and abs(c * c + f * f + i * i - 1.0) <= ROTATION_TOL
+        and abs(a * b + d * e + g * h) <= ROTATION_TOL
+        and abs(a * c + d * f + g * i) <= ROTATION_TOL
+        and abs(b * c + e * f + h * i) <= ROTATION_TOL
+    ):
         return False
     return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0
 
@@ -209,7 +268,9 @@ def check_pose(mi, R0, r0, qm):
     """0, or BAD_SHAPE/NOT_ROTATION + argument index (NOT_ROTATION covers NaN in R0 too)."""
     if R0.shape[0] != 3 or R0.shape[1] != 3:
         return BAD_SHAPE + 1
-    if not _is_rotation(R0[0, 0], R0[0, 1], R0[0, 2], R0[1, 0], R0[1, 1], R0[1, 2], R0[2, 0], R0[2, 1], R0[2, 2]):
+    if not _is_rotation(
+        R0[0, 0], R0[0, 1], R0[0, 2], R0[1, 0], R0[1, 1], R0[1, 2], R0[2, 0], R0[2, 1], R0[2, 2]
+    ):
         return NOT_ROTATION + 1
     code = check_vector(r0, 3, 2)
     if code == 0:
@@ -251,6 +312,7 @@ def check_loads(mi, wF0, wFm, gravity):
 # float64 array of any layout; True / -1 only when it is also C-contiguous (the checks return
 # C-ordered arrays, so another layout is copied by the caller, then checked again).
 
+
 @compiled
 def finite_c(a):
     """True if the float64 array ``a`` (1-D to 4-D) is C-contiguous and every entry finite."""
@@ -259,17 +321,35 @@ def finite_c(a):
 
 @compiled
 def first_non_rotation(R):
-    """For a C-contiguous R (3, 3), or R (3, 3, n): -1 if R, or every R[:, :, k], is a rotation
-    within ROTATION_TOL; else the first k that is not (0 for a 2-D R).  -2 if R is not
-    C-contiguous (nothing checked).  The shape must already be checked."""
+    """
+    For a C-contiguous R (3, 3), or R (3, 3, n).
+
+    -1 if R, or every R[:, :, k], is a rotation within ROTATION_TOL; else the first k that is not
+    (0 for a 2-D R).  -2 if R is not C-contiguous (nothing checked). The shape must already be
+    checked.
+    """
     if not _c_contiguous(R):
         return -2
     if R.ndim == 2:
-        return -1 if _is_rotation(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1],
-                                  R[2, 2]) else 0
+        return (
+            -1
+            if _is_rotation(
+                R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2]
+            )
+            else 0
+        )
     for k in range(R.shape[2]):
-        if not _is_rotation(R[0, 0, k], R[0, 1, k], R[0, 2, k], R[1, 0, k], R[1, 1, k], R[1, 2, k], R[2, 0, k],
-                            R[2, 1, k], R[2, 2, k]):
+        if not _is_rotation(
+            R[0, 0, k],
+            R[0, 1, k],
+            R[0, 2, k],
+            R[1, 0, k],
+            R[1, 1, k],
+            R[1, 2, k],
+            R[2, 0, k],
+            R[2, 1, k],
+            R[2, 2, k],
+        ):
             return k
     return -1
 
@@ -292,17 +372,17 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
             p = mi[2 + 3 * (i - 1)]
             jt = mi[3 + 3 * (i - 1)]
             qi = mi[4 + 3 * (i - 1)]
-            RJi = W[i, RJ:RJ + 9]
+            RJi = W[i, RJ : RJ + 9]
             if mf[i, TJR_IDENTITY] != 0.0:
                 for k in range(9):
                     RJi[k] = W[p, R + k]
             else:
-                _mat3_mul(W[p, R:R + 9], mf[i, TJR:TJR + 9], RJi)
-            _mat3_vec(W[p, R:R + 9], mf[i, TJP:TJP + 3], W[i, XJ:XJ + 3])
+                _mat3_mul(W[p, R : R + 9], mf[i, TJR : TJR + 9], RJi)
+            _mat3_vec(W[p, R : R + 9], mf[i, TJP : TJP + 3], W[i, XJ : XJ + 3])
             for k in range(3):
                 W[i, XJ + k] += W[p, X + k]
-            ax = mf[i, AXIS:AXIS + 3]
-            _mat3_vec(RJi, ax, W[i, E:E + 3])
+            ax = mf[i, AXIS : AXIS + 3]
+            _mat3_vec(RJi, ax, W[i, E : E + 3])
             RJq = scratch[9:18]
             if jt == REVOLUTE:
                 # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is
@@ -317,17 +397,17 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
                     RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te * k0
                     RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te * k1
                     RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te * k2
-            else:       # fixed, prismatic: no rotation
+            else:  # fixed, prismatic: no rotation
                 for k in range(9):
                     RJq[k] = RJi[k]
             if mf[i, TLR_IDENTITY] != 0.0:
                 for k in range(9):
                     W[i, R + k] = RJq[k]
             else:
-                _mat3_mul(RJq, mf[i, TLR:TLR + 9], W[i, R:R + 9])
+                _mat3_mul(RJq, mf[i, TLR : TLR + 9], W[i, R : R + 9])
             # CoM: joint origin + RJ (axis q if prismatic) + RJ Rq TLp
             loc = scratch[18:21]
-            _mat3_vec(RJq, mf[i, TLP:TLP + 3], loc)
+            _mat3_vec(RJq, mf[i, TLP : TLP + 3], loc)
             for k in range(3):
                 W[i, X + k] = W[i, XJ + k] + loc[k]
                 W[i, G + k] = loc[k]
@@ -337,10 +417,10 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
                     W[i, X + k] += W[i, E + k] * q
                     W[i, G + k] += W[i, E + k] * q
             # joint motion subspace at O
-            e = W[i, E:E + 3]
+            e = W[i, E : E + 3]
             if jt == REVOLUTE:
                 W[i, S], W[i, S + 1], W[i, S + 2] = e[0], e[1], e[2]
-                _cross(W[i, XJ:XJ + 3], e, W[i, S + 3:S + 6])
+                _cross(W[i, XJ : XJ + 3], e, W[i, S + 3 : S + 6])
             elif jt == PRISMATIC:
                 W[i, S], W[i, S + 1], W[i, S + 2] = 0.0, 0.0, 0.0
                 W[i, S + 3], W[i, S + 4], W[i, S + 5] = e[0], e[1], e[2]
@@ -351,19 +431,26 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
             continue
         # rotational inertia about the CoM in the world axes: R Ib R'
         tmp = scratch[0:9]
-        Ri = W[i, R:R + 9]
-        Ib = mf[i, IBODY:IBODY + 9]
+        Ri = W[i, R : R + 9]
+        Ib = mf[i, IBODY : IBODY + 9]
         for r in range(3):
             for c in range(3):
-                tmp[3 * r + c] = Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
+                tmp[3 * r + c] = (
+                    Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
+                )
         for r in range(3):
             for c in range(3):
-                W[i, IW + 3 * r + c] = tmp[3 * r] * Ri[3 * c] + tmp[3 * r + 1] * Ri[3 * c + 1] + tmp[3 * r + 2] * Ri[3 * c + 2]
+                W[i, IW + 3 * r + c] = (
+                    tmp[3 * r] * Ri[3 * c]
+                    + tmp[3 * r + 1] * Ri[3 * c + 1]
+                    + tmp[3 * r + 2] * Ri[3 * c + 2]
+                )
 
 
 @compiled
 def base_motion(W, u, ud, floating, with_accel):
-    """Base spatial velocity and acceleration at O from SPART's u0 / u0dot.
+    """
+    Base spatial velocity and acceleration at O from SPART's u0 / u0dot.
 
     V0 = [R0 u0[:3]; u0[3:]] (O is the base CoM); A0 = [R0 u0dot[:3]; u0dot[3:] - w0 x v0].
     """
@@ -371,14 +458,14 @@ def base_motion(W, u, ud, floating, with_accel):
         W[0, V + k] = 0.0
         W[0, A + k] = 0.0
     if floating:
-        _mat3_vec(W[0, R:R + 9], u[0:3], W[0, V:V + 3])
+        _mat3_vec(W[0, R : R + 9], u[0:3], W[0, V : V + 3])
         W[0, V + 3], W[0, V + 4], W[0, V + 5] = u[3], u[4], u[5]
         if with_accel:
             a3 = a4 = a5 = 0.0
             if ud is not None:
-                _mat3_vec(W[0, R:R + 9], ud[0:3], W[0, A:A + 3])
+                _mat3_vec(W[0, R : R + 9], ud[0:3], W[0, A : A + 3])
                 a3, a4, a5 = ud[3], ud[4], ud[5]
-            w, v = W[0, V:V + 3], W[0, V + 3:V + 6]
+            w, v = W[0, V : V + 3], W[0, V + 3 : V + 6]
             W[0, A + 3] = a3 - (w[1] * v[2] - w[2] * v[1])
             W[0, A + 4] = a4 - (w[2] * v[0] - w[0] * v[2])
             W[0, A + 5] = a5 - (w[0] * v[1] - w[1] * v[0])
@@ -399,7 +486,7 @@ def velocity_acceleration_pass(mi, W, um, umdot, with_accel):
             qd = um[qi]
             for k in range(6):
                 W[i, V + k] += W[i, S + k] * qd
-            _crm(W[i, V:V + 6], W[i, S:S + 6], W[i, C:C + 6])
+            _crm(W[i, V : V + 6], W[i, S : S + 6], W[i, C : C + 6])
             for k in range(6):
                 W[i, C + k] *= qd
         if with_accel:
@@ -415,7 +502,7 @@ def velocity_acceleration_pass(mi, W, um, umdot, with_accel):
 @compiled
 def _add_wrench(W, i, t0, t1, t2, f0, f1, f2, sign, target):
     """W[i, target:target+6] += sign * ([t; f] applied at body i's CoM, moved to O)."""
-    x = W[i, X:X + 3]
+    x = W[i, X : X + 3]
     W[i, target] += sign * (t0 + x[1] * f2 - x[2] * f1)
     W[i, target + 1] += sign * (t1 + x[2] * f0 - x[0] * f2)
     W[i, target + 2] += sign * (t2 + x[0] * f1 - x[1] * f0)
@@ -426,9 +513,11 @@ def _add_wrench(W, i, t0, t1, t2, f0, f1, f2, sign, target):
 
 @compiled
 def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
-    """W[:, target] += sign * (external wrenches + m g) of each body, moved from its CoM to O.
+    """
+    W[:, target] += sign * (external wrenches + m g) of each body, moved from its CoM to O.
 
-    wF0/wFm None: no wrenches; gravity (3,), inertial frame."""
+    wF0/wFm None: no wrenches; gravity (3,), inertial frame.
+    """
     n = mi[0]
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
     if g0 != 0.0 or g1 != 0.0 or g2 != 0.0:
@@ -438,8 +527,18 @@ def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
     if wF0 is not None:
         _add_wrench(W, 0, wF0[0], wF0[1], wF0[2], wF0[3], wF0[4], wF0[5], sign, target)
         for i in range(1, n + 1):
-            _add_wrench(W, i, wFm[0, i - 1], wFm[1, i - 1], wFm[2, i - 1], wFm[3, i - 1], wFm[4, i - 1],
-                        wFm[5, i - 1], sign, target)
+            _add_wrench(
+                W,
+                i,
+                wFm[0, i - 1],
+                wFm[1, i - 1],
+                wFm[2, i - 1],
+                wFm[3, i - 1],
+                wFm[4, i - 1],
+                wFm[5, i - 1],
+                sign,
+                target,
+            )
 
 
 @compiled
@@ -449,27 +548,31 @@ def body_forces(mi, mf, W):
     scratch = W[n + 1]
     h = scratch[0:6]
     for i in range(n + 1):
-        _inertia_times(mf, W, i, W[i, A:A + 6], W[i, F:F + 6])
-        _inertia_times(mf, W, i, W[i, V:V + 6], h)
-        _crf_add(W[i, V:V + 6], h, W[i, F:F + 6])
+        _inertia_times(mf, W, i, W[i, A : A + 6], W[i, F : F + 6])
+        _inertia_times(mf, W, i, W[i, V : V + 6], h)
+        _crf_add(W[i, V : V + 6], h, W[i, F : F + 6])
 
 
 @compiled
 def accumulate_forces(mi, W, taum):
-    """Backward pass: F_p += F_i; taum = s_i . F_i."""
+    """
+    Backward pass: F_p += F_i; taum = s_i .
+
+    F_i.
+    """
     n = mi[0]
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         qi = mi[4 + 3 * (i - 1)]
         if mi[3 + 3 * (i - 1)] != FIXED:
-            taum[qi] = _dot6(W[i, S:S + 6], W[i, F:F + 6])
+            taum[qi] = _dot6(W[i, S : S + 6], W[i, F : F + 6])
         for k in range(6):
             W[p, F + k] += W[i, F + k]
 
 
 @compiled(inline='always')
 def _joint_dynamics_on(mi):
-    """The model's joint dynamics flag (layout: mi[2 + 3 n])."""
+    """Return the model's joint dynamics flag (layout: mi[2 + 3 n])."""
     return mi[2 + 3 * mi[0]] != 0
 
 
@@ -484,8 +587,11 @@ def _joint_friction(mf, i, qd):
 
 @compiled
 def add_joint_forces(mi, mf, um, umdot, taum):
-    """taum += armature umdot + damping um + friction tanh(um / v), per moving joint (umdot None:
-    no armature term).  Only called when the model's joint dynamics flag is set."""
+    """
+    ``taum`` += armature umdot + damping um + friction tanh(um / v), per moving joint.
+
+    Umdot None: no armature term. Only called when the model's joint dynamics flag is set.
+    """
     n = mi[0]
     for i in range(1, n + 1):
         if mi[3 + 3 * (i - 1)] != FIXED:
@@ -499,7 +605,7 @@ def add_joint_forces(mi, mf, um, umdot, taum):
 @compiled
 def base_generalized_force(W, out):
     """tau0 = S0' F0 = [R0' n_O; f] (torque in the base frame, force in the inertial frame)."""
-    Rb = W[0, R:R + 9]
+    Rb = W[0, R : R + 9]
     for r in range(3):
         out[r] = Rb[r] * W[0, F] + Rb[3 + r] * W[0, F + 1] + Rb[6 + r] * W[0, F + 2]
         out[3 + r] = W[0, F + 3 + r]
@@ -510,7 +616,7 @@ def composite_inertias(mi, mf, W):
     """IC_i = sum of I^O over the subtree of i (no transforms in a common frame)."""
     n = mi[0]
     for i in range(n + 1):
-        _spatial_inertia(mf, W, i, W[i, IC:IC + 36])
+        _spatial_inertia(mf, W, i, W[i, IC : IC + 36])
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
         for k in range(36):
@@ -519,14 +625,16 @@ def composite_inertias(mi, mf, W):
 
 @compiled
 def base_block(W, row, M, out):
-    """out (6x6 row-major) = S0' M S0 for the 6x6 matrix M (row-major view)."""
-    Rb = W[0, R:R + 9]
+    """``out`` (6x6 row-major) = S0' M S0 for the 6x6 matrix M (row-major view)."""
+    Rb = W[0, R : R + 9]
     # S0 = [[R0, 0], [0, 1]] (O at the base CoM)
     tmp = W[row, 0:36]
     for r in range(6):
         for c in range(6):
             if c < 3:
-                tmp[6 * r + c] = M[6 * r] * Rb[c] + M[6 * r + 1] * Rb[3 + c] + M[6 * r + 2] * Rb[6 + c]
+                tmp[6 * r + c] = (
+                    M[6 * r] * Rb[c] + M[6 * r + 1] * Rb[3 + c] + M[6 * r + 2] * Rb[6 + c]
+                )
             else:
                 tmp[6 * r + c] = M[6 * r + c]
     for r in range(6):
@@ -539,8 +647,8 @@ def base_block(W, row, M, out):
 
 @compiled
 def base_transpose_times(W, f, out):
-    """out = S0' f for a 6-vector f."""
-    Rb = W[0, R:R + 9]
+    """``out`` = S0' f for a 6-vector f."""
+    Rb = W[0, R : R + 9]
     for r in range(3):
         out[r] = Rb[r] * f[0] + Rb[3 + r] * f[1] + Rb[6 + r] * f[2]
         out[3 + r] = f[3 + r]
@@ -554,9 +662,12 @@ def _singular(pivot):
 
 @compiled
 def cholesky_solve6(M, b):
-    """Solve M x = b in place (x -> b) for a symmetric positive-definite 6x6 M (row-major,
-    overwritten by its factor).  Returns 0, SINGULAR if M is not positive definite, or
-    OVERFLOW if a pivot is not finite (M overflowed)."""
+    """
+    Solve M x = b in place (x -> b) for a symmetric positive-definite 6x6 M.
+
+    Row-major, overwritten by its factor. Returns 0, SINGULAR if M is not positive definite, or
+    OVERFLOW if a pivot is not finite (M overflowed).
+    """
     for j in range(6):
         d = M[6 * j + j]
         for k in range(j):
@@ -602,8 +713,11 @@ def _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot):
 
 @compiled
 def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
-    """Forward and backward Newton-Euler passes (u0dot None = zero): taum into out[6:], the
-    total force on the base in W[0, F:F+6].  0 or an error code."""
+    """
+    Forward and backward Newton-Euler passes (u0dot None = zero).
+
+    Taum into out[6:], the total force on the base in W[0, F:F+6].  0 or an error code.
+    """
     n, nq = mi[0], mi[1]
     code = _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot)
     if code == 0:
@@ -615,15 +729,17 @@ def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity
     velocity_acceleration_pass(mi, W, um, umdot, True)
     body_forces(mi, mf, W)
     external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F)
-    accumulate_forces(mi, W, out[6:6 + nq])
+    accumulate_forces(mi, W, out[6 : 6 + nq])
     if _joint_dynamics_on(mi):
-        add_joint_forces(mi, mf, um, umdot, out[6:6 + nq])
+        add_joint_forces(mi, mf, um, umdot, out[6 : 6 + nq])
     return 0
 
 
 @compiled
 def _rnea(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out):
-    code = _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out)
+    code = _newton_euler(
+        mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, floating, out
+    )
     if code:
         return code
     base_generalized_force(W, out[0:6])
@@ -644,7 +760,7 @@ def rnea_loads(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity, f
 
 @compiled
 def floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, gravity, out):
-    """Base unactuated: out = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
+    """Return base unactuated: out = [u0dot (6), taum (n_q)] for umdot, with tau0 = 0."""
     return _floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, None, None, gravity, out)
 
 
@@ -660,11 +776,11 @@ def _floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out)
     code = _newton_euler(mi, mf, W, R0, r0, qm, u0, um, None, umdot, wF0, wFm, gravity, True, out)
     if code:
         return code
-    taum, u0dot = out[6:6 + nq], out[0:6]
+    taum, u0dot = out[6 : 6 + nq], out[0:6]
     composite_inertias(mi, mf, W)
     scratch = W[n + 1]
     H0 = scratch[36:72]
-    base_block(W, n + 1, W[0, IC:IC + 36], H0)
+    base_block(W, n + 1, W[0, IC : IC + 36], H0)
     base_generalized_force(W, u0dot)
     code = cholesky_solve6(H0, u0dot)
     if code:
@@ -673,13 +789,13 @@ def _floating_rnea(mi, mf, W, R0, r0, qm, u0, um, umdot, wF0, wFm, gravity, out)
         u0dot[k] = -u0dot[k]
     # the base acceleration adds the same spatial acceleration dA = S0 u0dot to every body
     dA = scratch[72:78]
-    _mat3_vec(W[0, R:R + 9], u0dot[0:3], dA[0:3])
+    _mat3_vec(W[0, R : R + 9], u0dot[0:3], dA[0:3])
     dA[3], dA[4], dA[5] = u0dot[3], u0dot[4], u0dot[5]
     f = scratch[78:84]
     for i in range(1, n + 1):
         if mi[3 + 3 * (i - 1)] != FIXED:
-            _mat6_vec(W[i, IC:IC + 36], dA, f)
-            taum[mi[4 + 3 * (i - 1)]] += _dot6(W[i, S:S + 6], f)
+            _mat6_vec(W[i, IC : IC + 36], dA, f)
+            taum[mi[4 + 3 * (i - 1)]] += _dot6(W[i, S : S + 6], f)
     return 0 if _finite(out) else OVERFLOW
 
 
@@ -708,30 +824,30 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
     if code:
         return code
     forward_kinematics(mi, mf, W, R0, r0, qm)
-    base_motion(W, u0, None, floating, True)   # A0 = its bias part only
+    base_motion(W, u0, None, floating, True)  # A0 = its bias part only
     velocity_acceleration_pass(mi, W, um, None, False)
     scratch = W[n + 1]
     h = scratch[0:6]
     for i in range(n + 1):
-        _spatial_inertia(mf, W, i, W[i, IC:IC + 36])
-        _inertia_times(mf, W, i, W[i, V:V + 6], h)
+        _spatial_inertia(mf, W, i, W[i, IC : IC + 36])
+        _inertia_times(mf, W, i, W[i, V : V + 6], h)
         for k in range(6):
             W[i, PA + k] = 0.0
-        _crf_add(W[i, V:V + 6], h, W[i, PA:PA + 6])
+        _crf_add(W[i, V : V + 6], h, W[i, PA : PA + 6])
     external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, PA)
     joint_dynamics = _joint_dynamics_on(mi)
     for i in range(n, 0, -1):
         p = mi[2 + 3 * (i - 1)]
-        IA = W[i, IC:IC + 36]
-        pA = W[i, PA:PA + 6]
+        IA = W[i, IC : IC + 36]
+        pA = W[i, PA : PA + 6]
         if mi[3 + 3 * (i - 1)] != FIXED:
-            s = W[i, S:S + 6]
-            Ui = W[i, U:U + 6]
+            s = W[i, S : S + 6]
+            Ui = W[i, U : U + 6]
             _mat6_vec(IA, s, Ui)
             D = _dot6(s, Ui)
             k = mi[4 + 3 * (i - 1)]
             tau = taum[k]
-            if joint_dynamics:      # the rotor inertia adds to the joint's articulated inertia
+            if joint_dynamics:  # the rotor inertia adds to the joint's articulated inertia
                 D += mf[i, ARMATURE]
                 tau -= _joint_friction(mf, i, um[k])
             if not D > 0.0:
@@ -742,19 +858,19 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
                 for c in range(6):
                     IA[6 * r + c] -= Ui[r] * Ui[c] / D
             # pa = pA + Ia c + U u / D
-            _mat6_vec(IA, W[i, C:C + 6], h)
+            _mat6_vec(IA, W[i, C : C + 6], h)
             for k in range(6):
                 pA[k] += h[k] + Ui[k] * W[i, UU] / D
         for k in range(36):
             W[p, IC + k] += IA[k]
         for k in range(6):
             W[p, PA + k] += pA[k]
-    u0dot, umdot = out[0:6], out[6:6 + nq]
+    u0dot, umdot = out[0:6], out[6 : 6 + nq]
     if floating:
         # S0' (IA0 (S0 u0dot + A0b) + pA0) = tau0
         M = scratch[36:72]
-        base_block(W, n + 1, W[0, IC:IC + 36], M)
-        _mat6_vec(W[0, IC:IC + 36], W[0, A:A + 6], h)
+        base_block(W, n + 1, W[0, IC : IC + 36], M)
+        _mat6_vec(W[0, IC : IC + 36], W[0, A : A + 6], h)
         for k in range(6):
             h[k] += W[0, PA + k]
         rhs = scratch[72:78]
@@ -765,7 +881,7 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
         if code:
             return code
         dA = scratch[78:84]
-        _mat3_vec(W[0, R:R + 9], u0dot[0:3], dA[0:3])
+        _mat3_vec(W[0, R : R + 9], u0dot[0:3], dA[0:3])
         for k in range(3):
             W[0, A + k] += dA[k]
             W[0, A + 3 + k] += u0dot[3 + k]
@@ -778,7 +894,7 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
         for k in range(6):
             W[i, A + k] = W[p, A + k] + W[i, C + k]
         if mi[3 + 3 * (i - 1)] != FIXED:
-            qdd = (W[i, UU] - _dot6(W[i, U:U + 6], W[i, A:A + 6])) * W[i, DINV]
+            qdd = (W[i, UU] - _dot6(W[i, U : U + 6], W[i, A : A + 6])) * W[i, DINV]
             umdot[mi[4 + 3 * (i - 1)]] = qdd
             for k in range(6):
                 W[i, A + k] += W[i, S + k] * qdd
@@ -797,7 +913,7 @@ def crba(mi, mf, W, R0, r0, qm, H):
     composite_inertias(mi, mf, W)
     scratch = W[n + 1]
     H0 = scratch[36:72]
-    base_block(W, n + 1, W[0, IC:IC + 36], H0)
+    base_block(W, n + 1, W[0, IC : IC + 36], H0)
     for r in range(6):
         for c in range(6):
             H[r, c] = H0[6 * r + c]
@@ -811,8 +927,8 @@ def crba(mi, mf, W, R0, r0, qm, H):
         if mi[3 + 3 * (i - 1)] == FIXED:
             continue
         a = 6 + mi[4 + 3 * (i - 1)]
-        _mat6_vec(W[i, IC:IC + 36], W[i, S:S + 6], f)
-        H[a, a] = _dot6(W[i, S:S + 6], f)
+        _mat6_vec(W[i, IC : IC + 36], W[i, S : S + 6], f)
+        H[a, a] = _dot6(W[i, S : S + 6], f)
         if joint_dynamics:
             H[a, a] += mf[i, ARMATURE]
         acc += H[a, a] * 0.0
@@ -825,7 +941,7 @@ def crba(mi, mf, W, R0, r0, qm, H):
         while j > 0:
             if mi[3 + 3 * (j - 1)] != FIXED:
                 b = 6 + mi[4 + 3 * (j - 1)]
-                H[a, b] = _dot6(W[j, S:S + 6], f)
+                H[a, b] = _dot6(W[j, S : S + 6], f)
                 H[b, a] = H[a, b]
             j = mi[2 + 3 * (j - 1)]
     return 0 if acc == 0.0 else OVERFLOW
@@ -833,19 +949,22 @@ def crba(mi, mf, W, R0, r0, qm, H):
 
 @compiled
 def _fill_jacobian(mi, W, link, offset, J):
-    """J (6, 6 + n_q) of the point ``offset`` (link CoM frame) on ``link``; needs the kinematics.
-    Leaves the point (relative to O) in the scratch row, columns 0..2.  Returns True if every
-    entry is finite (checked as computed: the angular rows are unit axes and R0's columns)."""
+    """
+    J (6, 6 + n_q) of the point ``offset`` (link CoM frame) on ``link``; needs the kinematics.
+
+    Leaves the point (relative to O) in the scratch row, columns 0..2.  Returns True if every entry
+    is finite (checked as computed: the angular rows are unit axes and R0's columns).
+    """
     n, nq = mi[0], mi[1]
     xp = W[n + 1, 0:3]
-    _mat3_vec(W[link, R:R + 9], offset, xp)
+    _mat3_vec(W[link, R : R + 9], offset, xp)
     for k in range(3):
         xp[k] += W[link, X + k]
     acc = (xp[0] + xp[1] + xp[2]) * 0.0
     for r in range(6):
         for c in range(6 + nq):
             J[r, c] = 0.0
-    Rb = W[0, R:R + 9]
+    Rb = W[0, R : R + 9]
     for c in range(3):
         J[0, c], J[1, c], J[2, c] = Rb[c], Rb[3 + c], Rb[6 + c]
         # (R0 e_c) x xp
@@ -858,7 +977,7 @@ def _fill_jacobian(mi, W, link, offset, J):
     while j > 0:
         if mi[3 + 3 * (j - 1)] != FIXED:
             b = 6 + mi[4 + 3 * (j - 1)]
-            s = W[j, S:S + 6]
+            s = W[j, S : S + 6]
             J[0, b], J[1, b], J[2, b] = s[0], s[1], s[2]
             J[3, b] = s[3] + s[1] * xp[2] - s[2] * xp[1]
             J[4, b] = s[4] + s[2] * xp[0] - s[0] * xp[2]
@@ -878,8 +997,11 @@ def _check_jacobian(mi, link, offset, J):
 
 @compiled
 def jacobian(mi, mf, W, R0, r0, qm, link, offset, J):
-    """J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame).
-    Rows: [angular velocity of the link; velocity of the point], inertial frame."""
+    """
+    J (6, 6 + n_q) of a point on ``link`` (offset in the link CoM frame).
+
+    Rows: [angular velocity of the link; velocity of the point], inertial frame.
+    """
     code = check_pose(mi, R0, r0, qm)
     if code == 0:
         code = _check_jacobian(mi, link, offset, J)
@@ -904,7 +1026,7 @@ def jacobian_and_bias(mi, mf, W, R0, r0, qm, u0, um, link, offset, floating, J, 
     xp = W[n + 1, 0:3]
     base_motion(W, u0, None, floating, True)
     velocity_acceleration_pass(mi, W, um, None, True)
-    Ak, Vk = W[link, A:A + 6], W[link, V:V + 6]
+    Ak, Vk = W[link, A : A + 6], W[link, V : V + 6]
     w0, w1, w2 = Vk[0], Vk[1], Vk[2]
     vp0 = Vk[3] + w1 * xp[2] - w2 * xp[1]
     vp1 = Vk[4] + w2 * xp[0] - w0 * xp[2]
@@ -918,8 +1040,11 @@ def jacobian_and_bias(mi, mf, W, R0, r0, qm, u0, um, link, offset, floating, J, 
 
 @compiled
 def twists_and_com(mi, mf, W, R0, r0, qm, u0, um, floating, rL, tL, com):
-    """rL (3, n+1) CoM positions, tL (6, n+1) twists [omega; CoM velocity] (column 0 = base),
-    com (6,) = [system CoM position; its velocity]; inertial frame."""
+    """
+    ``rL`` (3, n+1) CoM positions, tL (6, n+1) twists [omega; CoM velocity] (column 0 = base).
+
+    Com (6,) = [system CoM position; its velocity]; inertial frame.
+    """
     n = mi[0]
     code = check_state(mi, R0, r0, qm, u0, um)
     if code:
@@ -931,8 +1056,8 @@ def twists_and_com(mi, mf, W, R0, r0, qm, u0, um, floating, rL, tL, com):
     for k in range(6):
         com[k] = 0.0
     for i in range(n + 1):
-        x = W[i, X:X + 3]
-        Vi = W[i, V:V + 6]
+        x = W[i, X : X + 3]
+        Vi = W[i, V : V + 6]
         m = mf[i, MASS]
         mtot += m
         for k in range(3):
@@ -956,6 +1081,7 @@ def twists_and_com(mi, mf, W, R0, r0, qm, u0, um, floating, rL, tL, com):
 # The same model (mi, mf); outputs in SPART's shapes, given by the caller (and scratch, so that
 # nothing here allocates).
 
+
 @compiled
 def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
     n = mi[0]
@@ -963,7 +1089,7 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
         p = mi[2 + 3 * i]
         jt = mi[3 + 3 * i]
         qi = mi[4 + 3 * i]
-        ax = mf[i + 1, AXIS:AXIS + 3]
+        ax = mf[i + 1, AXIS : AXIS + 3]
         for r in range(3):
             for c in range(3):
                 acc = 0.0
@@ -993,7 +1119,11 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
             a1 = RJ[r, 0, i] * q01 + RJ[r, 1, i] * q11 + RJ[r, 2, i] * q21
             a2 = RJ[r, 0, i] * q02 + RJ[r, 1, i] * q12 + RJ[r, 2, i] * q22
             for c in range(3):
-                RL[r, c, i] = a0 * mf[i + 1, TLR + c] + a1 * mf[i + 1, TLR + 3 + c] + a2 * mf[i + 1, TLR + 6 + c]
+                RL[r, c, i] = (
+                    a0 * mf[i + 1, TLR + c]
+                    + a1 * mf[i + 1, TLR + 3 + c]
+                    + a2 * mf[i + 1, TLR + 6 + c]
+                )
             com0 = mf[i + 1, TLP] + ax[0] * shift
             com1 = mf[i + 1, TLP + 1] + ax[1] * shift
             com2 = mf[i + 1, TLP + 2] + ax[2] * shift
@@ -1006,7 +1136,11 @@ def spart_kinematics(mi, mf, R0, r0, qm, RJ, RL, rJ, rL, e, g):
 
 @compiled
 def spart__from_parent(mi, Bij, Bi0, x0, X, i):
-    """X[:, i] = B_ip x_p: a twist (or twist rate) carried from link i's parent (x0 if the base)."""
+    """
+    X[:, i] = B_ip x_p.
+
+    A twist (or twist rate) carried from link i's parent (x0 if the base).
+    """
     p = mi[2 + 3 * i]
     for r in range(6):
         acc = 0.0
@@ -1062,12 +1196,18 @@ def spart_accelerations(mi, t0, tL, P0, pm, Bi0, Bij, u0, um, u0dot, umdot, t0do
             wp0, wp1, wp2 = tL[0, p - 1], tL[1, p - 1], tL[2, p - 1]
             vp0, vp1, vp2 = tL[3, p - 1], tL[4, p - 1], tL[5, p - 1]
         # d/dt of B_ip: (v_p - v_i) x w_p
-        spart__cross_add(vp0 - tL[3, i], vp1 - tL[4, i], vp2 - tL[5, i], wp0, wp1, wp2, tLdot, i, 3, 1.0)
+        spart__cross_add(
+            vp0 - tL[3, i], vp1 - tL[4, i], vp2 - tL[5, i], wp0, wp1, wp2, tLdot, i, 3, 1.0
+        )
         if mi[3 + 3 * i] != FIXED:
             k = mi[4 + 3 * i]
             qd, qdd = um[k], umdot[k]
-            spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[0, i], pm[1, i], pm[2, i], tLdot, i, 0, qd)
-            spart__cross_add(tL[0, i], tL[1, i], tL[2, i], pm[3, i], pm[4, i], pm[5, i], tLdot, i, 3, qd)
+            spart__cross_add(
+                tL[0, i], tL[1, i], tL[2, i], pm[0, i], pm[1, i], pm[2, i], tLdot, i, 0, qd
+            )
+            spart__cross_add(
+                tL[0, i], tL[1, i], tL[2, i], pm[3, i], pm[4, i], pm[5, i], tLdot, i, 3, qd
+            )
             for r in range(6):
                 tLdot[r, i] += pm[r, i] * qdd
     return 0 if _finite(t0dot) and _finite(tLdot) else OVERFLOW
@@ -1093,7 +1233,9 @@ def spart_inertia_in_inertial_frame(mi, mf, R0, RL, I0, Im):
 
 
 @compiled
-def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum, wq0, wq):
+def spart_inverse_dynamics(
+    mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, Im, Bij, Bi0, tau0, taum, wq0, wq
+):
     """tau0 (6,), taum (n_q,); wq0 (6,) and wq (6, n): scratch (the bodies' wrenches)."""
     n = mi[0]
     for i in range(n + 1):
@@ -1104,8 +1246,12 @@ def spart_inverse_dynamics(mi, mf, wF0, wFm, t0, tL, t0dot, tLdot, P0, pm, I0, I
                 wq0[r] = I0[r, 0] * t0dot[0] + I0[r, 1] * t0dot[1] + I0[r, 2] * t0dot[2] - wF0[r]
                 wq0[3 + r] = m * t0dot[3 + r] - wF0[3 + r]
             else:
-                wq[r, i - 1] = (Im[r, 0, i - 1] * tLdot[0, i - 1] + Im[r, 1, i - 1] * tLdot[1, i - 1]
-                                + Im[r, 2, i - 1] * tLdot[2, i - 1] - wFm[r, i - 1])
+                wq[r, i - 1] = (
+                    Im[r, 0, i - 1] * tLdot[0, i - 1]
+                    + Im[r, 1, i - 1] * tLdot[1, i - 1]
+                    + Im[r, 2, i - 1] * tLdot[2, i - 1]
+                    - wFm[r, i - 1]
+                )
                 wq[3 + r, i - 1] = m * tLdot[3 + r, i - 1] - wFm[3 + r, i - 1]
         # + w x (I w)
         if i == 0:

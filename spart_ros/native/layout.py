@@ -1,14 +1,17 @@
-"""The memory layout the compiled kernels share with Python: array columns, error codes, tolerances.
+"""
+The memory layout the compiled kernels share with Python: array columns, error codes, tolerances.
 
 Plain constants (no numba), so that the Python side reads them without loading the compiler.
 
 A robot's constant model (Pinocchio's Model) is two arrays:
 
-- ``mi`` (int64): ``[n, n_q, (parent link id, joint type, joint-variable index or -1) for links 1..n,
+- ``mi`` (int64): ``[n, n_q, (parent link id, joint type, joint-variable index or -1) for links
+  1..n,
   joint dynamics flag]`` (the flag, ``mi[2 + 3 n]``: 1 when the kernels add the joints'
   damping, friction and armature, 0 for the rigid-body model);
 - ``mf`` (float64, (n + 1, MF_COLS)): one row per body (0 = base, i = link i): mass, inertia about
-  the CoM in the CoM frame (row-major 3x3), joint frame in the parent CoM frame (rotation, row-major,
+  the CoM in the CoM frame (row-major 3x3), joint frame in the parent CoM frame (rotation,
+  row-major,
   + translation), CoM frame in the joint frame (rotation + translation), joint axis, two flags
   (1.0 where a rotation is exactly the identity), and joint i's damping, Coulomb friction, armature
   and friction smoothing velocity (read only when the joint dynamics flag is 1).
@@ -20,7 +23,24 @@ kernels read it.  Results go to output arrays the caller owns.
 
 # --- workspace columns (per body row of W) ------------------------------------------------
 R, X, IW, S, XJ, V, A, F, IC, PA, U, DINV, UU, C, E, G, RJ = (
-    0, 9, 12, 21, 27, 30, 36, 42, 48, 84, 90, 96, 97, 98, 104, 107, 110)
+    0,
+    9,
+    12,
+    21,
+    27,
+    30,
+    36,
+    42,
+    48,
+    84,
+    90,
+    96,
+    97,
+    98,
+    104,
+    107,
+    110,
+)
 WS_COLS = 119
 
 # --- model columns (per body row of mf) ---------------------------------------------------
@@ -37,8 +57,23 @@ MF_COLS = 43
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 # error codes returned by the entry kernels (+ index into ARGUMENT_NAMES); 0 = ok
-ARGUMENT_NAMES = ('', 'R0', 'r0', 'qm', 'u0', 'um', 'u0dot', 'umdot', 'wF0', 'wFm', 'gravity',
-                  'taum', 'tau0', 'offset', 'link')
+ARGUMENT_NAMES = (
+    '',
+    'R0',
+    'r0',
+    'qm',
+    'u0',
+    'um',
+    'u0dot',
+    'umdot',
+    'wF0',
+    'wFm',
+    'gravity',
+    'taum',
+    'tau0',
+    'offset',
+    'link',
+)
 BAD_SHAPE, NOT_FINITE, SINGULAR, NOT_ROTATION, OVERFLOW = 100, 200, 300, 400, 500
 
 # A rotation matrix R is accepted when every entry of R'R - I is at most ROTATION_TOL in

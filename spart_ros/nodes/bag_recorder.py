@@ -1,4 +1,5 @@
-"""Record every topic of a ROS graph into an MCAP bag, as ``ros2 bag record`` would (rclpy adapter).
+"""
+Record every topic of a ROS graph into an MCAP bag, as ``ros2 bag record`` would (rclpy adapter).
 
 :class:`BagRecorder` is composed by a node: it looks for topics every ``discovery_period``
 seconds, subscribes to each new one matching ``include`` with the QoS its publishers offer
@@ -6,6 +7,7 @@ seconds, subscribes to each new one matching ``include`` with the QoS its publis
 when one of them is, else RELIABLE: the same adaptation rosbag2 makes), and writes the
 serialized messages as they arrive (receipt time) through :class:`spart_ros.tools.bag.McapBag`.
 """
+
 import importlib
 import time
 
@@ -17,8 +19,11 @@ __all__ = ['BagRecorder', 'message_class']
 
 
 def message_class(type_name):
-    """The Python class of a message type name 'pkg/msg/Type' (rosidl_runtime_py's get_message,
-    which is not installed with the rclpy wheels)."""
+    """
+    Return the Python class of a message type name 'pkg/msg/Type'.
+
+    rosidl_runtime_py's get_message, which is not installed with the rclpy wheels.
+    """
     package, kind, name = type_name.split('/')
     return getattr(importlib.import_module(f'{package}.{kind}'), name)
 
@@ -32,17 +37,24 @@ class BagRecorder:
         self.include = include
         self.depth = depth
         self.subscriptions = {}
-        self.skipped = {}              # topic -> why it is not recorded
+        self.skipped = {}  # topic -> why it is not recorded
         self._timer = node.create_timer(discovery_period, self.discover)
         self.discover()
 
     def _qos(self, topic):
         infos = self.node.get_publishers_info_by_topic(topic)
         durable = any(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
-        best_effort = any(i.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for i in infos)
-        return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=self.depth,
-                          reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL if durable else DurabilityPolicy.VOLATILE)
+        best_effort = any(
+            i.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for i in infos
+        )
+        return QoSProfile(
+            history=HistoryPolicy.KEEP_LAST,
+            depth=self.depth,
+            reliability=ReliabilityPolicy.BEST_EFFORT
+            if best_effort
+            else ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL if durable else DurabilityPolicy.VOLATILE,
+        )
 
     def discover(self):
         """Subscribe to the matching topics that appeared since the last look."""
@@ -50,7 +62,7 @@ class BagRecorder:
             if topic in self.subscriptions or topic in self.skipped or not self.include(topic):
                 continue
             if not self.node.get_publishers_info_by_topic(topic):
-                continue                        # only subscribers so far: look again later
+                continue  # only subscribers so far: look again later
             type_name = types[0]
             try:
                 msg_type = message_class(type_name)
@@ -58,13 +70,15 @@ class BagRecorder:
                 self.skipped[topic] = f'type {type_name} not available: {err}'
                 continue
             self.subscriptions[topic] = self.node.create_subscription(
-                msg_type, topic, self._writer(topic, type_name), self._qos(topic), raw=True)
+                msg_type, topic, self._writer(topic, type_name), self._qos(topic), raw=True
+            )
 
     def _writer(self, topic, type_name):
         bag = self.bag
 
         def write(data):
             bag.add(topic, type_name, data, time.time_ns())
+
         return write
 
     def close(self):

@@ -1,4 +1,5 @@
 """Durations of a node callback, logged as percentiles (pure Python, no rclpy)."""
+
 import time
 
 import numpy as np
@@ -21,10 +22,10 @@ class CallbackTiming:
             self.n += 1
         now = time.monotonic()
         if now >= self.next and self.n:
-            d = self.samples[:self.n] * 1e3
-            logger.info(f'joint_states callback over {self.n} messages [ms]: p50 {np.percentile(d, 50):.3f} '
-                        f'p99 {np.percentile(d, 99):.3f} max {d.max():.3f}')
+            d = self.samples[: self.n] * 1e3
+            logger.info(
+                f'joint_states callback over {self.n} messages [ms]: p50 {np.percentile(d, 50):.3f} '
+                f'p99 {np.percentile(d, 99):.3f} max {d.max():.3f}'
+            )
             self.n = 0
             self.next = now + self.period
-
-

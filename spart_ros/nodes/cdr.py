@@ -1,4 +1,5 @@
-"""Serialized (CDR) fast paths of the dynamics node: no rclpy, only struct and numpy.
+"""
+Serialized (CDR) fast paths of the dynamics node: no rclpy, only struct and numpy.
 
 At 1 kHz the rclpy message conversions cost more than the dynamics: turning a
 serialized sensor_msgs/JointState into a Python object takes about as long as
@@ -17,13 +18,14 @@ Templates are made by the real serializer (see
 sentinel values is serialized once and the sentinels' byte offsets are where the
 values go, so no layout is hand-coded on the output side.
 """
+
 import struct
 
 import numpy as np
 
 __all__ = ['CdrError', 'parse_joint_state', 'header_stamp', 'Template', 'CDR_LE']
 
-CDR_LE = b'\x00\x01'          # encapsulation id: plain CDR, little-endian
+CDR_LE = b'\x00\x01'  # encapsulation id: plain CDR, little-endian
 _U32 = struct.Struct('<I')
 _STAMP = struct.Struct('<iI')
 
@@ -51,8 +53,11 @@ _EMPTY = np.zeros(0)
 
 
 def header_stamp(buf):
-    """(sec, nanosec) of a serialized message that starts with a std_msgs/Header (little-endian
-    plain CDR: the stamp follows the 4-byte encapsulation header)."""
+    """
+    (sec, nanosec) of a serialized message that starts with a std_msgs/Header.
+
+    Little-endian plain CDR: the stamp follows the 4-byte encapsulation header.
+    """
     if len(buf) < 12 or buf[0:2] != CDR_LE:
         raise CdrError(f'encapsulation {bytes(buf[0:2]).hex()} is not plain CDR little-endian')
     return _STAMP.unpack_from(buf, 4)
@@ -73,7 +78,7 @@ class JointStateReader:
         if end < 16 or buf[0:2] != CDR_LE:
             raise CdrError(f'encapsulation {bytes(buf[0:2]).hex()} is not plain CDR little-endian')
         sec, nanosec = _STAMP.unpack_from(buf, 4)
-        (n,) = _U32.unpack_from(buf, 12)                  # header.frame_id length (with NUL)
+        (n,) = _U32.unpack_from(buf, 12)  # header.frame_id length (with NUL)
         off = 16 + n
         off += (-(off - 4)) % 4
         if off + 4 > end:
@@ -108,7 +113,7 @@ class JointStateReader:
             (n,) = _U32.unpack_from(buf, off)
             if n == 0 or buf[off + 4 + n - 1] != 0:
                 raise CdrError('a joint name is not NUL-terminated')
-            names.append(bytes(buf[off + 4:off + 4 + n - 1]).decode('utf-8'))
+            names.append(bytes(buf[off + 4 : off + 4 + n - 1]).decode('utf-8'))
             off += 4 + n
         return tuple(names)
 
@@ -117,7 +122,8 @@ parse_joint_state = JointStateReader()
 
 
 class Template:
-    """A serialized message whose numbers are rewritten in place.
+    """
+    A serialized message whose numbers are rewritten in place.
 
     ``data``: the serialized message (bytes) made with sentinel values;
     ``fields``: name -> list of byte offsets of float64 values (in the order the
@@ -128,7 +134,9 @@ class Template:
 
     def __init__(self, data, fields, stamps):
         if bytes(data[0:2]) != CDR_LE:
-            raise CdrError(f'encapsulation {bytes(data[0:2]).hex()} is not plain CDR little-endian')
+            raise CdrError(
+                f'encapsulation {bytes(data[0:2]).hex()} is not plain CDR little-endian'
+            )
         self.buf = bytearray(data)
         self.stamps = list(stamps)
         self._blocks = {}
@@ -138,12 +146,17 @@ class Template:
             self._order[name] = None if np.array_equal(order, np.arange(len(order))) else order
             offsets = [offsets[k] for k in order]
             blocks, k = [], 0
-            while k < len(offsets):       # runs of consecutive doubles
+            while k < len(offsets):  # runs of consecutive doubles
                 j = k
                 while j + 1 < len(offsets) and offsets[j + 1] == offsets[j] + 8:
                     j += 1
-                blocks.append((k, j + 1, np.frombuffer(self.buf, dtype='<f8', count=j + 1 - k,
-                                                       offset=offsets[k])))
+                blocks.append(
+                    (
+                        k,
+                        j + 1,
+                        np.frombuffer(self.buf, dtype='<f8', count=j + 1 - k, offset=offsets[k]),
+                    )
+                )
                 k = j + 1
             self._blocks[name] = blocks
 

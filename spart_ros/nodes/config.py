@@ -1,14 +1,23 @@
-"""Node configuration shared by the spart_ros nodes (pure Python, no rclpy).
+"""
+Node configuration shared by the spart_ros nodes (pure Python, no rclpy).
 
 :class:`ConfigError` is raised for a parameter with an invalid value (the message names the
 parameter); :class:`ModelConfig` holds the parameters that shape a :class:`~.model.Model`.
 """
+
 from dataclasses import dataclass, field
 
 from ..core.checks import nonnegative
 from ..core.errors import InputError, SpartError
 
-__all__ = ['ConfigError', 'seconds_parameter', 'ModelConfig', 'BASE_MODES', 'POINT_FRAMES', 'BASE_COLUMNS']
+__all__ = [
+    'ConfigError',
+    'seconds_parameter',
+    'ModelConfig',
+    'BASE_MODES',
+    'POINT_FRAMES',
+    'BASE_COLUMNS',
+]
 
 BASE_MODES = ('fixed', 'floating')
 POINT_FRAMES = ('link', 'com')
@@ -20,18 +29,24 @@ class ConfigError(SpartError, ValueError):
 
 
 def seconds_parameter(name, value, infinite=False, note=''):
-    """The node parameter ``name``, a duration in seconds >= 0 (finite unless ``infinite``), as a
-    float; ConfigError naming it (and ``note``, e.g. what 0 means) for anything else."""
+    """
+    Return the node parameter ``name``, a duration in seconds >= 0 (finite unless ``infinite``).
+
+    As a float; ConfigError naming it (and ``note``, e.g. what 0 means) for anything else.
+    """
     try:
         return nonnegative(name, value, infinite=infinite)
     except InputError:
-        raise ConfigError(f'{name} must be a {"" if infinite else "finite "}number of seconds >= 0{note}, '
-                          f'got {value}') from None
+        raise ConfigError(
+            f'{name} must be a {"" if infinite else "finite "}number of seconds >= 0{note}, '
+            f'got {value}'
+        ) from None
 
 
 @dataclass
 class ModelConfig:
     """Node parameters that depend on the model (checked when a model is built)."""
+
     base: str = 'fixed'
     jacobian_links: list = field(default_factory=list)
     jacobian_offsets: list = field(default_factory=list)
@@ -39,20 +54,26 @@ class ModelConfig:
     jacobian_base_columns: str = 'ros'
     imu_link: str = ''
     strict: bool = False
-    jacobians: bool = True          # the dynamics node's Jacobian specs (a controller needs none)
-    joint_dynamics: bool = True     # the joints' declared damping, friction, armature in ID/FD
-    joint_dynamics_file: str = ''   # a YAML file of joint dynamics overrides ('' = the URDF's)
+    jacobians: bool = True  # the dynamics node's Jacobian specs (a controller needs none)
+    joint_dynamics: bool = True  # the joints' declared damping, friction, armature in ID/FD
+    joint_dynamics_file: str = ''  # a YAML file of joint dynamics overrides ('' = the URDF's)
 
     def check(self):
         if self.base not in BASE_MODES:
             raise ConfigError(f'base must be one of {BASE_MODES}, got {self.base!r}')
         if self.jacobian_point_frame not in POINT_FRAMES:
-            raise ConfigError(f'jacobian_point_frame must be one of {POINT_FRAMES}, '
-                              f'got {self.jacobian_point_frame!r}')
+            raise ConfigError(
+                f'jacobian_point_frame must be one of {POINT_FRAMES}, '
+                f'got {self.jacobian_point_frame!r}'
+            )
         if self.jacobian_base_columns not in BASE_COLUMNS:
-            raise ConfigError(f'jacobian_base_columns must be one of {BASE_COLUMNS}, '
-                              f'got {self.jacobian_base_columns!r}')
+            raise ConfigError(
+                f'jacobian_base_columns must be one of {BASE_COLUMNS}, '
+                f'got {self.jacobian_base_columns!r}'
+            )
         if len(self.jacobian_offsets) % 3:
-            raise ConfigError(f'jacobian_offsets must hold 3 numbers per link (flattened [x, y, z, ...]), '
-                              f'got {len(self.jacobian_offsets)}')
+            raise ConfigError(
+                f'jacobian_offsets must hold 3 numbers per link (flattened [x, y, z, ...]), '
+                f'got {len(self.jacobian_offsets)}'
+            )
         return self

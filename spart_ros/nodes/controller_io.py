@@ -1,4 +1,5 @@
-"""spart_controller's messages: commands out, references and notices in, status out (rclpy).
+"""
+spart_controller's messages: commands out, references and notices in, status out (rclpy).
 
 :class:`ControllerIO` holds the publishers and subscriptions a configured controller node has,
 converts messages to the :class:`~spart_ros.control.controller.Controller`'s inputs (trajectory
@@ -6,11 +7,18 @@ goals, law references, a plant's reset notice) and its outputs to messages (comm
 status).  Commands are published as serialized templates (the same bytes as a message object,
 a fraction of the cost at 1 kHz).
 """
+
 import time
 
-import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped, QuaternionStamped, TwistStamped, Vector3Stamped, WrenchStamped
+from geometry_msgs.msg import (
+    PoseStamped,
+    QuaternionStamped,
+    TwistStamped,
+    Vector3Stamped,
+    WrenchStamped,
+)
+import numpy as np
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
@@ -18,18 +26,22 @@ from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control.ee_goals import PoseGoal
-from ..control.goals import TrajectoryGoal
-from ..core.errors import InputError
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
 from .messages import SerializedCommands, set_vector3
 from .robot_inputs import ROBOT_DESCRIPTION_QOS
+from ..control.ee_goals import PoseGoal
+from ..control.goals import TrajectoryGoal
+from ..core.errors import InputError
 
 __all__ = ['ControllerIO', 'COMMAND_QOS', 'goal_from_message']
 
 #: as ros2_control's command subscribers (and every other topic of the controller)
-COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.VOLATILE)
+COMMAND_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
 
 
 def _seconds(d):
@@ -37,10 +49,15 @@ def _seconds(d):
 
 
 def goal_from_message(msg):
-    """TrajectoryGoal of a trajectory_msgs/JointTrajectory (InputError naming the problem)."""
-    return TrajectoryGoal.from_points(msg.joint_names, [(_seconds(p.time_from_start), p.positions, p.velocities,
-                                                         p.accelerations) for p in msg.points],
-                                      stamp_seconds(msg.header.stamp))
+    """``TrajectoryGoal`` of a trajectory_msgs/JointTrajectory (InputError naming the problem)."""
+    return TrajectoryGoal.from_points(
+        msg.joint_names,
+        [
+            (_seconds(p.time_from_start), p.positions, p.velocities, p.accelerations)
+            for p in msg.points
+        ],
+        stamp_seconds(msg.header.stamp),
+    )
 
 
 class ControllerIO:
@@ -52,49 +69,97 @@ class ControllerIO:
     def __init__(self, node, p, references, guard, pose_goals=False):
         self.node = node
         self._pub = node.create_publisher(Float64MultiArray, p['commands_topic'], COMMAND_QOS)
-        self._pub_js = (node.create_publisher(JointState, p['joint_command_topic'], COMMAND_QOS)
-                        if p['joint_command_topic'] else None)
-        self._pub_wrench = (node.create_publisher(WrenchStamped, p['base_wrench_topic'], COMMAND_QOS)
-                            if 'base_pose' in references else None)
+        self._pub_js = (
+            node.create_publisher(JointState, p['joint_command_topic'], COMMAND_QOS)
+            if p['joint_command_topic']
+            else None
+        )
+        self._pub_wrench = (
+            node.create_publisher(WrenchStamped, p['base_wrench_topic'], COMMAND_QOS)
+            if 'base_pose' in references
+            else None
+        )
         self._pub_status = node.create_publisher(ControllerStatus, p['status_topic'], COMMAND_QOS)
         self.world_frame = p['world_frame']
         self.base_link = ''
         self._serialized = None
         self._names = []
         c = node.controller
-        subs = [(JointTrajectory, p['trajectory_topic'], lambda m: c.submit(goal_from_message(m), node.control_time()),
-                 'joint_trajectory')]
-        convert = {'base_pose': (PoseStamped, 'base_pose_topic', self._base_pose),
-                   'ee_twist': (TwistStamped, 'ee_twist_topic', self._ee_twist),
-                   'ee_pose': (PoseStamped, 'ee_pose_topic', self._ee_pose),
-                   'base_attitude': (QuaternionStamped, 'base_attitude_topic', self._base_attitude)}
+        subs = [
+            (
+                JointTrajectory,
+                p['trajectory_topic'],
+                lambda m: c.submit(goal_from_message(m), node.control_time()),
+                'joint_trajectory',
+            )
+        ]
+        convert = {
+            'base_pose': (PoseStamped, 'base_pose_topic', self._base_pose),
+            'ee_twist': (TwistStamped, 'ee_twist_topic', self._ee_twist),
+            'ee_pose': (PoseStamped, 'ee_pose_topic', self._ee_pose),
+            'base_attitude': (QuaternionStamped, 'base_attitude_topic', self._base_attitude),
+        }
         if pose_goals:
-            subs.append((EndEffectorGoal, p['ee_goal_topic'],
-                         lambda m: c.submit_pose(self._ee_goal(m), node.control_time()), 'ee_goal'))
+            subs.append(
+                (
+                    EndEffectorGoal,
+                    p['ee_goal_topic'],
+                    lambda m: c.submit_pose(self._ee_goal(m), node.control_time()),
+                    'ee_goal',
+                )
+            )
         for name in references:
-            if name == 'ee_goal':           # a goal, not a law reference: submit_pose (above)
+            if name == 'ee_goal':  # a goal, not a law reference: submit_pose (above)
                 continue
             msg_type, topic, fn = convert[name]
-            subs.append((msg_type, p[topic], lambda m, n=name, f=fn: c.set_reference(n, f(m), time.monotonic()),
-                         name))
+            subs.append(
+                (
+                    msg_type,
+                    p[topic],
+                    lambda m, n=name, f=fn: c.set_reference(n, f(m), time.monotonic()),
+                    name,
+                )
+            )
         if p['reset_topic']:
-            subs.append((Header, p['reset_topic'], lambda m: c.plant_reset(
-                f'the plant announced a reset at t = {stamp_seconds(m.stamp):.6f} s'), 'reset notice'))
-        self._subs = [node.create_subscription(t, topic, guard(cb, what), COMMAND_QOS) for t, topic, cb, what in subs]
+            subs.append(
+                (
+                    Header,
+                    p['reset_topic'],
+                    lambda m: c.plant_reset(
+                        f'the plant announced a reset at t = {stamp_seconds(m.stamp):.6f} s'
+                    ),
+                    'reset notice',
+                )
+            )
+        self._subs = [
+            node.create_subscription(t, topic, guard(cb, what), COMMAND_QOS)
+            for t, topic, cb, what in subs
+        ]
         if p['plant_gravity_topic']:
-            self._subs.append(node.create_subscription(
-                Vector3Stamped, p['plant_gravity_topic'],
-                guard(lambda m: node.on_gravity(vector3('plant gravity', m.vector)), 'plant gravity'),
-                ROBOT_DESCRIPTION_QOS))
+            self._subs.append(
+                node.create_subscription(
+                    Vector3Stamped,
+                    p['plant_gravity_topic'],
+                    guard(
+                        lambda m: node.on_gravity(vector3('plant gravity', m.vector)),
+                        'plant gravity',
+                    ),
+                    ROBOT_DESCRIPTION_QOS,
+                )
+            )
 
     @property
     def topics(self):
         return [self._pub.topic_name] + [s.topic_name for s in self._subs]
 
     def flush(self, timeout=0.5):
-        """Wait (at most ``timeout`` s) until the subscribers acknowledged every command sent: the
-        last zero command must not be lost with a publisher destroyed right after it."""
+        """
+        Wait (at most ``timeout`` s) until the subscribers acknowledged every command sent.
+
+        The last zero command must not be lost with a publisher destroyed right after it.
+        """
         from rclpy.duration import Duration
+
         for pub in (self._pub, self._pub_js):
             if pub is not None:
                 pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9)))
@@ -112,14 +177,20 @@ class ControllerIO:
         """The command joints (the commands' length and the JointState copy's names)."""
         self._names, self.base_link = list(names), base_link
         try:
-            self._serialized = SerializedCommands(len(names), names if self._pub_js else None, serialize_message)
-        except ValueError:      # CdrError included: message objects then
+            self._serialized = SerializedCommands(
+                len(names), names if self._pub_js else None, serialize_message
+            )
+        except ValueError:  # CdrError included: message objects then
             self._serialized = None
 
     # -- out ------------------------------------------------------------------------------
     def publish(self, cmd, stamp):
-        """Publish a :data:`~spart_ros.control.controller.Command` (None: nothing); ``stamp``:
-        (sec, nanosec) of the state it answers, for the JointState copy and the base wrench."""
+        """
+        Publish a :data:`~spart_ros.control.controller.Command` (None: nothing).
+
+        ``stamp``: (sec, nanosec) of the state it answers, for the JointState copy and the base
+        wrench.
+        """
         if cmd is None:
             return
         values, ser = cmd.values, self._serialized
@@ -130,11 +201,20 @@ class ControllerIO:
         if cmd.zero:
             stamp = divmod(self.node.get_clock().now().nanoseconds, 1_000_000_000)
         if self._pub_js is not None:
-            if ser is not None and ser.joint_command is not None and len(values) == len(self._names):
+            if (
+                ser is not None
+                and ser.joint_command is not None
+                and len(values) == len(self._names)
+            ):
                 self._pub_js.publish(ser.joint_command_bytes(int(stamp[0]), int(stamp[1]), values))
             else:
-                self._pub_js.publish(JointState(header=Header(stamp=Time(sec=int(stamp[0]), nanosec=int(stamp[1]))),
-                                                name=self._names, effort=values.tolist()))
+                self._pub_js.publish(
+                    JointState(
+                        header=Header(stamp=Time(sec=int(stamp[0]), nanosec=int(stamp[1]))),
+                        name=self._names,
+                        effort=values.tolist(),
+                    )
+                )
         if self._pub_wrench is not None and cmd.base_torque is not None:
             msg = WrenchStamped()
             msg.header.stamp = Time(sec=int(stamp[0]), nanosec=int(stamp[1]))
@@ -156,42 +236,62 @@ class ControllerIO:
         msg.position_error = snap.position_error.tolist()
         msg.velocity_error = snap.velocity_error.tolist()
         msg.efforts = snap.efforts.tolist()
-        msg.max_position_error = float(np.abs(snap.position_error).max()) if len(snap.position_error) else 0.0
+        msg.max_position_error = (
+            float(np.abs(snap.position_error).max()) if len(snap.position_error) else 0.0
+        )
         c = snap.counts
         msg.commands, msg.zero_commands, msg.timeouts = c['commands'], c['zeros'], c['timeouts']
         msg.rejected_messages = rejected
         msg.trajectories = c['trajectories']
         out = snap.details
-        if out is not None:     # a space mode's SpaceOutput
+        if out is not None:  # a space mode's SpaceOutput
             cmd, st = out.command, out.command.status
-            msg.momentum, msg.momentum_about_com = st.momentum.tolist(), st.momentum_about_com.tolist()
-            msg.base_angular_velocity = out.base_angular_velocity.tolist()      # base LINK frame, as odometry
+            msg.momentum, msg.momentum_about_com = (
+                st.momentum.tolist(),
+                st.momentum_about_com.tolist(),
+            )
+            msg.base_angular_velocity = (
+                out.base_angular_velocity.tolist()
+            )  # base LINK frame, as odometry
             msg.task_twist = cmd.task_twist.tolist()
-            msg.manipulability, msg.fixed_base_manipulability = st.manipulability, st.fixed_base_manipulability
+            msg.manipulability, msg.fixed_base_manipulability = (
+                st.manipulability,
+                st.fixed_base_manipulability,
+            )
             msg.dynamic_singularity = st.dynamic_singularity
             msg.joint_limit_distance = st.joint_limit_distance.tolist()
-            msg.rate_scale, msg.task_error, msg.base_error, msg.damping = (st.rate_scale, st.task_error,
-                                                                           st.base_error, st.damping)
+            msg.rate_scale, msg.task_error, msg.base_error, msg.damping = (
+                st.rate_scale,
+                st.task_error,
+                st.base_error,
+                st.damping,
+            )
             msg.feasible, msg.message = st.feasible, st.message
         self._pub_status.publish(msg)
 
     # -- references in ----------------------------------------------------------------------
     def _frame(self, what, header, base=True):
-        """'world' for header.frame_id = world_frame or empty, 'base' for the base link's frame
-        (when ``base``); any other frame: InputError naming it (the message is not misread)."""
+        """
+        'world' for header.frame_id = world_frame or empty, 'base' for the base link's frame.
+
+        When ``base``); any other frame: InputError naming it (the message is not misread.
+        """
         frame = header.frame_id
         if frame in ('', self.world_frame):
             return 'world'
         if base and self.base_link and frame == self.base_link:
             return 'base'
         accepted = f'world_frame {self.world_frame!r} (or empty)' + (
-            f' or the base link {self.base_link!r}' if base and self.base_link else '')
+            f' or the base link {self.base_link!r}' if base and self.base_link else ''
+        )
         raise InputError(f'{what}.header.frame_id {frame!r}: expected {accepted}; message ignored')
 
     def _ee_twist(self, msg):
         frame = self._frame('ee_twist', msg.header)
         tw = msg.twist
-        return np.concatenate([vector3('ee_twist.angular', tw.angular), vector3('ee_twist.linear', tw.linear)]), frame
+        return np.concatenate(
+            [vector3('ee_twist.angular', tw.angular), vector3('ee_twist.linear', tw.linear)]
+        ), frame
 
     def _ee_pose(self, msg):
         frame = self._frame('ee_pose', msg.header)
@@ -199,11 +299,22 @@ class ControllerIO:
         return R, p, frame
 
     def _ee_goal(self, msg):
-        """PoseGoal of a spart_interfaces/EndEffectorGoal (InputError naming the field at fault)."""
+        """
+        ``PoseGoal`` of a spart_interfaces/EndEffectorGoal.
+
+        InputError naming the field at fault.
+        """
         frame = self._frame('ee_goal', msg.header)
         R, p = pose_to_matrix('ee_goal.pose', msg.pose)
-        return PoseGoal.create(R, p, msg.duration, msg.path or 'cartesian', msg.time_scaling or 'quintic', frame,
-                               stamp_seconds(msg.header.stamp))
+        return PoseGoal.create(
+            R,
+            p,
+            msg.duration,
+            msg.path or 'cartesian',
+            msg.time_scaling or 'quintic',
+            frame,
+            stamp_seconds(msg.header.stamp),
+        )
 
     def _base_attitude(self, msg):
         self._frame('base_attitude', msg.header, base=False)

@@ -1,4 +1,5 @@
-"""spart_controller: model-based commands for a ros2_control effort controller, as a lifecycle node.
+"""
+spart_controller: model-based commands for a ros2_control effort controller, as a lifecycle node.
 
 A thin rclpy adapter around :class:`spart_ros.control.controller.Controller` (states, reference
 schedule, safety gate, laws: docs/controller.md): the robot's model and state come in through
@@ -16,6 +17,7 @@ Trajectories come on the ``~/joint_trajectory`` topic and, when control_msgs is 
 the ``~/follow_joint_trajectory`` action (:mod:`.trajectory_action`: JointTrajectoryController's
 action, for MoveIt); without control_msgs the node says so at start.
 """
+
 import sys
 import time
 import traceback
@@ -24,17 +26,17 @@ from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import SetBool
 
-from ..control.controller import FAULT, INACTIVE, UNCONFIGURED, ControlInputs, Controller
-from ..control.modes import MODES, accepts_pose_goals
-from ..control.settings import RUN_TIME
-from ..core.errors import SpartError
 from .config import ConfigError
 from .controller_io import ControllerIO
 from .controller_parameters import PARAMETERS, RENAMED, setting, settings_from
 from .parameters import declare, values, watch
-from .robot_inputs import INPUT_PARAMETERS, RobotInputs, guarded
+from .robot_inputs import guarded, INPUT_PARAMETERS, RobotInputs
 from .runner import run_node
 from .throttle import LogLimiter
+from ..control.controller import ControlInputs, Controller, FAULT, INACTIVE, UNCONFIGURED
+from ..control.modes import accepts_pose_goals, MODES
+from ..control.settings import RUN_TIME
+from ..core.errors import SpartError
 
 NODE_NAME = 'spart_controller'
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
@@ -49,29 +51,48 @@ class ControllerNode(LifecycleNode):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        self.p = declare(self, PARAMETERS, structural_read_only=False, renamed=RENAMED)  # structural: unconfigured
+        self.p = declare(
+            self, PARAMETERS, structural_read_only=False, renamed=RENAMED
+        )  # structural: unconfigured
         self.limiter = LogLimiter(5.0)
         self.controller = Controller(notify=self._notify)
         self.inputs = self.io = self._error = self._plant_gravity = None
         self._timers, self._tick_timer = [], None
-        watch(self, PARAMETERS, self._apply, structural_ok=lambda: self.controller.state == UNCONFIGURED)
+        watch(
+            self,
+            PARAMETERS,
+            self._apply,
+            structural_ok=lambda: self.controller.state == UNCONFIGURED,
+        )
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.action = self._action_server()
         if not self.p['autostart']:
-            self.get_logger().info('unconfigured (autostart false): waiting for the configure transition')
+            self.get_logger().info(
+                'unconfigured (autostart false): waiting for the configure transition'
+            )
         elif self.trigger_configure() != SUCCESS:
-            raise self._error if isinstance(self._error, SpartError) else ConfigError(f'configure failed: {self._error}')
+            raise (
+                self._error
+                if isinstance(self._error, SpartError)
+                else ConfigError(f'configure failed: {self._error}')
+            )
         else:
             self.trigger_activate()
 
     def _action_server(self):
-        """The FollowJointTrajectory action server, or None (and a log line) without control_msgs."""
+        """
+        Return the FollowJointTrajectory action server.
+
+        Or None (and a log line) without control_msgs.
+        """
         try:
             from .trajectory_action import TrajectoryActionServer
         except ImportError as err:
-            self.get_logger().info(f'control_msgs is not installed ({err}): no FollowJointTrajectory action server; '
-                                   'trajectories on the ~/joint_trajectory topic only (install '
-                                   'ros-<distro>-control-msgs for MoveIt and other JointTrajectoryController clients)')
+            self.get_logger().info(
+                f'control_msgs is not installed ({err}): no FollowJointTrajectory action server; '
+                'trajectories on the ~/joint_trajectory topic only (install '
+                'ros-<distro>-control-msgs for MoveIt and other JointTrajectoryController clients)'
+            )
             return None
         server = TrajectoryActionServer(self)
         self.get_logger().info(f'FollowJointTrajectory action server on {server.name}')
@@ -89,8 +110,10 @@ class ControllerNode(LifecycleNode):
             return SUCCESS
         except Exception as err:  # noqa: BLE001 - a failed transition, not a dead node
             self._error = err
-            self.get_logger().error(f'configure failed: {err}' + (
-                '' if isinstance(err, SpartError) else '\n' + traceback.format_exc()))
+            self.get_logger().error(
+                f'configure failed: {err}'
+                + ('' if isinstance(err, SpartError) else '\n' + traceback.format_exc())
+            )
             self._teardown()
             return FAILURE
 
@@ -99,27 +122,49 @@ class ControllerNode(LifecycleNode):
         settings = settings_from(p)
         self.controller.configure(settings)
         self.event_driven = settings.event_driven
-        self.inputs = RobotInputs(self, {k: p[k] for k in INPUT_PARAMETERS}, model_options=dict(jacobians=False),
-                                  on_model=self._on_model, on_joint_state=self._on_joint_state,
-                                  on_rejected=self._on_rejected)
-        self.io = ControllerIO(self, p, MODES[settings.mode].reference_names(settings.mode), self.inputs.guard,
-                               pose_goals=accepts_pose_goals(settings.mode))
-        steady = Clock(clock_type=ClockType.STEADY_TIME)     # under use_sim_time the node clock stops with the sim
-        self._timers = [self.create_timer(min(0.02, settings.state_timeout / 4),
-                                          self._guarded(self._watchdog, 'watchdog'), clock=steady)]
+        self.inputs = RobotInputs(
+            self,
+            {k: p[k] for k in INPUT_PARAMETERS},
+            model_options={'jacobians': False},
+            on_model=self._on_model,
+            on_joint_state=self._on_joint_state,
+            on_rejected=self._on_rejected,
+        )
+        self.io = ControllerIO(
+            self,
+            p,
+            MODES[settings.mode].reference_names(settings.mode),
+            self.inputs.guard,
+            pose_goals=accepts_pose_goals(settings.mode),
+        )
+        steady = Clock(
+            clock_type=ClockType.STEADY_TIME
+        )  # under use_sim_time the node clock stops with the sim
+        self._timers = [
+            self.create_timer(
+                min(0.02, settings.state_timeout / 4),
+                self._guarded(self._watchdog, 'watchdog'),
+                clock=steady,
+            )
+        ]
         if p['rate'] > 0:
-            self._tick_timer = self.create_timer(1.0 / p['rate'], self._guarded(self._tick, 'tick'))
+            self._tick_timer = self.create_timer(
+                1.0 / p['rate'], self._guarded(self._tick, 'tick')
+            )
             self._timers.append(self._tick_timer)
         if p['status_rate'] > 0:
-            self._timers.append(self.create_timer(1.0 / p['status_rate'], self._guarded(self._status, 'status')))
+            self._timers.append(
+                self.create_timer(1.0 / p['status_rate'], self._guarded(self._status, 'status'))
+            )
         self.inputs.load_initial_model()
-        if self.controller.model_error:        # a model from the parameters that does not fit them
+        if self.controller.model_error:  # a model from the parameters that does not fit them
             raise ConfigError(self.controller.model_error)
         self.get_logger().info(
             f'mode {settings.mode}, base {p["base"]}, gravity {self.inputs.gravity.tolist()}, commands on '
             f'{self.io.topics[0]} ({"every joint_states" if self.event_driven else str(p["rate"]) + " Hz"}), '
             f'state_timeout {settings.state_timeout:g} s; inputs {self.inputs.input_topics() + self.io.topics[1:]}'
-            + ('' if self.inputs.model else '; waiting for a robot description'))
+            + ('' if self.inputs.model else '; waiting for a robot description')
+        )
 
     def on_activate(self, state):
         try:
@@ -128,13 +173,17 @@ class ControllerNode(LifecycleNode):
             self.get_logger().error(f'activate refused: {err}')
             self._error = err
             return FAILURE
-        self.get_logger().info('active: holding the pose measured at the next state until a trajectory comes')
+        self.get_logger().info(
+            'active: holding the pose measured at the next state until a trajectory comes'
+        )
         return SUCCESS
 
     def on_deactivate(self, state):
         self._send(self.controller.deactivate())
         self._results()
-        self.get_logger().info('inactive: one zero command sent if one was applied; no commands until activated')
+        self.get_logger().info(
+            'inactive: one zero command sent if one was applied; no commands until activated'
+        )
         return SUCCESS
 
     def on_cleanup(self, state):
@@ -145,9 +194,12 @@ class ControllerNode(LifecycleNode):
         zero = self.controller.shutdown()
         self._send(zero)
         if self.io is not None:
-            self.io.flush()             # delivered before the publisher goes
+            self.io.flush()  # delivered before the publisher goes
         self._teardown()
-        self.get_logger().info('finalized: ' + ('one zero command sent' if zero is not None else 'no command was applied'))
+        self.get_logger().info(
+            'finalized: '
+            + ('one zero command sent' if zero is not None else 'no command was applied')
+        )
         return SUCCESS
 
     def on_error(self, state):
@@ -156,7 +208,11 @@ class ControllerNode(LifecycleNode):
         return SUCCESS
 
     def on_exit(self):
-        """SIGINT/SIGTERM (runner.run_node): the shutdown transition, with the context still valid."""
+        """
+        SIGINT/SIGTERM (runner.run_node): the shutdown transition.
+
+        With the context still valid.
+        """
         if self._state_machine.current_state[1] in ('unconfigured', 'inactive', 'active'):
             self.trigger_shutdown()
 
@@ -178,18 +234,27 @@ class ControllerNode(LifecycleNode):
         self._send(self.controller.set_model(model.robot, model.fast, model.hardware))
         self.io.set_joints(self.controller.joint_names, model.robot.base_link.name)
         self.on_gravity(self._plant_gravity)
-        if was_active and not self.controller.active and self._state_machine.current_state[1] == 'active':
-            self.trigger_deactivate()           # the lifecycle follows: activate again to command
+        if (
+            was_active
+            and not self.controller.active
+            and self._state_machine.current_state[1] == 'active'
+        ):
+            self.trigger_deactivate()  # the lifecycle follows: activate again to command
         elif self.controller.active:
             self._tick()
 
     def on_gravity(self, g):
         """The plant's gravity (latched topic): warned when the model's differs."""
         self._plant_gravity = g
-        if g is not None and self.inputs is not None and float(abs(g - self.inputs.gravity).max()) > 1e-9:
+        if (
+            g is not None
+            and self.inputs is not None
+            and float(abs(g - self.inputs.gravity).max()) > 1e-9
+        ):
             self.get_logger().warning(
                 f'the plant simulates gravity {g.tolist()} but this controller models {self.inputs.gravity.tolist()} '
-                '(parameter gravity): the model-based efforts will be off by the difference')
+                '(parameter gravity): the model-based efforts will be off by the difference'
+            )
 
     def _apply(self, changes):
         """Run-time parameters (validated by the table) to the controller, between two ticks."""
@@ -203,9 +268,14 @@ class ControllerNode(LifecycleNode):
             if req.data and self.controller.state == FAULT:
                 self.controller.clear_fault()
             elif req.data:
-                for transition, from_state in ((self.trigger_configure, 'unconfigured'),
-                                               (self.trigger_activate, 'inactive')):
-                    if self._state_machine.current_state[1] == from_state and transition() != SUCCESS:
+                for transition, from_state in (
+                    (self.trigger_configure, 'unconfigured'),
+                    (self.trigger_activate, 'inactive'),
+                ):
+                    if (
+                        self._state_machine.current_state[1] == from_state
+                        and transition() != SUCCESS
+                    ):
                         raise ConfigError(str(self._error))
             elif self._state_machine.current_state[1] == 'active':
                 self.trigger_deactivate()
@@ -221,9 +291,14 @@ class ControllerNode(LifecycleNode):
     def _inputs(self):
         ri = self.inputs
         state = ri.state()
-        return ControlInputs(state, None if state is not None else ri.unavailable(), ri.joints.received,
-                             ri.odom_steady if ri.floating else None,
-                             ri.last_stamp if self.event_driven else None, time.monotonic())
+        return ControlInputs(
+            state,
+            None if state is not None else ri.unavailable(),
+            ri.joints.received,
+            ri.odom_steady if ri.floating else None,
+            ri.last_stamp if self.event_driven else None,
+            time.monotonic(),
+        )
 
     def control_stamp(self):
         """(sec, nanosec): the newest joint_states stamp (event-driven), or the node clock."""
@@ -260,14 +335,20 @@ class ControllerNode(LifecycleNode):
 
     def _status(self):
         c = self.controller
-        self.io.publish_status(c.settings.mode, c.snapshot(self.control_time()), c.state_age(self._inputs()),
-                               self.inputs.counts['rejected'])
+        self.io.publish_status(
+            c.settings.mode,
+            c.snapshot(self.control_time()),
+            c.state_age(self._inputs()),
+            self.inputs.counts['rejected'],
+        )
         if self.action is not None:
             self.action.publish_feedback()
 
     # -- logging ----------------------------------------------------------------------------
     def _notify(self, level, key, text):
-        log = self.get_logger()         # one call site per severity: rclpy refuses a severity change at one
+        log = (
+            self.get_logger()
+        )  # one call site per severity: rclpy refuses a severity change at one
         if level == 'error':
             log.error(text)
         elif not self.limiter.allow(key, time.monotonic()):
@@ -283,7 +364,11 @@ class ControllerNode(LifecycleNode):
 
 
 def main(args=None):
-    """Entry point: run the node until SIGINT/SIGTERM; returns the exit code (2: bad parameters)."""
+    """
+    Entry point: run the node until SIGINT/SIGTERM.
+
+    Returns the exit code (2: bad parameters).
+    """
     return run_node(ControllerNode, args=args)
 
 

@@ -1,8 +1,10 @@
-"""Message fields -> numpy, with errors that name the field (pure Python, no rclpy).
+"""
+Message fields -> numpy, with errors that name the field (pure Python, no rclpy).
 
 Message arguments are duck-typed: anything with the attributes of the ROS message
 (``v.x``, ``q.w``, ``pose.position``...) works, so these are unit-tested without ROS.
 """
+
 import numpy as np
 
 from ..core.attitude import quaternion_from_ros
@@ -29,7 +31,8 @@ def vector3(name, v):
 
 
 def quaternion(name, q):
-    """Rotation matrix (active, frame -> world) of a geometry_msgs/Quaternion (x, y, z, w).
+    """
+    Rotation matrix (active, frame -> world) of a geometry_msgs/Quaternion (x, y, z, w).
 
     The quaternion is normalized; a zero or non-finite one is an InputError naming ``name``.
     """
@@ -41,4 +44,6 @@ def quaternion(name, q):
 
 def pose_to_matrix(name, pose):
     """(R (3, 3), p (3,)) of a geometry_msgs/Pose."""
-    return quaternion(f'{name}.orientation', pose.orientation), vector3(f'{name}.position', pose.position)
+    return quaternion(f'{name}.orientation', pose.orientation), vector3(
+        f'{name}.position', pose.position
+    )

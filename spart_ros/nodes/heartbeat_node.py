@@ -1,4 +1,5 @@
-"""spart_heartbeat: a minimal liveness/diagnostic node of spart_ros.
+"""
+spart_heartbeat: a minimal liveness/diagnostic node of spart_ros.
 
 It subscribes to ``joint_states`` (sensor_msgs/JointState) and publishes on
 ``~/status`` (std_msgs/String) a JSON document with the number of messages
@@ -32,16 +33,15 @@ spart_ros.nodes.heartbeat_node`` here.
 import json
 import sys
 
+from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
+from spart_ros.nodes.runner import run_node
 from std_msgs.msg import String
 
-from spart_ros.nodes.runner import run_node
-
-NODE_NAME = "spart_heartbeat"
+NODE_NAME = 'spart_heartbeat'
 
 JOINT_STATES_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
@@ -64,27 +64,33 @@ class HeartbeatNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self.declare_parameter(
-            "joint_states_topic", "joint_states",
-            ParameterDescriptor(description="Input sensor_msgs/JointState topic.",
-                                read_only=True))
+            'joint_states_topic',
+            'joint_states',
+            ParameterDescriptor(description='Input sensor_msgs/JointState topic.', read_only=True),
+        )
         self.declare_parameter(
-            "status_period", 1.0,
-            ParameterDescriptor(description="Seconds between periodic status "
-                                            "messages; <= 0 disables them.",
-                                read_only=True))
-        topic = self.get_parameter("joint_states_topic").value
-        period = float(self.get_parameter("status_period").value)
+            'status_period',
+            1.0,
+            ParameterDescriptor(
+                description='Seconds between periodic status messages; <= 0 disables them.',
+                read_only=True,
+            ),
+        )
+        topic = self.get_parameter('joint_states_topic').value
+        period = float(self.get_parameter('status_period').value)
 
         self._count = 0
         self._names = []
         self._last_stamp = None
-        self._status_pub = self.create_publisher(String, "~/status", STATUS_QOS)
+        self._status_pub = self.create_publisher(String, '~/status', STATUS_QOS)
         self._sub = self.create_subscription(
-            JointState, topic, self._on_joint_state, JOINT_STATES_QOS)
+            JointState, topic, self._on_joint_state, JOINT_STATES_QOS
+        )
         self._timer = self.create_timer(period, self.publish_status) if period > 0 else None
         self.get_logger().info(
-            f"listening on {self._sub.topic_name}, status on "
-            f"{self._status_pub.topic_name} (period {period} s)")
+            f'listening on {self._sub.topic_name}, status on '
+            f'{self._status_pub.topic_name} (period {period} s)'
+        )
         self.publish_status()
 
     @property
@@ -99,14 +105,14 @@ class HeartbeatNode(Node):
         self.publish_status()
 
     def status(self):
-        """The status document (a dict) published on ~/status."""
+        """Return the status document (a dict) published on ~/status."""
         return {
-            "node": self.get_fully_qualified_name(),
-            "count": self._count,
-            "joint_names": self._names,
-            "joint_count": len(self._names),
-            "last_stamp": self._last_stamp,
-            "rmw": rclpy.utilities.get_rmw_implementation_identifier(),
+            'node': self.get_fully_qualified_name(),
+            'count': self._count,
+            'joint_names': self._names,
+            'joint_count': len(self._names),
+            'last_stamp': self._last_stamp,
+            'rmw': rclpy.utilities.get_rmw_implementation_identifier(),
         }
 
     def publish_status(self):
@@ -118,5 +124,5 @@ def main(args=None):
     return run_node(HeartbeatNode, args=args)
 
 
-if __name__ == "__main__":
+if __name__ == '__main__':
     sys.exit(main())

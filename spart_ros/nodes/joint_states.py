@@ -1,12 +1,16 @@
-"""sensor_msgs/JointState arrays mapped BY NAME into a model's joint-variable order
-(pure Python, no rclpy; see :class:`JointStateMapper`)."""
+"""
+sensor_msgs/JointState arrays mapped BY NAME into a model's joint-variable order.
+
+Pure Python, no rclpy; see :class:`JointStateMapper`.
+"""
+
 from collections import namedtuple
 import math
 
 import numpy as np
 
-from ..core.errors import InputError
 from .stamps import JUMP, NEVER, NEWER, order
+from ..core.errors import InputError
 
 __all__ = ['JointStateMapper', 'JointUpdate']
 
@@ -21,7 +25,8 @@ back (every joint's stamp was forgotten first)."""
 
 
 class JointStateMapper:
-    """Latest joint positions/velocities in the model's joint-variable order, mapped by name.
+    """
+    Latest joint positions/velocities in the model's joint-variable order, mapped by name.
 
     ``update(names, positions, velocities)`` takes one sensor_msgs/JointState's arrays:
     any order; joints the model does not have are ignored (returned in ``unknown``), and so
@@ -48,19 +53,23 @@ class JointStateMapper:
 
     def __init__(self, q_names, previous=None, ignored=()):
         self.names = list(q_names)
-        self.ignored = frozenset(ignored)      # model joints that are not coordinates (mimic followers)
+        self.ignored = frozenset(
+            ignored
+        )  # model joints that are not coordinates (mimic followers)
         self.n = len(self.names)
         self.index = {name: k for k, name in enumerate(self.names)}
         self.positions = np.zeros(self.n)
         self.velocities = np.zeros(self.n)
         self.seen = np.zeros(self.n, dtype=bool)
-        self.received = np.full(self.n, np.nan)   # per joint: the ``now`` of its last position update
-        self.stamps = np.full(self.n, NEVER, dtype=np.int64)   # per joint: its last stamp (ns)
-        self._newest = NEVER                      # max(stamps): a newer message needs no per-joint check
+        self.received = np.full(
+            self.n, np.nan
+        )  # per joint: the ``now`` of its last position update
+        self.stamps = np.full(self.n, NEVER, dtype=np.int64)  # per joint: its last stamp (ns)
+        self._newest = NEVER  # max(stamps): a newer message needs no per-joint check
         self._n_seen = 0
         self._cache = {}
         self._last_key = self._last_plan = None
-        if previous is not None:   # carry the values of joints the new model shares
+        if previous is not None:  # carry the values of joints the new model shares
             for k, name in enumerate(self.names):
                 j = previous.index.get(name)
                 if j is not None and previous.seen[j]:
@@ -124,7 +133,7 @@ class JointStateMapper:
         if not matched or not (has_pos or has_vel):
             return JointUpdate(matched, 0, unknown, False, False)
         jumped = False
-        if stamp is not None and stamp < self._newest:     # older than some joint: check its own
+        if stamp is not None and stamp < self._newest:  # older than some joint: check its own
             last = self.stamps[dst]
             verdict = order(stamp, int(last.max()), jump_back)
             if verdict == JUMP:

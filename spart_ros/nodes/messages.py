@@ -1,10 +1,12 @@
-"""Output messages of the dynamics and controller nodes, filled from numpy (message types, no rclpy).
+"""
+Output messages of the dynamics and controller nodes, filled from numpy (message types, no rclpy).
 
 :class:`OutputMessages` keeps one preallocated message of each output type for a
 model and refills it in place for every state (creating geometry_msgs objects
 costs more than the dynamics), so a message must be published before the next
 ``fill_*`` call (rclpy serializes on ``publish``).
 """
+
 import array
 import struct
 
@@ -13,7 +15,14 @@ from geometry_msgs.msg import Point, Twist
 import numpy as np
 from spart_interfaces.msg import CenterOfMass, Jacobian, Jacobians, LinkTwists
 
-__all__ = ['OutputMessages', 'SerializedOutputs', 'SerializedCommands', 'template', 'set_vector3', 'set_point']
+__all__ = [
+    'OutputMessages',
+    'SerializedOutputs',
+    'SerializedCommands',
+    'template',
+    'set_vector3',
+    'set_point',
+]
 
 
 def set_vector3(msg, v):
@@ -25,12 +34,13 @@ set_point = set_vector3
 
 
 def _doubles(a):
-    """A float64 sequence for a message field, from a numpy array (row-major)."""
+    """Return a float64 sequence for a message field, from a numpy array (row-major)."""
     return array.array('d', a.tobytes(order='C'))
 
 
 class OutputMessages:
-    """LinkTwists, CenterOfMass and Jacobians messages of one model (see spart_interfaces).
+    """
+    LinkTwists, CenterOfMass and Jacobians messages of one model (see spart_interfaces).
 
     ``model``: a :class:`spart_ros.nodes.model.Model`; ``frame_id``: the world frame.
     """
@@ -108,10 +118,14 @@ SENTINEL_STAMP = Time(sec=_SENTINEL_SEC, nanosec=_SENTINEL_NANOSEC)
 
 
 def template(data, fields):
-    """A :class:`~.cdr.Template` of the serialized message ``data``, made with the sentinel
-    values ``fields`` (name -> values) and stamps (:data:`SENTINEL_STAMP`); CdrError when a
-    sentinel is not found exactly once."""
+    """
+    Return a :class:`~.cdr.Template` of the serialized message ``data``.
+
+    Made with the sentinel values ``fields`` (name -> values) and stamps (:data:`SENTINEL_STAMP`);
+    CdrError when a sentinel is not found exactly once.
+    """
     from .cdr import CdrError, Template
+
     offsets = {}
     for name, values in fields.items():
         offs = []
@@ -131,13 +145,18 @@ def template(data, fields):
 
 
 class SerializedCommands:
-    """A controller's commands as serialized templates: std_msgs/Float64MultiArray of ``n``
-    values and, with ``names``, their sensor_msgs/JointState copy (efforts, stamped); CdrError
-    when the message layout is not the expected one (then publish message objects)."""
+    """
+    A controller's commands as serialized templates.
+
+    std_msgs/Float64MultiArray of ``n`` values and, with ``names``, their sensor_msgs/JointState
+    copy (efforts, stamped); CdrError when the message layout is not the expected one (then publish
+    message objects).
+    """
 
     def __init__(self, n, names, serialize):
-        from std_msgs.msg import Float64MultiArray
         from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
         values = _sentinels(n, 0)
         self.commands = template(serialize(Float64MultiArray(data=values)), {'data': values})
         self.joint_command = None
@@ -159,7 +178,8 @@ class SerializedCommands:
 
 
 class SerializedOutputs:
-    """The three outputs as serialized-message templates (bytes for ``publish``).
+    """
+    The three outputs as serialized-message templates (bytes for ``publish``).
 
     Built from an :class:`OutputMessages` by serializing its messages filled with
     sentinel values (``serialize``: rclpy.serialization.serialize_message) and locating
@@ -178,7 +198,9 @@ class SerializedOutputs:
 
         s = self._next(6 * n_links)
         r = self._next(3 * n_links)
-        lt = outputs.fill_link_twists(stamp, np.array(r).reshape(n_links, 3).T, np.array(s).reshape(n_links, 6).T)
+        lt = outputs.fill_link_twists(
+            stamp, np.array(r).reshape(n_links, 3).T, np.array(s).reshape(n_links, 6).T
+        )
         self.link_twists = build(lt, {'rL': r, 'tL': s})
         self._check_stamps(self.link_twists, 1, 'LinkTwists')
 
@@ -205,6 +227,7 @@ class SerializedOutputs:
     @staticmethod
     def _check_stamps(template, expected, what):
         from .cdr import CdrError
+
         if len(template.stamps) != expected:
             raise CdrError(f'{what}: {len(template.stamps)} stamps found, expected {expected}')
 

@@ -1,4 +1,5 @@
-"""The parameter tables of the three nodes in README.md and docs/*.md (imports the nodes: rclpy).
+"""
+The parameter tables of the three nodes in README.md and docs/*.md (imports the nodes: rclpy).
 
 ``python -m spart_ros.nodes.parameter_docs`` (from the repository root) rewrites every marked
 table, ``<!-- parameters: NODE -->`` ... ``<!-- end parameters -->``, from the node's table
@@ -7,6 +8,7 @@ of the nodes: a node warns about a parameter that none of them has); test/test_p
 checks that they are the generated ones.  A module of its own: :mod:`.parameters` is imported by
 the nodes, and importing the nodes from it would make an import circle.
 """
+
 import textwrap
 
 from .parameters import markdown
@@ -22,8 +24,12 @@ BEGIN, END = '<!-- parameters: {} -->', '<!-- end parameters -->'
 def node_tables():
     """{node name: table} of the three nodes."""
     from . import controller_node, dynamics_node, sim_node
-    return {'spart_controller': controller_node.PARAMETERS, 'spart_dynamics': dynamics_node.PARAMETERS,
-            'spart_sim': sim_node.PARAMETERS}
+
+    return {
+        'spart_controller': controller_node.PARAMETERS,
+        'spart_dynamics': dynamics_node.PARAMETERS,
+        'spart_sim': sim_node.PARAMETERS,
+    }
 
 
 def replace_tables(text, tables):
@@ -40,22 +46,35 @@ def replace_tables(text, tables):
 
 
 def names_module(tables):
-    """The text of :data:`NAMES_MODULE` for ``tables`` ({node: table})."""
+    """Return the text of :data:`NAMES_MODULE` for ``tables`` ({node: table})."""
     names = sorted({name for table in tables.values() for name in table})
-    body = textwrap.fill(', '.join(repr(n) for n in names), width=116, initial_indent='    ',
-                         subsequent_indent='    ', break_on_hyphens=False)
-    return ('"""Every parameter name of the spart_ros nodes (' + ', '.join(sorted(tables)) + '), generated from\n'
-            'their tables by ``python -m spart_ros.nodes.parameter_docs``; test/test_parameters.py checks that it\n'
-            'is current.  A node given a parameter that none of them has warns (a typo, or an old name: see\n'
-            ':func:`spart_ros.nodes.parameters.declare`); one that another node has is quiet: a parameter file keyed\n'
-            '``/**`` is shared by the nodes of a launch file."""\n\n'
-            f'NAMES = frozenset((\n{body},\n))\n')
+    body = textwrap.fill(
+        ', '.join(repr(n) for n in names),
+        width=116,
+        initial_indent='    ',
+        subsequent_indent='    ',
+        break_on_hyphens=False,
+    )
+    return (
+        '"""Every parameter name of the spart_ros nodes ('
+        + ', '.join(sorted(tables))
+        + '), generated from\n'
+        'their tables by ``python -m spart_ros.nodes.parameter_docs``; test/test_parameters.py checks that it\n'
+        'is current.  A node given a parameter that none of them has warns (a typo, or an old name: see\n'
+        ':func:`spart_ros.nodes.parameters.declare`); one that another node has is quiet: a parameter file keyed\n'
+        '``/**`` is shared by the nodes of a launch file."""\n\n'
+        f'NAMES = frozenset((\n{body},\n))\n'
+    )
 
 
 def main():
-    """Rewrite the marked parameter tables of README.md and docs/*.md, and :data:`NAMES_MODULE`
-    (run from the repository root)."""
+    """
+    Rewrite the marked parameter tables of README.md and docs/*.md, and :data:`NAMES_MODULE`.
+
+    Run from the repository root.
+    """
     from pathlib import Path
+
     tables = node_tables()
     names = Path(NAMES_MODULE)
     if not names.exists() or names.read_text(encoding='utf-8') != names_module(tables):

@@ -1,5 +1,8 @@
-"""Declarative node parameters: one table per node, from which it declares, validates, documents
-and changes its parameters (ros2_controllers' generate_parameter_library, in Python).
+"""
+Declarative node parameters.
+
+One table per node, from which it declares, validates, documents and changes its parameters
+(ros2_controllers' generate_parameter_library, in Python).
 
 A table is a dict name -> :class:`Param` (name, type, default, range or choices, description,
 run-time or structural).  From it:
@@ -20,6 +23,7 @@ Numbers are declared with dynamic typing and converted here: ``kp: 400`` in a YA
 400.0 (rclpy would refuse an integer for a double).  Types: 'bool', 'integer', 'double',
 'string', their '_array's, and 'number_or_list' (one number, or one per joint).
 """
+
 import array
 from dataclasses import dataclass
 import difflib
@@ -31,18 +35,31 @@ from .parameter_names import NAMES
 
 __all__ = ['Param', 'table', 'validate', 'declare', 'values', 'watch', 'markdown', 'TYPES']
 
-TYPES = ('bool', 'integer', 'double', 'string', 'bool_array', 'integer_array', 'double_array', 'string_array',
-         'number_or_list')
+TYPES = (
+    'bool',
+    'integer',
+    'double',
+    'string',
+    'bool_array',
+    'integer_array',
+    'double_array',
+    'string_array',
+    'number_or_list',
+)
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter.  ``default`` None: declared without a value (unset; the description says
-    what unset means).  ``low``/``high``: inclusive bounds of a number or of each element
-    (``open_low``: low excluded); ``finite``: numbers must be finite (else +-inf is allowed
-    within the bounds); ``choices``: allowed values (of each element for arrays); ``length``:
-    exact array length; ``dynamic``: changeable at run time; ``example``: shown in YAML comments
-    and docs for an unset parameter."""
+    """
+    One parameter.
+
+    ``default`` None: declared without a value (unset; the description says what unset means).
+    ``low``/``high``: inclusive bounds of a number or of each element (``open_low``: low excluded);
+    ``finite``: numbers must be finite (else +-inf is allowed within the bounds); ``choices``:
+    allowed values (of each element for arrays); ``length``: exact array length; ``dynamic``:
+    changeable at run time; ``example``: shown in YAML comments and docs for an unset parameter.
+    """
+
     name: str
     default: object
     description: str
@@ -78,11 +95,17 @@ def _infer(name, default):
         return 'string'
     if isinstance(default, (list, tuple)) and default:
         return _infer(name, default[0]) + '_array'
-    raise ValueError(f'{name}: give the type of a parameter without a default (or with an empty list)')
+    raise ValueError(
+        f'{name}: give the type of a parameter without a default (or with an empty list)'
+    )
 
 
 def table(*params, overrides=None):
-    """A node's table: name -> :class:`Param`; ``overrides``: {name: default} of this node."""
+    """
+    Return a node's table: name -> :class:`Param`.
+
+    ``overrides``: {name: default} of this node.
+    """
     out = {}
     for p in params:
         if p.name in out:
@@ -90,6 +113,7 @@ def table(*params, overrides=None):
         out[p.name] = p
     for name, default in (overrides or {}).items():
         from dataclasses import replace
+
         out[name] = replace(out[name], default=default)
     return out
 
@@ -124,8 +148,11 @@ _SEQUENCES = (list, tuple, array.array)
 
 
 def validate(p, value):
-    """``value`` checked against ``p`` and normalized (ints to floats for doubles, tuples to
-    lists); None for an unset parameter.  ConfigError naming the parameter."""
+    """
+    ``value`` checked against ``p`` and normalized (ints to floats for doubles, tuples to lists).
+
+    None for an unset parameter. ConfigError naming the parameter.
+    """
     if value is None:
         if p.default is not None:
             raise ConfigError(f'{p.name} must be set (it has no "unset" meaning)')
@@ -133,19 +160,23 @@ def validate(p, value):
     t = p.type
     sequence = isinstance(value, _SEQUENCES)
     if sequence:
-        value = list(value)         # rclpy gives arrays of numbers as array.array
+        value = list(value)  # rclpy gives arrays of numbers as array.array
     if t == 'number_or_list':
         items = value if sequence else [value]
         if not items:
-            raise ConfigError(f'{p.name} must be a number or a non-empty list of numbers, got {value!r}')
+            raise ConfigError(
+                f'{p.name} must be a number or a non-empty list of numbers, got {value!r}'
+            )
         out = [_number(p, x) for x in items]
         return out if sequence else out[0]
     if p.is_array:
         if not sequence:
             raise ConfigError(f'{p.name} must be a list ({t}), got {value!r}')
-        items = [_scalar(p, t[:-len('_array')], x) for x in value]
+        items = [_scalar(p, t[: -len('_array')], x) for x in value]
         if p.length is not None and len(items) != p.length:
-            raise ConfigError(f'{p.name} must hold {p.length} values, got {len(items)}: {list(value)}')
+            raise ConfigError(
+                f'{p.name} must hold {p.length} values, got {len(items)}: {list(value)}'
+            )
         return items
     return _scalar(p, t, value)
 
@@ -166,8 +197,13 @@ def _scalar(p, t, x):
 
 def _descriptor(p, read_only):
     from rcl_interfaces.msg import ParameterDescriptor
-    return ParameterDescriptor(description=p.description, read_only=read_only and not p.dynamic,
-                               dynamic_typing=True, additional_constraints=_constraints(p))
+
+    return ParameterDescriptor(
+        description=p.description,
+        read_only=read_only and not p.dynamic,
+        dynamic_typing=True,
+        additional_constraints=_constraints(p),
+    )
 
 
 def _constraints(p):
@@ -182,22 +218,29 @@ def _constraints(p):
 
 
 def declare(node, params, structural_read_only=True, renamed=None):
-    """Declare every parameter of the table ``params`` on ``node``; returns {name: validated
-    value} (None for unset ones).  ConfigError naming the first invalid value.  The structural
-    parameters are read-only (ROS refuses to set them) unless ``structural_read_only`` is False
-    (a lifecycle node reads them at configure: :func:`watch` decides when they may change).
+    """
+    Declare every parameter of the table ``params`` on ``node``.
+
+    Returns {name: validated value} (None for unset ones). ConfigError naming the first invalid
+    value.  The structural parameters are read-only (ROS refuses to set them) unless
+    ``structural_read_only`` is False (a lifecycle node reads them at configure: :func:`watch`
+    decides when they may change).
 
     What the node was given (parameter files, ``-p``) is checked too, where ROS would ignore it
     silently: ``renamed`` {old name: new name}: an old name given (and not the new one) is taken
     as the new one, warned (both given: ConfigError); a name that no spart_ros node has
     (:mod:`.parameter_names`; another node's is fine, a ``/**`` file is shared) is warned as
-    ignored, with the nearest names of this node."""
+    ignored, with the nearest names of this node.
+    """
     from rclpy.exceptions import ParameterUninitializedException
+
     given = _given(node)
     defaults = _renamed(node, params, renamed or {}, given)
     values = {}
     for name, p in params.items():
-        node.declare_parameter(name, defaults.get(name, _ros_default(p)), _descriptor(p, structural_read_only))
+        node.declare_parameter(
+            name, defaults.get(name, _ros_default(p)), _descriptor(p, structural_read_only)
+        )
         try:
             raw = node.get_parameter(name).value
         except ParameterUninitializedException:
@@ -208,14 +251,20 @@ def declare(node, params, structural_read_only=True, renamed=None):
 
 
 def _given(node):
-    """{name: value} of the parameters given to ``node`` (parameter files, ``-p``: rclpy's
-    overrides, what ``declare_parameter`` takes its values from)."""
+    """
+    {name: value} of the parameters given to ``node``.
+
+    Parameter files, ``-p``: rclpy's overrides, what ``declare_parameter`` takes its values from.
+    """
     return {name: p.value for name, p in getattr(node, '_parameter_overrides', {}).items()}
 
 
 def _renamed(node, params, renamed, given):
-    """{new name: value} of the old names given for renamed parameters (warned); ConfigError when
-    both names are given."""
+    """
+    Return {new name: value} of the old names given for renamed parameters (warned).
+
+    ConfigError when both names are given.
+    """
     out = {}
     for old, new in renamed.items():
         if old not in given:
@@ -224,21 +273,36 @@ def _renamed(node, params, renamed, given):
             raise ConfigError(f'{old} was renamed {new}: give {new} only (both given)')
         value = given[old]
         out[new] = list(value) if isinstance(value, (tuple, array.array)) else value
-        node.get_logger().warning(f'parameter {old} is now {new}: {old}: {value!r} taken as {new}: {value!r}; rename '
-                                  'it in your parameter file')
+        node.get_logger().warning(
+            f'parameter {old} is now {new}: {old}: {value!r} taken as {new}: {value!r}; rename '
+            'it in your parameter file'
+        )
     return out
 
 
 def _warn_unknown(node, params, names):
-    """Warn about the parameters given to ``node`` that no spart_ros node has (ROS ignores them)."""
-    unknown = sorted(n for n in names if n not in NAMES and not node.has_parameter(n)
-                     and not n.startswith('qos_overrides.'))
+    """
+    Warn about the parameters given to ``node`` that no spart_ros node has.
+
+    ROS ignores them.
+    """
+    unknown = sorted(
+        n
+        for n in names
+        if n not in NAMES and not node.has_parameter(n) and not n.startswith('qos_overrides.')
+    )
     if not unknown:
         return
     hints = []
     for name in unknown:
-        close = [p for p in params if name.startswith(p + '_') or p.startswith(name)]     # kp_gain: kp
-        close += [p for p in difflib.get_close_matches(name, list(params), n=2, cutoff=0.7) if p not in close]
+        close = [
+            p for p in params if name.startswith(p + '_') or p.startswith(name)
+        ]  # kp_gain: kp
+        close += [
+            p
+            for p in difflib.get_close_matches(name, list(params), n=2, cutoff=0.7)
+            if p not in close
+        ]
         close = close[:2]
         hints.append(name + (f' (did you mean {" or ".join(close)}?)' if close else ''))
     node.get_logger().warning(f'parameters of no spart_ros node, ignored: {", ".join(hints)}')
@@ -250,17 +314,21 @@ def _ros_default(p):
 
 
 def values(node, params):
-    """The current (validated) values of the table's parameters on ``node``."""
+    """Return the current (validated) values of the table's parameters on ``node``."""
     return {name: validate(p, node.get_parameter(name).value) for name, p in params.items()}
 
 
 def watch(node, params, apply, structural_ok=lambda: False):
-    """Validate ``ros2 param set`` on ``node`` for the parameters of ``params``: a bad value is
-    refused with the reason; a structural one unless ``structural_ok()``; the valid run-time
-    ones go to ``apply({name: value})``, which may raise a SpartError (refused with its text:
-    e.g. a value no law can use; any other exception is refused too, logged with its traceback:
-    the node keeps running).  Parameters not in the table are left to other callbacks."""
+    """
+    Validate ``ros2 param set`` on ``node`` for the parameters of ``params``.
+
+    A bad value is refused with the reason; a structural one unless ``structural_ok()``; the valid
+    run-time ones go to ``apply({name: value})``, which may raise a SpartError (refused with its
+    text: e.g. a value no law can use; any other exception is refused too, logged with its
+    traceback: the node keeps running). Parameters not in the table are left to other callbacks.
+    """
     from rcl_interfaces.msg import SetParametersResult
+
     from ..core.errors import SpartError
 
     def on_set(changed):
@@ -276,19 +344,30 @@ def watch(node, params, apply, structural_ok=lambda: False):
             if p.dynamic:
                 updates[p.name] = value
             elif not structural_ok():
-                return SetParametersResult(successful=False, reason=(
-                    f'{p.name} is structural: it takes a reconfigure (deactivate, cleanup, set it, configure, '
-                    'activate)' if hasattr(node, 'trigger_configure') else f'{p.name} is structural: set it at start'))
+                return SetParametersResult(
+                    successful=False,
+                    reason=(
+                        f'{p.name} is structural: it takes a reconfigure (deactivate, cleanup, set it, configure, '
+                        'activate)'
+                        if hasattr(node, 'trigger_configure')
+                        else f'{p.name} is structural: set it at start'
+                    ),
+                )
         if updates:
             try:
                 apply(updates)
             except SpartError as err:
                 return SetParametersResult(successful=False, reason=str(err))
             except Exception as err:  # noqa: BLE001 - a parameter change must never kill the node
-                node.get_logger().error(f'parameters {sorted(updates)} refused: unexpected {type(err).__name__}: {err}'
-                                        f'\n{traceback.format_exc()}')
-                return SetParametersResult(successful=False, reason=f'unexpected {type(err).__name__}: {err}')
+                node.get_logger().error(
+                    f'parameters {sorted(updates)} refused: unexpected {type(err).__name__}: {err}'
+                    f'\n{traceback.format_exc()}'
+                )
+                return SetParametersResult(
+                    successful=False, reason=f'unexpected {type(err).__name__}: {err}'
+                )
         return SetParametersResult(successful=True)
+
     node.add_on_set_parameters_callback(on_set)
     return on_set
 
@@ -306,10 +385,15 @@ def _cell(value):
 
 
 def markdown(params):
-    """The Markdown table of ``params`` (one row per parameter, table order)."""
-    rows = ['| parameter | type | default | allowed | run time | meaning |', '| --- | --- | --- | --- | --- | --- |']
+    """Return the Markdown table of ``params`` (one row per parameter, table order)."""
+    rows = [
+        '| parameter | type | default | allowed | run time | meaning |',
+        '| --- | --- | --- | --- | --- | --- |',
+    ]
     for p in params.values():
         allowed = _constraints(p).replace('|', '\\|') or ''
-        rows.append(f'| `{p.name}` | {p.type} | {_cell(p.default)} | {allowed} | {"yes" if p.dynamic else ""} | '
-                    f'{p.description.replace("|", chr(92) + "|")} |')
+        rows.append(
+            f'| `{p.name}` | {p.type} | {_cell(p.default)} | {allowed} | {"yes" if p.dynamic else ""} | '
+            f'{p.description.replace("|", chr(92) + "|")} |'
+        )
     return '\n'.join(rows) + '\n'

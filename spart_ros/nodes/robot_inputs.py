@@ -1,4 +1,5 @@
-"""Robot model and state inputs shared by the spart_ros nodes (rclpy adapter).
+"""
+Robot model and state inputs shared by the spart_ros nodes (rclpy adapter).
 
 :class:`RobotInputs` is composed by a node (``spart_dynamics``, ``spart_controller``) and
 gives it, under one set of parameter names and QoS:
@@ -34,22 +35,28 @@ installed, ``on_joint_state(sec, nanosec)`` after every accepted joint-state upd
 ``on_rejected(what, error)`` when an input is rejected (NaN, wrong lengths, ...).  Nothing
 here computes dynamics: the node does, from :meth:`RobotInputs.state`.
 """
+
 from collections import namedtuple
 import time
 import traceback
 
-import numpy as np
 from nav_msgs.msg import Odometry
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import ClockChange, JumpThreshold
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
-from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
-from ..core.errors import InputError, ModelError, SpartError
-from .base_estimator import BaseLinkState, FloatingBaseEstimator, check_max_age, frame_state_to_base, imu_to_base
+from .base_estimator import (
+    BaseLinkState,
+    check_max_age,
+    FloatingBaseEstimator,
+    frame_state_to_base,
+    imu_to_base,
+)
 from .cdr import CdrError, parse_joint_state
 from .config import BASE_MODES, ConfigError, ModelConfig
 from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vector3
@@ -57,83 +64,197 @@ from .joint_states import JointStateMapper
 from .model import Model
 from .parameters import Param, table
 from .runner import freeze_heap
-from .stamps import JUMP, NEVER, NEWER, jump_back_ns, order, stamp_ns
+from .stamps import JUMP, jump_back_ns, NEVER, NEWER, order, stamp_ns
 from .throttle import LogLimiter
+from ..core.errors import InputError, ModelError, SpartError
 
-__all__ = ['RobotInputs', 'RobotState', 'INPUT_PARAMETERS', 'ROBOT_DESCRIPTION_QOS', 'input_qos', 'guarded']
+__all__ = [
+    'RobotInputs',
+    'RobotState',
+    'INPUT_PARAMETERS',
+    'ROBOT_DESCRIPTION_QOS',
+    'input_qos',
+    'guarded',
+]
 
 #: robot_state_publisher's robot_description: latched.
-ROBOT_DESCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                                   reliability=ReliabilityPolicy.RELIABLE,
-                                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
+ROBOT_DESCRIPTION_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
 
-RELIABILITIES = {'best_effort': ReliabilityPolicy.BEST_EFFORT, 'reliable': ReliabilityPolicy.RELIABLE}
+RELIABILITIES = {
+    'best_effort': ReliabilityPolicy.BEST_EFFORT,
+    'reliable': ReliabilityPolicy.RELIABLE,
+}
 
 
 def input_qos(depth, reliability='best_effort'):
-    """Sensor inputs (joint_states, odometry, IMU): KEEP_LAST ``depth``, VOLATILE.  BEST_EFFORT
-    (the default) matches reliable and best-effort publishers alike; RELIABLE matches only
-    reliable ones (joint_state_broadcaster is) and never loses a message they send."""
+    """
+    Sensor inputs (joint_states, odometry, IMU): KEEP_LAST ``depth``, VOLATILE.
+
+    BEST_EFFORT (the default) matches reliable and best-effort publishers alike; RELIABLE matches
+    only reliable ones (joint_state_broadcaster is) and never loses a message they send.
+    """
     if reliability not in RELIABILITIES:
-        raise ConfigError(f"input_reliability must be one of {sorted(RELIABILITIES)}, got {reliability!r}")
+        raise ConfigError(
+            f'input_reliability must be one of {sorted(RELIABILITIES)}, got {reliability!r}'
+        )
     if int(depth) < 1:
         raise ConfigError(f'input_queue_depth must be >= 1, got {depth}')
-    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=int(depth),
-                      reliability=RELIABILITIES[reliability], durability=DurabilityPolicy.VOLATILE)
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=int(depth),
+        reliability=RELIABILITIES[reliability],
+        durability=DurabilityPolicy.VOLATILE,
+    )
 
 
-#: the model and input parameters every node that needs the robot declares (its table includes them)
+#: the model and input parameters every node that needs the robot declares (its table includes
+#: them)
 INPUT_PARAMETERS = table(
-    Param('robot_description', '', 'URDF text of the robot (takes precedence over urdf_path); settable at run time',
-          dynamic=True),
-    Param('urdf_path', '', 'path of a URDF (or .xacro) file, used when robot_description is empty; settable at run '
-          'time', dynamic=True),
-    Param('robot_description_topic', 'robot_description', 'std_msgs/String topic with the URDF (RELIABLE + '
-          'TRANSIENT_LOCAL); empty = do not subscribe'),
-    Param('strict', False, 'physically impossible inertias in the URDF are errors (the model is refused) instead of '
-          'warnings'),
-    Param('joint_dynamics', True, "the joints' damping, Coulomb friction and rotor inertia the model declares (URDF "
-          '<dynamics damping friction>, joint_dynamics_file) enter inverse and forward dynamics (a controller '
-          "compensates them); false: the rigid-body model of SPART's functions"),
-    Param('joint_dynamics_file', '', 'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
-          '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give spart_sim the same file); "" = the URDF\'s '
-          'only'),
+    Param(
+        'robot_description',
+        '',
+        'URDF text of the robot (takes precedence over urdf_path); settable at run time',
+        dynamic=True,
+    ),
+    Param(
+        'urdf_path',
+        '',
+        'path of a URDF (or .xacro) file, used when robot_description is empty; settable at run '
+        'time',
+        dynamic=True,
+    ),
+    Param(
+        'robot_description_topic',
+        'robot_description',
+        'std_msgs/String topic with the URDF (RELIABLE + '
+        'TRANSIENT_LOCAL); empty = do not subscribe',
+    ),
+    Param(
+        'strict',
+        False,
+        'physically impossible inertias in the URDF are errors (the model is refused) instead of '
+        'warnings',
+    ),
+    Param(
+        'joint_dynamics',
+        True,
+        "the joints' damping, Coulomb friction and rotor inertia the model declares (URDF "
+        '<dynamics damping friction>, joint_dynamics_file) enter inverse and forward dynamics (a controller '
+        "compensates them); false: the rigid-body model of SPART's functions",
+    ),
+    Param(
+        'joint_dynamics_file',
+        '',
+        'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
+        '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give spart_sim the same file); "" = the URDF\'s '
+        'only',
+    ),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState input topic'),
-    Param('accept_older_stamps', False, 'accept joint_states and odometry stamped before the last one (default: '
-          'dropped, per joint for joint_states; counted and warned)'),
-    Param('clock_jump_back', 1.0, 's: joint_states or odometry stamped more than this before the last one mean the '
-          'clock jumped back (simulator reset, bag loop): every stamp is forgotten (warned) and they are accepted; 0 '
-          '= only a jump back of the node clock does that', low=0.0),
-    Param('base', 'fixed', "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)",
-          choices=BASE_MODES),
-    Param('base_position', [0.0, 0.0, 0.0], 'fixed base: position [x, y, z] in world_frame of the URDF base link (of '
-          "the URDF's world link when it has one: its fixed joint places the base) [m]", length=3),
-    Param('base_orientation', [0.0, 0.0, 0.0, 1.0], 'fixed base: orientation (x, y, z, w) in world_frame of the URDF '
-          "base link (of the URDF's world link when it has one)", length=4),
-    Param('odometry_topic', 'odom', 'floating base: nav_msgs/Odometry topic (pose of the URDF base link in the world; '
-          'twist in the base link frame, REP 105)'),
-    Param('odom_max_age', 0.2, "s: floating base: odometry is used when its stamp is within this of the joint "
-          "state's stamp (0 = no limit)", low=0.0),
-    Param('use_imu', False, 'floating base: let a fresh sensor_msgs/Imu override the base orientation and angular '
-          'velocity'),
+    Param(
+        'accept_older_stamps',
+        False,
+        'accept joint_states and odometry stamped before the last one (default: '
+        'dropped, per joint for joint_states; counted and warned)',
+    ),
+    Param(
+        'clock_jump_back',
+        1.0,
+        's: joint_states or odometry stamped more than this before the last one mean the '
+        'clock jumped back (simulator reset, bag loop): every stamp is forgotten (warned) and they are accepted; 0 '
+        '= only a jump back of the node clock does that',
+        low=0.0,
+    ),
+    Param(
+        'base',
+        'fixed',
+        "'fixed' (base pose parameters) or 'floating' (odometry, optional IMU)",
+        choices=BASE_MODES,
+    ),
+    Param(
+        'base_position',
+        [0.0, 0.0, 0.0],
+        'fixed base: position [x, y, z] in world_frame of the URDF base link (of '
+        "the URDF's world link when it has one: its fixed joint places the base) [m]",
+        length=3,
+    ),
+    Param(
+        'base_orientation',
+        [0.0, 0.0, 0.0, 1.0],
+        'fixed base: orientation (x, y, z, w) in world_frame of the URDF '
+        "base link (of the URDF's world link when it has one)",
+        length=4,
+    ),
+    Param(
+        'odometry_topic',
+        'odom',
+        'floating base: nav_msgs/Odometry topic (pose of the URDF base link in the world; '
+        'twist in the base link frame, REP 105)',
+    ),
+    Param(
+        'odom_max_age',
+        0.2,
+        's: floating base: odometry is used when its stamp is within this of the joint '
+        "state's stamp (0 = no limit)",
+        low=0.0,
+    ),
+    Param(
+        'use_imu',
+        False,
+        'floating base: let a fresh sensor_msgs/Imu override the base orientation and angular '
+        'velocity',
+    ),
     Param('imu_topic', 'imu/data', 'sensor_msgs/Imu topic (used when use_imu is true)'),
-    Param('imu_link', '', "URDF link of the IMU frame, rigidly attached to the base; empty = the IMU messages' "
-          'header.frame_id'),
-    Param('imu_max_age', 0.1, "s: an IMU sample is fresh when its stamp is within this of the joint state's stamp",
-          low=0.0),
-    Param('world_frame', 'world', 'frame_id of the outputs (the odometry frame for a floating base)'),
-    Param('gravity', [0.0, 0.0, 0.0], 'gravity [x, y, z] in world_frame [m/s^2] (0 in space; [0, 0, -9.81] on '
-          'Earth)', length=3),
-    Param('input_queue_depth', 100, 'KEEP_LAST depth of the joint_states/odometry/IMU subscriptions', low=1),
-    Param('input_reliability', 'best_effort', "QoS reliability of the joint_states/odometry/IMU subscriptions: "
-          "'best_effort' (matches every publisher) or 'reliable'", choices=('best_effort', 'reliable')),
+    Param(
+        'imu_link',
+        '',
+        "URDF link of the IMU frame, rigidly attached to the base; empty = the IMU messages' "
+        'header.frame_id',
+    ),
+    Param(
+        'imu_max_age',
+        0.1,
+        "s: an IMU sample is fresh when its stamp is within this of the joint state's stamp",
+        low=0.0,
+    ),
+    Param(
+        'world_frame', 'world', 'frame_id of the outputs (the odometry frame for a floating base)'
+    ),
+    Param(
+        'gravity',
+        [0.0, 0.0, 0.0],
+        'gravity [x, y, z] in world_frame [m/s^2] (0 in space; [0, 0, -9.81] on Earth)',
+        length=3,
+    ),
+    Param(
+        'input_queue_depth',
+        100,
+        'KEEP_LAST depth of the joint_states/odometry/IMU subscriptions',
+        low=1,
+    ),
+    Param(
+        'input_reliability',
+        'best_effort',
+        'QoS reliability of the joint_states/odometry/IMU subscriptions: '
+        "'best_effort' (matches every publisher) or 'reliable'",
+        choices=('best_effort', 'reliable'),
+    ),
 )
 
 
 def guarded(node, limiter, callback, what, on_error=None):
-    """Wrap a callback so that it never raises: a SpartError is logged as one line naming the
-    problem, anything else with its traceback; repeated texts are throttled by ``limiter``.
-    ``on_error(what, error)`` (optional) is called after the log."""
+    """
+    Wrap a callback so that it never raises.
+
+    A SpartError is logged as one line naming the problem, anything else with its traceback;
+    repeated texts are throttled by ``limiter``. ``on_error(what, error)`` (optional) is called
+    after the log.
+    """
+
     def wrapped(*args):
         try:
             return callback(*args)
@@ -143,11 +264,14 @@ def guarded(node, limiter, callback, what, on_error=None):
             error = err
         except Exception as err:  # noqa: BLE001 - a callback must never kill the node
             if limiter.allow((what, type(err).__name__, str(err)), time.monotonic()):
-                node.get_logger().error(f'{what}: unexpected {type(err).__name__}: {err}\n{traceback.format_exc()}')
+                node.get_logger().error(
+                    f'{what}: unexpected {type(err).__name__}: {err}\n{traceback.format_exc()}'
+                )
             error = err
         if on_error is not None:
             on_error(what, error)
         return None
+
     return wrapped
 
 
@@ -163,7 +287,8 @@ class _Quat:
 
 
 class RobotInputs:
-    """Model, joint states and base state of one robot for ``node`` (see the module docstring).
+    """
+    Model, joint states and base state of one robot for ``node`` (see the module docstring).
 
     ``params``: the values of the :data:`INPUT_PARAMETERS` (the node declared them with its
     table, :mod:`.parameters`); ``model_options``: extra :class:`~.config.ModelConfig` fields
@@ -171,7 +296,15 @@ class RobotInputs:
     once; :meth:`destroy` undoes it (a lifecycle node's cleanup).
     """
 
-    def __init__(self, node, params, model_options=None, on_model=None, on_joint_state=None, on_rejected=None):
+    def __init__(
+        self,
+        node,
+        params,
+        model_options=None,
+        on_model=None,
+        on_joint_state=None,
+        on_rejected=None,
+    ):
         self.node = node
         self.params = p = params
         self.log_limiter = LogLimiter(5.0)
@@ -187,56 +320,86 @@ class RobotInputs:
         self.gravity = finite('gravity', p['gravity'])
         if self.gravity.shape != (3,):
             raise ConfigError(f'gravity needs 3 numbers [x, y, z], got {list(p["gravity"])}')
-        self.odom_max_age = check_max_age('odom_max_age', p['odom_max_age'])     # 0 = no limit
+        self.odom_max_age = check_max_age('odom_max_age', p['odom_max_age'])  # 0 = no limit
         self.accept_older = bool(p['accept_older_stamps'])
         self.jump_back = jump_back_ns('clock_jump_back', p['clock_jump_back'])
-        self.config = ModelConfig(base=p['base'], imu_link=p['imu_link'] if self.use_imu else '',
-                                  strict=bool(p['strict']), joint_dynamics=bool(p['joint_dynamics']),
-                                  joint_dynamics_file=p['joint_dynamics_file'], **(model_options or {})).check()
+        self.config = ModelConfig(
+            base=p['base'],
+            imu_link=p['imu_link'] if self.use_imu else '',
+            strict=bool(p['strict']),
+            joint_dynamics=bool(p['joint_dynamics']),
+            joint_dynamics_file=p['joint_dynamics_file'],
+            **(model_options or {}),
+        ).check()
         self._root_pose = self._fixed_base_state(p['base_position'], p['base_orientation'])
         self.fixed_base = self._root_pose
         self.estimator = FloatingBaseEstimator(p['imu_max_age'])
-        self._odom_stamp = None             # s, of the last odometry
-        self._odom_ns = NEVER               # ns, the same exactly (stamp order)
+        self._odom_stamp = None  # s, of the last odometry
+        self._odom_ns = NEVER  # ns, the same exactly (stamp order)
 
         self.model = None
         self.description = None
         self.joints = JointStateMapper([])
-        self._pending_joints = {}           # joint states received before any model
+        self._pending_joints = {}  # joint states received before any model
         # (sec, nanosec) of the newest accepted joint state (the control clock of event-driven
         # nodes: a second source stamped a little earlier does not turn it back); after a clock
         # jump, the jumped one's; with accept_older_stamps, the last one's
         self.last_stamp = None
-        self.last_receipt = None            # node clock (s) when it arrived (joints.received: steady clock)
+        self.last_receipt = None  # node clock (s) when it arrived (joints.received: steady clock)
         self.odom_receipt = None
-        self.odom_steady = float('nan')     # steady clock (time.monotonic) of the last odometry
+        self.odom_steady = float('nan')  # steady clock (time.monotonic) of the last odometry
         #: counters, e.g. for a status message: joint_states accepted, with no model joint, naming
         #: model joints without positions or velocities, older than each of their joints' last
         #: stamp; inputs rejected (errors); odometry accepted, older; clock jumps back
-        self.counts = {'joint_states': 0, 'ignored': 0, 'no_values': 0, 'older_stamp': 0, 'rejected': 0,
-                       'odometry': 0, 'odometry_older': 0, 'clock_jumps': 0}
+        self.counts = {
+            'joint_states': 0,
+            'ignored': 0,
+            'no_values': 0,
+            'older_stamp': 0,
+            'rejected': 0,
+            'odometry': 0,
+            'odometry_older': 0,
+            'clock_jumps': 0,
+        }
 
         qos = input_qos(p['input_queue_depth'], p['input_reliability'])
         self.joint_states_sub = node.create_subscription(
-            JointState, p['joint_states_topic'], self.guard(self._on_joint_states_raw, 'joint_states'), qos,
-            raw=True)   # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
+            JointState,
+            p['joint_states_topic'],
+            self.guard(self._on_joint_states_raw, 'joint_states'),
+            qos,
+            raw=True,
+        )  # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
         self.odometry_sub = self.imu_sub = self.description_sub = None
         if self.floating:
-            self.odometry_sub = node.create_subscription(Odometry, p['odometry_topic'],
-                                                         self.guard(self._on_odometry, 'odometry'), qos)
+            self.odometry_sub = node.create_subscription(
+                Odometry, p['odometry_topic'], self.guard(self._on_odometry, 'odometry'), qos
+            )
             if self.use_imu:
-                self.imu_sub = node.create_subscription(Imu, p['imu_topic'], self.guard(self._on_imu, 'imu'), qos)
+                self.imu_sub = node.create_subscription(
+                    Imu, p['imu_topic'], self.guard(self._on_imu, 'imu'), qos
+                )
         if p['robot_description_topic']:
             self.description_sub = node.create_subscription(
-                String, p['robot_description_topic'], self.guard(self._on_description, 'robot_description'),
-                ROBOT_DESCRIPTION_QOS)
+                String,
+                p['robot_description_topic'],
+                self.guard(self._on_description, 'robot_description'),
+                ROBOT_DESCRIPTION_QOS,
+            )
         self._on_set = self._on_set_parameters
         node.add_on_set_parameters_callback(self._on_set)
         # like tf2's Buffer: any jump back of the node clock (/clock under use_sim_time) or a
         # change of time source forgets the stamps (keep the handle: it unregisters when freed)
-        self._jump_handle = None if self.accept_older else node.get_clock().create_jump_callback(
-            JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1), on_clock_change=True),
-            post_callback=self.guard(self._on_clock_jump, 'clock jump'))
+        self._jump_handle = (
+            None
+            if self.accept_older
+            else node.get_clock().create_jump_callback(
+                JumpThreshold(
+                    min_forward=None, min_backward=Duration(nanoseconds=-1), on_clock_change=True
+                ),
+                post_callback=self.guard(self._on_clock_jump, 'clock jump'),
+            )
+        )
 
     def destroy(self):
         """Unsubscribe and stop watching the parameters and the clock."""
@@ -250,8 +413,11 @@ class RobotInputs:
         self._on_model = self._on_joint_state = self._on_rejected = None
 
     def load_initial_model(self):
-        """Load the model from the ``robot_description`` / ``urdf_path`` parameters, if set
-        (call it once the node's own set-up is done: ``on_model`` runs)."""
+        """
+        Load the model from the ``robot_description`` / ``urdf_path`` parameters, if set.
+
+        Call it once the node's own set-up is done: ``on_model`` runs.
+        """
         p = self.params
         if p['robot_description']:
             self.load_model(p['robot_description'], 'parameter robot_description')
@@ -260,7 +426,7 @@ class RobotInputs:
 
     # -- plumbing -------------------------------------------------------------------------
     def guard(self, callback, what):
-        """``callback`` wrapped by :func:`guarded`; errors count as rejected inputs."""
+        """Return ``callback`` wrapped by :func:`guarded`; errors count as rejected inputs."""
         return guarded(self.node, self.log_limiter, callback, what, self._rejected)
 
     def _rejected(self, what, error):
@@ -283,50 +449,65 @@ class RobotInputs:
 
     def _fixed_base_state(self, position, orientation):
         if len(position) != 3 or len(orientation) != 4:
-            raise ConfigError(f'base_position needs 3 numbers and base_orientation 4 (x, y, z, w); got '
-                              f'{list(position)} and {list(orientation)}')
+            raise ConfigError(
+                f'base_position needs 3 numbers and base_orientation 4 (x, y, z, w); got '
+                f'{list(position)} and {list(orientation)}'
+            )
         R = quaternion('base_orientation', _Quat(*orientation))
         p = finite('base_position', position)
         return BaseLinkState(R, p, np.zeros(3), np.zeros(3))
 
     # -- model ----------------------------------------------------------------------------
     def load_model(self, source, origin, path=False, expand_xacro=True):
-        """Build and install a model from URDF text (or a file path with ``path``); on failure
-        log and keep the previous one.  ``expand_xacro=False`` (text from another process)
-        refuses xacro instead of running it.  Returns (success, message)."""
+        """
+        Build and install a model from URDF text (or a file path with ``path``).
+
+        On failure log and keep the previous one. ``expand_xacro=False`` (text from another
+        process) refuses xacro instead of running it.  Returns (success, message).
+        """
         keep = 'keeping the previous model' if self.model else 'no model loaded yet'
         try:
             if not path and '<' not in source:
                 raise ModelError('the robot description is not URDF XML (no "<" in it)')
             model = Model.from_urdf(source, self.config, expand_xacro=expand_xacro)
         except SpartError as err:
-            self.node.get_logger().error(f'robot description from {origin} rejected: {err} ({keep})')
+            self.node.get_logger().error(
+                f'robot description from {origin} rejected: {err} ({keep})'
+            )
             return False, str(err)
         except Exception as err:  # noqa: BLE001
-            self.node.get_logger().error(f'robot description from {origin} rejected: unexpected '
-                                         f'{type(err).__name__}: {err} ({keep})\n{traceback.format_exc()}')
+            self.node.get_logger().error(
+                f'robot description from {origin} rejected: unexpected '
+                f'{type(err).__name__}: {err} ({keep})\n{traceback.format_exc()}'
+            )
             return False, f'{type(err).__name__}: {err}'
         model.fast.gravity = self.gravity
         for text in model.warnings:
             self.node.get_logger().warning(f'robot description from {origin}: {text}')
         self.fixed_base = self._root_pose
-        if model.robot.base_pose is not None:      # a URDF 'world' root: the parameters place it
+        if model.robot.base_pose is not None:  # a URDF 'world' root: the parameters place it
             R, p = self._root_pose.R_b, self._root_pose.p_b
             T = np.asarray(model.robot.base_pose, float)
-            self.fixed_base = BaseLinkState(R @ T[:3, :3], p + R @ T[:3, 3], np.zeros(3), np.zeros(3))
+            self.fixed_base = BaseLinkState(
+                R @ T[:3, :3], p + R @ T[:3, 3], np.zeros(3), np.zeros(3)
+            )
         joints = JointStateMapper(model.q_names, previous=self.joints, ignored=model.followers)
         if self._pending_joints:
             names = [n for n in self._pending_joints if n in joints.index]
             if names:
-                joints.update(names, [self._pending_joints[n][0] for n in names],
-                              [self._pending_joints[n][1] for n in names])
+                joints.update(
+                    names,
+                    [self._pending_joints[n][0] for n in names],
+                    [self._pending_joints[n][1] for n in names],
+                )
             self._pending_joints.clear()
         self.model, self.joints, self.description = model, joints, source
         self.node.get_logger().info(f'{model.summary()} (from {origin})')
         if self._on_model is not None:
             self._on_model(model)
         # the model (numba, llvmlite, the node's own buffers) out of the garbage collector's reach
-        # now, between two states, rather than in a full collection of milliseconds while commanding
+        # now, between two states, rather than in a full collection of milliseconds while
+        # commanding
         freeze_heap()
         return True, 'ok'
 
@@ -340,7 +521,9 @@ class RobotInputs:
     def _on_set_parameters(self, params):
         for param in params:
             if param.name in ('robot_description', 'urdf_path') and param.value:
-                ok, message = self.load_model(param.value, f'parameter {param.name}', path=param.name == 'urdf_path')
+                ok, message = self.load_model(
+                    param.value, f'parameter {param.name}', path=param.name == 'urdf_path'
+                )
                 if not ok:
                     return SetParametersResult(successful=False, reason=message)
         return SetParametersResult(successful=True)
@@ -349,7 +532,7 @@ class RobotInputs:
     def _on_joint_states_raw(self, data):
         try:
             sec, nanosec, names, positions, velocities = parse_joint_state(data)
-        except CdrError:        # another encoding: rclpy's deserializer (slower, same result)
+        except CdrError:  # another encoding: rclpy's deserializer (slower, same result)
             msg = deserialize_message(data, JointState)
             sec, nanosec, names = msg.header.stamp.sec, msg.header.stamp.nanosec, tuple(msg.name)
             positions, velocities = msg.position, msg.velocity
@@ -363,24 +546,45 @@ class RobotInputs:
                 for name, q, v in zip(names, positions, vel):
                     self._pending_joints[name] = (float(q), float(v))
             return
-        update = self.joints.update(names, positions, velocities, time.monotonic(),
-                                    None if self.accept_older else stamp_ns(sec, nanosec), self.jump_back)
+        update = self.joints.update(
+            names,
+            positions,
+            velocities,
+            time.monotonic(),
+            None if self.accept_older else stamp_ns(sec, nanosec),
+            self.jump_back,
+        )
         if not update.applied and self.joints.n:
             self._not_applied(sec, nanosec, names, positions, velocities, update)
             return
-        if update.jumped:       # the mapper forgot the joints' stamps, then recorded this one's
-            self.forget_stamps(f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, more than clock_jump_back '
-                               f'({1e-9 * self.jump_back} s) before the last one of a joint of theirs', joints=False)
+        if update.jumped:  # the mapper forgot the joints' stamps, then recorded this one's
+            self.forget_stamps(
+                f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, more than clock_jump_back '
+                f'({1e-9 * self.jump_back} s) before the last one of a joint of theirs',
+                joints=False,
+            )
         elif update.applied < update.matched:
-            self.warn_throttled('older joints', f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s: '
-                                f'{update.matched - update.applied} of their joints have newer values (kept)')
+            self.warn_throttled(
+                'older joints',
+                f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s: '
+                f'{update.matched - update.applied} of their joints have newer values (kept)',
+            )
         if update.missing_velocities and self.once.allow('no velocities', 0.0):
-            self.node.get_logger().warning('joint_states without velocities: their joint velocities count as zero '
-                                           '(warned once)')
+            self.node.get_logger().warning(
+                'joint_states without velocities: their joint velocities count as zero '
+                '(warned once)'
+            )
         if update.unknown and self.once.allow(('unknown', update.unknown), 0.0):
-            self.node.get_logger().info(f'ignoring joints not in the model: {list(update.unknown)}')
+            self.node.get_logger().info(
+                f'ignoring joints not in the model: {list(update.unknown)}'
+            )
         self.counts['joint_states'] += 1
-        if self.accept_older or update.jumped or self.last_stamp is None or (sec, nanosec) >= self.last_stamp:
+        if (
+            self.accept_older
+            or update.jumped
+            or self.last_stamp is None
+            or (sec, nanosec) >= self.last_stamp
+        ):
             self.last_stamp = (sec, nanosec)
         self.last_receipt = self.now()
         if self._on_joint_state is not None:
@@ -391,38 +595,57 @@ class RobotInputs:
         shown = list(names[:8]) + (['...'] if len(names) > 8 else [])
         if not update.matched:
             self.counts['ignored'] += 1
-            self.warn_throttled('no model joint', f'joint_states with none of the model\'s joints (names {shown}): '
-                                f'ignored ({self.counts["ignored"]} so far)')
+            self.warn_throttled(
+                'no model joint',
+                f"joint_states with none of the model's joints (names {shown}): "
+                f'ignored ({self.counts["ignored"]} so far)',
+            )
         elif not (len(positions) or len(velocities)):
             self.counts['no_values'] += 1
-            self.warn_throttled('no values', f'joint_states naming model joints without positions or velocities '
-                                f'(efforts only?, names {shown}): ignored ({self.counts["no_values"]} so far)')
+            self.warn_throttled(
+                'no values',
+                f'joint_states naming model joints without positions or velocities '
+                f'(efforts only?, names {shown}): ignored ({self.counts["no_values"]} so far)',
+            )
         else:
             self.counts['older_stamp'] += 1
-            self.warn_throttled('older stamp', f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, before the last '
-                                f'one of each of their joints (names {shown}): dropped ({self.counts["older_stamp"]} '
-                                f'so far; parameters accept_older_stamps, clock_jump_back)')
+            self.warn_throttled(
+                'older stamp',
+                f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, before the last '
+                f'one of each of their joints (names {shown}): dropped ({self.counts["older_stamp"]} '
+                f'so far; parameters accept_older_stamps, clock_jump_back)',
+            )
 
     def forget_stamps(self, why, joints=True):
-        """After a clock jump back (``why``, a sentence starting with the input that showed it):
-        forget the last stamps of the odometry and (with ``joints``) of the joints, so that the
-        messages of the new clock are taken; warned (throttled per input)."""
+        """
+        After a clock jump back (``why``, a sentence starting with the input that showed it).
+
+        Forget the last stamps of the odometry and (with ``joints``) of the joints, so that the
+        messages of the new clock are taken; warned (throttled per input).
+        """
         if joints:
             self.joints.forget_stamps()
         self._odom_ns = NEVER
-        self.last_stamp = None      # else the first joint state of the new clock, older, would not be the newest
+        self.last_stamp = (
+            None  # else the first joint state of the new clock, older, would not be the newest
+        )
         self.counts['clock_jumps'] += 1
-        self.warn_throttled(('clock jump', why.split()[0]), f'clock jump back: {why}; stamps forgotten, joint_states and odometry '
-                            f'accepted again ({self.counts["clock_jumps"]} so far)')
+        self.warn_throttled(
+            ('clock jump', why.split()[0]),
+            f'clock jump back: {why}; stamps forgotten, joint_states and odometry '
+            f'accepted again ({self.counts["clock_jumps"]} so far)',
+        )
 
     def _on_clock_jump(self, jump):
         if jump.clock_change in (ClockChange.ROS_TIME_ACTIVATED, ClockChange.ROS_TIME_DEACTIVATED):
             self.forget_stamps(f'the node clock changed source ({jump.clock_change.name})')
         else:
-            self.forget_stamps(f'the node clock jumped back by {-jump.delta.nanoseconds * 1e-9:.9f} s')
+            self.forget_stamps(
+                f'the node clock jumped back by {-jump.delta.nanoseconds * 1e-9:.9f} s'
+            )
 
     def now(self):
-        """The node clock in seconds (sim time under use_sim_time)."""
+        """Return the node clock in seconds (sim time under use_sim_time)."""
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     # -- base -----------------------------------------------------------------------------
@@ -435,24 +658,34 @@ class RobotInputs:
             # link under a massless root): converted exactly; another frame is refused by name
             model = self.model
             if model is None:
-                return          # its frame cannot be checked yet; the next one will be
+                return  # its frame cannot be checked yet; the next one will be
             T_b_f = model.frame_in_base(msg.child_frame_id, 'odometry child_frame_id')
             if T_b_f is not None:
                 R_b, p_b, v_b, w_b = frame_state_to_base(T_b_f, R_b, p_b, v_b, w_b)
-        if msg.header.frame_id and msg.header.frame_id != self.world_frame \
-                and self.once.allow(('odom frame', msg.header.frame_id), 0.0):
-            self.node.get_logger().warning(f'odometry frame_id {msg.header.frame_id!r} differs from world_frame '
-                                           f'{self.world_frame!r} (warned once)')
+        if (
+            msg.header.frame_id
+            and msg.header.frame_id != self.world_frame
+            and self.once.allow(('odom frame', msg.header.frame_id), 0.0)
+        ):
+            self.node.get_logger().warning(
+                f'odometry frame_id {msg.header.frame_id!r} differs from world_frame '
+                f'{self.world_frame!r} (warned once)'
+            )
         ns = stamp_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
         verdict = NEWER if self.accept_older else order(ns, self._odom_ns, self.jump_back)
         if verdict == JUMP:
-            self.forget_stamps(f'odometry stamped {ns * 1e-9:.9f} s, more than clock_jump_back '
-                               f'({1e-9 * self.jump_back} s) before the last one')
+            self.forget_stamps(
+                f'odometry stamped {ns * 1e-9:.9f} s, more than clock_jump_back '
+                f'({1e-9 * self.jump_back} s) before the last one'
+            )
         elif verdict != NEWER:
             self.counts['odometry_older'] += 1
-            self.warn_throttled('older odometry', f'odometry stamped {ns * 1e-9:.9f} s, before the last one '
-                                f'({self._odom_ns * 1e-9:.9f} s): dropped ({self.counts["odometry_older"]} so far; '
-                                f'parameters accept_older_stamps, clock_jump_back)')
+            self.warn_throttled(
+                'older odometry',
+                f'odometry stamped {ns * 1e-9:.9f} s, before the last one '
+                f'({self._odom_ns * 1e-9:.9f} s): dropped ({self.counts["odometry_older"]} so far; '
+                f'parameters accept_older_stamps, clock_jump_back)',
+            )
             return
         self.estimator.set_odometry(R_b, p_b, v_b, w_b)
         self._odom_ns = ns
@@ -477,24 +710,38 @@ class RobotInputs:
         self.estimator.set_imu(R_b, w_b, stamp_seconds(msg.header.stamp))
 
     def base_state(self, stamp):
-        """Base state for a joint state stamped ``stamp`` = (sec, nanosec), or None (see
-        :meth:`unavailable` for why)."""
+        """
+        Return base state for a joint state stamped ``stamp`` = (sec, nanosec), or None.
+
+        See :meth:`unavailable` for why.
+        """
         if not self.floating:
             return self.fixed_base
         t = stamp[0] + 1e-9 * stamp[1]
-        if self.odom_max_age and self._odom_stamp is not None and abs(t - self._odom_stamp) > self.odom_max_age:
+        if (
+            self.odom_max_age
+            and self._odom_stamp is not None
+            and abs(t - self._odom_stamp) > self.odom_max_age
+        ):
             return None
         return self.estimator.state(t)
 
     # -- the state the node computes with ---------------------------------------------------
     def unavailable(self, stamp=None):
-        """Why no complete state exists for ``stamp`` (default: the last joint state), as one
-        sentence; None when :meth:`state` has one."""
+        """
+        Why no complete state exists for ``stamp`` (default: the last joint state).
+
+        As one sentence; None when :meth:`state` has one.
+        """
         return self._why_unavailable(stamp)[0]
 
     def log_unavailable(self, stamp=None):
-        """Log (throttled) why no state exists for ``stamp``: INFO while an input has not
-        arrived yet (start-up), WARN when one is there but too old (stale odometry)."""
+        """
+        Log (throttled) why no state exists for ``stamp``.
+
+        INFO while an input has not arrived yet (start-up), WARN when one is there but too old
+        (stale odometry).
+        """
         why, stale = self._why_unavailable(stamp)
         if why is None:
             return
@@ -508,16 +755,21 @@ class RobotInputs:
         if self.model is None:
             return 'waiting for a robot description', False
         if not self.joints.ready or self.last_stamp is None:
-            return (f'waiting for joint states of {self.joints.missing() if self.last_stamp else self.model.q_names}',
-                    False)
+            return (
+                f'waiting for joint states of {self.joints.missing() if self.last_stamp else self.model.q_names}',
+                False,
+            )
         stamp = self.last_stamp if stamp is None else stamp
         if self.floating:
             if self.estimator.odometry is None:
                 return f'waiting for odometry on {self.odometry_sub.topic_name}', False
             if self.base_state(stamp) is None:
                 age = stamp[0] + 1e-9 * stamp[1] - self._odom_stamp
-                return (f'odometry stamp is {abs(age):.3f} s {"older" if age > 0 else "newer"} than the joint state '
-                        f'(odom_max_age {self.odom_max_age} s)', True)
+                return (
+                    f'odometry stamp is {abs(age):.3f} s {"older" if age > 0 else "newer"} than the joint state '
+                    f'(odom_max_age {self.odom_max_age} s)',
+                    True,
+                )
         return None, False
 
     def state(self, stamp=None):
@@ -529,4 +781,3 @@ class RobotInputs:
         if base is None:
             return None
         return RobotState(base, self.joints.positions, self.joints.velocities)
-

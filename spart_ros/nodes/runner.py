@@ -1,4 +1,5 @@
 """Common ``main()`` plumbing for the spart_ros nodes: executor, spin loop, exit codes."""
+
 import gc
 import signal
 import sys
@@ -15,27 +16,37 @@ EXECUTORS = ('events', 'single_threaded')
 
 
 def make_executor(kind):
-    """The executor named ``kind``: 'events' (rclpy's EventsExecutor, the cheapest per
-    message) or 'single_threaded'."""
+    """
+    Return the executor named ``kind``.
+
+    'events' (rclpy's EventsExecutor, the cheapest per message) or 'single_threaded'.
+    """
     if kind == 'events':
         from rclpy.experimental import EventsExecutor
+
         return EventsExecutor()
     if kind == 'single_threaded':
         from rclpy.executors import SingleThreadedExecutor
+
         return SingleThreadedExecutor()
     from .config import ConfigError
+
     raise ConfigError(f'executor must be one of {EXECUTORS}, got {kind!r}')
 
 
 def freeze_heap():
-    """Move every object alive now (numba, llvmlite, the model) out of the garbage collector's
-    reach: a full collection over that heap takes milliseconds, the latency tail at 1 kHz."""
+    """
+    Move every object alive now (numba, llvmlite, the model) out of the garbage collector's reach.
+
+    A full collection over that heap takes milliseconds, the latency tail at 1 kHz.
+    """
     gc.collect()
     gc.freeze()
 
 
 def run_node(factory, args=None, executor=None):
-    """Create the node with ``factory()`` and spin it until SIGINT/SIGTERM; returns the exit code.
+    """
+    Create the node with ``factory()`` and spin it until SIGINT/SIGTERM; returns the exit code.
 
     ``executor``: an executor kind for :func:`make_executor`; None = the node's ``executor``
     parameter if it has one, else 'single_threaded'.  Exit codes: 0 after a requested
@@ -57,6 +68,7 @@ def run_node(factory, args=None, executor=None):
     wake it sooner); the future completes when the context shuts down another way.
     """
     from rclpy.signals import SignalHandlerOptions
+
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
@@ -64,13 +76,17 @@ def run_node(factory, args=None, executor=None):
     signals = []
 
     def on_signal(signum, _frame):
-        signals.append(signum)          # only a flag: a handler may interrupt any Python code
+        signals.append(signum)  # only a flag: a handler may interrupt any Python code
+
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         node = factory()
         if executor is None:
-            executor = (node.get_parameter('executor').value if node.has_parameter('executor')
-                        else 'single_threaded')
+            executor = (
+                node.get_parameter('executor').value
+                if node.has_parameter('executor')
+                else 'single_threaded'
+            )
         ex = make_executor(executor)
         ex.add_node(node)
         freeze_heap()
@@ -79,7 +95,7 @@ def run_node(factory, args=None, executor=None):
             ex.spin_until_future_complete(stop, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except SpartError as err:   # invalid parameters: say which, exit non-zero
+    except SpartError as err:  # invalid parameters: say which, exit non-zero
         name = node.get_name() if node is not None else getattr(factory, 'NODE_NAME', 'node')
         print(f'[{name}] invalid configuration: {err}', file=sys.stderr)
         code = 2

@@ -1,4 +1,5 @@
-"""spart_sim: the embedded MuJoCo plant as a ROS 2 node that behaves like ros2_control hardware.
+"""
+spart_sim: the embedded MuJoCo plant as a ROS 2 node that behaves like ros2_control hardware.
 
 Thin rclpy adapter around :class:`spart_ros.sim.MujocoPlant` (physics and readouts),
 :class:`spart_ros.sim.EffortCommand` (the effort controller's command contract) and
@@ -64,109 +65,243 @@ Timing
 Every parameter, with its default: config/sim_node.yaml (and ``PARAMETERS`` below).
 Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p base:=floating``.
 """
+
 from dataclasses import replace
 import sys
 import time
 
 from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Vector3Stamped
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock as RosClock
+from rclpy.clock import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
-from geometry_msgs.msg import Vector3Stamped
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
+from .config import BASE_MODES, ConfigError
+from .parameters import declare, Param, table
+from .robot_inputs import guarded, ROBOT_DESCRIPTION_QOS
+from .runner import EXECUTORS, run_node
+from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
 from ..core.ros2_control import initial_values, ros2_control_from_urdf
-from ..sim import CommandRejected, EffortCommand, InitialState, MujocoPlant, RealTimePacer, SimulationDiverged
-from ..sim.urdf_import import INTEGRATORS
 from ..core.urdf import urdf_text
-from .config import BASE_MODES, ConfigError
-from .parameters import Param, declare, table
-from .robot_inputs import ROBOT_DESCRIPTION_QOS, guarded
-from .runner import EXECUTORS, run_node
-from .throttle import LogLimiter
+from ..sim import (
+    CommandRejected,
+    EffortCommand,
+    InitialState,
+    MujocoPlant,
+    RealTimePacer,
+    SimulationDiverged,
+)
+from ..sim.urdf_import import INTEGRATORS
 
 NODE_NAME = 'spart_sim'
-#: s of simulated time caught up per real-time tick at most: a scheduling delay is caught up, a stall
-#: of this process is given up (warned): caught up, it would run the robot open loop on the last
+#: s of simulated time caught up per real-time tick at most: a scheduling delay is caught up, a
+#: stall of this process is given up (warned): caught up, it would run the robot open loop on the
+#: last
 #: command (or a controller watchdog's zero) for a time no real plant does
 MAX_LAG = 0.02
 
 #: joint_states, odom, imu, /clock out and commands in: rclcpp's SystemDefaultsQoS
-STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.VOLATILE)
+STATE_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
 
 #: every parameter of the node (spart_ros.nodes.parameters; all structural: set at start)
 PARAMETERS = table(
-    Param('robot_description', '', 'URDF (or xacro) text of the robot (takes precedence over urdf_path)'),
-    Param('urdf_path', '', 'path of a URDF (or .xacro) file, used when robot_description is empty'),
-    Param('base', 'fixed', "'fixed' (root link welded to the world at initial_base_position/orientation) or "
-          "'floating' (free joint)", choices=BASE_MODES),
-    Param('gravity', [0.0, 0.0, -9.81], 'gravity [x, y, z] in the world frame, m/s^2 ([0, 0, 0] for space); '
-          'published on gravity_topic', length=3),
+    Param(
+        'robot_description',
+        '',
+        'URDF (or xacro) text of the robot (takes precedence over urdf_path)',
+    ),
+    Param(
+        'urdf_path', '', 'path of a URDF (or .xacro) file, used when robot_description is empty'
+    ),
+    Param(
+        'base',
+        'fixed',
+        "'fixed' (root link welded to the world at initial_base_position/orientation) or "
+        "'floating' (free joint)",
+        choices=BASE_MODES,
+    ),
+    Param(
+        'gravity',
+        [0.0, 0.0, -9.81],
+        'gravity [x, y, z] in the world frame, m/s^2 ([0, 0, 0] for space); '
+        'published on gravity_topic',
+        length=3,
+    ),
     Param('dt', 0.001, 'physics step, s (rounded to 1 ns)', low=0.0, open_low=True),
-    Param('integrator', 'RK4', "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
-          "'implicitfast'; RK4 becomes implicitfast, with a warning, where the joints' damping is too stiff "
-          'for it at dt (fastest damping rate x dt > 2)', choices=tuple(INTEGRATORS)),
-    Param('joint_damping', True, 'apply the joints\' damping, Coulomb friction (MuJoCo frictionloss) and rotor inertia '
-          '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, the values '
-          'spart_controller compensates (false: the rigid-body model of SPART\'s functions)'),
-    Param('joint_dynamics_file', '', 'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
-          '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give the controller the same file); "" = the '
-          'URDF\'s only'),
-    Param('joint_limits', False, 'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the '
-          'range; SPART models none)'),
-    Param('hold_until_command', True, 'hold the robot still where it starts (and after ~/reset), as brakes would, '
-          'until the first effort command arrives: no robot sags or falls while its controller starts'),
-    Param('lockstep', False, 'advance the physics only on commands (lockstep_steps per command message) instead of '
-          'in real time'),
-    Param('lockstep_steps', 1, 'lockstep: physics steps per command message (control period = lockstep_steps * dt)',
-          low=1),
-    Param('lockstep_republish_period', 1.0, 'lockstep: publish the current state again after this many wall-clock '
-          'seconds without a command (0 = never)', low=0.0),
-    Param('real_time_factor', 1.0, 'real-time mode: simulated seconds per wall-clock second', low=0.0,
-          open_low=True),
-    Param('publish_rate', 1000.0, 'real-time mode: joint_states/odom/imu/clock publications per wall-clock second '
-          '(at most one per physics step)', low=0.0, open_low=True),
+    Param(
+        'integrator',
+        'RK4',
+        "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
+        "'implicitfast'; RK4 becomes implicitfast, with a warning, where the joints' damping is too stiff "
+        'for it at dt (fastest damping rate x dt > 2)',
+        choices=tuple(INTEGRATORS),
+    ),
+    Param(
+        'joint_damping',
+        True,
+        "apply the joints' damping, Coulomb friction (MuJoCo frictionloss) and rotor inertia "
+        '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, the values '
+        "spart_controller compensates (false: the rigid-body model of SPART's functions)",
+    ),
+    Param(
+        'joint_dynamics_file',
+        '',
+        'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
+        '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give the controller the same file); "" = the '
+        "URDF's only",
+    ),
+    Param(
+        'joint_limits',
+        False,
+        'enforce the URDF position limits (MuJoCo soft constraints, inactive inside the '
+        'range; SPART models none)',
+    ),
+    Param(
+        'hold_until_command',
+        True,
+        'hold the robot still where it starts (and after ~/reset), as brakes would, '
+        'until the first effort command arrives: no robot sags or falls while its controller starts',
+    ),
+    Param(
+        'lockstep',
+        False,
+        'advance the physics only on commands (lockstep_steps per command message) instead of '
+        'in real time',
+    ),
+    Param(
+        'lockstep_steps',
+        1,
+        'lockstep: physics steps per command message (control period = lockstep_steps * dt)',
+        low=1,
+    ),
+    Param(
+        'lockstep_republish_period',
+        1.0,
+        'lockstep: publish the current state again after this many wall-clock '
+        'seconds without a command (0 = never)',
+        low=0.0,
+    ),
+    Param(
+        'real_time_factor',
+        1.0,
+        'real-time mode: simulated seconds per wall-clock second',
+        low=0.0,
+        open_low=True,
+    ),
+    Param(
+        'publish_rate',
+        1000.0,
+        'real-time mode: joint_states/odom/imu/clock publications per wall-clock second '
+        '(at most one per physics step)',
+        low=0.0,
+        open_low=True,
+    ),
     Param('controller_name', 'effort_controller', 'commands topic is <controller_name>/commands'),
-    Param('joints', None, "the effort controller's joints, in the order of the command values; unset = the joints "
-          "the URDF's ros2_control tags give an effort command interface (their order), else the independent "
-          "joints (mimic leaders), depth-first from the root (siblings in URDF file order): the same rule as "
-          "spart_controller's default command_joints", type='string_array', example=['joint_1', 'joint_2']),
-    Param('initial_joint_names', None, "joints given an initial position (others start at the ros2_control tag's "
-          'initial_value, else 0)', type='string_array',
-          example=['joint_1', 'joint_2']),
-    Param('initial_joint_positions', None, 'initial positions, one per initial_joint_names', type='double_array',
-          example=[0.5, -0.3]),
-    Param('initial_joint_velocities', None, 'initial velocities, one per initial_joint_names; unset = 0',
-          type='double_array', example=[0.0, 0.0]),
-    Param('initial_base_position', [0.0, 0.0, 0.0], "base link origin in odom_frame, m (of the URDF's world link "
-          'when its fixed joint places the base; fixed base: the mount)', length=3),
-    Param('initial_base_orientation', [0.0, 0.0, 0.0, 1.0], 'base link orientation (x, y, z, w) in odom_frame',
-          length=4),
-    Param('initial_base_linear_velocity', [0.0, 0.0, 0.0], 'floating base: velocity of the base link origin, in the '
-          'base link frame, m/s', length=3),
-    Param('initial_base_angular_velocity', [0.0, 0.0, 0.0], 'floating base: angular velocity in the base link '
-          'frame, rad/s', length=3),
+    Param(
+        'joints',
+        None,
+        "the effort controller's joints, in the order of the command values; unset = the joints "
+        "the URDF's ros2_control tags give an effort command interface (their order), else the independent "
+        'joints (mimic leaders), depth-first from the root (siblings in URDF file order): the same rule as '
+        "spart_controller's default command_joints",
+        type='string_array',
+        example=['joint_1', 'joint_2'],
+    ),
+    Param(
+        'initial_joint_names',
+        None,
+        "joints given an initial position (others start at the ros2_control tag's "
+        'initial_value, else 0)',
+        type='string_array',
+        example=['joint_1', 'joint_2'],
+    ),
+    Param(
+        'initial_joint_positions',
+        None,
+        'initial positions, one per initial_joint_names',
+        type='double_array',
+        example=[0.5, -0.3],
+    ),
+    Param(
+        'initial_joint_velocities',
+        None,
+        'initial velocities, one per initial_joint_names; unset = 0',
+        type='double_array',
+        example=[0.0, 0.0],
+    ),
+    Param(
+        'initial_base_position',
+        [0.0, 0.0, 0.0],
+        "base link origin in odom_frame, m (of the URDF's world link "
+        'when its fixed joint places the base; fixed base: the mount)',
+        length=3,
+    ),
+    Param(
+        'initial_base_orientation',
+        [0.0, 0.0, 0.0, 1.0],
+        'base link orientation (x, y, z, w) in odom_frame',
+        length=4,
+    ),
+    Param(
+        'initial_base_linear_velocity',
+        [0.0, 0.0, 0.0],
+        'floating base: velocity of the base link origin, in the base link frame, m/s',
+        length=3,
+    ),
+    Param(
+        'initial_base_angular_velocity',
+        [0.0, 0.0, 0.0],
+        'floating base: angular velocity in the base link frame, rad/s',
+        length=3,
+    ),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState output'),
     Param('odometry_topic', 'odom', 'nav_msgs/Odometry output'),
     Param('imu_topic', 'imu', 'sensor_msgs/Imu output'),
-    Param('robot_description_topic', 'robot_description', 'std_msgs/String output (latched); "" = not published'),
-    Param('reset_notice_topic', 'plant_reset', 'std_msgs/Header output: one notice per ~/reset (stamp = the '
-          'simulated time of the reset), before the state after it; "" = not published'),
-    Param('gravity_topic', 'plant_gravity', 'geometry_msgs/Vector3Stamped output (latched): the simulated gravity, '
-          'for controllers to check theirs; "" = not published'),
+    Param(
+        'robot_description_topic',
+        'robot_description',
+        'std_msgs/String output (latched); "" = not published',
+    ),
+    Param(
+        'reset_notice_topic',
+        'plant_reset',
+        'std_msgs/Header output: one notice per ~/reset (stamp = the '
+        'simulated time of the reset), before the state after it; "" = not published',
+    ),
+    Param(
+        'gravity_topic',
+        'plant_gravity',
+        'geometry_msgs/Vector3Stamped output (latched): the simulated gravity, '
+        'for controllers to check theirs; "" = not published',
+    ),
     Param('publish_clock', True, 'publish /clock (simulated time)'),
     Param('odom_frame', 'odom', 'header.frame_id of the odometry (the world frame)'),
-    Param('base_frame', '', 'child_frame_id of the odometry and frame of the IMU; "" = the URDF base link'),
-    Param('executor', 'events', "rclpy executor: 'events' (EventsExecutor: half the CPU of 'single_threaded' at 1 "
-          "kHz here) or 'single_threaded'", choices=EXECUTORS),
+    Param(
+        'base_frame',
+        '',
+        'child_frame_id of the odometry and frame of the IMU; "" = the URDF base link',
+    ),
+    Param(
+        'executor',
+        'events',
+        "rclpy executor: 'events' (EventsExecutor: half the CPU of 'single_threaded' at 1 "
+        "kHz here) or 'single_threaded'",
+        choices=EXECUTORS,
+    ),
 )
 
 
@@ -181,19 +316,32 @@ class SimNode(Node):
         self._log_limiter = LogLimiter(5.0)
 
         source, origin = self._description_source(p)
-        self._urdf = urdf_text(source)          # xacro expanded: robot_description is plain URDF
+        self._urdf = urdf_text(source)  # xacro expanded: robot_description is plain URDF
         initial = InitialState.from_lists(
-            p['initial_joint_names'], p['initial_joint_positions'], p['initial_joint_velocities'],
-            base_position=p['initial_base_position'], base_orientation=p['initial_base_orientation'],
+            p['initial_joint_names'],
+            p['initial_joint_positions'],
+            p['initial_joint_velocities'],
+            base_position=p['initial_base_position'],
+            base_orientation=p['initial_base_orientation'],
             base_linear_velocity=p['initial_base_linear_velocity'],
-            base_angular_velocity=p['initial_base_angular_velocity'])
+            base_angular_velocity=p['initial_base_angular_velocity'],
+        )
         self._plant = plant = MujocoPlant.from_urdf(
-            self._urdf, base=p['base'], gravity=p['gravity'], dt=p['dt'], integrator=p['integrator'],
-            joint_damping=p['joint_damping'], joint_limits=p['joint_limits'], initial=initial,
-            joint_dynamics=p['joint_dynamics_file'] or None)
+            self._urdf,
+            base=p['base'],
+            gravity=p['gravity'],
+            dt=p['dt'],
+            integrator=p['integrator'],
+            joint_damping=p['joint_damping'],
+            joint_limits=p['joint_limits'],
+            initial=initial,
+            joint_dynamics=p['joint_dynamics_file'] or None,
+        )
         self._hardware_notes = []
         hardware = self._hardware(plant, initial)
-        self._command = EffortCommand(p['joints'] or command_joints(plant.robot, hardware), plant.joint_names)
+        self._command = EffortCommand(
+            p['joints'] or command_joints(plant.robot, hardware), plant.joint_names
+        )
         self._hold_until_command = bool(p['hold_until_command'])
         plant.hold(self._hold_until_command)
         self._lockstep = bool(p['lockstep'])
@@ -203,8 +351,8 @@ class SimNode(Node):
         republish = float(p['lockstep_republish_period'])
         self._base_frame = p['base_frame'] or plant.base_link
         self._create_interfaces(p)
-        self._slip_reported = 0.0       # real time: simulated seconds given up, as last logged
-        self._waiting = True            # lockstep: a state is out, no command since
+        self._slip_reported = 0.0  # real time: simulated seconds given up, as last logged
+        self._waiting = True  # lockstep: a state is out, no command since
         self._last_publish = time.monotonic()
         self._republish_period = republish
         # timers on the steady clock: this node IS the clock (/clock); under use_sim_time its own
@@ -212,68 +360,113 @@ class SimNode(Node):
         steady = RosClock(clock_type=ClockType.STEADY_TIME)
         if self._lockstep:
             if republish > 0:
-                self._timer = self.create_timer(min(republish, 0.1),
-                                                self._guard(self._republish_if_waiting, 'republish'), clock=steady)
+                self._timer = self.create_timer(
+                    min(republish, 0.1),
+                    self._guard(self._republish_if_waiting, 'republish'),
+                    clock=steady,
+                )
         else:
             # the pacer anchors at the first tick, once the node spins
-            self._timer = self.create_timer(max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'),
-                                            clock=steady)
+            self._timer = self.create_timer(
+                max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'), clock=steady
+            )
         self._publish_state()
         self._log_start(p, origin, min(rate, 1.0 / plant.dt))
 
     # -- set-up helpers -------------------------------------------------------------------
     def _create_interfaces(self, p):
-        """Publishers (robot_description sent at once), the commands subscription, services."""
-        self._pub_clock = self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
+        """Publish (robot_description sent at once), the commands subscription, services."""
+        self._pub_clock = (
+            self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
+        )
         # lockstep: a new subscriber of a state topic (a controller starting late) gets the state
-        matched = PublisherEventCallbacks(matched=self._guard(self._on_state_subscriber, 'matched'))
-        self._pub_joints = self.create_publisher(JointState, p['joint_states_topic'], STATE_QOS,
-                                                 event_callbacks=matched)
-        self._pub_odom = self.create_publisher(Odometry, p['odometry_topic'], STATE_QOS, event_callbacks=matched)
-        self._pub_imu = self.create_publisher(Imu, p['imu_topic'], STATE_QOS, event_callbacks=matched)
+        matched = PublisherEventCallbacks(
+            matched=self._guard(self._on_state_subscriber, 'matched')
+        )
+        self._pub_joints = self.create_publisher(
+            JointState, p['joint_states_topic'], STATE_QOS, event_callbacks=matched
+        )
+        self._pub_odom = self.create_publisher(
+            Odometry, p['odometry_topic'], STATE_QOS, event_callbacks=matched
+        )
+        self._pub_imu = self.create_publisher(
+            Imu, p['imu_topic'], STATE_QOS, event_callbacks=matched
+        )
         self._pub_description = None
         if p['robot_description_topic']:
-            self._pub_description = self.create_publisher(String, p['robot_description_topic'],
-                                                          ROBOT_DESCRIPTION_QOS)
+            self._pub_description = self.create_publisher(
+                String, p['robot_description_topic'], ROBOT_DESCRIPTION_QOS
+            )
             self._pub_description.publish(String(data=self._urdf))
-        self._pub_reset = (self.create_publisher(Header, p['reset_notice_topic'], STATE_QOS)
-                           if p['reset_notice_topic'] else None)
+        self._pub_reset = (
+            self.create_publisher(Header, p['reset_notice_topic'], STATE_QOS)
+            if p['reset_notice_topic']
+            else None
+        )
         if p['gravity_topic']:
-            self._pub_gravity = self.create_publisher(Vector3Stamped, p['gravity_topic'], ROBOT_DESCRIPTION_QOS)
+            self._pub_gravity = self.create_publisher(
+                Vector3Stamped, p['gravity_topic'], ROBOT_DESCRIPTION_QOS
+            )
             g = Vector3Stamped()
             g.header.frame_id = p['odom_frame']
             g.vector.x, g.vector.y, g.vector.z = self._plant.gravity.tolist()
             self._pub_gravity.publish(g)
         commands_topic = f'{p["controller_name"]}/commands'
         self._sub_commands = self.create_subscription(
-            Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS)
+            Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS
+        )
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
         self._messages = _StateMessages(self._plant, p['odom_frame'], self._base_frame)
 
     def _hardware(self, plant, initial):
-        """The URDF's ``<ros2_control>`` tags, checked against the robot (URDFError naming the tag
-        and joint: the node stops with exit code 2): their initial values start the plant (the
-        parameters' take precedence); what this plant does not do is noted for the log."""
+        """
+        Return the URDF's ``<ros2_control>`` tags.
+
+        Checked against the robot (URDFError naming the tag and joint: the node stops with exit
+        code 2): their initial values start the plant (the parameters' take precedence); what this
+        plant does not do is noted for the log.
+        """
         hardware = ros2_control_from_urdf(self._urdf, plant.robot)
-        positions, velocities = initial_values(hardware, 'position'), initial_values(hardware, 'velocity')
+        positions, velocities = (
+            initial_values(hardware, 'position'),
+            initial_values(hardware, 'velocity'),
+        )
         if positions or velocities:
-            plant.initial = replace(initial, joint_positions={**positions, **initial.joint_positions},
-                                    joint_velocities={**velocities, **initial.joint_velocities})
+            plant.initial = replace(
+                initial,
+                joint_positions={**positions, **initial.joint_positions},
+                joint_velocities={**velocities, **initial.joint_velocities},
+            )
             plant.reset()
         notes = self._hardware_notes
         followers = plant.robot.coordinates.followers
         for c in hardware:
-            notes.append(('info', f'<ros2_control name="{c.name}"> ({c.type}) names the hardware plugin {c.plugin!r}: '
-                          'not loaded, spart_sim simulates its joints itself (their command and state interfaces and '
-                          'initial values from the tag)'))
+            notes.append(
+                (
+                    'info',
+                    f'<ros2_control name="{c.name}"> ({c.type}) names the hardware plugin {c.plugin!r}: '
+                    'not loaded, spart_sim simulates its joints itself (their command and state interfaces and '
+                    'initial values from the tag)',
+                )
+            )
             for j in c.joints:
                 if j.command_names and 'effort' not in j.command_names:
-                    notes.append(('warning', f'<ros2_control name="{c.name}">: joint {j.name!r} has command interfaces '
-                                  f'{j.command_names}: spart_sim takes effort commands only, it gets none'))
+                    notes.append(
+                        (
+                            'warning',
+                            f'<ros2_control name="{c.name}">: joint {j.name!r} has command interfaces '
+                            f'{j.command_names}: spart_sim takes effort commands only, it gets none',
+                        )
+                    )
                 elif 'effort' in j.command_names and (j.name in followers or j.mimic):
-                    notes.append(('warning', f'<ros2_control name="{c.name}">: joint {j.name!r} has an effort command '
-                                  'interface but mimics another joint: it follows its leader and is not commanded'))
+                    notes.append(
+                        (
+                            'warning',
+                            f'<ros2_control name="{c.name}">: joint {j.name!r} has an effort command '
+                            'interface but mimics another joint: it follows its leader and is not commanded',
+                        )
+                    )
         return hardware
 
     def _log_start(self, p, origin, rate):
@@ -281,23 +474,29 @@ class SimNode(Node):
         plant = self._plant
         for note in plant.load_warnings:
             self.get_logger().warning(f'robot description: {note}')
-        for level, note in self._hardware_notes:       # one call site per severity (rclpy)
+        for level, note in self._hardware_notes:  # one call site per severity (rclpy)
             if level == 'warning':
                 self.get_logger().warning(f'robot description: {note}')
             else:
                 self.get_logger().info(f'robot description: {note}')
         if plant.base_hint and plant.base_hint != p['base']:
-            self.get_logger().warning(f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
-                                      f"joint, but the node simulates a {p['base']} base (parameter base)")
-        timing = (f'lockstep: {self._lockstep_steps} step(s) per command' if self._lockstep else
-                  f'real time x{self._pacer.real_time_factor:g}, publishing at {rate:g} Hz')
+            self.get_logger().warning(
+                f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
+                f'joint, but the node simulates a {p["base"]} base (parameter base)'
+            )
+        timing = (
+            f'lockstep: {self._lockstep_steps} step(s) per command'
+            if self._lockstep
+            else f'real time x{self._pacer.real_time_factor:g}, publishing at {rate:g} Hz'
+        )
         self.get_logger().info(
-            f"robot {plant.name!r} from {origin}: base {p['base']} {self._base_frame!r}, "
+            f'robot {plant.name!r} from {origin}: base {p["base"]} {self._base_frame!r}, '
             f'{plant.n_joints} joints {list(plant.joint_names)}, gravity {plant.gravity.tolist()}, '
             f'dt {plant.dt:g} s {plant.integrator}; {timing}; commands on '
             f'{self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
             f'{[pub.topic_name for pub in self._publishers_out()]}; services '
-            f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}')
+            f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}'
+        )
 
     @staticmethod
     def _description_source(p):
@@ -310,12 +509,21 @@ class SimNode(Node):
         raise ConfigError('no robot: set the robot_description (URDF text) or urdf_path parameter')
 
     def _publishers_out(self):
-        pubs = [self._pub_clock, self._pub_joints, self._pub_odom, self._pub_imu, self._pub_description]
+        pubs = [
+            self._pub_clock,
+            self._pub_joints,
+            self._pub_odom,
+            self._pub_imu,
+            self._pub_description,
+        ]
         return [pub for pub in pubs if pub is not None]
 
     def _guard(self, callback, what):
-        """``callback`` that logs (throttled) instead of raising: a timer or subscription
-        must never stop the node."""
+        """
+        Return ``callback`` that logs (throttled) instead of raising.
+
+        A timer or subscription must never stop the node.
+        """
         return guarded(self, self._log_limiter, callback, what)
 
     def _error_throttled(self, key, text):
@@ -324,8 +532,12 @@ class SimNode(Node):
             self.get_logger().error(text)
 
     def _advance(self, n):
-        """Step the physics; True when there is a new state to publish (also after the
-        plant diverged and went back to its initial state, which is logged)."""
+        """
+        Step the physics.
+
+        True when there is a new state to publish (also after the plant diverged and went back to
+        its initial state, which is logged).
+        """
         try:
             return bool(self._plant.step(n))
         except SimulationDiverged as err:
@@ -335,9 +547,12 @@ class SimNode(Node):
 
     # -- publishing -----------------------------------------------------------------------
     def _publish_state(self):
-        """/clock, odometry, IMU, then joint_states, all stamped with the simulated time: the
-        joint states last, because event-driven consumers (spart_controller, spart_dynamics)
-        compute when they arrive, with the base state of the same stamp already received."""
+        """
+        /clock, odometry, IMU, then joint_states, all stamped with the simulated time.
+
+        The joint states last, because event-driven consumers (spart_controller, spart_dynamics)
+        compute when they arrive, with the base state of the same stamp already received.
+        """
         plant, msgs = self._plant, self._messages
         stamp = msgs.stamp(plant.time_ns)
         if self._pub_clock is not None:
@@ -351,23 +566,35 @@ class SimNode(Node):
 
     def _real_time_tick(self, _timer_info=None):
         plant = self._plant
-        if plant.paused:                # the pacer restarts on resume
+        if plant.paused:  # the pacer restarts on resume
             return
         n = self._pacer.steps_due(time.monotonic(), plant.time)
         if n and self._advance(n):
             self._publish_state()
-        if self._pacer.slipped > self._slip_reported + 0.1 and self._log_limiter.allow('slip', time.monotonic()):
+        if self._pacer.slipped > self._slip_reported + 0.1 and self._log_limiter.allow(
+            'slip', time.monotonic()
+        ):
             self._slip_reported = self._pacer.slipped
-            self.get_logger().warning(f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
-                                      f'{self._pacer.slipped:.3f} s of simulated time given up so far')
+            self.get_logger().warning(
+                f'the simulation cannot keep real time x{self._pacer.real_time_factor:g}: '
+                f'{self._pacer.slipped:.3f} s of simulated time given up so far'
+            )
 
     def _republish_if_waiting(self, _timer_info=None):
-        if (self._waiting and not self._plant.paused
-                and time.monotonic() - self._last_publish >= self._republish_period):
+        if (
+            self._waiting
+            and not self._plant.paused
+            and time.monotonic() - self._last_publish >= self._republish_period
+        ):
             self._publish_state()
 
     def _on_state_subscriber(self, info):
-        if self._lockstep and info.current_count_change > 0 and self._waiting and not self._plant.paused:
+        if (
+            self._lockstep
+            and info.current_count_change > 0
+            and self._waiting
+            and not self._plant.paused
+        ):
             self._publish_state()
 
     # -- commands and services ------------------------------------------------------------
@@ -376,12 +603,16 @@ class SimNode(Node):
             self._plant.set_efforts(self._command.accept(msg.data))
             if self._plant.held:
                 self._plant.hold(False)
-                self.get_logger().info(f'first command at t = {self._plant.time:.6f} s: the robot is released '
-                                       '(hold_until_command)')
-        except CommandRejected as err:      # logged; in lockstep the tick still happens
-            self._error_throttled(('command', err.kind),
-                                  f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
-                                  f'command {self._command.efforts.tolist()}; log throttled)')
+                self.get_logger().info(
+                    f'first command at t = {self._plant.time:.6f} s: the robot is released '
+                    '(hold_until_command)'
+                )
+        except CommandRejected as err:  # logged; in lockstep the tick still happens
+            self._error_throttled(
+                ('command', err.kind),
+                f'{self._sub_commands.topic_name}: {err}: dropped (keeping the previous '
+                f'command {self._command.efforts.tolist()}; log throttled)',
+            )
         self._waiting = False
         if self._lockstep and self._advance(self._lockstep_steps):
             self._publish_state()
@@ -392,12 +623,15 @@ class SimNode(Node):
             self._command.clear()
             self._plant.hold(self._hold_until_command)
             self._pacer.restart(time.monotonic(), self._plant.time)
-            if self._pub_reset is not None:     # before the state: a controller drops its reference first
+            if (
+                self._pub_reset is not None
+            ):  # before the state: a controller drops its reference first
                 self._pub_reset.publish(Header(stamp=self._messages.stamp(self._plant.time_ns)))
             self._publish_state()
             response.success = True
             response.message = f'reset to the initial state at t = {self._plant.time:.9f} s' + (
-                ', held until the next command' if self._hold_until_command else '')
+                ', held until the next command' if self._hold_until_command else ''
+            )
         except SpartError as err:
             response.success = False
             response.message = str(err)
@@ -415,8 +649,11 @@ class SimNode(Node):
             if self._lockstep and self._advance(self._lockstep_steps):
                 self._publish_state()
         response.success = True
-        response.message = (('paused' if pause else 'running') + f' at t = {self._plant.time:.9f} s'
-                            + ('' if was != pause else ' (no change)'))
+        response.message = (
+            ('paused' if pause else 'running')
+            + f' at t = {self._plant.time:.9f} s'
+            + ('' if was != pause else ' (no change)')
+        )
         self.get_logger().info(f'~/pause: {response.message}')
         return response
 
@@ -442,7 +679,11 @@ class _StateMessages:
         js = self.plant.joint_state()
         msg = self.js
         msg.header.stamp = stamp
-        msg.position, msg.velocity, msg.effort = js.positions.tolist(), js.velocities.tolist(), js.efforts.tolist()
+        msg.position, msg.velocity, msg.effort = (
+            js.positions.tolist(),
+            js.velocities.tolist(),
+            js.efforts.tolist(),
+        )
         return msg
 
     def odometry(self, stamp):
@@ -470,7 +711,11 @@ class _StateMessages:
 
 
 def main(args=None):
-    """Entry point: run the node until SIGINT/SIGTERM; returns the exit code (2: bad parameters)."""
+    """
+    Entry point: run the node until SIGINT/SIGTERM.
+
+    Returns the exit code (2: bad parameters).
+    """
     return run_node(SimNode, args=args)
 
 

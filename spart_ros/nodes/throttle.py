@@ -1,4 +1,5 @@
 """Publication rate and log throttling for the nodes (pure Python, no rclpy)."""
+
 import math
 
 from .config import ConfigError
@@ -7,8 +8,11 @@ __all__ = ['Decimator', 'LogLimiter']
 
 
 class Decimator:
-    """Publish one output set per ``every`` inputs, and at most ``max_rate`` per second
-    (0 = no limit); ``now`` in seconds (any monotonic clock)."""
+    """
+    Publish one output set per ``every`` inputs, and at most ``max_rate`` per second.
+
+    0 = no limit); ``now`` in seconds (any monotonic clock.
+    """
 
     def __init__(self, every=1, max_rate=0.0):
         if int(every) < 1:
@@ -32,8 +36,11 @@ class Decimator:
 
 
 class LogLimiter:
-    """``allow(key, now)``: True the first time and then at most once per ``period`` s per key
-    (``period`` None: only once ever)."""
+    """
+    ``allow(key, now)``: True the first time and then at most once per ``period`` s per key.
+
+    ``period`` None: only once ever.
+    """
 
     def __init__(self, period=5.0):
         self.period = period

@@ -1,10 +1,12 @@
-"""spart_controller's FollowJointTrajectory action server (rclpy adapter; needs control_msgs).
+"""
+spart_controller's FollowJointTrajectory action server (rclpy adapter; needs control_msgs).
 
 ``~/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory), the name and the
 semantics of ros2_controllers' JointTrajectoryController, so that MoveIt's
 ``moveit_simple_controller_manager`` (``type: FollowJointTrajectory``) and every other client of
 JTC drive spart_controller.  Everything that decides is the controller's
-(:class:`spart_ros.control.controller.Controller`, :mod:`spart_ros.control.tolerances`); this module
+(:class:`spart_ros.control.controller.Controller`, :mod:`spart_ros.control.tolerances`); this
+module
 carries goals in and results and feedback out:
 
 - a goal is checked as it comes: refused (the client's goal response) when the controller is not
@@ -22,15 +24,16 @@ carries goals in and results and feedback out:
 Importing this module imports control_msgs (ImportError when it is not installed: the node then
 says so and offers the ``~/joint_trajectory`` topic only).
 """
+
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.task import Future
 
+from .controller_io import goal_from_message
 from ..control.goals import CANCELED, SUCCEEDED
 from ..control.tolerances import JointTolerance, ToleranceRequest
 from ..core.errors import InputError, SpartError
-from .controller_io import goal_from_message
 
 __all__ = ['TrajectoryActionServer', 'goal_from_action', 'ACTION_NAME']
 
@@ -52,16 +55,27 @@ def goal_from_action(request):
     controller cannot follow."""
     multi = request.multi_dof_trajectory
     if multi.joint_names or multi.points:
-        raise InputError(f'multi_dof_trajectory names {list(multi.joint_names)}: multi-DOF (planar, floating) joints '
-                         'are not commanded by this controller: goal refused')
+        raise InputError(
+            f'multi_dof_trajectory names {list(multi.joint_names)}: multi-DOF (planar, floating) joints '
+            'are not commanded by this controller: goal refused'
+        )
     for what in ('component_path_tolerance', 'component_goal_tolerance'):
         if getattr(request, what, ()):
-            raise InputError(f'{what} applies to multi-DOF joints, which this controller does not command: goal '
-                             'refused')
+            raise InputError(
+                f'{what} applies to multi-DOF joints, which this controller does not command: goal '
+                'refused'
+            )
     tolerances = ToleranceRequest(
-        tuple(JointTolerance(t.name, t.position, t.velocity, t.acceleration) for t in request.path_tolerance),
-        tuple(JointTolerance(t.name, t.position, t.velocity, t.acceleration) for t in request.goal_tolerance),
-        _seconds(request.goal_time_tolerance))
+        tuple(
+            JointTolerance(t.name, t.position, t.velocity, t.acceleration)
+            for t in request.path_tolerance
+        ),
+        tuple(
+            JointTolerance(t.name, t.position, t.velocity, t.acceleration)
+            for t in request.goal_tolerance
+        ),
+        _seconds(request.goal_time_tolerance),
+    )
     goal = goal_from_message(request.trajectory)
     goal.tolerances = tolerances
     return goal
@@ -75,19 +89,28 @@ class _Entry:
 
 
 class TrajectoryActionServer:
-    """The action server of ``node`` (a ControllerNode: ``controller``, ``control_time()``,
-    ``get_logger()``).  The node calls :meth:`update` after its ticks and transitions (results
-    of finished goals) and :meth:`publish_feedback` at its status rate."""
+    """
+    The action server of ``node``.
+
+    A ControllerNode: ``controller``, ``control_time()``, ``get_logger()``. The node calls
+    :meth:`update` after its ticks and transitions (results of finished goals) and
+    :meth:`publish_feedback` at its status rate.
+    """
 
     def __init__(self, node, name=ACTION_NAME):
         self.node = node
-        self._entries = []              # the goals not finished yet (results, feedback)
-        self._executing = {}            # goal handle -> its entry, until its execute callback takes it
-        self._accepted = None           # the goal of the request just accepted, for its handle
-        self._server = ActionServer(node, FollowJointTrajectory, name, execute_callback=self._execute,
-                                    goal_callback=self._guard(self._on_goal, GoalResponse.REJECT),
-                                    handle_accepted_callback=self._guard(self._on_accepted, None),
-                                    cancel_callback=self._guard(self._on_cancel, CancelResponse.REJECT))
+        self._entries = []  # the goals not finished yet (results, feedback)
+        self._executing = {}  # goal handle -> its entry, until its execute callback takes it
+        self._accepted = None  # the goal of the request just accepted, for its handle
+        self._server = ActionServer(
+            node,
+            FollowJointTrajectory,
+            name,
+            execute_callback=self._execute,
+            goal_callback=self._guard(self._on_goal, GoalResponse.REJECT),
+            handle_accepted_callback=self._guard(self._on_accepted, None),
+            cancel_callback=self._guard(self._on_cancel, CancelResponse.REJECT),
+        )
         self.name = node.resolve_topic_name(name)
 
     def _guard(self, callback, fallback):
@@ -95,8 +118,11 @@ class TrajectoryActionServer:
             try:
                 return callback(arg)
             except Exception as err:  # noqa: BLE001 - an action callback must never kill the node
-                self.node.get_logger().error(f'{self.name}: unexpected {type(err).__name__}: {err}')
+                self.node.get_logger().error(
+                    f'{self.name}: unexpected {type(err).__name__}: {err}'
+                )
                 return fallback
+
         return wrapped
 
     # -- goals in ---------------------------------------------------------------------------
@@ -122,8 +148,10 @@ class TrajectoryActionServer:
         if entry is None or entry.goal.done:
             return CancelResponse.REJECT
         self.node.controller.cancel(entry.goal, self.node.control_time())
-        self.node.get_logger().info(f'{self.name}: goal (trajectory {entry.goal.id}) canceled: holding the current '
-                                    'reference')
+        self.node.get_logger().info(
+            f'{self.name}: goal (trajectory {entry.goal.id}) canceled: holding the current '
+            'reference'
+        )
         return CancelResponse.ACCEPT
 
     def _entry(self, handle):
@@ -134,19 +162,23 @@ class TrajectoryActionServer:
 
     async def _execute(self, handle):
         entry = self._executing.pop(id(handle), None)
-        if entry is None:               # cannot happen: every accepted goal has its entry
+        if entry is None:  # cannot happen: every accepted goal has its entry
             handle.abort()
-            return FollowJointTrajectory.Result(error_code=FollowJointTrajectory.Result.INVALID_GOAL,
-                                                error_string='internal error: unknown goal')
+            return FollowJointTrajectory.Result(
+                error_code=FollowJointTrajectory.Result.INVALID_GOAL,
+                error_string='internal error: unknown goal',
+            )
         await entry.done
         goal = entry.goal
-        result = FollowJointTrajectory.Result(error_code=int(goal.error_code), error_string=goal.message)
+        result = FollowJointTrajectory.Result(
+            error_code=int(goal.error_code), error_string=goal.message
+        )
         if handle.is_active:
             if goal.status == SUCCEEDED:
                 handle.succeed()
             elif goal.status == CANCELED and handle.is_cancel_requested:
                 handle.canceled()
-            else:                       # aborted, or preempted (aborted, as JTC documents)
+            else:  # aborted, or preempted (aborted, as JTC documents)
                 handle.abort()
         log = self.node.get_logger()
         text = f'{self.name}: trajectory {goal.id} {goal.status} (error_code {goal.error_code}): {goal.message}'
@@ -170,8 +202,12 @@ class TrajectoryActionServer:
             entry.done.set_result(True)
 
     def publish_feedback(self):
-        """Feedback of every running goal: desired, actual and error (positions, velocities) of the
-        command joints at the last command, stamped with its control time."""
+        """
+        Feedback of every running goal.
+
+        Desired, actual and error (positions, velocities) of the command joints at the last
+        command, stamped with its control time.
+        """
         if not self._entries:
             return
         c = self.node.controller

@@ -1,4 +1,5 @@
-"""The embedded plant: a URDF robot on MuJoCo, behaving like ros2_control hardware.
+"""
+The embedded plant: a URDF robot on MuJoCo, behaving like ros2_control hardware.
 
 Pure Python (no rclpy, no message types); the ROS adapter is ``spart_ros.nodes.sim_node``.
 
@@ -9,10 +10,30 @@ Pure Python (no rclpy, no message types); the ROS adapter is ``spart_ros.nodes.s
 
 MuJoCo is imported when a model is built, not by this package's import.
 """
+
 from .commands import CommandRejected, EffortCommand
 from .pacing import RealTimePacer
-from .plant import (BASE_MODES, BaseOdometry, ImuReading, InitialState, JointStateReading, Momentum,
-                    MujocoPlant, SimulationDiverged)
+from .plant import (
+    BASE_MODES,
+    BaseOdometry,
+    ImuReading,
+    InitialState,
+    JointStateReading,
+    Momentum,
+    MujocoPlant,
+    SimulationDiverged,
+)
 
-__all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', 'ImuReading', 'Momentum',
-           'EffortCommand', 'CommandRejected', 'RealTimePacer', 'SimulationDiverged', 'BASE_MODES']
+__all__ = [
+    'MujocoPlant',
+    'InitialState',
+    'JointStateReading',
+    'BaseOdometry',
+    'ImuReading',
+    'Momentum',
+    'EffortCommand',
+    'CommandRejected',
+    'RealTimePacer',
+    'SimulationDiverged',
+    'BASE_MODES',
+]

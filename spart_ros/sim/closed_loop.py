@@ -1,4 +1,5 @@
-"""Closed loop without ROS: the controller of ``spart_controller`` on a plant, in one function call.
+"""
+Closed loop without ROS: the controller of ``spart_controller`` on a plant, in one function call.
 
 :func:`simulate` runs the pure :class:`~spart_ros.control.controller.Controller` exactly as the
 node runs it (configured with a :class:`~spart_ros.control.settings.ControllerSettings`,
@@ -25,6 +26,7 @@ odometry), the controller answers it with the stamp t_k, the command is held for
 timeouts never fire unless the caller makes them (``events``).  A fixed base is the same base
 object every tick (the controller checks it once, as the node's fixed-base parameters).
 """
+
 from collections import namedtuple
 from dataclasses import dataclass, field
 import os
@@ -32,14 +34,14 @@ import time
 
 import numpy as np
 
-from ..control.controller import Controller, ControlInputs
+from .commands import EffortCommand
+from .plant import InitialState, MujocoPlant
+from .rigid_body import RigidBodyPlant
+from ..control.controller import ControlInputs, Controller
 from ..control.goals import TrajectoryGoal
 from ..control.settings import ControllerSettings
 from ..core.errors import InputError
 from ..core.fast.mimic import fast_dynamics
-from .commands import EffortCommand
-from .plant import InitialState, MujocoPlant
-from .rigid_body import RigidBodyPlant
 
 __all__ = ['simulate', 'ClosedLoopRun', 'DEMOS', 'demo', 'PLANTS']
 
@@ -48,13 +50,24 @@ PLANTS = ('mujoco', 'rk4')
 #: the closed-loop demo's two scenarios (scripts/sim_demo.py runs them over ROS; ``demo()`` here):
 #: waypoints are offsets from the start position [rad] at times after the trajectory's start [s]
 DEMOS = {
-    'SC_3DoF': dict(label='SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode floating_base',
-                    namespace='demo_sc3dof', floating=True, rms_bound=0.01,
-                    waypoints=[(1.5, [0.6, -0.4, 0.5]), (3.0, [-0.3, 0.5, -0.6]), (4.5, [0.0, 0.0, 0.0])]),
-    'kuka_iiwa': dict(label='kuka_iiwa: 7-joint arm on a fixed base in gravity, mode computed_torque',
-                      namespace='demo_kuka', floating=False, rms_bound=0.001,
-                      waypoints=[(1.5, [0.4, 0.3, -0.3, -0.4, 0.3, 0.4, -0.3]),
-                                 (3.0, [-0.3, -0.2, 0.4, 0.3, -0.4, -0.3, 0.4]), (4.5, [0.0] * 7)]),
+    'SC_3DoF': {
+        'label': 'SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode floating_base',
+        'namespace': 'demo_sc3dof',
+        'floating': True,
+        'rms_bound': 0.01,
+        'waypoints': [(1.5, [0.6, -0.4, 0.5]), (3.0, [-0.3, 0.5, -0.6]), (4.5, [0.0, 0.0, 0.0])],
+    },
+    'kuka_iiwa': {
+        'label': 'kuka_iiwa: 7-joint arm on a fixed base in gravity, mode computed_torque',
+        'namespace': 'demo_kuka',
+        'floating': False,
+        'rms_bound': 0.001,
+        'waypoints': [
+            (1.5, [0.4, 0.3, -0.3, -0.4, 0.3, 0.4, -0.3]),
+            (3.0, [-0.3, -0.2, 0.4, 0.3, -0.4, -0.3, 0.4]),
+            (4.5, [0.0] * 7),
+        ],
+    },
 }
 
 Event = namedtuple('Event', 't action')
@@ -63,8 +76,12 @@ time >= ``t`` [s] (submit a goal, set a reference, reset the plant, push the rob
 
 
 class _Base:
-    """The base link's state as the controller takes it (R_b, p_b: pose of b in the world; v_b,
-    w_b: its twist in b)."""
+    """
+    The base link's state as the controller takes it.
+
+    R_b, p_b: pose of b in the world; v_b, w_b: its twist in b.
+    """
+
     __slots__ = ('R_b', 'p_b', 'v_b', 'w_b')
 
     def __init__(self, R_b, p_b, v_b, w_b):
@@ -80,7 +97,8 @@ class _State:
 
 @dataclass
 class ClosedLoopRun:
-    """A closed-loop run's time series, one row per control tick (before its command acts).
+    """
+    A closed-loop run's time series, one row per control tick (before its command acts).
 
     ``t`` (k,) control time [s]; ``q``, ``qd`` (k, n) measured, ``q_ref``, ``qd_ref`` (k, n) the
     joint reference the controller followed at that tick (NaN in modes without one), joints in
@@ -90,6 +108,7 @@ class ClosedLoopRun:
     in b; ``states`` (k,) the controller's state; ``controller`` and ``plant`` as they ended;
     ``cpu_seconds``, ``wall_seconds`` of the loop.
     """
+
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
@@ -129,31 +148,54 @@ class ClosedLoopRun:
         return self.cpu_seconds / max(self.duration, 1e-12)
 
     def ee_poses(self, link, point=(0.0, 0.0, 0.0)):
-        """(R (k, 3, 3), p (k, 3)): the frame of ``link`` (its URDF frame moved to ``point``, given
-        in it) in the world at every tick."""
+        """
+        (R (k, 3, 3), p (k, 3)).
+
+        The frame of ``link`` (its URDF frame moved to ``point``, given in it) in the world at
+        every tick.
+        """
         from ..core.base_state import base_from_link_frame
         from ..core.inverse_kinematics import InverseKinematics
+
         ik = InverseKinematics(self.robot, link, point)
         R = np.empty((len(self.t), 3, 3))
         p = np.empty((len(self.t), 3))
         for k in range(len(self.t)):
-            R0, r0, _ = base_from_link_frame(self.robot, self.base_rotation[k], self.base_position[k])
+            R0, r0, _ = base_from_link_frame(
+                self.robot, self.base_rotation[k], self.base_position[k]
+            )
             R[k], p[k] = ik.pose(self.q[k], R0, r0)
         return R, p
 
     def plots(self, output, name, start=0.0):
-        """The demo's PNG plots into the folder ``output``: ``<name>_tracking.png`` (positions,
-        reference, error), ``<name>_efforts.png``, ``<name>_base.png`` (base attitude, roll pitch
-        yaw in deg); returns their paths."""
+        """
+        Return the demo's PNG plots into the folder ``output``.
+
+        ``<name>_tracking.png`` (positions, reference, error), ``<name>_efforts.png``,
+        ``<name>_base.png`` (base attitude, roll pitch yaw in deg); returns their paths.
+        """
         from ..tools import plots
+
         os.makedirs(output, exist_ok=True)
         t = self.t - start
-        paths = [os.path.join(output, f'{name}_{kind}.png') for kind in ('tracking', 'efforts', 'base')]
+        paths = [
+            os.path.join(output, f'{name}_{kind}.png') for kind in ('tracking', 'efforts', 'base')
+        ]
         ref = ~np.isnan(self.q_ref[:, 0]) if len(self.q_ref) else np.zeros(0, dtype=bool)
-        plots.joint_tracking(paths[0], f'{name}: joint tracking (offline, {self.plant.__class__.__name__})',
-                             self.joint_names, t, self.q, t[ref], self.q_ref[ref], t[ref],
-                             self.tracking_error()[ref])
-        plots.efforts(paths[1], f'{name}: commanded efforts', self.command_joints, t, self.commands)
+        plots.joint_tracking(
+            paths[0],
+            f'{name}: joint tracking (offline, {self.plant.__class__.__name__})',
+            self.joint_names,
+            t,
+            self.q,
+            t[ref],
+            self.q_ref[ref],
+            t[ref],
+            self.tracking_error()[ref],
+        )
+        plots.efforts(
+            paths[1], f'{name}: commanded efforts', self.command_joints, t, self.commands
+        )
         R0 = self.base_rotation[0]
         rpy = np.array([_rpy_deg(R0.T @ R) for R in self.base_rotation])
         plots.base_motion(paths[2], f'{name}: base attitude (change from the start)', t, rpy)
@@ -161,8 +203,13 @@ class ClosedLoopRun:
 
 
 def _rpy_deg(R):
-    return np.degrees([np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(np.clip(R[2, 0], -1.0, 1.0)),
-                       np.arctan2(R[1, 0], R[0, 0])])
+    return np.degrees(
+        [
+            np.arctan2(R[2, 1], R[2, 2]),
+            -np.arcsin(np.clip(R[2, 0], -1.0, 1.0)),
+            np.arctan2(R[1, 0], R[0, 0]),
+        ]
+    )
 
 
 def _settings(settings, floating):
@@ -174,10 +221,14 @@ def _settings(settings, floating):
             raise InputError(f'settings: unknown controller settings {unknown}')
         settings = ControllerSettings(**{'floating': floating, **settings})
     if not isinstance(settings, ControllerSettings):
-        raise InputError(f'settings: expected a ControllerSettings or a dict of its fields, got {settings!r}')
+        raise InputError(
+            f'settings: expected a ControllerSettings or a dict of its fields, got {settings!r}'
+        )
     if bool(settings.floating) != floating:
-        raise InputError(f'settings.floating is {settings.floating} but the plant has a '
-                         f'{"floating" if floating else "fixed"} base')
+        raise InputError(
+            f'settings.floating is {settings.floating} but the plant has a '
+            f'{"floating" if floating else "fixed"} base'
+        )
     return settings
 
 
@@ -189,20 +240,47 @@ def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, in
     if urdf is None:
         raise InputError('urdf: a URDF (path or text) is needed to build the plant')
     if plant == 'mujoco':
-        return MujocoPlant.from_urdf(urdf, base=base, gravity=gravity, dt=dt, integrator=integrator, initial=initial,
-                                     joint_dynamics=joint_dynamics, armature=armature)
-    from ..core.urdf import robot_from_urdf
+        return MujocoPlant.from_urdf(
+            urdf,
+            base=base,
+            gravity=gravity,
+            dt=dt,
+            integrator=integrator,
+            initial=initial,
+            joint_dynamics=joint_dynamics,
+            armature=armature,
+        )
     import warnings
+
+    from ..core.urdf import robot_from_urdf
+
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         robot, _ = robot_from_urdf(urdf, joint_dynamics=joint_dynamics, armature=armature)
     return RigidBodyPlant(robot, base=base, gravity=gravity, dt=dt, initial=initial)
 
 
-def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_start=0.0, events=(),
-             plant='mujoco', base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, steps_per_tick=1, initial=None,
-             joint_dynamics=None, armature=None, integrator='RK4', record=True):
-    """Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
+def simulate(
+    urdf=None,
+    settings=None,
+    *,
+    duration,
+    trajectory=None,
+    trajectory_start=0.0,
+    events=(),
+    plant='mujoco',
+    base='fixed',
+    gravity=(0.0, 0.0, -9.81),
+    dt=1e-3,
+    steps_per_tick=1,
+    initial=None,
+    joint_dynamics=None,
+    armature=None,
+    integrator='RK4',
+    record=True,
+):
+    """
+    Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
 
     ``urdf``: path or text of the robot (not needed when ``plant`` is a plant object);
     ``settings``: a :class:`~spart_ros.control.settings.ControllerSettings` or a dict of its fields
@@ -241,16 +319,29 @@ def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_
     schedule = sorted((Event(float(t), action) for t, action in events), key=lambda e: e.t)
     goals = []
     if trajectory is not None:
-        goal = trajectory if isinstance(trajectory, TrajectoryGoal) else TrajectoryGoal.from_points(
-            names, [(float(t), np.asarray(q, dtype=float), [], []) for t, q in trajectory])
+        goal = (
+            trajectory
+            if isinstance(trajectory, TrajectoryGoal)
+            else TrajectoryGoal.from_points(
+                names, [(float(t), np.asarray(q, dtype=float), [], []) for t, q in trajectory]
+            )
+        )
         goals.append(goal)
         schedule.append(Event(float(trajectory_start), lambda c, p, t, g=goal: c.submit(g, t)))
         schedule.sort(key=lambda e: e.t)
     n, m = len(names), len(controller.joint_names)
     rows = ticks if record else 1
-    out = dict(t=np.zeros(rows), q=np.zeros((rows, n)), qd=np.zeros((rows, n)), q_ref=np.full((rows, n), np.nan),
-               qd_ref=np.full((rows, n), np.nan), commands=np.full((rows, m), np.nan), base_position=np.zeros((rows, 3)),
-               base_rotation=np.zeros((rows, 3, 3)), base_twist=np.zeros((rows, 6)))
+    out = {
+        't': np.zeros(rows),
+        'q': np.zeros((rows, n)),
+        'qd': np.zeros((rows, n)),
+        'q_ref': np.full((rows, n), np.nan),
+        'qd_ref': np.full((rows, n), np.nan),
+        'commands': np.full((rows, m), np.nan),
+        'base_position': np.zeros((rows, 3)),
+        'base_rotation': np.zeros((rows, 3, 3)),
+        'base_twist': np.zeros((rows, 6)),
+    }
     states = []
     joint_times = np.zeros(n)
     fixed = None
@@ -273,8 +364,14 @@ def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_
         else:
             base_state = fixed
         joint_times.fill(t)
-        inputs = ControlInputs(_State(base_state, q, qd), None, joint_times, t if floating else None,
-                               divmod(t_ns, 1_000_000_000), t)
+        inputs = ControlInputs(
+            _State(base_state, q, qd),
+            None,
+            joint_times,
+            t if floating else None,
+            divmod(t_ns, 1_000_000_000),
+            t,
+        )
         cmd = controller.update(inputs, t)
         row = k if record else 0
         if cmd is not None:
@@ -290,26 +387,44 @@ def simulate(urdf=None, settings=None, *, duration, trajectory=None, trajectory_
                 out['q_ref'][row], out['qd_ref'][row] = fb.desired.position, fb.desired.velocity
             out['base_position'][row] = base_state.p_b
             out['base_rotation'][row] = base_state.R_b
-            out['base_twist'][row, 0:3], out['base_twist'][row, 3:6] = base_state.v_b, base_state.w_b
+            out['base_twist'][row, 0:3], out['base_twist'][row, 3:6] = (
+                base_state.v_b,
+                base_state.w_b,
+            )
             states.append(controller.state)
         if k < ticks - 1:
             plant.step(steps)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    return ClosedLoopRun(joint_names=names, command_joints=list(controller.joint_names), controller=controller,
-                         plant=plant, cpu_seconds=cpu, wall_seconds=wall, states=states, goals=goals, **out)
+    return ClosedLoopRun(
+        joint_names=names,
+        command_joints=list(controller.joint_names),
+        controller=controller,
+        plant=plant,
+        cpu_seconds=cpu,
+        wall_seconds=wall,
+        states=states,
+        goals=goals,
+        **out,
+    )
 
 
 def demo(name, plant='mujoco', duration=None, settings=None, **options):
-    """The closed-loop demo's scenario ``name`` (a key of :data:`DEMOS`: the robot, its
-    ``config/demo_<name>.yaml`` controller settings, the trajectory of offsets from the start)
-    run offline: the trajectory starts at t = 0 and the run lasts until 1 s after its end
-    (``duration`` to change it).  ``settings``: controller settings overriding the YAML's;
-    ``options``: more of :func:`simulate`'s.  Returns a :class:`ClosedLoopRun`."""
+    """
+    Return the closed-loop demo's scenario ``name``.
+
+    A key of :data:`DEMOS`: the robot, its ``config/demo_<name>.yaml`` controller settings, the
+    trajectory of offsets from the start) run offline: the trajectory starts at t = 0 and the run
+    lasts until 1 s after its end (``duration`` to change it. ``settings``: controller settings
+    overriding the YAML's; ``options``: more of :func:`simulate`'s.  Returns a
+    :class:`ClosedLoopRun`.
+    """
     if name not in DEMOS:
         raise InputError(f'demo: expected one of {sorted(DEMOS)}, got {name!r}')
     scenario = DEMOS[name]
     share = _share()
-    settings = dict(_yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml')), **(settings or {}))
+    settings = dict(
+        _yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml')), **(settings or {})
+    )
     urdf = os.path.join(share, 'urdf', f'{name}.urdf')
     floating = scenario['floating']
     gravity = settings.pop('gravity', [0.0, 0.0, 0.0] if floating else [0.0, 0.0, -9.81])
@@ -318,22 +433,36 @@ def demo(name, plant='mujoco', duration=None, settings=None, **options):
     q0 = np.zeros(n)
     waypoints = [(t, q0 + np.array(offset)) for t, offset in scenario['waypoints']]
     end = waypoints[-1][0] + 1.0 if duration is None else duration
-    return simulate(urdf, settings, duration=end, trajectory=waypoints, plant=plant,
-                    base='floating' if floating else 'fixed', gravity=gravity, **options)
+    return simulate(
+        urdf,
+        settings,
+        duration=end,
+        trajectory=waypoints,
+        plant=plant,
+        base='floating' if floating else 'fixed',
+        gravity=gravity,
+        **options,
+    )
 
 
 def _share():
-    """The folder holding config/ and urdf/: the source tree, or the installed share folder."""
+    """
+    Return the folder holding config/ and urdf/.
+
+    The source tree, or the installed share folder.
+    """
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if os.path.isdir(os.path.join(here, 'config')) and os.path.isdir(os.path.join(here, 'urdf')):
         return here
     from ament_index_python.packages import get_package_share_directory
+
     return get_package_share_directory('spart_ros')
 
 
 def _yaml_settings(path):
     """The ControllerSettings fields (and gravity, base) of a node parameters file keyed ``/**``."""
     import yaml
+
     with open(path, encoding='utf-8') as f:
         data = yaml.safe_load(f) or {}
     params = {}
@@ -341,5 +470,9 @@ def _yaml_settings(path):
         if isinstance(node, dict) and 'ros__parameters' in node:
             params.update(node['ros__parameters'])
     fields = set(ControllerSettings.__dataclass_fields__) | {'gravity', 'base'}
-    out = {k: (tuple(v) if isinstance(v, list) and k != 'gravity' else v) for k, v in params.items() if k in fields}
+    out = {
+        k: (tuple(v) if isinstance(v, list) and k != 'gravity' else v)
+        for k, v in params.items()
+        if k in fields
+    }
     return out

@@ -1,4 +1,5 @@
-"""Effort commands as ros2_control's effort controller takes them.
+"""
+Effort commands as ros2_control's effort controller takes them.
 
 ``effort_controllers/JointGroupEffortController`` (and ``forward_command_controller`` with
 ``interface_name: effort``) reads std_msgs/Float64MultiArray on ``<controller>/commands``:
@@ -7,6 +8,7 @@ wrong length, or with a NaN or infinite value, is not applied; the hardware keep
 command it was given (there is no timeout).  Joints the controller does not claim keep
 effort 0.
 """
+
 import numpy as np
 
 from ..core.errors import InputError
@@ -15,8 +17,11 @@ __all__ = ['EffortCommand', 'CommandRejected']
 
 
 class CommandRejected(InputError):
-    """A command message that is not applied (the message says why; ``kind`` is 'length' or
-    'non-finite', e.g. to throttle logs per kind)."""
+    """
+    A command message that is not applied.
+
+    The message says why; ``kind`` is 'length' or 'non-finite', e.g. to throttle logs per kind.
+    """
 
     def __init__(self, message, kind):
         super().__init__(message)
@@ -24,7 +29,8 @@ class CommandRejected(InputError):
 
 
 class EffortCommand:
-    """Maps effort commands in a controller's joint order onto a plant's joint order.
+    """
+    Maps effort commands in a controller's joint order onto a plant's joint order.
 
     ``controller_joints``: the controller's ``joints`` (order of the command values);
     ``plant_joints``: the plant's joint order.  :meth:`accept` validates one message's
@@ -42,26 +48,35 @@ class EffortCommand:
             raise InputError(f'joints listed twice in the controller joints: {dup}')
         unknown = [j for j in self.joints if j not in plant_joints]
         if unknown:
-            raise InputError(f'controller joints {unknown} are not moving joints of the robot '
-                             f'(moving joints: {plant_joints})')
+            raise InputError(
+                f'controller joints {unknown} are not moving joints of the robot '
+                f'(moving joints: {plant_joints})'
+            )
         self._index = np.array([plant_joints.index(j) for j in self.joints], dtype=np.intp)
         self.efforts = np.zeros(len(plant_joints))
         self.accepted = 0
         self.rejected = 0
 
     def accept(self, values):
-        """Apply one command (sequence of floats, controller order); returns the held
-        efforts (plant order, this object's array)."""
+        """
+        Apply one command (sequence of floats, controller order).
+
+        Returns the held efforts (plant order, this object's array).
+        """
         v = np.asarray(values, dtype=float).reshape(-1)
         if v.size != len(self.joints):
             self.rejected += 1
-            raise CommandRejected(f'expected {len(self.joints)} values for joints {list(self.joints)}, '
-                                  f'got {v.size}', 'length')
+            raise CommandRejected(
+                f'expected {len(self.joints)} values for joints {list(self.joints)}, got {v.size}',
+                'length',
+            )
         finite = np.isfinite(v)
         if not finite.all():
             self.rejected += 1
             bad = [self.joints[i] for i in np.flatnonzero(~finite)]
-            raise CommandRejected(f'non-finite value for joints {bad} in {v.tolist()}', 'non-finite')
+            raise CommandRejected(
+                f'non-finite value for joints {bad} in {v.tolist()}', 'non-finite'
+            )
         self.efforts[self._index] = v
         self.accepted += 1
         return self.efforts

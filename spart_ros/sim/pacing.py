@@ -1,4 +1,5 @@
 """Real-time pacing: how many fixed physics steps keep simulated time with the wall clock."""
+
 import math
 
 from ..core.errors import InputError
@@ -7,7 +8,8 @@ __all__ = ['RealTimePacer']
 
 
 class RealTimePacer:
-    """Simulated time follows ``real_time_factor`` x wall time from an anchor.
+    """
+    Simulated time follows ``real_time_factor`` x wall time from an anchor.
 
     :meth:`steps_due` (called whenever convenient, e.g. from a timer) returns how many steps
     of ``dt`` bring the simulation up to the wall clock.  When the simulation falls more
@@ -18,7 +20,11 @@ class RealTimePacer:
     """
 
     def __init__(self, dt, real_time_factor=1.0, max_lag=0.1):
-        for name, value in (('dt', dt), ('real_time_factor', real_time_factor), ('max_lag', max_lag)):
+        for name, value in (
+            ('dt', dt),
+            ('real_time_factor', real_time_factor),
+            ('max_lag', max_lag),
+        ):
             if not math.isfinite(float(value)) or float(value) <= 0.0:
                 raise InputError(f'{name} must be a positive number, got {value}')
         self.dt = float(dt)
@@ -32,7 +38,7 @@ class RealTimePacer:
         self._wall0, self._sim0 = float(wall), float(sim_time)
 
     def steps_due(self, wall, sim_time):
-        """Steps to take now (>= 0) so that ``sim_time`` reaches the paced target."""
+        """Step to take now (>= 0) so that ``sim_time`` reaches the paced target."""
         if self._wall0 is None:
             self.restart(wall, sim_time)
         target = self._sim0 + (wall - self._wall0) * self.real_time_factor

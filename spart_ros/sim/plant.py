@@ -1,4 +1,5 @@
-"""The embedded plant: a URDF robot simulated by MuJoCo, read out in ROS conventions.
+"""
+The embedded plant: a URDF robot simulated by MuJoCo, read out in ROS conventions.
 
 :class:`MujocoPlant` plays the part of ros2_control hardware on a physics engine: it holds
 joint efforts (zero-order hold, applied as generalized forces ``qfrc_applied``, so no
@@ -28,6 +29,7 @@ exact and runs are deterministic: the same commands give the same states bit for
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
 current state and command, computed when first asked after a change.
 """
+
 from collections import namedtuple
 from dataclasses import dataclass, field
 import logging
@@ -35,33 +37,52 @@ import math
 
 import numpy as np
 
-from ..core.errors import InputError, ModelError, SpartError
 from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+from ..core.errors import InputError, ModelError, SpartError
 
-__all__ = ['MujocoPlant', 'InitialState', 'JointStateReading', 'BaseOdometry', 'ImuReading', 'Momentum',
-           'SimulationDiverged', 'BASE_MODES']
+__all__ = [
+    'MujocoPlant',
+    'InitialState',
+    'JointStateReading',
+    'BaseOdometry',
+    'ImuReading',
+    'Momentum',
+    'SimulationDiverged',
+    'BASE_MODES',
+]
 
 BASE_MODES = ('fixed', 'floating')
 #: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
 #: largest damping rate x dt RK4 is used with (its real-axis stability ends at 2.785; the
 #: inertia seen by a joint changes with the configuration, hence the margin)
 RK4_DAMPING_LIMIT = 2.0
-_DIVERGENCE_WARNINGS = {'mjWARN_BADQPOS': 'qpos', 'mjWARN_BADQVEL': 'qvel', 'mjWARN_BADQACC': 'qacc'}
+_DIVERGENCE_WARNINGS = {
+    'mjWARN_BADQPOS': 'qpos',
+    'mjWARN_BADQVEL': 'qvel',
+    'mjWARN_BADQACC': 'qacc',
+}
 
 
 log = logging.getLogger(__name__)
 
 
 def _route_mujoco_warnings(mujoco):
-    """MuJoCo's warnings to this module's logger, unless someone set a handler: by default
-    MuJoCo prints them and appends them to MUJOCO_LOG.TXT in the working directory."""
+    """
+    MuJoCo's warnings to this module's logger, unless someone set a handler.
+
+    By default MuJoCo prints them and appends them to MUJOCO_LOG.TXT in the working directory.
+    """
     if mujoco.get_mju_user_warning() is None:
         mujoco.set_mju_user_warning(lambda text: log.warning('MuJoCo: %s', text))
 
 
 class SimulationDiverged(SpartError, RuntimeError):
-    """The physics blew up (e.g. a large effort held on a light joint); the plant is back in
-    its initial state with zero efforts."""
+    """
+    The physics blew up (e.g. a large effort held on a light joint).
+
+    The plant is back in its initial state with zero efforts.
+    """
+
 
 JointStateReading = namedtuple('JointStateReading', 'names positions velocities efforts')
 JointStateReading.__doc__ = """Joint names (tuple) and positions [rad or m], velocities, efforts
@@ -82,7 +103,8 @@ momentum about the system CoM (``angular_com``) and about the world origin
 
 @dataclass
 class InitialState:
-    """State the plant starts from and returns to on reset.
+    """
+    State the plant starts from and returns to on reset.
 
     ``joint_positions`` / ``joint_velocities``: {joint name: value}; joints not named are 0.
     Base: ``base_position`` (3,) of the URDF base link origin in the world and
@@ -92,6 +114,7 @@ class InitialState:
     (``base_linear_velocity``, ``base_angular_velocity``, like the odometry twist).  For a
     fixed base the pose is where the base is mounted and the twist must be zero.
     """
+
     joint_positions: dict = field(default_factory=dict)
     joint_velocities: dict = field(default_factory=dict)
     base_position: tuple = (0.0, 0.0, 0.0)
@@ -101,22 +124,32 @@ class InitialState:
 
     @classmethod
     def from_lists(cls, joint_names=(), joint_positions=(), joint_velocities=(), **base):
-        """From parallel lists, the form of ROS parameters (``initial_joint_names``,
-        ``initial_joint_positions``, ``initial_joint_velocities``): value i belongs to joint i;
-        empty velocities = zero.  ``base``: the base fields by name.  InputError on a length
-        mismatch or a joint named twice."""
+        """
+        From parallel lists.
+
+        The form of ROS parameters (``initial_joint_names``, ``initial_joint_positions``,
+        ``initial_joint_velocities``): value i belongs to joint i; empty velocities = zero.
+        ``base``: the base fields by name.  InputError on a length mismatch or a joint named twice.
+        """
         names = list(joint_names or ())
         positions, velocities = list(joint_positions or ()), list(joint_velocities or ())
         if len(set(names)) != len(names):
             raise InputError(f'initial_joint_names lists a joint twice: {names}')
         if len(positions) != len(names):
-            raise InputError(f'initial_joint_positions: expected {len(names)} values (one per '
-                             f'initial_joint_names {names}), got {len(positions)}')
+            raise InputError(
+                f'initial_joint_positions: expected {len(names)} values (one per '
+                f'initial_joint_names {names}), got {len(positions)}'
+            )
         if velocities and len(velocities) != len(names):
-            raise InputError(f'initial_joint_velocities: expected {len(names)} values (one per '
-                             f'initial_joint_names {names}) or none, got {len(velocities)}')
-        return cls(dict(zip(names, positions)), dict(zip(names, velocities)),
-                   **{k: tuple(v) for k, v in base.items()})
+            raise InputError(
+                f'initial_joint_velocities: expected {len(names)} values (one per '
+                f'initial_joint_names {names}) or none, got {len(velocities)}'
+            )
+        return cls(
+            dict(zip(names, positions)),
+            dict(zip(names, velocities)),
+            **{k: tuple(v) for k, v in base.items()},
+        )
 
 
 def _vector(name, values, n):
@@ -148,16 +181,28 @@ def _ros_quaternion(wxyz):
 
 
 class MujocoPlant:
-    """A URDF robot in MuJoCo with ros2_control-like effort inputs and ROS readouts.
+    """
+    A URDF robot in MuJoCo with ros2_control-like effort inputs and ROS readouts.
 
     Build it with :meth:`from_urdf`.  Joint order: ``joint_names`` = the URDF's moving joints
-    depth-first from the root, siblings in file order (MuJoCo's order, and SPART's), used by :meth:`set_efforts`; readouts for ROS use
+    depth-first from the root, siblings in file order (MuJoCo's order, and SPART's), used by
+    :meth:`set_efforts`; readouts for ROS use
     alphabetical order (``sorted_joint_names``).  ``model`` / ``data`` are MuJoCo's, for
     reading (benchmarks, tests); change the state only through this class.
     """
 
-    def __init__(self, model, floating, initial=None, mount=None, base_hint=None, load_warnings=(), robot=None):
+    def __init__(
+        self,
+        model,
+        floating,
+        initial=None,
+        mount=None,
+        base_hint=None,
+        load_warnings=(),
+        robot=None,
+    ):
         import mujoco
+
         _route_mujoco_warnings(mujoco)
         self._mj = mujoco
         self.model, self.data = model, mujoco.MjData(model)
@@ -165,20 +210,22 @@ class MujocoPlant:
         #: base link frame in the frame the initial base pose places (4, 4): the URDF's world
         #: root's fixed joint, else identity
         self.mount = np.eye(4) if mount is None else np.asarray(mount, dtype=float)
-        self.base_hint = base_hint              # what the URDF implies: 'fixed', 'floating' or None
-        self.load_warnings = list(load_warnings)    # the core reader's warnings
-        self.robot = robot                          # the core's model of the URDF (when built from one)
+        self.base_hint = base_hint  # what the URDF implies: 'fixed', 'floating' or None
+        self.load_warnings = list(load_warnings)  # the core reader's warnings
+        self.robot = robot  # the core's model of the URDF (when built from one)
         m = model
-        self._root = 1                                     # first body after the world
+        self._root = 1  # first body after the world
         self.base_link = m.body(self._root).name
-        first = 1 if self.floating else 0                  # the free joint is joint 0
+        first = 1 if self.floating else 0  # the free joint is joint 0
         if self.floating and m.jnt_type[0] != mujoco.mjtJoint.mjJNT_FREE:
             raise ModelError('floating base: the root body has no free joint')
         moving = []
         for j in range(first, m.njnt):
             kind = mujoco.mjtJoint(m.jnt_type[j]).name
             if kind not in MOVING_JOINT_TYPES:
-                raise ModelError(f'joint {m.joint(j).name!r}: MuJoCo type {kind} is not a URDF moving joint')
+                raise ModelError(
+                    f'joint {m.joint(j).name!r}: MuJoCo type {kind} is not a URDF moving joint'
+                )
             moving.append(j)
         self.joint_names = tuple(m.joint(j).name for j in moving)
         self._qadr = np.array([m.jnt_qposadr[j] for j in moving], dtype=np.intp)
@@ -193,21 +240,38 @@ class MujocoPlant:
             raise InputError(f'dt must be at least 1 ns, got {m.opt.timestep}')
         m.opt.timestep = self._dt_ns * 1e-9
         self._time_ns = 0
-        self._fresh = False                                # mj_forward done at this state?
+        self._fresh = False  # mj_forward done at this state?
         # MuJoCo's warning counters (live views: reading one is ~0.1 us, d.warning[...] ~2 us)
-        self._checks = [self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS]
+        self._checks = [
+            self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS
+        ]
         self.paused = False
-        #: held still where it is (brakes; a launch lock): steps advance the time only, until released
+        #: held still where it is (brakes; a launch lock): steps advance the time only, until
+        #: released
         self.held = False
         self.initial = InitialState() if initial is None else initial
         self.reset()
 
     @classmethod
-    def from_urdf(cls, source, base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, integrator='RK4',
-                  joint_damping=True, joint_limits=False, initial=None, xacro_args=None, joint_dynamics=None,
-                  armature=None):
-        """Plant of a URDF: whatever the core's ``robot_from_urdf`` reads (path, text, bytes,
-        xacro with ``xacro_args``).
+    def from_urdf(
+        cls,
+        source,
+        base='fixed',
+        gravity=(0.0, 0.0, -9.81),
+        dt=1e-3,
+        integrator='RK4',
+        joint_damping=True,
+        joint_limits=False,
+        initial=None,
+        xacro_args=None,
+        joint_dynamics=None,
+        armature=None,
+    ):
+        """
+        Plant of a URDF.
+
+        Whatever the core's ``robot_from_urdf`` reads (path, text, bytes, xacro with
+        ``xacro_args``).
 
         ``base``: 'fixed' (root link welded to the world) or 'floating' (free joint).
         ``gravity`` (3,) world frame [m/s^2] (zero for space).  ``dt`` [s]: physics step
@@ -228,14 +292,29 @@ class MujocoPlant:
         dt = float(dt)
         if not math.isfinite(dt) or dt <= 0.0:
             raise InputError(f'dt must be a positive number of seconds, got {dt}')
-        imported = mujoco_model_from_urdf(source, base == 'floating', joint_damping, joint_limits, xacro_args,
-                                          joint_dynamics, armature)
+        imported = mujoco_model_from_urdf(
+            source,
+            base == 'floating',
+            joint_damping,
+            joint_limits,
+            xacro_args,
+            joint_dynamics,
+            armature,
+        )
         import mujoco
+
         model = imported.model
         model.opt.timestep = dt
         model.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[integrator])
-        plant = cls(model, base == 'floating', initial, imported.mount, imported.base_hint, imported.warnings,
-                    imported.robot)
+        plant = cls(
+            model,
+            base == 'floating',
+            initial,
+            imported.mount,
+            imported.base_hint,
+            imported.warnings,
+            imported.robot,
+        )
         plant.gravity = gravity
         if integrator == 'RK4':
             rate, joint = plant.damping_rate()
@@ -246,14 +325,19 @@ class MujocoPlant:
                 plant.load_warnings.append(
                     f'integrator RK4 would diverge on the joint damping (fastest damping rate {rate:.4g} 1/s, '
                     f'mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > {RK4_DAMPING_LIMIT:g}); '
-                    f'integrating with implicitfast instead (damping implicit; a smaller dt keeps RK4)')
+                    f'integrating with implicitfast instead (damping implicit; a smaller dt keeps RK4)'
+                )
         return plant
 
     def damping_rate(self):
-        """(rate [1/s], joint name): the largest eigenvalue of M^-1 D at the current state (M the
-        joint-space inertia with armature, D the joints' damping), the decay rate of the fastest
-        damped motion, and the moving joint that dominates its eigenvector ((0.0, None) without
-        damping).  An explicit integrator needs rate x dt below its stability bound."""
+        """
+        (rate [1/s], joint name).
+
+        The largest eigenvalue of M^-1 D at the current state (M the joint-space inertia with
+        armature, D the joints' damping), the decay rate of the fastest damped motion, and the
+        moving joint that dominates its eigenvector ((0.0, None) without damping). An explicit
+        integrator needs rate x dt below its stability bound.
+        """
         m, d = self.model, self.model.dof_damping
         if not np.any(d > 0.0):
             return 0.0, None
@@ -263,9 +347,9 @@ class MujocoPlant:
         mj.mj_fullM(m, self.data, M)
         L = np.linalg.cholesky(M)
         Li = np.linalg.inv(L)
-        values, vectors = np.linalg.eigh(Li @ np.diag(d) @ Li.T)    # M^-1 D, similar and symmetric
+        values, vectors = np.linalg.eigh(Li @ np.diag(d) @ Li.T)  # M^-1 D, similar and symmetric
         k = int(np.argmax(values))
-        mode = Li.T @ vectors[:, k]                                    # the eigenvector of M^-1 D
+        mode = Li.T @ vectors[:, k]  # the eigenvector of M^-1 D
         dof = int(np.argmax(np.abs(mode)))
         jnt = int(m.dof_jntid[dof])
         return float(values[k]), m.joint(jnt).name
@@ -281,7 +365,7 @@ class MujocoPlant:
     def name(self):
         """The robot's name (URDF ``<robot name>``)."""
         names = self.model.names
-        return names[:names.index(b'\0')].decode()
+        return names[: names.index(b'\0')].decode()
 
     @property
     def n_joints(self):
@@ -325,16 +409,23 @@ class MujocoPlant:
         try:
             return self._index[name]
         except KeyError:
-            raise InputError(f'unknown joint {name!r}: the moving joints are {list(self.joint_names)}') from None
+            raise InputError(
+                f'unknown joint {name!r}: the moving joints are {list(self.joint_names)}'
+            ) from None
 
     # -- inputs ---------------------------------------------------------------------------
     def set_efforts(self, efforts):
-        """Hold joint efforts (n_joints,) [N m or N] in ``joint_names`` order until the next
-        call.  A wrong length or a NaN/infinite value raises InputError and the previous
-        efforts stay applied."""
+        """
+        Hold joint efforts (n_joints,) [N m or N] in ``joint_names`` order until the next call.
+
+        A wrong length or a NaN/infinite value raises InputError and the previous efforts stay
+        applied.
+        """
         e = np.asarray(efforts, dtype=float).reshape(-1)
         if e.shape != self._efforts.shape:
-            raise InputError(f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}')
+            raise InputError(
+                f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}'
+            )
         if not np.all(np.isfinite(e)):
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(e))]
             raise InputError(f'non-finite effort for joints {bad}: {e.tolist()}')
@@ -343,15 +434,22 @@ class MujocoPlant:
         self._fresh = False
 
     def hold(self, on=True):
-        """Hold the robot still where it is (``on``), as brakes (and a floating base's launch
-        lock) would, or release it: while held, :meth:`step` advances the time only, the
-        positions and velocities stay as they are and the accelerations read zero."""
+        """
+        Hold the robot still where it is (``on``).
+
+        As brakes (and a floating base's launch lock) would, or release it: while held,
+        :meth:`step` advances the time only, the positions and velocities stay as they are and the
+        accelerations read zero.
+        """
         self.held = bool(on)
         self._fresh = False
 
     def step(self, n=1):
-        """Advance ``n`` physics steps with the held efforts; returns the steps taken
-        (0 while paused; while :meth:`hold` holds the robot, only the time advances).
+        """
+        Advance ``n`` physics steps with the held efforts.
+
+        Returns the steps taken (0 while paused; while :meth:`hold` holds the robot, only the time
+        advances).
 
         When the state blows up, MuJoCo resets its data (and warns on stdout); the plant then
         goes back to its initial state with zero efforts (time goes on) and raises
@@ -360,7 +458,7 @@ class MujocoPlant:
         n = int(n)
         if self.paused or n <= 0:
             return 0
-        if self.held:                   # brakes on: the robot stays where it is, the time goes on
+        if self.held:  # brakes on: the robot stays where it is, the time goes on
             self._time_ns += n * self._dt_ns
             self.data.time = self._time_ns * 1e-9
             return n
@@ -374,11 +472,13 @@ class MujocoPlant:
                 self.reset()
                 raise SimulationDiverged(
                     f'the simulation diverged before t = {self.time:.6f} s (NaN, infinite or huge {name} at '
-                    f'degree of freedom {dof}; efforts {held}): back to the initial state, efforts zero')
+                    f'degree of freedom {dof}; efforts {held}): back to the initial state, efforts zero'
+                )
         return n
 
     def reset(self, initial=None):
-        """Put the robot back in ``initial`` (default: ``self.initial``) with zero efforts.
+        """
+        Put the robot back in ``initial`` (default: ``self.initial``) with zero efforts.
 
         Simulated time goes on (like Gazebo's reset_world), so a /clock never runs backwards.
         Bad names or values raise InputError and leave the plant unchanged.
@@ -391,16 +491,18 @@ class MujocoPlant:
         v_b = _vector('base_linear_velocity', initial.base_linear_velocity, 3)
         w_b = _vector('base_angular_velocity', initial.base_angular_velocity, 3)
         if not self.floating and (v_b.any() or w_b.any()):
-            raise InputError('a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
-                             'must be zero')
+            raise InputError(
+                'a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
+                'must be zero'
+            )
         p, quat = self._mounted(p, quat)
         m, d, mj = self.model, self.data, self._mj
         mj.mj_resetData(m, d)
-        if self.floating:                                 # free joint: absolute pose
+        if self.floating:  # free joint: absolute pose
             d.qpos[0:3], d.qpos[3:7] = p, quat
             R = np.empty(9)
             mj.mju_quat2Mat(R, quat)
-            d.qvel[0:3] = R.reshape(3, 3) @ v_b          # free joint: linear velocity in the world
+            d.qvel[0:3] = R.reshape(3, 3) @ v_b  # free joint: linear velocity in the world
             d.qvel[3:6] = w_b
         else:
             m.body_pos[self._root], m.body_quat[self._root] = p, quat
@@ -430,7 +532,7 @@ class MujocoPlant:
 
     # -- readouts -------------------------------------------------------------------------
     def _forward(self):
-        """Derived quantities (accelerations, CoM, velocities of bodies) at this state."""
+        """Derive quantities (accelerations, CoM, velocities of bodies) at this state."""
         if not self._fresh:
             self._mj.mj_forward(self.model, self.data)
             self._fresh = True
@@ -444,8 +546,11 @@ class MujocoPlant:
         return self.data.qvel[self._vadr].copy()
 
     def joint_accelerations(self):
-        """(n_joints,) in ``joint_names`` order, at this state under the held efforts (zero
-        while held)."""
+        """
+        (n_joints,) in ``joint_names`` order, at this state under the held efforts.
+
+        Zero while held.
+        """
         if self.held:
             return np.zeros(self.n_joints)
         self._forward()
@@ -454,8 +559,9 @@ class MujocoPlant:
     def joint_state(self):
         """:class:`JointStateReading` with names sorted alphabetically (joint_state_broadcaster)."""
         s, d = self._sorted, self.data
-        return JointStateReading(self.sorted_joint_names, d.qpos[self._qadr[s]], d.qvel[self._vadr[s]],
-                                 self._efforts[s])
+        return JointStateReading(
+            self.sorted_joint_names, d.qpos[self._qadr[s]], d.qvel[self._vadr[s]], self._efforts[s]
+        )
 
     def _base_pose(self):
         """(position (3,), quaternion w, x, y, z) of the base link frame in the world."""
@@ -477,8 +583,12 @@ class MujocoPlant:
         return self.base_rotation().T @ qvel[0:3], qvel[3:6].copy()
 
     def base_link_state(self):
-        """(R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)): the base link's pose in the world and its
-        twist in b (REP 105), new arrays: what :meth:`odometry` carries, with a rotation matrix."""
+        """
+        (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
+
+        The base link's pose in the world and its twist in b (REP 105), new arrays: what
+        :meth:`odometry` carries, with a rotation matrix.
+        """
         p, _ = self._base_pose()
         v_b, w_b = self._base_twist()
         return self.base_rotation(), p, v_b, w_b
@@ -490,9 +600,11 @@ class MujocoPlant:
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
 
     def base_acceleration(self):
-        """(a_b, alpha_b): classical acceleration of the base link origin and angular
-        acceleration, both expressed in b (zero for a fixed base), at this state under the
-        held efforts."""
+        """
+        (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
+
+        Both expressed in b (zero for a fixed base), at this state under the held efforts.
+        """
         if not self.floating or self.held:
             return np.zeros(3), np.zeros(3)
         self._forward()

@@ -1,4 +1,5 @@
-"""A plant without a physics engine: the core's own forward dynamics integrated by RK4.
+"""
+A plant without a physics engine: the core's own forward dynamics integrated by RK4.
 
 :class:`RigidBodyPlant` is Modern Robotics' ``SimulateControl`` plant (the robot's forward
 dynamics integrated with a fixed step) on the compiled fast path
@@ -19,13 +20,14 @@ CoM velocity in the world); the quaternion is renormalized after each step.  One
 four forward dynamics calls (about 4 x 2 us on a 7-joint arm).  Time is counted in integer
 nanoseconds, as the MuJoCo plant counts it.
 """
+
 import numpy as np
 
+from .plant import _vector, BASE_MODES, BaseOdometry, InitialState, RK4_DAMPING_LIMIT
 from ..core import base_state as bs
 from ..core.attitude import quaternion_from_ros, quaternion_to_ros
 from ..core.errors import InputError
 from ..core.fast.mimic import fast_dynamics
-from .plant import BASE_MODES, RK4_DAMPING_LIMIT, BaseOdometry, InitialState, _vector
 
 __all__ = ['RigidBodyPlant']
 
@@ -33,21 +35,32 @@ __all__ = ['RigidBodyPlant']
 def _rotation(q):
     """Rotation matrix of a unit quaternion (w, x, y, z)."""
     w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _quaternion_rate(q, w):
     """d/dt of the unit quaternion q (w, x, y, z) of a frame turning at w (3,), in that frame."""
     a, b, c, d = q
     x, y, z = w
-    return 0.5 * np.array([-b * x - c * y - d * z, a * x + c * z - d * y, a * y - b * z + d * x,
-                           a * z + b * y - c * x])
+    return 0.5 * np.array(
+        [
+            -b * x - c * y - d * z,
+            a * x + c * z - d * y,
+            a * y - b * z + d * x,
+            a * z + b * y - c * x,
+        ]
+    )
 
 
 class RigidBodyPlant:
-    """The robot's forward dynamics integrated by RK4 (see the module docstring).
+    """
+    The robot's forward dynamics integrated by RK4 (see the module docstring).
 
     ``robot``: a :class:`~spart_ros.core.model.Robot`; ``base``: 'fixed' or 'floating';
     ``gravity`` (3,), world frame [m/s^2]; ``dt`` [s] (rounded to 1 ns); ``joint_dynamics``:
@@ -58,12 +71,22 @@ class RigidBodyPlant:
     until the next call.
     """
 
-    def __init__(self, robot, base='fixed', gravity=(0.0, 0.0, -9.81), dt=1e-3, joint_dynamics=True, initial=None):
+    def __init__(
+        self,
+        robot,
+        base='fixed',
+        gravity=(0.0, 0.0, -9.81),
+        dt=1e-3,
+        joint_dynamics=True,
+        initial=None,
+    ):
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
         self.robot = robot
         self.floating = base == 'floating'
-        self.fast = fast_dynamics(robot, _vector('gravity', gravity, 3), joint_dynamics=joint_dynamics)
+        self.fast = fast_dynamics(
+            robot, _vector('gravity', gravity, 3), joint_dynamics=joint_dynamics
+        )
         self.joint_names = tuple(robot.coordinates.names)
         self.sorted_joint_names = tuple(sorted(self.joint_names))
         self.n_joints = len(self.joint_names)
@@ -76,11 +99,13 @@ class RigidBodyPlant:
             raise InputError(f'dt must be at least 1 ns, got {dt}')
         self._time_ns = 0
         self.base_link = robot.base_link.name
-        self.mount = np.eye(4) if robot.base_pose is None else np.asarray(robot.base_pose, dtype=float)
+        self.mount = (
+            np.eye(4) if robot.base_pose is None else np.asarray(robot.base_pose, dtype=float)
+        )
         self._efforts = np.zeros(self.n_joints)
         self._zero6 = np.zeros(6)
         T = np.asarray(robot.base_link.T, dtype=float)
-        self._R_bc, self._p_bc = T[:3, :3].copy(), T[:3, 3].copy()      # base CoM frame in b
+        self._R_bc, self._p_bc = T[:3, :3].copy(), T[:3, 3].copy()  # base CoM frame in b
         self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
         self.reset()
@@ -90,23 +115,32 @@ class RigidBodyPlant:
                 f'dt {dt:g} s is too long for RK4 with the joint damping (fastest damping rate {rate:.4g} 1/s, '
                 f'mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > {RK4_DAMPING_LIMIT:g}): the integration '
                 f'would diverge; take dt <= {RK4_DAMPING_LIMIT / rate:.3g} s, or the MuJoCo plant (damping '
-                'integrated implicitly)')
+                'integrated implicitly)'
+            )
 
     def damping_rate(self):
-        """(rate [1/s], joint name): the largest eigenvalue of M^-1 D at the current state (M the
-        joint-space inertia with armature, with the base free on a floating base; D the joints'
-        damping, independent coordinates), the decay rate of the fastest damped motion, and the
-        joint that dominates its eigenvector ((0.0, None) without damping).  RK4 needs
-        rate x dt below its stability bound (2.785)."""
+        """
+        (rate [1/s], joint name).
+
+        The largest eigenvalue of M^-1 D at the current state (M the joint-space inertia with
+        armature, with the base free on a floating base; D the joints' damping, independent
+        coordinates), the decay rate of the fastest damped motion, and the joint that dominates its
+        eigenvector ((0.0, None) without damping). RK4 needs rate x dt below its stability bound
+        (2.785).
+        """
         damping = self.fast.model.damping
         if not np.any(damping > 0.0):
             return 0.0, None
-        G = np.asarray(self.robot.coordinates.G)          # full <- independent (identity without mimics)
+        G = np.asarray(self.robot.coordinates.G)  # full <- independent (identity without mimics)
         D = G.T @ np.diag(damping) @ G
         H = self.fast.mass_matrix(self._R0, self._r0, self._q)
-        M = H[6:, 6:] - H[6:, :6] @ np.linalg.solve(H[:6, :6], H[:6, 6:]) if self.floating else H[6:, 6:]
+        M = (
+            H[6:, 6:] - H[6:, :6] @ np.linalg.solve(H[:6, :6], H[:6, 6:])
+            if self.floating
+            else H[6:, 6:]
+        )
         Li = np.linalg.inv(np.linalg.cholesky(M))
-        values, vectors = np.linalg.eigh(Li @ D @ Li.T)         # similar to M^-1 D, symmetric
+        values, vectors = np.linalg.eigh(Li @ D @ Li.T)  # similar to M^-1 D, symmetric
         k = int(np.argmax(values))
         mode = Li.T @ vectors[:, k]
         return float(values[k]), self.joint_names[int(np.argmax(np.abs(mode)))]
@@ -140,15 +174,22 @@ class RigidBodyPlant:
         try:
             return self._index[name]
         except KeyError:
-            raise InputError(f'unknown joint {name!r}: the joints are {list(self.joint_names)}') from None
+            raise InputError(
+                f'unknown joint {name!r}: the joints are {list(self.joint_names)}'
+            ) from None
 
     # -- inputs ---------------------------------------------------------------------------
     def set_efforts(self, efforts):
-        """Hold joint efforts (n_joints,) [N m or N] in ``joint_names`` order (InputError for a
-        wrong length or a non-finite value: the previous ones stay applied)."""
+        """
+        Hold joint efforts (n_joints,) [N m or N] in ``joint_names`` order.
+
+        InputError for a wrong length or a non-finite value: the previous ones stay applied.
+        """
         e = np.asarray(efforts, dtype=float).reshape(-1)
         if e.shape != self._efforts.shape:
-            raise InputError(f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}')
+            raise InputError(
+                f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}'
+            )
         if not np.all(np.isfinite(e)):
             raise InputError(f'non-finite effort in {e.tolist()}')
         self._efforts[:] = e
@@ -158,8 +199,10 @@ class RigidBodyPlant:
         initial = self.initial if initial is None else initial
         q = np.zeros(self.n_joints)
         u = np.zeros(self.n_joints)
-        for values, out, what in ((initial.joint_positions, q, 'joint_positions'),
-                                  (initial.joint_velocities, u, 'joint_velocities')):
+        for values, out, what in (
+            (initial.joint_positions, q, 'joint_positions'),
+            (initial.joint_velocities, u, 'joint_velocities'),
+        ):
             for name, value in dict(values).items():
                 out[self.joint_index(name)] = _vector(f'{what}[{name!r}]', [value], 1)[0]
         p = _vector('base_position', initial.base_position, 3)
@@ -167,8 +210,10 @@ class RigidBodyPlant:
         v_b = _vector('base_linear_velocity', initial.base_linear_velocity, 3)
         w_b = _vector('base_angular_velocity', initial.base_angular_velocity, 3)
         if not self.floating and (v_b.any() or w_b.any()):
-            raise InputError('a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
-                             'must be zero')
+            raise InputError(
+                'a fixed base has no velocity: base_linear_velocity and base_angular_velocity '
+                'must be zero'
+            )
         R_b, p_b = R @ self.mount[:3, :3], p + R @ self.mount[:3, 3]
         R0, r0, u0 = bs.base_from_link_frame(self.robot, R_b, p_b, v_b, w_b)
         self._quat = _quaternion(R0)
@@ -179,7 +224,8 @@ class RigidBodyPlant:
         self._efforts[:] = 0.0
 
     # -- dynamics -------------------------------------------------------------------------
-    # The state is one vector x: floating [quaternion (w, x, y, z) of R0, r0, q, u0, u], fixed [q, u].
+    # The state is one vector x: floating [quaternion (w, x, y, z) of R0, r0, q, u0, u], fixed [q,
+    # u].
 
     def _pack(self):
         if self.floating:
@@ -190,7 +236,11 @@ class RigidBodyPlant:
         n = self.n_joints
         if self.floating:
             self._quat, self._r0 = x[0:4] / np.linalg.norm(x[0:4]), x[4:7].copy()
-            self._q, self._u0, self._u = x[7:7 + n].copy(), x[7 + n:13 + n].copy(), x[13 + n:].copy()
+            self._q, self._u0, self._u = (
+                x[7 : 7 + n].copy(),
+                x[7 + n : 13 + n].copy(),
+                x[13 + n :].copy(),
+            )
         else:
             self._q, self._u = x[0:n].copy(), x[n:].copy()
         self._R0 = _rotation(self._quat)
@@ -201,24 +251,41 @@ class RigidBodyPlant:
         out = np.empty_like(x)
         if not self.floating:
             q, u = x[0:n], x[n:]
-            _, udot = self.fast.forward_dynamics(self._R0, self._r0, q, self._zero6, u, self._zero6, self._efforts,
-                                                 floating=False)
+            _, udot = self.fast.forward_dynamics(
+                self._R0, self._r0, q, self._zero6, u, self._zero6, self._efforts, floating=False
+            )
             out[0:n], out[n:] = u, udot
             return out
-        quat, r0, q, u0, u = x[0:4], x[4:7], x[7:7 + n], x[7 + n:13 + n], x[13 + n:]
-        u0dot, udot = self.fast.forward_dynamics(_rotation(quat / np.linalg.norm(quat)), r0, q, u0, u, self._zero6,
-                                                 self._efforts, floating=True)
+        quat, r0, q, u0, u = x[0:4], x[4:7], x[7 : 7 + n], x[7 + n : 13 + n], x[13 + n :]
+        u0dot, udot = self.fast.forward_dynamics(
+            _rotation(quat / np.linalg.norm(quat)),
+            r0,
+            q,
+            u0,
+            u,
+            self._zero6,
+            self._efforts,
+            floating=True,
+        )
         out[0:4] = _quaternion_rate(quat, u0[0:3])
         out[4:7] = u0[3:6]
-        out[7:7 + n] = u
-        out[7 + n:13 + n] = u0dot
-        out[13 + n:] = udot
+        out[7 : 7 + n] = u
+        out[7 + n : 13 + n] = u0dot
+        out[13 + n :] = udot
         return out
 
     def _accelerations(self, quat, r0, q, u0, u):
         R0 = _rotation(quat)
-        u0dot, udot = self.fast.forward_dynamics(R0, r0, q, u0 if self.floating else self._zero6, u, self._zero6,
-                                                 self._efforts, floating=self.floating)
+        u0dot, udot = self.fast.forward_dynamics(
+            R0,
+            r0,
+            q,
+            u0 if self.floating else self._zero6,
+            u,
+            self._zero6,
+            self._efforts,
+            floating=self.floating,
+        )
         return u0dot.copy(), udot.copy()
 
     def step(self, n=1):
@@ -233,9 +300,12 @@ class RigidBodyPlant:
             new = x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
             if not np.all(np.isfinite(new)):
                 from .plant import SimulationDiverged
+
                 self.reset()
-                raise SimulationDiverged(f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
-                                         f'{self._efforts.tolist()}): back to the initial state, efforts zero')
+                raise SimulationDiverged(
+                    f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
+                    f'{self._efforts.tolist()}): back to the initial state, efforts zero'
+                )
             if self.floating:
                 new[0:4] /= np.linalg.norm(new[0:4])
             x = new
@@ -255,8 +325,12 @@ class RigidBodyPlant:
         return self._R0.copy(), self._r0.copy(), self._u0.copy() if self.floating else np.zeros(6)
 
     def base_link_state(self):
-        """(R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)): the base link's pose in the world and its
-        twist in b (REP 105), new arrays (the exact inverse of SPART's base state conversion)."""
+        """
+        (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
+
+        The base link's pose in the world and its twist in b (REP 105), new arrays (the exact
+        inverse of SPART's base state conversion).
+        """
         R_b = self._R0 @ self._R_cb
         rho = R_b @ self._p_bc
         if not self.floating:
@@ -281,12 +355,13 @@ class RigidBodyPlant:
     def momentum(self):
         """[L about the world origin; p] (6,), world frame, of the whole robot (floating base)."""
         from ..core.momentum import about_point
-        H = self.fast.mass_matrix(self._R0, self._r0, self._q)       # independent coordinates: T' H T
+
+        H = self.fast.mass_matrix(self._R0, self._r0, self._q)  # independent coordinates: T' H T
         h0 = H[0:6, 0:6] @ self._u0 + H[0:6, 6:] @ self._u
         return about_point(h0, self._R0, self._r0, np.zeros(3), 'RigidBodyPlant.momentum', [])
 
 
 def _quaternion(R):
-    """Unit quaternion (w, x, y, z) of a rotation matrix."""
+    """Return unit quaternion (w, x, y, z) of a rotation matrix."""
     x, y, z, w = quaternion_to_ros(R)
     return np.array([w, x, y, z], dtype=float)

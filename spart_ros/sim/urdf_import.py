@@ -1,4 +1,5 @@
-"""URDF -> MuJoCo model for the embedded plant: the core reads the URDF, MuJoCo imports it.
+"""
+URDF -> MuJoCo model for the embedded plant: the core reads the URDF, MuJoCo imports it.
 
 The core's reader (:func:`spart_ros.core.urdf.robot_from_urdf`) decides what is accepted:
 the plant takes exactly the inputs the core takes (paths, text, bytes, encoding declarations,
@@ -30,6 +31,7 @@ Model choices (see :func:`mujoco_model_from_urdf`):
   wants them (this repository's SC_3DoF.urdf), and SPART's model has none;
 - mimic joints are MuJoCo's: soft equality constraints (not exact).
 """
+
 from collections import namedtuple
 import warnings
 import xml.etree.ElementTree as ET
@@ -42,8 +44,12 @@ from ..core.urdf import robot_from_urdf, urdf_text
 __all__ = ['mujoco_model_from_urdf', 'ImportedModel', 'INTEGRATORS', 'MOVING_JOINT_TYPES']
 
 #: integrator name (node parameter) -> mujoco.mjtIntegrator member name
-INTEGRATORS = {'RK4': 'mjINT_RK4', 'Euler': 'mjINT_EULER', 'implicit': 'mjINT_IMPLICIT',
-               'implicitfast': 'mjINT_IMPLICITFAST'}
+INTEGRATORS = {
+    'RK4': 'mjINT_RK4',
+    'Euler': 'mjINT_EULER',
+    'implicit': 'mjINT_IMPLICIT',
+    'implicitfast': 'mjINT_IMPLICITFAST',
+}
 #: MuJoCo joint types of URDF moving joints: hinge (revolute, continuous) and slide (prismatic)
 MOVING_JOINT_TYPES = ('mjJNT_HINGE', 'mjJNT_SLIDE')
 _DROPPED = ('visual', 'collision')
@@ -57,11 +63,14 @@ URDF (:class:`~spart_ros.core.model.Robot`)."""
 
 
 def _dynamics_urdf(text, world_link):
-    """The URDF without visual/collision elements, without the dropped world root and its
-    joint, and without the XML declaration."""
+    """
+    Return the URDF without visual/collision elements.
+
+    Without the dropped world root and its joint, and without the XML declaration.
+    """
     try:
         root = ET.fromstring(text.encode('utf-8') if text.lstrip().startswith('<?xml') else text)
-    except ET.ParseError as err:        # the core parsed it: only a surprise gets here
+    except ET.ParseError as err:  # the core parsed it: only a surprise gets here
         raise URDFError(f'the text is not valid XML: {err}') from None
     for link in root.iter('link'):
         for tag in _DROPPED:
@@ -69,15 +78,24 @@ def _dynamics_urdf(text, world_link):
                 link.remove(el)
     if world_link is not None:
         for el in list(root):
-            if (el.tag == 'link' and el.get('name') == world_link) or \
-                    (el.tag == 'joint' and el.find('parent') is not None
-                     and el.find('parent').get('link') == world_link):
+            if (el.tag == 'link' and el.get('name') == world_link) or (
+                el.tag == 'joint'
+                and el.find('parent') is not None
+                and el.find('parent').get('link') == world_link
+            ):
                 root.remove(el)
     return ET.tostring(root, encoding='unicode')
 
 
-def mujoco_model_from_urdf(source, floating, joint_damping=True, joint_limits=False, xacro_args=None,
-                           joint_dynamics=None, armature=None):
+def mujoco_model_from_urdf(
+    source,
+    floating,
+    joint_damping=True,
+    joint_limits=False,
+    xacro_args=None,
+    joint_dynamics=None,
+    armature=None,
+):
     """:class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
 
     ``floating``: free joint on the root body (else welded to the world).
@@ -91,9 +109,12 @@ def mujoco_model_from_urdf(source, floating, joint_damping=True, joint_limits=Fa
     when MuJoCo cannot build the model (e.g. a moving joint that carries no mass).
     """
     import mujoco
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        robot, _ = robot_from_urdf(source, xacro_args=xacro_args, joint_dynamics=joint_dynamics, armature=armature)
+        robot, _ = robot_from_urdf(
+            source, xacro_args=xacro_args, joint_dynamics=joint_dynamics, armature=armature
+        )
     text = _dynamics_urdf(urdf_text(source, xacro_args), robot.world_link)
     try:
         spec = mujoco.MjSpec.from_string(text)
@@ -104,12 +125,12 @@ def mujoco_model_from_urdf(source, floating, joint_damping=True, joint_limits=Fa
     root = spec.worldbody.first_body()
     if floating:
         root.add_freejoint()
-    else:                                # the plant places the mount; MuJoCo's "world" root may have moved it
+    else:  # the plant places the mount; MuJoCo's "world" root may have moved it
         root.pos, root.quat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
     declared = {j.name: j.dynamics for j in robot.joints}
     for joint in spec.joints:
         d = declared.get(joint.name)
-        damping = [0.0] * len(joint.damping)     # MuJoCo 4: polynomial coefficients (d, d2, d3)
+        damping = [0.0] * len(joint.damping)  # MuJoCo 4: polynomial coefficients (d, d2, d3)
         joint.frictionloss = joint.armature = 0.0
         if joint_damping and d is not None:
             damping[0] = d.damping
@@ -122,8 +143,10 @@ def mujoco_model_from_urdf(source, floating, joint_damping=True, joint_limits=Fa
     except Exception as err:  # noqa: BLE001
         raise ModelError(f'MuJoCo could not compile the model: {err}') from None
     if model.nbody < 2 or model.body(1).name != robot.base_link.name:
-        raise ModelError(f'MuJoCo made {model.body(1).name if model.nbody > 1 else "no body"!r} the base, the core '
-                         f'{robot.base_link.name!r} (a root link named "world" that is not a massless frame with '
-                         'one fixed or floating joint: rename it)')
+        raise ModelError(
+            f'MuJoCo made {model.body(1).name if model.nbody > 1 else "no body"!r} the base, the core '
+            f'{robot.base_link.name!r} (a root link named "world" that is not a massless frame with '
+            'one fixed or floating joint: rename it)'
+        )
     mount = np.eye(4) if robot.base_pose is None else np.array(robot.base_pose, dtype=float)
     return ImportedModel(model, mount, robot.base_hint, [str(w.message) for w in caught], robot)

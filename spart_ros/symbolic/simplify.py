@@ -1,4 +1,5 @@
-"""Simplification of symbolic results: trigonometric reduction, compaction and CSE.
+"""
+Simplification of symbolic results: trigonometric reduction, compaction and CSE.
 
 :func:`simplify` runs, entry by entry,
 
@@ -16,6 +17,7 @@ here changes a value: the tests substitute random numbers before and after.
 
 :func:`cse` hoists common subexpressions (sympy.cse) for reading or for code.
 """
+
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import signal
@@ -38,10 +40,12 @@ class _TimeUp(BaseException):
 
 @contextmanager
 def time_limit(seconds):
-    """Raise _TimeUp in the block after ``seconds`` (main thread only; elsewhere no limit).
+    """
+    Raise _TimeUp in the block after ``seconds`` (main thread only; elsewhere no limit).
 
     An interval timer already running (pytest-timeout's, for one) keeps its deadline: if it
-    comes first its handler runs, and the timer is re-armed with its remaining time after."""
+    comes first its handler runs, and the timer is re-armed with its remaining time after.
+    """
     if seconds is None or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -56,6 +60,7 @@ def time_limit(seconds):
             if callable(outer_handler):
                 outer_handler(signum, frame)
         raise _TimeUp()
+
     signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, outer_delay if outer_first else max(float(seconds), 1e-3))
     try:
@@ -64,14 +69,20 @@ def time_limit(seconds):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, outer_handler)
         if outer_delay:
-            signal.setitimer(signal.ITIMER_REAL, max(outer_delay - (time.monotonic() - start), 1e-3),
-                             outer_interval)
+            signal.setitimer(
+                signal.ITIMER_REAL,
+                max(outer_delay - (time.monotonic() - start), 1e-3),
+                outer_interval,
+            )
 
 
 def _ops(expr, cap=MAX_OPS):
-    """sympy.count_ops of ``expr``, or ``cap + 1`` if the expression has more than ``cap`` nodes:
-    count_ops walks the expression as a tree, which for a kinematic chain is exponentially
-    larger than the shared graph in memory (7 joints and it would not return)."""
+    """
+    sympy.count_ops of ``expr``, or ``cap + 1`` if the expression has more than ``cap`` nodes.
+
+    count_ops walks the expression as a tree, which for a kinematic chain is exponentially larger
+    than the shared graph in memory (7 joints and it would not return).
+    """
     nodes = 0
     for _ in sympy.preorder_traversal(expr):
         nodes += 1
@@ -83,27 +94,39 @@ def _ops(expr, cap=MAX_OPS):
 def _entries(expr):
     if isinstance(expr, (list, tuple)):
         return list(expr)
-    if isinstance(expr, sympy.MatrixBase) or hasattr(expr, 'tolist') and not isinstance(expr, sympy.Basic):
+    if (
+        isinstance(expr, sympy.MatrixBase)
+        or hasattr(expr, 'tolist')
+        and not isinstance(expr, sympy.Basic)
+    ):
         return sympy.flatten(expr.tolist())
     return [sympy.sympify(expr)]
 
 
 def count_ops(expr, cap=MAX_OPS):
-    """Operations in an expression, a matrix or a list of them (sympy.count_ops, summed); an
-    entry of more than ``cap`` nodes counts as ``cap + 1`` (a lower bound, see _ops)."""
+    """
+    Operations in an expression, a matrix or a list of them (sympy.count_ops, summed).
+
+    An entry of more than ``cap`` nodes counts as ``cap + 1`` (a lower bound, see _ops).
+    """
     return sum(_ops(e, cap) for e in _entries(expr))
 
 
 def _reduce_polynomial(expr):
     expr = sympy.expand(expr)
-    squares = {sympy.sin(s.args[0]) ** 2: 1 - sympy.cos(s.args[0]) ** 2 for s in expr.atoms(sympy.sin)}
+    squares = {
+        sympy.sin(s.args[0]) ** 2: 1 - sympy.cos(s.args[0]) ** 2 for s in expr.atoms(sympy.sin)
+    }
     return sympy.expand(expr.subs(squares)) if squares else expr
 
 
 def reduce_trig(expr):
-    """The canonical expanded form with no sin(x)**2 (replaced by 1 - cos(x)**2); a quotient
-    (analytic Jacobians divide by cos(theta)) is put over one denominator first and its
-    numerator and denominator reduced apart (expanding it whole multiplies the terms)."""
+    """
+    Return the canonical expanded form with no sin(x)**2 (replaced by 1 - cos(x)**2).
+
+    A quotient (analytic Jacobians divide by cos(theta)) is put over one denominator first and its
+    numerator and denominator reduced apart (expanding it whole multiplies the terms).
+    """
     expr = sympy.sympify(expr)
     if any(p.exp.is_negative for p in expr.atoms(sympy.Pow)):
         numerator, denominator = sympy.fraction(sympy.together(expr))
@@ -113,9 +136,14 @@ def reduce_trig(expr):
 
 @dataclass
 class SimplifyReport:
-    """What :func:`simplify` did: operations before, after the reduction and at the end (each
-    entry counted up to ``max_ops``: ``capped`` says a figure is a lower bound); seconds;
-    entries (flat indices) left unreduced or uncompacted by a limit."""
+    """
+    What :func:`simplify` did.
+
+    Operations before, after the reduction and at the end (each entry counted up to ``max_ops``:
+    ``capped`` says a figure is a lower bound); seconds; entries (flat indices) left unreduced or
+    uncompacted by a limit.
+    """
+
     ops_before: int = 0
     ops_reduced: int = 0
     ops_after: int = 0
@@ -127,11 +155,15 @@ class SimplifyReport:
     def __str__(self):
         limits = ''
         if self.not_reduced or self.not_compacted:
-            limits = (f'; left by the limits: {len(self.not_reduced)} unreduced, {len(self.not_compacted)} '
-                      'uncompacted entries')
+            limits = (
+                f'; left by the limits: {len(self.not_reduced)} unreduced, {len(self.not_compacted)} '
+                'uncompacted entries'
+            )
         at_least = '>= ' if self.capped else ''
-        return (f'{at_least}{self.ops_before} -> {self.ops_reduced} (reduced) -> {self.ops_after} operations in '
-                f'{self.seconds:.2f} s{limits}')
+        return (
+            f'{at_least}{self.ops_before} -> {self.ops_reduced} (reduced) -> {self.ops_after} operations in '
+            f'{self.seconds:.2f} s{limits}'
+        )
 
 
 def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=None, index=0):
@@ -152,7 +184,7 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
     if report is not None:
         report.ops_reduced += _ops(reduced, max_ops)
     best, best_ops = reduced, _ops(reduced, max_ops)
-    if _ops(expr, max_ops) < best_ops:       # (a quotient can come out of the reduction larger)
+    if _ops(expr, max_ops) < best_ops:  # (a quotient can come out of the reduction larger)
         best, best_ops = expr, _ops(expr, max_ops)
     if not best.has(sympy.sin, sympy.cos) or best_ops > max_ops:
         return best
@@ -174,12 +206,14 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
 
 
 def simplify(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, total_limit=TOTAL_LIMIT):
-    """(simplified, SimplifyReport) of an expression, a sympy Matrix / Array or a list.
+    """
+    (simplified, SimplifyReport) of an expression, a sympy Matrix / Array or a list.
 
     ``trig=False`` skips everything (the switch for large models: the result is returned as
     it is, with its size).  ``limit``: seconds per step and entry; ``max_ops``: larger entries
     are not expanded; ``total_limit``: seconds for the whole call, after which the remaining
-    entries are returned as they are (None: no limit)."""
+    entries are returned as they are (None: no limit).
+    """
     start = time.perf_counter()
     sizes = [_ops(e, max_ops) for e in _entries(expr)]
     report = SimplifyReport(ops_before=sum(sizes), capped=any(n > max_ops for n in sizes))
@@ -192,10 +226,14 @@ def simplify(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, total_limit=TOT
             return sympy.sympify(e)
         step = limit if deadline is None else max(1e-3, min(limit, deadline - time.perf_counter()))
         return simplify_entry(e, trig, step, max_ops, report, k)
+
     if isinstance(expr, (sympy.MatrixBase, sympy.NDimArray)):
         flat = [one(e, k) for k, e in enumerate(sympy.flatten(expr.tolist()))]
-        out = type(expr)(flat).reshape(*expr.shape) if isinstance(expr, sympy.NDimArray) else \
-            sympy.Matrix(expr.rows, expr.cols, flat)
+        out = (
+            type(expr)(flat).reshape(*expr.shape)
+            if isinstance(expr, sympy.NDimArray)
+            else sympy.Matrix(expr.rows, expr.cols, flat)
+        )
     elif isinstance(expr, (list, tuple)):
         out = [one(e, k) for k, e in enumerate(expr)]
     else:
@@ -208,11 +246,19 @@ def simplify(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, total_limit=TOT
 
 
 def cse(expr, symbol_prefix='x'):
-    """(replacements, reduced, operations): sympy.cse of a matrix, array, list or expression;
-    ``operations`` counts the replacements and the reduced expressions (the cost of
-    evaluating them once each)."""
-    items = sympy.flatten(expr.tolist()) if hasattr(expr, 'tolist') and not isinstance(expr, sympy.Basic) else \
-        list(expr) if isinstance(expr, (list, tuple)) else [expr]
+    """
+    (replacements, reduced, operations): sympy.cse of a matrix, array, list or expression.
+
+    ``operations`` counts the replacements and the reduced expressions (the cost of evaluating them
+    once each).
+    """
+    items = (
+        sympy.flatten(expr.tolist())
+        if hasattr(expr, 'tolist') and not isinstance(expr, sympy.Basic)
+        else list(expr)
+        if isinstance(expr, (list, tuple))
+        else [expr]
+    )
     replacements, reduced = sympy.cse(items, symbols=sympy.numbered_symbols(symbol_prefix))
     ops = sum(_ops(v) for _, v in replacements) + sum(_ops(e) for e in reduced)
     return replacements, reduced, ops

@@ -1,1 +1,5 @@
-"""spart_ros.tools: helpers of the demo and the benchmarks (recording, plots); not on any control path."""
+"""
+spart_ros.tools: helpers of the demo and the benchmarks (recording, plots).
+
+Not on any control path.
+"""

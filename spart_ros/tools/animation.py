@@ -1,10 +1,13 @@
-"""An animated GIF of a recorded motion that anyone can watch without a ROS tool (no ROS needed).
+"""
+An animated GIF of a recorded motion that anyone can watch without a ROS tool (no ROS needed).
 
 :func:`motion_gif` draws each frame with MuJoCo's offscreen renderer when a GL backend works
 (EGL; the robot as MuJoCo's equivalent-inertia boxes joined by capsules from link frame to link
-frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins joined parent to child, the base
+frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins
+       joined parent to child, the base
 marked).  Frames: the base link pose in the world and the joint positions by name.
 """
+
 import os
 import warnings
 
@@ -16,8 +19,13 @@ BACKENDS = ('mujoco', 'matplotlib')
 
 
 def _frame_positions(robot, frames):
-    """[(link name -> (4, 4) pose of its URDF frame in the world)] of each frame (core.link_frames)."""
+    """
+    [(link name -> (4, 4) pose of its URDF frame in the world)] of each frame.
+
+    core.link_frames.
+    """
     from ..core.link_frames import link_poses
+
     index = {name: k for k, name in enumerate(robot.q_names)}
     q = np.zeros(robot.n_q)
     out = []
@@ -49,8 +57,14 @@ def _add_links(mujoco, scene, robot, frame, radius):
         if np.linalg.norm(b - a) < 1e-6:
             continue
         geom = scene.geoms[scene.ngeom]
-        mujoco.mjv_initGeom(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3), np.zeros(9),
-                            np.array([0.85, 0.85, 0.9, 1.0], dtype=np.float32))
+        mujoco.mjv_initGeom(
+            geom,
+            mujoco.mjtGeom.mjGEOM_CAPSULE,
+            np.zeros(3),
+            np.zeros(3),
+            np.zeros(9),
+            np.array([0.85, 0.85, 0.9, 1.0], dtype=np.float32),
+        )
         mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, radius, a, b)
         scene.ngeom += 1
 
@@ -69,6 +83,7 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
             del os.environ['MUJOCO_GL']
     from ..core.urdf import robot_from_urdf
     from ..sim.urdf_import import mujoco_model_from_urdf
+
     model = mujoco_model_from_urdf(urdf, floating).model
     robot = robot_from_urdf(urdf)[0]
     data = mujoco.MjData(model)
@@ -83,7 +98,12 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
         option.flags[mujoco.mjtVisFlag.mjVIS_JOINT] = True
         camera = mujoco.MjvCamera()
         centre, extent = _view(poses)
-        camera.lookat[:], camera.distance, camera.azimuth, camera.elevation = centre, 2.2 * extent, 135.0, -25.0
+        camera.lookat[:], camera.distance, camera.azimuth, camera.elevation = (
+            centre,
+            2.2 * extent,
+            135.0,
+            -25.0,
+        )
         joints = {}
         first = 1 if floating else 0
         for j in range(first, model.njnt):
@@ -111,10 +131,16 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
 def _matplotlib_frames(robot, poses, size, title):
     """RGB images of a 3D stick figure (matplotlib, Agg)."""
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    parent = {link.name: (robot.base_link.name if j.parent_link == 0 else robot.links[j.parent_link - 1].name)
-              for j, link in zip(robot.joints, robot.links)}
+
+    parent = {
+        link.name: (
+            robot.base_link.name if j.parent_link == 0 else robot.links[j.parent_link - 1].name
+        )
+        for j, link in zip(robot.joints, robot.links)
+    }
     centre, extent = _view(poses)
     half = 0.6 * extent
     width, height = size
@@ -126,11 +152,27 @@ def _matplotlib_frames(robot, poses, size, title):
             ax.cla()
             for child, par in parent.items():
                 a, b = frame[par][:3, 3], frame[child][:3, 3]
-                ax.plot([a[0], b[0]], [a[1], b[1]], [a[2], b[2]], '-o', color='tab:blue', markersize=3, linewidth=2)
+                ax.plot(
+                    [a[0], b[0]],
+                    [a[1], b[1]],
+                    [a[2], b[2]],
+                    '-o',
+                    color='tab:blue',
+                    markersize=3,
+                    linewidth=2,
+                )
             base = frame[robot.base_link.name]
-            for axis, color in zip(range(3), ('tab:red', 'tab:green', 'tab:blue')):       # base link axes
+            for axis, color in zip(
+                range(3), ('tab:red', 'tab:green', 'tab:blue')
+            ):  # base link axes
                 tip = base[:3, 3] + 0.3 * half * base[:3, axis]
-                ax.plot([base[0, 3], tip[0]], [base[1, 3], tip[1]], [base[2, 3], tip[2]], color=color, linewidth=1)
+                ax.plot(
+                    [base[0, 3], tip[0]],
+                    [base[1, 3], tip[1]],
+                    [base[2, 3], tip[2]],
+                    color=color,
+                    linewidth=1,
+                )
             ax.scatter(*base[:3, 3], s=60, color='black', marker='s')
             for i, c in enumerate(centre):
                 getattr(ax, 'set_' + 'xyz'[i] + 'lim')(c - half, c + half)
@@ -148,13 +190,15 @@ def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend=
     position})] of the robot of ``urdf`` (path or text) to ``path``; returns the backend used
     ('mujoco' or 'matplotlib').  ``backend='auto'`` tries MuJoCo's offscreen renderer first."""
     from PIL import Image
+
     from ..core.urdf import robot_from_urdf
+
     if backend not in ('auto',) + BACKENDS:
         raise ValueError(f'backend must be auto or one of {BACKENDS}, got {backend!r}')
     if not frames:
         raise ValueError('no frames to draw')
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore')       # the model's warnings are the nodes' business
+        warnings.simplefilter('ignore')  # the model's warnings are the nodes' business
         robot, _ = robot_from_urdf(urdf)
     poses = _frame_positions(robot, frames)
     images, used = None, None
@@ -167,6 +211,12 @@ def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend=
     if images is None:
         images, used = _matplotlib_frames(robot, poses, size, title or robot.name), 'matplotlib'
     pictures = [Image.fromarray(img) for img in images]
-    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=int(round(1000.0 / fps)), loop=0,
-                     optimize=True)
+    pictures[0].save(
+        path,
+        save_all=True,
+        append_images=pictures[1:],
+        duration=int(round(1000.0 / fps)),
+        loop=0,
+        optimize=True,
+    )
     return used

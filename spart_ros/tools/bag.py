@@ -1,4 +1,5 @@
-"""MCAP bags of serialized ROS 2 messages, readable by ``ros2 bag`` and Foxglove (no rclpy).
+"""
+MCAP bags of serialized ROS 2 messages, readable by ``ros2 bag`` and Foxglove (no rclpy).
 
 :class:`McapBag` writes messages as they travel on the wire (CDR bytes, e.g. from an rclpy
 subscription with ``raw=True``) under channels whose schema is the message definition in
@@ -9,12 +10,28 @@ reader needs no ROS install to decode the bag (:func:`read_back` checks that it 
 whose package is not installable here but whose definition is a public interface
 (``tf2_msgs/msg/TFMessage``) are written from :data:`PUBLISHED_DEFINITIONS`.
 """
+
 import os
 
 __all__ = ['McapBag', 'message_definition', 'read_back', 'BagError', 'PUBLISHED_DEFINITIONS']
 
-PRIMITIVES = {'bool', 'byte', 'char', 'float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32',
-              'int64', 'uint64', 'string', 'wstring'}
+PRIMITIVES = {
+    'bool',
+    'byte',
+    'char',
+    'float32',
+    'float64',
+    'int8',
+    'uint8',
+    'int16',
+    'uint16',
+    'int32',
+    'uint32',
+    'int64',
+    'uint64',
+    'string',
+    'wstring',
+}
 SEPARATOR = '=' * 80
 
 #: .msg texts of message types whose package is not installed here (tf2_msgs is not on PyPI), as
@@ -29,13 +46,16 @@ class BagError(RuntimeError):
 
 
 def _msg_file(package, name):
-    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+
     try:
         path = os.path.join(get_package_share_directory(package), 'msg', f'{name}.msg')
     except PackageNotFoundError:
         if f'{package}/{name}' in PUBLISHED_DEFINITIONS:
             return PUBLISHED_DEFINITIONS[f'{package}/{name}']
-        raise BagError(f'message package {package!r} is not installed (type {package}/{name})') from None
+        raise BagError(
+            f'message package {package!r} is not installed (type {package}/{name})'
+        ) from None
     if not os.path.isfile(path):
         raise BagError(f'no definition {path} for message type {package}/{name}')
     with open(path, encoding='utf-8') as f:
@@ -51,7 +71,7 @@ def _field_types(text, package):
             continue
         parts = line.split()
         if len(parts) < 2 or '=' in parts[1] or (len(parts) > 2 and parts[2].startswith('=')):
-            continue                                        # a constant, not a field
+            continue  # a constant, not a field
         base = parts[0].split('[', 1)[0].split('<=', 1)[0]
         if base in PRIMITIVES:
             continue
@@ -78,7 +98,8 @@ def message_definition(type_name):
 
 
 class McapBag:
-    """An MCAP file being written: ``add(topic, type_name, cdr_bytes, time_ns)``; ``close()``.
+    """
+    An MCAP file being written: ``add(topic, type_name, cdr_bytes, time_ns)``; ``close()``.
 
     One schema per type and one channel per topic, registered on first use.  ``time_ns`` is the
     log and publish time (nanoseconds; the ROS time the message was received).
@@ -86,6 +107,7 @@ class McapBag:
 
     def __init__(self, path):
         from mcap.writer import Writer
+
         self.path = path
         self._file = open(path, 'wb')
         self._writer = Writer(self._file)
@@ -98,8 +120,13 @@ class McapBag:
         if channel is None:
             channel = self._register(topic, type_name)
         seq = self._sequence[topic] = self._sequence[topic] + 1
-        self._writer.add_message(channel, log_time=int(time_ns), data=bytes(data), publish_time=int(time_ns),
-                                 sequence=seq)
+        self._writer.add_message(
+            channel,
+            log_time=int(time_ns),
+            data=bytes(data),
+            publish_time=int(time_ns),
+            sequence=seq,
+        )
         self.count += 1
 
     def _register(self, topic, type_name):
@@ -107,9 +134,13 @@ class McapBag:
         schema = self._schemas.get(type_name)
         if schema is None:
             schema = self._schemas[type_name] = self._writer.register_schema(
-                name=type_name, encoding='ros2msg', data=message_definition(type_name).encode('utf-8'))
+                name=type_name,
+                encoding='ros2msg',
+                data=message_definition(type_name).encode('utf-8'),
+            )
         channel = self._channels[topic] = self._writer.register_channel(
-            topic=topic, message_encoding='cdr', schema_id=schema, metadata={})
+            topic=topic, message_encoding='cdr', schema_id=schema, metadata={}
+        )
         self._sequence[topic] = 0
         return channel
 
@@ -127,10 +158,14 @@ class McapBag:
 
 
 def read_back(path):
-    """Decode every message of the bag with the definitions it carries (no ROS needed);
-    returns {topic: (schema name, message count)}.  BagError if a message does not decode."""
+    """
+    Decode every message of the bag with the definitions it carries (no ROS needed).
+
+    Returns {topic: (schema name, message count)}. BagError if a message does not decode.
+    """
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
+
     counts = {}
     with open(path, 'rb') as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
@@ -139,5 +174,7 @@ def read_back(path):
                 name, n = counts.get(channel.topic, (schema.name, 0))
                 counts[channel.topic] = (name, n + 1)
         except Exception as err:  # noqa: BLE001 - any decoding failure means a broken bag
-            raise BagError(f'{path}: a message does not decode with its schema: {type(err).__name__}: {err}') from None
+            raise BagError(
+                f'{path}: a message does not decode with its schema: {type(err).__name__}: {err}'
+            ) from None
     return counts

@@ -1,8 +1,10 @@
-"""PNG plots of a closed-loop run (matplotlib, Agg backend: no display needed).
+"""
+PNG plots of a closed-loop run (matplotlib, Agg backend: no display needed).
 
 Every function takes time series as numpy arrays (time in seconds of simulated time, one row per
 sample) and writes one PNG; nothing here knows ROS.
 """
+
 import numpy as np
 
 __all__ = ['joint_tracking', 'efforts', 'base_motion']
@@ -10,8 +12,10 @@ __all__ = ['joint_tracking', 'efforts', 'base_motion']
 
 def _figure(rows, title, height=2.0):
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(rows, 1, figsize=(9, 1.2 + height * rows), sharex=True, squeeze=False)
     fig.suptitle(title)
     return plt, fig, axes[:, 0]
@@ -27,8 +31,11 @@ def _save(plt, fig, axes, path):
 
 
 def joint_tracking(path, title, names, t, q, t_ref, q_ref, t_err, err):
-    """Measured positions ``q`` (len(t), n) and reference ``q_ref`` (len(t_ref), n) per joint,
-    and the tracking error ``err`` (len(t_err), n) [rad or m]."""
+    """
+    Measured positions ``q`` (len(t), n) and reference ``q_ref`` (len(t_ref), n) per joint.
+
+    The tracking error ``err`` (len(t_err), n) [rad or m].
+    """
     plt, fig, axes = _figure(len(names) + 1, title, height=1.6)
     for k, name in enumerate(names):
         axes[k].plot(t, q[:, k], label='measured')
@@ -53,8 +60,12 @@ def efforts(path, title, names, t, tau):
 
 
 def base_motion(path, title, t, rpy_deg, t_momentum=None, momentum=None):
-    """Base attitude (roll, pitch, yaw in degrees, (len(t), 3)) and, when given, the change of the
-    system momentum [L about the origin; p] since the start ((len(t_momentum), 6))."""
+    """
+    Base attitude (roll, pitch, yaw in degrees, (len(t), 3)) and, when given.
+
+    The change of the system momentum [L about the origin; p] since the start ((len(t_momentum),
+    6)).
+    """
     rows = 1 if momentum is None else 3
     plt, fig, axes = _figure(rows, title, height=2.2)
     for k, label in enumerate(('roll', 'pitch', 'yaw')):

@@ -1,4 +1,5 @@
-"""What replaying a recorded run in Foxglove or RViz needs, added to an MCAP bag (no ROS needed).
+"""
+What replaying a recorded run in Foxglove or RViz needs, added to an MCAP bag (no ROS needed).
 
 A run recorded on a graph without robot_state_publisher (the demo's) has joint states, odometry and
 ``robot_description`` but no transforms, so a 3D view cannot show the robot move.
@@ -18,14 +19,15 @@ A run recorded on a graph without robot_state_publisher (the demo's) has joint s
 
 :class:`RobotTransforms` computes the transforms (SPART model, :mod:`spart_ros.core.link_frames`).
 """
+
 from bisect import bisect_right
 import os
 
 import numpy as np
 
+from .bag import BagError, message_definition
 from ..core.attitude import quaternion_to_ros
 from ..core.link_frames import joint_transforms
-from .bag import BagError, message_definition
 
 __all__ = ['RobotTransforms', 'tf_message', 'add_replay_topics', 'TF_TYPE']
 
@@ -33,7 +35,8 @@ TF_TYPE = 'tf2_msgs/TFMessage'
 
 
 class RobotTransforms:
-    """The transforms robot_state_publisher publishes for ``robot`` (a SPART model from the URDF).
+    """
+    The transforms robot_state_publisher publishes for ``robot`` (a SPART model from the URDF).
 
     ``static()``: [(parent link, child link, (4, 4))] of the fixed joints.  ``moving(names,
     positions)``: the same for the moving joints named (unknown names ignored), and the mimic
@@ -42,16 +45,19 @@ class RobotTransforms:
 
     def __init__(self, robot):
         self.robot = robot
-        self.q = np.zeros(robot.n_q)            # last known positions, SPART's full joint order
+        self.q = np.zeros(robot.n_q)  # last known positions, SPART's full joint order
         self._index = {name: k for k, name in enumerate(robot.q_names)}
-        self._followers = {}                    # leader -> [(follower, Mimic)]
+        self._followers = {}  # leader -> [(follower, Mimic)]
         for follower, mimic in robot.mimic.items():
             self._followers.setdefault(mimic.leader, []).append((follower, mimic))
         names = [robot.base_link.name] + [link.name for link in robot.links]
         self._ends = {j.name: (names[j.parent_link], names[j.child_link]) for j in robot.joints}
 
     def static(self):
-        return [self._ends[j.name] + (T,) for j, T in joint_transforms(self.robot, self.q, moving=False)]
+        return [
+            self._ends[j.name] + (T,)
+            for j, T in joint_transforms(self.robot, self.q, moving=False)
+        ]
 
     def moving(self, names, positions):
         named = set()
@@ -63,21 +69,37 @@ class RobotTransforms:
         for leader in [n for n in named if n in self._followers]:
             for follower, m in self._followers[leader]:
                 if follower not in named:
-                    self.q[self._index[follower]] = m.multiplier * self.q[self._index[leader]] + m.offset
+                    self.q[self._index[follower]] = (
+                        m.multiplier * self.q[self._index[leader]] + m.offset
+                    )
                     named.add(follower)
-        return [self._ends[j.name] + (T,) for j, T in joint_transforms(self.robot, self.q, fixed=False)
-                if j.name in named]
+        return [
+            self._ends[j.name] + (T,)
+            for j, T in joint_transforms(self.robot, self.q, fixed=False)
+            if j.name in named
+        ]
 
 
 def tf_message(stamp_ns, transforms):
-    """A TFMessage as a dict (for a dynamic encoder): ``transforms`` [(parent, child, (4, 4))]."""
+    """
+    Return a TFMessage as a dict (for a dynamic encoder).
+
+    ``transforms`` [(parent, child, (4, 4))].
+    """
     stamp = {'sec': int(stamp_ns // 1_000_000_000), 'nanosec': int(stamp_ns % 1_000_000_000)}
     out = []
     for parent, child, T in transforms:
         x, y, z, w = quaternion_to_ros(np.asarray(T[:3, :3], dtype=float))
-        out.append({'header': {'stamp': stamp, 'frame_id': parent}, 'child_frame_id': child,
-                    'transform': {'translation': {'x': float(T[0, 3]), 'y': float(T[1, 3]), 'z': float(T[2, 3])},
-                                  'rotation': {'x': float(x), 'y': float(y), 'z': float(z), 'w': float(w)}}})
+        out.append(
+            {
+                'header': {'stamp': stamp, 'frame_id': parent},
+                'child_frame_id': child,
+                'transform': {
+                    'translation': {'x': float(T[0, 3]), 'y': float(T[1, 3]), 'z': float(T[2, 3])},
+                    'rotation': {'x': float(x), 'y': float(y), 'z': float(z), 'w': float(w)},
+                },
+            }
+        )
     return {'transforms': out}
 
 
@@ -87,6 +109,7 @@ def _stamp_ns(header):
 
 def _pose_matrix(pose):
     from ..core.attitude import quaternion_from_ros
+
     o, p = pose.orientation, pose.position
     T = np.eye(4)
     T[:3, :3] = quaternion_from_ros(o.x, o.y, o.z, o.w)
@@ -95,21 +118,29 @@ def _pose_matrix(pose):
 
 
 def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/clock'):
-    """Rewrite the MCAP bag ``path`` (into ``out_path``, default in place) with ``/tf``,
-    ``/tf_static``, ``/robot_description`` and log times on the ``clock_topic`` clock (see the
-    module docstring).  ``namespace``: of the recorded ``joint_states``, ``odom`` and
-    ``robot_description`` topics (e.g. '/demo_kuka').  Returns {topic: messages added}.  BagError
-    (nothing written) if the bag has /tf or /tf_static already."""
+    """
+    Rewrite the MCAP bag ``path``.
+
+    Into ``out_path``, default in place) with ``/tf``, ``/tf_static``, ``/robot_description`` and
+    log times on the ``clock_topic`` clock (see the module docstring. ``namespace``: of the
+    recorded ``joint_states``, ``odom`` and ``robot_description`` topics (e.g. '/demo_kuka').
+    Returns {topic: messages added}.  BagError (nothing written) if the bag has /tf or /tf_static
+    already.
+    """
     from mcap.reader import make_reader
     from mcap.writer import Writer
     from mcap_ros2._dynamic import serialize_dynamic
     from mcap_ros2.decoder import DecoderFactory
 
     ns = namespace.rstrip('/')
-    topics = {f'{ns}/joint_states': 'joint_states', f'{ns}/odom': 'odom', f'{ns}/robot_description': 'description',
-              clock_topic: 'clock'}
+    topics = {
+        f'{ns}/joint_states': 'joint_states',
+        f'{ns}/odom': 'odom',
+        f'{ns}/robot_description': 'description',
+        clock_topic: 'clock',
+    }
     decoder = DecoderFactory()
-    messages = []                                # (schema, channel, message, decoded or None), recorded order
+    messages = []  # (schema, channel, message, decoded or None), recorded order
     with open(path, 'rb') as f:
         for schema, channel, message in make_reader(f).iter_messages(log_time_order=True):
             decoded = None
@@ -118,8 +149,10 @@ def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/cl
             messages.append((schema, channel, message, decoded))
     present = sorted({channel.topic for _, channel, _, _ in messages} & {'/tf', '/tf_static'})
     if present:
-        raise BagError(f'{path} already has {" and ".join(present)} (recorded from robot_state_publisher, or '
-                       'replay topics added before): nothing added')
+        raise BagError(
+            f'{path} already has {" and ".join(present)} (recorded from robot_state_publisher, or '
+            'replay topics added before): nothing added'
+        )
     clock_wall, clock_sim = [], []
     for _, channel, message, decoded in messages:
         if topics.get(channel.topic) == 'clock':
@@ -146,22 +179,37 @@ def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/cl
         def channel_for(topic, schema_name, encoding, data):
             key = (schema_name, data)
             if key not in schema_ids:
-                schema_ids[key] = writer.register_schema(name=schema_name, encoding=encoding, data=data)
+                schema_ids[key] = writer.register_schema(
+                    name=schema_name, encoding=encoding, data=data
+                )
             if topic not in channel_ids:
-                channel_ids[topic] = writer.register_channel(topic=topic, message_encoding='cdr',
-                                                             schema_id=schema_ids[key], metadata={})
+                channel_ids[topic] = writer.register_channel(
+                    topic=topic, message_encoding='cdr', schema_id=schema_ids[key], metadata={}
+                )
                 sequence[topic] = 0
             return channel_ids[topic]
 
         def write(topic, schema_name, encoding, schema_data, data, log_time, publish_time):
             channel = channel_for(topic, schema_name, encoding, schema_data)
             sequence[topic] += 1
-            writer.add_message(channel, log_time=int(log_time), data=data, publish_time=int(publish_time),
-                               sequence=sequence[topic])
+            writer.add_message(
+                channel,
+                log_time=int(log_time),
+                data=data,
+                publish_time=int(publish_time),
+                sequence=sequence[topic],
+            )
 
         def write_tf(topic, stamp_ns, tfs, log_time, publish_time):
-            write(topic, TF_TYPE, 'ros2msg', definition.encode('utf-8'), encode(tf_message(stamp_ns, tfs)),
-                  log_time, publish_time)
+            write(
+                topic,
+                TF_TYPE,
+                'ros2msg',
+                definition.encode('utf-8'),
+                encode(tf_message(stamp_ns, tfs)),
+                log_time,
+                publish_time,
+            )
             added[topic] += 1
 
         first = True
@@ -170,19 +218,44 @@ def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/cl
             if first:
                 write_tf('/tf_static', t, transforms.static(), t, message.log_time)
                 first = False
-            write(channel.topic, schema.name, schema.encoding, schema.data, message.data, t, message.log_time)
+            write(
+                channel.topic,
+                schema.name,
+                schema.encoding,
+                schema.data,
+                message.data,
+                t,
+                message.log_time,
+            )
             kind = topics.get(channel.topic)
             if kind == 'joint_states':
-                write_tf('/tf', _stamp_ns(decoded.header), transforms.moving(decoded.name, decoded.position), t,
-                         message.log_time)
+                write_tf(
+                    '/tf',
+                    _stamp_ns(decoded.header),
+                    transforms.moving(decoded.name, decoded.position),
+                    t,
+                    message.log_time,
+                )
             elif kind == 'odom':
                 parent = decoded.header.frame_id or 'odom'
                 child = decoded.child_frame_id or robot.base_link.name
-                write_tf('/tf', _stamp_ns(decoded.header), [(parent, child, _pose_matrix(decoded.pose.pose))], t,
-                         message.log_time)
+                write_tf(
+                    '/tf',
+                    _stamp_ns(decoded.header),
+                    [(parent, child, _pose_matrix(decoded.pose.pose))],
+                    t,
+                    message.log_time,
+                )
             elif kind == 'description' and ns and not added['/robot_description']:
-                write('/robot_description', schema.name, schema.encoding, schema.data, message.data, t,
-                      message.log_time)
+                write(
+                    '/robot_description',
+                    schema.name,
+                    schema.encoding,
+                    schema.data,
+                    message.data,
+                    t,
+                    message.log_time,
+                )
                 added['/robot_description'] += 1
         writer.finish()
     os.replace(tmp, out_path)

@@ -1,4 +1,5 @@
-"""Fast path in independent joint coordinates, for robots with mimic joints.
+"""
+Fast path in independent joint coordinates, for robots with mimic joints.
 
 :class:`MimicFastDynamics` has the methods of :class:`~spart_ros.core.fast.FastDynamics`
 with the same names, signatures and conventions, but ``qm``, ``um``, ``umdot``, ``taum``
@@ -19,26 +20,32 @@ q_full = G q + offset, u_full = G u, udot_full = G udot (see :mod:`spart_ros.cor
 :func:`fast_dynamics` returns a plain FastDynamics when the robot has no mimic joints.
 Returned arrays are this object's buffers, overwritten by the next call.
 """
+
 import numpy as np
 
+from . import FastDynamics
 from .. import checks as chk
 from ..errors import SingularModelError
 from ..invertibility import check_invertible
-from . import FastDynamics
 
 __all__ = ['MimicFastDynamics', 'fast_dynamics']
 
 
 def fast_dynamics(robot, gravity=None, joint_dynamics=False):
-    """The fast path for ``robot`` in its independent coordinates: a FastDynamics when it has
-    no mimic joints (independent = full coordinates), else a MimicFastDynamics.
-    ``joint_dynamics``: add the joints' declared damping, friction and armature (FastDynamics)."""
+    """
+    Return the fast path for ``robot`` in its independent coordinates.
+
+    A FastDynamics when it has no mimic joints (independent = full coordinates), else a
+    MimicFastDynamics. ``joint_dynamics``: add the joints' declared damping, friction and armature
+    (FastDynamics).
+    """
     cls = MimicFastDynamics if robot.mimic else FastDynamics
     return cls(robot, gravity, joint_dynamics=joint_dynamics)
 
 
 class MimicFastDynamics:
-    """Compiled dynamics of a robot with mimic joints, in independent coordinates.
+    """
+    Compiled dynamics of a robot with mimic joints, in independent coordinates.
 
     ``coordinates`` (:class:`~spart_ros.core.mimic.IndependentCoordinates`), ``n`` links,
     ``n_q`` independent coordinates, ``full`` the FastDynamics in full coordinates.
@@ -61,8 +68,11 @@ class MimicFastDynamics:
         self._u0dot, self._umdot = self._rhs[0:6], self._rhs[6:]
 
     def new_workspace(self):
-        """Another MimicFastDynamics on the same compiled model, with its own workspace and
-        results (see FastDynamics.new_workspace)."""
+        """
+        Another MimicFastDynamics on the same compiled model, with its own workspace and results.
+
+        See FastDynamics.new_workspace.
+        """
         return MimicFastDynamics(self.robot, model=self.full.model)
 
     @property
@@ -76,8 +86,12 @@ class MimicFastDynamics:
         return self.full.joint_dynamics
 
     def joint_friction(self, um):
-        """G' (d u + F sgn_v(u)) with u = G um (n_q,): the joints' damping and friction efforts on
-        the independent coordinates (see FastDynamics.joint_friction)."""
+        """
+        G' (d u + F sgn_v(u)) with u = G um (n_q,).
+
+        The joints' damping and friction efforts on the independent coordinates (see
+        FastDynamics.joint_friction).
+        """
         return np.array(self._forces(self.full.joint_friction(self._map('um', um, self._u))))
 
     @property
@@ -104,29 +118,64 @@ class MimicFastDynamics:
         return np.dot(self._GT, taum_full, out=self._tau)
 
     # -- algorithms -----------------------------------------------------------------------
-    def inverse_dynamics(self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True):
+    def inverse_dynamics(
+        self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True
+    ):
         """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot (independent), taum = G' taum_full."""
-        tau0, taum = self.full.inverse_dynamics(R0, r0, self._positions(qm), u0, self._map('um', um, self._u),
-                                                u0dot, self._map('umdot', umdot, self._udot), wF0, wFm, gravity,
-                                                floating)
+        tau0, taum = self.full.inverse_dynamics(
+            R0,
+            r0,
+            self._positions(qm),
+            u0,
+            self._map('um', um, self._u),
+            u0dot,
+            self._map('umdot', umdot, self._udot),
+            wF0,
+            wFm,
+            gravity,
+            floating,
+        )
         return tau0, self._forces(taum)
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """Generalized forces at zero acceleration (independent coordinates)."""
-        b0, bm = self.full.bias_forces(R0, r0, self._positions(qm), u0, self._map('um', um, self._u), wF0, wFm,
-                                       gravity, floating)
+        b0, bm = self.full.bias_forces(
+            R0,
+            r0,
+            self._positions(qm),
+            u0,
+            self._map('um', um, self._u),
+            wF0,
+            wFm,
+            gravity,
+            floating,
+        )
         return b0, self._forces(bm)
 
     def gravity_forces(self, R0, r0, qm, gravity=None):
-        """(g0 (6,), gm (n_q,)): the generalized forces that hold the robot still against gravity."""
+        """
+        (g0 (6,), gm (n_q,)).
+
+        The generalized forces that hold the robot still against gravity.
+        """
         g0, gm = self.full.gravity_forces(R0, r0, self._positions(qm), gravity)
         return g0, self._forces(gm)
 
-    def floating_inverse_dynamics(self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None):
+    def floating_inverse_dynamics(
+        self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None
+    ):
         """(taum (n_q,), u0dot (6,)) for independent joint accelerations umdot, base free."""
-        taum, u0dot = self.full.floating_inverse_dynamics(R0, r0, self._positions(qm), u0,
-                                                          self._map('um', um, self._u),
-                                                          self._map('umdot', umdot, self._udot), wF0, wFm, gravity)
+        taum, u0dot = self.full.floating_inverse_dynamics(
+            R0,
+            r0,
+            self._positions(qm),
+            u0,
+            self._map('um', um, self._u),
+            self._map('umdot', umdot, self._udot),
+            wF0,
+            wFm,
+            gravity,
+        )
         return self._forces(taum), u0dot
 
     def mass_matrix(self, R0, r0, qm):
@@ -135,15 +184,21 @@ class MimicFastDynamics:
         np.matmul(H, self._T, out=self._HT)
         return np.matmul(self._T.T, self._HT, out=self._H)
 
-    def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True):
-        """(u0dot (6,), umdot (n_q,)) under tau0 and independent efforts taum: solves
-        T' H T udot = tau - T' c (the joint block only, u0dot = 0, with floating=False)."""
-        check_invertible(self.robot, floating, independent=True)   # names what has no mass (cached)
+    def forward_dynamics(
+        self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True
+    ):
+        """
+        (u0dot (6,), umdot (n_q,)) under tau0 and independent efforts taum.
+
+        Solves T' H T udot = tau - T' c (the joint block only, u0dot = 0, with floating=False).
+        """
+        check_invertible(self.robot, floating, independent=True)  # names what has no mass (cached)
         taum = chk.vector('taum', taum, self.n_q)
         tau0 = chk.vector('tau0', tau0, 6)
-        H = self.mass_matrix(R0, r0, qm)             # fills self._q
-        b0, bm = self.full.bias_forces(R0, r0, self._q, u0, self._map('um', um, self._u), wF0, wFm, gravity,
-                                       floating)
+        H = self.mass_matrix(R0, r0, qm)  # fills self._q
+        b0, bm = self.full.bias_forces(
+            R0, r0, self._q, u0, self._map('um', um, self._u), wF0, wFm, gravity, floating
+        )
         np.subtract(tau0, b0, out=self._rhs[0:6])
         np.subtract(taum, self._forces(bm), out=self._rhs[6:])
         k = 0 if floating else 6
@@ -161,14 +216,28 @@ class MimicFastDynamics:
         return self._u0dot, self._umdot
 
     def _singular_message(self, A, floating):
-        return (f'robot {self.robot.name!r}: the generalized inertia matrix in independent coordinates is singular '
-                'in this state (a point mass on a joint axis, or a joint that moves no mass)')
+        return (
+            f'robot {self.robot.name!r}: the generalized inertia matrix in independent coordinates is singular '
+            'in this state (a point mass on a joint axis, or a joint that moves no mass)'
+        )
 
     def jacobian(self, link, R0, r0, qm, u0=None, um=None, offset=None, floating=True, bias=True):
-        """(J (6, 6 + n_q), Jdot u (6,)) of a point on ``link``, joint columns in independent
-        coordinates (J_full T); see FastDynamics.jacobian."""
-        J, Jbias = self.full.jacobian(link, R0, r0, self._positions(qm), u0,
-                                      None if um is None else self._map('um', um, self._u), offset, floating, bias)
+        """
+        (J (6, 6 + n_q), Jdot u (6,)) of a point on ``link``.
+
+        Joint columns in independent coordinates (J_full T); see FastDynamics.jacobian.
+        """
+        J, Jbias = self.full.jacobian(
+            link,
+            R0,
+            r0,
+            self._positions(qm),
+            u0,
+            None if um is None else self._map('um', um, self._u),
+            offset,
+            floating,
+            bias,
+        )
         return np.matmul(J, self._T, out=self._J), Jbias
 
     def link_pose(self, link):
@@ -177,4 +246,6 @@ class MimicFastDynamics:
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """(rL (3, n + 1), tL (6, n + 1), com (6,)), see FastDynamics.twists."""
-        return self.full.twists(R0, r0, self._positions(qm), u0, self._map('um', um, self._u), floating)
+        return self.full.twists(
+            R0, r0, self._positions(qm), u0, self._map('um', um, self._u), floating
+        )
