@@ -77,11 +77,16 @@ def baseline_package(ref):
 
 
 def baseline_robot(robot, spart_then):
-    """``robot`` rebuilt with the baseline's model classes (the baseline's URDF loader needs
-    urdf_parser_py, no longer installed): the same numbers, the baseline's Robot type."""
+    """
+    Rebuild ``robot`` with the baseline's model classes: the same numbers, its Robot type.
+
+    The baseline's URDF loader needs urdf_parser_py, no longer installed.
+    """
     M = importlib.import_module(spart_then.__name__.rsplit('.', 1)[0] + '.core.model')
     b = robot.base_link
-    links = [M.Link(l.id, l.name, l.parent_joint, l.mass, l.inertia, l.T) for l in robot.links]
+    links = [
+        M.Link(k.id, k.name, k.parent_joint, k.mass, k.inertia, k.T) for k in robot.links
+    ]
     joints = [
         M.Joint(j.id, j.name, j.type, j.q_id, j.parent_link, j.child_link, j.axis, j.T)
         for j in robot.joints
@@ -151,11 +156,12 @@ def fast_rows(spart_now, spart_then, FastNow, FastThen, rounds, block_s):
 
 def spart_rows(spart_now, spart_then, rounds, block_s):
     print(
-        '2. SPART-named functions, kuka_iiwa on a floating base (us per call; ratios of "checked" = '
-        'the public function now)'
+        '2. SPART-named functions, kuka_iiwa on a floating base (us per call; ratios of "checked" '
+        '= the public function now)'
     )
     print(
-        f'  {"function":<44} {"checked":>9} {"unchecked":>9} {"before":>9}  {"/unchk":>7} {"/before":>7}'
+        f'  {"function":<44} {"checked":>9} {"unchecked":>9} {"before":>9}  {"/unchk":>7} '
+        f'{"/before":>7}'
     )
     robot = load_robot('kuka_iiwa')
     robot_then = baseline_robot(robot, spart_then)
@@ -206,17 +212,20 @@ def spart_rows(spart_now, spart_then, rounds, block_s):
         then = 'B.' + call.format(r='robot_then')
         ratios.append((name, ratio_row(name, [now, unchecked, then], ns, rounds, block_s)))
     print(
-        "  (unchecked = fn.__wrapped__: the body only; what it calls is still checked, e.g. NOC's Jacob calls)"
+        "  (unchecked = fn.__wrapped__: the body only; what it calls is still checked, e.g. NOC's "
+        'Jacob calls)'
     )
     print(
         '  median ratio checked / unchecked: '
-        f'{np.median([r[0] for _, r in ratios]):.3f}; checked / before: {np.median([r[1] for _, r in ratios]):.3f}\n'
+        f'{np.median([r[0] for _, r in ratios]):.3f}; checked / before: '
+        f'{np.median([r[1] for _, r in ratios]):.3f}\n'
     )
 
 
 def helper_rows(spart_now, spart_then, base_now, base_then, rounds, block_s):
     print(
-        '3. Attitude helpers and base-state conversions, now vs before (us per call; ratio = now / before)'
+        '3. Attitude helpers and base-state conversions, now vs before (us per call; ratio = now '
+        '/ before)'
     )
     print(f'  {"function":<44} {"now":>9} {"before":>9}  {"ratio":>7}')
     rng = np.random.default_rng(0)
@@ -292,7 +301,8 @@ def main(argv=None):
 
     spart_then = base.spart
     print(
-        f'baseline: {args.baseline} ({sha}) imported as spart_ros_baseline from {os.path.dirname(base.__file__)}'
+        f'baseline: {args.baseline} ({sha}) imported as spart_ros_baseline from '
+        f'{os.path.dirname(base.__file__)}'
     )
     print(
         f'{rounds} alternating rounds of ~{block_s * 1e3:g} ms blocks per row; load average '
@@ -305,7 +315,8 @@ def main(argv=None):
     if args.only in (None, 'helpers'):
         helper_rows(spart_now, spart_then, base_now, base.core.base_state, rounds, block_s)
     print(
-        f'load average now {" ".join(f"{x:.2f}" for x in os.getloadavg())}; {time.perf_counter() - t0:.0f} s'
+        f'load average now {" ".join(f"{x:.2f}" for x in os.getloadavg())}; '
+        f'{time.perf_counter() - t0:.0f} s'
     )
     return 0
 

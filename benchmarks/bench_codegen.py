@@ -70,8 +70,8 @@ def last_link(robot):
 def generation_rows(models, gcc_max, numba_max):
     cc = find_c_compiler()
     hdr = (
-        f'{"model":<24} {"nq":>3} {"gen s":>6} {"H ops":>7} {"C ops":>7} {"ID ops":>7} {"FD ops":>7} '
-        f'{"py kB":>7} {"C kB":>7} {"gcc s":>7} {"numba s":>8}'
+        f'{"model":<24} {"nq":>3} {"gen s":>6} {"H ops":>7} {"C ops":>7} {"ID ops":>7} '
+        f'{"FD ops":>7} {"py kB":>7} {"C kB":>7} {"gcc s":>7} {"numba s":>8}'
     )
     print(hdr)
     print('-' * len(hdr))
@@ -104,9 +104,9 @@ def generation_rows(models, gcc_max, numba_max):
                 getattr(module, f.name)(*([q] * len(f.args)) if f.alias != 'FD' else (q, q, q))
             numba_s = f'{time.perf_counter() - t:.1f}'
         print(
-            f'{label:<24} {robot.n_q:>3} {gen:6.2f} {ops["H"]:>7} {ops["C"]:>7} {ops["ID"]:>7} {ops["FD"]:>7} '
-            f'{len(code.files[code.name + ".py"]) / 1e3:7.0f} {len(code.files[code.name + ".c"]) / 1e3:7.0f} '
-            f'{gcc:>7} {numba_s:>8}',
+            f'{label:<24} {robot.n_q:>3} {gen:6.2f} {ops["H"]:>7} {ops["C"]:>7} {ops["ID"]:>7} '
+            f'{ops["FD"]:>7} {len(code.files[code.name + ".py"]) / 1e3:7.0f} '
+            f'{len(code.files[code.name + ".c"]) / 1e3:7.0f} {gcc:>7} {numba_s:>8}',
             flush=True,
         )
 
@@ -128,8 +128,12 @@ def limit_row(n):
 
 
 class Generated:
-    """A Case (bench_fast_path: FastDynamics, Pinocchio, one state) and the generated module of
-    the same model: a fixed base at the Case's R0, r0, or SPART's floating base."""
+    """
+    A Case and the generated module of the same model.
+
+    The Case: bench_fast_path's (FastDynamics, Pinocchio, one state); the generated module: a fixed
+    base at the Case's R0, r0, or SPART's floating base.
+    """
 
     def __init__(self, label, text, directory, floating=False):
         self.case = c = Case(label, text, floating=floating)
@@ -302,8 +306,8 @@ class Generated:
 def call_rows(models, rounds, block_s, floating=False):
     directory = tempfile.mkdtemp(prefix='bench_codegen_calls_')
     hdr = (
-        f'{"robot":<26} {"nq":>3} {"row":<5} {"gen us":>7} {"alloc":>7} {"fd us":>7} {"pin us":>7} '
-        f'{"gen/fd":>7} {"gen/pin":>7} {"check":>8}'
+        f'{"robot":<26} {"nq":>3} {"row":<5} {"gen us":>7} {"alloc":>7} {"fd us":>7} '
+        f'{"pin us":>7} {"gen/fd":>7} {"gen/pin":>7} {"check":>8}'
     )
     print(hdr)
     print('-' * len(hdr))
@@ -328,8 +332,9 @@ def call_rows(models, rounds, block_s, floating=False):
                 (f'{t_pin * 1e6:7.2f}', f'{t_gen / t_pin:7.2f}') if theirs else ('-', '-')
             )
             print(
-                f'{label:<26} {g.case.robot.n_q:>3} {name:<5} {t_gen * 1e6:7.2f} {t_alloc * 1e6:7.2f} '
-                f'{t_fd * 1e6:7.2f} {pin_us:>7} {t_gen / t_fd:7.2f} {pin_ratio:>7} {checks[name]:8.1e}',
+                f'{label:<26} {g.case.robot.n_q:>3} {name:<5} {t_gen * 1e6:7.2f} '
+                f'{t_alloc * 1e6:7.2f} {t_fd * 1e6:7.2f} {pin_us:>7} {t_gen / t_fd:7.2f} '
+                f'{pin_ratio:>7} {checks[name]:8.1e}',
                 flush=True,
             )
         print(
@@ -377,9 +382,9 @@ def main(argv=None):
     import pinocchio as pin
 
     print(
-        f'python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}, pinocchio '
-        f'{pin.__version__}, C compiler {find_c_compiler()}; {os.cpu_count()} CPUs, load average '
-        f'{" ".join(f"{x:.2f}" for x in os.getloadavg())}'
+        f'python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}, '
+        f'pinocchio {pin.__version__}, C compiler {find_c_compiler()}; {os.cpu_count()} CPUs, '
+        f'load average {" ".join(f"{x:.2f}" for x in os.getloadavg())}'
     )
     start = time.perf_counter()
     if not args.skip_generation:
@@ -396,15 +401,15 @@ def main(argv=None):
         ]
         generation_rows(models, gcc_max, args.numba_max)
         print(
-            f'* above the default limit (max_operations={codegen.MAX_OPERATIONS} per function; measured here '
-            'with no limit); the limit at work:'
+            f'* above the default limit (max_operations={codegen.MAX_OPERATIONS} per function; '
+            'measured here with no limit); the limit at work:'
         )
         limit_row(20)
     slower = []
     if not args.skip_calls:
         print(
-            f'\n== per call, fixed base, {rounds} alternating rounds of ~{block_s * 1e3:g} ms blocks; us = median of '
-            'block means =='
+            f'\n== per call, fixed base, {rounds} alternating rounds of ~{block_s * 1e3:g} ms '
+            'blocks; us = median of block means =='
         )
         models = [
             ('planar_two_link', text_of('planar_two_link')),
@@ -418,8 +423,8 @@ def main(argv=None):
         slower = call_rows(models, rounds, block_s)
         if not args.skip_floating:
             print(
-                f"== per call, SPART's floating base (u = [u0; qd], R0 an input; Pinocchio: a free flyer, its "
-                'state mapped by test/pinocchio_oracle.py) =='
+                "== per call, SPART's floating base (u = [u0; qd], R0 an input; Pinocchio: a free "
+                'flyer, its state mapped by test/pinocchio_oracle.py) =='
             )
             models = [
                 ('SC_3DoF (floating)', text_of('SC_3DoF')),
@@ -427,13 +432,14 @@ def main(argv=None):
             ]
             slower += call_rows(models, rounds, block_s, floating=True)
         print(
-            'gen = the generated, numba-compiled <name>_into with a preallocated output (as FastDynamics keeps its '
-            'own outputs); alloc = <name>(...) returning a new array; check = max |gen - FastDynamics| / '
-            'max(1, |FastDynamics|)'
+            'gen = the generated, numba-compiled <name>_into with a preallocated output (as '
+            'FastDynamics keeps its own outputs); alloc = <name>(...) returning a new array; '
+            'check = max |gen - FastDynamics| / max(1, |FastDynamics|)'
         )
     print(
-        f'\nsummary: generated slower than FastDynamics in: {", ".join(slower) or "none"}; load average now '
-        f'{" ".join(f"{x:.2f}" for x in os.getloadavg())}; {time.perf_counter() - start:.0f} s'
+        f'\nsummary: generated slower than FastDynamics in: {", ".join(slower) or "none"}; load '
+        f'average now {" ".join(f"{x:.2f}" for x in os.getloadavg())}; '
+        f'{time.perf_counter() - start:.0f} s'
     )
     return 0
 

@@ -145,8 +145,9 @@ def main():
         'jump_tolerance': 100.0,
     }  # the benchmark's states are random: no fault, no jump
     label = (
-        f'controller_node (mode floating_base, executor {args.node_executor}), {robot.name} ({robot.n_q} joints, '
-        'floating base); latency measured on the stamped JointState copy of the command'
+        f'controller_node (mode floating_base, executor {args.node_executor}), {robot.name} '
+        f'({robot.n_q} joints, floating base); latency measured on the stamped JointState copy of '
+        'the command'
     )
     runs = {'dynamics': [], 'controller': []}
     for _ in range(args.rounds):
@@ -169,16 +170,17 @@ def main():
     p99 = {k: float(np.median([s['p99'] for s in v])) for k, v in runs.items()}
     dropped = {k: sum(s['dropped'] for s in v) for k, v in runs.items()}
     print(
-        f'[bench] p99 of each round [ms]: dynamics node {[round(s["p99"], 3) for s in runs["dynamics"]]}, '
-        f'controller {[round(s["p99"], 3) for s in runs["controller"]]}; dropped: {dropped}'
+        '[bench] p99 of each round [ms]: dynamics node '
+        f'{[round(s["p99"], 3) for s in runs["dynamics"]]}, controller '
+        f'{[round(s["p99"], 3) for s in runs["controller"]]}; dropped: {dropped}'
     )
     gap = p99['controller'] - p99['dynamics']
     ok_law = law_us < args.law_target_us
     ok_node = gap <= args.margin_ms and dropped['controller'] == 0
     print(
-        f'[bench] law {law_us:.1f} us (target < {args.law_target_us:g} us): {"MET" if ok_law else "MISSED"}; '
-        f'controller p99 - dynamics node p99 = {gap:+.3f} ms (target <= {args.margin_ms:g} ms, none dropped): '
-        f'{"MET" if ok_node else "MISSED"}'
+        f'[bench] law {law_us:.1f} us (target < {args.law_target_us:g} us): '
+        f'{"MET" if ok_law else "MISSED"}; controller p99 - dynamics node p99 = {gap:+.3f} ms '
+        f'(target <= {args.margin_ms:g} ms, none dropped): {"MET" if ok_node else "MISSED"}'
     )
     return 0 if ok_law and ok_node else 1
 

@@ -55,16 +55,16 @@ for p in (ROOT, os.path.join(ROOT, 'test')):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from core_helpers import load_robot, random_state, serial_chain_urdf, urdf_path  # noqa: E402
+from core_helpers import random_state, serial_chain_urdf, urdf_path  # noqa: E402
 from numba import njit  # noqa: E402
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
-from pinocchio_oracle import PinocchioOracle, symmetric  # noqa: E402
+from pinocchio_oracle import PinocchioOracle  # noqa: E402
 from spart_ros import spart  # noqa: E402
 from spart_ros.core import fast as fast_module  # noqa: E402
 from spart_ros.core.fast import FastDynamics  # noqa: E402
 from spart_ros.native import compiled  # noqa: E402
-from spart_ros.native import kernels as K
+from spart_ros.native import kernels as K  # noqa: E402
 
 TARGET_RATIO, GOAL_RATIO = 1.5, 1.0
 TARGET_GROWTH = 12.0
@@ -282,8 +282,8 @@ class Case:
             (
                 'J+Jdot u [info]',
                 f'fd.jacobian(link, R0, r0, qm, u0, um{fl})',
-                'pin.computeJointJacobiansTimeVariation(m, d, q, v); pin.getJointJacobian(m, d, jid, LWA); '
-                'pin.getJointJacobianTimeVariation(m, d, jid, LWA)',
+                'pin.computeJointJacobiansTimeVariation(m, d, q, v); pin.getJointJacobian(m, d, '
+                'jid, LWA); pin.getJointJacobianTimeVariation(m, d, jid, LWA)',
                 False,
             ),
         ]
@@ -457,8 +457,12 @@ def describe_args(args):
 
 
 def diagnosis_rows(case):
-    """(algorithm, kernel name, [public method, checked compiled call, direct compiled call, kernel in
-    an @njit loop, Pinocchio] block fns, recorded kernel arguments)."""
+    """
+    Return the rows of the call-overhead diagnosis.
+
+    Each row: (algorithm, kernel name, [public method, checked compiled call, direct compiled call,
+    kernel in an @njit loop, Pinocchio] block fns, recorded kernel arguments).
+    """
     ns = case.namespace()
     pairs = {p[0]: p for p in case.pairs()}
     rows = []
@@ -518,19 +522,21 @@ def main(argv=None):
         f'{" ".join(f"{x:.2f}" for x in os.getloadavg())}'
     )
     print(
-        f'{rounds} alternating rounds of ~{block_s * 1e3:g} ms blocks per row; microseconds per call = median '
-        'of block means; ratio = ours/Pinocchio (paired = median of per-round ratios)'
+        f'{rounds} alternating rounds of ~{block_s * 1e3:g} ms blocks per row; microseconds per '
+        'call = median of block means; ratio = ours/Pinocchio (paired = median of per-round '
+        'ratios)'
     )
     print(
-        f"gravity {GRAVITY.tolist()} is set once on both models (FastDynamics(robot, gravity=g); Pinocchio's "
+        f'gravity {GRAVITY.tolist()} is set once on both models (FastDynamics(robot, gravity=g); '
+        "Pinocchio's "
         'model.gravity): ID and FD pass no gravity= argument, like rnea/aba (like-for-like)\n'
     )
 
     t_start = time.perf_counter()
     cases = [Case(*r) for r in robots() + (corpus() if args.corpus else [])]
     hdr = (
-        f'{"robot":<32} {"n":>3} {"nq":>3} {"algorithm":<16} {"ours us":>9} {"pin us":>9} {"ratio":>6} '
-        f'{"paired":>6} {"check":>8}  verdict   Pinocchio call'
+        f'{"robot":<32} {"n":>3} {"nq":>3} {"algorithm":<16} {"ours us":>9} {"pin us":>9} '
+        f'{"ratio":>6} {"paired":>6} {"check":>8}  verdict   Pinocchio call'
     )
     print(hdr)
     print('-' * len(hdr))
@@ -550,14 +556,15 @@ def main(argv=None):
             err = chk.get(alg.split(' ')[0])
             err = f'{err:8.1e}' if err is not None else f'{"":>8}'
             print(
-                f'{c.label:<32} {c.robot.n_links_joints:>3} {c.robot.n_q:>3} {alg:<16} {t_ours * 1e6:9.2f} '
-                f'{t_pin * 1e6:9.2f} {ratio:6.2f} {p_ours:6.2f} {err}  {verdict:<8}  {theirs.split("(")[0]}',
+                f'{c.label:<32} {c.robot.n_links_joints:>3} {c.robot.n_q:>3} {alg:<16} '
+                f'{t_ours * 1e6:9.2f} {t_pin * 1e6:9.2f} {ratio:6.2f} {p_ours:6.2f} {err}  '
+                f'{verdict:<8}  {theirs.split("(")[0]}',
                 flush=True,
             )
         print()
     print(
-        'check = max |ours - Pinocchio| / max(1, |Pinocchio|) of the result (ID: tau, FD: udot, H, J), '
-        'Pinocchio mapped to SPART coordinates by test/pinocchio_oracle.py\n'
+        'check = max |ours - Pinocchio| / max(1, |Pinocchio|) of the result (ID: tau, FD: udot, '
+        'H, J), Pinocchio mapped to SPART coordinates by test/pinocchio_oracle.py\n'
     )
 
     print('growth (100-link chain / 10-link chain, target <= 12):')
@@ -570,13 +577,14 @@ def main(argv=None):
         if not ok:
             growth_fail.append(alg)
         print(
-            f'  {alg}: ours {b[0] * 1e6:7.2f} -> {a[0] * 1e6:7.2f} us = x{g_ours:5.2f} {"PASS" if ok else "FAIL"}'
-            f'   (Pinocchio {b[1] * 1e6:6.2f} -> {a[1] * 1e6:6.2f} us = x{g_pin:5.2f})'
+            f'  {alg}: ours {b[0] * 1e6:7.2f} -> {a[0] * 1e6:7.2f} us = x{g_ours:5.2f} '
+            f'{"PASS" if ok else "FAIL"}   (Pinocchio {b[1] * 1e6:6.2f} -> {a[1] * 1e6:6.2f} us = '
+            f'x{g_pin:5.2f})'
         )
 
     print(
         f'\nratios > {TARGET_RATIO}: '
-        + (', '.join(f'{l} {a} {r:.2f}' for l, a, r in failures) or 'none')
+        + (', '.join(f'{label} {a} {r:.2f}' for label, a, r in failures) or 'none')
     )
     judged_ratios = [
         results[(c.label, p[0])][0] / results[(c.label, p[0])][1]
@@ -585,13 +593,14 @@ def main(argv=None):
         if p[3]
     ]
     print(
-        f'ratios <= {GOAL_RATIO} (the goal): {sum(r <= GOAL_RATIO for r in judged_ratios)} of {len(judged_ratios)}; '
-        f'median {np.median(judged_ratios):.2f}, largest {max(judged_ratios):.2f}'
+        f'ratios <= {GOAL_RATIO} (the goal): {sum(r <= GOAL_RATIO for r in judged_ratios)} of '
+        f'{len(judged_ratios)}; median {np.median(judged_ratios):.2f}, largest '
+        f'{max(judged_ratios):.2f}'
     )
 
     print(
-        '\nfixed cost of a call: the same calls on a one-joint robot (a base and one link on a revolute joint, '
-        'fixed base), us per call:'
+        '\nfixed cost of a call: the same calls on a one-joint robot (a base and one link on a '
+        'revolute joint, fixed base), us per call:'
     )
     one = Case('one joint (fixed)', serial_chain_urdf(1, seed=1), False)
     ns = one.namespace()
@@ -606,8 +615,8 @@ def main(argv=None):
             [timeit_block(ours, ns), timeit_block(theirs, ns)], rounds, block_s
         )
         print(
-            f'  {alg:<8} ours {t_ours * 1e6:6.2f}   Pinocchio {t_pin * 1e6:6.2f}   ratio {t_ours / t_pin:5.2f}   '
-            f'({ours.split("(")[0]} vs {theirs.split("(")[0]})'
+            f'  {alg:<8} ours {t_ours * 1e6:6.2f}   Pinocchio {t_pin * 1e6:6.2f}   ratio '
+            f'{t_ours / t_pin:5.2f}   ({ours.split("(")[0]} vs {theirs.split("(")[0]})'
         )
     (t_method, t_kernel), _, _ = interleaved(
         [
@@ -618,32 +627,36 @@ def main(argv=None):
         block_s,
     )
     print(
-        f'  of ours (H): the compiled crba called directly {t_kernel * 1e6:.2f} us (the call, its argument '
-        f"unboxing and one joint's work), the method {t_method * 1e6:.2f} us (+ its Python and the type checks)"
+        f'  of ours (H): the compiled crba called directly {t_kernel * 1e6:.2f} us (the call, its '
+        f"argument unboxing and one joint's work), the method {t_method * 1e6:.2f} us (+ its "
+        'Python and the type checks)'
     )
 
     if not args.no_diagnose:
         print('\nwhere our microseconds go (same interleaving; us per call):')
         print('  public  = FastDynamics method (its Python, the checked call)')
         print(
-            "  checked = spart_ros.native.compiled.call(kernel, kinds, mi, mf, W, ...): every argument's type "
-            'checked in C, then the kernel (native/_call.c), with exactly the arguments the method passes'
+            '  checked = spart_ros.native.compiled.call(kernel, kinds, mi, mf, W, ...): every '
+            "argument's type checked in C, then the kernel (native/_call.c), with exactly the "
+            'arguments the method passes'
         )
         print(
-            '  kernel  = spart_ros.native.compiled.<kernel>(mi, mf, W, ...) (built ahead of time) called directly '
-            '(call + unboxing + kernel)'
+            '  kernel  = spart_ros.native.compiled.<kernel>(mi, mf, W, ...) (built ahead of time) '
+            'called directly (call + unboxing + kernel)'
         )
         print(
-            '  njit    = the same kernel (numba JIT of native/kernels.py) inside an @njit loop (machine code only)'
+            '  njit    = the same kernel (numba JIT of native/kernels.py) inside an @njit loop '
+            '(machine code only)'
         )
         print(
-            '  wrapper = public - checked; check = checked - kernel; call = kernel - njit (medians of the per-round '
-            'differences);'
+            '  wrapper = public - checked; check = checked - kernel; call = kernel - njit '
+            '(medians of the per-round differences);'
         )
         print('  njit/pin, public/pin = medians of the per-round ratios')
         h = (
-            f'  {"robot":<32} {"row":<9} {"kernel fn":<17} {"public":>7} {"checked":>7} {"kernel":>7} {"njit":>7} '
-            f'{"pin":>7}  {"wrapper":>7} {"check":>6} {"call":>6}  {"njit/pin":>8} {"public/pin":>10}'
+            f'  {"robot":<32} {"row":<9} {"kernel fn":<17} {"public":>7} {"checked":>7} '
+            f'{"kernel":>7} {"njit":>7} {"pin":>7}  {"wrapper":>7} {"check":>6} {"call":>6}  '
+            f'{"njit/pin":>8} {"public/pin":>10}'
         )
         print(h)
         print('  ' + '-' * (len(h) - 2))
@@ -660,14 +673,15 @@ def main(argv=None):
                 check = np.median(means[:, 1] - means[:, 2])
                 call = np.median(means[:, 2] - means[:, 3])
                 print(
-                    f'  {c.label:<32} {alg:<9} {kern:<17} {pub * 1e6:7.2f} {chk * 1e6:7.2f} {ker * 1e6:7.2f} '
-                    f'{nj * 1e6:7.2f} {pn * 1e6:7.2f}  {wrapper * 1e6:7.2f} {check * 1e6:6.2f} {call * 1e6:6.2f}  '
-                    f'{paired[3]:8.2f} {paired[0]:10.2f}',
+                    f'  {c.label:<32} {alg:<9} {kern:<17} {pub * 1e6:7.2f} {chk * 1e6:7.2f} '
+                    f'{ker * 1e6:7.2f} {nj * 1e6:7.2f} {pn * 1e6:7.2f}  {wrapper * 1e6:7.2f} '
+                    f'{check * 1e6:6.2f} {call * 1e6:6.2f}  {paired[3]:8.2f} {paired[0]:10.2f}',
                     flush=True,
                 )
             print()
         print(
-            '  kernel arguments recorded from the public calls (first floating-base and first fixed-base robot):'
+            '  kernel arguments recorded from the public calls (first floating-base and first '
+            'fixed-base robot):'
         )
         for label, calls in recorded.values():
             print(f'    {label}:')

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Benchmark: inverse kinematics (spart_ros.core.InverseKinematics) against two baselines run on
-the same targets in the same process, alternating target by target:
+"""
+Benchmark: inverse kinematics (spart_ros.core.InverseKinematics) against two baselines.
+
+The baselines run on the same targets in the same process, alternating target by target:
 
     ours        InverseKinematics(robot, link).solve(p, seed, rotation=R): adaptive damped
                 Newton, joint limits, the compiled fast path for the pose and the Jacobian
@@ -92,8 +94,12 @@ class PinocchioIK:
 
 
 def screw_chain(ik, R0, r0):
-    """(Slist, M): the space screw axes of the chain to ``ik``'s link (the columns of the space
-    Jacobian at q = 0) and the link frame's pose there."""
+    """
+    Return (Slist, M) of the chain to ``ik``'s link.
+
+    Slist: the space screw axes of the chain (the columns of the space Jacobian at q = 0); M: the
+    link frame's pose there.
+    """
     q0 = np.zeros(ik.n)
     R, p = ik.pose(q0, R0, r0)
     J = ik._task_jacobian(ik._pose(R0, r0, q0)[2], R0, r0, q0, R, p, 'space')
@@ -108,8 +114,8 @@ def main():
     parser.add_argument('--seed', type=int, default=1)
     args = parser.parse_args()
     print(
-        f'{"robot":26s} {"side":10s} {"success":>8s} {"it med":>7s} {"it p90":>7s} {"ms/solve":>9s} '
-        f'{"/ pinocchio":>11s} {"beyond limits":>13s}'
+        f'{"robot":26s} {"side":10s} {"success":>8s} {"it med":>7s} {"it p90":>7s} '
+        f'{"ms/solve":>9s} {"/ pinocchio":>11s} {"beyond limits":>13s}'
     )
     for label, path, link in ROBOTS:
         robot = _load(path)
@@ -182,11 +188,13 @@ def main():
             tag = ' [info: base free, no baseline]' if side == 'ours free' else ''
             print(
                 f'{label:26s} {side:10s} {100 * np.mean(ok):7.0f}% {it_med} {it_p90} '
-                f'{1e3 * np.median(times):9.3f} {np.median(times) / base:11.2f} {sum(beyond):13d}{tag}'
+                f'{1e3 * np.median(times):9.3f} {np.median(times) / base:11.2f} '
+                f'{sum(beyond):13d}{tag}'
             )
     print(
-        'success: converged and the pose checked within 2e-6 by forward kinematics (ours: the SPART-compiled '
-        'FK); beyond limits: converged solutions outside the URDF joint limits (the baselines ignore them)'
+        'success: converged and the pose checked within 2e-6 by forward kinematics (ours: the '
+        'SPART-compiled FK); beyond limits: converged solutions outside the URDF joint limits '
+        '(the baselines ignore them)'
     )
 
 

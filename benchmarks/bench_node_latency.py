@@ -58,9 +58,13 @@ def stamp_of(ns):
 
 
 def cpu_snapshot(pids):
-    """(wall s, CPU s of the machine's processes, of its interrupt handling (irq + softirq: the
-    loopback network under DDS), stolen by the hypervisor, of the node, of the publisher, of
-    this process)."""
+    """
+    Return the wall time and the CPU times of the machine and of the benchmark's processes.
+
+    (wall s, CPU s of the machine's processes, of its interrupt handling (irq + softirq: the
+    loopback network under DDS), stolen by the hypervisor, of the node, of the publisher, of this
+    process).
+    """
     tick = os.sysconf('SC_CLK_TCK')
     with open('/proc/stat') as f:
         user, nice, system, _idle, _iowait, irq, softirq, steal = (
@@ -87,8 +91,11 @@ def cpu_snapshot(pids):
 
 
 def set_realtime(pid, priority):
-    """SCHED_FIFO ``priority`` for every thread of process ``pid`` (threads it starts later
-    inherit it); False if not permitted."""
+    """
+    Set SCHED_FIFO ``priority`` for every thread of process ``pid``.
+
+    Threads it starts later inherit it. Return False if not permitted.
+    """
     try:
         for tid in os.listdir(f'/proc/{pid}/task'):
             os.sched_setscheduler(int(tid), os.SCHED_FIFO, os.sched_param(priority))
@@ -314,14 +321,13 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
     try:
         pub_proc.start()
         if args.rt_priority:
-            ok = all(
-                [
-                    set_realtime(pid, args.rt_priority)
-                    for pid in (proc.pid, pub_proc.pid, os.getpid())
-                ]
-            )
+            # every process gets its priority, even after one failed
+            pids = (proc.pid, pub_proc.pid, os.getpid())
+            each = [set_realtime(pid, args.rt_priority) for pid in pids]
+            ok = all(each)
             print(
-                f'[bench] SCHED_FIFO priority {args.rt_priority} for node, publisher and receiver: '
+                f'[bench] SCHED_FIFO priority {args.rt_priority} for node, publisher and '
+                'receiver: '
                 + ('set' if ok else 'NOT permitted here (running with normal priority)')
             )
         burners += [
@@ -366,9 +372,10 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
     )
     print(f'[bench] node: {label}')
     print(
-        f'[bench] published {len(measured)} joint_states at {achieved:.0f} Hz (target {args.rate:.0f}) '
-        f'for {args.seconds:g} s after {args.warmup:g} s of warm-up; receiver: {args.executor} executor, '
-        f'{args.receiver_qos} subscription; load: {args.load} busy process(es)'
+        f'[bench] published {len(measured)} joint_states at {achieved:.0f} Hz (target '
+        f'{args.rate:.0f}) for {args.seconds:g} s after {args.warmup:g} s of warm-up; receiver: '
+        f'{args.executor} executor, {args.receiver_qos} subscription; load: {args.load} busy '
+        'process(es)'
         + (f', SCHED_FIFO {args.rt_priority}' if args.rt_priority else '')
     )
     print(
@@ -376,8 +383,8 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
         f' (warm-up: dropped {dropped_warm}/{n_warm})'
     )
     print(
-        f'[bench] latency joint_states -> {out_topic} [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  '
-        f'max {pmax:.3f}'
+        f'[bench] latency joint_states -> {out_topic} [ms]: p50 {p50:.3f}  p90 {p90:.3f}  p99 '
+        f'{p99:.3f}  max {pmax:.3f}'
     )
     if cpu0 and cpu1:
         wall = cpu1[0] - cpu0[0]
@@ -387,9 +394,10 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
         others = processes - node_cpu - pub_cpu - own_cpu
         busy = others > 0.15 or stolen > 0.15
         print(
-            f'[bench] CPU while publishing (of {os.cpu_count()} cores): node {node_cpu:.0%}, publisher '
-            f'{pub_cpu:.0%}, receiver {own_cpu:.0%}, interrupts (loopback network) {interrupts:.0%}, '
-            f'stolen by the hypervisor {stolen:.0%}, other processes {max(others, 0):.0%}'
+            f'[bench] CPU while publishing (of {os.cpu_count()} cores): node {node_cpu:.0%}, '
+            f'publisher {pub_cpu:.0%}, receiver {own_cpu:.0%}, interrupts (loopback network) '
+            f'{interrupts:.0%}, stolen by the hypervisor {stolen:.0%}, other processes '
+            f'{max(others, 0):.0%}'
             + ('  <- other load: latencies are not representative' if busy else '')
         )
     if stats is not None:
@@ -404,8 +412,8 @@ def measure(args, robot, executable, params, ready, out_topic, out_type, label, 
         )
     ok = len(lat) > 0 and p99 <= args.target_ms and dropped == 0
     print(
-        f'[bench] target p99 <= {args.target_ms:g} ms and none dropped: {"MET" if ok else "MISSED"} '
-        f'(node exit code {code})'
+        f'[bench] target p99 <= {args.target_ms:g} ms and none dropped: '
+        f'{"MET" if ok else "MISSED"} (node exit code {code})'
     )
     timing = [
         line.split(']: ', 1)[-1] for line in node_log.splitlines() if 'callback over' in line
@@ -436,9 +444,9 @@ def dynamics_node_setup(args, robot):
         'timing_log_period': float(args.seconds + args.warmup),
     }
     label = (
-        f'dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} links, '
-        f'{robot.n_q} joints, floating base), outputs: link_twists + jacobians ({robot.link_names[-1]}) '
-        '+ center_of_mass'
+        f'dynamics_node (executor {args.node_executor}), {robot.name} ({len(robot.link_names)} '
+        f'links, {robot.n_q} joints, floating base), outputs: link_twists + jacobians '
+        f'({robot.link_names[-1]}) + center_of_mass'
     )
     return params, label
 

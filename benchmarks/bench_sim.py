@@ -101,8 +101,8 @@ def plant_rows(name, base, gravity, rounds, block_s):
 
 def bench_plant(args):
     print(
-        f'plant alone: dt {DT * 1e3:g} ms, RK4; median steps/s over {args.rounds} alternating rounds '
-        f'of ~{args.block_ms:g} ms blocks'
+        f'plant alone: dt {DT * 1e3:g} ms, RK4; median steps/s over {args.rounds} alternating '
+        f'rounds of ~{args.block_ms:g} ms blocks'
     )
     print(f'{"robot":<12} {"row":<8} {"steps/s":>10} {"us/step":>8} {"ratio":>6} {"max RTF":>8}')
     for name, base, gravity in ROBOTS:
@@ -110,7 +110,8 @@ def bench_plant(args):
         for key in ('bare', 'plant', 'publish'):
             r = rates[key]
             print(
-                f'{name:<12} {key:<8} {r:>10.0f} {1e6 / r:>8.1f} {rates["bare"] / r:>6.2f} {r * DT:>8.1f}'
+                f'{name:<12} {key:<8} {r:>10.0f} {1e6 / r:>8.1f} {rates["bare"] / r:>6.2f} '
+                f'{r * DT:>8.1f}'
             )
 
 
@@ -191,7 +192,8 @@ def bench_node(args):
                 )
     with open('/proc/loadavg') as f:
         print(
-            f'load average (1, 5, 15 min): {" ".join(f.read().split()[:3])} on {os.cpu_count()} CPUs'
+            f'load average (1, 5, 15 min): {" ".join(f.read().split()[:3])} on {os.cpu_count()} '
+            'CPUs'
         )
 
 

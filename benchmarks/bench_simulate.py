@@ -104,7 +104,8 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
     print(
-        f'load average {os.getloadavg()}; {args.rounds} rounds alternating; CPU s per simulated s (1 kHz control)'
+        f'load average {os.getloadavg()}; {args.rounds} rounds alternating; CPU s per simulated s '
+        '(1 kHz control)'
     )
     rows = {}
     for r in range(args.rounds):
@@ -128,8 +129,8 @@ def main(argv=None):
             f'{total:8.3f} s / {args.seconds:g} s  {rms:.2e} rad'
         )
     print(
-        'loop = the whole closed loop; plant = its plant stepped and read alone; control = Controller.update '
-        "alone; rest = the loop's own bookkeeping (medians over the rounds)"
+        'loop = the whole closed loop; plant = its plant stepped and read alone; control = '
+        "Controller.update alone; rest = the loop's own bookkeeping (medians over the rounds)"
     )
     return 0
 

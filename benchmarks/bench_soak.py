@@ -177,8 +177,8 @@ def main():
                 next_rss += 1.0
             if now >= next_report:
                 print(
-                    f'[soak] {now - t0:5.0f} s: node RSS {rss[-1][1] / 1024:.1f} MiB, {len(received)} answers, '
-                    f'{calls["sent"]} service calls',
+                    f'[soak] {now - t0:5.0f} s: node RSS {rss[-1][1] / 1024:.1f} MiB, '
+                    f'{len(received)} answers, {calls["sent"]} service calls',
                     flush=True,
                 )
                 next_report += 60
@@ -204,26 +204,28 @@ def main():
     base = kib[t >= args.warmup][0] if np.any(t >= args.warmup) else kib[0]
     growth = (kib[-1] - base) / 1024
     print(
-        f'[soak] {robot.name}, floating base, node defaults (joint_states BEST_EFFORT depth 100, events executor); '
-        f'load: {args.load} busy process(es)'
+        f'[soak] {robot.name}, floating base, node defaults (joint_states BEST_EFFORT depth 100, '
+        f'events executor); load: {args.load} busy process(es)'
     )
     print(
-        f'[soak] joint_states: {len(measured)} published at {achieved:.0f} Hz over {args.seconds:g} s after '
-        f'{args.warmup:g} s warm-up; answered {len(measured) - lost}, lost {lost} ({lost / len(measured):.4%})'
+        f'[soak] joint_states: {len(measured)} published at {achieved:.0f} Hz over '
+        f'{args.seconds:g} s after {args.warmup:g} s warm-up; answered {len(measured) - lost}, '
+        f'lost {lost} ({lost / len(measured):.4%})'
     )
     print(
-        f'[soak] services at {args.service_rate:g} Hz: {calls["sent"]} sent, {calls["ok"]} ok, {calls["failed"]} '
-        f'failed {sorted(calls["messages"])[:3]}'
+        f'[soak] services at {args.service_rate:g} Hz: {calls["sent"]} sent, {calls["ok"]} ok, '
+        f'{calls["failed"]} failed {sorted(calls["messages"])[:3]}'
     )
     print(
-        f'[soak] node RSS: {base / 1024:.1f} MiB after warm-up, {kib[-1] / 1024:.1f} MiB at the end (growth '
-        f'{growth:+.2f} MiB), peak {np.nanmax(kib) / 1024:.1f} MiB'
+        f'[soak] node RSS: {base / 1024:.1f} MiB after warm-up, {kib[-1] / 1024:.1f} MiB at the '
+        f'end (growth {growth:+.2f} MiB), peak {np.nanmax(kib) / 1024:.1f} MiB'
     )
     ok_mem = growth < 1.0
     ok_loss = lost == 0
     print(
         f'[soak] target RSS growth < 1 MB: {"MET" if ok_mem else "MISSED"}; no joint_states lost: '
-        f'{"MET" if ok_loss else ("MISSED" if not args.load else "n/a under load")} (node exit code {code})'
+        f'{"MET" if ok_loss else ("MISSED" if not args.load else "n/a under load")} (node exit '
+        f'code {code})'
     )
     errors = [line for line in node_log.splitlines() if 'ERROR' in line]
     if errors:

@@ -121,12 +121,14 @@ def cases(robot, link, rows, base_rows):
     rows_ += [
         (
             'resolved_rate + pose',
-            "laws['resolved_rate'].update(R0, r0, qm, u0, um, twist=twist, position=position, t=0.0)",
+            "laws['resolved_rate'].update(R0, r0, qm, u0, um, twist=twist, position=position, "
+            't=0.0)',
         ),
         (
             'pose P law (fast link pose)',
             'rr.task_twist(R0, r0, qm, twist, position, '
-            'pose=rr.end_effector.frame_pose(rr.kinematics.link_rotation, rr.kinematics.link_position))',
+            'pose=rr.end_effector.frame_pose(rr.kinematics.link_rotation, '
+            'rr.kinematics.link_position))',
         ),
         ('pose P law, Kinematics [info]', 'rr.task_twist(R0, r0, qm, twist, position)'),
         ('SPART chain J* [info]', 'spart_chain_jstar(robot, link, R0, r0, qm)'),
@@ -144,8 +146,9 @@ def main(argv=None):
     rounds = args.rounds or (8 if args.quick else 30)
     block_s = (args.block_ms or (2.0 if args.quick else 3.0)) * 1e-3
     print(
-        f'space control per tick: median us per call over {rounds} interleaved rounds of ~{block_s * 1e3:g} ms blocks;'
-        ' ratio = time / baseline (FastDynamics.mass_matrix + jacobian, same run)'
+        f'space control per tick: median us per call over {rounds} interleaved rounds of '
+        f'~{block_s * 1e3:g} ms blocks; ratio = time / baseline (FastDynamics.mass_matrix + '
+        'jacobian, same run)'
     )
     for label, robot, link, rows, base_rows in robots():
         rows_, ns = cases(robot, link, rows, base_rows)

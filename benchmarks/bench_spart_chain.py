@@ -206,9 +206,12 @@ def profile_ours(robot, st, reps=2000):
 
 
 def what_if(robot, st, sp, reps, warmup):
-    """Diagnostic only: our chain with the per-call input checks and/or the per-array
-    symbolic dispatch replaced, in this process, by plain numpy (monkeypatched; the
-    package files are untouched).  Shows what each overhead costs."""
+    """
+    Show what each overhead of our chain costs (diagnostic only).
+
+    Our chain with the per-call input checks and/or the per-array symbolic dispatch replaced, in
+    this process, by plain numpy (monkeypatched; the package files are untouched).
+    """
     import importlib
 
     chk = importlib.import_module('spart_ros.core._checks')
@@ -254,7 +257,8 @@ def what_if(robot, st, sp, reps, warmup):
         chk.array, chk.vector, bk.zeros, bk.eye = saved
     for (label, _), r in zip(variants + [('spartpy', None)], res):
         print(
-            f'  {label:<22} median {r["median"]:8.1f}   p10 {r["p10"]:8.1f}   best {r["best"]:8.1f}'
+            f'  {label:<22} median {r["median"]:8.1f}   p10 {r["p10"]:8.1f}   best '
+            f'{r["best"]:8.1f}'
         )
 
 
@@ -281,7 +285,8 @@ def main(argv=None):
     st = random_state(n, nq, args.seed)
 
     print(
-        f'robot {robot.name!r} from {os.path.relpath(args.urdf, ROOT)}: n = {n}, n_q = {nq}, floating base'
+        f'robot {robot.name!r} from {os.path.relpath(args.urdf, ROOT)}: n = {n}, n_q = {nq}, '
+        'floating base'
     )
     print(
         f'python {sys.version.split()[0]}, numpy {np.__version__}; spartpy C library '
@@ -292,20 +297,22 @@ def main(argv=None):
     tau_sp = spartpy_chain(sp, **st)
     diff = np.abs(tau_ours - tau_sp).max()
     print(
-        f'tau = [tau0; taum]: max |ours - spartpy| = {diff:.3e}  (max |tau| = {np.abs(tau_sp).max():.3e})'
+        f'tau = [tau0; taum]: max |ours - spartpy| = {diff:.3e}  (max |tau| = '
+        f'{np.abs(tau_sp).max():.3e})'
     )
 
     print(
-        f'\n{args.reps} timed calls each after {args.warmup} warm-up calls, ours and spartpy interleaved '
-        'in blocks of 25;\nmicroseconds per call: median [10th-90th percentile], best = fastest block mean'
+        f'\n{args.reps} timed calls each after {args.warmup} warm-up calls, ours and spartpy '
+        'interleaved in blocks of 25;\nmicroseconds per call: median [10th-90th percentile], best '
+        '= fastest block mean'
     )
     t_ours, t_sp = interleaved_us(
         [lambda: ours_chain(robot, **st), lambda: spartpy_chain(sp, **st)], args.reps, args.warmup
     )
     w = 16
     print(
-        f'{"":<{w}} {"ours median [p10-p90]":>26} {"best":>7}  {"spartpy median [p10-p90]":>26} {"best":>7}'
-        f'  {"ratio med":>9} {"ratio best":>10}'
+        f'{"":<{w}} {"ours median [p10-p90]":>26} {"best":>7}  {"spartpy median [p10-p90]":>26} '
+        f'{"best":>7}  {"ratio med":>9} {"ratio best":>10}'
     )
 
     def row(label, a, b):

@@ -78,8 +78,8 @@ t1 = time.perf_counter()
 robot, keys = robot_from_urdf({urdf!r})
 fd = FastDynamics(robot, gravity=[0.0, 0.0, -9.81])
 nq = robot.n_q
-tau0, taum = fd.inverse_dynamics(np.eye(3), np.zeros(3), np.full(nq, 0.3), np.zeros(6), np.full(nq, 0.1),
-                                 np.zeros(6), np.zeros(nq), floating=False)
+tau0, taum = fd.inverse_dynamics(np.eye(3), np.zeros(3), np.full(nq, 0.3), np.zeros(6),
+                                 np.full(nq, 0.1), np.zeros(6), np.zeros(nq), floating=False)
 t2 = time.perf_counter()
 print(json.dumps(dict(imports=t1 - t0, first=t2 - t1, at=time.time(), numba='numba' in sys.modules,
                       cpu=time.process_time())))
@@ -134,8 +134,11 @@ def library_runs(tree, runs):
 
 
 class Probe:
-    """An rclpy node that publishes the KUKA's joint states and records the first message seen on
-    each watched topic after reset()."""
+    """
+    An rclpy node that publishes the KUKA's joint states.
+
+    It records the first message seen on each watched topic after reset().
+    """
 
     def __init__(self):
         import rclpy
@@ -352,20 +355,23 @@ def main(argv=None):
         [Tree(os.path.abspath(args.baseline), 'baseline')] if args.baseline else []
     )
     print(
-        f'python {sys.version.split()[0]}; 2 CPUs shared; load average {" ".join(f"{x:.2f}" for x in os.getloadavg())}'
-        f'; ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID")}; model {os.path.relpath(URDF, ROOT)} (7 joints)'
+        f'python {sys.version.split()[0]}; 2 CPUs shared; load average '
+        f'{" ".join(f"{x:.2f}" for x in os.getloadavg())}; '
+        f'ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID")}; model {os.path.relpath(URDF, ROOT)} (7 '
+        'joints)'
         + (f'; baseline {trees[1].root}' if args.baseline else '')
     )
     if 'library' in parts:
         rows = alternating(trees, args.runs, lambda tree: library_runs(tree, 1)[0])
         print(
-            f'\n1. library (fresh interpreter, median of {args.runs}): process start -> first inverse_dynamics'
+            f'\n1. library (fresh interpreter, median of {args.runs}): process start -> first '
+            'inverse_dynamics'
         )
         for label, r in rows.items():
             print(
-                f'   {label:<9} {med(r, "wall"):.2f} s (imports {med(r, "imports"):.2f} s, URDF + FastDynamics + first '
-                f'call {med(r, "first") * 1e3:.0f} ms), CPU {med(r, "cpu"):.2f} s; numba imported: '
-                f'{any(x["numba"] for x in r)}'
+                f'   {label:<9} {med(r, "wall"):.2f} s (imports {med(r, "imports"):.2f} s, URDF + '
+                f'FastDynamics + first call {med(r, "first") * 1e3:.0f} ms), CPU '
+                f'{med(r, "cpu"):.2f} s; numba imported: {any(x["numba"] for x in r)}'
             )
     if parts & {'nodes', 'launch'}:
         probe = Probe()
@@ -375,8 +381,8 @@ def main(argv=None):
         with open(os.devnull, 'w') as log:
             if 'nodes' in parts:
                 print(
-                    f'\n2. each node alone (installed executable; median of {args.runs}): process start -> first '
-                    f'output, target <= {NODE_TARGET_S} s'
+                    f'\n2. each node alone (installed executable; median of {args.runs}): process '
+                    f'start -> first output, target <= {NODE_TARGET_S} s'
                 )
                 for name in NODES:
                     rows = alternating(
@@ -387,7 +393,8 @@ def main(argv=None):
                         wall = med(r, 'wall')
                         each = ', '.join('%.2f' % x['wall'] for x in r)
                         print(
-                            f'   {name:<16} {label:<9} {wall:5.2f} s  (runs: {each}; CPU {med(r, "cpu"):.2f} s)'
+                            f'   {name:<16} {label:<9} {wall:5.2f} s  (runs: {each}; CPU '
+                            f'{med(r, "cpu"):.2f} s)'
                             f'{"  %d run(s) without output" % failed if failed else ""}  '
                             f'{"PASS" if wall <= NODE_TARGET_S else "over"}',
                             flush=True,
@@ -395,16 +402,18 @@ def main(argv=None):
             if 'launch' in parts:
                 rows = alternating(trees, args.runs, lambda tree: launch_run(probe, tree, log))
                 print(
-                    f'\n3. sim_demo.launch.py robot:=kuka_iiwa (3 nodes; median of {args.runs}), target up and '
-                    f'commanding <= {LAUNCH_TARGET_S} s:'
+                    f'\n3. sim_demo.launch.py robot:=kuka_iiwa (3 nodes; median of {args.runs}), '
+                    f'target up and commanding <= {LAUNCH_TARGET_S} s:'
                 )
                 for label, r in rows.items():
                     each = ', '.join('%.2f' % x['all'] for x in r)
                     print(
-                        f'   {label:<9} controller commanding {med(r, "controller"):.2f} s, dynamics first output '
-                        f'{med(r, "dynamics"):.2f} s, sim first joint_states {med(r, "sim"):.2f} s; all three '
-                        f'{med(r, "all"):.2f} s (runs: {each}); CPU of the launch and its nodes until then '
-                        f'{med(r, "cpu"):.2f} s  {"PASS" if med(r, "all") <= LAUNCH_TARGET_S else "over"}',
+                        f'   {label:<9} controller commanding {med(r, "controller"):.2f} s, '
+                        f'dynamics first output {med(r, "dynamics"):.2f} s, sim first '
+                        f'joint_states {med(r, "sim"):.2f} s; all three {med(r, "all"):.2f} s '
+                        f'(runs: {each}); CPU of the launch and its nodes until then '
+                        f'{med(r, "cpu"):.2f} s  '
+                        f'{"PASS" if med(r, "all") <= LAUNCH_TARGET_S else "over"}',
                         flush=True,
                     )
         probe.close()

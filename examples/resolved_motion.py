@@ -440,7 +440,8 @@ def main(argv=None):
     os.makedirs(out_dir, exist_ok=True)
     robot, _ = spart.urdf2robot(URDF)
     print(
-        f'[resolved_motion] {robot.summary()}; {args.duration:g} s at dt = {args.dt:g} s, modes {args.modes}'
+        f'[resolved_motion] {robot.summary()}; {args.duration:g} s at dt = {args.dt:g} s, modes '
+        f'{args.modes}'
     )
     logs, summaries = {}, []
     for mode in args.modes:
@@ -450,10 +451,11 @@ def main(argv=None):
         s['wall_time_s'] = time.perf_counter() - start
         summaries.append(s)
         line = (
-            f'[resolved_motion] {mode:30s} ee error max {s["max_ee_position_error_m"] * 1e3:8.3g} mm, '
-            f'base yaw change max {np.rad2deg(s["max_base_yaw_change_rad"]):9.3g} deg, '
-            f'momentum change max {s["max_momentum_change"]:.2e} (scale {s["momentum_scale"]:.3g}), '
-            f'min manipulability {s["min_generalized_manipulability"]:.3f}'
+            f'[resolved_motion] {mode:30s} ee error max {s["max_ee_position_error_m"] * 1e3:8.3g} '
+            f'mm, base yaw change max {np.rad2deg(s["max_base_yaw_change_rad"]):9.3g} deg, '
+            f'momentum change max {s["max_momentum_change"]:.2e} (scale '
+            f'{s["momentum_scale"]:.3g}), min manipulability '
+            f'{s["min_generalized_manipulability"]:.3f}'
         )
         if 'max_base_yaw_error_rad' in s:
             line += f', yaw tracking error max {np.rad2deg(s["max_base_yaw_error_rad"]):.3g} deg'

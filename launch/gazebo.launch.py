@@ -166,7 +166,8 @@ def generate_launch_description():
             DeclareLaunchArgument(
                 'initial_positions',
                 default_value='0 0 0 0 0 0 0',
-                description='Initial joint positions (7 numbers, rad) of the <ros2_control> block.',
+                description='Initial joint positions (7 numbers, rad) of the <ros2_control> '
+                'block.',
             ),
             OpaqueFunction(function=_gazebo),
             OpaqueFunction(function=_nodes),

@@ -99,8 +99,8 @@ def generate_launch_description():
             DeclareLaunchArgument(
                 'robot',
                 default_value='SC_3DoF',
-                description='Example robot: SC_3DoF (free-floating) or kuka_iiwa (fixed, gravity); '
-                'picks urdf/<robot>.urdf and config/demo_<robot>.yaml.',
+                description='Example robot: SC_3DoF (free-floating) or kuka_iiwa (fixed, '
+                'gravity); picks urdf/<robot>.urdf and config/demo_<robot>.yaml.',
             ),
             DeclareLaunchArgument(
                 'urdf_path', default_value='', description="URDF file (default: the robot's)."
@@ -108,8 +108,9 @@ def generate_launch_description():
             DeclareLaunchArgument(
                 'params',
                 default_value='',
-                description='Parameter file of all three nodes (default: config/demo_<robot>.yaml; '
-                'with urdf_path: config/demo_robot.yaml, a fixed base in gravity).',
+                description='Parameter file of all three nodes (default: '
+                'config/demo_<robot>.yaml; with urdf_path: config/demo_robot.yaml, a fixed base '
+                'in gravity).',
             ),
             DeclareLaunchArgument(
                 'base', default_value='', description="'fixed' or 'floating' (overrides params)."

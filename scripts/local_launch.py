@@ -45,11 +45,13 @@ PACKAGE = 'spart_ros'
 
 # --- stand-ins for the launch / launch_ros names the launch files use ------------------------
 class LaunchContext:
+
     def __init__(self, configurations):
         self.launch_configurations = dict(configurations)
 
 
 class LaunchConfiguration:
+
     def __init__(self, variable_name, default=None):
         self.variable_name, self.default = variable_name, default
 
@@ -61,11 +63,13 @@ class LaunchConfiguration:
 
 
 class DeclareLaunchArgument:
+
     def __init__(self, name, default_value=None, description='', **_):
         self.name, self.default_value, self.description = name, default_value, description
 
 
 class PathJoinSubstitution:
+
     def __init__(self, substitutions):
         self.substitutions = list(substitutions)
 
@@ -74,6 +78,7 @@ class PathJoinSubstitution:
 
 
 class FindPackageShare:
+
     def __init__(self, package):
         self.package = package
 
@@ -88,25 +93,30 @@ class FindPackageShare:
 
 
 class OnProcessExit:
+
     def __init__(self, *, target_action, on_exit, **unsupported):
         if unsupported:
             raise LaunchError(
-                f'OnProcessExit arguments not supported by the local launcher: {sorted(unsupported)}'
+                'OnProcessExit arguments not supported by the local launcher: '
+                f'{sorted(unsupported)}'
             )
         self.target_action = target_action
         self.on_exit = list(on_exit) if isinstance(on_exit, (list, tuple)) else [on_exit]
 
 
 class RegisterEventHandler:
+
     def __init__(self, event_handler, **unsupported):
         if unsupported or not isinstance(event_handler, OnProcessExit):
             raise LaunchError(
-                'RegisterEventHandler: only OnProcessExit handlers are supported by the local launcher'
+                'RegisterEventHandler: only OnProcessExit handlers are supported by the local '
+                'launcher'
             )
         self.event_handler = event_handler
 
 
 class OpaqueFunction:
+
     def __init__(self, function, args=None, kwargs=None):
         self.function, self.args, self.kwargs = function, args or [], kwargs or {}
 
@@ -135,6 +145,7 @@ class UnlessCondition(IfCondition):
 
 
 class PythonLaunchDescriptionSource:
+
     def __init__(self, launch_file_path):
         self.path = launch_file_path
 
@@ -187,6 +198,7 @@ class Node:
 
 
 class LaunchDescription:
+
     def __init__(self, entities=()):
         self.entities = list(entities)
 
@@ -288,7 +300,11 @@ def _resolve(value, context):
 
 
 def arguments_of(path):
-    """[(name, default or None, description)] of the launch file's DeclareLaunchArgument entities."""
+    """
+    Return the launch file's DeclareLaunchArgument entities.
+
+    As [(name, default or None, description)].
+    """
     return [
         (e.name, e.default_value, e.description)
         for e in load_description(path).entities
@@ -311,8 +327,8 @@ def nodes_of(path, arguments, missing=None):
     unknown = sorted(set(arguments) - set(names))
     if unknown:  # real ros2 launch sets them as configurations nobody reads: ignored
         warn(
-            f'{Path(path).name}: ignoring undeclared launch argument(s) {unknown} (as ros2 launch does); '
-            f'declared: {names}'
+            f'{Path(path).name}: ignoring undeclared launch argument(s) {unknown} (as ros2 launch '
+            f'does); declared: {names}'
         )
     context = LaunchContext({d.name: d.default_value for d in declared})
     context.launch_configurations.update(arguments)
@@ -367,7 +383,8 @@ def nodes_of(path, arguments, missing=None):
             nodes.append(entity)
         else:
             raise LaunchError(
-                f'{Path(path).name}: {type(entity).__name__} is not supported by the local launcher'
+                f'{Path(path).name}: {type(entity).__name__} is not supported by the local '
+                'launcher'
             )
     return nodes
 
@@ -411,8 +428,8 @@ def command_line(node, workdir):
             params = path
         elif not Path(params).is_file():  # ros2 launch warns and starts the node without it
             warn(
-                f'parameter file {params} of node {node.name or node.executable} not found: skipped '
-                '(as ros2 launch does)'
+                f'parameter file {params} of node {node.name or node.executable} not found: '
+                'skipped (as ros2 launch does)'
             )
             continue
         ros += ['--params-file', str(params)]
@@ -502,9 +519,11 @@ def main(argv=None):
     except (LaunchError, OSError) as err:
         print(f'[local_launch] {err}', file=sys.stderr)
         return 2
-    except Exception as err:  # noqa: BLE001 - raised by the launch file itself: as ros2 launch reports it
+    # raised by the launch file itself: reported as ros2 launch reports it
+    except Exception as err:  # noqa: BLE001
         print(
-            f'[local_launch] [ERROR] [launch]: Caught exception in launch: {type(err).__name__}: {err}',
+            f'[local_launch] [ERROR] [launch]: Caught exception in launch: {type(err).__name__}: '
+            f'{err}',
             file=sys.stderr,
         )
         return 1

@@ -78,11 +78,11 @@ def say(text):
 
 class Monitor:
     """
-    An rclpy node in this process that records a scenario.
+    An rclpy node in this process that records a scenario and follows the controller's status.
 
-    Every topic, raw, into the bag) and follows the controller's status; the rest of the run is
-    read back from the bag afterwards, so that this process keeps up with 1 kHz topics (a backlog
-    would delay the receipt times the latency is measured with.
+    It records every topic, raw, into the bag; the rest of the run is read back from the bag
+    afterwards, so that this process keeps up with 1 kHz topics (a backlog would delay the receipt
+    times the latency is measured with).
     """
 
     def __init__(self, scenario, bag_path, name='spart_demo_monitor'):
@@ -158,7 +158,7 @@ class Monitor:
         self.status.append((self.sim_time(), msg))
 
     def sim_time(self):
-        """Simulate time (s) of the last joint state received (0 before any)."""
+        """Return the simulated time (s) of the last joint state received (0 before any)."""
         return 0.0 if self.last_stamp is None else self.last_stamp[0] + 1e-9 * self.last_stamp[1]
 
     def spin(self, seconds):
@@ -255,11 +255,14 @@ class Recording:
         self.commands.sort(key=lambda x: x[0])
 
     def longest_one_command(self, t0, t1):
-        """The longest simulated time (s) within [t0, t1] over which the plant applied one
-        command: recorded states in a row with the very same efforts.  While the arm moves, each
+        """
+        Return the longest simulated time (s) in [t0, t1] over which the plant applied one command.
+
+        That is: recorded states in a row with the very same efforts. While the arm moves, each
         control period brings a new command; a longer span is the machine's doing (the controller
         not scheduled, the plant applying its last command meanwhile as ros2_control does, or the
-        sim catching up a stall of its own in one go)."""
+        sim catching up a stall of its own in one go).
+        """
         stamps = sorted(s for s in self.applied if t0 <= s * 1e-9 <= t1)
         longest, first = 0.0, None
         for a, b in zip(stamps, stamps[1:]):
@@ -377,7 +380,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         'ros2 launch spart_ros sim_demo.launch.py robot:='
         + name
         + f' namespace:={scenario["namespace"]}'
-        '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate processes)'
+        '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate '
+        'processes)'
     )
     bag_path = out / f'{name}.mcap'
     # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
@@ -405,8 +409,9 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         t_start, q0 = send_trajectory(mon, scenario, robot)
         duration = seconds if seconds else scenario['waypoints'][-1][0] + 1.0
         say(
-            f'trajectory of {len(scenario["waypoints"])} points over {scenario["waypoints"][-1][0]:g} s accepted, '
-            f'starting at sim time {t_start:.3f} s; running {duration:g} s of simulated time'
+            f'trajectory of {len(scenario["waypoints"])} points over '
+            f'{scenario["waypoints"][-1][0]:g} s accepted, starting at sim time {t_start:.3f} s; '
+            f'running {duration:g} s of simulated time'
         )
         mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
         wall_run = time.monotonic()
@@ -422,8 +427,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
                 st = mon.status[-1][1] if mon.status else None
                 say(
                     f'  sim time {mon.sim_time() - t_start:5.2f} s   max |tracking error| '
-                    f'{st.max_position_error if st else float("nan"):.2e} rad   commands {st.commands if st else 0}   '
-                    f'state {st.state if st else "?"}'
+                    f'{st.max_position_error if st else float("nan"):.2e} rad   commands '
+                    f'{st.commands if st else 0}   state {st.state if st else "?"}'
                 )
             if time.monotonic() - wall_run > 10 * duration + 30:
                 raise RuntimeError('the simulation is not advancing')
@@ -455,8 +460,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         if after:
             result['problems'].append(f'{len(after)} commands after the watchdog zero command')
         say(
-            f'simulator paused: the controller sent one all-zero command {zero[0] - paused_at:.3f} s later, '
-            f'then {len(after)} commands (watchdog)'
+            'simulator paused: the controller sent one all-zero command '
+            f'{zero[0] - paused_at:.3f} s later, then {len(after)} commands (watchdog)'
         )
         # the dynamics node answers too
         req = InverseDynamics.Request(use_current_state=True, floating_base=scenario['floating'])
@@ -467,8 +472,9 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
             'efforts': dict(zip(res.joint_names, res.efforts)),
         }
         say(
-            f'spart_dynamics inverse_dynamics(use_current_state{", floating_base" if scenario["floating"] else ""})'
-            f': {res.message}, efforts at rest '
+            'spart_dynamics inverse_dynamics(use_current_state'
+            f'{", floating_base" if scenario["floating"] else ""}): {res.message}, efforts at '
+            'rest '
             + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names, res.efforts))
             + ' N m'
         )
@@ -624,7 +630,8 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
         }
     except BagError as err:
         result['problems'].append(str(err))
-    except Exception as err:  # noqa: BLE001 - a bug in the replay topics: reported, the run goes on
+    # a bug in the replay topics: reported, the run goes on
+    except Exception as err:  # noqa: BLE001
         result['problems'].append(
             f'adding the replay topics to {bag_path.name} failed: {type(err).__name__}: {err}'
         )
@@ -722,7 +729,8 @@ def disturbance(r):
     why = []
     if r.get('halts_during_run'):
         why.append(
-            f'the controller halted {r["halts_during_run"]} time(s) on stale inputs or after a stall'
+            f'the controller halted {r["halts_during_run"]} time(s) on stale inputs or after a '
+            'stall'
         )
     if r.get('longest_one_command_s', 0.0) > STALL:
         why.append(f'the plant ran {r["longest_one_command_s"] * 1e3:.0f} ms on one command')
@@ -732,22 +740,26 @@ def disturbance(r):
 def print_summary(r):
     say(f'=== {r["label"]}')
     say(
-        f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall time (real time)'
+        f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall '
+        'time (real time)'
         + (
-            f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy machine)'
+            f'; the controller halted {r["halts_during_run"]} time(s) on stale inputs (a busy '
+            'machine)'
             if r.get('halts_during_run')
             else ''
         )
     )
     if 'longest_one_command_s' in r:
         say(
-            f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at most while the arm '
-            f'moved (over {STALL * 1e3:.0f} ms counts as a stall of this machine)'
+            f'  the plant applied one command for {r["longest_one_command_s"] * 1e3:.0f} ms at '
+            f'most while the arm moved (over {STALL * 1e3:.0f} ms counts as a stall of this '
+            'machine)'
         )
     if 'first_attempt' in r:
         f = r['first_attempt']
         say(
-            f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall ({f["disturbance"]})'
+            f'  run again: the first attempt failed ({"; ".join(f["problems"])}) after a stall '
+            f'({f["disturbance"]})'
         )
     for n, e in r.get('tracking', {}).items():
         say(f'  tracking error after 1 s  {n:18s} RMS {e["rms"]:.2e} rad   max {e["max"]:.2e} rad')
@@ -760,26 +772,28 @@ def print_summary(r):
     if 'momentum_drift' in r:
         m = r['momentum_drift']
         say(
-            f'  momentum drift (about the world origin): angular {m["angular"]:.1e} N m s, linear {m["linear"]:.1e} N s'
-            f' (no external force; |L| {m["angular_magnitude"]:.1e}, |p| {m["linear_magnitude"]:.1e})'
+            f'  momentum drift (about the world origin): angular {m["angular"]:.1e} N m s, linear '
+            f'{m["linear"]:.1e} N s (no external force; |L| {m["angular_magnitude"]:.1e}, |p| '
+            f'{m["linear_magnitude"]:.1e})'
         )
     if 'latency_ms' in r:
         lat = r['latency_ms']
         say(
-            f'  command latency (joint_states -> command, here): p50 {lat["p50"]:.2f} ms  p99 {lat["p99"]:.2f} ms  '
-            f'({lat["samples"]} commands)'
+            f'  command latency (joint_states -> command, here): p50 {lat["p50"]:.2f} ms  p99 '
+            f'{lat["p99"]:.2f} ms  ({lat["samples"]} commands)'
         )
     if 'bag' in r:
         say(
-            f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} messages (with '
-            f'{r["bag"]["added"]["/tf"]} /tf for Foxglove, config/foxglove_layout.json), reads back with its message '
-            'definitions'
+            f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} '
+            f'messages (with {r["bag"]["added"]["/tf"]} /tf for Foxglove, '
+            'config/foxglove_layout.json), reads back with its message definitions'
         )
     say(f'  plots: {", ".join(r.get("plots", []))}')
     if 'animation' in r:
         a = r['animation']
         say(
-            f'  animation: {a["file"]} ({a["frames"]} frames, {"MuJoCo offscreen" if a["backend"] == "mujoco" else "matplotlib"})'
+            f'  animation: {a["file"]} ({a["frames"]} frames, '
+            f'{"MuJoCo offscreen" if a["backend"] == "mujoco" else "matplotlib"})'
         )
     for p in r['problems']:
         say(f'  PROBLEM: {p}')
@@ -798,7 +812,8 @@ def run_once_more_after_a_stall(name, out, seconds, launch_log):
     if not result['problems'] or not why:
         return result
     say(
-        f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running it again'
+        f'{name}: {"; ".join(result["problems"])}, after a stall of this machine ({why}): running '
+        'it again'
     )
     again = run_scenario(name, SCENARIOS[name], out, seconds, launch_log, attempt=2)
     again['first_attempt'] = {'problems': result['problems'], 'disturbance': why}

@@ -120,8 +120,8 @@ def report(robot, base=None, caught=()):
         if robot.base_hint == 'fixed':
             T = robot.base_pose
             out.append(
-                f'URDF root {robot.world_link!r} dropped: a fixed joint places the base at {_pose(T)} in '
-                f'{robot.world_link!r} (the URDF implies a fixed base)'
+                f'URDF root {robot.world_link!r} dropped: a fixed joint places the base at '
+                f'{_pose(T)} in {robot.world_link!r} (the URDF implies a fixed base)'
             )
         else:
             out.append(
@@ -155,14 +155,15 @@ def report(robot, base=None, caught=()):
     bodies = [robot.base_link] + robot.links
     for body in bodies:
         T = np.asarray(body.T, float)
-        I = np.asarray(body.inertia, float)
-        if float(body.mass) == 0 and not I.any():
+        J = np.asarray(body.inertia, float)
+        if float(body.mass) == 0 and not J.any():
             out.append(f'  {body.name}: massless frame')
             continue
         out.append(
-            f'  {body.name}: mass {_f(body.mass)} kg, CoM {_vec(T[:3, 3], 1e-12)}, inertia ixx {_f(I[0, 0])} '
-            f'iyy {_f(I[1, 1])} izz {_f(I[2, 2])} ixy {_f(I[0, 1])} ixz {_f(I[0, 2])} iyz {_f(I[1, 2])}, '
-            f'principal moments {_vec(np.linalg.eigvalsh(I))}'
+            f'  {body.name}: mass {_f(body.mass)} kg, CoM {_vec(T[:3, 3], 1e-12)}, '
+            f'inertia ixx {_f(J[0, 0])} iyy {_f(J[1, 1])} izz {_f(J[2, 2])} '
+            f'ixy {_f(J[0, 1])} ixz {_f(J[0, 2])} iyz {_f(J[1, 2])}, '
+            f'principal moments {_vec(np.linalg.eigvalsh(J))}'
         )
 
     total = float(robot.total_mass)
@@ -187,8 +188,9 @@ def report(robot, base=None, caught=()):
     if robot.mimic:
         c = robot.coordinates
         out.append(
-            f'  mimic joints {list(robot.mimic)}: SPART functions use the {c.n_full} joint variables '
-            f'{c.full_names}; the fast path (spart_ros.core.fast.mimic) the {c.n} independent {c.names}'
+            f'  mimic joints {list(robot.mimic)}: SPART functions use the {c.n_full} joint '
+            f'variables {c.full_names}; the fast path (spart_ros.core.fast.mimic) the {c.n} '
+            f'independent {c.names}'
         )
         fixed_fd, fixed_ok = _support(robot, False, independent=True)
         floating_fd, floating_ok = _support(robot, True, independent=True)
@@ -310,8 +312,8 @@ def workspace_report(robot, link, samples, point=None, seed=0, output=None):
     ]
     lines = [
         '',
-        f'workspace of the {where}: {samples} samples of the joint space within the position limits '
-        f'(seed {seed}), base link frame fixed at the origin',
+        f'workspace of the {where}: {samples} samples of the joint space within the position '
+        f'limits (seed {seed}), base link frame fixed at the origin',
         f'  bounding box [m]: x {_interval(lo[0], hi[0])}, y {_interval(lo[1], hi[1])}, '
         f'z {_interval(lo[2], hi[2])}',
         f'  farthest from the base link origin: {_f(np.linalg.norm(ws.points, axis=1).max())} m',
@@ -371,7 +373,8 @@ def main(argv=None):
     if args.workspace is not None:
         if args.workspace not in robot.keys.link_id:
             print(
-                f'ERROR: --workspace: unknown link {args.workspace!r}; links are {robot.link_names}'
+                f'ERROR: --workspace: unknown link {args.workspace!r}; links are '
+                f'{robot.link_names}'
             )
             return 2
         try:

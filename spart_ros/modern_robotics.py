@@ -61,16 +61,19 @@ def _fk(robot, thetalist):
 
 
 def FKinSpace(M, Slist, thetalist):
-    """End-effector pose (4, 4) at joint values ``thetalist`` of the chain with space screw axes
-    ``Slist`` (6, n) and home pose ``M``."""
+    """
+    Return the end-effector pose (4, 4) at joint values ``thetalist``.
+
+    The chain has space screw axes ``Slist`` (6, n) and home pose ``M``.
+    """
     return _fk(robot_from_screw_axes(Slist, M), thetalist)
 
 
 def FKinBody(M, Blist, thetalist):
     """
-    End-effector pose (4, 4) at ``thetalist`` of the chain with body screw axes ``Blist``.
+    Return the end-effector pose (4, 4) at joint values ``thetalist``.
 
-    6, n.
+    The chain has body screw axes ``Blist`` (6, n).
     """
     return _fk(robot_from_screw_axes(Blist, M, body=True), thetalist)
 
@@ -100,9 +103,9 @@ def _ik(axes, M, T, thetalist0, eomg, ev, body):
 
 def IKinBody(Blist, M, T, thetalist0, eomg, ev):
     """
-    (thetalist, success): MR's body-frame Newton-Raphson IK from ``thetalist0`` to the pose ``T``.
+    Return (thetalist, success): MR's body-frame Newton-Raphson IK to the pose ``T`` (4, 4).
 
-    4, 4), converged when |w_b| <= eomg and |v_b| <= ev (at most 20 iterations.
+    From ``thetalist0``; converged when |w_b| <= eomg and |v_b| <= ev (at most 20 iterations).
     """
     return _ik(Blist, M, T, thetalist0, eomg, ev, True)
 
@@ -135,8 +138,11 @@ def _count(N):
 
 
 def JointTrajectory(thetastart, thetaend, Tf, N, method):
-    """(N, n): the straight joint-space path from ``thetastart`` to ``thetaend`` over ``Tf``
-    seconds at N evenly spaced instants (time scaling ``method`` 3 or 5)."""
+    """
+    Return (N, n): the straight joint-space path from ``thetastart`` to ``thetaend``.
+
+    Over ``Tf`` seconds at N evenly spaced instants (time scaling ``method`` 3 or 5).
+    """
     path = JointPath(thetastart, thetaend, Tf, _method(method))
     return np.array([r.position for r in path.samples(_count(N))])
 

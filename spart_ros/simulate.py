@@ -1,4 +1,4 @@
-"""
+r"""
 Offline closed loop from the command line: ``python -m spart_ros.simulate``.
 
 Runs the controller of ``spart_controller`` on the embedded MuJoCo plant (or the core's own
@@ -6,7 +6,7 @@ forward dynamics with RK4) without ROS, faster than real time, and prints the tr
 and the CPU time it took (:func:`spart_ros.sim.closed_loop.simulate`)::
 
     python -m spart_ros.simulate --demo kuka_iiwa [--plant rk4] [--output DIR]
-    python -m spart_ros.simulate urdf/kuka_iiwa.urdf --params config/controller_kuka_iiwa.yaml \\
+    python -m spart_ros.simulate urdf/kuka_iiwa.urdf --params config/controller_kuka_iiwa.yaml \
         --gravity 0 0 -9.81 --waypoint 1.5 0.4 0.3 -0.3 -0.4 0.3 0.4 -0.3 --waypoint 3.0 0 0 0 0 0
         0 0
 
@@ -149,8 +149,9 @@ def main(argv=None):
         return _fail(str(err))
     c = run.controller
     print(
-        f'{name}: mode {c.settings.mode}, {"floating" if run.plant.floating else "fixed"} base, plant '
-        f'{type(run.plant).__name__}, {len(run.t)} ticks of {run.t[1] - run.t[0] if len(run.t) > 1 else 0:g} s'
+        f'{name}: mode {c.settings.mode}, {"floating" if run.plant.floating else "fixed"} base, '
+        f'plant {type(run.plant).__name__}, {len(run.t)} ticks of '
+        f'{run.t[1] - run.t[0] if len(run.t) > 1 else 0:g} s'
     )
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
@@ -158,7 +159,8 @@ def main(argv=None):
         worst = np.nanmax(np.abs(err), axis=0)
         for joint, r, m in zip(run.joint_names, rms, worst):
             print(
-                f'  tracking error after {args.rms_after:g} s  {joint:20s} RMS {r:.2e}   max {m:.2e}'
+                f'  tracking error after {args.rms_after:g} s  {joint:20s} RMS {r:.2e}   max '
+                f'{m:.2e}'
             )
         if bound is not None:
             print(
@@ -168,8 +170,9 @@ def main(argv=None):
     for goal in run.goals:
         print(f'  trajectory: {goal.status} {goal.message}')
     print(
-        f'  final state {run.states[-1]}; {run.duration:.3f} s simulated in {run.cpu_seconds:.3f} s of CPU '
-        f'({run.cpu_per_simulated_second():.3f} s of CPU per simulated second, {run.wall_seconds:.3f} s wall)'
+        f'  final state {run.states[-1]}; {run.duration:.3f} s simulated in {run.cpu_seconds:.3f} '
+        f's of CPU ({run.cpu_per_simulated_second():.3f} s of CPU per simulated second, '
+        f'{run.wall_seconds:.3f} s wall)'
     )
     if args.output:
         for path in run.plots(args.output, name):

@@ -78,8 +78,11 @@ class LoopTrajectory:
         return q, qd, qdd
 
     def waypoints(self, spacing=0.05):
-        """[(time after the trajectory start s, q, qd, qdd)] every ``spacing`` s from the end of
-        the approach to the end of the motion (the first one at ``approach`` > 0)."""
+        """
+        Return [(time after the trajectory start s, q, qd, qdd)] every ``spacing`` s.
+
+        From the end of the approach to the end of the motion (the first one at ``approach`` > 0).
+        """
         k = int(math.ceil(self.duration / spacing))
         times = self.start + self.approach + np.linspace(0.0, self.duration, k + 1)
         q, qd, qdd = self.sample(times)
@@ -226,7 +229,7 @@ def _model_order(robot, joints):
 
 def momentum(robot, data):
     """
-    Total momentum (N, 6) = [angular about the world origin; linear].
+    Return the total momentum of every state: (N, 6), [angular about the world origin; linear].
 
     World frame (kg m^2/s, kg m/s), of every state with a base state, computed by the core
     (FreeFloatingKinematics: the base rows of H u) from the odometry and joint states; NaN rows
@@ -247,12 +250,15 @@ def momentum(robot, data):
 
 
 def floating_id_base_acceleration(robot, data, i):
-    """The base link acceleration (a_b (3,), alpha_b (3,), both in b) that SPART's Floating_ID
-    predicts at row i from the state and the applied efforts, in zero gravity.  Floating_ID maps joint
-    accelerations to joint efforts and base acceleration and is affine in the joint
-    accelerations, so n + 1 calls give the map; the joint accelerations that produce the
-    applied efforts go through it once more.  (The numpy SPART functions, not the fast path
-    the controller uses.)"""
+    """
+    Return the base link acceleration that SPART's Floating_ID predicts at row i, in zero gravity.
+
+    The acceleration is (a_b (3,), alpha_b (3,), both in b), predicted from the state and the
+    applied efforts.  Floating_ID maps joint accelerations to joint efforts and base acceleration
+    and is affine in the joint accelerations, so n + 1 calls give the map; the joint accelerations
+    that produce the applied efforts go through it once more.  (The numpy SPART functions, not the
+    fast path the controller uses.)
+    """
     from spart_ros import spart
     from spart_ros.core import base_state as bs
 
@@ -395,12 +401,15 @@ class LoopRun:
         )
 
     def send(self, reference, lead=0.3):
-        """Publish ``reference`` as a JointTrajectory starting ``lead`` sim seconds after the
-        last state seen (positions, velocities and accelerations every 0.05 s); wait until the
-        controller has it.  Sets and returns ``reference.start``.  (A lockstep sim may run faster
-        than real time: give it a longer lead.  Had the trajectory come after its start, the
-        controller would have started it late, and the tracking error against ``reference``
-        would show it: about qd times the delay.)"""
+        """
+        Publish ``reference`` as a JointTrajectory and wait until the controller has it.
+
+        The trajectory starts ``lead`` sim seconds after the last state seen (positions, velocities
+        and accelerations every 0.05 s).  Sets and returns ``reference.start``.  (A lockstep sim
+        may run faster than real time: give it a longer lead.  Had the trajectory come after its
+        start, the controller would have started it late, and the tracking error against
+        ``reference`` would show it: about qd times the delay.)
+        """
         from builtin_interfaces.msg import Duration, Time
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -450,11 +459,14 @@ class LoopRun:
         )
 
     def drain(self, window=0.3, timeout=15.0):
-        """Pause the sim (it stops publishing) and spin the monitor until it has written the
-        messages still on their way: on a busy machine it can be seconds behind a lockstep loop,
-        and what it has not read when it closes is lost.  Caught up = fewer than 30 messages
-        written in ``window`` s (a backlog goes in at thousands a second; what keeps coming
-        once the sim is paused is the controller's 50 Hz status)."""
+        """
+        Pause the sim (it stops publishing) and spin the monitor until it has caught up.
+
+        The monitor writes the messages still on their way: on a busy machine it can be seconds
+        behind a lockstep loop, and what it has not read when it closes is lost.  Caught up = fewer
+        than 30 messages written in ``window`` s (a backlog goes in at thousands a second; what
+        keeps coming once the sim is paused is the controller's 50 Hz status).
+        """
         from std_srvs.srv import SetBool
 
         self.monitor.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))

@@ -99,8 +99,8 @@ def _scheduled(config):
 def pytest_configure(config):
     config.addinivalue_line(
         'markers',
-        'realtime: a closed loop in real time (its checks depend on timing): under pytest-xdist it '
-        'runs on the first worker at normal priority while the others run at the lowest '
+        'realtime: a closed loop in real time (its checks depend on timing): under pytest-xdist '
+        'it runs on the first worker at normal priority while the others run at the lowest '
         '(SPART_TEST_REALTIME=alone: it runs alone, no other test of the run meanwhile)',
     )
     if WORKER and WORKER != 'gw0' and os.environ.get('SPART_TEST_SCHEDULED') == '1':
@@ -157,11 +157,11 @@ _REALTIME_FILES = set()
 
 def _lowered_once_realtime_is_over(item):
     """
-    The first worker runs every realtime file first.
+    Lower the first worker's priority once its realtime files are done.
 
-    At its first test of another file the realtime part of the run is over and it takes the lowest
-    priority too: no worker's tests (nor the nodes they start) are starved by the other's CPU-heavy
-    ones any more.
+    The first worker runs every realtime file first. At its first test of another file the
+    realtime part of the run is over and it takes the lowest priority too: no worker's tests (nor
+    the nodes they start) are starved by the other's CPU-heavy ones any more.
     """
     if (
         WORKER == 'gw0'
@@ -225,9 +225,12 @@ def ros_node(request):
 
 @pytest.fixture
 def node_process():
-    """Factory: ``node_process("spart_ros", "heartbeat_node", parameters=...)``
-    starts a node process (see node_helpers.start_node); every process it
-    started is stopped and cleaned up after the test."""
+    """
+    Yield a factory that starts node processes, all stopped and cleaned up after the test.
+
+    ``node_process("spart_ros", "heartbeat_node", parameters=...)`` starts a node process (see
+    node_helpers.start_node); every process it started is stopped and cleaned up after the test.
+    """
     from node_helpers import start_node
 
     started = []

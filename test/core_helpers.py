@@ -206,13 +206,14 @@ def serial_chain_urdf(n_links, seed=0):
         )
         return (
             f'<inertial><origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
-            f'<mass value="{f(mass)}"/><inertia ixx="{f(ixx)}" ixy="0" ixz="0" iyy="{f(iyy)}" iyz="0" '
-            f'izz="{f(izz)}"/></inertial>'
+            f'<mass value="{f(mass)}"/><inertia ixx="{f(ixx)}" ixy="0" ixz="0" iyy="{f(iyy)}" '
+            f'iyz="0" izz="{f(izz)}"/></inertial>'
         )
 
     parts = [
         f'<?xml version="1.0"?>\n<robot name="serial_chain_{n_links}">',
-        f'<link name="base">{inertial(10.0, (0.5, 0.5, 0.5), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))}</link>',
+        '<link name="base">'
+        f'{inertial(10.0, (0.5, 0.5, 0.5), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))}</link>',
     ]
     parent = 'base'
     for k in range(1, n_links + 1):
@@ -225,8 +226,8 @@ def serial_chain_urdf(n_links, seed=0):
         com = rng.uniform(-0.1, 0.1, 3) + np.array([0.0, 0.0, 0.15])
         com_rpy = rng.uniform(-np.pi, np.pi, 3)
         parts.append(
-            f'<joint name="joint_{k}" type="revolute"><parent link="{parent}"/><child link="link_{k}"/>'
-            f'<origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
+            f'<joint name="joint_{k}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="link_{k}"/><origin xyz="{f(*xyz)}" rpy="{f(*rpy)}"/>'
             f'<axis xyz="{f(*axis)}"/>'
             '<limit lower="-3.14" upper="3.14" effort="100" velocity="2"/></joint>'
         )

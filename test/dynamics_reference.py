@@ -87,7 +87,11 @@ def ros_accel_to_spart(robot, R_b, w_b, a_b, alpha_b):
 
 
 def ros_wrench_to_tau0(robot, R_b, torque_b, force_b):
-    """tau0 = [torque about the base CoM in c; force in the world] of a wrench given at b's origin in b."""
+    """
+    Convert a wrench given at b's origin in b to tau0.
+
+    tau0 = [torque about the base CoM in c; force in the world].
+    """
     R_bc, p_bc = base_bc(robot)
     torque_com_b = torque_b - np.cross(p_bc, force_b)
     return np.concatenate([R_bc.T @ torque_com_b, R_b @ force_b])
@@ -256,7 +260,7 @@ def with_imu(urdf_text, base_link):
     Two fixed joints with rpy; rotation of imu_link in the base link frame = R_B_IMU.
     """
     (r1, p1, y1), (r2, p2, y2) = IMU_RPY
-    extra = f'''
+    extra = f"""
   <joint name="imu_mount_joint" type="fixed">
     <parent link="{base_link}"/><child link="imu_mount"/>
     <origin xyz="0.2 0.1 -0.3" rpy="{r1} {p1} {y1}"/>
@@ -270,8 +274,9 @@ def with_imu(urdf_text, base_link):
     <origin xyz="0.01 0 0.02" rpy="{r2} {p2} {y2}"/>
   </joint>
   <link name="imu_link">
-    <inertial><mass value="0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>
+    <inertial><mass value="0"/>
+      <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>
   </link>
-</robot>'''
+</robot>"""
     head, _, _ = urdf_text.rpartition('</robot>')
     return head + extra + '\n'

@@ -1,12 +1,14 @@
-"""Helpers for tests that run spart_ros nodes as separate processes and talk
-to them over DDS with a real rclpy node in the test process (no mocks).
+r"""
+Helpers for tests that run spart_ros nodes as separate processes and talk to them over DDS.
+
+The test process talks to them with a real rclpy node (no mocks).
 
 Typical use (see test_smoke_node.py, and the fixtures in conftest.py)::
 
     from node_helpers import RosTestNode, start_node
 
     with start_node("spart_ros", "heartbeat_node",
-                    parameters={"status_period": 0.2}) as proc, \\
+                    parameters={"status_period": 0.2}) as proc, \
          RosTestNode("my_test") as ros:
         status = ros.subscribe(String, "/spart_heartbeat/status", LATCHED_QOS)
         ros.wait_for(lambda: status.messages, 10.0, "first status",
@@ -33,7 +35,7 @@ import time
 
 import yaml
 
-__all__ = [
+__all__ = [  # noqa: F822 (the QoS constants come from __getattr__ below, PEP 562)
     'LATCHED_QOS',
     'RELIABLE_QOS',
     'BEST_EFFORT_QOS',
@@ -585,10 +587,12 @@ class RosTestNode:
         what='a reaction to the published messages',
         process=None,
     ):
-        """Publish ``make_msg()`` every ``period`` s (spinning in between) until
-        ``predicate()`` is truthy; return its value. This survives DDS
-        discovery delays: the first messages may be sent before the peer
-        has matched."""
+        """
+        Publish ``make_msg()`` each ``period`` s until ``predicate()`` is truthy; return its value.
+
+        It spins in between.  This survives DDS discovery delays: the first messages may be sent
+        before the peer has matched.
+        """
         state = {'next': 0.0, 'sent': 0}
 
         def step():

@@ -132,7 +132,9 @@ class PinocchioOracle:
         text = _read(urdf)
         xml = ET.fromstring(text.encode('utf-8'))
         children = {j.find('child').get('link') for j in xml.findall('joint')}
-        roots = [l.get('name') for l in xml.findall('link') if l.get('name') not in children]
+        roots = [
+            link.get('name') for link in xml.findall('link') if link.get('name') not in children
+        ]
         assert len(roots) == 1, roots
         self.base_name = roots[0]
         # each link's <inertial> frame inside its URDF link frame
@@ -143,7 +145,7 @@ class PinocchioOracle:
                 None if inertial is None else inertial.find('origin')
             )
         self.R_bc, self.p_bc = self.inertial_frame[self.base_name]
-        self.link_names = [l.get('name') for l in xml.findall('link')]
+        self.link_names = [link.get('name') for link in xml.findall('link')]
 
         pin_text = prepare_urdf_for_pinocchio(text)
         self.floating = floating
@@ -296,8 +298,12 @@ class PinocchioOracle:
         return out
 
     def point_motion(self, R0, r0, qm, u0, um, u0dot, umdot, link, point):
-        """Twist [omega; v_p] and twist rate [omegadot; a_p] (inertial frame) of a point
-        fixed on a link, given at its current inertial position.  Free-flyer only."""
+        """
+        Return the twist and the twist rate (inertial frame) of a point fixed on a link.
+
+        Twist [omega; v_p] and twist rate [omegadot; a_p], given at the point's current inertial
+        position.  Free-flyer only.
+        """
         assert self.floating, 'point_motion(): free-flyer only'
         model, data = self.model, self.data
         u, udot = self.u(u0, um), self.u(u0dot, umdot)
@@ -331,7 +337,7 @@ class PinocchioOracle:
 
     def jacobian(self, R0, r0, qm, link, point):
         """
-        SPART's [J0p, Jmp] (6 x (6 + n_q)) of a point (inertial frame) on a link.
+        Return SPART's [J0p, Jmp] (6 x (6 + n_q)) of a point (inertial frame) on a link.
 
         [omega; velocity of the point] = J u. Free-flyer only.
         """

@@ -52,7 +52,11 @@ def read(path, ns):
 
 
 def tf_errors(path, robot, ns, every=1):
-    """(max position error [m], max rotation error [matrix entries], states checked, links per state)."""
+    """
+    Return the largest differences between the recorded tf and the model's link poses.
+
+    (max position error [m], max rotation error [matrix entries], states checked, links per state).
+    """
     data = read(path, ns)
     static = {}
     for _, _, msg in data['/tf_static']:

@@ -550,24 +550,30 @@ def model_targets():
         ('reflection', _with_block(T, -T[:3, :3]), 'error'),
         ('rotation scaled by 1.0001 (within)', _with_block(T, 1.0001 * T[:3, :3]), 'finite'),
     ]
-    link = lambda key, **kw: Arg(
-        kw.pop('kind', 'array'),
-        LINK_ARGS[key],
-        f"link 'upper': {key}",  # noqa: E731
-        error=ModelError,
-        **kw,
-    )
-    joint = lambda key, kind='custom', **kw: Arg(
-        kind,
-        JOINT_ARGS[key],
-        kw.pop('label', "joint 'shoulder'"),  # noqa
-        error=ModelError,
-        **kw,
-    )
+
+    def link(key, **kw):
+        return Arg(
+            kw.pop('kind', 'array'),
+            LINK_ARGS[key],
+            f"link 'upper': {key}",
+            error=ModelError,
+            **kw,
+        )
+
+    def joint(key, kind='custom', **kw):
+        return Arg(
+            kind,
+            JOINT_ARGS[key],
+            kw.pop('label', "joint 'shoulder'"),
+            error=ModelError,
+            **kw,
+        )
+
     name_muts = junk(("''", '', 'error'))
-    add_link = lambda name, mass, inertia, com: arm(
-        {'name': name, 'mass': mass, 'inertia': inertia, 'com': com}
-    )  # noqa
+
+    def add_link(name, mass, inertia, com):
+        return arm({'name': name, 'mass': mass, 'inertia': inertia, 'com': com})
+
     add_joint = lambda *a: arm(joint=dict(zip(JOINT_ARGS, a)))  # noqa: E731
     parts = {
         'name': robot.name,
@@ -600,14 +606,16 @@ def model_targets():
             )
         )
 
-    R = lambda key, *also, none='error': Arg(
-        'custom',
-        parts[key],
-        key,
-        error=ModelError,  # noqa: E731
-        extra=junk(*also, none=none),
-        also_labels=('joint ',) if key == 'mimic' else (),
-    )  # the follower
+    def R(key, *also, none='error'):
+        return Arg(
+            'custom',
+            parts[key],
+            key,
+            error=ModelError,
+            extra=junk(*also, none=none),
+            also_labels=('joint ',) if key == 'mimic' else (),  # the follower
+        )
+
     return [
         (
             'RobotBuilder',
@@ -800,22 +808,25 @@ def robot_method_targets():
     robot, env = world()
     c = robot.coordinates
     flags = lambda *names: {k: Arg('flag', True, k) for k in names}  # noqa: E731
-    name_of = lambda valid, what: Arg(
-        'custom',
-        valid,
-        'name',
-        extra=junk(  # noqa: E731
-            (
-                f"'nope' (no such {what})",
-                'nope',
-                'error',
-                f'unknown {what}' if what == 'link' else "joint 'nope'",
+
+    def name_of(valid, what):
+        return Arg(
+            'custom',
+            valid,
+            'name',
+            extra=junk(
+                (
+                    f"'nope' (no such {what})",
+                    'nope',
+                    'error',
+                    f'unknown {what}' if what == 'link' else "joint 'nope'",
+                ),
+                ('[1]', [1], 'error'),
             ),
-            ('[1]', [1], 'error'),
-        ),
-        error=SpartError,
-        also_labels=('unknown link', 'joint '),
-    )
+            error=SpartError,
+            also_labels=('unknown link', 'joint '),
+        )
+
     vec = lambda name, n: Arg('array', np.linspace(-0.5, 0.7, n), name)  # noqa: E731
     return [
         ('Robot.link_index', robot.link_index, {'name': name_of(robot.link_names[LINK], 'link')}),
@@ -923,9 +934,10 @@ def kinematics_targets():
         'R0': Arg('rotation', env['R0'], 'R0', optional=True),
         'r0': Arg('array', env['r0'], 'r0', optional=True),
     }
-    tolerance = lambda name: Arg(
-        'scalar', 1e-6, name, extra=[('-1', -1.0, 'error'), ('0', 0.0, 'error')]
-    )  # noqa
+
+    def tolerance(name):
+        return Arg('scalar', 1e-6, name, extra=[('-1', -1.0, 'error'), ('0', 0.0, 'error')])
+
     options = {
         'tol_rotation': tolerance('tol_rotation'),
         'tol_position': tolerance('tol_position'),
@@ -1091,14 +1103,19 @@ def target(name):
 # Public names that take no inputs to check, with the reason (a new public name needs a target
 # above or an entry here).
 EXEMPT = {
-    'urdf2robot': 'URDF constructor: its catalogue is test_urdf_errors.py / test_core_errors.py (junk: below)',
+    'urdf2robot': (
+        'URDF constructor: its catalogue is test_urdf_errors.py / '
+        'test_core_errors.py (junk: below)'
+    ),
     'DH_Serial2robot': 'DH constructor: its catalogue is test_urdf_errors.py (junk: below)',
     'robot_from_urdf': 'alias of urdf2robot',
     'robot_from_dh': 'alias of DH_Serial2robot',
     'Link': 'a record: checked when a Robot is built from it (the Robot target)',
     'Joint': 'a record: checked when a Robot is built from it (the Robot target)',
     'BaseLink': 'a record: checked when a Robot is built from it (the Robot target)',
-    'JointLimits': 'a record: checked when a Robot is built from it (RobotBuilder.add_joint, Robot)',
+    'JointLimits': (
+        'a record: checked when a Robot is built from it (RobotBuilder.add_joint, Robot)'
+    ),
     'RobotKeys': 'a result record (a namedtuple)',
     'ReactionNullSpace': 'a result record (a namedtuple)',
     'IKResult': 'a result record (a namedtuple)',
@@ -1324,7 +1341,7 @@ def judge(tname, aname, what, value, expect, label=None):
 
 
 def mutations(arg):
-    """(description, value, expectation[, label]) for every mutation of this argument's kind."""
+    """Return (description, value, expectation[, label]) per mutation of this argument's kind."""
     v = arg.value
     if arg.kind == 'custom':
         return list(arg.extra)
@@ -1682,13 +1699,14 @@ robot = load_robot({model!r})
 s = random_state(robot, 11)
 C = {{k: np.ascontiguousarray(v) for k, v in vars(s).items()}}
 fd = FastDynamics(robot)
-ref = [np.array(a) for a in fd.inverse_dynamics(C['R0'], C['r0'], C['qm'], C['u0'], C['um'], C['u0dot'], C['umdot'])]
+ref = [np.array(a) for a in fd.inverse_dynamics(C['R0'], C['r0'], C['qm'], C['u0'], C['um'],
+                                                C['u0dot'], C['umdot'])]
 big = np.zeros(2 * robot.n_q)
 big[::2] = C['qm']
 um = C['um'].copy()
 um.flags.writeable = False
-got = fd.inverse_dynamics(np.asfortranarray(C['R0']), C['r0'], big[::2], C['u0'], um, C['u0dot'].tolist(),
-                          C['umdot'].astype(np.float32))
+got = fd.inverse_dynamics(np.asfortranarray(C['R0']), C['r0'], big[::2], C['u0'], um,
+                          C['u0dot'].tolist(), C['umdot'].astype(np.float32))
 assert all(np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(got, ref)), (got, ref)
 H = np.array(fd.mass_matrix(C['R0'], C['r0'], C['qm']))
 assert np.array_equal(fd.mass_matrix(C['R0'].T.copy().T, C['r0'], C['qm'].tolist()), H)

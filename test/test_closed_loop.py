@@ -156,7 +156,8 @@ def test_free_floating_momentum_is_constant_and_base_acceleration_is_floating_id
     h0 = h[ok][0]
     drift = np.abs(h[ok] - h0).max(axis=0)
     print(
-        f'\nmomentum over {ok.sum()} states: initial L {h0[:3]}, p {h0[3:]}; drift angular {drift[:3].max():.1e}, '
+        f'\nmomentum over {ok.sum()} states: initial L {h0[:3]}, p {h0[3:]}; drift '
+        f'angular {drift[:3].max():.1e}, '
         f'linear {drift[3:].max():.1e}'
     )
     assert np.linalg.norm(h0[:3]) > 1.0 and np.linalg.norm(h0[3:]) > 1.0, h0  # not trivially zero
@@ -169,7 +170,8 @@ def test_free_floating_momentum_is_constant_and_base_acceleration_is_floating_id
     scale = max(np.abs(a).max() for a, _ in pairs)
     worst = max(np.abs(a - b).max() for a, b in pairs) / scale
     print(
-        f'base acceleration MuJoCo vs Floating_ID: largest difference {worst:.1e} of {scale:.2e} m/s^2'
+        f'base acceleration MuJoCo vs Floating_ID: largest difference {worst:.1e} of {scale:.2e} '
+        'm/s^2'
     )
     assert scale > 1e-3 and worst < ACCELERATION_TOLERANCE, (worst, scale)
 
@@ -328,7 +330,8 @@ def test_fixed_arm_follows_a_pose_goal_on_a_straight_line(kuka):
     along = (p - p_s) @ u
     off = np.linalg.norm((p - p_s) - along[:, None] * u, axis=1)
     print(
-        f'\nKUKA iiwa, ~/ee_goal over ROS: {len(rows)} states, the end effector at most {off.max() * 1e3:.4f} mm off '
+        f'\nKUKA iiwa, ~/ee_goal over ROS: {len(rows)} states, the end effector at '
+        f'most {off.max() * 1e3:.4f} mm off '
         f'the line, {np.linalg.norm(p[-1] - end) * 1e3:.4f} mm from the target at the end'
     )
     assert len(rows) > 0.5 * EE_GOAL_DURATION / 0.002
@@ -351,7 +354,10 @@ def _offline_twin(run, extra, floating, initial=None):
     settings = dict(_yaml_settings(str(run.params)))
     gravity = settings.pop('gravity')
     settings.pop('base', None)
-    rounded = lambda t: int(t) + round(t % 1.0 * 1e9) * 1e-9  # noqa: E731 (as builtin_interfaces carry it)
+
+    def rounded(t):  # as builtin_interfaces carry it
+        return int(t) + round(t % 1.0 * 1e9) * 1e-9
+
     goal = TrajectoryGoal.from_points(
         ref.joints,
         [(rounded(t), q, qd, qdd) for t, q, qd, qdd in ref.waypoints()],
@@ -402,7 +408,8 @@ def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
     offline = _offline_twin(kuka, KUKA_EXTRA, floating=False)
     n, diff, _ = _compare(offline, kuka.data, KUKA_JOINTS)
     print(
-        f'\nKUKA iiwa: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} rad'
+        f'\nKUKA iiwa: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} '
+        'rad'
     )
     assert n > 0.5 * len(kuka.data) and diff < 1e-12, (n, diff)
     initial = InitialState(
@@ -421,6 +428,7 @@ def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
         if not np.isnan(sc.data.base_position[k]).any()
     )
     print(
-        f'SC_3DoF: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} rad, base {base:.1e} m'
+        f'SC_3DoF: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} rad, '
+        f'base {base:.1e} m'
     )
     assert n > 1000 and diff < 1e-9 and base < 1e-9, (n, diff, base)

@@ -111,7 +111,11 @@ class Loop:
         )
 
     def states(self, since=0.0, joints=UR5_JOINTS):
-        """(t (N,), q (N, n), effort (N, n)) of the sim's joint states stamped at or after ``since``."""
+        """
+        Return (t (N,), q (N, n), effort (N, n)) of the sim's joint states.
+
+        Those stamped at or after ``since``; the columns in ``joints`` order.
+        """
         rows = [m for m in self.js.messages if stamp_s(m.header.stamp) >= since]
         if not rows:
             return np.zeros(0), np.zeros((0, len(joints))), np.zeros((0, len(joints)))
@@ -123,7 +127,11 @@ class Loop:
         )
 
     def send(self, joints, waypoints, start):
-        """A JointTrajectory stamped ``start`` (sim time) through ``waypoints`` [(t, positions)]."""
+        """
+        Publish a JointTrajectory stamped ``start`` (sim time) through ``waypoints``.
+
+        ``waypoints``: [(t, positions)].
+        """
         pub = self.ros.publisher(
             JointTrajectory, f'/{self.ns}/spart_controller/joint_trajectory', RELIABLE_QOS
         )
@@ -213,8 +221,8 @@ def test_no_drift_at_start_up_then_a_reset_mid_trajectory_is_held(ur5):
     t, q, effort = ur5.states()
     drift = np.abs(q - start).max()
     print(
-        f'\nUR5 start-up: {len(t)} states from t = {t[0]:.3f} s over {t[-1] - t[0]:.2f} s, largest drift '
-        f'{drift:.2e} rad, efforts up to {np.abs(effort).max(axis=0).round(1)} N m'
+        f'\nUR5 start-up: {len(t)} states from t = {t[0]:.3f} s over {t[-1] - t[0]:.2f} s, '
+        f'largest drift {drift:.2e} rad, efforts up to {np.abs(effort).max(axis=0).round(1)} N m'
     )
     assert len(t) > 500 and drift < 0.01, (
         drift

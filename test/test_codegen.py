@@ -254,7 +254,7 @@ def test_generated_python_equals_the_core(name, generated):
 @pytest.mark.parametrize('name', FLOATING_ROBOTS)
 def test_generated_floating_base_python_equals_the_core(name, generated):
     """
-    SPART's floating base: R0, r0, u0 at run time, u = [u0; qd].
+    Floating base as in SPART: R0, r0, u0 at run time, u = [u0; qd].
 
     H, C, bias, g, ID, FD, Floating_ID, J and pose equal the core's (FastDynamics, GIM, CIM, ID,
     Jacob).
@@ -565,8 +565,10 @@ def test_nodes_do_not_import_sympy_or_the_generators():
     spart_ros.symbolic and spart_ros.codegen out: start-up must not pay for them.
     """
     code = (
-        'import sys; import spart_ros.nodes.model, spart_ros.nodes.controller_node, spart_ros.nodes.dynamics_node; '
-        "bad = [m for m in ('sympy', 'spart_ros.symbolic', 'spart_ros.codegen') if m in sys.modules]; "
+        'import sys; import spart_ros.nodes.model, spart_ros.nodes.controller_node, '
+        'spart_ros.nodes.dynamics_node; '
+        "bad = [m for m in ('sympy', 'spart_ros.symbolic', 'spart_ros.codegen') "
+        'if m in sys.modules]; '
         'print(bad); sys.exit(1 if bad else 0)'
     )
     done = subprocess.run(

@@ -1,10 +1,13 @@
-"""Effort laws (spart_ros.control.effort_laws) against independent references:
+"""
+Effort laws (spart_ros.control.effort_laws) against independent references.
+
+All through the numpy SPART functions (test/dynamics_reference.py), not the fast path:
 - computed torque = Modern Robotics' ComputedTorque (the book's UR5-like chain of ch. 11, its
   seed values, and random states), built here as a spart_ros robot;
 - floating_base = SPART's Floating_ID of the PD acceleration with the measured base;
 - free_flying = SPART's ID with the base acceleration of its own SE(3) PD law (written out here);
-- gravity compensation = SPART's ID at rest;
-all through the numpy SPART functions (test/dynamics_reference.py), not the fast path."""
+- gravity compensation = SPART's ID at rest.
+"""
 
 from types import SimpleNamespace
 

@@ -1,6 +1,9 @@
-"""Time scalings and point-to-point paths (spart_ros.control.time_scaling, .paths) and their
-Modern Robotics aliases: the book's printed examples, the book's own code (``modern_robotics``)
-on random inputs, and the sampled velocities and accelerations against finite differences.
+"""
+Time scalings and point-to-point paths (spart_ros.control.time_scaling, .paths).
+
+They and their Modern Robotics aliases against the book's printed examples, the book's own code
+(``modern_robotics``) on random inputs, and the sampled velocities and accelerations against
+finite differences.
 """
 
 from core_helpers import random_rotation

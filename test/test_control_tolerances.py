@@ -233,11 +233,15 @@ def _tag(joints, name='arm'):
     body = ''.join(
         f'<joint name="{j}"{mimic}>'
         + ''.join(f'<command_interface name="{i}"/>' for i in interfaces)
-        + '<state_interface name="position"><param name="initial_value">0.25</param></state_interface>'
+        + '<state_interface name="position"><param name="initial_value">0.25</param>'
+          '</state_interface>'
         '<state_interface name="velocity"/></joint>'
         for j, interfaces, mimic in joints
     )
-    return f'<ros2_control name="{name}" type="system"><hardware><plugin>p/P</plugin></hardware>{body}</ros2_control>'
+    return (
+        f'<ros2_control name="{name}" type="system"><hardware><plugin>p/P</plugin>'
+        f'</hardware>{body}</ros2_control>'
+    )
 
 
 def test_the_default_joints_follow_the_ros2_control_tags():

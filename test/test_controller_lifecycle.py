@@ -67,6 +67,7 @@ def expected(q, qd, q_hold, kp, kd=20.0):
 
 
 class Lifecycle:
+
     def __init__(self, ros, proc):
         self.ros, self.proc = ros, proc
         self.js = ros.publisher(JointState, f'{NS}/joint_states', RELIABLE_QOS)
@@ -92,7 +93,7 @@ class Lifecycle:
             GetState, f'{NS}/spart_controller/get_state', GetState.Request(), process=self.proc
         ).current_state.label
 
-    def set(self, name, value):
+    def set_parameter(self, name, value):
         res = self.ros.call(
             SetParameters,
             f'{NS}/spart_controller/set_parameters',
@@ -226,16 +227,17 @@ def test_parameters_run_time_and_structural(lc):
     if lc.state() != 'unconfigured':
         lc.change('deactivate')
         lc.change('cleanup')
-    res = lc.set('max_tracking_error', 0.5)  # run time, while unconfigured: kept for configure
+    # run time, while unconfigured: kept for configure
+    res = lc.set_parameter('max_tracking_error', 0.5)
     assert res.successful, res.reason
-    res = lc.set('mode', 'gravity_compensation')  # structural: fine while unconfigured
+    res = lc.set_parameter('mode', 'gravity_compensation')  # structural: fine while unconfigured
     assert res.successful, res.reason
-    res = lc.set('mode', 'computed_torque')
+    res = lc.set_parameter('mode', 'computed_torque')
     assert res.successful, res.reason
     assert lc.change('configure') and lc.change('activate')
     q = np.linspace(0.3, -0.3, len(NAMES))
     lc.step(q)
-    res = lc.set('kp', 40.0)
+    res = lc.set_parameter('kp', 40.0)
     assert res.successful, res.reason
     q1 = q + 0.02
     cmds = lc.publish(q1, n=3)
@@ -248,7 +250,7 @@ def test_parameters_run_time_and_structural(lc):
         ('state_timeout', 0.0, 'state_timeout must be a finite number > 0'),
         ('mode', 'floating_base', 'mode is structural: it takes a reconfigure'),
     ):
-        res = lc.set(name, value)
+        res = lc.set_parameter(name, value)
         assert not res.successful and reason in res.reason, (name, res.reason)
     cmds = lc.publish(q1, n=2)
     np.testing.assert_allclose(
@@ -272,7 +274,7 @@ def test_effort_limits_set_then_unset_at_run_time(lc):
     q1 = q + 0.02
     free = expected(q1, np.zeros(len(NAMES)), q, 40.0)
     assert np.abs(free).max() > 2.0
-    res = lc.set('effort_limits', [2.0])
+    res = lc.set_parameter('effort_limits', [2.0])
     assert res.successful, res.reason
     np.testing.assert_allclose(
         lc.publish(q1, n=2)[-1], np.clip(free, -2.0, 2.0), rtol=1e-8, atol=1e-8

@@ -135,6 +135,7 @@ def ros():
 
 
 class Io:
+
     def __init__(self, ros, ns, proc):
         self.ros, self.ns, self.proc, self.robot = ros, ns, proc, ROBOTS[ns]
         self.js = ros.publisher(JointState, f'/{ns}/joint_states', RELIABLE_QOS)
@@ -153,18 +154,25 @@ class Io:
         self.joint_command = ros.subscribe(JointState, f'/{ns}/joint_command', RELIABLE_QOS)
 
     def step(self, names, q, qd, sec, base=None, timeout=15.0):
-        """Publish one state stamped ``sec`` (and the odometry ``base`` with the same stamp) until the
-        controller answers it with one command (a repeated stamp is not answered twice); return it.
-        The answer is the first NON-ZERO command after the first publication: an all-zero one is the
-        watchdog's (this process paused longer than state_timeout since the last state, or the
-        previous test's end arriving late); every state these tests step with needs efforts."""
+        """
+        Publish one state stamped ``sec`` until the controller answers it; return the answer.
+
+        The odometry ``base`` goes with the same stamp.  The controller answers it with one command
+        (a repeated stamp is not answered twice).  The answer is the first NON-ZERO command after
+        the first publication: an all-zero one is the watchdog's (this process paused longer than
+        state_timeout since the last state, or the previous test's end arriving late); every state
+        these tests step with needs efforts.
+        """
         n0 = len(self.commands)
         t = Time(sec=int(sec), nanosec=int(round((sec % 1) * 1e9)))
         msg = JointState(
             name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in qd]
         )
         msg.header.stamp = t
-        answer = lambda: next((m for m in self.commands.messages[n0:] if any(m.data)), None)  # noqa: E731
+
+        def answer():
+            return next((m for m in self.commands.messages[n0:] if any(m.data)), None)
+
         # the controller answers a stamp once: its answer is lost for good if it goes out before
         # this process's commands subscription has matched its publisher (discovery at start)
         self.ros.wait_for(
@@ -516,9 +524,13 @@ def test_model_swap_stops_until_enabled(ct):
 
 
 def test_a_model_it_cannot_control_halts_and_waits_for_one(ct):
-    """A robot_description without the command_joints (the audit's crash: IndexError in the status
-    timer, the process died): one zero command, status naming the missing joints, the node keeps
-    running, refuses ~/enable; a usable model again: commands after ~/enable."""
+    """
+    A robot_description without the command_joints halts the controller until a usable one.
+
+    The audit's crash: IndexError in the status timer, the process died.  Now: one zero command,
+    status naming the missing joints, the node keeps running, refuses ~/enable; a usable model
+    again: commands after ~/enable.
+    """
     robot = ct.robot
     names = list(robot.q_names)
     q = np.zeros(robot.n_q)
@@ -769,9 +781,10 @@ def test_free_flying_base_wrench(ff):
         np.zeros(3),
     )
     np.testing.assert_allclose(cmd.data, taum, rtol=1e-8, atol=1e-8)
-    stamped = lambda t: next(
-        (m for m in reversed(ff.wrench.messages) if m.header.stamp == t), None
-    )  # noqa: E731
+
+    def stamped(t):
+        return next((m for m in reversed(ff.wrench.messages) if m.header.stamp == t), None)
+
     w = ff.ros.wait_for(
         lambda: stamped(Time(sec=7, nanosec=20_000_000)), 5.0, 'the base wrench stamped 7.02'
     )

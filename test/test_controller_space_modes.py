@@ -40,10 +40,7 @@ from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import ControllerStatus
 from spart_ros import spart
-from spart_ros.control import FreeFloatingKinematics
-from spart_ros.control.damped_least_squares import damped_pseudo_inverse
 from spart_ros.control.space_modes import SpaceMode, SpaceReferences
-from spart_ros.core import base_state as bs
 from spart_ros.core.attitude import quaternion_from_ros, quaternion_to_ros
 from spart_ros.core.fast import FastDynamics
 from std_msgs.msg import Float64MultiArray
@@ -58,7 +55,8 @@ URDF = (
     open(urdf_path('arm7_floating'))
     .read()
     .replace(
-        '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',
+        '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" '
+        'iyz="0" izz="0.0333333"/>',
         '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" izz="28"/>',
     )
 )
@@ -144,9 +142,11 @@ class Loop:
 
         Lockstep too: see test_closed_loop.py's LoopRun.start.
         """
-        ready = lambda: (
-            self.status.messages and self.status.messages[-1].commanding and self._complete()
-        )  # noqa: E731
+        def ready():
+            return (
+                self.status.messages and self.status.messages[-1].commanding and self._complete()
+            )
+
         self.ros.wait_for(
             ready, scaled(90.0), f'/{self.ns} controller commanding', process=[self.sim, self.ctl]
         )
@@ -251,12 +251,16 @@ def _angle(R1, R2):
 
 
 def check_line(loop, p0, R0_ee, twist, t_start, t_stop, t_end, orientation=True):
-    """The end effector's path while a twist (no angular part) drove it from sim time t_start
-    to t_stop, sampled at every recorded state up to t_end, against the commanded line p0 + s d
-    (d along the twist): distance from the line at most PATH_TOLERANCE; with ``orientation``, the
-    end-effector frame within 0.1 deg of R0_ee; the speed along the line over the motion's middle
-    (from 0.5 s after it starts, past the rate loop's lag, to 0.3 s before t_stop) that of the
-    twist within 3 %.  Returns (largest distance m, speed m/s, largest rotation deg, states checked)."""
+    """
+    Check the end effector's path against the commanded line; return the figures.
+
+    The path while a twist (no angular part) drove it from sim time t_start to t_stop, sampled at
+    every recorded state up to t_end, against the commanded line p0 + s d (d along the twist):
+    distance from the line at most PATH_TOLERANCE; with ``orientation``, the end-effector frame
+    within 0.1 deg of R0_ee; the speed along the line over the motion's middle (from 0.5 s after
+    it starts, past the rate loop's lag, to 0.3 s before t_stop) that of the twist within 3 %.
+    Returns (largest distance m, speed m/s, largest rotation deg, states checked).
+    """
     t, R, p = loop.ee_path(t_start, t_end)
     assert len(t) > 100, f'only {len(t)} states recorded during the motion'
     speed_ref = np.linalg.norm(twist[3:])
@@ -293,8 +297,9 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
         p1 = loop.ee_position()
         off, speed, turned, k = check_line(loop, p0, R0_ee, V, t_start, t_stop, loop.latest()[0])
         print(
-            f'\nresolved_rate line: {k} states, at most {off * 1e3:.3f} mm off the line, end effector turned '
-            f'{turned:.4f} deg, {speed * 1e3:.2f} mm/s along it (commanded {np.linalg.norm(V[3:]) * 1e3:.2f})'
+            f'\nresolved_rate line: {k} states, at most {off * 1e3:.3f} mm off the line, end '
+            f'effector turned {turned:.4f} deg, {speed * 1e3:.2f} mm/s along it '
+            f'(commanded {np.linalg.norm(V[3:]) * 1e3:.2f})'
         )
         moved = p1 - p0
         # the sim time the twist was sent for (2 s of wall clock: less if the sim lags), + the

@@ -14,7 +14,7 @@ from core_helpers import urdf_path
 import dynamics_reference as ref
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, precondition, rule, RuleBasedStateMachine
+from hypothesis.stateful import initialize, invariant, rule, RuleBasedStateMachine
 import numpy as np
 import pytest
 from spart_ros import spart
@@ -243,12 +243,16 @@ def test_stale_state_one_zero_then_silence_then_resume_on_the_reference():
 
 
 def test_a_stall_of_the_controller_is_a_halt_whichever_callback_comes_first():
-    """The controller's process stalls (0.3 s, a busy machine) while a real-time plant applies its
+    """
+    A stall of the controller is a halt, whichever callback comes first.
+
+    The controller's process stalls (0.3 s, a busy machine) while a real-time plant applies its
     last command (ros2_control keeps applying it): on its return the robot is off the reference.
     The watchdog's timer may run first (stale joint states: one zero command, halted, then the
     resume rules) or the newest state may (it is fresh): both give the same outcome: within
     resume_tolerance commanding resumes on the reference, beyond it the measured pose is held
-    (the goal aborted), not a tracking fault and not a jolt back to the reference."""
+    (the goal aborted), not a tracking fault and not a jolt back to the reference.
+    """
     q0 = np.array([0.3, -0.4])
 
     def stalled(watchdog_first, off):
@@ -706,7 +710,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self.c.activate()
 
     def send(self, cmd, fresh):
-        """The plant gets ``cmd``; the invariants on one command."""
+        """Check the invariants on one command and apply ``cmd`` to the plant."""
         if cmd is None:
             return
         assert cmd.values.shape == (2,) and np.all(np.isfinite(cmd.values))
@@ -787,8 +791,11 @@ class ControllerMachine(RuleBasedStateMachine):
 
     @rule(speed=st.floats(-100.0, 100.0))
     def tracking_fault(self, speed):
-        """Moving away from the reference at ``speed`` rad/s (a collision, a slipping gear)
-        consistently with the velocities: no jump, the tracking error grows."""
+        """
+        Move away from the reference at ``speed`` rad/s (a collision, a slipping gear).
+
+        Consistently with the velocities: no jump, the tracking error grows.
+        """
         for _ in range(4):
             self.step(self.q + speed * 0.002, np.full(2, speed))
 

@@ -41,7 +41,8 @@ def link(
         return f'<link name="{name}"/>'
     return (
         f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="0 0 0"/><mass value="{mass}"/>'
-        f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" izz="{izz}"/></inertial></link>'
+        f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" izz="{izz}"/>'
+        '</inertial></link>'
     )
 
 
@@ -241,7 +242,7 @@ def test_revolute_joint_moving_nothing():
 
 
 def test_prismatic_joint_moving_only_inertia_is_singular():
-    """A prismatic joint moving a subtree of zero mass (but some inertia) still has zero inertia."""
+    """A prismatic joint moving a subtree of zero mass (some inertia) still has zero inertia."""
     text = arm(
         link('disk', mass=0.0, ixx=0.1, iyy=0.1, izz=0.1),
         joint('slide', 'l2', 'disk', type='prismatic', axis='1 0 0'),
@@ -263,7 +264,11 @@ def test_zero_mass_end_effector_on_fixed_joint_is_accepted():
 
 
 def _massless_tree():
-    """A massless base turning a massless link that has inertia (fixed-base use is fine)."""
+    """
+    Return the URDF of a massless base turning a massless link that has inertia.
+
+    Fixed-base use is fine.
+    """
     return urdf(
         link('world', mass=0.0, ixx=0, iyy=0, izz=0),
         link('wheel', mass=0.0, ixx=0.1, iyy=0.1, izz=0.2),
@@ -595,9 +600,13 @@ SPART_FUNCTIONS = [
 
 @pytest.mark.parametrize('fn', SPART_FUNCTIONS)
 def test_every_array_argument_is_checked(chain, fn):
-    """Every array argument of every SPART-named function (intermediate ones too: Bij, P0, t0,
-    Im, N, ...): a NaN or a wrong shape raises InputError naming that argument, never a
-    silent NaN result, a numpy error, or an error naming another argument."""
+    """
+    Every array argument of every SPART-named function is checked.
+
+    Intermediate ones too (Bij, P0, t0, Im, N, ...): a NaN or a wrong shape raises InputError
+    naming that argument, never a silent NaN result, a numpy error, or an error naming another
+    argument.
+    """
     robot, s, o = chain
     names = [
         p
@@ -861,9 +870,13 @@ def test_fast_dynamics_refuses_a_model_changed_after_it_was_built():
 
 # --- numpy's error state, shared checks (review items) ---------------------------------------
 def test_numpy_error_state_of_the_caller_is_restored(chain):
-    """Checked numpy bodies (``checked``, ``quietly``) run with numpy's overflow warnings off and
-    report an overflow as an InputError; the caller's error state (np.seterr, its call
-    handler) is what it was, after a result and after an error."""
+    """
+    The caller's numpy error state is restored after a checked numpy body.
+
+    Checked numpy bodies (``checked``, ``quietly``) run with numpy's overflow warnings off and
+    report an overflow as an InputError; the caller's error state (np.seterr, its call handler) is
+    what it was, after a result and after an error.
+    """
     from spart_ros.core import base_state
 
     robot, s, o = chain
@@ -984,9 +997,13 @@ def test_solvers_refuse_a_symbolic_robot_as_a_model_error():
 
 
 def test_numbers_in_object_arrays_are_numbers_in_every_model_check():
-    """An object array of sympy numbers (no symbols) is checked as numbers by model_array and
-    rigid_transform alike (a non-rigid one is refused) and kept exact by both (symbolic models
-    stay exact); plain Python numbers in an object array become float64."""
+    """
+    Numbers in object arrays are numbers in every model check.
+
+    An object array of sympy numbers (no symbols) is checked as numbers by model_array and
+    rigid_transform alike (a non-rigid one is refused) and kept exact by both (symbolic models stay
+    exact); plain Python numbers in an object array become float64.
+    """
     from spart_ros.core.model import model_array, rigid_transform
     import sympy as sp
 

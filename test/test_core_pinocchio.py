@@ -235,7 +235,8 @@ def rel_err(ours, ref, scale=None):
 def assert_rel(ours, ref, what, tol=RTOL, scale=None):
     e = rel_err(ours, ref, scale)
     assert e <= tol, (
-        f'{what}: relative error {e:.3e} > {tol:g}\nours={np.asarray(ours)}\npinocchio={np.asarray(ref)}'
+        f'{what}: relative error {e:.3e} > {tol:g}\n'
+        f'ours={np.asarray(ours)}\npinocchio={np.asarray(ref)}'
     )
     return e
 
@@ -587,8 +588,9 @@ def main():
             fixed = name.endswith(' [fixed base]')
             robot, o = models(name.split(' ')[0], floating=not fixed)
             print(
-                f'\n{name}  (n = {robot.n_links_joints}, n_q = {robot.n_q}; Pinocchio nv = {o.model.nv}, '
-                f'{o.model.njoints - 1} joints{"" if fixed else " incl. the free flyer"})'
+                f'\n{name}  (n = {robot.n_links_joints}, n_q = {robot.n_q}; '
+                f'Pinocchio nv = {o.model.nv}, {o.model.njoints - 1} joints'
+                f'{"" if fixed else " incl. the free flyer"})'
             )
         print(f'  {what:<{width}}  {e:.2e}{"" if e <= RTOL else "  FAIL"}')
     worst = max(table.values())

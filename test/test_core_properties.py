@@ -272,7 +272,7 @@ def test_velocities_equal_noc_times_u(name, seed):
 
 
 def _naive_i_minus_1_velocities(robot, o, s):
-    """SPART's buggy forward pass: link i propagates from link i-1 instead of its parent."""
+    """Return tL of SPART's buggy forward pass: link i propagates from link i-1, not its parent."""
     n = robot.n_links_joints
     tL = np.zeros((6, n))
     for i in range(n):
@@ -416,7 +416,7 @@ def test_C_u_is_the_inverse_dynamics_bias(name, seed):
 # --- dynamics -------------------------------------------------------------------------------
 def _gravity_w(robot, o, gravity):
     w = [np.concatenate([np.zeros(3), robot.base_link.mass * gravity])]
-    w += [np.concatenate([np.zeros(3), l.mass * gravity]) for l in robot.links]
+    w += [np.concatenate([np.zeros(3), link.mass * gravity]) for link in robot.links]
     return np.concatenate(w)
 
 
@@ -745,8 +745,11 @@ def test_dh_robot_kinematics_match_direct_dh_products():
 
 
 def test_dh_robot_equals_hand_built_robot():
-    """The DH robot and the same robot built link by link (RobotBuilder, URDF-style frames)
-    have the same kinematics, H and C."""
+    """
+    The DH robot and the same robot built link by link have the same kinematics, H and C.
+
+    Built link by link: RobotBuilder, URDF-style frames.
+    """
     data = DH_DATA
     b = core_model.RobotBuilder('by_hand')
     b.add_link('Base', mass=data['base']['mass'], inertia=data['base']['I'])

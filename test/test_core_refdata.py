@@ -213,13 +213,17 @@ def test_model_matches_spart(model):
     assert robot.q_names == ref['q_names']
     assert robot.base_link.mass == pytest.approx(ref['base_mass'])
     np.testing.assert_allclose(robot.base_link.inertia, arr('base_inertia'), atol=1e-12)
-    np.testing.assert_array_equal([l.id for l in robot.links], arr('link_id'))
-    np.testing.assert_array_equal([l.parent_joint for l in robot.links], arr('link_parent_joint'))
+    np.testing.assert_array_equal([link.id for link in robot.links], arr('link_id'))
+    np.testing.assert_array_equal(
+        [link.parent_joint for link in robot.links], arr('link_parent_joint')
+    )
     np.testing.assert_allclose(robot.masses, arr('link_mass'))
     np.testing.assert_allclose(
-        np.stack([l.inertia for l in robot.links], -1), arr('link_inertia'), atol=1e-12
+        np.stack([link.inertia for link in robot.links], -1), arr('link_inertia'), atol=1e-12
     )
-    np.testing.assert_allclose(np.stack([l.T for l in robot.links], -1), arr('link_T'), atol=1e-12)
+    np.testing.assert_allclose(
+        np.stack([link.T for link in robot.links], -1), arr('link_T'), atol=1e-12
+    )
     np.testing.assert_array_equal([j.id for j in robot.joints], arr('joint_id'))
     np.testing.assert_array_equal(robot.joint_type, arr('joint_type'))
     np.testing.assert_array_equal([j.q_id for j in robot.joints], arr('joint_q_id'))

@@ -219,8 +219,12 @@ def _floats(*arrays):
 
 
 def test_homogeneous_keeps_exact_entries():
-    """homogeneous() with a symbolic translation and no rotation (as RobotBuilder's docstring
-    suggests) must not put float 1.0 / 0.0 into the object array."""
+    """
+    homogeneous() keeps exact entries: no float 1.0 / 0.0 in the object array.
+
+    With a symbolic translation and no rotation (as RobotBuilder's docstring suggests),
+    homogeneous() must not put float 1.0 / 0.0 into the object array.
+    """
     T = homogeneous(p=obj([l1, 0, 0]))
     assert T.dtype == object
     assert not _floats(T), f'homogeneous(p=[l1, 0, 0]) holds floats {_floats(T)}'
@@ -229,8 +233,12 @@ def test_homogeneous_keeps_exact_entries():
 
 
 def test_exact_sympy_numbers_in_a_symbolic_model_stay_exact():
-    """Arrays of exact sympy numbers (no symbol) in a symbolic model are checked as numbers
-    (a rotation, finite) but kept exact: no Float in the model or the outputs."""
+    """
+    Exact sympy numbers in a symbolic model stay exact.
+
+    Arrays of exact sympy numbers (no symbol) in a symbolic model are checked as numbers (a
+    rotation, finite) but kept exact: no Float in the model or the outputs.
+    """
     half = sp.Rational(1, 2)
     b = RobotBuilder('exact_numbers')
     b.add_link(
@@ -253,7 +261,7 @@ def test_exact_sympy_numbers_in_a_symbolic_model_stay_exact():
     )
     robot = b.build()
     assert not _floats(
-        robot.base_link.inertia, *[j.T for j in robot.joints], *[l.T for l in robot.links]
+        robot.base_link.inertia, *[j.T for j in robot.joints], *[link.T for link in robot.links]
     )
     RJ, RL, rJ, rL, e, g = spart.Kinematics(obj(sp.eye(3)), obj([0, 0, 0]), obj([q1]), robot)
     assert not _floats(RJ, RL, rJ, rL), 'floats in Kinematics of an exact model'
@@ -280,7 +288,7 @@ def test_symbolic_results_are_exact(chain, arm):
     where = {}
     where['robot transforms and axes'] = _floats(
         arm.base_link.T,
-        *[l.T for l in arm.links],
+        *[link.T for link in arm.links],
         *[j.T for j in arm.joints],
         *[j.axis for j in arm.joints],
     )

@@ -171,9 +171,13 @@ class Io:
         return sum(1 for x in self.jacobians.messages if x.header.stamp == stamp)
 
     def exchange(self, messages, stamp, repeats=3, timeout=20.0):
-        """Publish ``messages`` ([(publisher, msg)], joint_states last) every 50 ms until the node
-        answered ``repeats`` of them with outputs stamped ``stamp`` (so that the inputs
-        published before the last joint_states were processed); return the last outputs."""
+        """
+        Publish ``messages`` every 50 ms until the node answered; return the last outputs.
+
+        ``messages``: [(publisher, msg)], joint_states last.  Until the node answered ``repeats``
+        of them with outputs stamped ``stamp`` (so that the inputs published before the last
+        joint_states were processed).
+        """
         state = {'next': 0.0}
 
         def step():
@@ -1179,8 +1183,12 @@ def test_decimation_publishes_every_third_joint_state(dc):
 
 
 def test_ignored_joint_states_foreign_empty_and_older_stamps(fx):
-    """Messages with none of the model's joints (another robot's, an empty one) and messages
-    stamped before the last one give no output and are counted/warned; the next good one does."""
+    """
+    Foreign, empty and older joint states give no output; the next good one does.
+
+    Messages with none of the model's joints (another robot's, an empty one) and messages stamped
+    before the last one give no output and are counted/warned; the next good one does.
+    """
     robot = ROBOTS['kuka']
     _, _, _, _, qm, um, _ = rand_state(robot, 21)
     t_ok = stamp(40)

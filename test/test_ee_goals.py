@@ -82,7 +82,8 @@ def test_ik_samples_keep_the_interpolated_reference_on_the_path():
         worst_p = max(worst_p, np.linalg.norm(pq - s.position))
         worst_r = max(worst_r, np.linalg.norm(rotation_vector(Rq @ s.rotation.T)))
     print(
-        f'\nbetween IK samples 50 ms apart: the end effector within {worst_p:.1e} m and {worst_r:.1e} rad of the path'
+        f'\nbetween IK samples 50 ms apart: the end effector within {worst_p:.1e} m '
+        f'and {worst_r:.1e} rad of the path'
     )
     assert worst_p < 1e-7 and worst_r < 1e-7
     with pytest.raises(InputError, match='cannot be followed'):  # 2 m away: out of reach
@@ -143,9 +144,13 @@ def _kuka_goal_run(mode, goal_options=None, duration=3.0, **settings):
     ],
 )
 def test_fixed_base_follows_a_straight_line(mode, settings, tolerance):
-    """At every tick the end effector is within 1 mm of the line (measured: micrometres; a
+    """
+    On a fixed base the end effector follows a straight line to the target.
+
+    At every tick the end effector is within 1 mm of the line (measured: micrometres; a
     mode-specific bound well below it checks the figure), reaches the target (pose), the goal
-    succeeds when the trajectory it became ends."""
+    succeeds when the trajectory it became ends.
+    """
     run, goal, (R_s, p_s) = _kuka_goal_run(mode, **settings)
     R, p = run.ee_poses(EE, POINT)
     off, reached = _off_line(p, p_s, goal.position)
@@ -154,8 +159,9 @@ def test_fixed_base_follows_a_straight_line(mode, settings, tolerance):
         np.linalg.norm(rotation_vector(goal.rotation @ R[-1].T)),
     )
     print(
-        f'\n{mode}: the end effector at most {off * 1e3:.4f} mm off the line, {reached:.6f} of the way, '
-        f'{err_p:.1e} m / {err_r:.1e} rad from the target; goal {goal.status}: {goal.message}'
+        f'\n{mode}: the end effector at most {off * 1e3:.4f} mm off the line, {reached:.6f} of '
+        f'the way, {err_p:.1e} m / {err_r:.1e} rad from the target; '
+        f'goal {goal.status}: {goal.message}'
     )
     assert off < LINE_TOLERANCE and off < tolerance
     assert abs(reached - 1.0) < tolerance and err_p < tolerance and err_r < 10 * tolerance
@@ -266,8 +272,10 @@ def test_floating_base_follows_a_straight_line():
         open(urdf_path('arm7_floating'))
         .read()
         .replace(
-            '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',
-            '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" izz="28"/>',
+            '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" '
+            'iyz="0" izz="0.0333333"/>',
+            '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" '
+            'izz="28"/>',
         )
     )
     q0 = [0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 0.1]
@@ -291,7 +299,7 @@ def test_floating_base_follows_a_straight_line():
         initial=InitialState(dict(zip(names, q0))),
         events=[(0.05, send)],
     )
-    goal, (R_s, p_s) = held['goal'], held['start']
+    goal, p_s = held['goal'], held['start'][1]
     R, p = run.ee_poses('arm_tool')
     off, reached = _off_line(p, p_s, goal.position)
     turned = np.degrees(
@@ -300,8 +308,8 @@ def test_floating_base_follows_a_straight_line():
         )
     )
     print(
-        f'\nresolved_rate (free-floating base): the end effector at most {off * 1e3:.4f} mm off the line, '
-        f'{reached:.5f} of the way; the base turned {turned:.3f} deg; goal {goal.status}'
+        f'\nresolved_rate (free-floating base): the end effector at most {off * 1e3:.4f} mm off '
+        f'the line, {reached:.5f} of the way; the base turned {turned:.3f} deg; goal {goal.status}'
     )
     assert off < LINE_TOLERANCE and off < 1e-4
     assert abs(reached - 1.0) < 1e-4 and goal.status == 'succeeded'

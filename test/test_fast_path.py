@@ -370,37 +370,43 @@ def test_twists(model, seed):
 
 @pytest.mark.parametrize('model', ALL_MODELS)
 def test_against_the_numpy_reference_path(model):
-    """The SPART-named functions send float inputs to compiled code that shares the fast path's
-    model packing (compiled_model.pack); object-dtype inputs take their plain numpy path, built from the
-    Robot's transforms directly.  Checking against that path too keeps a packing error from
-    passing unseen (it would be common to both float paths)."""
+    """
+    The SPART-named functions agree with their plain numpy path (object-dtype inputs).
+
+    The SPART-named functions send float inputs to compiled code that shares the fast path's model
+    packing (compiled_model.pack); object-dtype inputs take their plain numpy path, built from the
+    Robot's transforms directly.  Checking against that path too keeps a packing error from passing
+    unseen (it would be common to both float paths).
+    """
     robot, s, o, ref = case(model, SEEDS[0])
     fd = fast(model)
     n, nq = robot.n_links_joints, robot.n_q
 
-    def O(x):
+    def obj(x):
         return np.array(x, dtype=object)
 
-    RJ, RL, rJ, rL, e, g = spart.Kinematics(O(s.R0), O(s.r0), O(s.qm), robot)
+    RJ, RL, rJ, rL, e, g = spart.Kinematics(obj(s.R0), obj(s.r0), obj(s.qm), robot)
     assert rL.dtype == object  # the numpy path, not the compiled one
-    Bij, Bi0, P0, pm = spart.DiffKinematics(O(s.R0), O(s.r0), rL, e, g, robot)
-    t0, tL = spart.Velocities(Bij, Bi0, P0, pm, O(s.u0), O(s.um), robot)
+    Bij, Bi0, P0, pm = spart.DiffKinematics(obj(s.R0), obj(s.r0), rL, e, g, robot)
+    t0, tL = spart.Velocities(Bij, Bi0, P0, pm, obj(s.u0), obj(s.um), robot)
     t0d, tLd = spart.Accelerations(
-        t0, tL, P0, pm, Bi0, Bij, O(s.u0), O(s.um), O(s.u0dot), O(s.umdot), robot
+        t0, tL, P0, pm, Bi0, Bij, obj(s.u0), obj(s.um), obj(s.u0dot), obj(s.umdot), robot
     )
-    I0, Im = spart.I_I(O(s.R0), RL, robot)
+    I0, Im = spart.I_I(obj(s.R0), RL, robot)
     H0, H0m, Hm = spart.GIM(*spart.MCB(I0, Im, Bij, Bi0, robot), Bij, Bi0, P0, pm, robot)
     H = np.block([[H0, H0m], [H0m.T, Hm]]).astype(float)
     tau0, taum = spart.ID(
-        O(s.wF0), O(s.wFm), t0, tL, t0d, tLd, P0, pm, I0, Im, Bij, Bi0, robot, gravity=O(GRAVITY)
+        obj(s.wF0), obj(s.wFm), t0, tL, t0d, tLd, P0, pm, I0, Im, Bij, Bi0, robot,
+        gravity=obj(GRAVITY)
     )
     t0z, tLz = spart.Accelerations(
-        t0, tL, P0, pm, Bi0, Bij, O(s.u0), O(s.um), O(np.zeros(6)), O(np.zeros(nq)), robot
+        t0, tL, P0, pm, Bi0, Bij, obj(s.u0), obj(s.um), obj(np.zeros(6)), obj(np.zeros(nq)), robot
     )
     b0, bm = spart.ID(
-        O(s.wF0), O(s.wFm), t0, tL, t0z, tLz, P0, pm, I0, Im, Bij, Bi0, robot, gravity=O(GRAVITY)
+        obj(s.wF0), obj(s.wFm), t0, tL, t0z, tLz, P0, pm, I0, Im, Bij, Bi0, robot,
+        gravity=obj(GRAVITY)
     )
-    J0, Jm = point_jacobian(n, None, O(s.R0), O(s.r0), RL, rL, P0, pm, robot)
+    J0, Jm = point_jacobian(n, None, obj(s.R0), obj(s.r0), RL, rL, P0, pm, robot)
 
     got = fd.inverse_dynamics(*state_args(s), s.u0dot, s.umdot, s.wF0, s.wFm, gravity=GRAVITY)
     close(np.concatenate(got), np.concatenate([tau0, taum]).astype(float), 'ID vs the numpy path')
@@ -554,10 +560,13 @@ def test_every_method_is_covered():
 
 
 def test_workspaces_on_one_model_keep_their_own_results():
-    """Two workspaces of one compiled model (new_workspace, FastDynamics(model=...)) share the
-    model (nothing copied, the same gravity) and nothing else: every method's result, and the
-    kinematics link_pose reads, stay those of the workspace's own last call while the other
-    workspace computes at another state."""
+    """
+    Two workspaces of one compiled model share the model and nothing else.
+
+    The workspaces: new_workspace, FastDynamics(model=...).  The model: nothing copied, the same
+    gravity.  Every method's result, and the kinematics link_pose reads, stay those of the
+    workspace's own last call while the other workspace computes at another state.
+    """
     robot = load_robot(MODEL)
     a = FastDynamics(robot, gravity=GRAVITY)
     b = a.new_workspace()
@@ -592,9 +601,13 @@ def test_workspaces_on_one_model_keep_their_own_results():
 
 @pytest.mark.parametrize('model,seed', CASES[::2], ids=IDS[::2])
 def test_link_pose_is_the_last_calls_kinematics(model, seed):
-    """link_pose(i) after any method at a state is (RL, rL - r0) of SPART's Kinematics at that
-    state (R0, 0 for the base), by id or name; after a second state, that state's; an error
-    before any call."""
+    """
+    link_pose(i) is the last call's Kinematics: (RL, rL - r0), by id or name.
+
+    After any method at a state, link_pose(i) is (RL, rL - r0) of SPART's Kinematics at that state
+    (R0, 0 for the base), by id or name; after a second state, that state's; an error before any
+    call.
+    """
     robot, s, o, _ = case(model, seed)
     fd = FastDynamics(robot)
     with pytest.raises(SpartError, match='^link_pose: no state yet'):
@@ -730,9 +743,13 @@ def test_calls_keep_no_memory():
 
 
 def test_the_kernels_run_without_numbas_runtime():
-    """The compiled kernels are one extension module built ahead of time without numba's runtime
-    (NRT: it wrapped every array argument in a freshly allocated MemInfo, ~0.9 us of a 1.7 us 3-DoF
-    rnea call): its build record says so, and loading it did not import numba."""
+    """
+    The compiled kernels run without numba's runtime.
+
+    They are one extension module built ahead of time without numba's runtime (NRT: it wrapped
+    every array argument in a freshly allocated MemInfo, ~0.9 us of a 1.7 us 3-DoF rnea call): its
+    build record says so, and loading it did not import numba.
+    """
     import json
 
     from spart_ros.native import compiled

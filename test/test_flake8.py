@@ -1,5 +1,9 @@
-"""flake8 as `colcon test` runs it in a package made by `ros2 pkg create` (ament_flake8, with the
-flake8 plugins ament_flake8 depends on), configured by setup.cfg's [flake8] section."""
+"""
+flake8 as `colcon test` runs it in a package made by `ros2 pkg create`.
+
+ament_flake8, with the flake8 plugins ament_flake8 depends on, configured by setup.cfg's
+[flake8] section.
+"""
 
 from pathlib import Path
 
@@ -13,11 +17,6 @@ PATHS = ['spart_ros', 'test', 'scripts', 'launch', 'benchmarks', 'examples', 'se
 
 @pytest.mark.flake8
 @pytest.mark.linter
-@pytest.mark.xfail(
-    strict=True,
-    reason='the tree is not reformatted to ROS 2 style yet (scheduled after the '
-    'merges); remove this mark when it passes (strict: an XPASS fails)',
-)
 def test_flake8(monkeypatch):
     monkeypatch.chdir(ROOT)
     rc, errors = main_with_errors(argv=['--config', str(ROOT / 'setup.cfg')] + PATHS)

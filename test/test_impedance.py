@@ -42,8 +42,13 @@ K_CART = np.array([20.0, 30.0, 25.0, 400.0, 300.0, 500.0])
 
 
 def test_coriolis_by_polarization_is_christoffel():
-    """C(q, qd) w = sum_jk Gamma_ijk qd_k w_j with Gamma_ijk = (dH_ij/dq_k + dH_ik/dq_j - dH_jk/dq_i) / 2
-    (central differences of the fast path's H, h = 1e-6): to 1e-7; and (H' - 2 C) is skew."""
+    """
+    The Coriolis matrix by polarization equals its Christoffel-symbol form.
+
+    C(q, qd) w = sum_jk Gamma_ijk qd_k w_j with
+    Gamma_ijk = (dH_ij/dq_k + dH_ik/dq_j - dH_jk/dq_i) / 2 (central differences of the fast path's
+    H, h = 1e-6): to 1e-7; and (H' - 2 C) is skew.
+    """
     robot, _ = robot_from_urdf(KUKA, joint_dynamics={'*': {'friction': 0.4, 'armature': 0.1}})
     fd = FastDynamics(robot, gravity=[0, 0, -9.81], joint_dynamics=True)
     rng = np.random.default_rng(2)
@@ -83,7 +88,7 @@ def test_joint_impedance_law():
     """
     from types import SimpleNamespace
 
-    from spart_ros.control import ControlInputs, Controller, ControllerSettings
+    from spart_ros.control import Controller, ControllerSettings
     from spart_ros.control.trajectory import Reference
     from spart_ros.core.fast.mimic import fast_dynamics
 
@@ -305,8 +310,10 @@ def test_floating_cartesian_impedance_is_passive_and_reaches_its_target():
         open(urdf_path('arm7_floating'))
         .read()
         .replace(
-            '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',
-            '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" izz="28"/>',
+            '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" '
+            'iyz="0" izz="0.0333333"/>',
+            '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" '
+            'izz="28"/>',
         )
     )
     q0 = [0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 0.1]

@@ -183,7 +183,7 @@ def _arms():
                 robot, _ = robot_from_urdf(path)
             except Exception:  # noqa: BLE001 (the corpus test says which files do not load)
                 continue
-            best = max(robot.links, key=lambda l: _chain_length(robot, l.id), default=None)
+            best = max(robot.links, key=lambda link: _chain_length(robot, link.id), default=None)
             if best is not None and _chain_length(robot, best.id) >= 6:
                 out.append((label, path, best.name))
     return out
@@ -243,7 +243,8 @@ def test_ik_reaches_random_targets_on_every_arm(label, path, link):
         seed = q_goal + rng.uniform(-0.5, 0.5, ik.n)
         res = ik.solve(p_goal, seed, rotation=R_goal)
         assert res.success, (
-            f'{label}: {res.status} after {res.iterations} iterations, error {res.position_error} m'
+            f'{label}: {res.status} after {res.iterations} iterations, '
+            f'error {res.position_error} m'
         )
         R, p = _pose_spart(robot, link, point, res.q, R0, r0)
         assert np.linalg.norm(p - p_goal) <= 1e-6
@@ -301,8 +302,8 @@ def test_unreachable_target_says_so_with_the_closest_error():
         for _ in range(20000)
     )
     print(
-        f'unreachable: closest error {res.position_error:.6f} m in {res.iterations} iterations; best random '
-        f'configuration {best:.6f} m'
+        f'unreachable: closest error {res.position_error:.6f} m in {res.iterations} iterations; '
+        f'best random configuration {best:.6f} m'
     )
     assert res.position_error <= best + 1e-9
 
@@ -407,8 +408,12 @@ def _quat_matrix(x):
 
 
 def _integrate_path(robot, R0, r0, path):
-    """The base state after the joints move along the straight segments of ``path`` at zero
-    momentum: scipy's RK45 (rtol 1e-12) on a quaternion and the base CoM."""
+    """
+    Return the base state after the joints move along ``path`` at zero momentum.
+
+    The joints move along the straight segments of ``path``; scipy's RK45 (rtol 1e-12) on a
+    quaternion and the base CoM.
+    """
     x = np.concatenate([spart.DCM_quat(R0.T), r0])
     for qa, qb in zip(path[:-1], path[1:]):
         dq = qb - qa
@@ -447,7 +452,10 @@ def test_free_floating_base_ik_follows_momentum_conservation():
     assert np.linalg.norm(p - p_goal) < 1e-6 + 1e-8
     assert np.linalg.norm(rotation_vector(R_goal @ R.T)) < 1e-6 + 1e-8
     # the system CoM stays put (zero linear momentum)
-    com = lambda R, r, q: spart.Center_of_Mass(r, spart.Kinematics(R, r, q, robot).rL, robot)  # noqa: E731
+
+    def com(R, r, q):
+        return spart.Center_of_Mass(r, spart.Kinematics(R, r, q, robot).rL, robot)
+
     np.testing.assert_allclose(com(res.R0, res.r0, res.q), com(R0, r0, seed), atol=1e-9)
     # the base moved (a fixed-base solution would be wrong here)
     assert np.linalg.norm(rotation_vector(R0.T @ res.R0)) > 1e-3

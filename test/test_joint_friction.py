@@ -49,7 +49,8 @@ def test_urdf_dynamics_are_read_and_overridden(tmp_path):
     assert not robot(urdf_path('SC_3DoF')).declares_joint_dynamics
     yaml_file = tmp_path / 'dyn.yaml'
     yaml_file.write_text(
-        'joint_dynamics:\n  "*": {armature: 0.1}\n  lbr_iiwa_joint_2: {friction: 1.5, armature: 0.3}\n'
+        'joint_dynamics:\n  "*": {armature: 0.1}\n  lbr_iiwa_joint_2: {friction: 1.5, armature: '
+        '0.3}\n'
     )
     r = robot(KUKA, joint_dynamics=str(yaml_file), armature={'lbr_iiwa_joint_7': 0.02})
     d, f, a = joint_dynamics_arrays(r)
@@ -91,7 +92,7 @@ def test_urdf_dynamics_are_read_and_overridden(tmp_path):
 
 def test_off_by_default_bit_identical():
     """
-    SPART's FD/ID and the default fast path ignore what the joints declare.
+    The default fast path and SPART's FD/ID ignore what the joints declare.
 
     A robot with friction, damping and armature gives exactly the results of the same robot
     without.
@@ -205,7 +206,11 @@ def test_smoothed_coulomb_friction():
 
 
 def _mujoco(path, floating, overrides, rng, speed=None):
-    """(plant, core FD of the plant's state and efforts, MuJoCo's accelerations) at a random state."""
+    """
+    Return a plant at a random state, the core's FD there and MuJoCo's accelerations.
+
+    (plant, core FD of the plant's state and efforts, MuJoCo's accelerations).
+    """
     from spart_ros.sim import InitialState, MujocoPlant
 
     plant = MujocoPlant.from_urdf(
@@ -243,8 +248,12 @@ def _mujoco(path, floating, overrides, rng, speed=None):
 
 @pytest.mark.parametrize('path, floating', [(KUKA, False), (ARM7, True)])
 def test_damping_and_armature_match_mujoco(path, floating):
-    """The same damping and armature in MuJoCo (RK4: the damping is an explicit passive force)
-    and in the core's FD: joint accelerations (and the base's, floating) equal to 1e-9."""
+    """
+    Damping and armature in MuJoCo and in the core's FD give the same accelerations.
+
+    The same damping and armature in MuJoCo (RK4: the damping is an explicit passive force) and in
+    the core's FD: joint accelerations (and the base's, floating) equal to 1e-9.
+    """
     rng = np.random.default_rng(21)
     for _ in range(3):
         plant, s, (u0dot, umdot), qdd = _mujoco(
@@ -268,7 +277,7 @@ def test_damping_and_armature_match_mujoco(path, floating):
 
 def test_coulomb_friction_against_mujoco_frictionloss():
     """
-    MuJoCo's frictionloss is a constraint.
+    Coulomb friction against MuJoCo's frictionloss, which is a constraint.
 
     A joint sliding fast enough that the constraint saturates against the motion (its force -F
     sgn(qd)) is the core's F tanh(qd / v) with |qd| >> v: accelerations equal to 1e-9.  At rest

@@ -151,7 +151,8 @@ def test_every_config_file_applies_in_any_namespace():
         assert doc and all(
             key == '/**' or (key.startswith('/**/') and '/' not in key[4:]) for key in doc
         ), (
-            f'{path.name} must be keyed /** or /**/<node> (a bare node-name key is ignored under a namespace)'
+            f'{path.name} must be keyed /** or /**/<node> (a bare node-name key is ignored under '
+            'a namespace)'
         )
         assert all(list(v) == ['ros__parameters'] for v in doc.values()), path.name
 
@@ -233,8 +234,12 @@ def test_sim_demo_launch_defaults_and_robots():
 
 
 def test_sim_demo_launch_with_a_urdf_of_ones_own():
-    """urdf_path:= without params:= takes config/demo_robot.yaml (not the example robot's file:
-    SC_3DoF's joints and free-floating base): one gravity for the sim and the models."""
+    """
+    urdf_path:= without params:= takes config/demo_robot.yaml.
+
+    Not the example robot's file (SC_3DoF's joints and free-floating base): one gravity for the sim
+    and the models.
+    """
     urdf = ROOT / 'test' / 'data' / 'urdf' / 'ur5_robot.urdf'
     nodes = local_launch.nodes_of(LAUNCH / 'sim_demo.launch.py', {'urdf_path': str(urdf)})
     files = {n.parameters[0] for n in nodes}

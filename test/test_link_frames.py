@@ -28,7 +28,7 @@ def _loadable():
             warnings.simplefilter('ignore')
             try:
                 robot, _ = robot_from_urdf(path)
-            except Exception:  # noqa: BLE001 - what spart_ros refuses is test_urdf_corpus.py's business
+            except Exception:  # noqa: BLE001 (test_urdf_corpus.py checks what spart_ros refuses)
                 continue
         if robot.n_links_joints:
             out.append((label, path, robot))

@@ -1,5 +1,7 @@
-"""A generated catalogue of bad inputs for the INSTALLED spart_dynamics node (one process,
-floating base with an IMU), over real topics and services.
+"""
+A generated catalogue of bad inputs for the INSTALLED spart_dynamics node.
+
+One process, floating base with an IMU, over real topics and services.
 
 Every field of every input (service requests, joint_states, odometry, IMU, robot_description)
 gets each mutation (NaN, +-inf, a huge value, a wrong length, an unknown or repeated name, a
@@ -444,8 +446,11 @@ def test_topic_input_catalogue(node):
     ],
 )
 def test_bad_input_parameters_stop_the_node_naming_them(name, value):
-    """imu_max_age is checked like odom_max_age (a negative or NaN age would make the IMU or
-    the odometry silently never or always fresh); exit code 2, the message naming it."""
+    """
+    imu_max_age is checked like odom_max_age: exit code 2, the message naming it.
+
+    A negative or NaN age would make the IMU or the odometry silently never or always fresh.
+    """
     proc = start_node(
         'spart_ros',
         'dynamics_node',

@@ -1,6 +1,10 @@
-"""Pure unit tests of the dynamics node's helpers (spart_ros.nodes.*: joint states, base estimator, model, requests, messages) and an
-independent check of the ROS <-> SPART base-state conversion (spart_ros.core.base_state)
-by finite differences along known trajectories.  No ROS graph, no processes."""
+"""
+Pure unit tests of the dynamics node's helpers (spart_ros.nodes.*).
+
+The helpers: joint states, base estimator, model, requests, messages.  And an independent
+check of the ROS <-> SPART base-state conversion (spart_ros.core.base_state) by finite
+differences along known trajectories.  No ROS graph, no processes.
+"""
 
 import math
 from types import SimpleNamespace
@@ -137,8 +141,11 @@ def test_base_state_acceleration_by_finite_differences(path, t):
 
 @pytest.mark.parametrize('path', [BRANCHED, KUKA])
 def test_base_wrench_by_virtual_power(path):
-    """A base wrench (torque, force at b's origin, in b) and its tau0 do the same power on every
-    motion: tau0 . u0 = torque_b . w_b + force_b . v_b."""
+    """
+    A base wrench and its tau0 do the same power on every motion.
+
+    The wrench: torque, force at b's origin, in b.  tau0 . u0 = torque_b . w_b + force_b . v_b.
+    """
     robot = _robot(path)
     rng = np.random.default_rng(3)
     R_b, p_b = _trajectory(0.9)

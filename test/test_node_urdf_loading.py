@@ -152,8 +152,8 @@ def test_mimic_joints_strict_inertia_and_encoding_on_the_topic(ros):
         # expanded URDF); the gripper stays the model
         xacro_text = (
             '<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="m" '
-            'value="1"/><link name="a"><inertial><mass value="${m}"/><inertia ixx="1" ixy="0" ixz="0" '
-            'iyy="1" iyz="0" izz="1"/></inertial></link></robot>'
+            'value="1"/><link name="a"><inertial><mass value="${m}"/>'
+            '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link></robot>'
         )
         ros.publish_until(
             desc,

@@ -1,13 +1,16 @@
-"""Odometry and IMU in any frame rigidly fixed to the base (REP 105 allows base_footprint or the
-base link): converted to the URDF base link exactly; a frame that is not fixed to it is refused
-by name.
+"""
+Odometry and IMU in any frame rigidly fixed to the base convert to the URDF base link exactly.
+
+REP 105 allows base_footprint or the base link; a frame that is not fixed to the base is
+refused by name.
 
 The robot: the 7-joint floating arm under a massless root ``base_footprint`` (a fixed joint with
 an offset and a rotation), so the URDF base link is ``base_footprint`` and the arm's own
 ``arm_base`` hangs below it.  The footprint state is turned into the arm_base state here by the
 forward formula from the joint's <origin> numbers (the converter computes the inverse from the
-model), and both must give the same dynamics to 1e-12 (relative to the largest value); the dynamics node must do the same over
-DDS."""
+model), and both must give the same dynamics to 1e-12 (relative to the largest value); the
+dynamics node must do the same over DDS.
+"""
 
 import re
 
@@ -35,7 +38,8 @@ def with_massless_root(text):
     root = (
         f'<link name="base_footprint"/>\n  <joint name="footprint_joint" type="fixed">\n'
         f'    <parent link="base_footprint"/><child link="arm_base"/>\n'
-        f'    <origin xyz="{" ".join(map(str, FOOT_XYZ))}" rpy="{" ".join(map(str, FOOT_RPY))}"/>\n'
+        f'    <origin xyz="{" ".join(map(str, FOOT_XYZ))}" '
+        f'rpy="{" ".join(map(str, FOOT_RPY))}"/>\n'
         f'  </joint>\n  '
     )
     return head + root + sep + tail

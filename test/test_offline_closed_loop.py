@@ -167,7 +167,8 @@ def test_damping_of_a_light_joint_compensated_at_the_period_middle():
     damped = demo('kuka_iiwa', plant='rk4').rms(1.0).max()
     rigid = demo('kuka_iiwa', plant='rk4', joint_dynamics={'*': {'damping': 0.0}}).rms(1.0).max()
     print(
-        f'\nKUKA iiwa, RMS after 1 s: without damping {rigid:.2e} rad, URDF damping compensated {damped:.2e} rad'
+        f'\nKUKA iiwa, RMS after 1 s: without damping {rigid:.2e} rad, URDF damping '
+        f'compensated {damped:.2e} rad'
     )
     assert damped < 3 * rigid, (damped, rigid)
 

@@ -38,11 +38,23 @@ def test_import_spart_ros_is_light():
 
 
 def test_console_scripts_point_at_real_modules():
+    """Every console_scripts entry of setup.py names a callable of an importable module."""
+    import ast
     import importlib
     import re
 
-    setup_py = (ROOT / 'setup.py').read_text()
-    entries = re.findall(r'"(\w+)\s*=\s*([\w.]+):(\w+)"', setup_py)
-    assert entries, 'no console_scripts found in setup.py'
-    for _name, module, func in entries:
-        assert callable(getattr(importlib.import_module(module), func))
+    # setup.py's syntax, not its layout or quotes: the entry_points dict literal of setup(...)
+    tree = ast.parse((ROOT / 'setup.py').read_text())
+    scripts = [
+        ast.literal_eval(value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        for key, value in zip(node.keys, node.values)
+        if isinstance(key, ast.Constant) and key.value == 'console_scripts'
+    ]
+    assert len(scripts) == 1 and scripts[0], 'no console_scripts found in setup.py'
+    for entry in scripts[0]:
+        match = re.fullmatch(r'(\w+)\s*=\s*([\w.]+):(\w+)', entry)
+        assert match, f'malformed console_scripts entry {entry!r}'
+        _name, module, func = match.groups()
+        assert callable(getattr(importlib.import_module(module), func)), entry

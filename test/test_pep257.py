@@ -11,11 +11,6 @@ from test_flake8 import PATHS, ROOT
 
 @pytest.mark.linter
 @pytest.mark.pep257
-@pytest.mark.xfail(
-    strict=True,
-    reason="the docstrings are not reformatted to ament's convention yet (scheduled "
-    'after the merges); remove this mark when it passes (strict: an XPASS fails)',
-)
 def test_pep257(monkeypatch):
     monkeypatch.chdir(ROOT)
     rc = main(argv=PATHS)

@@ -231,8 +231,8 @@ def test_the_motion_gif_rendered_by_mujoco_offscreen(tmp_path):
     script = (
         f'import sys, numpy as np; sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "test")!r}]; '
         'from test_replay import _frames; from spart_ros.tools.animation import motion_gif; '
-        f'print(motion_gif({str(tmp_path / "sc.gif")!r}, {str(ROOT / "urdf" / "SC_3DoF.urdf")!r}, _frames(), '
-        'True, backend="mujoco"))'
+        f'print(motion_gif({str(tmp_path / "sc.gif")!r}, {str(ROOT / "urdf" / "SC_3DoF.urdf")!r}, '
+        '_frames(), True, backend="mujoco"))'
     )
     proc = subprocess.run(
         [sys.executable, '-c', script],

@@ -40,18 +40,19 @@ def tagged_panda():
     """
     joints = ''.join(
         f'<joint name="{j}"><command_interface name="effort"/><state_interface name="position">'
-        f'<param name="initial_value">{q}</param></state_interface><state_interface name="velocity"/></joint>'
+        f'<param name="initial_value">{q}</param></state_interface>'
+        '<state_interface name="velocity"/></joint>'
         for j, q in reversed(list(zip(ARM, HOME)))
     )
     joints += (
         '<joint name="panda_finger_joint1"><command_interface name="effort"/>'
-        '<state_interface name="position"><param name="initial_value">0.02</param></state_interface>'
-        '<state_interface name="velocity"/></joint>'
+        '<state_interface name="position"><param name="initial_value">0.02</param>'
+        '</state_interface><state_interface name="velocity"/></joint>'
         '<joint name="panda_finger_joint2" mimic="true"><state_interface name="position"/></joint>'
     )
     tag = (
-        f'<ros2_control name="panda_system" type="system"><hardware><plugin>gz_ros2_control/GazeboSimSystem'
-        f'</plugin></hardware>{joints}</ros2_control>'
+        '<ros2_control name="panda_system" type="system"><hardware>'
+        f'<plugin>gz_ros2_control/GazeboSimSystem</plugin></hardware>{joints}</ros2_control>'
     )
     return open(urdf_path('panda'), encoding='utf-8').read().replace('</robot>', tag + '</robot>')
 
@@ -124,7 +125,8 @@ def test_sim_and_controller_take_their_joints_from_the_tag_and_track():
         wait(lambda: sim_time() > t0 + 1.6, 120.0, 'the end of the trajectory')
         err = np.abs(q(ARM) - target).max()
         print(
-            f'\nPanda with a <ros2_control> tag (lockstep, default joints {EXPECTED}): |q - target| {err:.2e} rad'
+            f'\nPanda with a <ros2_control> tag (lockstep, default joints {EXPECTED}): '
+            f'|q - target| {err:.2e} rad'
         )
         assert err < 1e-3, err
         assert 'dropped' not in sim.output()
@@ -141,7 +143,8 @@ def test_a_tag_naming_a_joint_the_robot_lacks_stops_the_sim_naming_it():
     )
     try:
         proc.wait_for_output(
-            r'invalid configuration: .*names joint \'panda_joint9\', which is not a joint of robot',
+            r'invalid configuration: .*names joint \'panda_joint9\', '
+            r'which is not a joint of robot',
             60.0,
         )
         assert proc.proc.wait(scaled(30.0)) == 2

@@ -1,8 +1,12 @@
-"""The URDF's <ros2_control> tag (spart_ros.core.ros2_control) and the one robot description the
-demo's KUKA iiwa ships for every plant (urdf/kuka_iiwa.urdf.xacro: spart_sim, gz_ros2_control,
-mock_components) with the ros2_control controllers file that goes with it.  What cannot run here
-(Gazebo, controller_manager) is checked as far as files can be: the xacro expands in every variant
-into the same robot, and every file names the same joints."""
+"""
+The URDF's <ros2_control> tag (spart_ros.core.ros2_control) and the demo's KUKA iiwa files.
+
+The one robot description the demo's KUKA iiwa ships for every plant
+(urdf/kuka_iiwa.urdf.xacro: spart_sim, gz_ros2_control, mock_components) with the ros2_control
+controllers file that goes with it.  What cannot run here (Gazebo, controller_manager) is
+checked as far as files can be: the xacro expands in every variant into the same robot, and
+every file names the same joints.
+"""
 
 from pathlib import Path
 
@@ -23,13 +27,14 @@ PLUGINS = {
 }
 
 LINKS = (
-    '<link name="base"/><link name="l1"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" '
-    'iyy="1" iyz="0" izz="1"/></inertial></link><link name="l2"><inertial><mass value="1"/><inertia '
-    'ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link><link name="tool"/>'
+    '<link name="base"/><link name="l1"><inertial><mass value="1"/>'
+    '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link><link name="l2">'
+    '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+    '</inertial></link><link name="tool"/>'
     '<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>'
     '<limit effort="10" lower="-1" upper="1" velocity="1"/></joint>'
-    '<joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/><axis xyz="0 1 0"/></joint>'
-    '<joint name="tool_joint" type="fixed"><parent link="l2"/><child link="tool"/></joint>'
+    '<joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/><axis xyz="0 1 0"/>'
+    '</joint><joint name="tool_joint" type="fixed"><parent link="l2"/><child link="tool"/></joint>'
 )
 
 
@@ -44,7 +49,9 @@ SYSTEM = """
     <param name="calculate_dynamics">true</param>
   </hardware>
   <joint name="j1">
-    <command_interface name="effort"><param name="min">-10</param><param name="max">10</param></command_interface>
+    <command_interface name="effort">
+      <param name="min">-10</param><param name="max">10</param>
+    </command_interface>
     <state_interface name="position"><param name="initial_value">0.25</param></state_interface>
     <state_interface name="velocity"/>
     <param name="gear">2</param>

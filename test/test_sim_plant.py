@@ -64,8 +64,11 @@ def random_initial(plant, robot, rng, pose=True, twist=True, scale=1.0):
 
 
 def spart_state(plant, robot):
-    """The plant's current state and held efforts in SPART's coordinates (R0, r0, u0 of the
-    base CoM frame via core.base_state; qm, um, taum in SPART's joint order), no loads."""
+    """
+    Return the plant's current state and held efforts in SPART's coordinates, no loads.
+
+    R0, r0, u0 of the base CoM frame via core.base_state; qm, um, taum in SPART's joint order.
+    """
     odom = plant.odometry()
     R_b = quaternion_from_ros(*odom.orientation)
     base = bs.base_from_link_frame(robot, R_b, odom.position, odom.linear, odom.angular)
@@ -178,7 +181,8 @@ def test_import_strips_meshes_and_encoding_and_keeps_massless_frames():
     body = text[text.index('<robot') :]
     mesh = (
         '<visual><geometry><mesh filename="package://nowhere/meshes/bus.stl"/></geometry></visual>'
-        '<collision><geometry><mesh filename="package://nowhere/meshes/bus.dae"/></geometry></collision>'
+        '<collision><geometry><mesh filename="package://nowhere/meshes/bus.dae"/></geometry>'
+        '</collision>'
     )
     body = body.replace('</inertial>', '</inertial>' + mesh, 1)
     frame = (
@@ -196,8 +200,8 @@ def test_import_strips_meshes_and_encoding_and_keeps_massless_frames():
 TWO_LINK = """<robot name="two"{ns}>{prefix}
   <link name="base"><inertial><origin xyz="0.1 0 0"/><mass value="{m}"/>
     <inertia ixx="1" iyy="2" izz="3" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.5"/>
-    <axis xyz="0 1 0"/></joint>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 0.5"/><axis xyz="0 1 0"/></joint>
   <link name="arm"><inertial><origin xyz="0 0 0.3"/><mass value="1.5"/>
     <inertia ixx="0.1" iyy="0.1" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
 </robot>"""
@@ -219,8 +223,8 @@ def test_import_takes_what_the_core_takes_xacro_and_world_roots():
     plant = MujocoPlant.from_urdf(xacro)
     assert plant.model.body('base').mass[0] == 2.5
     world = (
-        '<link name="world"/><joint name="mount" type="fixed"><parent link="world"/><child link="base"/>'
-        '<origin xyz="0 0 1" rpy="0 0 0.5"/></joint>'
+        '<link name="world"/><joint name="mount" type="fixed"><parent link="world"/>'
+        '<child link="base"/><origin xyz="0 0 1" rpy="0 0 0.5"/></joint>'
     )
     mounted = TWO_LINK.format(ns='', prefix=world, m='2.0')
     R_w = rotation([1, 0, 0], 0.3)
@@ -270,10 +274,10 @@ def test_import_errors_name_the_problem():
     with pytest.raises(URDFError, match='neither URDF text nor an existing file'):
         MujocoPlant.from_urdf('/no/such/robot.urdf')
     planar = (
-        '<robot name="p"><link name="a"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" '
-        'ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="slider" type="planar"><parent link="a"/>'
-        '<child link="b"/></joint><link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="1" '
-        'izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>'
+        '<robot name="p"><link name="a"><inertial><mass value="1"/><inertia ixx="1" iyy="1" '
+        'izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="slider" type="planar">'
+        '<parent link="a"/><child link="b"/></joint><link name="b"><inertial><mass value="1"/>'
+        '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>'
     )
     with pytest.raises(UnsupportedJointError, match="'slider'.*planar"):
         MujocoPlant.from_urdf(planar)
@@ -296,9 +300,13 @@ def test_import_errors_name_the_problem():
 
 
 def test_damping_and_limits_are_options():
-    """Default: the joint dynamics the model declares (the URDF's damping 0.5, no friction or
+    """
+    The plant takes the joint dynamics the model declares; options change them.
+
+    Default: the joint dynamics the model declares (the URDF's damping 0.5, no friction or
     armature), no limits; joint_damping=False: the rigid-body model of SPART's functions;
-    overrides (joint_dynamics, armature) reach MuJoCo's joints."""
+    overrides (joint_dynamics, armature) reach MuJoCo's joints.
+    """
     default = MujocoPlant.from_urdf(KUKA)
     assert np.allclose(default.model.dof_damping, 0.5) and not default.model.jnt_limited.any()
     assert not default.model.dof_frictionloss.any() and not default.model.dof_armature.any()
@@ -368,7 +376,7 @@ def test_free_floating_momentum_is_conserved_with_rk4():
 
 def test_momentum_readout_matches_the_core():
     """
-    MuJoCo's total momentum (mj_subtreeVel) = the base rows of the core's H u.
+    The total momentum of MuJoCo (mj_subtreeVel) = the base rows of the core's H u.
 
     h0 = P0' [L about the base CoM; p], to 1e-10 (branched robot, base CoM offset and rotated).
     """
@@ -588,8 +596,11 @@ def test_odometry_twist_and_imu_by_finite_differences():
 
 
 def test_free_fall_imu_reads_zero_specific_force():
-    """A rigid body in free fall (no joint torques, joint velocities 0, no spin) reads no
-    specific force; the same robot fixed at rest reads +9.81 up."""
+    """
+    A rigid body in free fall reads no specific force; fixed at rest it reads +9.81 up.
+
+    In free fall: no joint torques, joint velocities 0, no spin.
+    """
     plant = MujocoPlant.from_urdf(SC, base='floating', gravity=G)
     plant.step(100)
     assert np.abs(plant.imu().linear_acceleration).max() < 1e-9
@@ -792,8 +803,11 @@ def test_initial_state_from_parameter_lists():
 
 
 def test_joint_limits_when_enabled_stop_the_joint():
-    """joint_limits=True: a joint pushed for 1 s against its URDF limit (KUKA joint 1: 2.967
-    rad) stays within 0.05 rad of it; without limits (the default) it goes on."""
+    """
+    joint_limits=True: a joint pushed against its URDF limit stays within 0.05 rad of it.
+
+    Pushed for 1 s (KUKA joint 1: 2.967 rad); without limits (the default) it goes on.
+    """
     runs = {}
     for limits in (True, False):
         plant = MujocoPlant.from_urdf(

@@ -1,5 +1,8 @@
-"""Smoke test: the INSTALLED spart_heartbeat node runs as its own process and
-exchanges messages with this test process over DDS (real rclpy, no mocks)."""
+"""
+Smoke test: the INSTALLED spart_heartbeat node runs as its own process.
+
+It exchanges messages with this test process over DDS (real rclpy, no mocks).
+"""
 
 import os
 from pathlib import Path

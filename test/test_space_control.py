@@ -38,7 +38,7 @@ def robot_named(name):
 
 def leaf_links(robot):
     """Links with no child (every arm's end), by id."""
-    parents = set(int(p) for p in robot.parent)
+    parents = {int(p) for p in robot.parent}
     return [i for i in range(1, robot.n_links_joints + 1) if i not in parents]
 
 
@@ -172,8 +172,8 @@ def test_momentum_against_finite_difference_body_twists(name):
     def by_bodies(point):
         L, p = np.zeros(3), np.zeros(3)
         for b, Ri, ri, t in zip(bodies, R, r, twists):
-            I = Ri @ np.asarray(b.inertia, dtype=float) @ Ri.T
-            L += I @ t[0:3] + float(b.mass) * np.cross(ri - point, t[3:6])
+            inertia_w = Ri @ np.asarray(b.inertia, dtype=float) @ Ri.T
+            L += inertia_w @ t[0:3] + float(b.mass) * np.cross(ri - point, t[3:6])
             p += float(b.mass) * t[3:6]
         return np.concatenate([L, p])
 
@@ -230,11 +230,15 @@ def _orthonormalize(R):
 
 @pytest.mark.parametrize('name', FLOATING)
 def test_momentum_is_conserved_along_forward_dynamics(name):
-    """RK4 (dt = 5 ms, 1 s) of FastDynamics.forward_dynamics with no load from a state with
-    non-zero momentum: [L; p] about the origin and about the system CoM (FreeFloatingKinematics
-    and the core functions) stay at their initial values to 1e-9 relative (RK4's own error on
-    these nonlinear invariants is ~1e-12 at this step), while h0 (about the moving base CoM)
-    changes, and the base reaction from the conserved momentum gives the integrated u0."""
+    """
+    Momentum is conserved along FastDynamics.forward_dynamics.
+
+    RK4 (dt = 5 ms, 1 s) of FastDynamics.forward_dynamics with no load from a state with non-zero
+    momentum: [L; p] about the origin and about the system CoM (FreeFloatingKinematics and the core
+    functions) stay at their initial values to 1e-9 relative (RK4's own error on these nonlinear
+    invariants is ~1e-12 at this step), while h0 (about the moving base CoM) changes, and the base
+    reaction from the conserved momentum gives the integrated u0.
+    """
     robot = load_robot(name)
     s = random_state(robot, 11, scale=0.5)
     fd = FastDynamics(robot)

@@ -38,7 +38,8 @@ URDF = (
     open(urdf_path('arm7_floating'))
     .read()
     .replace(
-        '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',
+        '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" '
+        'iyz="0" izz="0.0333333"/>',
         '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" izz="28"/>',
     )
 )
@@ -85,8 +86,9 @@ def test_reactionless_follows_a_line_and_keeps_the_base_attitude():
     turned = _angles(run.base_rotation[0], run.base_rotation).max()
     moved = along[-1] / (np.linalg.norm(V[3:]) * 2.0)
     print(
-        f'\nreactionless line: at most {off.max() * 1e3:.4f} mm off, {speed * 1e3:.2f} mm/s along it (commanded '
-        f'{np.linalg.norm(V[3:]) * 1e3:.2f}), {moved:.3f} of the commanded length; base turned {turned:.5f} deg'
+        f'\nreactionless line: at most {off.max() * 1e3:.4f} mm off, {speed * 1e3:.2f} mm/s along '
+        f'it (commanded {np.linalg.norm(V[3:]) * 1e3:.2f}), {moved:.3f} of the commanded length; '
+        f'base turned {turned:.5f} deg'
     )
     assert off.max() < 0.0005
     assert abs(speed - np.linalg.norm(V[3:])) < 0.03 * np.linalg.norm(V[3:])
@@ -98,10 +100,13 @@ def test_reactionless_follows_a_line_and_keeps_the_base_attitude():
 
 
 def test_desired_reaction_turns_the_base_to_its_reference():
-    """The base turned by 1 deg about the axis the arm turns it about most easily here (the
-    strongest direction of the base reaction within the end-effector position task's null
-    space, G_w N, from the model) while ~/ee_pose holds the end effector; plain resolved rate
-    would leave the base where it is."""
+    """
+    desired_reaction turns the base by 1 deg while ~/ee_pose holds the end effector.
+
+    About the axis the arm turns it about most easily here (the strongest direction of the base
+    reaction within the end-effector position task's null space, G_w N, from the model); plain
+    resolved rate would leave the base where it is.
+    """
     plant = _plant(Q0)
     R_b, p_b, _, _ = plant.base_link_state()
     R0, r0, _ = bs.base_from_link_frame(ROBOT, R_b, p_b)
@@ -136,8 +141,9 @@ def test_desired_reaction_turns_the_base_to_its_reference():
     ee_off = np.linalg.norm(p - targets.p_ee, axis=1)
     at = lambda s: err[np.argmin(np.abs(run.t - s))]  # noqa: E731
     print(
-        f'\ndesired_reaction: attitude error 1 deg, then {at(1.0):.3f} deg after 1 s, {at(2.0):.3f} after 2 s, '
-        f'{at(4.5):.4f} after 4.5 s (exp(-t): 0.368, 0.135, 0.011); end effector at most {ee_off.max() * 1e3:.4f} mm off'
+        f'\ndesired_reaction: attitude error 1 deg, then {at(1.0):.3f} deg after 1 s, '
+        f'{at(2.0):.3f} after 2 s, {at(4.5):.4f} after 4.5 s (exp(-t): 0.368, 0.135, 0.011); '
+        f'end effector at most {ee_off.max() * 1e3:.4f} mm off'
     )
     assert err[0] > 0.999
     assert 0.25 < at(1.0) < 0.5 and at(2.0) < 0.2 and at(4.5) < 0.03, err

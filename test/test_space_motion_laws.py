@@ -40,7 +40,8 @@ HEAVY_BASE_ARM7 = (
     open(urdf_path('arm7_floating'))
     .read()
     .replace(
-        '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" iyz="0" izz="0.0333333"/>',
+        '<mass value="5"/>\n      <inertia ixx="0.0260417" ixy="0" ixz="0" iyy="0.0260417" '
+        'iyz="0" izz="0.0333333"/>',
         '<mass value="200"/>\n      <inertia ixx="20" ixy="0" ixz="0" iyy="24" iyz="0" izz="28"/>',
     )
 )
@@ -89,9 +90,13 @@ def test_damped_pseudo_inverse():
 
 
 def test_relative_damping_of_a_zero_matrix():
-    """relative=True on a zero matrix (s_max = 0) with singular_region = inf (Tikhonov, as the
-    min-base-energy law uses it): a zero inverse, no damping, no NaN and no RuntimeWarning
-    (inf * 0); a relative Tikhonov damping of a non-zero matrix still scales with s_max."""
+    """
+    relative=True on a zero matrix: a zero inverse, no damping, no NaN and no RuntimeWarning.
+
+    The zero matrix: s_max = 0, with singular_region = inf (Tikhonov, as the min-base-energy law
+    uses it); no RuntimeWarning from inf * 0.  A relative Tikhonov damping of a non-zero matrix
+    still scales with s_max.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         for A in (np.zeros((3, 4)), np.zeros((2, 2))):
@@ -342,7 +347,10 @@ def test_min_base_energy_keeps_the_task_and_minimizes_the_base_energy(name, link
         b = me.update(s.R0, s.r0, s.qm, s.u0, s.um, twist=twist)
         k = fresh(me, s)
         assert twist_error(me, b, twist) < 1e-9 and b.status.feasible
-        energy = lambda qd: me.base_kinetic_energy(k.free_base_velocity + k.reaction @ qd)  # noqa: E731
+
+        def energy(qd):
+            return me.base_kinetic_energy(k.free_base_velocity + k.reaction @ qd)
+
         assert energy(b.joint_velocities) < energy(a.joint_velocities)
         # optimal for its objective 2 T0 + lambda^2 |y|^2, y the null-space part of the command
         # (a is J*# b, orthogonal to the kernel), lambda = energy_damping * s_max(W G N), with
@@ -570,8 +578,12 @@ def test_joint_accelerations_for_the_effort_path():
 
 @pytest.mark.parametrize('frame', ['com', 'link'])
 def test_end_effector_pose_and_pose_law(frame):
-    """EndEffector.pose against Kinematics (URDF link frame = CoM frame rotated back by the inertial
-    rpy), and the task twist of a pose target = feed-forward + gain * [rotation vector; position]."""
+    """
+    EndEffector.pose against Kinematics, and the task twist of a pose target.
+
+    Kinematics: URDF link frame = CoM frame rotated back by the inertial rpy.  The task twist of a
+    pose target = feed-forward + gain * [rotation vector; position].
+    """
     robot = load_robot('arm7_floating')
     s = random_state(robot, 0)
     link = robot.link_index('arm_link_7')
@@ -601,9 +613,13 @@ def test_end_effector_pose_and_pose_law(frame):
 
 @pytest.mark.parametrize('name', ['arm7_floating', 'branched_two_arm_spacecraft'])
 def test_fast_link_pose_and_pose_law_match_kinematics(name):
-    """FreeFloatingKinematics' link pose (read off the compiled Jacobian's forward kinematics)
-    equals spart.Kinematics for the base and every link; a law's pose target computed on it (the
-    control loop's path) equals the one from Kinematics (EndEffector.pose), state after state."""
+    """
+    The link pose of FreeFloatingKinematics and a law's pose target on it match Kinematics.
+
+    The link pose (read off the compiled Jacobian's forward kinematics) equals spart.Kinematics for
+    the base and every link; a law's pose target computed on it (the control loop's path) equals
+    the one from Kinematics (EndEffector.pose), state after state.
+    """
     robot = load_robot(name)
     for seed in range(3):
         s = random_state(robot, seed)
@@ -654,10 +670,14 @@ def test_space_mode_and_its_law_compute_in_their_own_workspaces():
 
 
 def test_space_mode_reference_frames_and_base_link_angular_velocity():
-    """SpaceMode: a twist given in base link axes and a pose target fixed to the base give the
-    same command as the same references in the world; another frame is refused by name.  The
-    measured base angular velocity comes out in the base LINK frame (the input w_b), the law's
-    status in the base CoM frame (rotated here: the bus has an inertial rpy)."""
+    """
+    Reference frames of SpaceMode, and the frame of the base angular velocity it measures.
+
+    SpaceMode: a twist given in base link axes and a pose target fixed to the base give the same
+    command as the same references in the world; another frame is refused by name.  The measured
+    base angular velocity comes out in the base LINK frame (the input w_b), the law's status in the
+    base CoM frame (rotated here: the bus has an inertial rpy).
+    """
     robot = load_robot('branched_two_arm_spacecraft')
     mode = SpaceMode(
         'resolved_rate',

@@ -68,7 +68,7 @@ def textbook():
 
 @pytest.fixture(scope='module')
 def sc3():
-    """SPART's SC_3DoF (numbers made exact), simplified and raw."""
+    """Return SPART's SC_3DoF (numbers made exact) and its symbolic models, simplified and raw."""
     robot = load_robot('SC_3DoF')
     return robot, SymbolicModel(robot), SymbolicModel(robot, simplify=False)
 
@@ -241,7 +241,7 @@ def _numeric(robot, R0, r0, qm, um=None):
 
 
 def _link_state(robot, seed):
-    """A random state whose link 7 is far from the singularity of both sequences."""
+    """Return a random state whose link 7 is far from the singularity of both sequences."""
     for k in range(100):
         s = random_state(robot, seed + 1000 * k)
         R = _numeric(robot, s.R0, s.r0, s.qm)['RL'][:, :, 6]

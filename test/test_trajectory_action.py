@@ -1,9 +1,11 @@
-"""spart_controller's FollowJointTrajectory action (~/follow_joint_trajectory, JointTrajectoryController's
-name and semantics) over real DDS, with the test-only control_msgs (test/interfaces: the public
-definitions; control_msgs is not installable here) and the INSTALLED nodes: spart_sim in lockstep
-and spart_controller, a planar two-link arm in gravity.  An action client in this process sends
-goals as MoveIt would; what the robot did is read from the sim's joint states, not from the nodes'
-reports:
+"""
+spart_controller's FollowJointTrajectory action over real DDS.
+
+The action: ~/follow_joint_trajectory, JointTrajectoryController's name and semantics.  With
+the test-only control_msgs (test/interfaces: the public definitions; control_msgs is not
+installable here) and the INSTALLED nodes: spart_sim in lockstep and spart_controller, a planar
+two-link arm in gravity.  An action client in this process sends goals as MoveIt would; what
+the robot did is read from the sim's joint states, not from the nodes' reports:
 
 - a goal executes: accepted, feedback (desired, actual, error of the command joints), success
   (SUCCESSFUL) once within its goal tolerance, the arm at the last point;
@@ -209,8 +211,8 @@ def test_a_goal_executes_with_feedback_and_succeeds(arm):
     desired = np.array([m.desired.positions for m in fb])
     away = np.abs(desired - target).max(axis=1)
     print(
-        f'\n{len(fb)} feedback messages over {seconds(fb[-1].desired.time_from_start):.2f} s of the goal; '
-        f'the reference {away[0]:.3f} -> {away[-1]:.3f} rad from the target'
+        f'\n{len(fb)} feedback messages over {seconds(fb[-1].desired.time_from_start):.2f} s of '
+        f'the goal; the reference {away[0]:.3f} -> {away[-1]:.3f} rad from the target'
     )
     assert away[-1] < away[0] and away[0] > 0.1  # the reference went to the target
     assert np.all(
@@ -272,7 +274,8 @@ def test_cancel_holds_the_current_reference(arm):
     q = arm.q()
     print(
         f'\ncancel after 0.6 s of 2 s: moved {np.abs(q_cancel - q0).max():.3f} rad by then, '
-        f'{np.abs(q - q_cancel).max():.3f} rad after; {np.abs(q - target).max():.3f} rad short of the target'
+        f'{np.abs(q - q_cancel).max():.3f} rad after; {np.abs(q - target).max():.3f} rad short of '
+        'the target'
     )
     assert np.abs(q_cancel - q0).max() > 0.02  # it was moving
     assert np.abs(q - q_cancel).max() < 0.05  # and stopped where its reference was

@@ -194,7 +194,7 @@ def compare(rec, robot, text, names, fast, floating, mimic, seed):
 
 
 def compare_spart_chain(rec, robot, text, seed):
-    """The SPART-named chain (floating base, full coordinates) against Pinocchio."""
+    """Compare the SPART-named chain (floating base, full coordinates) against Pinocchio."""
     oracle = PinocchioOracle(without_world(text, robot), robot.q_names, floating=True)
     s = random_state(robot.q_names, seed)
     from types import SimpleNamespace
@@ -289,12 +289,14 @@ def test_corpus_counts(capsys):
                 worst[k] = (v, r.label)
     with capsys.disabled():
         print(
-            f'\n[urdf corpus] {len(records)} files tried ({sum(l.startswith("pybullet") for l, _ in CORPUS)} '
-            f'from pybullet_data, random_urdfs every {RANDOM_STRIDE}th), Pinocchio loaded {len(pin_loaded)}, '
+            f'\n[urdf corpus] {len(records)} files tried '
+            f'({sum(l.startswith("pybullet") for l, _ in CORPUS)} from pybullet_data, '
+            f'random_urdfs every {RANDOM_STRIDE}th), Pinocchio loaded {len(pin_loaded)}, '
             f'spart_ros loaded {len(ours_loaded)}, compared {len(compared)}; FD compared in '
             f'{sum("fixed" in r.compared for r in records)} (fixed base) and '
-            f'{sum("floating" in r.compared for r in records)} (floating base), singular for both (spart_ros '
-            f'raised SingularModelError) in {sum("fixed" in r.singular for r in records)} and '
+            f'{sum("floating" in r.compared for r in records)} (floating base), singular for both '
+            '(spart_ros raised SingularModelError) '
+            f'in {sum("fixed" in r.singular for r in records)} and '
             f'{sum("floating" in r.singular for r in records)}'
         )
         for k in sorted(worst):

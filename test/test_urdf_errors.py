@@ -15,7 +15,10 @@ from spart_ros.core.errors import ModelError, TopologyError, UnsupportedJointErr
 from spart_ros.core.model import BaseLink, Joint, Link, Robot
 from spart_ros.core.urdf import robot_from_urdf
 
-INERTIAL = '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+INERTIAL = (
+    '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+    '</inertial>'
+)
 
 
 def arm(j1='', l1=INERTIAL, extra=''):
@@ -25,8 +28,9 @@ def arm(j1='', l1=INERTIAL, extra=''):
         or '<origin xyz="0 0 0.5" rpy="0 0 0"/><axis xyz="0 0 1"/><limit effort="1" velocity="1"/>'
     )
     return (
-        f'<?xml version="1.0"?><robot name="arm"><link name="base">{INERTIAL}</link><link name="l1">{l1}</link>'
-        f'<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>{j1}</joint>{extra}</robot>'
+        f'<?xml version="1.0"?><robot name="arm"><link name="base">{INERTIAL}</link>'
+        f'<link name="l1">{l1}</link><joint name="j1" type="revolute"><parent link="base"/>'
+        f'<child link="l1"/>{j1}</joint>{extra}</robot>'
     )
 
 
@@ -76,20 +80,23 @@ def test_bad_joint_numbers_name_the_joint_and_element(j1, words):
     'l1,words',
     [
         (
-            '<inertial><mass value="nan"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
+            '<inertial><mass value="nan"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+            'izz="1"/></inertial>',
             ["link 'l1'", '<mass value="nan">'],
         ),
         (
-            '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="inf" iyz="0" izz="1"/></inertial>',
+            '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="inf" iyz="0" '
+            'izz="1"/></inertial>',
             ["link 'l1'", 'iyy="inf"'],
         ),
         (
-            '<inertial><origin xyz="0 0 -inf"/><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
-            'izz="1"/></inertial>',
+            '<inertial><origin xyz="0 0 -inf"/><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" '
+            'iyy="1" iyz="0" izz="1"/></inertial>',
             ["link 'l1'", 'xyz="0 0 -inf"'],
         ),
         (
-            '<inertial><mass value="heavy"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
+            '<inertial><mass value="heavy"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+            'izz="1"/></inertial>',
             ["link 'l1'", '<mass value="heavy">', 'not a number'],
         ),
         (
@@ -98,11 +105,13 @@ def test_bad_joint_numbers_name_the_joint_and_element(j1, words):
         ),
         ('<inertial><mass value="1"/></inertial>', ["link 'l1'", '<inertia']),
         (
-            '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" izz="1"/></inertial>',
+            '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" izz="1"/>'
+            '</inertial>',
             ["link 'l1'", 'iyz='],
         ),
         (
-            '<inertial><mass value="-2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
+            '<inertial><mass value="-2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+            'izz="1"/></inertial>',
             ["link 'l1'", 'mass -2'],
         ),
     ],
@@ -177,37 +186,43 @@ def test_nan_in_a_hand_built_robot_names_the_element():
     [
         ('<robot name="r"><link/></robot>', URDFError, ['<link> has no name']),
         (
-            '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/>'
+            '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+            '<parent link="a"/>'
             '</joint></robot>',
             URDFError,
             ["joint 'j'", '<child link'],
         ),
         (
-            '<robot name="r"><link name="a"/><link name="b"/><joint name="j"><parent link="a"/><child link="b"/>'
+            '<robot name="r"><link name="a"/><link name="b"/><joint name="j"><parent link="a"/>'
+            '<child link="b"/>'
             '</joint></robot>',
             URDFError,
             ["joint 'j'", 'no type'],
         ),
         (
-            '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="hinge"><parent link="a"/>'
+            '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="hinge">'
+            '<parent link="a"/>'
             '<child link="b"/></joint></robot>',
             URDFError,
             ["joint 'j'", "'hinge'", 'revolute, continuous'],
         ),
         (
-            '<robot name="r"><link name="a"/><link name="b"/><joint name="neck" type="spherical"><parent link="a"/>'
+            '<robot name="r"><link name="a"/><link name="b"/><joint name="neck" type="spherical">'
+            '<parent link="a"/>'
             '<child link="b"/></joint></robot>',
             UnsupportedJointError,
             ["joint 'neck'", 'three revolute joints'],
         ),
         (
-            '<robot name="r"><link name="a"/><joint name="j" type="fixed"><parent link="a"/><child link="ghost"/>'
+            '<robot name="r"><link name="a"/><joint name="j" type="fixed"><parent link="a"/>'
+            '<child link="ghost"/>'
             '</joint></robot>',
             TopologyError,
             ["joint 'j'", "'ghost'"],
         ),
         (
-            '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/>'
+            '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+            '<parent link="a"/>'
             '<child link="b"/><mimic/></joint></robot>',
             URDFError,
             ["joint 'j'", '<mimic> has no joint'],

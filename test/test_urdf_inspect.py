@@ -29,10 +29,11 @@ def test_module_runs_and_reports_the_ur5():
     text = out.stdout
     for words in (
         "robot 'ur5': 10 links, 9 joints (6 moving), base link 'base_link'",
-        "URDF root 'world' dropped: a fixed joint places the base at xyz (0.5, -0.2, 0.8) rpy (0, 0, 1.5708)",
+        "URDF root 'world' dropped: a fixed joint places the base at xyz (0.5, -0.2, 0.8) "
+        'rpy (0, 0, 1.5708)',
         '`-- upper_arm_link  <- shoulder_lift_joint (revolute)',
-        'shoulder_pan_joint: revolute base_link -> shoulder_link, origin xyz (0, 0, 0.089159) rpy (0, 0, 0), '
-        'axis (0, 0, 1), [-6.28319, 6.28319] rad, effort 150, velocity 3.15',
+        'shoulder_pan_joint: revolute base_link -> shoulder_link, origin xyz (0, 0, 0.089159) '
+        'rpy (0, 0, 0), axis (0, 0, 1), [-6.28319, 6.28319] rad, effort 150, velocity 3.15',
         'upper_arm_link: mass 8.393 kg, CoM (0, 0, 0.28)',
         'tool0: massless frame',
         'total mass: 20.9939 kg',
@@ -84,8 +85,8 @@ def test_base_that_forward_dynamics_cannot_use_exits_non_zero(capsys, tmp_path):
         '<robot name="rail"><link name="base_footprint"/><joint name="slide" type="prismatic">'
         '<parent link="base_footprint"/><child link="cart"/><axis xyz="1 0 0"/>'
         '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint><link name="cart"><inertial>'
-        '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
-        '</robot>'
+        '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+        '</link></robot>'
     )
     code, out = run(capsys, str(path), '--base', 'fixed')
     assert code == 0 and 'forward dynamics, floating base: no' in out and "'slide'" in out
@@ -97,7 +98,7 @@ def _box(out):
     """Return the printed bounding box: {axis: (min, max)}."""
     import re
 
-    line = next(l for l in out.splitlines() if 'bounding box [m]' in l)
+    line = next(text for text in out.splitlines() if 'bounding box [m]' in text)
     return {
         a: (float(lo), float(hi))
         for a, lo, hi in re.findall(r'([xyz]) \[([-0-9.e]+), ([-0-9.e]+)\]', line)

@@ -226,8 +226,9 @@ def test_massless_floating_base_loads_fixed_fd_works_floating_fd_names_base():
         '<robot name="rail"><link name="base_footprint"/>'
         '<joint name="slide" type="prismatic"><parent link="base_footprint"/><child link="cart"/>'
         '<axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>'
-        '<link name="cart"><inertial><mass value="2"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" '
-        'izz="0.1"/></inertial></link></robot>'
+        '<link name="cart"><inertial><mass value="2"/>'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+        '</robot>'
     )
     robot, _ = load(text)
     assert np.all(np.isfinite(fast_fd(robot, floating=False)[1]))
@@ -265,10 +266,14 @@ def test_world_floating_root_is_a_floating_base_at_its_child():
 
 def test_other_world_roots_stay_the_base():
     """A world with two children, or with a moving joint, is kept as the (fixed) base."""
-    inertial = '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+        '</inertial>'
+    )
     two = (
-        f'<robot name="cell"><link name="world"/><link name="table">{inertial}</link><link name="arm">{inertial}'
-        '</link><joint name="t" type="fixed"><parent link="world"/><child link="table"/></joint>'
+        f'<robot name="cell"><link name="world"/><link name="table">{inertial}</link>'
+        f'<link name="arm">{inertial}</link>'
+        '<joint name="t" type="fixed"><parent link="world"/><child link="table"/></joint>'
         '<joint name="a" type="fixed"><parent link="world"/><child link="arm"/></joint></robot>'
     )
     robot, _ = load(two)
@@ -289,10 +294,14 @@ def test_other_world_roots_stay_the_base():
 
 
 def test_massive_root_with_floating_joint_is_refused_with_advice():
-    inertial = '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+        '</inertial>'
+    )
     text = (
         f'<robot name="r"><link name="ship">{inertial}</link><link name="drone">{inertial}</link>'
-        '<joint name="tether" type="floating"><parent link="ship"/><child link="drone"/></joint></robot>'
+        '<joint name="tether" type="floating"><parent link="ship"/><child link="drone"/></joint>'
+        '</robot>'
     )
     with pytest.raises(UnsupportedJointError) as err:
         robot_from_urdf(text)
@@ -301,9 +310,10 @@ def test_massive_root_with_floating_joint_is_refused_with_advice():
 
 def test_planar_joint_says_how_to_model_it():
     text = (
-        '<robot name="r"><link name="floor"/><link name="puck"><inertial><mass value="1"/><inertia ixx="1" '
-        'ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link><joint name="glide" type="planar">'
-        '<parent link="floor"/><child link="puck"/><axis xyz="0 0 1"/></joint></robot>'
+        '<robot name="r"><link name="floor"/><link name="puck"><inertial><mass value="1"/>'
+        '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+        '<joint name="glide" type="planar"><parent link="floor"/><child link="puck"/>'
+        '<axis xyz="0 0 1"/></joint></robot>'
     )
     with pytest.raises(UnsupportedJointError) as err:
         robot_from_urdf(text)
@@ -329,15 +339,18 @@ def test_xacro_text_and_includes_beside_the_file(tmp_path):
     (tmp_path / 'parts').mkdir()
     (tmp_path / 'parts' / 'wheel.xacro').write_text(
         '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:macro name="wheel" params="n">'
-        '<link name="wheel_${n}"><inertial><mass value="${m}"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" '
-        'iyz="0" izz="0.02"/></inertial></link><joint name="axle_${n}" type="continuous"><parent link="body"/>'
-        '<child link="wheel_${n}"/><origin xyz="0 ${0.2 * n} 0"/><axis xyz="0 1 0"/></joint></xacro:macro></robot>'
+        '<link name="wheel_${n}"><inertial><mass value="${m}"/>'
+        '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.02"/></inertial></link>'
+        '<joint name="axle_${n}" type="continuous">'
+        '<parent link="body"/><child link="wheel_${n}"/><origin xyz="0 ${0.2 * n} 0"/>'
+        '<axis xyz="0 1 0"/></joint></xacro:macro></robot>'
     )
     main = (
         '<?xml version="1.0"?><robot name="cart" xmlns:xacro="http://www.ros.org/wiki/xacro">'
         '<xacro:property name="m" value="0.5"/><xacro:include filename="parts/wheel.xacro"/>'
-        '<link name="body"><inertial><mass value="3"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" '
-        'izz="0.1"/></inertial></link><xacro:wheel n="1"/><xacro:wheel n="-1"/></robot>'
+        '<link name="body"><inertial><mass value="3"/>'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+        '<xacro:wheel n="1"/><xacro:wheel n="-1"/></robot>'
     )
     path = tmp_path / 'cart.urdf'  # xacro text in a .urdf file: expanded too
     path.write_text(main)
@@ -345,9 +358,10 @@ def test_xacro_text_and_includes_beside_the_file(tmp_path):
     assert robot.q_names == ['axle_1', 'axle_-1'] and robot.total_mass == pytest.approx(4.0)
     # text without a file: no include, properties and expressions still expand
     text = (
-        '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="m" value="2"/>'
-        '<link name="a"><inertial><mass value="${m * 3}"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
-        'izz="1"/></inertial></link></robot>'
+        '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:property name="m" value="2"/>'
+        '<link name="a"><inertial><mass value="${m * 3}"/><inertia ixx="1" ixy="0" ixz="0" '
+        'iyy="1" iyz="0" izz="1"/></inertial></link></robot>'
     )
     assert load(text)[0].base_link.mass == 6.0
 
@@ -356,12 +370,13 @@ def test_xacro_text_and_includes_beside_the_file(tmp_path):
     'text,words',
     [
         (
-            '<robot name="r"><link name="a"><inertial><mass value="${m}"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" '
-            'iyz="0" izz="1"/></inertial></link></robot>',
+            '<robot name="r"><link name="a"><inertial><mass value="${m}"/>'
+            '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link></robot>',
             ["'m'", 'run xacro first'],
         ),
         (
-            '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:include filename="/no/such/file.xacro"/>'
+            '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+            '<xacro:include filename="/no/such/file.xacro"/>'
             '<link name="a"/></robot>',
             ['/no/such/file.xacro', 'run xacro first'],
         ),
@@ -379,7 +394,8 @@ def test_xacro_that_cannot_expand_says_run_xacro_first(text, words):
 
 
 LINK_A = (
-    '<link name="a"><inertial><mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+    '<link name="a"><inertial><mass value="2"/>'
+    '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
     '</inertial>{extra}</link>'
 )
 
@@ -387,7 +403,8 @@ LINK_A = (
 @pytest.mark.parametrize(
     'extra',
     [
-        '<visual><geometry><mesh filename="$(find my_robot_description)/meshes/a.dae"/></geometry></visual>',
+        '<visual><geometry><mesh filename="$(find my_robot_description)/meshes/a.dae"/></geometry>'
+        '</visual>',
         '<visual><geometry><mesh filename="package://d/${name}.stl"/></geometry></visual>',
     ],
 )
@@ -397,7 +414,10 @@ def test_xacro_markers_outside_links_and_joints_dynamics_are_read_as_urdfdom_doe
 
     The file loads as plain URDF, without running xacro (which would fail on them).
     """
-    gazebo = '<gazebo><plugin name="p" filename="x.so"><script>echo ${HOME} $(date)</script></plugin></gazebo>'
+    gazebo = (
+        '<gazebo><plugin name="p" filename="x.so"><script>echo ${HOME} $(date)</script></plugin>'
+        '</gazebo>'
+    )
     text = f'<robot name="r">{LINK_A.format(extra=extra)}{gazebo}</robot>'
     robot, _ = load(text)
     assert robot.base_link.mass == 2.0
@@ -406,7 +426,8 @@ def test_xacro_markers_outside_links_and_joints_dynamics_are_read_as_urdfdom_doe
 
 def test_xacro_in_a_read_attribute_or_namespace_still_expands():
     old_ns = (
-        '<robot name="r" xmlns:xacro="http://ros.org/wiki/xacro"><xacro:property name="m" value="3"/>'
+        '<robot name="r" xmlns:xacro="http://ros.org/wiki/xacro">'
+        '<xacro:property name="m" value="3"/>'
         + LINK_A.format(extra='').replace('value="2"', 'value="${m}"')
         + '</robot>'
     )
@@ -435,7 +456,8 @@ def test_axis_of_fixed_and_floating_joints_is_not_read_as_urdfdom():
         '<robot name="r">'
         + LINK_A.format(extra='')
         + LINK_A.format(extra='').replace('"a"', '"b"')
-        + '<joint name="f" type="fixed"><parent link="a"/><child link="b"/><axis xyz="0 0"/></joint></robot>'
+        + '<joint name="f" type="fixed"><parent link="a"/><child link="b"/><axis xyz="0 0"/>'
+          '</joint></robot>'
     )
     robot, _ = load(text)
     assert robot.n_q == 0 and [j.name for j in robot.joints] == ['f']
@@ -481,12 +503,12 @@ def test_manisat_planar_inertias_warn_per_link_and_strict_refuses():
 
 def test_rounding_level_violations_pass_silently():
     # a placeholder inertia on the triangle-inequality boundary, off by rounding
-    I = np.diag([1e-6, 1e-6, 2e-6 + 1e-22])
+    inertia = np.diag([1e-6, 1e-6, 2e-6 + 1e-22])
     R = rpy_rotation([0.3, -0.2, 1.0])
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        check_mass_inertia('placeholder', 1e-3, I, strict=True)
-        check_mass_inertia('rotated', 1e-3, R @ I @ R.T, strict=True)
+        check_mass_inertia('placeholder', 1e-3, inertia, strict=True)
+        check_mass_inertia('rotated', 1e-3, R @ inertia @ R.T, strict=True)
         check_mass_inertia('slightly_negative', 1.0, np.diag([-1e-9, 1.0, 1.0]), strict=True)
         check_mass_inertia('point_mass', 2.0, np.zeros((3, 3)), strict=True)
         # a thin plate (I1 + I2 = I3) printed with 6 significant digits: 1.7e-6 of I3 off (issue 9)
@@ -552,12 +574,16 @@ def test_mimic_tags_are_read_and_spart_functions_warn():
 
 
 def test_mimic_chains_compose_and_bad_leaders_are_ignored_with_a_warning():
-    inertial = '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+        '</inertial>'
+    )
     links = ''.join(f'<link name="{n}">{inertial}</link>' for n in ('b', 'l1', 'l2', 'l3', 'l4'))
 
     def j(name, child, mimic=''):
         return (
-            f'<joint name="{name}" type="revolute"><parent link="b"/><child link="{child}"/><axis xyz="0 0 1"/>'
+            f'<joint name="{name}" type="revolute"><parent link="b"/><child link="{child}"/>'
+            '<axis xyz="0 0 1"/>'
             f'<limit effort="1" velocity="1"/>{mimic}</joint>'
         )
 

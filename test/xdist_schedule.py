@@ -44,8 +44,12 @@ def load_durations(path=DURATIONS):
 
 
 class RealtimeFirstScheduling(LoadFileScheduling):
-    """``--dist loadfile`` with the realtime files on :data:`REALTIME_WORKER` first and every
-    file longest first (see the module's docstring)."""
+    """
+    Schedule ``--dist loadfile`` with the realtime files first on one worker.
+
+    The realtime files run on :data:`REALTIME_WORKER` first, and every file longest first (see
+    the module's docstring).
+    """
 
     def __init__(self, config, log=None, tmpdir=None, realtime_first=True):
         super().__init__(config, log)

@@ -43,8 +43,12 @@ def compile_c(c_file, library=None, compiler=None, flags=C_FLAGS):
 
 
 class CLibrary:
-    """The functions of a compiled generated library as Python callables taking and returning
-    numpy arrays (a ctypes wrapper for tests and scripts; C and C++ code uses the header)."""
+    """
+    The functions of a compiled generated library as Python callables.
+
+    They take and return numpy arrays (a ctypes wrapper for tests and scripts; C and C++ code uses
+    the header).
+    """
 
     def __init__(self, path, code):
         self._lib = ctypes.CDLL(os.fspath(path))
@@ -62,7 +66,8 @@ class CLibrary:
         def call(*args):
             if len(args) != len(f.args):
                 raise TypeError(
-                    f'{f.name}: expected {len(f.args)} arguments ({", ".join(a for a, _ in f.args)})'
+                    f'{f.name}: expected {len(f.args)} arguments '
+                    f'({", ".join(a for a, _ in f.args)})'
                 )
             arrays = []
             for (name, shape), a in zip(f.args, args):

@@ -270,7 +270,7 @@ def columns(kin, base):
 
 
 def _above(model, upper, lower):
-    """True when link ``upper`` is ``lower`` or on its path to the base (0 is above all)."""
+    """Return True when link ``upper`` is ``lower`` or on its path to the base (0 is above all)."""
     return upper == 0 or upper in model.path(lower)
 
 
@@ -290,10 +290,14 @@ def _velocities(kin, base, qd):
 
 
 def inverse_dynamics(kin, base, qd, qdd):
-    """Generalized forces ([tau0 (6, floating base only); taum (n_q)]) for the joint rates qd and
-    accelerations qdd (lists of nodes or numbers: zeros fold away) and the base's motion: the
-    recursive Newton-Euler algorithm, every spatial vector in B at B's origin.  tau0 is
-    SPART's: [torque in the base frame; force in the inertial frame], at the base CoM."""
+    """
+    Return the generalized forces for the joint rates qd, accelerations qdd and the base's motion.
+
+    [tau0 (6, floating base only); taum (n_q)] for the joint rates qd and accelerations qdd (lists
+    of nodes or numbers: zeros fold away) and the base's motion: the recursive Newton-Euler
+    algorithm, every spatial vector in B at B's origin. tau0 is SPART's: [torque in the base frame;
+    force in the inertial frame], at the base CoM.
+    """
     g, m = kin.graph, kin.model
     n = m.n
     w, vO = _velocities(kin, base, qd)
@@ -383,7 +387,7 @@ def mass_matrix(kin, base):
 
 def coriolis_matrix(kin, base, qd):
     """
-    SPART's C (CIM: C = sum_k N_k' (M_k Ndot_k + W_k M_k N_k), rows and columns as u).
+    Return SPART's C (CIM: C = sum_k N_k' (M_k Ndot_k + W_k M_k N_k), rows and columns as u).
 
     With a_kj, b_kj the angular and CoM-velocity parts of column j of N_k (link k's twist):
     C_ij = sum over links k below both columns of a_ki . X_kj + b_ki . Y_kj, with
@@ -470,7 +474,7 @@ def solve_spd(graph, H, b, what):
 
 def forward_dynamics(kin, base, qd, tau, what):
     """
-    Udot = H^-1 (tau - bias).
+    Return udot = H^-1 (tau - bias).
 
     The mass matrix, the bias forces (RNEA at zero acceleration, with gravity; ``base`` carries u0
     and no u0dot) and an unrolled LDL' solve. ``tau`` as u.
@@ -482,8 +486,11 @@ def forward_dynamics(kin, base, qd, tau, what):
 
 
 def floating_inverse_dynamics(kin, base, qd, qdd, what):
-    """[u0dot (6); taum (n_q)] for joint accelerations qdd with the base free (tau0 = 0, SPART
-    Floating_ID): H00 u0dot = -(H0m qdd + b0), taum = Hm0 u0dot + Hmm qdd + bm."""
+    """
+    Return [u0dot (6); taum (n_q)] for joint accelerations qdd with the base free.
+
+    tau0 = 0 (SPART Floating_ID): H00 u0dot = -(H0m qdd + b0), taum = Hm0 u0dot + Hmm qdd + bm.
+    """
     g = kin.graph
     H = mass_matrix(kin, base)
     bias = inverse_dynamics(kin, base, qd, [g.zero] * kin.model.n_q)
@@ -508,10 +515,11 @@ def _point(kin, link, offset):
 
 def jacobian(kin, base, link, offset=None):
     """
-    J (6 rows of nodes; 6 + n_q columns for a floating base, else n_q) of a point on ``link``.
+    Return J of a point on ``link``, rows [angular velocity; velocity of the point].
 
-    Offset from its CoM in its CoM frame): rows [angular velocity of the link; velocity of the
-    point], INERTIAL frame (B turned by R0), columns as u (SPART's J0, Jm side by side.
+    J has 6 rows of nodes; 6 + n_q columns for a floating base, else n_q. The point is given by its
+    offset from the link's CoM, in its CoM frame. Rows [angular velocity of the link; velocity of
+    the point], INERTIAL frame (B turned by R0), columns as u (SPART's J0, Jm side by side).
     """
     g, m = kin.graph, kin.model
     P = _point(kin, link, offset)
@@ -530,8 +538,12 @@ def jacobian(kin, base, link, offset=None):
 
 
 def pose(kin, base, r0, link, offset=None):
-    """The 4x4 pose of the link's CoM frame (origin moved to the point at ``offset``) in the
-    inertial frame: [[R0 RL_B, r0 + R0 p_B], [0 0 0 1]]; ``r0`` (3) numbers or nodes."""
+    """
+    Return the 4x4 pose of the link's CoM frame in the inertial frame.
+
+    The origin is moved to the point at ``offset``: [[R0 RL_B, r0 + R0 p_B], [0 0 0 1]]; ``r0`` (3)
+    numbers or nodes.
+    """
     g = kin.graph
     R = matmul(base.R0, kin.link_rotation(link))
     p = add(list(r0), matvec(base.R0, _point(kin, link, offset)))

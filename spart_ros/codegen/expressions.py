@@ -53,8 +53,11 @@ class CodegenLimitError(CodegenError):
 
 
 class Graph:
-    """Nodes ``(op, a, b)`` in creation order (a node's arguments are earlier nodes; constants
-    ``(CONST, value)``, inputs ``(INPUT, name, index)``), deduplicated.
+    """
+    Nodes ``(op, a, b)`` in creation order, deduplicated.
+
+    A node's arguments are earlier nodes; constants ``(CONST, value)``, inputs ``(INPUT, name,
+    index)``.
 
     ``max_operations``: at most this many operation nodes (None: no limit); ``max_seconds``:
     building stops after this long (None: no limit).  Either raises CodegenLimitError, with
@@ -83,9 +86,10 @@ class Graph:
                 self.operations += 1
                 if self.max_operations is not None and self.operations > self.max_operations:
                     raise CodegenLimitError(
-                        f'{self.what}: more than max_operations={self.max_operations} scalar operations '
-                        '(the unrolled code would be too large to compile in reasonable time); use '
-                        'spart_ros.core.fast.FastDynamics for this model, or raise max_operations'
+                        f'{self.what}: more than max_operations={self.max_operations} scalar '
+                        'operations (the unrolled code would be too large to compile in '
+                        'reasonable time); use spart_ros.core.fast.FastDynamics for this model, '
+                        'or raise max_operations'
                     )
                 if (
                     self.max_seconds is not None
@@ -93,9 +97,9 @@ class Graph:
                     and time.perf_counter() - self._start > self.max_seconds
                 ):
                     raise CodegenLimitError(
-                        f'{self.what}: generation took more than max_seconds={self.max_seconds:g} s '
-                        f'({self.operations} operations so far); use spart_ros.core.fast.FastDynamics for '
-                        'this model, or raise max_seconds'
+                        f'{self.what}: generation took more than max_seconds={self.max_seconds:g} '
+                        f's ({self.operations} operations so far); use '
+                        'spart_ros.core.fast.FastDynamics for this model, or raise max_seconds'
                     )
         return Var(self, i)
 
@@ -105,11 +109,11 @@ class Graph:
             value = 0.0  # -0.0 and 0.0 are one node
         return self._node((CONST, value))
 
-    def input(self, name, index):
+    def input_node(self, name, index):
         return self._node((INPUT, name, index))
 
     def inputs(self, name, n):
-        return [self.input(name, k) for k in range(n)]
+        return [self.input_node(name, k) for k in range(n)]
 
     def value(self, x):
         """

@@ -29,34 +29,37 @@ QUANTITIES = {
         'mass_matrix',
         'H',
         "H (n_q, n_q): the generalized inertia matrix (GIM's Hm)",
-        "H (6 + n_q, 6 + n_q): the generalized inertia matrix for u = [u0; qd] (GIM's [H0 H0m; H0m' Hm])",
+        "H (6 + n_q, 6 + n_q): the generalized inertia matrix for u = [u0; qd] (GIM's [H0 H0m; "
+        "H0m' Hm])",
     ),
     'C': (
         'coriolis_matrix',
         'C',
-        "C (n_q, n_q): SPART's convective inertia matrix (CIM's Cm, C = N'(M Ndot + W M N)); C qd is the "
-        'Coriolis and centrifugal force',
-        "C (6 + n_q, 6 + n_q): SPART's convective inertia matrix (CIM's [C0 C0m; Cm0 Cm]); C u is the "
-        'Coriolis and centrifugal force',
+        "C (n_q, n_q): SPART's convective inertia matrix (CIM's Cm, C = N'(M Ndot + W M N)); C qd "
+        'is the Coriolis and centrifugal force',
+        "C (6 + n_q, 6 + n_q): SPART's convective inertia matrix (CIM's [C0 C0m; Cm0 Cm]); C u is "
+        'the Coriolis and centrifugal force',
     ),
     'bias': (
         'bias_forces',
         'bias',
         'bias (n_q,): C(q, qd) qd + g(q), the joint forces at zero acceleration',
-        'bias (6 + n_q,): C u + g, the generalized forces at zero acceleration (ID with u0dot, qdd = 0)',
+        'bias (6 + n_q,): C u + g, the generalized forces at zero acceleration (ID with u0dot, '
+        'qdd = 0)',
     ),
     'g': (
         'gravity_forces',
         'g',
         'g (n_q,): the joint forces that hold the robot still against gravity',
-        'g (6 + n_q,): the generalized forces that hold the robot (and its base) still against gravity',
+        'g (6 + n_q,): the generalized forces that hold the robot (and its base) still against '
+        'gravity',
     ),
     'ID': (
         'inverse_dynamics',
         'ID',
         "tau (n_q,): H qdd + C qd + g (SPART ID's taum)",
-        'tau (6 + n_q,): [tau0; taum] = H udot + C u + g (SPART ID; tau0 = [torque in the base frame; force '
-        'in the inertial frame] at the base CoM)',
+        'tau (6 + n_q,): [tau0; taum] = H udot + C u + g (SPART ID; tau0 = [torque in the base '
+        'frame; force in the inertial frame] at the base CoM)',
     ),
     'FD': (
         'forward_dynamics',
@@ -68,21 +71,24 @@ QUANTITIES = {
         'floating_inverse_dynamics',
         'FID',
         None,
-        '[u0dot; taum] (6 + n_q,): the base acceleration and the joint forces for the joint accelerations '
-        'qdd with the base free, tau0 = 0 (SPART Floating_ID)',
+        '[u0dot; taum] (6 + n_q,): the base acceleration and the joint forces for the joint '
+        'accelerations qdd with the base free, tau0 = 0 (SPART Floating_ID)',
     ),
     'J': (
         'jacobian',
         'J',
-        'J (6, n_q) of the point: rows [angular velocity of the link; velocity of the point], inertial frame',
-        'J (6, 6 + n_q) of the point: rows [angular velocity of the link; velocity of the point], inertial '
-        "frame; columns u = [u0; qd] (SPART's [J0 Jm])",
+        'J (6, n_q) of the point: rows [angular velocity of the link; velocity of the point], '
+        'inertial frame',
+        'J (6, 6 + n_q) of the point: rows [angular velocity of the link; velocity of the point], '
+        "inertial frame; columns u = [u0; qd] (SPART's [J0 Jm])",
     ),
     'pose': (
         'pose',
         'pose',
-        'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, [[RL, p], [0 0 0 1]]',
-        'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, [[RL, p], [0 0 0 1]]',
+        'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, '
+        '[[RL, p], [0 0 0 1]]',
+        'T (4, 4): the link CoM frame (origin at the point) in the inertial frame, '
+        '[[RL, p], [0 0 0 1]]',
     ),
 }
 #: arguments of each quantity, fixed and floating base
@@ -166,10 +172,10 @@ class Function:
 
 def load_model(model, xacro_args=None):
     """
-    Return a Robot from a Robot, a URDF.
+    Return a Robot from a Robot, a URDF or SPART DH data, and a label of the source.
 
-    Path or text; xacro expanded with ``xacro_args``), or SPART DH data (a dict, or a .json / .yaml
-    file laid out as DH_Serial2robot's input. Returns (robot, a label of the source for the
+    A URDF: path or text, xacro expanded with ``xacro_args``; SPART DH data: a dict, or a .json /
+    .yaml file laid out as DH_Serial2robot's input. Returns (robot, a label of the source for the
     generated files' header).
     """
     if isinstance(model, Robot):
@@ -209,8 +215,11 @@ def _read_dh(path):
 
 
 def parse_quantities(quantities, robot):
-    """[Quantity] from strings ('H', 'ID', 'J:tool0', 'pose:tool0@0,0,0.1') or tuples
-    (kind, link[, offset]); CodegenError naming a bad one."""
+    """
+    Return [Quantity] from strings or tuples; CodegenError naming a bad one.
+
+    Strings such as 'H', 'ID', 'J:tool0', 'pose:tool0@0,0,0.1'; tuples (kind, link[, offset]).
+    """
     if isinstance(quantities, str):
         quantities = _split_specs(quantities)
     out = []
@@ -233,7 +242,8 @@ def parse_quantities(quantities, robot):
             )
         else:
             raise CodegenError(
-                f'quantities: {spec!r} is not a quantity (H, C, bias, g, ID, FD, J:<link>, pose:<link>)'
+                f'quantities: {spec!r} is not a quantity (H, C, bias, g, ID, FD, J:<link>, '
+                'pose:<link>)'
             )
         if q.kind not in QUANTITIES:
             raise CodegenError(
@@ -457,9 +467,10 @@ class GeneratedCode:
 
 def base_frame(robot, base_pose):
     """
-    SPART's (R0, r0) of the base CoM frame from the URDF base LINK frame pose.
+    Return SPART's (R0, r0) of the base CoM frame from the URDF base LINK frame pose.
 
-    4x4) in the inertial frame (default: the URDF's fixed world joint if any, else the identity.
+    ``base_pose``: that pose (4x4) in the inertial frame (default: the URDF's fixed world joint if
+    any, else the identity).
     """
     from ..core.base_state import base_from_link_frame
 

@@ -82,10 +82,9 @@ from .goals import (
     PREEMPTED,
     QUEUED,
     SUCCEEDED,
-    TrajectoryGoal,
 )
 from .modes import accepts_pose_goals, build_law, MODES
-from .safety import clamp_efforts, COMMAND, CommandGate, effort_limits, ZERO
+from .safety import clamp_efforts, CommandGate, effort_limits, ZERO
 from .settings import ControllerSettings, GAINS, RUN_TIME
 from .tolerances import default_tolerances, GoalTolerances, resolve_tolerances, violation
 from .trajectory import hold, JointTrajectory, Reference, ReferenceSchedule
@@ -145,21 +144,22 @@ velocities for a velocity interface; the controller's buffer, overwritten by its
 for a stop command sent between ticks)."""
 
 Feedback = namedtuple('Feedback', 't desired actual error')
-Feedback.__doc__ = """The last commanded tick for a goal's progress: control time ``t``; ``desired``
-(:data:`~spart_ros.control.trajectory.Reference`), ``actual`` ((q, qd)) and ``error`` ((e, edot) =
-desired - actual) in the model's joint coordinates."""
+Feedback.__doc__ = """The last commanded tick for a goal's progress: control time ``t``;
+``desired`` (:data:`~spart_ros.control.trajectory.Reference`), ``actual`` ((q, qd)) and ``error``
+((e, edot) = desired - actual) in the model's joint coordinates."""
 
 Snapshot = namedtuple(
     'Snapshot',
     'state reason active commanding joint_names position_error velocity_error '
     'efforts trajectory_remaining compute_time counts details',
 )
-Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): ``state`` (one of :data:`STATES`),
-``reason`` (why, '' when commanding normally), ``active``, ``commanding``; per command joint
-(``joint_names`` (m,) order): ``position_error``, ``velocity_error`` (reference - measured at the last
-command) and the last ``efforts`` sent, each (m,); ``trajectory_remaining`` (s), ``compute_time`` (s, of
-the last tick), ``counts`` (commands, zeros, timeouts, rejected, recoveries, trajectories, faults,
-resets, jumps) and the law's ``details`` (a space mode's status, else None)."""
+Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): ``state`` (one of
+:data:`STATES`), ``reason`` (why, '' when commanding normally), ``active``, ``commanding``; per
+command joint (``joint_names`` (m,) order): ``position_error``, ``velocity_error`` (reference -
+measured at the last command) and the last ``efforts`` sent, each (m,); ``trajectory_remaining``
+(s), ``compute_time`` (s, of the last tick), ``counts`` (commands, zeros, timeouts, rejected,
+recoveries, trajectories, faults, resets, jumps) and the law's ``details`` (a space mode's status,
+else None)."""
 
 
 def _finite(a, zeros):
@@ -247,13 +247,13 @@ class Controller:
     # -- lifecycle ------------------------------------------------------------------------
     def configure(self, settings, robot=None, dynamics=None, hardware=()):
         """
-        Unconfigured -> inactive with ``settings``.
+        Go from unconfigured to inactive with ``settings`` and, when known, the robot model.
 
-        :class:`ControllerSettings`) and, when known, the robot model (``robot``: core Robot;
+        ``settings``: :class:`ControllerSettings`; the robot model: ``robot``: core Robot;
         ``dynamics``: its fast path in independent coordinates, built when None; ``hardware``: the
-        URDF's ``<ros2_control>`` tags, whose effort joints are the default command joints,
-        :func:`spart_ros.core.mimic.command_joints`. InputError naming the setting (or the joints)
-        at fault: the controller stays unconfigured.
+        URDF's ``<ros2_control>`` tags, whose effort joints are the default command joints
+        (:func:`spart_ros.core.mimic.command_joints`). InputError naming the setting (or the
+        joints) at fault: the controller stays unconfigured.
         """
         self._require((UNCONFIGURED,), 'configure')
         settings = settings.check()
@@ -323,14 +323,14 @@ class Controller:
 
     def set_model(self, robot, dynamics=None, hardware=()):
         """
-        Return a new robot model.
+        Take a new robot model (a new robot_description).
 
-        A new robot_description; ``hardware``: its ``<ros2_control>`` tags. Active with a law: one
-        zero command (if one may be applied), inactive until activated again (a model is
-        structural); active waiting for its first model: the law is built and the controller goes
-        on (holding at the first state).  A model the settings cannot control leaves it inactive,
-        saying why (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes.
-        Returns the zero :data:`Command` or None.
+        ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command (if one may
+        be applied), inactive until activated again (a model is structural); active waiting for its
+        first model: the law is built and the controller goes on (holding at the first state). A
+        model the settings cannot control leaves it inactive, saying why (:attr:`reason`, and
+        :meth:`activate` refuses) until a usable model comes. Returns the zero :data:`Command` or
+        None.
         """
         zero = None
         if self.active and self.law is not None:
@@ -405,8 +405,9 @@ class Controller:
         elif robot.declares_joint_dynamics and dynamics.joint_dynamics != bool(s.joint_dynamics):
             raise InputError(
                 f'joint_dynamics is {s.joint_dynamics} but the dynamics given to the controller '
-                f"{'adds' if dynamics.joint_dynamics else 'leaves out'} the joints' damping, friction and "
-                'armature: build it with fast_dynamics(robot, joint_dynamics=...) to match'
+                f"{'adds' if dynamics.joint_dynamics else 'leaves out'} the joints' damping, "
+                'friction and armature: build it with fast_dynamics(robot, joint_dynamics=...) to '
+                'match'
             )
         q_names = list(robot.coordinates.names)
         names = list(s.command_joints) or default_command_joints(robot, hardware)
@@ -415,7 +416,8 @@ class Controller:
         if unknown:
             followers = list(robot.coordinates.followers)
             raise InputError(
-                f'command_joints {unknown} are not moving joints of the model {robot.name!r} ({q_names}'
+                f'command_joints {unknown} are not moving joints of the model {robot.name!r} '
+                f'({q_names}'
                 + (f'; mimic joints {followers} follow their leaders' if followers else '')
                 + ')'
             )
@@ -511,8 +513,8 @@ class Controller:
         structural = sorted(set(changes) - set(RUN_TIME))
         if structural:
             raise InputError(
-                f'{structural}: structural settings take a reconfigure (deactivate, cleanup, configure, '
-                'activate)'
+                f'{structural}: structural settings take a reconfigure (deactivate, cleanup, '
+                'configure, activate)'
             )
         if self.settings is None:
             raise InputError('apply_settings: the controller is not configured')
@@ -570,9 +572,9 @@ class Controller:
 
     def reject(self, what, error):
         """
-        An input was rejected (NaN, wrong lengths...).
+        Halt until a tick computes again: an input was rejected (NaN, wrong lengths...).
 
-        Halt (the zero :data:`Command` if commanding, else None) until a tick computes again.
+        Return the zero :data:`Command` if commanding, else None.
         """
         if not self.active or self.law is None:
             return None
@@ -697,26 +699,29 @@ class Controller:
         return Command(values, False, out.base_torque, out.base_force, t)
 
     def _unsupervised(self, t):
-        """The plant's time went on for longer than state_timeout since the last command (this
-        controller did not run: a stalled process; the watchdog did not either): the plant applied
-        that command meanwhile, as after a halt the robot may be anywhere near the reference.
-        The same rules as after a halt, whichever callback runs first after the stall (the
-        watchdog's zero command, or this state): resume on the reference within
-        resume_tolerance, else hold the measured pose."""
+        """
+        Handle a stall: the plant's time ran past state_timeout since the last command.
+
+        This controller did not run (a stalled process; the watchdog did not either): the plant
+        applied that command meanwhile, and as after a halt the robot may be anywhere near the
+        reference. The same rules as after a halt, whichever callback runs first after the stall
+        (the watchdog's zero command, or this state): resume on the reference within
+        resume_tolerance, else hold the measured pose.
+        """
         why = (
             f'the plant ran {t - self._last_t:.3f} s on the last command (state_timeout '
-            f'{self.settings.state_timeout:g} s): this controller did not answer its states meanwhile (a stalled '
-            'process?)'
+            f'{self.settings.state_timeout:g} s): this controller did not answer its states '
+            'meanwhile (a stalled process?)'
         )
         self._notify('warning', 'unsupervised', why)
         self.gate.unsupervised(why)
 
     def _before_law(self, state, t):
         """
-        The reference this tick follows.
+        Set the reference this tick follows.
 
-        Resume after a halt, the control clock going back, a jump of the measured state, an
-        activation or a reset to hold.
+        It handles a resume after a halt, the control clock going back, a jump of the measured
+        state, an activation or a reset to hold.
         """
         s = self.settings
         if self._last_t is not None and t < self._last_t - s.state_timeout:
@@ -732,8 +737,12 @@ class Controller:
             self._hold(state, t)
 
     def _jump(self, state, t):
-        """A change of the measured positions since the last command that the velocities cannot
-        explain (a plant reset, a re-homed encoder): the sentence saying so, or ''."""
+        """
+        Return the sentence naming a jump of the measured positions, or ''.
+
+        A jump: a change of the measured positions since the last command that the velocities
+        cannot explain (a plant reset, a re-homed encoder).
+        """
         d = np.abs(state.q - self._last_q)
         tol = self.settings.jump_tolerance
         if d.max() <= tol:
@@ -745,8 +754,8 @@ class Controller:
             return ''
         k = int(np.argmax(d - allowed))
         return (
-            f'the measured {self.q_names[k]} jumped by {d[k]:.4g} in {dt:.4g} s (its velocities allow '
-            f'{allowed[k] - tol:.3g} + jump_tolerance {tol:g})'
+            f'the measured {self.q_names[k]} jumped by {d[k]:.4g} in {dt:.4g} s (its velocities '
+            f'allow {allowed[k] - tol:.3g} + jump_tolerance {tol:g})'
         )
 
     def _drop(self, why, key):
@@ -856,8 +865,12 @@ class Controller:
         return True
 
     def _failed(self, err):
-        """A tick that cannot compute (a law failing on a non-finite or singular state, or an
-        unexpected error): halt like a rejected input; the zero Command if it was commanding."""
+        """
+        Halt like a rejected input after a tick that cannot compute.
+
+        A tick cannot compute on a law failing on a non-finite or singular state, or on an
+        unexpected error. Return the zero Command if it was commanding.
+        """
         unexpected = not isinstance(err, SpartError)
         text = f'unexpected {type(err).__name__}: {err}' if unexpected else str(err)
         zero = self.gate.reject(f'control law: {text}') == ZERO if self.active else False
@@ -888,9 +901,10 @@ class Controller:
 
     def plant_reset(self, why='the plant was reset'):
         """
-        The plant announced a reset (or anything that moved the robot without the controller).
+        Drop the reference: the plant announced a reset.
 
-        The reference is dropped (goals aborted) and the pose measured at the next tick is held.
+        A reset, or anything that moved the robot without the controller: the reference is dropped
+        (goals aborted) and the pose measured at the next tick is held.
         """
         self.counts['resets'] += 1
         if self.active:
@@ -936,8 +950,9 @@ class Controller:
             )
         if goal.tolerances is not None and goal.start and goal.start + goal.times[-1] < t:
             raise GoalError(
-                f'the trajectory stamped {goal.start:.6f} s ends at {goal.start + goal.times[-1]:.6f} s, '
-                f'before it came (control time {t:.6f} s): refused',
+                f'the trajectory stamped {goal.start:.6f} s ends at '
+                f'{goal.start + goal.times[-1]:.6f} s, before it came (control time {t:.6f} s): '
+                'refused',
                 OLD_HEADER_TIMESTAMP,
             )
         if self.law is None:
@@ -957,13 +972,17 @@ class Controller:
         self._start(goal, t)
 
     def submit_pose(self, goal, t):
-        """Accept the end-effector :class:`~spart_ros.control.ee_goals.PoseGoal` ``goal`` at control
-        time ``t``: an end-effector mode follows its path (from its next tick at or after the
-        goal's start); a fixed-base joint mode turns the path into a joint trajectory by inverse
-        kinematics at samples of it (``path_sample_period``), starting from the reference followed
-        then (see :mod:`spart_ros.control.ee_goals`).  InputError naming why it is refused (status
-        'aborted'): a mode without pose goals, no model or no commanded state yet, a fault, a path
-        the end effector cannot follow."""
+        """
+        Accept the end-effector pose goal ``goal`` at control time ``t``.
+
+        ``goal``: a :class:`~spart_ros.control.ee_goals.PoseGoal`. An end-effector mode follows its
+        path (from its next tick at or after the goal's start); a fixed-base joint mode turns the
+        path into a joint trajectory by inverse kinematics at samples of it
+        (``path_sample_period``), starting from the reference followed then (see
+        :mod:`spart_ros.control.ee_goals`). InputError naming why it is refused (status 'aborted'):
+        a mode without pose goals, no model or no commanded state yet, a fault, a path the end
+        effector cannot follow.
+        """
         try:
             self._accept_pose(goal, t)
         except SpartError as err:
@@ -980,7 +999,8 @@ class Controller:
         if not accepts_pose_goals(s.mode):
             law_class = MODES[s.mode]
             why = (
-                'a floating base: use a space-robot mode (resolved_rate...) or floating_cartesian_impedance'
+                'a floating base: use a space-robot mode (resolved_rate...) or '
+                'floating_cartesian_impedance'
                 if law_class.base == 'floating'
                 else 'it holds no reference'
             )
@@ -989,7 +1009,8 @@ class Controller:
             )
         if self.fault is not None:
             raise InputError(
-                f'the controller is in fault ({self.fault}): goal refused until the fault is cleared'
+                f'the controller is in fault ({self.fault}): goal refused until the fault is '
+                'cleared'
             )
         if self.law is None:
             raise InputError(
@@ -1000,8 +1021,8 @@ class Controller:
             return
         if self._hold_pending or self._schedule is None or self._last_base is None:
             raise InputError(
-                'the controller has not commanded a measured state yet: pose goal refused (send it '
-                'once it commands)'
+                'the controller has not commanded a measured state yet: pose goal refused (send '
+                'it once it commands)'
             )
         start = max(float(t), goal.start) if goal.start else float(t)
         ik = self._inverse_kinematics()
@@ -1049,8 +1070,11 @@ class Controller:
         return np.array([index[n] for n in goal.joint_names], dtype=np.intp)
 
     def _trajectory(self, goal, start_time, start):
-        """The JointTrajectory of ``goal`` from the reference ``start`` at ``start_time``
-        (joints it does not name hold their reference position); InputError naming the problem."""
+        """
+        Return the JointTrajectory of ``goal`` from the reference ``start`` at ``start_time``.
+
+        Joints it does not name hold their reference position. InputError naming the problem.
+        """
         cols = self._columns(goal)
         check_position_limits(
             goal.joint_names,
@@ -1100,7 +1124,8 @@ class Controller:
             'info',
             ('goal', goal.id),
             f'trajectory of {len(goal.times)} points for {goal.joint_names} over '
-            f'{goal.times[-1]:g} s accepted (goal {goal.id}): starts at {start:.9f} s (control time)',
+            f'{goal.times[-1]:g} s accepted (goal {goal.id}): starts at {start:.9f} s (control '
+            'time)',
         )
 
     def _follow_goal(self, state, ref, t):
@@ -1159,8 +1184,8 @@ class Controller:
             )
         elif tol.goal_time > 0 and late > tol.goal_time:
             why = (
-                f'{why} {late:.3f} s after the end of the trajectory (goal_time_tolerance {tol.goal_time:g} s)'
-                '; holding its last point'
+                f'{why} {late:.3f} s after the end of the trajectory (goal_time_tolerance '
+                f'{tol.goal_time:g} s); holding its last point'
             )
             self._notify('warning', ('goal', goal.id), f'trajectory {goal.id} aborted: {why}')
             goal._finish(ABORTED, why, GOAL_TOLERANCE_VIOLATED)
@@ -1213,8 +1238,11 @@ class Controller:
 
     # -- for status messages and action servers --------------------------------------------
     def feedback(self):
-        """:data:`Feedback` of the last commanded tick (None before one, or for a mode without a
-        joint reference)."""
+        """
+        Return the :data:`Feedback` of the last commanded tick.
+
+        None before one, or for a mode without a joint reference.
+        """
         ref = self._last_ref
         if ref is None or self._last_q is None:
             return None
@@ -1245,8 +1273,12 @@ class Controller:
         return inputs.now - min(times)
 
     def snapshot(self, t=None):
-        """:data:`Snapshot` for a status message: state, reason, per command joint the errors
-        (reference - measured, at the last command) and the last efforts sent, counters."""
+        """
+        Return the :data:`Snapshot` for a status message.
+
+        State, reason, per command joint the errors (reference - measured, at the last command) and
+        the last efforts sent, counters.
+        """
         fb = self.feedback()
         idx = self._index
         if fb is not None and len(idx):
@@ -1279,8 +1311,11 @@ class Controller:
 
 
 def _full(values, other, cols, n, zero_means=None):
-    """Per command joint ``values`` -> (n,) per model coordinate (command joint k at ``cols[k]``,
-    ``other`` elsewhere); 0 -> ``zero_means``."""
+    """
+    Spread the per command joint ``values`` to (n,) per model coordinate.
+
+    Command joint k at ``cols[k]``, ``other`` elsewhere; 0 -> ``zero_means``.
+    """
     out = np.full(n, float(other))
     out[cols] = values
     if zero_means is not None:
@@ -1311,7 +1346,8 @@ def _warm_up(law, n):
             law.command(state, None, 0.0, 0.0, None)
         else:
             law.command(state, Reference(zq, zq, zq), 0.0, 0.0)
-    except Exception:  # noqa: BLE001 - a neutral state a law cannot take (a singular pose) warms nothing
+    # a neutral state a law cannot take (a singular pose) warms nothing
+    except Exception:  # noqa: BLE001
         pass
     law.clear_references()
 

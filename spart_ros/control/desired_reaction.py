@@ -7,8 +7,8 @@ By momentum conservation the base angular velocity (base frame) is
 w0 = a_w + G_w qd, with a = H0^-1 h0 and G = -H0^-1 H0m (rows ``base_rows`` of the angular
 part).  The base task asks
 
-    G_w qd = w_cmd - a_w,   w_cmd = base_angular_velocity + attitude_gain * rotation_vector(R0'
-    R0_ref)
+    G_w qd = w_cmd - a_w,
+    w_cmd = base_angular_velocity + attitude_gain * rotation_vector(R0' R0_ref)
 
 (base frame; R0_ref the reference rotation of the base CoM frame, like R0), and the
 end-effector task J* qd = b as in resolved-rate control.  The two are solved with task
@@ -77,7 +77,8 @@ class DesiredReaction(SpaceMotionLaw):
         rows = tuple(base_rows)
         if not rows or len(set(rows)) != len(rows) or any(r not in (0, 1, 2) for r in rows):
             raise InputError(
-                f'base_rows: expected distinct indices 0..2 of the base angular velocity, got {base_rows!r}'
+                'base_rows: expected distinct indices 0..2 of the base angular velocity, got '
+                f'{base_rows!r}'
             )
         self.base_rows = list(rows)
         if not (np.isfinite(attitude_gain) and attitude_gain >= 0):

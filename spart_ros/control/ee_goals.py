@@ -54,14 +54,13 @@ _ids = itertools.count(1)
 
 class PoseGoal:
     """
-    Reach ``rotation`` (3, 3), ``position`` (3,).
+    Reach ``rotation`` (3, 3), ``position`` (3,) of the end-effector frame and point.
 
-    The end-effector frame and point) in ``duration`` [s] along ``path`` ('cartesian' or 'screw')
-    with the time ``scaling`` ('quintic' or 'cubic'), target given in ``frame`` ('world' or
-    'base'), starting at control time ``start`` (0 or past = at once. Set by the controller:
-    ``status``, ``message``, ``start_time``, ``end_time`` (those of the joint trajectory it became,
-    ``trajectory``, in the joint modes), ``id``.  :meth:`create` checks every argument (InputError
-    naming it).
+    In ``duration`` [s] along ``path`` ('cartesian' or 'screw') with the time ``scaling``
+    ('quintic' or 'cubic'), target given in ``frame`` ('world' or 'base'), starting at control time
+    ``start`` (0 or past = at once). Set by the controller: ``status``, ``message``,
+    ``start_time``, ``end_time`` (those of the joint trajectory it became, ``trajectory``, in the
+    joint modes), ``id``. :meth:`create` checks every argument (InputError naming it).
     """
 
     def __init__(
@@ -82,8 +81,8 @@ class PoseGoal:
 
     def __repr__(self):
         return (
-            f'<PoseGoal {self.id} {self.path} {self.duration:g} s to p={np.round(self.position, 4).tolist()} '
-            f'({self.frame}): {self.status}>'
+            f'<PoseGoal {self.id} {self.path} {self.duration:g} s to '
+            f'p={np.round(self.position, 4).tolist()} ({self.frame}): {self.status}>'
         )
 
     @classmethod
@@ -159,9 +158,9 @@ class GoalFollower:
     """
     The pose goal an end-effector law follows.
 
-    :meth:`set` a goal, then at each tick :meth:`sample` (the path starts at the first tick at or
-    after the goal's start, from the pose ``start_pose()`` returns then); a newer goal or reference
-    preempts it, :meth:`abort` drops it.
+    :meth:`set_goal` a goal, then at each tick :meth:`sample` (the path starts at the first tick at
+    or after the goal's start, from the pose ``start_pose()`` returns then); a newer goal or
+    reference preempts it, :meth:`abort` drops it.
     """
 
     def __init__(self):
@@ -171,7 +170,7 @@ class GoalFollower:
     def active(self):
         return self.goal is not None
 
-    def set(self, goal):
+    def set_goal(self, goal):
         self.preempt(f'replaced by goal {goal.id}')
         goal.status, goal.message = PENDING, 'starts at the next tick'
         self.goal, self.path = goal, None
@@ -225,13 +224,17 @@ def make_path(goal, R_start, p_start, start_time, R_b=None, p_b=None):
 
 
 def joint_trajectory_of(path, ik, seed, R0, r0, sample_period=0.05, tolerance=1e-9, start=0.0):
-    """A :class:`~spart_ros.control.goals.TrajectoryGoal` (every joint of ``ik.names``) putting the
-    end effector of ``ik`` (a fixed-base :class:`~spart_ros.core.inverse_kinematics.InverseKinematics`)
-    on ``path`` (see the module docstring): knots every ``sample_period`` or less (the duration
-    divided evenly), joint positions by IK from ``seed`` (n,) then from the previous knot (to
-    ``tolerance`` m and rad), velocities J# twist, accelerations J# (acceleration - J' qd), base
-    (R0, r0) held; times after the path's start, the goal starting at control time ``start``.
-    InputError saying where the path cannot be followed (unreachable, or the joint limits)."""
+    """
+    Return the joint trajectory goal that puts the end effector of ``ik`` on ``path``.
+
+    A :class:`~spart_ros.control.goals.TrajectoryGoal` (every joint of ``ik.names``); ``ik``: a
+    fixed-base :class:`~spart_ros.core.inverse_kinematics.InverseKinematics`; ``path``: see the
+    module docstring. Knots every ``sample_period`` or less (the duration divided evenly), joint
+    positions by IK from ``seed`` (n,) then from the previous knot (to ``tolerance`` m and rad),
+    velocities J# twist, accelerations J# (acceleration - J' qd), base (R0, r0) held; times after
+    the path's start, the goal starting at control time ``start``. InputError saying where the path
+    cannot be followed (unreachable, or the joint limits).
+    """
     sample_period = check_duration(sample_period, 'path_sample_period')
     k = max(1, int(math.ceil(path.duration / sample_period - 1e-9)))
     fast = ik.fast
@@ -253,9 +256,10 @@ def joint_trajectory_of(path, ik, seed, R0, r0, sample_period=0.05, tolerance=1e
         )
         if not res.success:
             raise InputError(
-                f'the {type(path).__name__} cannot be followed: at {tau:.3f} s of {path.duration:.3f} s '
-                f'inverse kinematics stops {res.position_error:.3g} m and {res.rotation_error:.3g} rad '
-                f'from it ({res.status}: out of reach, or held by a joint limit)'
+                f'the {type(path).__name__} cannot be followed: at {tau:.3f} s of '
+                f'{path.duration:.3f} s inverse kinematics stops {res.position_error:.3g} m and '
+                f'{res.rotation_error:.3g} rad from it ({res.status}: out of reach, or held by a '
+                'joint limit)'
             )
         q = res.q
         J, _ = fast.jacobian(ik.link, R0, r0, q, offset=ik._offset, bias=False)

@@ -60,10 +60,10 @@ __all__ = [
 ]
 
 EffortCommand = namedtuple('EffortCommand', 'efforts base_torque base_force base_acceleration')
-EffortCommand.__doc__ = """A law's output: joint ``efforts`` (n,); for a free-flying base the base wrench
-(``base_torque``, ``base_force`` at b's origin, in b, (3,) each, else None); the base acceleration
-[a_b (classical acceleration of b's origin); alpha_b], both in b, that the law predicts (floating)
-or commands (free flying), (6,), or None for a fixed base."""
+EffortCommand.__doc__ = """A law's output: joint ``efforts`` (n,); for a free-flying base the base
+wrench (``base_torque``, ``base_force`` at b's origin, in b, (3,) each, else None); the base
+acceleration [a_b (classical acceleration of b's origin); alpha_b], both in b, that the law
+predicts (floating) or commands (free flying), (6,), or None for a fixed base."""
 
 
 def _per_joint(name, value, n, allow_inf=False):
@@ -72,8 +72,8 @@ def _per_joint(name, value, n, allow_inf=False):
         a = np.full(n, float(a[0]))
     if a.shape != (n,) or np.isnan(a).any() or (not allow_inf and not np.all(np.isfinite(a))):
         raise InputError(
-            f'{name}: expected one {"" if allow_inf else "finite "}value per joint ({n}) or one for '
-            f'all, got {np.ravel(value).tolist()}'
+            f'{name}: expected one {"" if allow_inf else "finite "}value per joint ({n}) or one '
+            f'for all, got {np.ravel(value).tolist()}'
         )
     return a
 
@@ -104,7 +104,8 @@ class Gains:
             or np.any(self.damping < 0)
         ):
             raise InputError(
-                'kp, kd, ki, integral_limit, impedance_stiffness and impedance_damping must be >= 0'
+                'kp, kd, ki, integral_limit, impedance_stiffness and impedance_damping must be >= '
+                '0'
             )
         self.integrating = bool(self.ki.any())  # checked once: ndarray.any() costs a microsecond
 
@@ -157,8 +158,12 @@ class _JointLaw(Law):
         return qdd
 
     def compensate(self, taum, qd, ref, dt):
-        """taum (the inverse dynamics efforts, in place) corrected for the joint friction of a
-        digital loop (:class:`~spart_ros.control.law.FrictionCompensation`); returns taum."""
+        """
+        Correct taum for the joint friction of a digital loop, in place; return taum.
+
+        taum: the inverse dynamics efforts; the friction:
+        :class:`~spart_ros.control.law.FrictionCompensation`.
+        """
         if self.friction.active:
             taum += self.friction.correction(
                 qd, self.qdd_cmd, ref.velocity + (0.5 * dt) * ref.acceleration, dt
@@ -261,8 +266,8 @@ class FreeFlying(_JointLaw):
         b = np.array(base_gains, dtype=float).reshape(-1)
         if b.shape != (4,) or not np.all(np.isfinite(b)) or np.any(b < 0):
             raise InputError(
-                f'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, kp_rotation, '
-                f'kd_rotation), got {np.ravel(base_gains).tolist()}'
+                'base_gains: expected 4 finite values >= 0 (kp_position, kd_position, '
+                f'kp_rotation, kd_rotation), got {np.ravel(base_gains).tolist()}'
             )
         return b
 

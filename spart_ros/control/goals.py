@@ -134,11 +134,15 @@ class TrajectoryGoal:
 
     @classmethod
     def from_points(cls, joint_names, points, start=0.0, tolerances=None):
-        """A goal from waypoints ``points`` = [(time_from_start s, positions, velocities,
-        accelerations)] (empty sequences for absent velocities/accelerations), as a
-        trajectory_msgs/JointTrajectory carries them.  A first point at time 0 is the current
-        state (MoveIt sends it) and is skipped.  InputError naming the problem: no joint names,
-        a name twice, no point after 0, a point of the wrong length, NaN or infinity."""
+        """
+        Return a goal from the waypoints ``points``.
+
+        ``points`` = [(time_from_start s, positions, velocities, accelerations)] (empty sequences
+        for absent velocities/accelerations), as a trajectory_msgs/JointTrajectory carries them. A
+        first point at time 0 is the current state (MoveIt sends it) and is skipped. InputError
+        naming the problem: no joint names, a name twice, no point after 0, a point of the wrong
+        length, NaN or infinity.
+        """
         names = [str(n) for n in joint_names]
         if not names or len(set(names)) != len(names):
             raise InputError(f'joint_names {names} must be distinct and not empty')
@@ -193,12 +197,16 @@ class TrajectoryGoal:
 
 
 def check_position_limits(names, positions, start, lower, upper, tolerance=0.0, first=0):
-    """InputError naming the first waypoint (numbered from ``first``) and joint of ``positions``
-    (k, m) outside the position limits ``lower``, ``upper`` (m,) of the joints ``names`` by more
-    than ``tolerance``.  A joint without a range (lower >= upper: continuous, no ``<limit>``, or
-    urdfdom's 0, 0) is not checked.  A joint that STARTS outside its range (``start`` (m,), e.g.
-    a robot that sagged before its controller came up) is not a dead end: its waypoints may lie
-    between the start and the range, and the last one must be inside (the way back in)."""
+    """
+    Check the waypoints ``positions`` (k, m) against the position limits of the joints ``names``.
+
+    InputError naming the first waypoint (numbered from ``first``) and joint outside the position
+    limits ``lower``, ``upper`` (m,) by more than ``tolerance``. A joint without a range (lower >=
+    upper: continuous, no ``<limit>``, or urdfdom's 0, 0) is not checked. A joint that STARTS
+    outside its range (``start`` (m,), e.g. a robot that sagged before its controller came up) is
+    not a dead end: its waypoints may lie between the start and the range, and the last one must be
+    inside (the way back in).
+    """
     positions = np.asarray(positions, dtype=float)
     lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     start = np.asarray(start, dtype=float)
@@ -224,6 +232,6 @@ def check_position_limits(names, positions, start, lower, upper, tolerance=0.0, 
         m = int(np.flatnonzero(stuck)[0])
         raise InputError(
             f'{names[m]} is at {start[m]:.6g}, outside its URDF position limits '
-            f'[{lower[m]:.6g}, {upper[m]:.6g}]; the last point ({final[m]:.6g}) must bring it back '
-            'inside: refused'
+            f'[{lower[m]:.6g}, {upper[m]:.6g}]; the last point ({final[m]:.6g}) must bring it '
+            'back inside: refused'
         )

@@ -113,8 +113,8 @@ def _matrix6(name, values):
         M = a.reshape(6, 6)
     else:
         raise InputError(
-            f'{name}: expected 6 values (the diagonal: rotation x, y, z, translation x, y, z) or 36 '
-            f'(a 6x6 matrix, row-major), got {a.size}'
+            f'{name}: expected 6 values (the diagonal: rotation x, y, z, translation x, y, z) or '
+            f'36 (a 6x6 matrix, row-major), got {a.size}'
         )
     if not np.all(np.isfinite(M)):
         raise InputError(f'{name}: NaN or infinity in {a.tolist()}')
@@ -255,7 +255,7 @@ class _Cartesian(Law):
         if name not in self.references:
             return super().set_reference(name, value, received)
         if name == 'ee_goal':
-            self._goals.set(value)
+            self._goals.set_goal(value)
         elif name == 'ee_pose':
             R, p, frame = value
             _frame('pose_frame', frame)

@@ -67,7 +67,7 @@ class Law:
     @classmethod
     def build(cls, mode, dynamics, settings):
         """
-        The law of ``mode`` for ``dynamics`` and ``settings``.
+        Build the law of ``mode`` for ``dynamics`` and ``settings``.
 
         InputError naming a bad setting.
         """
@@ -155,11 +155,10 @@ class BaseFrames:
 
     def link_acceleration(self, base, u0dot):
         """
-        [a_b; alpha_b] (6,) in b.
+        Return [a_b; alpha_b] (6,) in b from SPART's u0dot (6,) of ``base``.
 
-        Classical acceleration of b's origin; angular acceleration) from SPART's u0dot (6,) of
-        ``base``: alpha_b = R_bc u0dot[0:3], a_b = R_b' u0dot[3:6] - alpha_b x p_bc - w_b x (w_b x
-        p_bc) (a new array.
+        a_b: the classical acceleration of b's origin; alpha_b: the angular acceleration. alpha_b =
+        R_bc u0dot[0:3], a_b = R_b' u0dot[3:6] - alpha_b x p_bc - w_b x (w_b x p_bc) (a new array).
         """
         out = np.empty(6)
         alpha = np.dot(self.R_bc, u0dot[0:3], out=out[3:6])
@@ -216,10 +215,10 @@ class FrictionCompensation:
 
     def efforts(self, qd, qdd, reference_velocity, dt):
         """
-        (n,) the whole compensation d.
+        Return (n,) the whole compensation d (qd + qdd dt / 2) + F sgn_v(reference_velocity).
 
-        Qd + qdd dt / 2) + F sgn_v(reference_velocity), for a law whose inverse dynamics leaves the
-        joint friction out (computed at zero velocity); a new array (zeros when not ``active``.
+        For a law whose inverse dynamics leaves the joint friction out (computed at zero velocity);
+        a new array (zeros when not ``active``).
         """
         G = self._G
         if G is not None:

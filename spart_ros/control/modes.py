@@ -33,8 +33,9 @@ def build_law(mode, dynamics, settings, gains):
     """
     Return the :class:`~spart_ros.control.law.Law` of ``mode`` for ``dynamics``.
 
-    A robot's fast path), ``settings`` (:class:`~spart_ros.control.settings.ControllerSettings`)
-    and ``gains`` (:class:`~spart_ros.control.effort_laws.Gains` in the fast path's coordinates.
+    ``dynamics``: a robot's fast path; also for ``settings``
+    (:class:`~spart_ros.control.settings.ControllerSettings`) and ``gains``
+    (:class:`~spart_ros.control.effort_laws.Gains` in the fast path's coordinates).
     """
     return MODES[mode].build(mode, dynamics, settings, gains)
 
@@ -43,9 +44,9 @@ def accepts_pose_goals(mode):
     """
     Return True if a controller in ``mode`` takes end-effector pose goals.
 
-    :class:`~spart_ros.control.ee_goals.PoseGoal`): an end-effector law with the reference
-    'ee_goal' follows the path itself; a fixed-base joint-trajectory law follows it as a joint
-    trajectory (inverse kinematics at samples of the path.
+    Pose goals: :class:`~spart_ros.control.ee_goals.PoseGoal`. An end-effector law with the
+    reference 'ee_goal' follows the path itself; a fixed-base joint-trajectory law follows it as a
+    joint trajectory (inverse kinematics at samples of the path).
     """
     law = MODES[mode]
     if law.follows == 'end_effector':

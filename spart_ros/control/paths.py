@@ -48,9 +48,9 @@ from ..core.rigid_motion import (
 __all__ = ['PoseSample', 'JointPath', 'CartesianPath', 'ScrewPath', 'pose_matrix']
 
 PoseSample = namedtuple('PoseSample', 'rotation position twist acceleration')
-PoseSample.__doc__ = """An end-effector reference at one instant, inertial frame: ``rotation`` (3, 3), ``position``
-(3,), ``twist`` (6,) [angular velocity; velocity of the point], ``acceleration`` (6,) [angular
-acceleration; acceleration of the point]."""
+PoseSample.__doc__ = """An end-effector reference at one instant, inertial frame: ``rotation`` (3,
+3), ``position`` (3,), ``twist`` (6,) [angular velocity; velocity of the point], ``acceleration``
+(6,) [angular acceleration; acceleration of the point]."""
 
 
 def pose_matrix(rotation, position):
@@ -103,8 +103,11 @@ class _Timed:
 
 
 class JointPath(_Timed):
-    """Straight line in joint space from ``start`` (n,) to ``end`` (n,) over ``duration`` [s]
-    (MR's ``JointTrajectory``); :meth:`sample` gives a :data:`Reference`."""
+    """
+    Straight line in joint space from ``start`` (n,) to ``end`` (n,) over ``duration`` [s].
+
+    MR's ``JointTrajectory``; :meth:`sample` gives a :data:`Reference`.
+    """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
         super().__init__(duration, scaling, start_time)
@@ -155,8 +158,11 @@ class CartesianPath(_Timed):
 
 
 class ScrewPath(_Timed):
-    """Constant-screw motion from pose ``start`` (4, 4) to ``end`` (4, 4) over ``duration`` [s]
-    (MR's ``ScrewTrajectory``); see the module docstring."""
+    """
+    Constant-screw motion from pose ``start`` (4, 4) to ``end`` (4, 4) over ``duration`` [s].
+
+    MR's ``ScrewTrajectory``; see the module docstring.
+    """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
         super().__init__(duration, scaling, start_time)

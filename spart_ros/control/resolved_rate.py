@@ -1,5 +1,8 @@
-"""Resolved-motion-rate control of a free-floating arm with the generalized Jacobian
-(Umetani and Yoshida, 1989), plain and with the base kinetic energy minimized in the null space.
+"""
+Resolved-motion-rate control of a free-floating arm with the generalized Jacobian.
+
+After Umetani and Yoshida (1989): plain, and with the base kinetic energy minimized in the null
+space.
 
 Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
 

@@ -42,8 +42,8 @@ def effort_limits(joints, limits_by_name, override=()):
     if override:
         if len(override) not in (1, len(joints)):
             raise InputError(
-                f'effort_limits: expected one value per command joint ({len(joints)}: {list(joints)}) '
-                f'or one for all, got {len(override)}'
+                f'effort_limits: expected one value per command joint ({len(joints)}: '
+                f'{list(joints)}) or one for all, got {len(override)}'
             )
         limits = np.array(override * len(joints) if len(override) == 1 else override)
     else:
@@ -111,8 +111,12 @@ class CommandGate:
         return not was
 
     def disable(self, reason='disabled'):
-        """Disable: the next tick publishes one zero command if a command may still be applied
-        (enabled and not already halted by a zero), then nothing until enabled."""
+        """
+        Disable: the next tick publishes one zero command, then nothing until enabled.
+
+        The zero command only if a command may still be applied (enabled and not already halted by
+        a zero).
+        """
         if self.enabled and not self.halted:
             self._pending_zero = True
         self.enabled = False
@@ -156,18 +160,21 @@ class CommandGate:
 
     def reject(self, reason):
         """
-        An input was rejected (non-finite, wrong lengths...) or a tick failed to compute.
-
         Halt until a tick computes again (ZERO the first time, then SILENT).
+
+        An input was rejected (non-finite, wrong lengths...) or a tick failed to compute.
         """
         self.rejected += 1
         return self.decide(reason, timeout=False)
 
     def unsupervised(self, reason):
-        """The plant applied the last command for longer than the state timeout without a new
-        one (the controller did not run: a stalled process): a halt that ends at this tick
-        (:attr:`recovering`; counted as a timeout), without the zero command: this tick computes
-        the next command."""
+        """
+        Halt for this tick: the plant applied the last command longer than the state timeout.
+
+        No new command came (the controller did not run: a stalled process). The halt ends at this
+        tick (:attr:`recovering`; counted as a timeout), without the zero command: this tick
+        computes the next command.
+        """
         self.reason = reason
         self.halted = self.recovering = True
         self.timeouts += 1
@@ -196,7 +203,7 @@ class CommandGate:
         return COMMAND
 
     def commanded(self):
-        """A command went out: commanding (again)."""
+        """Record that a command went out: commanding (again)."""
         if self.halted:
             self.recoveries += int(self.recovering)
             self.halted = self.recovering = False

@@ -85,8 +85,8 @@ def per_joint(name, value, names, allow_inf=False, minimum=0.0):
     bad = np.isnan(a) | (a < minimum) | (np.isinf(a) & ~np.asarray(allow_inf))
     if bad.any():
         raise InputError(
-            f'{name}: every value must be a {"" if allow_inf else "finite "}number >= {minimum:g}, '
-            f'got {values}'
+            f'{name}: every value must be a {"" if allow_inf else "finite "}number >= '
+            f'{minimum:g}, got {values}'
         )
     return a
 
@@ -228,8 +228,11 @@ class ControllerSettings:
         return self
 
     def per_joint(self, names):
-        """{setting: (len(names),) array} of the per-joint settings for command joints ``names``
-        (``effort_limits`` only when given); InputError naming a bad one."""
+        """
+        Return {setting: (len(names),) array}, the per-joint settings of command joints ``names``.
+
+        ``effort_limits`` only when given; InputError naming a bad one.
+        """
         out = {
             name: per_joint(name, getattr(self, name), names, allow_inf=name == 'integral_limit')
             for name in GAINS + TOLERANCES

@@ -66,17 +66,18 @@ SpaceReferences = namedtuple(
     'twist position rotation base_rotation twist_frame pose_frame',
     defaults=('world', 'world'),
 )
-SpaceReferences.__doc__ = """References of one tick, each None when absent: ``twist`` (6,) [angular;
-linear velocity of the end-effector point]; ``position`` (3,), ``rotation`` (3, 3): the end-effector
-frame's target pose; ``base_rotation`` (3, 3): target rotation of the URDF base link frame in the
-world (desired_reaction); ``twist_frame``, ``pose_frame``: 'world' (default) or 'base' (the URDF
-base link frame; see the module docstring)."""
+SpaceReferences.__doc__ = """References of one tick, each None when absent: ``twist`` (6,)
+[angular; linear velocity of the end-effector point]; ``position`` (3,), ``rotation`` (3, 3): the
+end-effector frame's target pose; ``base_rotation`` (3, 3): target rotation of the URDF base link
+frame in the world (desired_reaction); ``twist_frame``, ``pose_frame``: 'world' (default) or 'base'
+(the URDF base link frame; see the module docstring)."""
 
 SpaceOutput = namedtuple('SpaceOutput', 'values command base_angular_velocity')
-SpaceOutput.__doc__ = """``values`` (n_q,): joint velocities (velocity interface) or efforts (effort
-interface); ``command``: the law's SpaceMotionCommand (joint rates, accelerations, task twist in the
-world frame, status: SPART's conventions, base CoM frame); ``base_angular_velocity`` (3,): the
-measured base angular velocity in the URDF base LINK frame (as odometry's twist, REP 105)."""
+SpaceOutput.__doc__ = """``values`` (n_q,): joint velocities (velocity interface) or efforts
+(effort interface); ``command``: the law's SpaceMotionCommand (joint rates, accelerations, task
+twist in the world frame, status: SPART's conventions, base CoM frame); ``base_angular_velocity``
+(3,): the measured base angular velocity in the URDF base LINK frame (as odometry's twist, REP
+105)."""
 
 
 class SpaceMode(Law):
@@ -104,8 +105,9 @@ class SpaceMode(Law):
         robot = dynamics.robot
         if robot.mimic:
             raise InputError(
-                f'mode {mode}: robot {robot.name!r} has mimic joints {sorted(robot.mimic)}; the space '
-                "motion laws work in SPART's joint variables (every moving joint independent)"
+                f'mode {mode}: robot {robot.name!r} has mimic joints {sorted(robot.mimic)}; the '
+                "space motion laws work in SPART's joint variables (every moving joint "
+                'independent)'
             )
         self.mode, self.interface, self.robot, self.dynamics = mode, interface, robot, dynamics
         link = law_options.pop('link')
@@ -201,7 +203,7 @@ class SpaceMode(Law):
         if name not in self.references:
             return super().set_reference(name, value, received)
         if name == 'ee_goal':
-            self._goals.set(value)
+            self._goals.set_goal(value)
         elif name == 'ee_twist':
             twist, frame = value
             self._check_frame('twist_frame', frame)
@@ -226,12 +228,15 @@ class SpaceMode(Law):
 
     @property
     def has_reference(self):
-        """A twist, pose or goal reference is kept (the twist maybe expired)."""
+        """Return True if a twist, pose or goal reference is kept (the twist maybe expired)."""
         return self._twist is not None or self._pose is not None or self._goals.active
 
     def references_at(self, now):
-        """:data:`SpaceReferences` of the kept references at steady time ``now`` (a twist older
-        than ``reference_timeout`` counts as none)."""
+        """
+        Return the :data:`SpaceReferences` of the kept references at steady time ``now``.
+
+        A twist older than ``reference_timeout`` counts as none.
+        """
         twist, twist_frame = None, 'world'
         if self._twist is not None and (
             now is None or self._twist[2] is None or now - self._twist[2] <= self.reference_timeout
@@ -281,7 +286,11 @@ class SpaceMode(Law):
         return (R if rotation is None else rotation), (p if position is None else position)
 
     def compute(self, base, q, qd, references, t):
-        """:data:`SpaceOutput` for the state (``base``, ``q``, ``qd``) at control time ``t`` (s)."""
+        """
+        Return the :data:`SpaceOutput` for the state at control time ``t`` (s).
+
+        The state: ``base``, ``q``, ``qd``.
+        """
         R0, r0, u0 = bs.base_from_link_frame(self.robot, base.R_b, base.p_b, base.v_b, base.w_b)
         twist, position, rotation = self._in_world(base, references)
         kwargs = {'twist': twist, 'position': position, 'rotation': rotation, 't': t}

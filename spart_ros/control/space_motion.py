@@ -104,7 +104,8 @@ def _nonnegative(name, value, n, positive=False):
         a = np.full(n, float(a))
     if a.shape != (n,) or np.isnan(a).any() or (a <= 0 if positive else a < 0).any():
         raise InputError(
-            f'{name}: expected a number {">" if positive else ">="} 0 or {n} of them, got {value!r}'
+            f'{name}: expected a number {">" if positive else ">="} 0 or {n} of them, got '
+            f'{value!r}'
         )
     return a
 
@@ -125,8 +126,8 @@ def urdf_joint_rates(robot):
     if zero.any():
         names = [j.name for j, z in zip(moving, zero) if z]
         warnings.warn(
-            f'joints {names}: URDF <limit velocity> <= 0 read as "no velocity limit given" (as MoveIt '
-            'does); set max_joint_rates to bound them',
+            f'joints {names}: URDF <limit velocity> <= 0 read as "no velocity limit given" (as '
+            'MoveIt does); set max_joint_rates to bound them',
             ModelWarning,
             stacklevel=3,
         )
@@ -277,8 +278,9 @@ class SpaceMotionLaw:
         if scale < 1.0:
             k = int(np.argmin(self.max_joint_rates / np.maximum(np.abs(qd), 1e-300)))
             reasons.append(
-                f'joint rates scaled by {scale:.3g} to the rate bounds (joint {self.robot.q_names[k]!r} '
-                f'at {self.max_joint_rates[k]:.3g}): the end effector moves slower than commanded'
+                f'joint rates scaled by {scale:.3g} to the rate bounds (joint '
+                f'{self.robot.q_names[k]!r} at {self.max_joint_rates[k]:.3g}): the end effector '
+                'moves slower than commanded'
             )
         feasible = not reasons
         return SpaceMotionStatus(

@@ -58,7 +58,11 @@ def cubic_time_scaling(duration, t):
 
 
 def quintic_time_scaling(duration, t):
-    """:data:`TimeScaling` of the quintic s = 10 tau^3 - 15 tau^4 + 6 tau^5, tau = t / ``duration`` [s]."""
+    """
+    Return the :data:`TimeScaling` of the quintic.
+
+    s = 10 tau^3 - 15 tau^4 + 6 tau^5, tau = t / ``duration`` [s].
+    """
     T, tau = _tau(duration, t)
     if not 0.0 < tau < 1.0:
         return TimeScaling(0.0 if tau <= 0.0 else 1.0, 0.0, 0.0)
@@ -83,6 +87,7 @@ def time_scaling(kind):
         kind = 'cubic' if kind == 3 else 'quintic'
     if not isinstance(kind, str) or kind not in SCALINGS:
         raise InputError(
-            f"scaling: expected 'cubic' or 'quintic' (or MR's method 3 or 5), got {chk.given(kind)}"
+            "scaling: expected 'cubic' or 'quintic' (or MR's method 3 or 5), got "
+            f'{chk.given(kind)}'
         )
     return SCALINGS[kind]

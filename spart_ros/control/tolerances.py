@@ -50,8 +50,9 @@ ERASE = -1.0
 JointTolerance = namedtuple(
     'JointTolerance', 'name position velocity acceleration', defaults=(0.0, 0.0, 0.0)
 )
-JointTolerance.__doc__ = """One joint's tolerances as a client gives them (control_msgs/JointTolerance):
-``name``; ``position`` (rad or m), ``velocity``, ``acceleration``: 0 = default, -1 = none, > 0."""
+JointTolerance.__doc__ = """One joint's tolerances as a client gives them
+(control_msgs/JointTolerance): ``name``; ``position`` (rad or m), ``velocity``, ``acceleration``: 0
+= default, -1 = none, > 0."""
 
 StateTolerances = namedtuple('StateTolerances', 'position velocity acceleration')
 StateTolerances.__doc__ = (
@@ -164,15 +165,19 @@ def resolve_tolerances(defaults, q_names, request):
     goal_time = float(request.goal_time)
     if not math.isfinite(goal_time) or goal_time < 0.0:
         raise InputError(
-            f'goal_time_tolerance {request.goal_time!r} s must be >= 0 (0 = the default): goal refused'
+            f'goal_time_tolerance {request.goal_time!r} s must be >= 0 (0 = the default): goal '
+            'refused'
         )
     return GoalTolerances(resolved[0], resolved[1], goal_time or defaults.goal_time)
 
 
 def violation(tolerances, q_names, position_error, velocity_error, what):
-    """The sentence naming the first coordinate whose error exceeds ``tolerances``
-    (:data:`StateTolerances`), or '' when none does.  ``position_error``, ``velocity_error``
-    (n,): reference - measured; ``what``: 'path tolerance' or 'goal tolerance'."""
+    """
+    Return the sentence naming the first coordinate whose error exceeds ``tolerances``.
+
+    ``tolerances``: :data:`StateTolerances`; '' when none does. ``position_error``,
+    ``velocity_error`` (n,): reference - measured; ``what``: 'path tolerance' or 'goal tolerance'.
+    """
     for component, error in (('position', position_error), ('velocity', velocity_error)):
         tol = getattr(tolerances, component)
         over = (tol > 0.0) & (np.abs(error) > tol)

@@ -53,14 +53,14 @@ def _array(name, x, shape):
 
 def spline_derivatives(t, y, v_start, v_end):
     """
-    Slopes and second derivatives (both (k, n)) at the knots ``t``.
+    Return the slopes and second derivatives of a clamped C2 cubic spline at its knots.
 
-    K,) of the clamped C2 cubic spline through ``y`` (k, n) with end slopes ``v_start``, ``v_end``
-    (n,.
+    Both (k, n), at the knots ``t`` (k,) of the clamped C2 cubic spline through ``y`` (k, n) with
+    end slopes ``v_start``, ``v_end`` (n,).
 
-    The slopes solve the tridiagonal system of C2 continuity at the interior knots
-    (h_{i} v_{i-1} + 2 (h_{i-1} + h_i) v_i + h_{i-1} v_{i+1} = 3 (h_i d_{i-1} + h_{i-1} d_i),
-    d = secant slopes); the second derivatives follow from the cubic of each segment.
+    The slopes solve the tridiagonal system of C2 continuity at the interior knots (h_{i} v_{i-1} +
+    2 (h_{i-1} + h_i) v_i + h_{i-1} v_{i+1} = 3 (h_i d_{i-1} + h_{i-1} d_i), d = secant slopes);
+    the second derivatives follow from the cubic of each segment.
     """
     k = len(t)
     h = np.diff(t)
@@ -123,8 +123,8 @@ class JointTrajectory:
         if not np.all(np.isfinite(self._coefficients)):
             raise InputError(
                 f'trajectory: the interpolation overflows (positions up to '
-                f'{float(np.abs(y).max()):.3g}, shortest segment {float(np.diff(t).min()):.3g} s): '
-                'refused'
+                f'{float(np.abs(y).max()):.3g}, shortest segment {float(np.diff(t).min()):.3g} '
+                's): refused'
             )
 
     def _build(self, start_time, t, y, v0, a0, velocities, accelerations, k, n):
@@ -158,13 +158,16 @@ class JointTrajectory:
 
     @property
     def final(self):
-        """The reference at the last waypoint (held afterwards)."""
+        """Return the reference at the last waypoint (held afterwards)."""
         return self._final
 
     def sample(self, now):
-        """:data:`Reference` at time ``now`` (s, the clock of ``start_time``): the start state
-        before the start, the last waypoint (held, zero velocity and acceleration unless the
-        waypoint gave others) after the end."""
+        """
+        Return the :data:`Reference` at time ``now`` (s, the clock of ``start_time``).
+
+        The start state before the start, the last waypoint (held, zero velocity and acceleration
+        unless the waypoint gave others) after the end.
+        """
         s = float(now) - self.start_time
         if s <= 0:
             return Reference(*(x.copy() for x in self._start))
@@ -215,6 +218,7 @@ def hold(now, position):
 
 
 class _Hold:
+
     def __init__(self, start_time, position):
         self.start_time = self.end_time = start_time
         self.n = len(position)

@@ -15,7 +15,7 @@ _ndarray, _float, _object = np.ndarray, np.dtype(float), np.dtype(object)
 
 
 def is_symbolic(*values):
-    """True when any value is (or holds) a sympy expression."""
+    """Return True when any value is (or holds) a sympy expression."""
     for v in values:
         t = type(v)
         if t is _ndarray:  # the common case first: float arrays

@@ -12,7 +12,7 @@ import functools
 import inspect
 import weakref
 
-from .checks import (  # noqa: F401
+from .checks import (
     _all_finite,
     _float,
     _ndarray,
@@ -41,6 +41,40 @@ from .checks import (  # noqa: F401
 )
 from .errors import InputError, ModelError
 from .model import Robot
+
+# the checks of spart_ros.core.checks stay reachable here (see the module docstring)
+__all__ = [
+    '_all_finite',
+    '_float',
+    '_ndarray',
+    '_results_finite',
+    'array',
+    'flag',
+    'given',
+    'has_symbols',
+    'huge',
+    'link_id',
+    'nonnegative',
+    'numeric',
+    'overflow_error',
+    'quaternion',
+    'QUATERNION_TOL',
+    'quiet',
+    'quietly',
+    'ResultNotFinite',
+    'results',
+    'rotation',
+    'ROTATION_TOL',
+    'rotations',
+    'scalar',
+    'unit_vector',
+    'vector',
+    'robot',
+    'SHAPES',
+    'ROTATIONS',
+    'NONE_MEANS',
+    'checked',
+]
 
 # --- model arguments --------------------------------------------------------------------------
 
@@ -126,7 +160,7 @@ def _check_one(name, x, shape):
 
 def checked(fn=None, *, results=True, solves=False):
     """
-    Decorator: check ``robot`` and every array argument named in SHAPES once, at the entry.
+    Check ``robot`` and every array argument named in SHAPES once, at the entry (decorator).
 
     Shapes follow from ``robot`` (n, n_q); R0 must be a rotation, RL a stack of them;
     lists become arrays, (k, 1) columns become 1-D; None is an error except for the
@@ -183,8 +217,8 @@ def checked(fn=None, *, results=True, solves=False):
             robot(robot_)
         if solves and robot_.symbolic:
             raise ModelError(
-                f'robot {robot_.name!r} is symbolic: {solve} needs numbers (the SPART-named chain up '
-                'to ID takes sympy values)'
+                f'robot {robot_.name!r} is symbolic: {solve} needs numbers (the SPART-named chain '
+                'up to ID takes sympy values)'
             )
         shapes = _shapes(robot_)
         last = len(args)

@@ -51,7 +51,7 @@ def euler_angles(R, sequence='ZYX'):
     """
     [phi, theta, psi] (rad, about x, y, z) of a numeric rotation matrix R (body -> inertial).
 
-    Theta in [-pi/2, pi/2]; see the module docstring for the sequences. At theta = +-pi/2 the split
+    theta in [-pi/2, pi/2]; see the module docstring for the sequences. At theta = +-pi/2 the split
     between phi and psi is arbitrary (phi = 0 is returned there).
     """
     sequence = _sequence(sequence)
@@ -94,9 +94,10 @@ def _inverse_rate_matrix(R, sequence, where):
         c2 = R[1, 2] ** 2 + R[2, 2] ** 2
     if not bk.is_symbolic(R) and not c2 >= SINGULARITY_TOL**2:
         raise RepresentationSingularityError(
-            f'{where}: the {sequence} Euler angles of the link are at their singularity (theta = +-pi/2, '
-            f'|cos(theta)| = {float(np.sqrt(c2)):.3g} < {SINGULARITY_TOL:g}): the angle rates are undefined there '
-            f'(use the geometric Jacobian, or the {"XYZ" if sequence == "ZYX" else "ZYX"} sequence)'
+            f'{where}: the {sequence} Euler angles of the link are at their singularity (theta = '
+            f'+-pi/2, |cos(theta)| = {float(np.sqrt(c2)):.3g} < {SINGULARITY_TOL:g}): the angle '
+            'rates are undefined there (use the geometric Jacobian, or the '
+            f'{"XYZ" if sequence == "ZYX" else "ZYX"} sequence)'
         )
     c = bk.sqrt(c2)
     Ti = bk.zeros((3, 3), R)

@@ -16,13 +16,10 @@ quaternions), an InputError beyond.  Symbolic (sympy) arguments get the shape
 checks only.  The underscored twins skip the checks, for the library's inner loops.
 """
 
-import math
-
 import numpy as np
 
 from . import _backend as bk
 from . import checks as chk
-from .errors import InputError
 
 
 def _skew(x):
@@ -35,7 +32,7 @@ def _skew(x):
 
 def skew_symmetric(x):
     """
-    [x]x, the (3, 3) matrix with skew_symmetric(x) @ y == cross(x, y).
+    Return [x]x, the (3, 3) matrix whose product with a 3-vector y is cross(x, y).
 
     (SPART: SkewSym)
     """
@@ -51,7 +48,11 @@ def _cross(a, b):
 
 
 def cross(a, b):
-    """cross(a, b) for 3-vectors, written out (np.cross is slow and mishandles object arrays)."""
+    """
+    Return the cross product a x b of two 3-vectors, written out.
+
+    np.cross is slow and mishandles object arrays.
+    """
     a, b = chk.vector('a', a, 3), chk.vector('b', b, 3)
     with chk.quiet():
         out = _cross(a, b)

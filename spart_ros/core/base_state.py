@@ -120,8 +120,12 @@ def link_frame_acceleration_from_base(robot, R0, u0, u0dot):
 
 @chk.quietly
 def base_generalized_force_to_link_frame(robot, R0, tau0):
-    """SPART tau0 = [torque in c; force in the world] at the base CoM -> the same wrench as
-    (torque, force) at b's origin, both expressed in b."""
+    """
+    Convert SPART's base wrench tau0 to the same wrench at b's origin, expressed in b.
+
+    SPART tau0 = [torque in c; force in the world] at the base CoM -> the same wrench as (torque,
+    force) at b's origin, both expressed in b.
+    """
     R_bc, p_bc = _bc(robot)
     R_b = chk.rotation('R0', R0) @ R_bc.T
     tau0 = chk.vector('tau0', tau0, 6)

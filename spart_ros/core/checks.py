@@ -64,7 +64,7 @@ _first_rotation2, _first_rotation3 = _native.first_non_rotation2, _native.first_
 
 def _all_finite(a):
     """
-    True if the float64 array ``a`` is C-ordered and every entry finite.
+    Return True if the float64 array ``a`` is C-ordered and every entry finite.
 
     False if either is not (the caller then copies it to C order and asks again).
     """
@@ -161,15 +161,15 @@ except (ImportError, AttributeError):  # elsewhere: the public (slower) way
         state.__exit__(None, None, None)
 
 
-quiet.__doc__ = """``with quiet():`` numpy's overflow and invalid-value warnings off, where the caller
-checks the result and names the inputs instead of letting numpy warn.  (np.errstate costs
+quiet.__doc__ = """``with quiet():`` numpy's overflow and invalid-value warnings off, where the
+caller checks the result and names the inputs instead of letting numpy warn.  (np.errstate costs
 ~1.2 us, a fifth of a small checked call; setting numpy's error-state context variable
 directly ~0.3 us.)"""
 
 
 def quietly(fn):
     """
-    Decorator: ``fn`` runs under :func:`quiet` (it checks its results itself).
+    Run ``fn`` under :func:`quiet` (decorator; ``fn`` checks its results itself).
 
     The caller's numpy error state (``np.seterr``, ``np.errstate``) is restored exactly on return
     and on an exception (numpy >= 2: the context variable is reset to its value before).
@@ -336,8 +336,12 @@ def scalar(name, x):
 
 
 def nonnegative(name, x, infinite=False):
-    """``x`` as a float if it is a finite real number >= 0 (``infinite=True``: +inf too; real
-    numbers as :func:`scalar` takes them); InputError naming ``name`` otherwise."""
+    """
+    Return ``x`` as a float if it is a finite real number >= 0.
+
+    ``infinite=True``: +inf too; real numbers as :func:`scalar` takes them. InputError naming
+    ``name`` otherwise.
+    """
     if infinite and isinstance(x, numbers.Real) and x == math.inf:
         return math.inf
     v = scalar(name, x)
@@ -379,8 +383,8 @@ def _rotation_error(name, R):
     big = float(np.abs(R).max())
     if big > 1e150:  # R'R overflows: say what is wrong instead
         return InputError(
-            f"{name}: expected a rotation matrix, got entries up to {big:.3g} (a rotation's entries "
-            'are at most 1 in magnitude)'
+            f"{name}: expected a rotation matrix, got entries up to {big:.3g} (a rotation's "
+            'entries are at most 1 in magnitude)'
         )
     RtR = R.T @ R
     dev = float(np.abs(RtR - np.eye(3)).max())
@@ -517,16 +521,22 @@ def _magnitude(v):
 
 
 def huge(inputs):
-    """True if one of the (name, value) ``inputs`` has an entry above 1e150 in magnitude (its
-    square overflows): a failure on such inputs is an overflow, not a property of the model."""
+    """
+    Return True if one of the (name, value) ``inputs`` has an entry above 1e150 in magnitude.
+
+    Its square overflows: a failure on such inputs is an overflow, not a property of the model.
+    """
     return any((m := _magnitude(v)) is not None and m > _HUGE for _, v in inputs)
 
 
 def overflow_error(where, inputs, robot=None):
-    """The error for a result of ``where`` that is not finite although the ``inputs``
-    ((name, value) pairs) are: an InputError naming the inputs above 1e150 (else the
-    largest); a ModelError naming the robot and its element when only the model (``robot``)
-    holds values that large."""
+    """
+    Return the error for a result of ``where`` that is not finite although the ``inputs`` are.
+
+    ``inputs``: (name, value) pairs. An InputError naming the inputs above 1e150 (else the
+    largest); a ModelError naming the robot and its element when only the model (``robot``) holds
+    values that large.
+    """
     sizes = sorted(
         ((m, name) for name, v in inputs if (m := _magnitude(v)) is not None), reverse=True
     )
@@ -536,8 +546,9 @@ def overflow_error(where, inputs, robot=None):
         m, what = robot.model_scale()
         if m > _HUGE:
             return ModelError(
-                f'robot {robot.name!r}: too large: {what} holds values up to {m:.3g}, so the result of '
-                f'{where} is not finite (overflow); largest magnitudes of the inputs: {listing}'
+                f'robot {robot.name!r}: too large: {what} holds values up to {m:.3g}, so the '
+                f'result of {where} is not finite (overflow); largest magnitudes of the inputs: '
+                f'{listing}'
             )
     names = names or [name for _, name in sizes[:1]] or ['inputs']
     return InputError(
@@ -547,7 +558,11 @@ def overflow_error(where, inputs, robot=None):
 
 
 def _results_finite(out):
-    """Raise ResultNotFinite if a float array in ``out`` (an array or a tuple of them) is not finite."""
+    """
+    Raise ResultNotFinite if a float array in ``out`` is not finite.
+
+    ``out``: an array or a tuple of them.
+    """
     for a in out if isinstance(out, tuple) else (out,):
         if type(a) is _ndarray and a.dtype is _float:
             # (a non-contiguous view, a block of a bigger result, is checked by numpy)

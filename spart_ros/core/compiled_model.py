@@ -65,7 +65,8 @@ def pack(robot, joint_dynamics=False, friction_velocity=FRICTION_VELOCITY):
             f' or joint {robot.joint_names[k - 1]!r}' if k else ''
         )
         raise ModelError(
-            f'robot {robot.name!r}: {part} holds NaN or infinity (changed after the Robot was built?)'
+            f'robot {robot.name!r}: {part} holds NaN or infinity (changed after the Robot was '
+            'built?)'
         )
     return mi, mf
 

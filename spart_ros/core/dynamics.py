@@ -29,7 +29,7 @@ FloatingInverseDynamicsResult = namedtuple('FloatingInverseDynamicsResult', 'tau
 
 
 def gravity_wrenches(wF0, wFm, robot, gravity=None):
-    """Copy of ``wF0`` (6,) and ``wFm`` (6, n) with [0; m g] added at every CoM."""
+    """Return copies of ``wF0`` (6,) and ``wFm`` (6, n) with [0; m g] added at every CoM."""
     robot = chk.robot(robot)
     n = robot.n_links_joints
     wF0 = chk.vector('wF0', wF0, 6)

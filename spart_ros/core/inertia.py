@@ -34,10 +34,10 @@ def inertia_in_inertial_frame(R0, RL, robot):
     return InertiaResult(I0, Im)
 
 
-def spatial_inertia(I, m, *like):
-    """M = blkdiag(I, m I3), (6, 6): spatial inertia about the CoM."""
-    M = bk.zeros((6, 6), I, m, *like)
-    M[0:3, 0:3] = I
+def spatial_inertia(inertia, m, *like):
+    """Return M = blkdiag(inertia, m I3), (6, 6): the spatial inertia about the CoM."""
+    M = bk.zeros((6, 6), inertia, m, *like)
+    M[0:3, 0:3] = inertia
     for k in range(3, 6):
         M[k, k] = m
     return M

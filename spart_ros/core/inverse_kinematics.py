@@ -126,14 +126,14 @@ the final error twist in the chosen frame (rows not selected are zero); ``R0`` (
 
 def position_limits(robot):
     """
-    (lower, upper), each (n,), of the robot's independent coordinates.
+    Return (lower, upper), each (n,), of the robot's independent coordinates.
 
-    ``robot.coordinates.names``): the URDF position limits of each joint, a mimic follower's mapped
-    onto its leader (q_f = m q_l + o) and intersected with the leader's; -inf / inf where a joint
-    has no range (lower >= upper: continuous, no ``<limit>``, or urdfdom's default 0, 0. Ranges
-    that meet in one point pin the coordinate there (the PR2's gripper: a follower of multiplier -1
-    with the leader's range [0, 0.548]); ModelError naming the joints when a leader's and a
-    follower's ranges do not overlap.
+    The coordinates are ``robot.coordinates.names``: the URDF position limits of each joint, a
+    mimic follower's mapped onto its leader (q_f = m q_l + o) and intersected with the leader's;
+    -inf / inf where a joint has no range (lower >= upper: continuous, no ``<limit>``, or urdfdom's
+    default 0, 0). Ranges that meet in one point pin the coordinate there (the PR2's gripper: a
+    follower of multiplier -1 with the leader's range [0, 0.548]); ModelError naming the joints
+    when a leader's and a follower's ranges do not overlap.
     """
     robot = chk.robot(robot)
     c = robot.coordinates
@@ -152,16 +152,19 @@ def position_limits(robot):
     if bad.size:
         k = int(bad[0])
         raise ModelError(
-            f'robot {robot.name!r}: the position limits of joints {source[k]} (a mimic joint and its '
-            f'leader {c.names[k]!r}) have no position in common'
+            f'robot {robot.name!r}: the position limits of joints {source[k]} (a mimic joint and '
+            f'its leader {c.names[k]!r}) have no position in common'
         )
     return lower, upper
 
 
 def parse_rows(rows, rotation_given):
-    """``rows`` (None, indices 0..5, names of ROW_NAMES, 'position', 'orientation', 'pose') as a
-    sorted tuple of indices; None = all six, or the position rows when there is no rotation
-    target.  InputError naming ``rows``."""
+    """
+    Return ``rows`` as a sorted tuple of indices; InputError naming ``rows``.
+
+    ``rows``: None, indices 0..5, names of ROW_NAMES, 'position', 'orientation' or 'pose'; None =
+    all six, or the position rows when there is no rotation target.
+    """
     if rows is None:
         return _ROW_GROUPS['pose'] if rotation_given else _ROW_GROUPS['position']
     expected = (
@@ -193,8 +196,8 @@ def parse_rows(rows, rotation_given):
     out = tuple(sorted(out))
     if not rotation_given and any(r < 3 for r in out):
         raise InputError(
-            f'rows: {[ROW_NAMES[r] for r in out if r < 3]} are rotation rows but no rotation target '
-            'was given (rotation=None: position only)'
+            f'rows: {[ROW_NAMES[r] for r in out if r < 3]} are rotation rows but no rotation '
+            'target was given (rotation=None: position only)'
         )
     return out
 
@@ -280,7 +283,7 @@ def _quaternion_times(q, w):
 
 def _damped_step(A, b, lam):
     """
-    Argmin |A x - b|^2 + lam^2 |x|^2.
+    Return the argmin of |A x - b|^2 + lam^2 |x|^2.
 
     For lam > 0 from the smaller of the two regularized normal equations (positive definite; a
     Cholesky solve is a few times cheaper than an SVD), for lam = 0 the pseudo-inverse through the
@@ -323,8 +326,8 @@ class InverseKinematics:
             fast = fast_dynamics(robot)
         elif not isinstance(fast, (FastDynamics, MimicFastDynamics)) or fast.robot is not robot:
             raise InputError(
-                f'fast: expected the FastDynamics (or MimicFastDynamics) of robot {robot.name!r}, got '
-                f'{chk.given(fast)}'
+                f'fast: expected the FastDynamics (or MimicFastDynamics) of robot {robot.name!r}, '
+                f'got {chk.given(fast)}'
             )
         elif isinstance(fast, FastDynamics) and robot.mimic:
             raise InputError(
@@ -369,8 +372,11 @@ class InverseKinematics:
         return R_c @ self._R_ce, r0 + d + R_c @ self._offset, J.copy()  # J: fast's buffer
 
     def _task_jacobian(self, J, R0, r0, q, R, p, frame):
-        """The Jacobian (6, n) of the end-effector twist in ``frame`` (world: [w; velocity of
-        the point], world axes) with respect to the joints: Jm, or J* for a free base."""
+        """
+        Return the Jacobian (6, n) of the end-effector twist in ``frame`` w.r.t. the joints.
+
+        World frame: [w; velocity of the point], world axes. Jm, or J* for a free base.
+        """
         Jm = J[:, 6:]
         if self.base == 'free':
             H = self.fast.mass_matrix(R0, r0, q)
@@ -398,9 +404,12 @@ class InverseKinematics:
         return -np.linalg.solve(H[:6, :6], H[:6, 6:] @ dq)
 
     def _move_base(self, R0, r0, q, q_new):
-        """The base state (R0, r0) after the joints moved from q to q_new along the straight
-        segment at zero momentum: classical RK4 on the base attitude quaternion (q' = q (x)
-        [w0; 0] / 2, w0 in the base frame; normalized at each stage) and on r0' = v0."""
+        """
+        Return the base state (R0, r0) after the joints moved from q to q_new at zero momentum.
+
+        The joints move along the straight segment; classical RK4 on the base attitude quaternion
+        (q' = q (x) [w0; 0] / 2, w0 in the base frame; normalized at each stage) and on r0' = v0.
+        """
         dq = q_new - q
         steps = max(1, int(math.ceil(float(np.abs(dq).max(initial=0.0)) / _SUBSTEP)))
         h = 1.0 / steps
@@ -482,10 +491,10 @@ class InverseKinematics:
         adaptive=True,
     ):
         """
-        Joint positions that put the end-effector point at ``position``.
+        Return the joint positions that put the end-effector point and frame at a target pose.
 
-        3,) and its frame at ``rotation`` (3, 3) (None: position only), inertial frame, from
-        ``seed`` (n,.
+        The point at ``position`` (3,) and its frame at ``rotation`` (3, 3) (None: position only),
+        inertial frame, from ``seed`` (n,).
 
         ``rows``, ``frame``, tolerances [rad, m], ``damping`` (lambda >= 0, in the units of J's
         singular values), ``adaptive``, ``R0``/``r0``: see the module docstring.  Returns an
@@ -646,10 +655,11 @@ def inverse_kinematics(
     adaptive=True,
 ):
     """
-    Joint positions (the robot's independent coordinates) that put ``point`` (3,) of ``link``.
+    Return the joint positions that put ``point`` of ``link`` at a target pose.
 
-    In its URDF frame; None = its origin) at ``position`` (3,) and the link's axes at ``rotation``
-    (3, 3) (None: position only), inertial frame, from ``seed`` (n,.
+    Joint positions are the robot's independent coordinates. They put ``point`` (3,) of ``link``
+    (in its URDF frame; None = its origin) at ``position`` (3,) and the link's axes at ``rotation``
+    (3, 3) (None: position only), inertial frame, from ``seed`` (n,).
 
     One-off form of :class:`InverseKinematics` (build that once to solve many targets); every
     argument is described in the module docstring.  Returns an :data:`IKResult`.

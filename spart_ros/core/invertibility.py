@@ -1,5 +1,5 @@
 """
-Is a robot's generalized inertia matrix invertible, and if not, why (in words)?
+Whether a robot's generalized inertia matrix is invertible, and if not, why (in words).
 
 Forward dynamics (and floating-base inverse dynamics) inverts H (or its base block H0).  A
 singular H comes from the model: a moving joint that moves no mass, a massless floating base,
@@ -95,8 +95,8 @@ def _find_singularity(robot, floating, base_only, independent):
     links, joints = robot.massless_base_cluster() if floating else ([], [])
     if links and any(c.startswith('base_') for c in coordinates):
         reasons.append(
-            f'as a floating base, links {links} (the base and what is welded to it) have no mass and '
-            f'joints {joints} can turn or slide them without moving any mass'
+            f'as a floating base, links {links} (the base and what is welded to it) have no mass '
+            f'and joints {joints} can turn or slide them without moving any mass'
         )
     for joint, moved in robot.massless_joints().items():
         if joint in coordinates:
@@ -135,7 +135,7 @@ def generic_mass_matrix(robot, floating=True, independent=False):
 
 def _null_motion(H, tol=1e-10):
     """
-    Indicate of the coordinates in a null motion of the symmetric H ([] if none).
+    Return the indices of the coordinates in a null motion of the symmetric H ([] if none).
 
     H scaled to a unit diagonal, smallest eigenvalue below ``tol``.
     """

@@ -31,7 +31,6 @@ def jacobian(rp, r0, rL, P0, pm, i, robot):
     point], inertial frame.  ``i`` is the SPART link id (0 = base) or a link name.
     Returns ``J0`` (6, 6) and ``Jm`` (6, n_q) (zero for the base).
     """
-    n = robot.n_links_joints
     i = chk.link_id('i', i, robot)
     J0 = twist_propagation(r0, rp, P0) @ P0
     Jm = bk.zeros((6, robot.n_q), rp, r0, rL, P0, pm)
@@ -113,7 +112,7 @@ def point_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot):
 
 def com_offset(robot, link, point):
     """
-    SPART's ``offset`` (3,) of a point given in a link's URDF frame.
+    Return SPART's ``offset`` (3,) of a point given in a link's URDF frame.
 
     The point's offset from the link CoM, in the link CoM frame (what :func:`point_jacobian` and
     FastDynamics.jacobian take). ``link``: SPART id (0 = base) or name; ``point`` (3,): from the
@@ -129,18 +128,24 @@ def com_offset(robot, link, point):
 
 @chk.checked
 def link_point_jacobian(link, point, R0, r0, RL, rL, P0, pm, robot):
-    """:func:`point_jacobian` of a point given in the link's URDF frame (ROS's link frame, not
-    SPART's CoM frame): ``point`` (3,) from the URDF link frame's origin, in its axes (None =
-    the link frame's origin).  Rows [angular velocity of the link; velocity of the point],
-    inertial frame.  Returns (J0 (6, 6), Jm (6, n_q)); the point's pose is
-    :func:`spart_ros.core.base_state.link_frame_pose` plus R point."""
+    """
+    Return the :func:`point_jacobian` of a point given in the link's URDF frame.
+
+    The link's URDF frame is ROS's link frame, not SPART's CoM frame: ``point`` (3,) from the URDF
+    link frame's origin, in its axes (None = the link frame's origin). Rows [angular velocity of
+    the link; velocity of the point], inertial frame. Returns (J0 (6, 6), Jm (6, n_q)); the point's
+    pose is :func:`spart_ros.core.base_state.link_frame_pose` plus R point.
+    """
     return point_jacobian(link, com_offset(robot, link, point), R0, r0, RL, rL, P0, pm, robot)
 
 
 @chk.checked
 def link_point_jacobian_dot(link, point, R0, r0, t0, RL, rL, tL, P0, pm, robot):
-    """:func:`point_jacobian_dot` of a point given in the link's URDF frame (see
-    :func:`link_point_jacobian`).  Returns (J0dot (6, 6), Jmdot (6, n_q))."""
+    """
+    Return the :func:`point_jacobian_dot` of a point given in the link's URDF frame.
+
+    See :func:`link_point_jacobian`. Returns (J0dot (6, 6), Jmdot (6, n_q)).
+    """
     return point_jacobian_dot(
         link, com_offset(robot, link, point), R0, r0, t0, RL, rL, tL, P0, pm, robot
     )

@@ -89,7 +89,7 @@ def joint_dynamics_arrays(robot):
 
 def joint_friction_forces(robot, qd, velocity=FRICTION_VELOCITY):
     """
-    D qd + F sgn_v(qd) (n_q,).
+    Return d qd + F sgn_v(qd) (n_q,).
 
     The efforts the joints' damping and Coulomb friction take at joint velocities ``qd`` (n_q,,
     SPART's joint-variable order) (see the module docstring).
@@ -123,13 +123,13 @@ def _load(source):
             data = {}
         if not isinstance(data, Mapping):
             raise InputError(
-                f'joint_dynamics: {path!r} must hold a mapping {{joint name: {{armature: ..., damping: '
-                f'..., friction: ...}}}}, got {type(data).__name__}'
+                f'joint_dynamics: {path!r} must hold a mapping {{joint name: {{armature: ..., '
+                f'damping: ..., friction: ...}}}}, got {type(data).__name__}'
             )
     else:
         raise InputError(
-            f'joint_dynamics: expected a mapping {{joint name: {{armature, damping, friction}}}} or the '
-            f'path of a YAML file holding one, got {chk.given(source)}'
+            'joint_dynamics: expected a mapping {joint name: {armature, damping, friction}} or '
+            f'the path of a YAML file holding one, got {chk.given(source)}'
         )
     if set(data) == {'joint_dynamics'}:
         data = data['joint_dynamics'] or {}
@@ -156,8 +156,8 @@ def joint_dynamics_overrides(source=None, armature=None):
                 )
             if not isinstance(values, Mapping):
                 raise InputError(
-                    f'joint_dynamics[{joint!r}]: expected a mapping of {list(JOINT_DYNAMICS_FIELDS)}, '
-                    f'got {chk.given(values)}'
+                    f'joint_dynamics[{joint!r}]: expected a mapping of '
+                    f'{list(JOINT_DYNAMICS_FIELDS)}, got {chk.given(values)}'
                 )
             unknown = sorted(set(values) - set(JOINT_DYNAMICS_FIELDS))
             if unknown:
@@ -188,11 +188,11 @@ def _value(name, v):
 
 def apply_joint_dynamics(names, types, dynamics, overrides):
     """
-    Return the joints' :class:`JointDynamics` with ``overrides``.
+    Return the joints' :class:`JointDynamics` with ``overrides`` applied.
 
-    :func:`joint_dynamics_overrides`) applied: ``names`` (joint names), ``types`` (FIXED or not,
-    same order), ``dynamics`` (their current JointDynamics. ModelError naming a joint that is
-    unknown or fixed.
+    ``overrides``: see :func:`joint_dynamics_overrides`; ``names`` (joint names), ``types`` (FIXED
+    or not, same order), ``dynamics`` (their current JointDynamics). ModelError naming a joint that
+    is unknown or fixed.
     """
     index = {n: k for k, n in enumerate(names)}
     moving = [n for n, t in zip(names, types) if t != FIXED]
@@ -205,8 +205,8 @@ def apply_joint_dynamics(names, types, dynamics, overrides):
             )
         if types[index[joint]] == FIXED:
             raise ModelError(
-                f'joint_dynamics: joint {joint!r} is fixed: only moving joints have damping, friction '
-                'or armature'
+                f'joint_dynamics: joint {joint!r} is fixed: only moving joints have damping, '
+                'friction or armature'
             )
     out = list(dynamics)
     for k, (name, t) in enumerate(zip(names, types)):

@@ -119,7 +119,8 @@ def fixed_frame_in_base(robot, link_name, what='frame'):
     """
     if link_name not in robot.keys.link_id:
         raise ModelError(
-            f'{what} {link_name!r} is not a link of robot {robot.name!r} (links: {robot.link_names})'
+            f'{what} {link_name!r} is not a link of robot {robot.name!r} (links: '
+            f'{robot.link_names})'
         )
     k = robot.keys.link_id[link_name]
     T = np.eye(4)

@@ -75,7 +75,8 @@ def manipulability(J, rows=None):
         w = float(np.prod(singular_values(J, rows)))
     if not np.isfinite(w):
         raise InputError(
-            f'J: too large: its manipulability overflows (largest entry {float(np.abs(J).max()):.3g})'
+            'J: too large: its manipulability overflows (largest entry '
+            f'{float(np.abs(J).max()):.3g})'
         )
     return w
 

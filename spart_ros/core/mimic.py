@@ -63,19 +63,26 @@ class IndependentCoordinates:
         self.offset.setflags(write=False)
 
     def __repr__(self):
-        return f'<IndependentCoordinates n={self.n} n_full={self.n_full} followers={list(self.followers)}>'
+        return (
+            f'<IndependentCoordinates n={self.n} n_full={self.n_full} '
+            f'followers={list(self.followers)}>'
+        )
 
     def positions(self, q):
-        """Full joint positions (n_full,) from independent ones ``q`` (n,): G q + offset."""
+        """
+        Return the full joint positions, shape (n_full,), from independent ones ``q`` (n,).
+
+        G q + offset.
+        """
         return self.G @ chk.vector('q', q, self.n) + self.offset
 
     def velocities(self, u):
-        """Full joint velocities (n_full,) from independent ones ``u`` (n,): G u."""
+        """Return the full joint velocities, (n_full,), from independent ones ``u`` (n,): G u."""
         return self.G @ chk.vector('u', u, self.n)
 
     def accelerations(self, udot):
         """
-        Full joint accelerations (n_full,) from independent ones (n,).
+        Return the full joint accelerations, (n_full,), from independent ones (n,).
 
         G udot (G is constant).
         """
@@ -114,18 +121,18 @@ class IndependentCoordinates:
 
 def command_joints(robot, hardware=()):
     """
-    The joints an effort controller commands when its joint list is not given.
+    Return the joints an effort controller commands when its joint list is not given.
 
-    In the order of its commands.
+    The joints come in the order of its commands.
 
     ``hardware``: the URDF's ``<ros2_control>`` tags
-                  (:func:`spart_ros.core.ros2_control.ros2_control_from_urdf`,
-    objects with ``joints``, each with ``name``, ``command_names`` and ``mimic``): when they give
-    joints an ``effort`` command interface, those joints in the tags' order, less the ones that
-    follow another (a URDF mimic joint, or ``mimic="true"``): the joints an effort controller of
-    that robot claims.  Otherwise (no tag, or no effort interface in it) the robot's independent
-    joints (every moving joint that mimics nothing), in SPART order (depth-first from the base
-    link, siblings in URDF file order, which is MuJoCo's order too).
+    (:func:`spart_ros.core.ros2_control.ros2_control_from_urdf`, objects with ``joints``, each with
+    ``name``, ``command_names`` and ``mimic``): when they give joints an ``effort`` command
+    interface, those joints in the tags' order, less the ones that follow another (a URDF mimic
+    joint, or ``mimic="true"``): the joints an effort controller of that robot claims. Otherwise
+    (no tag, or no effort interface in it) the robot's independent joints (every moving joint that
+    mimics nothing), in SPART order (depth-first from the base link, siblings in URDF file order,
+    which is MuJoCo's order too).
 
     The ONE rule behind both spart_sim's default ``joints`` and spart_controller's default
     ``command_joints``, so that a sim and a controller started with default parameters on the

@@ -63,8 +63,12 @@ child_base[i-1] = 1 when link i is a child of the base."""
 
 
 def connectivity(parent):
-    """:class:`Connectivity` of a tree from its parent array (n,): parent link id of each link
-    1..n (0 = the base), parents numbered before their children (SPART's numbering)."""
+    """
+    Return the :class:`Connectivity` of a tree from its parent array (n,).
+
+    ``parent``: the parent link id of each link 1..n (0 = the base), parents numbered before their
+    children (SPART's numbering).
+    """
     n = len(parent)
     branch = np.zeros((n, n), dtype=np.int64)
     child = np.zeros((n, n), dtype=np.int64)
@@ -112,7 +116,7 @@ class JointDynamics:
 
     @property
     def declared(self):
-        """True if any of the three is not zero."""
+        """Return True if any of the three is not zero."""
         return bool(self.damping or self.friction or self.armature)
 
 
@@ -270,11 +274,11 @@ class Robot:
         n = self.n_links_joints
         if len(self.joints) != n:
             raise TopologyError(
-                f'links, joints: robot {name!r} has {n} links and {len(self.joints)} joints (need one '
-                'parent joint per link)'
+                f'links, joints: robot {name!r} has {n} links and {len(self.joints)} joints (need '
+                'one parent joint per link)'
             )
         self.n_q = sum(1 for j in self.joints if j.type != FIXED)
-        _check_unique('link', [base_link.name] + [l.name for l in self.links], name)
+        _check_unique('link', [base_link.name] + [link.name for link in self.links], name)
         _check_unique('joint', [j.name for j in self.joints], name)
         self._check_numbering()
         self.parent = np.array([j.parent_link for j in self.joints], dtype=np.int64)
@@ -287,17 +291,17 @@ class Robot:
             base_link.mass,
             base_link.inertia,
             base_link.T,
-            *[(l.mass, l.inertia, l.T) for l in self.links],
+            *[(link.mass, link.inertia, link.T) for link in self.links],
             *[(j.axis, j.T) for j in self.joints],
         )
         if self.symbolic:
             _exact_model(self)
         self.masses = np.array(
-            [l.mass for l in self.links], dtype=object if self.symbolic else float
+            [link.mass for link in self.links], dtype=object if self.symbolic else float
         )
         self.con = connectivity(self.parent)
         self.keys = RobotKeys(
-            link_id={base_link.name: 0, **{l.name: l.id for l in self.links}},
+            link_id={base_link.name: 0, **{link.name: link.id for link in self.links}},
             joint_id={j.name: j.id for j in self.joints},
             q_id={j.name: j.q_id for j in self.joints if j.type != FIXED},
         )
@@ -318,7 +322,7 @@ class Robot:
         if self.mimic:
             warnings.warn(
                 f"robot {name!r}: joints {list(self.mimic)} mimic other joints; SPART's functions "
-                f'(Kinematics ... FD, Floating_ID) take them as independent joint variables (n_q = '
+                '(Kinematics ... FD, Floating_ID) take them as independent joint variables (n_q = '
                 f'{self.n_q}); spart_ros.core.mimic and spart_ros.core.fast.mimic.fast_dynamics '
                 f'compute in the {self.coordinates.n} independent coordinates',
                 MimicJointWarning,
@@ -329,7 +333,7 @@ class Robot:
     @property
     def link_names(self):
         """Link names in id order, base first (length n + 1)."""
-        return [self.base_link.name] + [l.name for l in self.links]
+        return [self.base_link.name] + [link.name for link in self.links]
 
     @property
     def joint_names(self):
@@ -349,8 +353,11 @@ class Robot:
         return self.base_link.mass + sum(self.masses)
 
     def link_index(self, name):
-        """SPART link id of a link name (0 = base; ``robot.link(id)`` is that link, which is
-        ``robot.links[id - 1]`` for id >= 1); ModelError naming the link if unknown."""
+        """
+        Return the SPART link id of a link name; ModelError naming the link if unknown.
+
+        0 = base; ``robot.link(id)`` is that link, which is ``robot.links[id - 1]`` for id >= 1.
+        """
         if not isinstance(name, str):
             raise InputError(f'name: expected a link name (a string), got {chk.given(name)}')
         try:
@@ -361,9 +368,13 @@ class Robot:
             ) from None
 
     def link(self, key):
-        """The link with SPART id ``key`` (0 = the base: a :class:`BaseLink`; 1..n: a
-        :class:`Link`, ``robot.links[key - 1]``) or name ``key``; its ``T`` is its CoM frame in
-        its URDF link frame either way.  InputError for an id out of range or a name unknown."""
+        """
+        Return the link with SPART id ``key``, or name ``key``.
+
+        Id 0 is the base: a :class:`BaseLink`; 1..n: a :class:`Link`, ``robot.links[key - 1]``. Its
+        ``T`` is its CoM frame in its URDF link frame either way. InputError for an id out of range
+        or a name unknown.
+        """
         i = chk.link_id('key', key, self)
         return self.base_link if i == 0 else self.links[i - 1]
 
@@ -380,8 +391,9 @@ class Robot:
         """One line: name, links, moving joints, total mass."""
         m = self.total_mass
         return (
-            f'robot {self.name!r}: {self.n_links_joints + 1} links (base {self.base_link.name!r}), '
-            f'{self.n_q} moving joints, total mass {float(m) if not self.symbolic else m:.6g} kg'
+            f'robot {self.name!r}: {self.n_links_joints + 1} links (base '
+            f'{self.base_link.name!r}), {self.n_q} moving joints, total mass '
+            f'{float(m) if not self.symbolic else m:.6g} kg'
         )
 
     def __repr__(self):
@@ -439,12 +451,13 @@ class Robot:
             j.dynamics = check_joint_dynamics(what, j.dynamics)
             if j.type == FIXED and j.dynamics.declared:
                 raise ModelError(
-                    f'{what}: a fixed joint has no damping, friction or armature (got {j.dynamics})'
+                    f'{what}: a fixed joint has no damping, friction or armature (got '
+                    f'{j.dynamics})'
                 )
 
     @property
     def declares_joint_dynamics(self):
-        """True if a joint declares damping, friction or armature (:class:`JointDynamics`)."""
+        """Return True if a joint declares damping, friction or armature (JointDynamics)."""
         return any(j.dynamics.declared for j in self.joints)
 
     def _check_inertias(self, strict):
@@ -461,8 +474,8 @@ class Robot:
             for role, jname in (('mimic joint', follower), ('mimicked joint', leader)):
                 if jname not in self.keys.joint_id:
                     raise ModelError(
-                        f'joint {follower!r} mimics {leader!r}: {role} {jname!r} is not a joint of '
-                        f'robot {self.name!r}'
+                        f'joint {follower!r} mimics {leader!r}: {role} {jname!r} is not a joint '
+                        f'of robot {self.name!r}'
                     )
                 if jname not in moving:
                     raise ModelError(
@@ -489,8 +502,10 @@ class Robot:
     def _subtree_sums(self):
         """(mass, sum |inertia|) of each link's subtree, (n,) each."""
         n = self.n_links_joints
-        sub_mass = np.array([float(l.mass) for l in self.links])
-        sub_inertia = np.array([np.abs(np.asarray(l.inertia, float)).sum() for l in self.links])
+        sub_mass = np.array([float(link.mass) for link in self.links])
+        sub_inertia = np.array(
+            [np.abs(np.asarray(link.inertia, float)).sum() for link in self.links]
+        )
         for i in range(n - 1, -1, -1):
             p = self.parent[i]
             if p > 0:
@@ -499,8 +514,12 @@ class Robot:
         return sub_mass, sub_inertia
 
     def massless_joints(self):
-        """{moving joint name: [links it moves]} for the moving joints that move nothing with
-        mass (prismatic) or with mass or inertia (revolute): their columns of H are zero."""
+        """
+        Return {moving joint name: [links it moves]} for the joints whose columns of H are zero.
+
+        Those are the moving joints that move nothing with mass (prismatic) or with mass or inertia
+        (revolute).
+        """
         if self.symbolic:
             return {}
         sub_mass, sub_inertia = self._subtree_sums()
@@ -514,14 +533,18 @@ class Robot:
                 and sub_mass[i] <= 0
                 and sub_inertia[i] <= 0
             ):
-                out[j.name] = [l.name for l in self.links if self.con.branch[l.id - 1, i]]
+                out[j.name] = [link.name for link in self.links if self.con.branch[link.id - 1, i]]
         return out
 
     def massless_base_cluster(self):
-        """([base link and the links welded to it], [moving joints leaving them]) when that
-        rigid cluster has no mass and a joint can move it without moving any mass as a
-        floating base: a prismatic joint (the cluster slides against it), or a revolute
-        joint when the cluster has no inertia either (it spins against it); else ([], [])."""
+        """
+        Return the base cluster and its joints when it is massless as a floating base.
+
+        ([base link and the links welded to it], [moving joints leaving them]) when that rigid
+        cluster has no mass and a joint can move it without moving any mass as a floating base: a
+        prismatic joint (the cluster slides against it), or a revolute joint when the cluster has
+        no inertia either (it spins against it); else ([], []).
+        """
         if self.symbolic:
             return [], []
         cluster = {0}
@@ -646,8 +669,8 @@ def body_mass(what, mass, error=InertiaError):
         ) from None
     if isinstance(m, float) and m < 0:
         raise error(
-            f'{what} {m:g} kg is negative: no body has a negative mass (forward dynamics with one is '
-            'meaningless), so it is refused even without strict=True'
+            f'{what} {m:g} kg is negative: no body has a negative mass (forward dynamics with one '
+            'is meaningless), so it is refused even without strict=True'
         )
     return m
 
@@ -749,11 +772,10 @@ def _exact_model(robot):
 
 def inertia_problems(inertia, rtol=INERTIA_RTOL):
     """
-    Return what makes a symmetric.
+    Return what makes a symmetric (3, 3) inertia tensor impossible for a rigid body.
 
-    3, 3) inertia tensor impossible for a rigid body, beyond rounding: a list of sentences (empty
-    when fine. Tolerance: ``rtol`` times the largest principal moment (so a 1e-6 placeholder
-    breaking the triangle inequality by 1e-22 passes).
+    Beyond rounding: a list of sentences (empty when fine). Tolerance: ``rtol`` times the largest
+    principal moment (so a 1e-6 placeholder breaking the triangle inequality by 1e-22 passes).
     """
     moments = np.linalg.eigvalsh(np.asarray(inertia, dtype=float))
     tol = rtol * max(np.abs(moments).max(), 1e-300)
@@ -790,8 +812,8 @@ def check_mass_inertia(name, mass, inertia, strict=False):
         return
     i = inertia
     values = (
-        f'ixx={i[0, 0]:.6g} iyy={i[1, 1]:.6g} izz={i[2, 2]:.6g} ixy={i[0, 1]:.6g} ixz={i[0, 2]:.6g} '
-        f'iyz={i[1, 2]:.6g}'
+        f'ixx={i[0, 0]:.6g} iyy={i[1, 1]:.6g} izz={i[2, 2]:.6g} ixy={i[0, 1]:.6g} '
+        f'ixz={i[0, 2]:.6g} iyz={i[1, 2]:.6g}'
     )
     message = f'link {name!r}: inertia ({values}) {problems[0]}: no rigid body has this inertia'
     if strict:
@@ -908,8 +930,9 @@ class RobotBuilder:
         if isinstance(type, str):
             if type not in JOINT_TYPES:
                 raise UnsupportedJointError(
-                    f'joint {name!r}: type {type!r} is not supported (SPART joints are fixed, revolute, '
-                    'continuous and prismatic; model a planar or floating joint as a chain of those)'
+                    f'joint {name!r}: type {type!r} is not supported (SPART joints are fixed, '
+                    'revolute, continuous and prismatic; model a planar or floating joint as a '
+                    'chain of those)'
                 )
             type = JOINT_TYPES[type]
         elif (
@@ -976,7 +999,8 @@ def _mimic(what, mimic):
     """``mimic`` as a Mimic(leader name, finite multiplier, finite offset)."""
     if isinstance(mimic, (str, bytes, dict)) or not hasattr(mimic, '__len__') or len(mimic) != 3:
         raise ModelError(
-            f'{what}: mimic: expected (leader joint name, multiplier, offset), got {chk.given(mimic)}'
+            f'{what}: mimic: expected (leader joint name, multiplier, offset), got '
+            f'{chk.given(mimic)}'
         )
     leader = _name(f'{what}: mimic leader', mimic[0], 'joint')
     try:
@@ -990,9 +1014,12 @@ def _mimic(what, mimic):
 
 
 def _unit_axis(what, axis):
-    """A non-zero float axis (3,) scaled to unit length (by its largest entry first, so that
-    neither 1e200 nor 1e-200 entries overflow or underflow); ModelError if zero.  A warning
-    when it was not unit already (URDF axes are unit vectors)."""
+    """
+    Return a non-zero float axis (3,) scaled to unit length; ModelError if zero.
+
+    It is scaled by its largest entry first, so that neither 1e200 nor 1e-200 entries overflow or
+    underflow. A warning when it was not unit already (URDF axes are unit vectors).
+    """
     big = float(np.abs(axis).max())
     if big == 0.0 or big < 1e-12:
         raise ModelError(
@@ -1026,16 +1053,16 @@ def _check_unique(kind, names, robot_name):
 
 def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options):
     """
-    Return number a tree of URDF-style specs depth-first and make a Robot (checks topology).
+    Make a Robot of a tree of URDF-style specs, numbered depth-first (checks topology).
 
     ``robot_options`` go to :class:`Robot` (strict, base_hint...).
     """
-    _check_unique('link', [l.name for l in link_specs], name)
+    _check_unique('link', [link.name for link in link_specs], name)
     _check_unique('joint', [j.name for j in joint_specs], name)
-    links = {l.name: l for l in link_specs}
+    links = {link.name: link for link in link_specs}
     if not links:
         raise TopologyError(f'robot {name!r} has no links')
-    children = {l: [] for l in links}
+    children = {link_name: [] for link_name in links}
     parent_of = {}
     for j in joint_specs:
         for role, lname in (('parent', j.parent), ('child', j.child)):
@@ -1048,15 +1075,15 @@ def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options)
             )
         parent_of[j.child] = j
         children[j.parent].append(j)
-    roots = [l for l in links if l not in parent_of]
+    roots = [link_name for link_name in links if link_name not in parent_of]
     if len(roots) != 1:
         if not roots:
             raise TopologyError(
                 f'robot {name!r}: every link has a parent, the joints form a cycle'
             )
         raise TopologyError(
-            f'robot {name!r} has {len(roots)} root links {roots}: a kinematic tree has exactly one '
-            '(connect them with joints)'
+            f'robot {name!r} has {len(roots)} root links {roots}: a kinematic tree has exactly '
+            'one (connect them with joints)'
         )
     root = links[roots[0]]
     base = BaseLink(root.name, root.mass, root.inertia, root.com)
@@ -1095,10 +1122,11 @@ def _build_tree(name, link_specs, joint_specs, origin='manual', **robot_options)
         com_of[child.name] = child.com
         id_of[child.name] = k
         stack.extend(reversed(children[child.name]))
-    unreached = [l for l in links if l not in id_of]
+    unreached = [link_name for link_name in links if link_name not in id_of]
     if unreached:
         raise TopologyError(
-            f'links {unreached} are not connected to the root {root.name!r} (the joints form a cycle)'
+            f'links {unreached} are not connected to the root {root.name!r} (the joints form a '
+            'cycle)'
         )
     mimic = {j.name: j.mimic for j in joint_specs if j.mimic is not None}
     return Robot(name, base, out_links, out_joints, origin=origin, mimic=mimic, **robot_options)

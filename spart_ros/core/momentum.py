@@ -28,7 +28,7 @@ from .errors import InputError, SingularModelError
 
 
 def _matrices(H0, H0m):
-    """Check H0 (6, 6) and H0m (6, n_q)."""
+    """Return H0 (6, 6) and H0m (6, n_q), checked."""
     H0 = chk.array('H0', H0, (6, 6))
     H0m = chk.array('H0m', H0m, (6, None))
     return H0, H0m
@@ -91,10 +91,10 @@ def about_point(w0, R0, r0, point, where, inputs):
 
 def center_of_mass_from_H0(H0, R0, r0):
     """
-    System CoM (3,), inertial frame, read off the base block ``H0``.
+    Return the system CoM (3,), inertial frame, read off the base block ``H0`` (6, 6) of H.
 
-    6, 6) of H at the base pose ``R0`` (3, 3), ``r0`` (3,): H0[3:6, 0:3] = -m [r_com - r0]x R0 (m =
-    H0[3, 3]. Numeric arguments; SingularModelError if m is not positive.
+    At the base pose ``R0`` (3, 3), ``r0`` (3,): H0[3:6, 0:3] = -m [r_com - r0]x R0 (m = H0[3, 3]).
+    Numeric arguments; SingularModelError if m is not positive.
     """
     m = H0[3, 3]
     if not m > 0:

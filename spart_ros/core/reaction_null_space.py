@@ -53,8 +53,10 @@ def _kernel(A, tol):
 
 
 def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
-    """Reaction null space of the state whose base inertia blocks are ``H0`` (6, 6) and
-    ``H0m`` (6, n_q); returns a :class:`ReactionNullSpace`.
+    """
+    Return the reaction null space of a state, a :class:`ReactionNullSpace`.
+
+    The state's base inertia blocks are ``H0`` (6, 6) and ``H0m`` (6, n_q).
 
     Joint velocities ``basis @ y`` (any y) leave u0 (or, with ``attitude_only``, the base
     angular velocity) at its momentum-only value H0^-1 h0: zero for a system at rest.

@@ -165,8 +165,11 @@ def transform_log(T):
 
 @chk.quietly
 def transform_exp(V):
-    """The pose exp([V]) (4, 4) reached from the identity by moving with the constant twist
-    ``V`` = [w; v] (6,) for unit time.  (MR: MatrixExp6(VecTose3(V)))"""
+    """
+    Return the pose exp([V]) (4, 4) reached from the identity by the twist ``V`` in unit time.
+
+    ``V`` = [w; v] (6,) is constant. (MR: MatrixExp6(VecTose3(V)))
+    """
     V = _numbers('V', chk.vector('V', V, 6), (6,))
     if chk.huge([('V', V)]):
         raise chk.overflow_error('transform_exp', [('V', V)])

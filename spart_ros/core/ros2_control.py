@@ -55,7 +55,7 @@ class Interface:
 
     @property
     def initial_value(self):
-        """The ``initial_value`` param as a float, or None when absent."""
+        """Return the ``initial_value`` param as a float, or None when absent."""
         text = self.params.get('initial_value')
         return None if text is None else float(text)
 
@@ -261,23 +261,24 @@ def ros2_control_from_urdf(source, robot=None, xacro_args=None):
             for joint in comp.joints:
                 if joint.name not in types:
                     raise URDFError(
-                        f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
-                        f'is not a joint of robot {robot.name!r} (moving joints: {robot.q_names})'
+                        f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, '
+                        f'which is not a joint of robot {robot.name!r} (moving joints: '
+                        f'{robot.q_names})'
                     )
                 if types[joint.name] == FIXED:
                     raise URDFError(
-                        f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, which '
-                        'is fixed (a fixed joint has no interfaces)'
+                        f'{label}: <ros2_control name="{comp.name}"> names joint {joint.name!r}, '
+                        'which is fixed (a fixed joint has no interfaces)'
                     )
     return components
 
 
 def initial_values(components, interface):
     """
-    {joint: initial value} of the state interface ``interface``.
+    Return {joint: initial value} of the state interface ``interface`` (e.g. 'position').
 
-    e.g. 'position') over the joints of ``components`` (:class:`HardwareComponent`) that give one
-    (``initial_value``.
+    Over the joints of ``components`` (:class:`HardwareComponent`) that give one
+    (``initial_value``).
     """
     out = {}
     for component in components:

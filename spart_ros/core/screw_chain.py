@@ -40,9 +40,8 @@ def robot_from_screw_axes(screw_axes, home, body=False, name='screw_chain'):
     """
     Return the Robot of the chain with joint screw axes ``screw_axes`` (6, n).
 
-    Columns [w; v], MR's Slist, or Blist with ``body=True``) and end-effector home pose ``home``
-    (4, 4) (MR's M); see the module docstring.  theta_i are the robot's independent coordinates
-    (rad or m.
+    Columns [w; v], MR's Slist, or Blist with ``body=True``; end-effector home pose ``home`` (4, 4)
+    (MR's M); see the module docstring. theta_i are the robot's independent coordinates (rad or m).
     """
     S = chk.numeric('screw_axes', chk.array('screw_axes', screw_axes, (6, None)), 'a screw chain')
     R_M, p_M = checked_transform('home', home)
@@ -72,8 +71,8 @@ def robot_from_screw_axes(screw_axes, home, body=False, name='screw_chain'):
             kind, axis, point = 'prismatic', v / np.linalg.norm(v), previous
         else:
             raise InputError(
-                f'screw_axes: column {i} = {S[:, i].tolist()} is not a unit screw axis (|w| = 1 for a '
-                'revolute or helical joint, w = 0 and |v| = 1 for a prismatic joint)'
+                f'screw_axes: column {i} = {S[:, i].tolist()} is not a unit screw axis (|w| = 1 '
+                'for a revolute or helical joint, w = 0 and |v| = 1 for a prismatic joint)'
             )
         joint, link = f'joint{i + 1}', f'link{i + 1}'
         if (

@@ -120,7 +120,10 @@ def _load_text(source):
 
 def _expand_xacro(text, label, path, xacro_args):
     """URDF text from xacro text (or a .xacro file), with xacro's Python API."""
-    how = 'run xacro first (e.g. `xacro robot.urdf.xacro name:=value > robot.urdf`) and load its output'
+    how = (
+        'run xacro first (e.g. `xacro robot.urdf.xacro name:=value > robot.urdf`) and load its '
+        'output'
+    )
     try:
         import xacro
     except ImportError:  # pragma: no cover - xacro is a dependency
@@ -139,8 +142,8 @@ def _expand_xacro(text, label, path, xacro_args):
         except Exception as err:  # XacroException, ExpatError, NameError from an expression...
             detail = ' '.join(str(err).split()) or type(err).__name__  # one line
             raise URDFError(
-                f'{label} holds xacro constructs (${{...}}, <xacro:...>) that xacro could not expand: '
-                f'{detail}; {how}'
+                f'{label} holds xacro constructs (${{...}}, <xacro:...>) that xacro could not '
+                f'expand: {detail}; {how}'
             ) from None
 
 
@@ -278,8 +281,12 @@ def _limits(el, jtype, where):
 
 
 def _dynamics(el, jtype, where):
-    """JointDynamics of a joint's ``<dynamics damping friction>`` (urdfdom's defaults 0; other
-    attributes, e.g. Franka's, ignored); none for fixed and floating joints."""
+    """
+    Return the JointDynamics of a joint's ``<dynamics damping friction>``.
+
+    urdfdom's defaults 0; other attributes, e.g. Franka's, ignored; none for fixed and floating
+    joints.
+    """
     dyn = _child(el, 'dynamics')
     if dyn is None or jtype in ('fixed', 'floating', 'planar'):
         return JointDynamics()
@@ -398,14 +405,16 @@ def _root_options(links, joints):
     for j in joints:
         if j.type == 'planar':
             raise UnsupportedJointError(
-                f'joint {j.name!r}: type "planar" is not supported: model it as two prismatic joints (x, y) and a '
-                'revolute joint (about the plane normal) through two massless links'
+                f'joint {j.name!r}: type "planar" is not supported: model it as two prismatic '
+                'joints (x, y) and a revolute joint (about the plane normal) through two massless '
+                'links'
             )
         if j.type == 'floating':
             raise UnsupportedJointError(
-                f'joint {j.name!r}: a "floating" joint is supported only as the one joint of a massless root link '
-                f'(such as world), where it means a floating base at its child; here it joins {j.parent!r} to '
-                f'{j.child!r}: make {j.child!r} a separate robot, or remove the joint and use a floating base'
+                f'joint {j.name!r}: a "floating" joint is supported only as the one joint of a '
+                'massless root link (such as world), where it means a floating base at its child; '
+                f'here it joins {j.parent!r} to {j.child!r}: make {j.child!r} a separate robot, '
+                'or remove the joint and use a floating base'
             )
     return links, joints, options
 
@@ -485,8 +494,8 @@ def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overri
     massless = [name for name in massless if name in links]
     if massless:
         warnings.warn(
-            f'links {massless} have no <inertial>: taken as massless frames (fine on fixed joints; '
-            'forward dynamics needs mass behind every moving joint)',
+            f'links {massless} have no <inertial>: taken as massless frames (fine on fixed '
+            'joints; forward dynamics needs mass behind every moving joint)',
             ModelWarning,
             stacklevel=2,
         )

@@ -21,14 +21,18 @@ from .model import PRISMATIC
 __all__ = ['Workspace', 'sample_workspace']
 
 Workspace = namedtuple('Workspace', 'points q lower upper')
-Workspace.__doc__ = """Result of :func:`sample_workspace`: ``points`` (N, 3) in the base link frame, ``q`` (N, n) the
-joint positions drawn (independent coordinates), ``lower``, ``upper`` (n,) the ranges drawn from."""
+Workspace.__doc__ = """Result of :func:`sample_workspace`: ``points`` (N, 3) in the base link
+frame, ``q`` (N, n) the joint positions drawn (independent coordinates), ``lower``, ``upper`` (n,)
+the ranges drawn from."""
 
 
 def sample_workspace(robot, link, samples, point=None, seed=None, prismatic_range=1.0):
-    """:data:`Workspace` of ``point`` (3,) on ``link`` (its URDF frame; None = its origin) from
-    ``samples`` (>= 1) random joint positions within the limits (numpy ``seed`` for a repeatable
-    draw; None = fresh)."""
+    """
+    Return the :data:`Workspace` of ``point`` (3,) on ``link`` from random joint positions.
+
+    ``point`` in the link's URDF frame (None = its origin); ``samples`` (>= 1) random joint
+    positions within the limits (numpy ``seed`` for a repeatable draw; None = fresh).
+    """
     robot = chk.robot(robot)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise InputError(f'samples: expected an integer >= 1, got {chk.given(samples)}')

@@ -54,7 +54,8 @@ def _find():
 def _build():
     folder = HERE if os.access(HERE, os.W_OK) else cache_folder()
     print(
-        f'[spart_ros] building the compiled kernels into {folder} (once for these sources; about a minute)',
+        f'[spart_ros] building the compiled kernels into {folder} (once for these sources; about '
+        'a minute)',
         file=sys.stderr,
         flush=True,
     )

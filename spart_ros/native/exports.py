@@ -156,7 +156,7 @@ SOURCES = ('layout.py', 'kernels.py', 'exports.py', 'build.py', '_call.c')
 
 
 def _cpu():
-    """What the CPU the module is built for (numba's 'host') is: model and feature flags."""
+    """Return what the CPU the module is built for (numba's 'host') is: model and feature flags."""
     try:
         with open('/proc/cpuinfo', 'rb') as f:
             info = f.read()

@@ -189,9 +189,9 @@ def _crf_add(vel, h, out):
 @compiled(fastmath={'reassoc'})  # reassociation lets the sum vectorize; NaN/inf semantics kept
 def _finite(a):
     """
-    True if every entry of a 1-D to 4-D array is finite.
+    Return True if every entry of a 1-D to 4-D array is finite.
 
-    X * 0 is 0 for finite x, NaN otherwise.
+    x * 0 is 0 for finite x, NaN otherwise.
     """
     acc = 0.0
     if a.ndim == 1:
@@ -315,7 +315,11 @@ def check_loads(mi, wF0, wFm, gravity):
 
 @compiled
 def finite_c(a):
-    """True if the float64 array ``a`` (1-D to 4-D) is C-contiguous and every entry finite."""
+    """
+    Return True if the float64 array ``a`` is C-contiguous and every entry finite.
+
+    ``a``: 1-D to 4-D.
+    """
     return _c_contiguous(a) and _finite(a)
 
 
@@ -450,7 +454,7 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
 @compiled
 def base_motion(W, u, ud, floating, with_accel):
     """
-    Base spatial velocity and acceleration at O from SPART's u0 / u0dot.
+    Compute the base spatial velocity and acceleration at O from SPART's u0 / u0dot.
 
     V0 = [R0 u0[:3]; u0[3:]] (O is the base CoM); A0 = [R0 u0dot[:3]; u0dot[3:] - w0 x v0].
     """
@@ -590,7 +594,7 @@ def add_joint_forces(mi, mf, um, umdot, taum):
     """
     ``taum`` += armature umdot + damping um + friction tanh(um / v), per moving joint.
 
-    Umdot None: no armature term. Only called when the model's joint dynamics flag is set.
+    ``umdot`` None: no armature term. Only called when the model's joint dynamics flag is set.
     """
     n = mi[0]
     for i in range(1, n + 1):
@@ -656,7 +660,7 @@ def base_transpose_times(W, f, out):
 
 @compiled(inline='always')
 def _singular(pivot):
-    """The error code of a pivot that is not positive: OVERFLOW if it is NaN or infinite."""
+    """Return the error code of a pivot that is not positive: OVERFLOW if it is NaN or infinite."""
     return SINGULAR if pivot * 0.0 == 0.0 else OVERFLOW
 
 
@@ -716,9 +720,9 @@ def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity
     """
     Forward and backward Newton-Euler passes (u0dot None = zero).
 
-    Taum into out[6:], the total force on the base in W[0, F:F+6].  0 or an error code.
+    ``taum`` into out[6:], the total force on the base in W[0, F:F+6].  0 or an error code.
     """
-    n, nq = mi[0], mi[1]
+    nq = mi[1]
     code = _check_motion(mi, R0, r0, qm, u0, um, u0dot, umdot)
     if code == 0:
         code = check_loads(mi, wF0, wFm, gravity)
@@ -905,7 +909,6 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
 def crba(mi, mf, W, R0, r0, qm, H):
     """Composite-rigid-body algorithm: H (6 + n_q, 6 + n_q), u = [u0; um] ordering."""
     n = mi[0]
-    nq = mi[1]
     code = check_pose(mi, R0, r0, qm)
     if code:
         return code
@@ -1043,7 +1046,7 @@ def twists_and_com(mi, mf, W, R0, r0, qm, u0, um, floating, rL, tL, com):
     """
     ``rL`` (3, n+1) CoM positions, tL (6, n+1) twists [omega; CoM velocity] (column 0 = base).
 
-    Com (6,) = [system CoM position; its velocity]; inertial frame.
+    ``com`` (6,) = [system CoM position; its velocity]; inertial frame.
     """
     n = mi[0]
     code = check_state(mi, R0, r0, qm, u0, um)
@@ -1242,7 +1245,6 @@ def spart_inverse_dynamics(
         m = mf[i, MASS]
         for r in range(3):
             if i == 0:
-                Iw = I0[r, 0] * t0[0] + I0[r, 1] * t0[1] + I0[r, 2] * t0[2]
                 wq0[r] = I0[r, 0] * t0dot[0] + I0[r, 1] * t0dot[1] + I0[r, 2] * t0dot[2] - wF0[r]
                 wq0[3 + r] = m * t0dot[3 + r] - wF0[3 + r]
             else:

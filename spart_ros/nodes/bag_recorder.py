@@ -29,7 +29,11 @@ def message_class(type_name):
 
 
 class BagRecorder:
-    """Records the topics of ``node``'s graph whose names ``include(name)`` accepts into ``path``."""
+    """
+    Recorder of topics of ``node``'s graph into ``path``.
+
+    It records the topics whose names ``include(name)`` accepts.
+    """
 
     def __init__(self, node, path, include=lambda name: True, discovery_period=0.2, depth=1000):
         self.node = node

@@ -24,8 +24,8 @@ class CallbackTiming:
         if now >= self.next and self.n:
             d = self.samples[: self.n] * 1e3
             logger.info(
-                f'joint_states callback over {self.n} messages [ms]: p50 {np.percentile(d, 50):.3f} '
-                f'p99 {np.percentile(d, 99):.3f} max {d.max():.3f}'
+                f'joint_states callback over {self.n} messages [ms]: p50 '
+                f'{np.percentile(d, 50):.3f} p99 {np.percentile(d, 99):.3f} max {d.max():.3f}'
             )
             self.n = 0
             self.next = now + self.period

@@ -71,9 +71,13 @@ class JointStateReader:
         self._cache_size = cache_size
 
     def __call__(self, buf):
-        """(sec, nanosec, names (tuple of str), positions, velocities) of a serialized
-        sensor_msgs/JointState (arrays are read-only views into ``buf``; efforts are not
-        read).  CdrError if the buffer is not little-endian plain CDR or is malformed."""
+        """
+        Parse a serialized sensor_msgs/JointState.
+
+        Return (sec, nanosec, names (tuple of str), positions, velocities); the arrays are
+        read-only views into ``buf``; efforts are not read. CdrError if the buffer is not
+        little-endian plain CDR or is malformed.
+        """
         end = len(buf)
         if end < 16 or buf[0:2] != CDR_LE:
             raise CdrError(f'encapsulation {bytes(buf[0:2]).hex()} is not plain CDR little-endian')
@@ -127,7 +131,7 @@ class Template:
 
     ``data``: the serialized message (bytes) made with sentinel values;
     ``fields``: name -> list of byte offsets of float64 values (in the order the
-    values are given to :meth:`set`); ``stamps``: byte offsets of builtin_interfaces/Time
+    values are given to :meth:`set_field`); ``stamps``: byte offsets of builtin_interfaces/Time
     (sec, nanosec) pairs to rewrite together.
     Values are written in memory order (one block per run of consecutive offsets).
     """
@@ -160,7 +164,7 @@ class Template:
                 k = j + 1
             self._blocks[name] = blocks
 
-    def set(self, name, values):
+    def set_field(self, name, values):
         """Write the float64 ``values`` (flat, in field order) of field ``name``."""
         values = np.asarray(values, dtype=float).ravel()
         order = self._order[name]
@@ -173,5 +177,5 @@ class Template:
         for off in self.stamps:
             _STAMP.pack_into(self.buf, off, sec, nanosec)
 
-    def bytes(self):
+    def to_bytes(self):
         return bytes(self.buf)

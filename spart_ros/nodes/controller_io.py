@@ -61,10 +61,13 @@ def goal_from_message(msg):
 
 
 class ControllerIO:
-    """Publishers and subscriptions of a configured controller node (``p``: its parameters;
-    ``references``: the law's reference names); what comes in goes to ``node.controller``
-    (goals at ``node.control_time()``, references, reset notices) and the plant's gravity to
-    ``node.on_gravity(g)``; every callback guarded by ``guard(callback, what)``."""
+    """
+    Publishers and subscriptions of a configured controller node.
+
+    ``p``: its parameters; ``references``: the law's reference names. What comes in goes to
+    ``node.controller`` (goals at ``node.control_time()``, references, reset notices) and the
+    plant's gravity to ``node.on_gravity(g)``; every callback guarded by ``guard(callback, what)``.
+    """
 
     def __init__(self, node, p, references, guard, pose_goals=False):
         self.node = node
@@ -174,7 +177,7 @@ class ControllerIO:
         self._subs = []
 
     def set_joints(self, names, base_link):
-        """The command joints (the commands' length and the JointState copy's names)."""
+        """Set the command joints (the commands' length and the JointState copy's names)."""
         self._names, self.base_link = list(names), base_link
         try:
             self._serialized = SerializedCommands(
@@ -272,9 +275,10 @@ class ControllerIO:
     # -- references in ----------------------------------------------------------------------
     def _frame(self, what, header, base=True):
         """
-        'world' for header.frame_id = world_frame or empty, 'base' for the base link's frame.
+        Return 'world' or 'base': the frame a message's header.frame_id names.
 
-        When ``base``); any other frame: InputError naming it (the message is not misread.
+        'world' for header.frame_id = world_frame or empty, 'base' for the base link's frame (when
+        ``base``); any other frame: InputError naming it (the message is not misread).
         """
         frame = header.frame_id
         if frame in ('', self.world_frame):

@@ -160,9 +160,11 @@ class ControllerNode(LifecycleNode):
         if self.controller.model_error:  # a model from the parameters that does not fit them
             raise ConfigError(self.controller.model_error)
         self.get_logger().info(
-            f'mode {settings.mode}, base {p["base"]}, gravity {self.inputs.gravity.tolist()}, commands on '
-            f'{self.io.topics[0]} ({"every joint_states" if self.event_driven else str(p["rate"]) + " Hz"}), '
-            f'state_timeout {settings.state_timeout:g} s; inputs {self.inputs.input_topics() + self.io.topics[1:]}'
+            f'mode {settings.mode}, base {p["base"]}, gravity {self.inputs.gravity.tolist()}, '
+            f'commands on {self.io.topics[0]} '
+            f'({"every joint_states" if self.event_driven else str(p["rate"]) + " Hz"}), '
+            f'state_timeout {settings.state_timeout:g} s; inputs '
+            f'{self.inputs.input_topics() + self.io.topics[1:]}'
             + ('' if self.inputs.model else '; waiting for a robot description')
         )
 
@@ -244,7 +246,7 @@ class ControllerNode(LifecycleNode):
             self._tick()
 
     def on_gravity(self, g):
-        """The plant's gravity (latched topic): warned when the model's differs."""
+        """Take the plant's gravity (latched topic): warned when the model's differs."""
         self._plant_gravity = g
         if (
             g is not None
@@ -252,8 +254,9 @@ class ControllerNode(LifecycleNode):
             and float(abs(g - self.inputs.gravity).max()) > 1e-9
         ):
             self.get_logger().warning(
-                f'the plant simulates gravity {g.tolist()} but this controller models {self.inputs.gravity.tolist()} '
-                '(parameter gravity): the model-based efforts will be off by the difference'
+                f'the plant simulates gravity {g.tolist()} but this controller models '
+                f'{self.inputs.gravity.tolist()} (parameter gravity): the model-based efforts '
+                'will be off by the difference'
             )
 
     def _apply(self, changes):

@@ -39,19 +39,21 @@ PARAMETERS = table(
     ),
     _setting(
         'mode',
-        "control law: 'computed_torque' (fixed base), 'floating_base' (free-floating base, Floating_ID), "
-        "'free_flying' (actuated base, base wrench out), 'gravity_compensation' (g(q) and kd damping, no "
-        "trajectories), 'joint_impedance' (fixed base), 'cartesian_impedance' (fixed base) or "
-        "'floating_cartesian_impedance' (free-floating base), or a space-robot mode following an end-effector "
-        "reference: 'resolved_rate', 'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'",
+        "control law: 'computed_torque' (fixed base), 'floating_base' (free-floating base, "
+        "Floating_ID), 'free_flying' (actuated base, base wrench out), 'gravity_compensation' "
+        "(g(q) and kd damping, no trajectories), 'joint_impedance' (fixed base), "
+        "'cartesian_impedance' (fixed base) or 'floating_cartesian_impedance' (free-floating "
+        "base), or a space-robot mode following an end-effector reference: 'resolved_rate', "
+        "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'",
         choices=tuple(MODES),
     ),
     _setting(
         'command_joints',
         "the effort controller's joints, in the order of its commands; unset = the joints the "
-        "URDF's ros2_control tags give an effort command interface (their order, mimic joints left out), else "
-        "the independent joints (mimic leaders) in the model's order, depth-first from the base link, siblings "
-        "in URDF file order: the same rule as spart_sim's default joints",
+        "URDF's ros2_control tags give an effort command interface (their order, mimic joints "
+        "left out), else the independent joints (mimic leaders) in the model's order, depth-first "
+        "from the base link, siblings in URDF file order: the same rule as spart_sim's default "
+        'joints',
         type='string_array',
         example=['joint_1', 'joint_2'],
     ),
@@ -59,12 +61,14 @@ PARAMETERS = table(
         'commands_topic',
         'effort_controller/commands',
         'std_msgs/Float64MultiArray efforts out '
-        '(<controller_name>/commands of a ros2_control effort controller; relative: under the namespace)',
+        '(<controller_name>/commands of a ros2_control effort controller; relative: under the '
+        'namespace)',
     ),
     _setting('kp', 'position gain [1/s^2]: one value, or one per command joint', **_GAIN),
     _setting(
         'kd',
-        'velocity gain [1/s]: one value, or one per command joint (gravity_compensation: the damping)',
+        'velocity gain [1/s]: one value, or one per command joint (gravity_compensation: the '
+        'damping)',
         **_GAIN,
     ),
     _setting('ki', 'integral gain [1/s^3]: one value, or one per command joint', **_GAIN),
@@ -89,7 +93,8 @@ PARAMETERS = table(
     _setting(
         'cartesian_stiffness',
         'cartesian impedance modes: end-effector stiffness K, world axes: 6 values (the '
-        'diagonal: rotation x, y, z [N m/rad], translation x, y, z [N/m]) or 36 (a 6x6 matrix, row-major)',
+        'diagonal: rotation x, y, z [N m/rad], translation x, y, z [N/m]) or 36 (a 6x6 matrix, '
+        'row-major)',
         type='double_array',
         low=0.0,
     ),
@@ -124,44 +129,45 @@ PARAMETERS = table(
     _setting(
         'max_tracking_error',
         'a tracking error (reference - measured position) beyond this is a fault: the '
-        'controller holds the pose measured then and refuses trajectories until the fault is cleared (~/enable '
-        'true, or a new activation) [rad or m]: one value, or one per command joint; 0 = no check',
+        'controller holds the pose measured then and refuses trajectories until the fault is '
+        'cleared (~/enable true, or a new activation) [rad or m]: one value, or one per command '
+        'joint; 0 = no check',
         **_GAIN,
     ),
     _setting(
         'path_tolerance',
         "default path tolerance of trajectory goals (JointTrajectoryController's "
-        'constraints.<joint>.trajectory): a position error (reference - measured) beyond it while a trajectory runs '
-        'aborts it (FollowJointTrajectory: PATH_TOLERANCE_VIOLATED) and holds the measured pose [rad or m]: one '
-        'value, or one per command joint; 0 = no check',
+        'constraints.<joint>.trajectory): a position error (reference - measured) beyond it while '
+        'a trajectory runs aborts it (FollowJointTrajectory: PATH_TOLERANCE_VIOLATED) and holds '
+        'the measured pose [rad or m]: one value, or one per command joint; 0 = no check',
         **_GAIN,
     ),
     _setting(
         'goal_tolerance',
         'default goal tolerance of FollowJointTrajectory goals (constraints.<joint>.goal): the '
-        'goal succeeds once every position error is within it after the end [rad or m]: one value, or one per '
-        'command joint; 0 = no check',
+        'goal succeeds once every position error is within it after the end [rad or m]: one '
+        'value, or one per command joint; 0 = no check',
         **_GAIN,
     ),
     _setting(
         'stopped_velocity_tolerance',
         "FollowJointTrajectory goals succeed once every command joint's velocity "
-        'error is within this after the end [rad/s or m/s] (constraints.stopped_velocity_tolerance); 0 = no '
-        'check',
+        'error is within this after the end [rad/s or m/s] '
+        '(constraints.stopped_velocity_tolerance); 0 = no check',
         low=0.0,
     ),
     _setting(
         'goal_time',
-        'default goal time tolerance of FollowJointTrajectory goals (constraints.goal_time): a goal '
-        'not within its goal tolerance this long after the end is aborted (GOAL_TOLERANCE_VIOLATED) [s]; 0 = no '
-        'limit',
+        'default goal time tolerance of FollowJointTrajectory goals (constraints.goal_time): a '
+        'goal not within its goal tolerance this long after the end is aborted '
+        '(GOAL_TOLERANCE_VIOLATED) [s]; 0 = no limit',
         low=0.0,
     ),
     _setting(
         'state_timeout',
         "s: joint states (and a floating base's odometry) older than this (steady clock), or a "
-        'joint-state stamp that stops advancing, stop the commands: one all-zero command, then none until fresh '
-        'data',
+        'joint-state stamp that stops advancing, stop the commands: one all-zero command, then '
+        'none until fresh data',
         low=0.0,
         open_low=True,
     ),
@@ -180,7 +186,8 @@ PARAMETERS = table(
     _setting(
         'jump_tolerance',
         'a measured position that moved more than its velocities allow plus this since the '
-        'last command (a plant reset, a re-homed encoder) drops the reference: the new pose is held [rad or m]',
+        'last command (a plant reset, a re-homed encoder) drops the reference: the new pose is '
+        'held [rad or m]',
         low=0.0,
     ),
     Param(
@@ -246,8 +253,8 @@ PARAMETERS = table(
     ),
     _setting(
         'ee_link',
-        'end effector of the end-effector modes and pose goals: its link; empty = the first leaf link '
-        'of the tree',
+        'end effector of the end-effector modes and pose goals: its link; empty = the first leaf '
+        'link of the tree',
     ),
     _setting(
         'ee_offset',
@@ -327,23 +334,23 @@ PARAMETERS = table(
         '~/ee_twist',
         'end-effector modes (space-robot, Cartesian impedance): '
         'geometry_msgs/TwistStamped in: end-effector twist '
-        '[angular; linear velocity of the point]; header.frame_id world_frame (or empty) or the base link (the '
-        'twist in base link axes); other frames are rejected',
+        '[angular; linear velocity of the point]; header.frame_id world_frame (or empty) or the '
+        'base link (the twist in base link axes); other frames are rejected',
     ),
     Param(
         'ee_pose_topic',
         '~/ee_pose',
         'end-effector modes (space-robot, Cartesian impedance): '
         'geometry_msgs/PoseStamped in: end-effector pose target; '
-        'header.frame_id world_frame (or empty) or the base link (a target fixed to the base); other frames are '
-        'rejected',
+        'header.frame_id world_frame (or empty) or the base link (a target fixed to the base); '
+        'other frames are rejected',
     ),
     Param(
         'ee_goal_topic',
         '~/ee_goal',
         'spart_interfaces/EndEffectorGoal in (modes that take pose goals: the fixed-base '
-        'joint modes by IK, the end-effector modes along the path): reach a pose in a given time along a Cartesian '
-        'or screw path; header.frame_id world_frame (or empty) or the base link',
+        'joint modes by IK, the end-effector modes along the path): reach a pose in a given time '
+        'along a Cartesian or screw path; header.frame_id world_frame (or empty) or the base link',
     ),
     Param(
         'base_attitude_topic',

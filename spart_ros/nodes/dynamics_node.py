@@ -83,7 +83,11 @@ NODE_NAME = 'spart_dynamics'
 
 
 def output_qos(depth):
-    """Outputs: RELIABLE, VOLATILE, KEEP_LAST ``depth`` (best-effort subscribers match too)."""
+    """
+    Return the outputs' QoS: RELIABLE, VOLATILE, KEEP_LAST ``depth``.
+
+    Best-effort subscribers match too.
+    """
     return QoSProfile(
         history=HistoryPolicy.KEEP_LAST,
         depth=depth,
@@ -230,11 +234,16 @@ class DynamicsNode(Node):
         outputs = [
             pub.topic_name for pub in (self._pub_twists, self._pub_jacobians, self._pub_com) if pub
         ]
+        services = [
+            self.resolve_service_name(s.srv_name)
+            for s in (self._srv_fd, self._srv_id, self._srv_ik)
+        ]
         self.get_logger().info(
             f'base {self.inputs.params["base"]}, world frame {self.inputs.world_frame!r}, gravity '
-            f'{self.inputs.gravity.tolist()}; inputs {self.inputs.input_topics()}; outputs {outputs} '
-            f'({"serialized templates" if p["serialized_outputs"] else "message objects"}, executor {p["executor"]}); '
-            f'services {[self.resolve_service_name(s.srv_name) for s in (self._srv_fd, self._srv_id, self._srv_ik)]}'
+            f'{self.inputs.gravity.tolist()}; inputs {self.inputs.input_topics()}; outputs '
+            f'{outputs} '
+            f'({"serialized templates" if p["serialized_outputs"] else "message objects"}, '
+            f'executor {p["executor"]}); services {services}'
             + ('' if self.inputs.model else '; waiting for a robot description')
         )
 
@@ -338,8 +347,12 @@ class DynamicsNode(Node):
 
     @staticmethod
     def _response_order(model, req):
-        """(names, index): the response's joint order (the request's, else the model's) and the
-        model's joint-variable index of each."""
+        """
+        Return (names, index): the response's joint order and each joint's index.
+
+        names: the request's order, else the model's; index: the model's joint-variable index of
+        each.
+        """
         names = list(req.joint_names) if len(req.joint_names) else list(model.q_names)
         if sorted(names) != sorted(model.q_names):  # e.g. use_current_state with a partial list
             raise InputError(
@@ -427,8 +440,8 @@ class DynamicsNode(Node):
         if frame_id == model.robot.base_link.name:
             if req.base_free:
                 raise InputError(
-                    f'target.header.frame_id: the base link {frame_id!r} moves with base_free: give '
-                    f'the target in the world frame {self.inputs.world_frame!r}'
+                    f'target.header.frame_id: the base link {frame_id!r} moves with base_free: '
+                    f'give the target in the world frame {self.inputs.world_frame!r}'
                 )
             R_t, p_t = base.R_b @ R_t, base.p_b + base.R_b @ p_t
         elif frame_id not in ('', self.inputs.world_frame):
@@ -469,8 +482,8 @@ class DynamicsNode(Node):
             else f'max_iterations {req.max_iterations or 100} reached'
         )
         return False, (
-            f'not converged ({r.status}: {why}) after {r.iterations} iterations: closest position error '
-            f'{r.position_error:.3g} m, rotation error {r.rotation_error:.3g} rad'
+            f'not converged ({r.status}: {why}) after {r.iterations} iterations: closest position '
+            f'error {r.position_error:.3g} m, rotation error {r.rotation_error:.3g} rad'
         )
 
     def _id(self, model, req, res):
@@ -486,7 +499,8 @@ class DynamicsNode(Node):
         alpha_b = vector3('base_acceleration.angular', req.base_acceleration.angular)
         if not model.floating and (a_b.any() or alpha_b.any()):
             raise InputError(
-                'base_acceleration must be zero: the node models a fixed base (parameter base: fixed)'
+                'base_acceleration must be zero: the node models a fixed base (parameter base: '
+                'fixed)'
             )
         wF0, wFm = loads_from_request(model.robot, req.link_wrenches)
         out = model.inverse_dynamics(

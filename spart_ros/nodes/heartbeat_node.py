@@ -95,7 +95,7 @@ class HeartbeatNode(Node):
 
     @property
     def count(self):
-        """Number of joint_states messages received."""
+        """Return the number of joint_states messages received."""
         return self._count
 
     def _on_joint_state(self, msg):

@@ -16,12 +16,12 @@ __all__ = ['JointStateMapper', 'JointUpdate']
 
 
 JointUpdate = namedtuple('JointUpdate', 'matched applied unknown missing_velocities jumped')
-JointUpdate.__doc__ = """What one update did: ``matched`` number of the model's joints in the message,
-``applied`` number of them whose values were taken (0: the message had no positions or
-velocities, or was older than each of its joints' last stamp), ``unknown`` names it had that
-the model lacks, ``missing_velocities`` True when it gave positions without velocities (those
-joints' velocities were set to zero), ``jumped`` True when its stamp was taken as a clock jump
-back (every joint's stamp was forgotten first)."""
+JointUpdate.__doc__ = """What one update did: ``matched`` number of the model's joints in the
+message, ``applied`` number of them whose values were taken (0: the message had no positions or
+velocities, or was older than each of its joints' last stamp), ``unknown`` names it had that the
+model lacks, ``missing_velocities`` True when it gave positions without velocities (those joints'
+velocities were set to zero), ``jumped`` True when its stamp was taken as a clock jump back (every
+joint's stamp was forgotten first)."""
 
 
 class JointStateMapper:
@@ -84,7 +84,7 @@ class JointStateMapper:
 
     @property
     def ready(self):
-        """True once every moving joint's position has been received."""
+        """Return True once every moving joint's position has been received."""
         return self._n_seen == self.n
 
     def forget_stamps(self):

@@ -167,14 +167,14 @@ class SerializedCommands:
 
     def commands_bytes(self, values):
         t = self.commands
-        t.set('data', values)
-        return t.bytes()
+        t.set_field('data', values)
+        return t.to_bytes()
 
     def joint_command_bytes(self, sec, nanosec, values):
         t = self.joint_command
         t.set_stamp(sec, nanosec)
-        t.set('effort', values)
-        return t.bytes()
+        t.set_field('effort', values)
+        return t.to_bytes()
 
 
 class SerializedOutputs:
@@ -234,20 +234,20 @@ class SerializedOutputs:
     def link_twists_bytes(self, sec, nanosec, rL, tL):
         t = self.link_twists
         t.set_stamp(sec, nanosec)
-        t.set('rL', rL.T)
-        t.set('tL', tL.T)
-        return t.bytes()
+        t.set_field('rL', rL.T)
+        t.set_field('tL', tL.T)
+        return t.to_bytes()
 
     def center_of_mass_bytes(self, sec, nanosec, com):
         t = self.center_of_mass
         t.set_stamp(sec, nanosec)
-        t.set('com', com)
-        return t.bytes()
+        t.set_field('com', com)
+        return t.to_bytes()
 
     def jacobians_bytes(self, sec, nanosec, jacobians, points):
         t = self.jacobians
         t.set_stamp(sec, nanosec)
         for k, (J, p) in enumerate(zip(jacobians, points)):
-            t.set(f'J{k}', J)
-            t.set(f'p{k}', p)
-        return t.bytes()
+            t.set_field(f'J{k}', J)
+            t.set_field(f'p{k}', p)
+        return t.to_bytes()

@@ -29,7 +29,6 @@ from ..core.errors import InputError, MimicJointWarning, ModelError, SpartError
 from ..core.fast.mimic import fast_dynamics
 from ..core.invertibility import singularity
 from ..core.link_frames import fixed_frame_in_base, link_com_frame
-from ..core.model import FIXED
 from ..core.ros2_control import ros2_control_from_urdf
 from ..core.urdf import robot_from_urdf
 
@@ -85,10 +84,10 @@ def base_twist_map(robot, R_b):
 
 def _hardware(source, robot, notes):
     """
-    Return the ``<ros2_control>`` tags of the URDF ``source``.
+    Return the ``<ros2_control>`` tags of the URDF ``source`` (text or path).
 
-    Text or path) checked against ``robot``; a tag that does not fit is left out with a note (the
-    model is still usable.
+    They are checked against ``robot``; a tag that does not fit is left out with a note (the model
+    is still usable).
     """
     try:
         text = (
@@ -114,10 +113,11 @@ class JacobianSpec:
 
 def jacobian_specs(robot, links, offsets, point_frame='link'):
     """
-    JacobianSpecs of ``links`` (names; None/empty = the leaf links) and flattened ``offsets``.
+    Return the JacobianSpecs of ``links`` and flattened ``offsets``.
 
-    3 per link, or empty = zero) given in ``point_frame`` ('link': from the URDF link frame origin,
-    in that frame; 'com': from the link CoM, in the CoM frame.
+    ``links``: names; None/empty = the leaf links. ``offsets``: 3 per link, or empty = zero, given
+    in ``point_frame`` ('link': from the URDF link frame origin, in that frame; 'com': from the
+    link CoM, in the CoM frame).
     """
     if point_frame not in POINT_FRAMES:
         raise ConfigError(
@@ -155,8 +155,8 @@ Outputs = namedtuple('Outputs', 'rL tL com jacobians points')
 ForwardResult = namedtuple('ForwardResult', 'umdot a_b alpha_b')
 InverseResult = namedtuple('InverseResult', 'taum torque_b force_b a_b alpha_b')
 IKOutcome = namedtuple('IKOutcome', 'result R_b p_b R p')
-IKOutcome.__doc__ = """Model.inverse_kinematics: the core's IKResult, the base link pose (R_b, p_b) and the
-end-effector frame (R, p) at the solution, world frame."""
+IKOutcome.__doc__ = """Model.inverse_kinematics: the core's IKResult, the base link pose (R_b, p_b)
+and the end-effector frame (R, p) at the solution, world frame."""
 
 
 def _c(x):
@@ -269,8 +269,9 @@ class Model:
         floating = config.base == 'floating'
         if robot.base_hint and robot.base_hint != config.base:
             notes.append(
-                f'the URDF joins {robot.base_link.name!r} to {robot.world_link or "world"!r} with a '
-                f'{robot.base_hint} joint, but the node models a {config.base} base (parameter base)'
+                f'the URDF joins {robot.base_link.name!r} to {robot.world_link or "world"!r} with '
+                f'a {robot.base_hint} joint, but the node models a {config.base} base (parameter '
+                'base)'
             )
         why = singularity(robot, floating, independent=True)
         if why:
@@ -295,7 +296,8 @@ class Model:
         )
         return (
             f'model {r.name!r}: {r.n_links_joints + 1} links (base {r.base_link.name!r}), '
-            f'{self.n_q} moving joints{mimic}, total mass {self.total_mass:.6g} kg, base {self.config.base}'
+            f'{self.n_q} moving joints{mimic}, total mass {self.total_mass:.6g} kg, base '
+            f'{self.config.base}'
             + (f'; Jacobians of {[s.link_name for s in self.specs]}' if self.specs else '')
         )
 
@@ -350,10 +352,11 @@ class Model:
     # -- outputs for the topics ---------------------------------------------------------
     def outputs(self, base, qm, um):
         """
-        CoM positions rL (3, n+1), twists tL (6, n+1) (base first), system CoM [r; v].
+        Return the topics' outputs: CoM positions, twists, system CoM, Jacobians.
 
-        6,), and for each JacobianSpec the Jacobian (6, len(column_names)) and the point's world
-        position (3,. Copies, safe to keep.
+        CoM positions rL (3, n+1), twists tL (6, n+1) (base first), system CoM [r; v] (6,), and for
+        each JacobianSpec the Jacobian (6, len(column_names)) and the point's world position (3,).
+        Copies, safe to keep.
         """
         # hot path: the same exact conversion as spart_base (base_state.base_from_link_frame),
         # through the linear map u0 = T [w_b; v_b] that the Jacobian columns need anyway
@@ -415,10 +418,14 @@ class Model:
         )
 
     def forward_dynamics(self, base, qm, um, taum, torque_b, force_b, wF0, wFm, gravity):
-        """Joint accelerations and the base link's classical acceleration a_b and angular
-        acceleration alpha_b (both in b; zero for a fixed base) under joint efforts
-        ``taum``, the base wrench (torque_b, force_b at b's origin, in b), external
-        wrenches wF0 (6,), wFm (6, n) ([torque; force] at CoMs, world) and gravity (3,)."""
+        """
+        Return the joint accelerations and the base link's accelerations a_b, alpha_b.
+
+        a_b: the classical acceleration, alpha_b: the angular acceleration, both in b; zero for a
+        fixed base. Under joint efforts ``taum``, the base wrench (torque_b, force_b at b's origin,
+        in b), external wrenches wF0 (6,), wFm (6, n) ([torque; force] at CoMs, world) and gravity
+        (3,).
+        """
         R0, r0, u0 = self.spart_base(base)
         tau0 = self._base_wrench_tau0(R0, torque_b, force_b)
         u0dot, umdot = self.fast.forward_dynamics(
@@ -456,11 +463,15 @@ class Model:
         tol_position=1e-6,
         max_iterations=100,
     ):
-        """Joint positions (q_names order) putting ``point`` (3,) of ``link`` (in its URDF frame)
-        at ``position`` (3,) with the link's axes at ``rotation`` (3, 3), world frame, from the
-        seed ``q_seed`` and the base state ``base`` (see spart_ros.core.inverse_kinematics):
-        ``base_free`` (floating base only) lets the base react at zero momentum, else it is
-        held.  Returns an :data:`IKOutcome`."""
+        """
+        Solve for the joint positions putting ``point`` (3,) of ``link`` at a target pose.
+
+        Joint positions in q_names order; ``point`` in the link's URDF frame, put at ``position``
+        (3,) with the link's axes at ``rotation`` (3, 3), world frame, from the seed ``q_seed`` and
+        the base state ``base`` (see spart_ros.core.inverse_kinematics): ``base_free`` (floating
+        base only) lets the base react at zero momentum, else it is held. Returns an
+        :data:`IKOutcome`.
+        """
         from ..core.inverse_kinematics import InverseKinematics
 
         if base_free and not self.floating:
@@ -491,13 +502,13 @@ class Model:
         self, base, qm, um, umdot, a_b, alpha_b, wF0, wFm, gravity, floating_base=False
     ):
         """
-        Joint efforts and base wrench.
+        Return the joint efforts and the base wrench realizing the given accelerations.
 
-        torque_b, force_b at b's origin, in b) realizing joint accelerations ``umdot`` and the base
-        acceleration (a_b, alpha_b in b. ``floating_base``: the base is unactuated (SPART
-        Floating_ID): the base wrench is zero and the base acceleration is computed (and returned).
-        A fixed base: a_b, alpha_b are ignored (zero) and the base wrench is what the mount
-        carries.
+        The base wrench: torque_b, force_b at b's origin, in b; the accelerations: joint
+        accelerations ``umdot`` and the base acceleration (a_b, alpha_b in b). ``floating_base``:
+        the base is unactuated (SPART Floating_ID): the base wrench is zero and the base
+        acceleration is computed (and returned). A fixed base: a_b, alpha_b are ignored (zero) and
+        the base wrench is what the mount carries.
         """
         R0, r0, u0 = self.spart_base(base)
         qm, um, umdot = _c(qm), _c(um), _c(umdot)
@@ -505,7 +516,8 @@ class Model:
         if floating_base:
             if not self.floating:
                 raise InputError(
-                    'floating_base is true but the node models a fixed base (parameter base: fixed)'
+                    'floating_base is true but the node models a fixed base (parameter base: '
+                    'fixed)'
                 )
             taum, u0dot = self.fast.floating_inverse_dynamics(
                 R0, r0, qm, u0, um, umdot, wF0=wF0, wFm=wFm, gravity=g

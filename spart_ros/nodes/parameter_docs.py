@@ -9,7 +9,6 @@ checks that they are the generated ones.  A module of its own: :mod:`.parameters
 the nodes, and importing the nodes from it would make an import circle.
 """
 
-import textwrap
 
 from .parameters import markdown
 
@@ -48,22 +47,18 @@ def replace_tables(text, tables):
 def names_module(tables):
     """Return the text of :data:`NAMES_MODULE` for ``tables`` ({node: table})."""
     names = sorted({name for table in tables.values() for name in table})
-    body = textwrap.fill(
-        ', '.join(repr(n) for n in names),
-        width=116,
-        initial_indent='    ',
-        subsequent_indent='    ',
-        break_on_hyphens=False,
-    )
+    # the layout ament_flake8 / ament_pep257 accept and ruff format keeps: one name a line
+    body = ''.join(f'        {name!r},\n' for name in names)
     return (
-        '"""Every parameter name of the spart_ros nodes ('
+        '"""\nEvery parameter name of the spart_ros nodes ('
         + ', '.join(sorted(tables))
-        + '), generated from\n'
-        'their tables by ``python -m spart_ros.nodes.parameter_docs``; test/test_parameters.py checks that it\n'
-        'is current.  A node given a parameter that none of them has warns (a typo, or an old name: see\n'
-        ':func:`spart_ros.nodes.parameters.declare`); one that another node has is quiet: a parameter file keyed\n'
-        '``/**`` is shared by the nodes of a launch file."""\n\n'
-        f'NAMES = frozenset((\n{body},\n))\n'
+        + ').\n\n'
+        'Generated from their tables by ``python -m spart_ros.nodes.parameter_docs``;\n'
+        'test/test_parameters.py checks that it is current. A node given a parameter that none of '
+        'them has\nwarns (a typo, or an old name: see '
+        ':func:`spart_ros.nodes.parameters.declare`); one that another\nnode has is quiet: a '
+        'parameter file keyed ``/**`` is shared by the nodes of a launch file.\n"""\n\n'
+        f'NAMES = frozenset(\n    (\n{body}    )\n)\n'
     )
 
 

@@ -347,8 +347,8 @@ def watch(node, params, apply, structural_ok=lambda: False):
                 return SetParametersResult(
                     successful=False,
                     reason=(
-                        f'{p.name} is structural: it takes a reconfigure (deactivate, cleanup, set it, configure, '
-                        'activate)'
+                        f'{p.name} is structural: it takes a reconfigure (deactivate, cleanup, '
+                        'set it, configure, activate)'
                         if hasattr(node, 'trigger_configure')
                         else f'{p.name} is structural: set it at start'
                     ),
@@ -393,7 +393,7 @@ def markdown(params):
     for p in params.values():
         allowed = _constraints(p).replace('|', '\\|') or ''
         rows.append(
-            f'| `{p.name}` | {p.type} | {_cell(p.default)} | {allowed} | {"yes" if p.dynamic else ""} | '
-            f'{p.description.replace("|", chr(92) + "|")} |'
+            f'| `{p.name}` | {p.type} | {_cell(p.default)} | {allowed} | '
+            f'{"yes" if p.dynamic else ""} | {p.description.replace("|", chr(92) + "|")} |'
         )
     return '\n'.join(rows) + '\n'

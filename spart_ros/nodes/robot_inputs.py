@@ -144,15 +144,15 @@ INPUT_PARAMETERS = table(
         'joint_dynamics',
         True,
         "the joints' damping, Coulomb friction and rotor inertia the model declares (URDF "
-        '<dynamics damping friction>, joint_dynamics_file) enter inverse and forward dynamics (a controller '
-        "compensates them); false: the rigid-body model of SPART's functions",
+        '<dynamics damping friction>, joint_dynamics_file) enter inverse and forward dynamics (a '
+        "controller compensates them); false: the rigid-body model of SPART's functions",
     ),
     Param(
         'joint_dynamics_file',
         '',
         'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
-        '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give spart_sim the same file); "" = the URDF\'s '
-        'only',
+        '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give spart_sim the same file); '
+        '"" = the URDF\'s only',
     ),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState input topic'),
     Param(
@@ -165,8 +165,8 @@ INPUT_PARAMETERS = table(
         'clock_jump_back',
         1.0,
         's: joint_states or odometry stamped more than this before the last one mean the '
-        'clock jumped back (simulator reset, bag loop): every stamp is forgotten (warned) and they are accepted; 0 '
-        '= only a jump back of the node clock does that',
+        'clock jumped back (simulator reset, bag loop): every stamp is forgotten (warned) and '
+        'they are accepted; 0 = only a jump back of the node clock does that',
         low=0.0,
     ),
     Param(
@@ -282,6 +282,7 @@ joint-variable order (the arrays are the mapper's: copy them to keep them)."""
 
 
 class _Quat:
+
     def __init__(self, x, y, z, w):
         self.x, self.y, self.z, self.w = float(x), float(y), float(z), float(w)
 
@@ -612,8 +613,9 @@ class RobotInputs:
             self.warn_throttled(
                 'older stamp',
                 f'joint_states stamped {sec + 1e-9 * nanosec:.9f} s, before the last '
-                f'one of each of their joints (names {shown}): dropped ({self.counts["older_stamp"]} '
-                f'so far; parameters accept_older_stamps, clock_jump_back)',
+                f'one of each of their joints (names {shown}): dropped '
+                f'({self.counts["older_stamp"]} so far; parameters accept_older_stamps, '
+                'clock_jump_back)',
             )
 
     def forget_stamps(self, why, joints=True):
@@ -683,8 +685,8 @@ class RobotInputs:
             self.warn_throttled(
                 'older odometry',
                 f'odometry stamped {ns * 1e-9:.9f} s, before the last one '
-                f'({self._odom_ns * 1e-9:.9f} s): dropped ({self.counts["odometry_older"]} so far; '
-                f'parameters accept_older_stamps, clock_jump_back)',
+                f'({self._odom_ns * 1e-9:.9f} s): dropped ({self.counts["odometry_older"]} so '
+                'far; parameters accept_older_stamps, clock_jump_back)',
             )
             return
         self.estimator.set_odometry(R_b, p_b, v_b, w_b)
@@ -756,7 +758,8 @@ class RobotInputs:
             return 'waiting for a robot description', False
         if not self.joints.ready or self.last_stamp is None:
             return (
-                f'waiting for joint states of {self.joints.missing() if self.last_stamp else self.model.q_names}',
+                'waiting for joint states of '
+                f'{self.joints.missing() if self.last_stamp else self.model.q_names}',
                 False,
             )
         stamp = self.last_stamp if stamp is None else stamp
@@ -766,8 +769,8 @@ class RobotInputs:
             if self.base_state(stamp) is None:
                 age = stamp[0] + 1e-9 * stamp[1] - self._odom_stamp
                 return (
-                    f'odometry stamp is {abs(age):.3f} s {"older" if age > 0 else "newer"} than the joint state '
-                    f'(odom_max_age {self.odom_max_age} s)',
+                    f'odometry stamp is {abs(age):.3f} s {"older" if age > 0 else "newer"} than '
+                    f'the joint state (odom_max_age {self.odom_max_age} s)',
                     True,
                 )
         return None, False

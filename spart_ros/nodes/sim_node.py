@@ -146,22 +146,24 @@ PARAMETERS = table(
         'integrator',
         'RK4',
         "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
-        "'implicitfast'; RK4 becomes implicitfast, with a warning, where the joints' damping is too stiff "
-        'for it at dt (fastest damping rate x dt > 2)',
+        "'implicitfast'; RK4 becomes implicitfast, with a warning, where the joints' damping is "
+        'too stiff for it at dt (fastest damping rate x dt > 2)',
         choices=tuple(INTEGRATORS),
     ),
     Param(
         'joint_damping',
         True,
         "apply the joints' damping, Coulomb friction (MuJoCo frictionloss) and rotor inertia "
-        '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, the values '
-        "spart_controller compensates (false: the rigid-body model of SPART's functions)",
+        '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, '
+        "the values spart_controller compensates (false: the rigid-body model of SPART's "
+        'functions)',
     ),
     Param(
         'joint_dynamics_file',
         '',
         'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
-        '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give the controller the same file); "" = the '
+        '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give the controller the same '
+        'file); "" = the '
         "URDF's only",
     ),
     Param(
@@ -174,7 +176,8 @@ PARAMETERS = table(
         'hold_until_command',
         True,
         'hold the robot still where it starts (and after ~/reset), as brakes would, '
-        'until the first effort command arrives: no robot sags or falls while its controller starts',
+        'until the first effort command arrives: no robot sags or falls while its controller '
+        'starts',
     ),
     Param(
         'lockstep',
@@ -215,9 +218,9 @@ PARAMETERS = table(
         'joints',
         None,
         "the effort controller's joints, in the order of the command values; unset = the joints "
-        "the URDF's ros2_control tags give an effort command interface (their order), else the independent "
-        'joints (mimic leaders), depth-first from the root (siblings in URDF file order): the same rule as '
-        "spart_controller's default command_joints",
+        "the URDF's ros2_control tags give an effort command interface (their order), else the "
+        'independent joints (mimic leaders), depth-first from the root (siblings in URDF file '
+        "order): the same rule as spart_controller's default command_joints",
         type='string_array',
         example=['joint_1', 'joint_2'],
     ),
@@ -375,7 +378,11 @@ class SimNode(Node):
 
     # -- set-up helpers -------------------------------------------------------------------
     def _create_interfaces(self, p):
-        """Publish (robot_description sent at once), the commands subscription, services."""
+        """
+        Create the publishers, the commands subscription and the services.
+
+        The robot_description is sent at once.
+        """
         self._pub_clock = (
             self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
         )
@@ -445,9 +452,9 @@ class SimNode(Node):
             notes.append(
                 (
                     'info',
-                    f'<ros2_control name="{c.name}"> ({c.type}) names the hardware plugin {c.plugin!r}: '
-                    'not loaded, spart_sim simulates its joints itself (their command and state interfaces and '
-                    'initial values from the tag)',
+                    f'<ros2_control name="{c.name}"> ({c.type}) names the hardware plugin '
+                    f'{c.plugin!r}: not loaded, spart_sim simulates its joints itself (their '
+                    'command and state interfaces and initial values from the tag)',
                 )
             )
             for j in c.joints:
@@ -455,22 +462,24 @@ class SimNode(Node):
                     notes.append(
                         (
                             'warning',
-                            f'<ros2_control name="{c.name}">: joint {j.name!r} has command interfaces '
-                            f'{j.command_names}: spart_sim takes effort commands only, it gets none',
+                            f'<ros2_control name="{c.name}">: joint {j.name!r} has command '
+                            f'interfaces {j.command_names}: spart_sim takes effort commands only, '
+                            'it gets none',
                         )
                     )
                 elif 'effort' in j.command_names and (j.name in followers or j.mimic):
                     notes.append(
                         (
                             'warning',
-                            f'<ros2_control name="{c.name}">: joint {j.name!r} has an effort command '
-                            'interface but mimics another joint: it follows its leader and is not commanded',
+                            f'<ros2_control name="{c.name}">: joint {j.name!r} has an effort '
+                            'command interface but mimics another joint: it follows its leader '
+                            'and is not commanded',
                         )
                     )
         return hardware
 
     def _log_start(self, p, origin, rate):
-        """The loader's warnings, a base mode the URDF contradicts, and the one-line summary."""
+        """Log the loader's warnings, a base mode the URDF contradicts and the one-line summary."""
         plant = self._plant
         for note in plant.load_warnings:
             self.get_logger().warning(f'robot description: {note}')
@@ -489,13 +498,15 @@ class SimNode(Node):
             if self._lockstep
             else f'real time x{self._pacer.real_time_factor:g}, publishing at {rate:g} Hz'
         )
+        services = [
+            self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)
+        ]
         self.get_logger().info(
             f'robot {plant.name!r} from {origin}: base {p["base"]} {self._base_frame!r}, '
-            f'{plant.n_joints} joints {list(plant.joint_names)}, gravity {plant.gravity.tolist()}, '
-            f'dt {plant.dt:g} s {plant.integrator}; {timing}; commands on '
-            f'{self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
-            f'{[pub.topic_name for pub in self._publishers_out()]}; services '
-            f'{[self.resolve_service_name(s.srv_name) for s in (self._srv_reset, self._srv_pause)]}'
+            f'{plant.n_joints} joints {list(plant.joint_names)}, gravity '
+            f'{plant.gravity.tolist()}, dt {plant.dt:g} s {plant.integrator}; {timing}; commands '
+            f'on {self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
+            f'{[pub.topic_name for pub in self._publishers_out()]}; services {services}'
         )
 
     @staticmethod

@@ -11,7 +11,7 @@ class Decimator:
     """
     Publish one output set per ``every`` inputs, and at most ``max_rate`` per second.
 
-    0 = no limit); ``now`` in seconds (any monotonic clock.
+    ``max_rate`` 0 = no limit; ``now`` in seconds (any monotonic clock).
     """
 
     def __init__(self, every=1, max_rate=0.0):

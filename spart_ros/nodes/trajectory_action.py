@@ -50,20 +50,23 @@ def _duration(seconds):
 
 
 def goal_from_action(request):
-    """The :class:`~spart_ros.control.goals.TrajectoryGoal` of a FollowJointTrajectory goal request
-    (its trajectory, path and goal tolerances, goal time tolerance); InputError naming what this
-    controller cannot follow."""
+    """
+    Return the TrajectoryGoal of a FollowJointTrajectory goal request.
+
+    A :class:`~spart_ros.control.goals.TrajectoryGoal` from its trajectory, path and goal
+    tolerances, goal time tolerance; InputError naming what this controller cannot follow.
+    """
     multi = request.multi_dof_trajectory
     if multi.joint_names or multi.points:
         raise InputError(
-            f'multi_dof_trajectory names {list(multi.joint_names)}: multi-DOF (planar, floating) joints '
-            'are not commanded by this controller: goal refused'
+            f'multi_dof_trajectory names {list(multi.joint_names)}: multi-DOF (planar, floating) '
+            'joints are not commanded by this controller: goal refused'
         )
     for what in ('component_path_tolerance', 'component_goal_tolerance'):
         if getattr(request, what, ()):
             raise InputError(
-                f'{what} applies to multi-DOF joints, which this controller does not command: goal '
-                'refused'
+                f'{what} applies to multi-DOF joints, which this controller does not command: '
+                'goal refused'
             )
     tolerances = ToleranceRequest(
         tuple(
@@ -181,7 +184,10 @@ class TrajectoryActionServer:
             else:  # aborted, or preempted (aborted, as JTC documents)
                 handle.abort()
         log = self.node.get_logger()
-        text = f'{self.name}: trajectory {goal.id} {goal.status} (error_code {goal.error_code}): {goal.message}'
+        text = (
+            f'{self.name}: trajectory {goal.id} {goal.status} (error_code {goal.error_code}): '
+            f'{goal.message}'
+        )
         if goal.status == SUCCEEDED:
             log.info(text)
         else:

@@ -51,7 +51,8 @@ PLANTS = ('mujoco', 'rk4')
 #: waypoints are offsets from the start position [rad] at times after the trajectory's start [s]
 DEMOS = {
     'SC_3DoF': {
-        'label': 'SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode floating_base',
+        'label': 'SC_3DoF: 3-joint arm on a free-floating spacecraft, zero gravity, mode '
+        'floating_base',
         'namespace': 'demo_sc3dof',
         'floating': True,
         'rms_bound': 0.01,
@@ -71,8 +72,8 @@ DEMOS = {
 }
 
 Event = namedtuple('Event', 't action')
-Event.__doc__ = """``action(controller, plant, t)`` is called once, before the tick at the first control
-time >= ``t`` [s] (submit a goal, set a reference, reset the plant, push the robot...)."""
+Event.__doc__ = """``action(controller, plant, t)`` is called once, before the tick at the first
+control time >= ``t`` [s] (submit a goal, set a reference, reset the plant, push the robot...)."""
 
 
 class _Base:
@@ -410,12 +411,12 @@ def simulate(
 
 def demo(name, plant='mujoco', duration=None, settings=None, **options):
     """
-    Return the closed-loop demo's scenario ``name``.
+    Run the closed-loop demo's scenario ``name`` offline.
 
-    A key of :data:`DEMOS`: the robot, its ``config/demo_<name>.yaml`` controller settings, the
-    trajectory of offsets from the start) run offline: the trajectory starts at t = 0 and the run
-    lasts until 1 s after its end (``duration`` to change it. ``settings``: controller settings
-    overriding the YAML's; ``options``: more of :func:`simulate`'s.  Returns a
+    ``name``: a key of :data:`DEMOS` (the robot, its ``config/demo_<name>.yaml`` controller
+    settings, the trajectory of offsets from the start). The trajectory starts at t = 0 and the run
+    lasts until 1 s after its end (``duration`` to change it). ``settings``: controller settings
+    overriding the YAML's; ``options``: more of :func:`simulate`'s. Returns a
     :class:`ClosedLoopRun`.
     """
     if name not in DEMOS:
@@ -460,7 +461,11 @@ def _share():
 
 
 def _yaml_settings(path):
-    """The ControllerSettings fields (and gravity, base) of a node parameters file keyed ``/**``."""
+    """
+    Return the ControllerSettings fields (and gravity, base) of a node parameters file.
+
+    The file is keyed ``/**``.
+    """
     import yaml
 
     with open(path, encoding='utf-8') as f:

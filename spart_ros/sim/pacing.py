@@ -38,7 +38,7 @@ class RealTimePacer:
         self._wall0, self._sim0 = float(wall), float(sim_time)
 
     def steps_due(self, wall, sim_time):
-        """Step to take now (>= 0) so that ``sim_time`` reaches the paced target."""
+        """Return the steps to take now (>= 0) so that ``sim_time`` reaches the paced target."""
         if self._wall0 is None:
             self.restart(wall, sim_time)
         target = self._sim0 + (wall - self._wall0) * self.real_time_factor

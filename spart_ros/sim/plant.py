@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 
 def _route_mujoco_warnings(mujoco):
     """
-    MuJoCo's warnings to this module's logger, unless someone set a handler.
+    Route MuJoCo's warnings to this module's logger, unless someone set a handler.
 
     By default MuJoCo prints them and appends them to MUJOCO_LOG.TXT in the working directory.
     """
@@ -165,7 +165,7 @@ def _vector(name, values, n):
 
 
 def _mj_quaternion(name, xyzw):
-    """MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
+    """Return the MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
     q = _vector(name, xyzw, 4)
     norm = np.linalg.norm(q)
     if norm < 1e-12:
@@ -323,19 +323,20 @@ class MujocoPlant:
                 # meant for Gazebo); MuJoCo's implicitfast integrates the damping implicitly
                 model.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
                 plant.load_warnings.append(
-                    f'integrator RK4 would diverge on the joint damping (fastest damping rate {rate:.4g} 1/s, '
-                    f'mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > {RK4_DAMPING_LIMIT:g}); '
-                    f'integrating with implicitfast instead (damping implicit; a smaller dt keeps RK4)'
+                    'integrator RK4 would diverge on the joint damping (fastest damping rate '
+                    f'{rate:.4g} 1/s, mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > '
+                    f'{RK4_DAMPING_LIMIT:g}); integrating with implicitfast instead (damping '
+                    'implicit; a smaller dt keeps RK4)'
                 )
         return plant
 
     def damping_rate(self):
         """
-        (rate [1/s], joint name).
+        Return the fastest damping rate and the joint it moves most: (rate [1/s], joint name).
 
-        The largest eigenvalue of M^-1 D at the current state (M the joint-space inertia with
-        armature, D the joints' damping), the decay rate of the fastest damped motion, and the
-        moving joint that dominates its eigenvector ((0.0, None) without damping). An explicit
+        The rate is the largest eigenvalue of M^-1 D at the current state (M the joint-space
+        inertia with armature, D the joints' damping), the decay rate of the fastest damped
+        motion; the joint dominates its eigenvector ((0.0, None) without damping). An explicit
         integrator needs rate x dt below its stability bound.
         """
         m, d = self.model, self.model.dof_damping
@@ -356,14 +357,14 @@ class MujocoPlant:
 
     @property
     def integrator(self):
-        """The integrator MuJoCo uses: 'RK4', 'Euler', 'implicit' or 'implicitfast'."""
+        """Return the integrator MuJoCo uses: 'RK4', 'Euler', 'implicit' or 'implicitfast'."""
         names = {getattr(self._mj.mjtIntegrator, v): k for k, v in INTEGRATORS.items()}
         return names[int(self.model.opt.integrator)]
 
     # -- properties -----------------------------------------------------------------------
     @property
     def name(self):
-        """The robot's name (URDF ``<robot name>``)."""
+        """Return the robot's name, the URDF's ``<robot name>``."""
         names = self.model.names
         return names[: names.index(b'\0')].decode()
 
@@ -382,7 +383,11 @@ class MujocoPlant:
 
     @property
     def time_ns(self):
-        """Simulated time [ns] (int): steps taken since construction times dt; reset keeps it."""
+        """
+        Return the simulated time [ns] (int): steps taken since construction times dt.
+
+        Reset keeps it.
+        """
         return self._time_ns
 
     @property
@@ -401,7 +406,7 @@ class MujocoPlant:
 
     @property
     def efforts(self):
-        """The held joint efforts (copy), ``joint_names`` order."""
+        """Return a copy of the held joint efforts, ``joint_names`` order."""
         return self._efforts.copy()
 
     def joint_index(self, name):
@@ -424,7 +429,8 @@ class MujocoPlant:
         e = np.asarray(efforts, dtype=float).reshape(-1)
         if e.shape != self._efforts.shape:
             raise InputError(
-                f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}'
+                f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got '
+                f'{e.size}'
             )
         if not np.all(np.isfinite(e)):
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(e))]
@@ -471,8 +477,9 @@ class MujocoPlant:
                 dof, held = stat.lastinfo, self._efforts.tolist()
                 self.reset()
                 raise SimulationDiverged(
-                    f'the simulation diverged before t = {self.time:.6f} s (NaN, infinite or huge {name} at '
-                    f'degree of freedom {dof}; efforts {held}): back to the initial state, efforts zero'
+                    f'the simulation diverged before t = {self.time:.6f} s (NaN, infinite or huge '
+                    f'{name} at degree of freedom {dof}; efforts {held}): back to the initial '
+                    'state, efforts zero'
                 )
         return n
 
@@ -512,7 +519,11 @@ class MujocoPlant:
         self._fresh = False
 
     def _mounted(self, p, quat):
-        """Base link pose (position, MuJoCo quaternion) from the initial pose and the mount."""
+        """
+        Return the base link pose from the initial pose and the mount.
+
+        The pose as (position, MuJoCo quaternion).
+        """
         mj = self._mj
         if np.array_equal(self.mount, np.eye(4)):
             return p, quat
@@ -532,7 +543,7 @@ class MujocoPlant:
 
     # -- readouts -------------------------------------------------------------------------
     def _forward(self):
-        """Derive quantities (accelerations, CoM, velocities of bodies) at this state."""
+        """Compute the derived quantities (accelerations, CoM, body velocities) at this state."""
         if not self._fresh:
             self._mj.mj_forward(self.model, self.data)
             self._fresh = True
@@ -557,7 +568,11 @@ class MujocoPlant:
         return self.data.qacc[self._vadr].copy()
 
     def joint_state(self):
-        """:class:`JointStateReading` with names sorted alphabetically (joint_state_broadcaster)."""
+        """
+        Return the :class:`JointStateReading`, names sorted alphabetically.
+
+        The order joint_state_broadcaster publishes.
+        """
         s, d = self._sorted, self.data
         return JointStateReading(
             self.sorted_joint_names, d.qpos[self._qadr[s]], d.qvel[self._vadr[s]], self._efforts[s]

@@ -112,21 +112,22 @@ class RigidBodyPlant:
         rate, joint = self.damping_rate()
         if rate * dt > RK4_DAMPING_LIMIT:
             raise InputError(
-                f'dt {dt:g} s is too long for RK4 with the joint damping (fastest damping rate {rate:.4g} 1/s, '
-                f'mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > {RK4_DAMPING_LIMIT:g}): the integration '
-                f'would diverge; take dt <= {RK4_DAMPING_LIMIT / rate:.3g} s, or the MuJoCo plant (damping '
-                'integrated implicitly)'
+                f'dt {dt:g} s is too long for RK4 with the joint damping (fastest damping rate '
+                f'{rate:.4g} 1/s, mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > '
+                f'{RK4_DAMPING_LIMIT:g}): the integration would diverge; take dt <= '
+                f'{RK4_DAMPING_LIMIT / rate:.3g} s, or the MuJoCo plant (damping integrated '
+                'implicitly)'
             )
 
     def damping_rate(self):
         """
-        (rate [1/s], joint name).
+        Return the fastest damping rate and the joint it moves most: (rate [1/s], joint name).
 
-        The largest eigenvalue of M^-1 D at the current state (M the joint-space inertia with
-        armature, with the base free on a floating base; D the joints' damping, independent
-        coordinates), the decay rate of the fastest damped motion, and the joint that dominates its
-        eigenvector ((0.0, None) without damping). RK4 needs rate x dt below its stability bound
-        (2.785).
+        The rate is the largest eigenvalue of M^-1 D at the current state (M the joint-space
+        inertia with armature, with the base free on a floating base; D the joints' damping,
+        independent coordinates), the decay rate of the fastest damped motion; the joint dominates
+        its eigenvector ((0.0, None) without damping). RK4 needs rate x dt below its stability
+        bound (2.785).
         """
         damping = self.fast.model.damping
         if not np.any(damping > 0.0):
@@ -188,7 +189,8 @@ class RigidBodyPlant:
         e = np.asarray(efforts, dtype=float).reshape(-1)
         if e.shape != self._efforts.shape:
             raise InputError(
-                f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got {e.size}'
+                f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got '
+                f'{e.size}'
             )
         if not np.all(np.isfinite(e)):
             raise InputError(f'non-finite effort in {e.tolist()}')

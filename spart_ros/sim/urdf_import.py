@@ -96,7 +96,8 @@ def mujoco_model_from_urdf(
     joint_dynamics=None,
     armature=None,
 ):
-    """:class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
+    """
+    Return the :class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
 
     ``floating``: free joint on the root body (else welded to the world).
     ``joint_damping``: give each joint the core's damping (MuJoCo's ``damping``), Coulomb
@@ -144,9 +145,9 @@ def mujoco_model_from_urdf(
         raise ModelError(f'MuJoCo could not compile the model: {err}') from None
     if model.nbody < 2 or model.body(1).name != robot.base_link.name:
         raise ModelError(
-            f'MuJoCo made {model.body(1).name if model.nbody > 1 else "no body"!r} the base, the core '
-            f'{robot.base_link.name!r} (a root link named "world" that is not a massless frame with '
-            'one fixed or floating joint: rename it)'
+            f'MuJoCo made {model.body(1).name if model.nbody > 1 else "no body"!r} the base, the '
+            f'core {robot.base_link.name!r} (a root link named "world" that is not a massless '
+            'frame with one fixed or floating joint: rename it)'
         )
     mount = np.eye(4) if robot.base_pose is None else np.array(robot.base_pose, dtype=float)
     return ImportedModel(model, mount, robot.base_hint, [str(w.message) for w in caught], robot)

@@ -26,7 +26,7 @@ def exact_number(x):
     """
     Return a float (or int) as an exact sympy number (see the module docstring).
 
-    Sympy values pass.
+    SymPy values pass.
     """
     if isinstance(x, sympy.Basic):
         return x

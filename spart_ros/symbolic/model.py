@@ -150,7 +150,11 @@ class SymbolicModel:
         return self._result('H', build)
 
     def coriolis_matrix(self):
-        """SPART's C(q, qd) (n_q x n_q): CIM's Cm, the factorization C = N'(M Ndot + W M N)."""
+        """
+        Return SPART's C(q, qd) (n_q x n_q): CIM's Cm.
+
+        The factorization C = N'(M Ndot + W M N).
+        """
 
         def build():
             c = self._chain()
@@ -236,7 +240,7 @@ class SymbolicModel:
         return self._result('g', build)
 
     def inverse_dynamics(self):
-        """Tau = H qdd + C qd + g (n_q x 1), in the symbols q, qd, qdd (and g)."""
+        """Return tau = H qdd + C qd + g (n_q x 1), in the symbols q, qd, qdd (and g)."""
 
         def build():
             return (
@@ -315,8 +319,8 @@ class SymbolicModel:
         """
         Return a float array of ``expr`` (a result) at numeric q, qd.
 
-        Qdd (n_q,; zeros if not given) and ``values`` {symbol: number} for other symbols (default g
-        = 9.81); a column (n x 1) comes back 1-D.
+        Also at ``qdd`` (n_q,; zeros if not given) and ``values`` {symbol: number} for other
+        symbols (default g = 9.81); a column (n x 1) comes back 1-D.
         """
         values = {self.g: 9.81, **(values or {})}
         symbols = list(self.q) + list(self.qd) + list(self.qdd) + list(values)

@@ -156,13 +156,13 @@ class SimplifyReport:
         limits = ''
         if self.not_reduced or self.not_compacted:
             limits = (
-                f'; left by the limits: {len(self.not_reduced)} unreduced, {len(self.not_compacted)} '
-                'uncompacted entries'
+                f'; left by the limits: {len(self.not_reduced)} unreduced, '
+                f'{len(self.not_compacted)} uncompacted entries'
             )
         at_least = '>= ' if self.capped else ''
         return (
-            f'{at_least}{self.ops_before} -> {self.ops_reduced} (reduced) -> {self.ops_after} operations in '
-            f'{self.seconds:.2f} s{limits}'
+            f'{at_least}{self.ops_before} -> {self.ops_reduced} (reduced) -> {self.ops_after} '
+            f'operations in {self.seconds:.2f} s{limits}'
         )
 
 
@@ -247,7 +247,7 @@ def simplify(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, total_limit=TOT
 
 def cse(expr, symbol_prefix='x'):
     """
-    (replacements, reduced, operations): sympy.cse of a matrix, array, list or expression.
+    Return (replacements, reduced, operations): sympy.cse of a matrix, array, list or expression.
 
     ``operations`` counts the replacements and the reduced expressions (the cost of evaluating them
     once each).

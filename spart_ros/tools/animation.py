@@ -20,9 +20,9 @@ BACKENDS = ('mujoco', 'matplotlib')
 
 def _frame_positions(robot, frames):
     """
-    [(link name -> (4, 4) pose of its URDF frame in the world)] of each frame.
+    Return [(link name -> (4, 4) pose of its URDF frame in the world)] of each frame.
 
-    core.link_frames.
+    The poses come from core.link_frames.
     """
     from ..core.link_frames import link_poses
 
@@ -186,9 +186,13 @@ def _matplotlib_frames(robot, poses, size, title):
 
 
 def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend='auto', title=''):
-    """Write an animated GIF of ``frames`` [((4, 4) base link pose in the world, {joint name:
-    position})] of the robot of ``urdf`` (path or text) to ``path``; returns the backend used
-    ('mujoco' or 'matplotlib').  ``backend='auto'`` tries MuJoCo's offscreen renderer first."""
+    """
+    Write an animated GIF of ``frames`` of the robot of ``urdf`` to ``path``.
+
+    ``frames``: [((4, 4) base link pose in the world, {joint name: position})]; ``urdf``: path or
+    text. Returns the backend used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's
+    offscreen renderer first.
+    """
     from PIL import Image
 
     from ..core.urdf import robot_from_urdf

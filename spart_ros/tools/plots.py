@@ -61,10 +61,10 @@ def efforts(path, title, names, t, tau):
 
 def base_motion(path, title, t, rpy_deg, t_momentum=None, momentum=None):
     """
-    Base attitude (roll, pitch, yaw in degrees, (len(t), 3)) and, when given.
+    Plot the base attitude and, when given, the change of the system momentum to ``path``.
 
-    The change of the system momentum [L about the origin; p] since the start ((len(t_momentum),
-    6)).
+    Base attitude: roll, pitch, yaw in degrees, (len(t), 3). The change of the system momentum [L
+    about the origin; p] since the start: (len(t_momentum), 6).
     """
     rows = 1 if momentum is None else 3
     plt, fig, axes = _figure(rows, title, height=2.2)

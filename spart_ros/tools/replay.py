@@ -119,13 +119,12 @@ def _pose_matrix(pose):
 
 def add_replay_topics(path, robot, namespace='', out_path=None, clock_topic='/clock'):
     """
-    Rewrite the MCAP bag ``path``.
+    Rewrite the MCAP bag ``path`` with ``/tf``, ``/tf_static``, ``/robot_description``.
 
-    Into ``out_path``, default in place) with ``/tf``, ``/tf_static``, ``/robot_description`` and
-    log times on the ``clock_topic`` clock (see the module docstring. ``namespace``: of the
-    recorded ``joint_states``, ``odom`` and ``robot_description`` topics (e.g. '/demo_kuka').
-    Returns {topic: messages added}.  BagError (nothing written) if the bag has /tf or /tf_static
-    already.
+    Written into ``out_path`` (default in place), with log times on the ``clock_topic`` clock (see
+    the module docstring). ``namespace``: of the recorded ``joint_states``, ``odom`` and
+    ``robot_description`` topics (e.g. '/demo_kuka'). Returns {topic: messages added}. BagError
+    (nothing written) if the bag has /tf or /tf_static already.
     """
     from mcap.reader import make_reader
     from mcap.writer import Writer

@@ -216,8 +216,8 @@ class FastDynamics:
             )
         elif joint_dynamics:
             raise InputError(
-                'joint_dynamics: belongs to the model (FastDynamics(robot, joint_dynamics=True)), not '
-                'to a workspace'
+                'joint_dynamics: belongs to the model (FastDynamics(robot, joint_dynamics=True)), '
+                'not to a workspace'
             )
         self.model = model
         self.robot = model.robot
@@ -248,19 +248,22 @@ class FastDynamics:
         )  # the model's answers: H checked invertible (floating, fixed, H0)
 
     def new_workspace(self):
-        """Another FastDynamics on this object's model (same robot and gravity, nothing copied)
-        with its own workspace and results: for a second caller, e.g. a control law beside the
-        mode that runs it, so that neither overwrites the other's results."""
+        """
+        Return another FastDynamics on this object's model, with its own workspace and results.
+
+        Same robot and gravity, nothing copied: for a second caller, e.g. a control law beside the
+        mode that runs it, so that neither overwrites the other's results.
+        """
         return FastDynamics(model=self.model)
 
     @property
     def joint_dynamics(self):
-        """True if the model adds the joints' damping, friction and armature (read only)."""
+        """Return True if the model adds the joints' damping, friction and armature (read only)."""
         return self.model.joint_dynamics
 
     def joint_friction(self, um):
         """
-        D um + F sgn_v(um) (n_q,), a new array.
+        Return d um + F sgn_v(um) (n_q,), a new array.
 
         The efforts the joints' damping and smoothed Coulomb friction take at joint velocities
         ``um`` (zero without joint_dynamics), as the kernels add them to inverse dynamics.
@@ -272,10 +275,11 @@ class FastDynamics:
     @property
     def gravity(self):
         """
-        The model's gravity (3,), inertial frame [m/s^2], used when a call gives none.
+        Return the model's gravity vector, (3,) in the inertial frame [m/s^2].
 
-        Default zero: space. Set it once, like Pinocchio's ``model.gravity``: every workspace of
-        the model (:meth:`new_workspace`) uses the new value.
+        The model's gravity is used when a call gives none (default zero: space). Set it once, like
+        Pinocchio's ``model.gravity``: every workspace of the model (:meth:`new_workspace`) uses
+        the new value.
         """
         return self._gravity.copy()
 
@@ -292,7 +296,7 @@ class FastDynamics:
 
     def _run(self, name, *args):
         """
-        The general call of kernel ``name``.
+        Call kernel ``name`` the general way and raise on its error code.
 
         The arguments as they are if each already has the compiled call's type (loads or a gravity
         given); else every argument checked and converted (InputError naming the first bad one);
@@ -318,8 +322,11 @@ class FastDynamics:
         return a
 
     def _checked(self, name, args):
-        """The arguments of entry kernel ``name`` checked and converted (C-ordered float64 arrays,
-        bools, ints) in Python; InputError naming the first bad one."""
+        """
+        Return the arguments of entry kernel ``name`` checked and converted in Python.
+
+        Converted to C-ordered float64 arrays, bools, ints; InputError naming the first bad one.
+        """
         n, nq = self.n, self.n_q
         out = []
         for arg, a in zip(_ARGUMENTS[name], args):
@@ -511,9 +518,9 @@ class FastDynamics:
         self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None
     ):
         """
-        (taum (n_q,), u0dot (6,)) for joint accelerations umdot with the base free.
+        Return (taum (n_q,), u0dot (6,)) for joint accelerations umdot with the base free.
 
-        tau0 = 0), O(n) (SPART Floating_ID.
+        The base is unactuated (tau0 = 0); O(n) (SPART Floating_ID).
         """
         if not self._invertible[2]:
             self._check_invertible(True, base_only=True)

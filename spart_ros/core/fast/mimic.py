@@ -77,12 +77,12 @@ class MimicFastDynamics:
 
     @property
     def model(self):
-        """The compiled model (full coordinates) shared by the workspaces."""
+        """Return the compiled model, in full coordinates, shared by the workspaces."""
         return self.full.model
 
     @property
     def joint_dynamics(self):
-        """True if the model adds the joints' damping, friction and armature."""
+        """Return True if the model adds the joints' damping, friction and armature."""
         return self.full.joint_dynamics
 
     def joint_friction(self, um):
@@ -96,7 +96,11 @@ class MimicFastDynamics:
 
     @property
     def gravity(self):
-        """The model's gravity (3,), inertial frame [m/s^2] (see FastDynamics.gravity)."""
+        """
+        Return the model's gravity vector, (3,) in the inertial frame [m/s^2].
+
+        See FastDynamics.gravity.
+        """
         return self.full.gravity
 
     @gravity.setter
@@ -217,8 +221,9 @@ class MimicFastDynamics:
 
     def _singular_message(self, A, floating):
         return (
-            f'robot {self.robot.name!r}: the generalized inertia matrix in independent coordinates is singular '
-            'in this state (a point mass on a joint axis, or a joint that moves no mass)'
+            f'robot {self.robot.name!r}: the generalized inertia matrix in independent '
+            'coordinates is singular in this state (a point mass on a joint axis, or a joint that '
+            'moves no mass)'
         )
 
     def jacobian(self, link, R0, r0, qm, u0=None, um=None, offset=None, floating=True, bias=True):
@@ -241,7 +246,7 @@ class MimicFastDynamics:
         return np.matmul(J, self._T, out=self._J), Jbias
 
     def link_pose(self, link):
-        """(R, r) of a link's CoM frame from the last call (see FastDynamics.link_pose)."""
+        """Return (R, r) of a link's CoM frame from the last call (see FastDynamics.link_pose)."""
         return self.full.link_pose(link)
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
