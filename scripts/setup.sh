@@ -186,7 +186,9 @@ src_hash() {
       | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 }
-BUILD_HASH="$(src_hash)"
+# SPART_PYTHON_ONLY_INTERFACES=1 (scripts/test.sh): spart_interfaces without its C++ bindings
+PYTHON_ONLY="$([[ "${SPART_PYTHON_ONLY_INTERFACES:-}" == 1 ]] && echo ON || echo OFF)"
+BUILD_HASH="$( { src_hash; echo "python-only interfaces $PYTHON_ONLY"; } | sha256sum | cut -d' ' -f1)"
 BUILD_STAMP="$ROOT/install/.spart_build.sha256"
 if [[ -z "${SPART_FORCE_BUILD:-}" && -f "$ROOT/install/setup.bash" \
       && "$(cat "$BUILD_STAMP" 2>/dev/null || true)" == "$BUILD_HASH" ]]; then
@@ -199,7 +201,8 @@ else
   # (byte-compile the installed Python even where PYTHONDONTWRITEBYTECODE is set)
   colcon_build() {
     env -u PYTHONDONTWRITEBYTECODE colcon build --paths . spart_interfaces "$@" \
-        --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF
+        --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF \
+                     -DSPART_INTERFACES_PYTHON_ONLY="$PYTHON_ONLY"
   }
   colcon_build --packages-select spart_interfaces || { kill "$kernels" 2>/dev/null; exit 1; }
   kernels_ready                   # spart_ros installs them

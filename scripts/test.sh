@@ -14,6 +14,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # (and the test-only interface packages, test/interfaces, into install_test/: test/conftest.py uses them;
 # the tests that need them fail rather than skip without them)
 export SPART_TEST_INTERFACES=1
+# (and spart_interfaces with its C and Python bindings only: the tests and nodes are Python)
+export SPART_PYTHON_ONLY_INTERFACES=1
 # Python keeps the bytecode of what it imports (the venv's packages, spart_ros, the tests: pytest
 # caches their rewritten asserts) for every process after the first: a run starts hundreds of
 # Python processes (the workers, each node, the demo, the examples), and where PYTHONDONTWRITEBYTECODE

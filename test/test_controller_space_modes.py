@@ -217,6 +217,9 @@ class Loop:
         Returns (max base rotation in deg from its attitude at the start, sim time at the start,
         sim time at the end).
         """
+        # the first twists must reach the controller: a publisher not yet matched (DDS discovery
+        # on a busy machine) loses them, and the arm starts late (0.35 s short seen in a CI run)
+        self.ros.wait_for_matched(self.twist, process=[self.sim, self.ctl])
         t_start, _, R_start, _ = self.latest()
         msg = TwistStamped()
         msg.header.frame_id = 'odom'
