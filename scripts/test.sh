@@ -3,9 +3,10 @@
 # spart_interfaces with colcon: `colcon test` + `colcon test-result --verbose`.
 # Exits non-zero on any failure; the last line printed is pytest's summary.
 #
-#   bash scripts/test.sh                                   # everything
+#   bash scripts/test.sh                                   # everything, in one pytest process (CI)
 #   bash scripts/test.sh --pytest-args -k smoke            # extra colcon test args
-#   SPART_TEST_WORKERS=0 bash scripts/test.sh              # one pytest process (no pytest-xdist)
+#   SPART_TEST_WORKERS=2 bash scripts/test.sh              # two pytest-xdist workers: faster, but
+#                                                          # timing-dependent tests fail now and then
 #
 # Each run gets its own DDS domain: ROS_DOMAIN_ID random in 1..100 unless set.
 set -uo pipefail
@@ -30,7 +31,9 @@ cd "$ROOT" || exit 1
 
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( RANDOM % 100 + 1 ))}"
 echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID RMW_IMPLEMENTATION=$RMW_IMPLEMENTATION"
-# pytest-xdist: SPART_TEST_WORKERS processes (default 2, one per core; 0 = all in this process),
+# pytest-xdist: SPART_TEST_WORKERS processes (default 0: all in this process, the reliable way on
+# 2 cores; 2 = one per core, about 4 min from a fresh clone instead of ~6, but in 8 runs here 5 had
+# a timing-dependent failure: closed loops and node tests sharing the cores; see DEVELOPERS.md),
 # each test file on one worker (its module fixtures, e.g. a node several tests read, start once),
 # each worker in its own DDS domain (test/conftest.py); real-time closed loops run alone
 # (@pytest.mark.realtime)
@@ -38,7 +41,7 @@ echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID RMW_IMPLEMENTATION=$RMW_IMPLEMENTATION
 # PYTEST_ADDOPTS never reaches pytest): the xdist options go into --pytest-args, first among the
 # caller's ones if there are any (a second --pytest-args would replace the first); the leading
 # space keeps colcon from reading them as its own options.
-WORKERS="${SPART_TEST_WORKERS:-2}"
+WORKERS="${SPART_TEST_WORKERS:-0}"
 COLCON_ARGS=("$@")
 if [[ "$WORKERS" != 0 ]]; then
   XDIST=(" -n" "$WORKERS" " --dist" "loadfile")

@@ -82,8 +82,9 @@ _use_test_interfaces()
 #: how realtime tests are kept from other tests' CPU load under pytest-xdist (scripts/test.sh):
 #: "priority" (default): they all run on worker gw0 at normal priority, the other workers at nice
 #: 19 (xdist_schedule.py); "alone": each waits until no other test runs and keeps the others
-#: waiting
-#: meanwhile (slower: one core idles; for a machine where priorities do not shield them enough)
+#: waiting meanwhile (one core idles then; about 50 s slower from a fresh clone). Neither shields
+#: every timing-dependent test here: 3 of 6 "priority" runs and 2 of 2 "alone" runs had a failure
+#: (so scripts/test.sh runs the tests in one process unless SPART_TEST_WORKERS says otherwise)
 REALTIME = os.environ.get('SPART_TEST_REALTIME', 'priority')
 
 

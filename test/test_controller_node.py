@@ -665,7 +665,12 @@ def test_a_failing_law_sends_one_zero_then_nothing(ct):
     names = list(robot.q_names)
     q = np.zeros(robot.n_q)
     assert any(ct.step(names, q, q, 68.0).data)
-    before = ct.last_status()
+    # a status stamped (the node's wall clock, this machine's) after that command arrived here:
+    # statuses already in flight were built before it (two topics, no order between them)
+    answered = time.time() + 0.05
+    before = ct.last_status(
+        lambda st: st.header.stamp.sec + 1e-9 * st.header.stamp.nanosec > answered
+    )
     n0 = len(ct.commands)
     ct.publish_states(
         names, q, np.full(robot.n_q, 1e200), np.arange(68.01, 68.2, 0.01), period=0.02
