@@ -52,10 +52,27 @@ __all__ = [
 ]
 
 BASE_MODES = ('fixed', 'floating')
-#: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
 #: largest damping rate x dt RK4 is used with (its real-axis stability ends at 2.785; the
 #: inertia seen by a joint changes with the configuration, hence the margin)
 RK4_DAMPING_LIMIT = 2.0
+
+
+def fastest_damping(M, D):
+    """
+    Return the fastest damping rate of (M, D) and the coordinate it moves most: (rate [1/s], k).
+
+    ``M`` (n, n) symmetric positive definite inertia, ``D`` (n, n) symmetric damping: the rate is
+    the largest eigenvalue of M^-1 D (computed on L^-1 D L^-T, similar and symmetric, M = L L'),
+    ``k`` the index of the largest entry of its eigenvector.
+    """
+    Li = np.linalg.inv(np.linalg.cholesky(M))
+    values, vectors = np.linalg.eigh(Li @ D @ Li.T)
+    k = int(np.argmax(values))
+    mode = Li.T @ vectors[:, k]  # the eigenvector of M^-1 D
+    return float(values[k]), int(np.argmax(np.abs(mode)))
+
+
+#: MuJoCo's checks that reset the data when the state blows up (NaN, Inf or > 1e10)
 _DIVERGENCE_WARNINGS = {
     'mjWARN_BADQPOS': 'qpos',
     'mjWARN_BADQVEL': 'qvel',
@@ -346,14 +363,8 @@ class MujocoPlant:
         mj.mj_forward(m, self.data)
         M = np.zeros((m.nv, m.nv))
         mj.mj_fullM(m, self.data, M)
-        L = np.linalg.cholesky(M)
-        Li = np.linalg.inv(L)
-        values, vectors = np.linalg.eigh(Li @ np.diag(d) @ Li.T)  # M^-1 D, similar and symmetric
-        k = int(np.argmax(values))
-        mode = Li.T @ vectors[:, k]  # the eigenvector of M^-1 D
-        dof = int(np.argmax(np.abs(mode)))
-        jnt = int(m.dof_jntid[dof])
-        return float(values[k]), m.joint(jnt).name
+        rate, dof = fastest_damping(M, np.diag(d))
+        return rate, m.joint(int(m.dof_jntid[dof])).name
 
     @property
     def integrator(self):

@@ -23,7 +23,14 @@ nanoseconds, as the MuJoCo plant counts it.
 
 import numpy as np
 
-from .plant import _vector, BASE_MODES, BaseOdometry, InitialState, RK4_DAMPING_LIMIT
+from .plant import (
+    _vector,
+    BASE_MODES,
+    BaseOdometry,
+    fastest_damping,
+    InitialState,
+    RK4_DAMPING_LIMIT,
+)
 from ..core import base_state as bs
 from ..core.attitude import quaternion_from_ros, quaternion_to_ros
 from ..core.errors import InputError
@@ -140,11 +147,8 @@ class RigidBodyPlant:
             if self.floating
             else H[6:, 6:]
         )
-        Li = np.linalg.inv(np.linalg.cholesky(M))
-        values, vectors = np.linalg.eigh(Li @ D @ Li.T)  # similar to M^-1 D, symmetric
-        k = int(np.argmax(values))
-        mode = Li.T @ vectors[:, k]
-        return float(values[k]), self.joint_names[int(np.argmax(np.abs(mode)))]
+        rate, k = fastest_damping(M, D)
+        return rate, self.joint_names[k]
 
     # -- properties ---------------------------------------------------------------------
     @property
