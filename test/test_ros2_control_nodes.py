@@ -11,6 +11,8 @@ the order, each command would have gone to the wrong joint). Without a tag the p
 before (test_closed_loop_safety's Panda, test_sim_node).
 """
 
+import re
+
 from builtin_interfaces.msg import Duration
 from core_helpers import urdf_path
 from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
@@ -101,9 +103,11 @@ def test_sim_and_controller_take_their_joints_from_the_tag_and_track():
             'the controller commanding',
         )
         assert list(status.messages[-1].joint_names) == EXPECTED
-        out = sim.output()
-        assert f'for joints {EXPECTED}' in out, out
-        assert "names the hardware plugin 'gz_ros2_control/GazeboSimSystem': not loaded" in out
+        # the sim logs its summary as it starts; its log file may lag its first messages
+        sim.wait_for_output(re.escape(f'for joints {EXPECTED}'), scaled(10.0))
+        assert "names the hardware plugin 'gz_ros2_control/GazeboSimSystem': not loaded" in (
+            sim.output()
+        )
         # a trajectory of the arm: every command must reach the joint it is meant for
         target = np.array(HOME) + np.array([0.3, 0.2, -0.3, 0.3, 0.3, -0.3, 0.4])
         pub = ros.publisher(

@@ -121,6 +121,36 @@ def test_simplification_stops_at_its_time_limit(sc3):
     assert len(report.not_reduced) == sum(1 for e in H if sp.count_ops(e) > 10)
 
 
+def test_a_time_limit_swallowed_once_fires_again():
+    """
+    Python drops an exception raised in a gc callback or ``__del__`` (the CI saw one).
+
+    The limit must still end the block: the alarm repeats until the block is left, and none is
+    left armed after it (an outer timer gets its own back).
+    """
+    import signal
+    import time
+
+    from spart_ros.symbolic.simplify import _TimeUp, time_limit
+
+    outer = signal.getitimer(signal.ITIMER_REAL)  # pytest-timeout's, if any
+    swallowed = 0
+    start = time.monotonic()
+    with pytest.raises(_TimeUp):
+        with time_limit(0.05):
+            while time.monotonic() - start < 5.0:
+                try:
+                    time.sleep(0.001)
+                except _TimeUp:  # what the interpreter does to one raised in a gc callback
+                    if swallowed == 0:
+                        swallowed += 1
+                        continue
+                    raise
+    assert swallowed == 1 and time.monotonic() - start < 1.0
+    after = signal.getitimer(signal.ITIMER_REAL)  # the outer timer back, ours not repeating
+    assert after[1] == outer[1] and (after[0] <= outer[0] if outer[0] else after[0] == 0.0)
+
+
 def test_cse_counts_operations(sc3):
     H = sc3[1].mass_matrix()
     replacements, reduced, ops = cse(H)

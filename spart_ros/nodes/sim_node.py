@@ -373,8 +373,8 @@ class SimNode(Node):
             self._timer = self.create_timer(
                 max(1.0 / rate, plant.dt), self._guard(self._real_time_tick, 'step'), clock=steady
             )
+        self._log_start(p, origin, min(rate, 1.0 / plant.dt))  # before any output it describes
         self._publish_state()
-        self._log_start(p, origin, min(rate, 1.0 / plant.dt))
 
     # -- set-up helpers -------------------------------------------------------------------
     def _create_interfaces(self, p):

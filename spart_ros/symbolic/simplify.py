@@ -34,6 +34,9 @@ MAX_OPS = 20_000
 TOTAL_LIMIT = 60.0
 
 
+REARM_INTERVAL = 0.05  # s between repeated alarms once the limit is reached
+
+
 class _TimeUp(BaseException):
     """Raised by the alarm (a BaseException: sympy's own ``except Exception`` must not eat it)."""
 
@@ -62,11 +65,22 @@ def time_limit(seconds):
         raise _TimeUp()
 
     signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, outer_delay if outer_first else max(float(seconds), 1e-3))
+    # repeating: an exception raised inside a gc callback or __del__ is swallowed by Python, so
+    # the alarm fires again until the block is left
+    signal.setitimer(
+        signal.ITIMER_REAL,
+        outer_delay if outer_first else max(float(seconds), 1e-3),
+        0.0 if outer_first else REARM_INTERVAL,
+    )
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        while True:  # an alarm landing here, as the block ends, must not skip the restore below
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                break
+            except _TimeUp:
+                pass
         signal.signal(signal.SIGALRM, outer_handler)
         if outer_delay:
             signal.setitimer(
