@@ -196,15 +196,23 @@ class Monitor:
 
     def drain(self, quiet=0.3, timeout=5.0):
         """
-        Spin until no message reached the bag for ``quiet`` s (at most ``timeout`` s).
+        Spin until no message of the run reached the bag for ``quiet`` s (at most ``timeout`` s).
 
-        What the reader queues still hold is recorded before the bag is closed.
+        What the reader queues still hold is recorded before the bag is closed. The controller's
+        status and /rosout do not count: they come on a wall-clock timer whether the run goes on
+        or not (counting them, every drain with the nodes up lasted ``timeout``).
         """
+        periodic = {f'{self.ns}/spart_controller/status', '/rosout'}
+        counts = self.recorder.bag.topic_counts
+
+        def recorded():
+            return sum(n for topic, n in counts.items() if topic not in periodic)
+
         end, last, since = time.monotonic() + timeout, -1, time.monotonic()
         while time.monotonic() < end and time.monotonic() - since < quiet:
             self.executor.spin_once(timeout_sec=0.02)
-            if self.recorder.bag.count != last:
-                last, since = self.recorder.bag.count, time.monotonic()
+            if recorded() != last:
+                last, since = recorded(), time.monotonic()
 
     def close(self):
         self.drain()
@@ -479,17 +487,18 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
             + ' N m'
         )
     finally:
-        mon.drain()  # the run, recorded in full before the nodes stop
-        if launch.poll() is None:
-            launch.send_signal(
-                signal.SIGINT
-            )  # local_launch stops every node (once: not the group)
         try:
-            code = launch.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(launch.pid, signal.SIGKILL)
-            code = launch.wait()
-        mon.close()
+            mon.drain()  # the run, recorded in full before the nodes stop
+        finally:  # whatever happened, no node outlives the scenario
+            if launch.poll() is None:
+                # local_launch stops every node (once: not the group)
+                launch.send_signal(signal.SIGINT)
+            try:
+                code = launch.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(launch.pid, signal.SIGKILL)
+                code = launch.wait()
+            mon.close()
     result['nodes_exit_code'] = code
     if code != 0:
         result['problems'].append(f'the nodes exited with code {code}')

@@ -129,6 +129,11 @@ class McapBag:
         )
         self.count += 1
 
+    @property
+    def topic_counts(self):
+        """Messages written so far per topic (a live view: do not modify)."""
+        return self._sequence
+
     def _register(self, topic, type_name):
         type_name = type_name.replace('/msg/', '/')
         schema = self._schemas.get(type_name)
