@@ -675,10 +675,14 @@ def test_a_failing_law_sends_one_zero_then_nothing(ct):
     ct.publish_states(
         names, q, np.full(robot.n_q, 1e200), np.arange(68.01, 68.2, 0.01), period=0.02
     )
-    ct.ros.spin_for(0.2)
+    # the zero command (however late a busy machine delivers it), then 0.3 s with no other
+    ct.ros.wait_for(
+        lambda: len(ct.commands) > n0, scaled(10.0), 'the zero command', process=ct.proc
+    )
+    ct.ros.spin_for(0.3)
     assert [list(m.data) for m in ct.commands.messages[n0:]] == [[0.0] * len(CT_JOINTS)]
     assert 'control law failed' in ct.proc.output()
-    s = ct.last_status()
+    s = ct.last_status(lambda st: st.zero_commands > before.zero_commands)
     assert (
         s.zero_commands == before.zero_commands + 1
         and s.commands == before.commands

@@ -111,6 +111,9 @@ def nodes():
             'serialized_outputs': False,  # the non-default paths
             'gravity': [0.0, 0.0, -9.81],  # used unless a request overrides
             'joint_dynamics': False,
+            # a burst of 20 answers (test_input_queue_depth_takes_effect) must all reach a slow
+            # test process: with the default 10 a reliable writer overwrites the unacknowledged
+            'output_queue_depth': 50,
         },  # the rigid model of the references (/ro: URDF damping)
         'rt': {'base': 'fixed', 'robot_description': BAD_URDF},
         'dc': {
