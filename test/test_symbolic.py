@@ -125,30 +125,43 @@ def test_a_time_limit_swallowed_once_fires_again():
     """
     Python drops an exception raised in a gc callback or ``__del__`` (the CI saw one).
 
-    The limit must still end the block: the alarm repeats until the block is left, and none is
-    left armed after it (an outer timer gets its own back).
+    The limit must still end the call: the alarm repeats until the function returns, none is left
+    armed after it (an outer timer gets its own back), and none raises after the call.
     """
     import signal
     import time
 
-    from spart_ros.symbolic.simplify import _TimeUp, time_limit
+    from spart_ros.symbolic.simplify import _TimeUp, call_with_time_limit
 
     outer = signal.getitimer(signal.ITIMER_REAL)  # pytest-timeout's, if any
-    swallowed = 0
+    swallowed = []
     start = time.monotonic()
+
+    def busy():
+        while time.monotonic() - start < 5.0:
+            try:
+                time.sleep(0.001)
+            except _TimeUp:  # what the interpreter does to one raised in a gc callback
+                if not swallowed:
+                    swallowed.append(time.monotonic() - start)
+                    continue
+                raise
+
     with pytest.raises(_TimeUp):
-        with time_limit(0.05):
-            while time.monotonic() - start < 5.0:
-                try:
-                    time.sleep(0.001)
-                except _TimeUp:  # what the interpreter does to one raised in a gc callback
-                    if swallowed == 0:
-                        swallowed += 1
-                        continue
-                    raise
-    assert swallowed == 1 and time.monotonic() - start < 1.0
-    after = signal.getitimer(signal.ITIMER_REAL)  # the outer timer back, ours not repeating
+        call_with_time_limit(0.05, busy)
+    assert len(swallowed) == 1 and time.monotonic() - start < 1.0
+    after = signal.getitimer(signal.ITIMER_REAL)
     assert after[1] == outer[1] and (after[0] <= outer[0] if outer[0] else after[0] == 0.0)
+    # functions that return just as their limit is reached: a value or _TimeUp from the call,
+    # never an alarm after it (a stray one would raise in the sleep below)
+    values = []
+    for _ in range(50):
+        try:
+            values.append(call_with_time_limit(1e-3, lambda: time.sleep(0.001) or 7))
+        except _TimeUp:
+            values.append(None)
+    time.sleep(0.2)
+    assert set(values) <= {7, None} and signal.getitimer(signal.ITIMER_REAL)[1] == outer[1]
 
 
 def test_cse_counts_operations(sc3):

@@ -18,7 +18,6 @@ here changes a value: the tests substitute random numbers before and after.
 :func:`cse` hoists common subexpressions (sympy.cse) for reading or for code.
 """
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 import signal
 import threading
@@ -41,46 +40,47 @@ class _TimeUp(BaseException):
     """Raised by the alarm (a BaseException: sympy's own ``except Exception`` must not eat it)."""
 
 
-@contextmanager
-def time_limit(seconds):
+def call_with_time_limit(seconds, fn, *args):
     """
-    Raise _TimeUp in the block after ``seconds`` (main thread only; elsewhere no limit).
+    Return ``fn(*args)``, or raise _TimeUp once it has run ``seconds`` (main thread only).
 
-    An interval timer already running (pytest-timeout's, for one) keeps its deadline: if it
-    comes first its handler runs, and the timer is re-armed with its remaining time after.
+    Elsewhere there is no limit. The alarm repeats every :data:`REARM_INTERVAL` s until ``fn``
+    returns: Python drops an exception raised in a gc callback or a ``__del__``, so a single alarm
+    can be lost. The alarm raises only while ``fn`` runs (a function, not a ``with`` block: an
+    alarm between a block's end and its ``__exit__`` would escape, the timer still armed). An
+    interval timer already running (pytest-timeout's, for one) keeps its deadline: if it comes
+    first its handler runs, and it is re-armed with its remaining time after.
     """
     if seconds is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
+        return fn(*args)
     outer_handler = signal.getsignal(signal.SIGALRM)
     outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
     start = time.monotonic()
     outer_first = 0 < outer_delay <= seconds
+    running = [False]
 
     def alarm(signum, frame):
         if outer_first:
             signal.signal(signal.SIGALRM, outer_handler)
             if callable(outer_handler):
                 outer_handler(signum, frame)
-        raise _TimeUp()
+        if running[0]:
+            raise _TimeUp()
 
     signal.signal(signal.SIGALRM, alarm)
-    # repeating: an exception raised inside a gc callback or __del__ is swallowed by Python, so
-    # the alarm fires again until the block is left
-    signal.setitimer(
-        signal.ITIMER_REAL,
-        outer_delay if outer_first else max(float(seconds), 1e-3),
-        0.0 if outer_first else REARM_INTERVAL,
-    )
     try:
-        yield
+        signal.setitimer(
+            signal.ITIMER_REAL,
+            outer_delay if outer_first else max(float(seconds), 1e-3),
+            0.0 if outer_first else REARM_INTERVAL,
+        )
+        running[0] = True
+        try:
+            return fn(*args)
+        finally:
+            running[0] = False
     finally:
-        while True:  # an alarm landing here, as the block ends, must not skip the restore below
-            try:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                break
-            except _TimeUp:
-                pass
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, outer_handler)
         if outer_delay:
             signal.setitimer(
@@ -189,8 +189,7 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
     limited = _ops(expr, max_ops) > max_ops
     if not limited:
         try:
-            with time_limit(limit):
-                reduced = reduce_trig(expr)
+            reduced = call_with_time_limit(limit, reduce_trig, expr)
         except _TimeUp:
             limited = True
     if limited and report is not None:
@@ -206,8 +205,7 @@ def simplify_entry(expr, trig=True, limit=TIME_LIMIT, max_ops=MAX_OPS, report=No
     start = best
     for method in (sympy.fu, sympy.trigsimp):
         try:
-            with time_limit(limit):
-                candidate = method(start)
+            candidate = call_with_time_limit(limit, method, start)
         except _TimeUp:
             timed_out = True
             continue
