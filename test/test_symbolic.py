@@ -149,7 +149,7 @@ def test_a_time_limit_swallowed_once_fires_again():
 
     with pytest.raises(_TimeUp):
         call_with_time_limit(0.05, busy)
-    assert len(swallowed) == 1 and time.monotonic() - start < 1.0
+    assert len(swallowed) == 1 and time.monotonic() - start < 3.0  # (not the 5 s loop)
     after = signal.getitimer(signal.ITIMER_REAL)
     assert after[1] == outer[1] and (after[0] <= outer[0] if outer[0] else after[0] == 0.0)
     # functions that return just as their limit is reached: a value or _TimeUp from the call,
