@@ -221,6 +221,19 @@ class Io:
             process=self.proc,
         )
 
+    def set_parameter(self, name, value):
+        """Set one of the controller's run-time parameters; return its SetParametersResult."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        res = self.ros.call(
+            SetParameters,
+            f'/{self.ns}/spart_controller/set_parameters',
+            SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()]),
+            process=self.proc,
+        )
+        return res.results[0]
+
 
 class _StatePublisher:
     """Publishes the odometry of ``base`` (if any) then the joint state, for publish_until."""
@@ -664,6 +677,17 @@ def test_a_failing_law_sends_one_zero_then_nothing(ct):
     robot = ct.robot
     names = list(robot.q_names)
     q = np.zeros(robot.n_q)
+    # /ct's state_timeout (0.1 s) is shorter than this test's waits for a status on a busy machine:
+    # its watchdog's zero would come first (and the failing law then has nothing to stop)
+    res = ct.set_parameter('state_timeout', 5.0)
+    assert res.successful, res.reason
+    try:
+        _a_failing_law_sends_one_zero_then_nothing(ct, robot, names, q)
+    finally:
+        assert ct.set_parameter('state_timeout', 0.1).successful
+
+
+def _a_failing_law_sends_one_zero_then_nothing(ct, robot, names, q):
     assert any(ct.step(names, q, q, 68.0).data)
     # a status stamped (the node's wall clock, this machine's) after that command arrived here:
     # statuses already in flight were built before it (two topics, no order between them)
