@@ -218,13 +218,33 @@ class Loop:
         sim time at the end).
         """
         # the first twists must reach the controller: a publisher not yet matched (DDS discovery
-        # on a busy machine) loses them, and the arm starts late (0.35 s short seen in a CI run)
+        # on a busy machine) loses them, and the arm starts late (0.35 s short seen in a CI run).
+        # Matched on this side is not enough (the controller's side can match later: 0.37 s short
+        # seen): the drive is timed from the first status that echoes the twist (20 Hz)
         self.ros.wait_for_matched(self.twist, process=[self.sim, self.ctl])
-        t_start, _, R_start, _ = self.latest()
+        R_start = self.latest()[2]
         msg = TwistStamped()
         msg.header.frame_id = 'odom'
         msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = twist[:3]
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = twist[3:]
+        n0 = len(self.status)
+
+        def echoed():
+            return any(
+                len(st.task_twist) == 6 and np.allclose(st.task_twist, twist, rtol=0, atol=1e-9)
+                for st in self.status.messages[n0:]
+            )
+
+        self.ros.publish_until(
+            self.twist,
+            lambda: msg,
+            echoed,
+            timeout=scaled(10.0),
+            period=0.05,
+            what='a status echoing the twist',
+            process=[self.sim, self.ctl],
+        )
+        t_start = self.latest()[0]
         angle, end = 0.0, time.monotonic() + seconds
         while time.monotonic() < end:
             self.twist.publish(msg)
