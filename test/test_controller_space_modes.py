@@ -250,7 +250,26 @@ class Loop:
             self.twist.publish(msg)
             self.ros.spin_for(0.05)
             angle = max(angle, _angle(R_start, self.latest()[2]))
+        self._drive_end = len(self.status)
         return angle, t_start, self.latest()[0]
+
+    def twist_stopped(self, twist):
+        """
+        Return the sim time (the latest state here) at the first status without ``twist``.
+
+        Statuses since the end of the last :meth:`drive`; the twist's timeout ends it.
+        """
+        n0, small = self._drive_end, 0.1 * np.linalg.norm(twist)
+        self.ros.wait_for(
+            lambda: any(
+                len(st.task_twist) == 6 and np.linalg.norm(st.task_twist) < small
+                for st in self.status.messages[n0:]
+            ),
+            scaled(10.0),
+            'a status without the twist',
+            process=[self.sim, self.ctl],
+        )
+        return self.latest()[0]
 
     def publish_pose(self, R, p):
         msg = PoseStamped()
@@ -316,7 +335,8 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
         _, q, R_b, p_b = loop.latest()
         R0_ee, p0 = loop.ee_pose(q, R_b, p_b)
         turn, t_start, t_stop = loop.drive(V, 2.0)
-        ros.spin_for(0.8)  # the twist times out: the arm stops
+        t_stopped = loop.twist_stopped(V)  # the twist times out: the arm stops
+        ros.spin_for(0.8)
         p1 = loop.ee_position()
         off, speed, turned, k = check_line(loop, p0, R0_ee, V, t_start, t_stop, loop.latest()[0])
         print(
@@ -325,9 +345,10 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
             f'(commanded {np.linalg.norm(V[3:]) * 1e3:.2f})'
         )
         moved = p1 - p0
-        # the sim time the twist was sent for (2 s of wall clock: less if the sim lags), + the
-        # timeout of the last one: the displacement along V, nothing across it
-        expected = V[3:] * (t_stop - t_start + TIMEOUT)
+        # the sim time from the first status carrying the twist to the first without it (its
+        # timeout after the last one), both as seen here (this process's lag cancels): the
+        # displacement along V, nothing across it
+        expected = V[3:] * (t_stopped - t_start)
         assert np.linalg.norm(moved - expected) < 0.005 + np.linalg.norm(V[3:]) * 0.1, (
             moved,
             expected,
