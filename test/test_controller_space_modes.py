@@ -230,12 +230,17 @@ class Loop:
         n0 = len(self.status)
 
         def echoed():
-            return any(
-                len(st.task_twist) == 6 and np.allclose(st.task_twist, twist, rtol=0, atol=1e-9)
-                for st in self.status.messages[n0:]
+            return next(
+                (
+                    st
+                    for st in self.status.messages[n0:]
+                    if len(st.task_twist) == 6
+                    and np.allclose(st.task_twist, twist, rtol=0, atol=1e-9)
+                ),
+                None,
             )
 
-        self.ros.publish_until(
+        self.twist_started = self.ros.publish_until(
             self.twist,
             lambda: msg,
             echoed,
@@ -253,23 +258,28 @@ class Loop:
         self._drive_end = len(self.status)
         return angle, t_start, self.latest()[0]
 
-    def twist_stopped(self, twist):
+    def twist_duration(self, twist):
         """
-        Return the sim time (the latest state here) at the first status without ``twist``.
+        Return the seconds from the first status carrying ``twist`` to the first without it.
 
-        Statuses since the end of the last :meth:`drive`; the twist's timeout ends it.
+        On the controller's clock (the statuses' stamps, 20 Hz), whatever this process's lag;
+        the twist's timeout after the last one ends it.
         """
         n0, small = self._drive_end, 0.1 * np.linalg.norm(twist)
-        self.ros.wait_for(
-            lambda: any(
-                len(st.task_twist) == 6 and np.linalg.norm(st.task_twist) < small
-                for st in self.status.messages[n0:]
+        stopped = self.ros.wait_for(
+            lambda: next(
+                (
+                    st
+                    for st in self.status.messages[n0:]
+                    if len(st.task_twist) == 6 and np.linalg.norm(st.task_twist) < small
+                ),
+                None,
             ),
             scaled(10.0),
             'a status without the twist',
             process=[self.sim, self.ctl],
         )
-        return self.latest()[0]
+        return _ns(stopped.header.stamp) * 1e-9 - _ns(self.twist_started.header.stamp) * 1e-9
 
     def publish_pose(self, R, p):
         msg = PoseStamped()
@@ -335,7 +345,7 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
         _, q, R_b, p_b = loop.latest()
         R0_ee, p0 = loop.ee_pose(q, R_b, p_b)
         turn, t_start, t_stop = loop.drive(V, 2.0)
-        t_stopped = loop.twist_stopped(V)  # the twist times out: the arm stops
+        duration = loop.twist_duration(V)  # the twist times out: the arm stops
         ros.spin_for(0.8)
         p1 = loop.ee_position()
         off, speed, turned, k = check_line(loop, p0, R0_ee, V, t_start, t_stop, loop.latest()[0])
@@ -345,10 +355,10 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
             f'(commanded {np.linalg.norm(V[3:]) * 1e3:.2f})'
         )
         moved = p1 - p0
-        # the sim time from the first status carrying the twist to the first without it (its
-        # timeout after the last one), both as seen here (this process's lag cancels): the
-        # displacement along V, nothing across it
-        expected = V[3:] * (t_stopped - t_start)
+        # the controller's time from its first status carrying the twist to its first without it
+        # (the timeout after the last one; this process's lag does not enter), the sim running in
+        # real time: the displacement along V, nothing across it
+        expected = V[3:] * duration
         assert np.linalg.norm(moved - expected) < 0.005 + np.linalg.norm(V[3:]) * 0.1, (
             moved,
             expected,
