@@ -671,14 +671,30 @@ class RosTestNode:
         )
 
     # -- services --
-    def call(self, srv_type, service, request, timeout=10.0, process=None):
-        """Call a service (waiting for it first) and return the response."""
+    def call(self, srv_type, service, request, timeout=10.0, process=None, idempotent=False):
+        """
+        Call a service (waiting for it first) and return the response.
+
+        ``idempotent``: a request that may be sent twice (a query). It is sent again every 2 s
+        until answered: the server answers a new client only once its response writer has matched
+        the client's reader, and on a loaded machine that can come after the request (rmw: "failed
+        to send response (timeout)"), the response then lost.
+        """
         client = self.node.create_client(srv_type, service)
         try:
             self.wait_for(client.service_is_ready, timeout, f'service {service}', process=process)
-            future = client.call_async(request)
-            self.wait_for(future.done, timeout, f'the response of {service}', process=process)
-            return future.result()
+            futures = [client.call_async(request)]
+            resend = {'at': time.monotonic() + 2.0}
+
+            def answered():
+                done = next((f for f in futures if f.done()), None)
+                if done is None and idempotent and time.monotonic() >= resend['at']:
+                    futures.append(client.call_async(request))
+                    resend['at'] = time.monotonic() + 2.0
+                return done
+
+            done = self.wait_for(answered, timeout, f'the response of {service}', process=process)
+            return done.result()
         finally:
             self.node.destroy_client(client)
 

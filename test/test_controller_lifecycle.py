@@ -90,7 +90,11 @@ class Lifecycle:
 
     def state(self):
         return self.ros.call(
-            GetState, f'{NS}/spart_controller/get_state', GetState.Request(), process=self.proc
+            GetState,
+            f'{NS}/spart_controller/get_state',
+            GetState.Request(),
+            process=self.proc,
+            idempotent=True,
         ).current_state.label
 
     def set_parameter(self, name, value):
