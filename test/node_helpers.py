@@ -698,6 +698,20 @@ class RosTestNode:
         finally:
             self.node.destroy_client(client)
 
+    def set_parameter(self, node, name, value, timeout=10.0, process=None):
+        """Set the parameter ``name`` of ``node`` (full name); return the SetParametersResult."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        res = self.call(
+            SetParameters,
+            f'{node}/set_parameters',
+            SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()]),
+            timeout=timeout,
+            process=process,
+        )
+        return res.results[0]
+
 
 def json_payload(msg):
     """Decode the JSON of a std_msgs/String (None if it is not JSON)."""

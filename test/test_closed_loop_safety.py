@@ -27,8 +27,6 @@ from core_helpers import urdf_path
 from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 import numpy as np
 import pytest
-from rcl_interfaces.srv import SetParameters
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import ControllerStatus
 from std_srvs.srv import SetBool, Trigger
@@ -157,13 +155,9 @@ class Loop:
         )
 
     def set_parameter(self, name, value):
-        res = self.call(
-            'spart_controller',
-            SetParameters,
-            'set_parameters',
-            SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()]),
+        return self.ros.set_parameter(
+            f'/{self.ns}/spart_controller', name, value, scaled(20.0), process=self.procs
         )
-        return res.results[0]
 
     def close(self):
         for p in self.procs:

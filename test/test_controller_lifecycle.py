@@ -98,13 +98,7 @@ class Lifecycle:
         ).current_state.label
 
     def set_parameter(self, name, value):
-        res = self.ros.call(
-            SetParameters,
-            f'{NS}/spart_controller/set_parameters',
-            SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()]),
-            process=self.proc,
-        )
-        return res.results[0]
+        return self.ros.set_parameter(f'{NS}/spart_controller', name, value, process=self.proc)
 
     def publish(self, q, n=1, period=0.01):
         """

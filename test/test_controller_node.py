@@ -256,16 +256,9 @@ class Io:
 
     def set_parameter(self, name, value):
         """Set one of the controller's run-time parameters; return its SetParametersResult."""
-        from rcl_interfaces.srv import SetParameters
-        from rclpy.parameter import Parameter
-
-        res = self.ros.call(
-            SetParameters,
-            f'/{self.ns}/spart_controller/set_parameters',
-            SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()]),
-            process=self.proc,
+        return self.ros.set_parameter(
+            f'/{self.ns}/spart_controller', name, value, process=self.proc
         )
-        return res.results[0]
 
 
 class _StatePublisher:
