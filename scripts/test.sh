@@ -3,10 +3,9 @@
 # spart_interfaces with colcon: `colcon test` + `colcon test-result --verbose`.
 # Exits non-zero on any failure; the last line printed is pytest's summary.
 #
-#   bash scripts/test.sh                                   # everything, in one pytest process (CI)
+#   bash scripts/test.sh                                   # everything, in 3 pytest-xdist workers (CI)
 #   bash scripts/test.sh --pytest-args -k smoke            # extra colcon test args
-#   SPART_TEST_WORKERS=2 bash scripts/test.sh              # two pytest-xdist workers: faster, but
-#                                                          # timing-dependent tests fail now and then
+#   SPART_TEST_WORKERS=0 bash scripts/test.sh              # all in one pytest process (slower)
 #
 # Each run gets its own DDS domain: ROS_DOMAIN_ID random in 1..100 unless set.
 set -uo pipefail
@@ -22,8 +21,11 @@ export SPART_PYTHON_ONLY_INTERFACES=1
 # Python processes (the workers, each node, the demo, the examples), and where PYTHONDONTWRITEBYTECODE
 # is set (this CI's image) each of them compiled sympy, scipy, matplotlib, pytest ... from source again
 # (importing sympy: 1.5 s of CPU without the cache, 0.3 s with it; collecting the tests: 8.5 s, 3.2 s).
-# The caches are __pycache__ folders (.gitignore) in .venv and the checkout.
+# The caches are __pycache__ folders (.gitignore) in .venv and the checkout. `colcon test` sets
+# PYTHONDONTWRITEBYTECODE=1 again for pytest: SPART_TEST_BYTECODE=1 has test/conftest.py undo that
+# for pytest and every process it starts.
 unset PYTHONDONTWRITEBYTECODE
+export SPART_TEST_BYTECODE=1
 bash "$ROOT/scripts/setup.sh" || exit $?
 # shellcheck source=env.sh
 source "$ROOT/scripts/env.sh" || exit 1
@@ -31,17 +33,18 @@ cd "$ROOT" || exit 1
 
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( RANDOM % 100 + 1 ))}"
 echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID RMW_IMPLEMENTATION=$RMW_IMPLEMENTATION"
-# pytest-xdist: SPART_TEST_WORKERS processes (default 0: all in this process, the reliable way on
-# 2 cores; 2 = one per core, about 4 min from a fresh clone instead of ~6, but in 8 runs here 5 had
-# a timing-dependent failure: closed loops and node tests sharing the cores; see DEVELOPERS.md),
+# pytest-xdist: SPART_TEST_WORKERS processes (default 3 on this 2-core machine: the node tests
+# spend much of their time waiting on nodes and discovery, and with two workers the cores idled 20 %
+# of the run, with three 5 %; 0: all in this process),
 # each test file on one worker (its module fixtures, e.g. a node several tests read, start once),
-# each worker in its own DDS domain (test/conftest.py); real-time closed loops run alone
-# (@pytest.mark.realtime)
+# each worker in its own DDS domain (test/conftest.py); the real-time closed loops
+# (@pytest.mark.realtime) first, on the first worker at normal priority, the other workers and their
+# nodes at nice 19
 # colcon test REPLACES PYTEST_ADDOPTS with its own options and --pytest-args (so an exported
 # PYTEST_ADDOPTS never reaches pytest): the xdist options go into --pytest-args, first among the
 # caller's ones if there are any (a second --pytest-args would replace the first); the leading
 # space keeps colcon from reading them as its own options.
-WORKERS="${SPART_TEST_WORKERS:-0}"
+WORKERS="${SPART_TEST_WORKERS:-3}"
 COLCON_ARGS=("$@")
 if [[ "$WORKERS" != 0 ]]; then
   XDIST=(" -n" "$WORKERS" " --dist" "loadfile")

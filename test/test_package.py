@@ -6,6 +6,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
 import spart_ros
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,3 +59,19 @@ def test_console_scripts_point_at_real_modules():
         assert match, f'malformed console_scripts entry {entry!r}'
         _name, module, func = match.groups()
         assert callable(getattr(importlib.import_module(module), func)), entry
+
+
+@pytest.mark.skipif(
+    os.environ.get('SPART_TEST_BYTECODE') != '1', reason='only scripts/test.sh asks for the cache'
+)
+def test_scripts_test_sh_gets_the_bytecode_cache_back_from_colcon():
+    """`colcon test` sets PYTHONDONTWRITEBYTECODE=1; test/conftest.py undoes it for test.sh."""
+    assert not sys.dont_write_bytecode
+    assert 'PYTHONDONTWRITEBYTECODE' not in os.environ
+    out = subprocess.run(
+        [sys.executable, '-c', 'import sys; print(sys.dont_write_bytecode)'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == 'False'  # the nodes and scripts the tests start write it too
