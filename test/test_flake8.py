@@ -7,7 +7,6 @@ ament_flake8, with the flake8 plugins ament_flake8 depends on, configured by set
 
 from pathlib import Path
 
-from ament_flake8.main import main_with_errors
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,6 +17,8 @@ PATHS = ['spart_ros', 'test', 'scripts', 'launch', 'benchmarks', 'examples', 'se
 @pytest.mark.flake8
 @pytest.mark.linter
 def test_flake8(monkeypatch):
+    from ament_flake8.main import main_with_errors  # here: each xdist worker imports every file
+
     monkeypatch.chdir(ROOT)
     rc, errors = main_with_errors(argv=['--config', str(ROOT / 'setup.cfg')] + PATHS)
     assert rc == 0, f'Found {len(errors)} code style errors / warnings:\n' + '\n'.join(errors)
