@@ -472,6 +472,7 @@ class RosTestNode:
         self.node = rclpy.create_node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._clients = {}  # (srv_type, service): one client each, reused (see call)
         self._closed = False
 
     def __enter__(self):
@@ -675,28 +676,31 @@ class RosTestNode:
         """
         Call a service (waiting for it first) and return the response.
 
+        One client per service, kept for the node's life: a new client's first response can be
+        lost (below), so each client risks it once, not each call.
+
         ``idempotent``: a request that may be sent twice (a query). It is sent again every 2 s
         until answered: the server answers a new client only once its response writer has matched
         the client's reader, and on a loaded machine that can come after the request (rmw: "failed
         to send response (timeout)"), the response then lost.
         """
-        client = self.node.create_client(srv_type, service)
-        try:
-            self.wait_for(client.service_is_ready, timeout, f'service {service}', process=process)
-            futures = [client.call_async(request)]
-            resend = {'at': time.monotonic() + 2.0}
+        key = (srv_type, service)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(srv_type, service)
+        client = self._clients[key]
+        self.wait_for(client.service_is_ready, timeout, f'service {service}', process=process)
+        futures = [client.call_async(request)]
+        resend = {'at': time.monotonic() + 2.0}
 
-            def answered():
-                done = next((f for f in futures if f.done()), None)
-                if done is None and idempotent and time.monotonic() >= resend['at']:
-                    futures.append(client.call_async(request))
-                    resend['at'] = time.monotonic() + 2.0
-                return done
+        def answered():
+            done = next((f for f in futures if f.done()), None)
+            if done is None and idempotent and time.monotonic() >= resend['at']:
+                futures.append(client.call_async(request))
+                resend['at'] = time.monotonic() + 2.0
+            return done
 
-            done = self.wait_for(answered, timeout, f'the response of {service}', process=process)
-            return done.result()
-        finally:
-            self.node.destroy_client(client)
+        done = self.wait_for(answered, timeout, f'the response of {service}', process=process)
+        return done.result()
 
     def set_parameter(self, node, name, value, timeout=10.0, process=None):
         """Set the parameter ``name`` of ``node`` (full name); return the SetParametersResult."""
