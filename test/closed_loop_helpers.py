@@ -19,6 +19,7 @@ checks made on what the bag holds, independently of the nodes.
 from dataclasses import dataclass
 import math
 from pathlib import Path
+import re
 import sys
 import time
 
@@ -404,11 +405,13 @@ class LoopRun:
         """
         Publish ``reference`` as a JointTrajectory and wait until the controller has it.
 
-        The trajectory starts ``lead`` sim seconds after the last state seen (positions, velocities
-        and accelerations every 0.05 s).  Sets and returns ``reference.start``.  (A lockstep sim
-        may run faster than real time: give it a longer lead.  Had the trajectory come after its
-        start, the controller would have started it late, and the tracking error against
-        ``reference`` would show it: about qd times the delay.)
+        The trajectory is stamped to start ``lead`` sim seconds after the last state seen
+        (positions, velocities and accelerations every 0.05 s).  Sets and returns
+        ``reference.start``: the start the controller logged, which is the stamp unless the
+        message came after it (the controller then starts it on arrival, time-shifted whole).
+        A lockstep sim runs up to ~3x real time, and a new subscription can take 3 s of wall
+        time to hear an old publisher (DEVELOPERS.md, "Timing on a loaded machine"), so a lead
+        alone cannot cover a late arrival.
         """
         from builtin_interfaces.msg import Duration, Time
         from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -449,6 +452,17 @@ class LoopRun:
             10.0,
             'the trajectory accepted',
         )
+        started = self.wait(
+            lambda: re.findall(r'accepted \(goal 1\): starts at ([0-9.]+) s', self.log),
+            10.0,
+            "the controller's log line of the trajectory's start",
+        )
+        if abs(float(started[0]) - reference.start) > 1e-6:
+            print(
+                f'the trajectory came late: stamped {reference.start:.3f} s, started at '
+                f'{float(started[0]):.3f} s'
+            )
+            reference.start = float(started[0])
         return reference.start
 
     def run_until(self, t_end, timeout=60.0):
