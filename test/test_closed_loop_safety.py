@@ -227,6 +227,11 @@ def test_no_drift_at_start_up_then_a_reset_mid_trajectory_is_held(ur5):
     t0 = round(ur5.sim_time() + 0.5, 3)
     target = start + np.array([0.6, 0.5, -0.6, 0.5, -0.5, 0.6])
     ur5.send(UR5_JOINTS, [(1.0, start + 0.5 * (target - start)), (2.0, target)], t0)
+    t0 = float(  # (had it come after its stamp, the controller would have started it on arrival)
+        ur5.controller.wait_for_output(
+            r'accepted \(goal \d+\): starts at ([0-9.]+) s', scaled(10.0)
+        ).group(1)
+    )
     ur5.wait(lambda: ur5.sim_time() > t0 + 1.0, 30.0, 'half of the trajectory')
     t_reset = ur5.sim_time()
     assert (
@@ -405,9 +410,9 @@ def test_a_mimic_robot_with_default_joints_tracks(lockstep):
     # (had it come after its stamp, the controller would have started it when it came: the log
     # says when)
     start = float(
-        re.search(r'accepted \(goal \d+\): starts at ([0-9.]+) s', loop.controller.output()).group(
-            1
-        )
+        loop.controller.wait_for_output(
+            r'accepted \(goal \d+\): starts at ([0-9.]+) s', scaled(10.0)
+        ).group(1)
     )
     loop.wait(lambda: loop.sim_time() > start + 1.5, 120.0, 'the end of the trajectory')
     t, q, _ = loop.states(start + 1.2, arm)
