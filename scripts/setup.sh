@@ -75,14 +75,14 @@ if [[ "$(cat "$PIP_STAMP" 2>/dev/null || true)" != "$REQ_HASH" ]]; then
   installed=""
   if [[ -n "$UV_PIN" && -z "${SPART_NO_UV:-}" ]]; then
     # files hard-linked from uv's cache, not copied: 4.5 s instead of 13.5 s here (20 s of CPU, most
-    # of it the kernel's copying); uv copies anyway when the cache is on another file system
+    # of it system time copying files); uv copies anyway when the cache is on another file system
     export UV_LINK_MODE="${UV_LINK_MODE:-hardlink}"
     if [[ "$("$VENV/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "${UV_PIN#uv==}" ]]; then
       "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "$UV_PIN" 2>&1 \
         | { grep -v "is ignored: it is neither a file nor a directory" || true; }
     fi
-    # numpy, numba and llvmlite first, then the kernels build while uv fetches the rest (on this
-    # machine uv took 10-25 s, mostly waiting on the network)
+    # numpy, numba and llvmlite first: the kernels then build while uv installs the rest (6-41 s
+    # in fresh clones here, downloads and copies)
     mapfile -t KERNEL_REQS < <(grep -E '^(numpy|numba|llvmlite)==' "$REQ")
     if [[ ${#KERNEL_REQS[@]} -eq 3 ]] && "$VENV/bin/uv" pip install --quiet \
          --python "$VENV/bin/python" "${KERNEL_REQS[@]}"; then

@@ -31,8 +31,8 @@ if os.environ.get('SPART_TEST_BYTECODE') == '1':
     os.environ.pop('PYTHONDONTWRITEBYTECODE', None)
     sys.dont_write_bytecode = False
 
-# Under pytest-xdist (scripts/test.sh runs two workers) each worker is a process of its own with
-# its own DDS domain, so that the nodes one worker's tests start never meet the other's: worker k
+# Under pytest-xdist (scripts/test.sh runs three workers) each worker is a process of its own with
+# its own DDS domain, so that the nodes one worker's tests start never meet another's: worker k
 # gets the run's domain + 100 k (within 1..232; Fast DDS refuses 233 and above).  The workers
 # inherit the run's domain from the controlling process, which set it above.
 WORKER = os.environ.get('PYTEST_XDIST_WORKER')
