@@ -6,7 +6,6 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import pytest
 import spart_ros
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,17 +60,33 @@ def test_console_scripts_point_at_real_modules():
         assert callable(getattr(importlib.import_module(module), func)), entry
 
 
-@pytest.mark.skipif(
-    os.environ.get('SPART_TEST_BYTECODE') != '1', reason='only scripts/test.sh asks for the cache'
-)
 def test_scripts_test_sh_gets_the_bytecode_cache_back_from_colcon():
-    """`colcon test` sets PYTHONDONTWRITEBYTECODE=1; test/conftest.py undoes it for test.sh."""
-    assert not sys.dont_write_bytecode
-    assert 'PYTHONDONTWRITEBYTECODE' not in os.environ
-    out = subprocess.run(
-        [sys.executable, '-c', 'import sys; print(sys.dont_write_bytecode)'],
-        capture_output=True,
-        text=True,
-        check=True,
+    """
+    `colcon test` sets PYTHONDONTWRITEBYTECODE=1; test/conftest.py undoes it for scripts/test.sh.
+
+    In a process started as colcon starts pytest, with and without test.sh's
+    SPART_TEST_BYTECODE=1: the process itself and a child it starts (the nodes, scripts).
+    """
+    script = (
+        'import runpy, subprocess, sys\n'
+        'runpy.run_path(sys.argv[1])\n'
+        "child = subprocess.run([sys.executable, '-c', 'import sys; "
+        "print(sys.dont_write_bytecode)'], capture_output=True, text=True, check=True)"
+        '.stdout.strip()\n'
+        'print(sys.dont_write_bytecode, child)\n'
     )
-    assert out.stdout.strip() == 'False'  # the nodes and scripts the tests start write it too
+    conftest = str(ROOT / 'test' / 'conftest.py')
+    env = {k: v for k, v in os.environ.items() if k != 'SPART_TEST_BYTECODE'}
+    env['PYTHONDONTWRITEBYTECODE'] = '1'
+    for asked, expected in (('1', 'False False'), (None, 'True True')):
+        run_env = dict(env, SPART_TEST_BYTECODE=asked) if asked else env
+        out = subprocess.run(
+            [sys.executable, '-c', script, conftest],
+            capture_output=True,
+            text=True,
+            env=run_env,
+            check=True,
+        )
+        assert out.stdout.strip().splitlines()[-1] == expected, (asked, out.stdout, out.stderr)
+    if os.environ.get('SPART_TEST_BYTECODE') == '1':  # this run (scripts/test.sh) too
+        assert not sys.dont_write_bytecode and 'PYTHONDONTWRITEBYTECODE' not in os.environ
