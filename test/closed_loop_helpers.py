@@ -19,11 +19,10 @@ checks made on what the bag holds, independently of the nodes.
 from dataclasses import dataclass
 import math
 from pathlib import Path
-import re
 import sys
 import time
 
-from node_helpers import NodeProcess, ros_env, scaled
+from node_helpers import NodeProcess, ros_env, scaled, trajectory_start
 import numpy as np
 import yaml
 
@@ -453,16 +452,16 @@ class LoopRun:
             'the trajectory accepted',
         )
         started = self.wait(
-            lambda: re.findall(r'accepted \(goal 1\): starts at ([0-9.]+) s', self.log),
+            lambda: trajectory_start(self.log, 1),
             10.0,
             "the controller's log line of the trajectory's start",
         )
-        if abs(float(started[0]) - reference.start) > 1e-6:
+        if abs(started - reference.start) > 1e-6:
             print(
                 f'the trajectory came late: stamped {reference.start:.3f} s, started at '
-                f'{float(started[0]):.3f} s'
+                f'{started:.3f} s'
             )
-            reference.start = float(started[0])
+            reference.start = started
         return reference.start
 
     def run_until(self, t_end, timeout=60.0):

@@ -717,6 +717,19 @@ class RosTestNode:
         return res.results[0]
 
 
+#: the controller's log line on accepting a trajectory or pose goal: group 1 the goal's id, group 2
+#: the control time [s] it starts at (its stamp, or its arrival if it came after its stamp)
+TRAJECTORY_START = re.compile(r'accepted \(goal (\d+)\): starts at ([0-9.]+) s')
+
+
+def trajectory_start(log, goal=None):
+    """Return the start [s] the controller logged for goal ``goal`` (None: the first), or None."""
+    for match in TRAJECTORY_START.finditer(log):
+        if goal is None or int(match.group(1)) == goal:
+            return float(match.group(2))
+    return None
+
+
 def json_payload(msg):
     """Decode the JSON of a std_msgs/String (None if it is not JSON)."""
     try:

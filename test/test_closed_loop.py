@@ -42,7 +42,7 @@ import re
 
 import closed_loop_helpers as check
 from closed_loop_helpers import APPROACH, LoopRun, LoopTrajectory
-from node_helpers import RELIABLE_QOS
+from node_helpers import RELIABLE_QOS, trajectory_start
 import numpy as np
 import pytest
 
@@ -279,9 +279,9 @@ def kuka(tmp_path_factory):
         run.run_until(start + EE_GOAL_DURATION + 0.1)
         # when it started: its stamp, or when the controller had it if it came late (lockstep runs
         # fast)
-        started = re.findall(r'accepted \(goal 2\): starts at ([0-9.]+) s', run.log)
-        assert started, run.describe()
-        run.ee_goal = (float(started[0]), R, p, msg)
+        started = trajectory_start(run.log, 2)
+        assert started is not None, run.describe()
+        run.ee_goal = (started, R, p, msg)
         run.stop()
         yield run
     finally:

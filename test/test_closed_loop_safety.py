@@ -24,7 +24,7 @@ import time
 
 from builtin_interfaces.msg import Duration, Time
 from core_helpers import urdf_path
-from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
+from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node, trajectory_start
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
@@ -227,11 +227,8 @@ def test_no_drift_at_start_up_then_a_reset_mid_trajectory_is_held(ur5):
     t0 = round(ur5.sim_time() + 0.5, 3)
     target = start + np.array([0.6, 0.5, -0.6, 0.5, -0.5, 0.6])
     ur5.send(UR5_JOINTS, [(1.0, start + 0.5 * (target - start)), (2.0, target)], t0)
-    t0 = float(  # (had it come after its stamp, the controller would have started it on arrival)
-        ur5.controller.wait_for_output(
-            r'accepted \(goal \d+\): starts at ([0-9.]+) s', scaled(10.0)
-        ).group(1)
-    )
+    # (had it come after its stamp, the controller would have started it on arrival)
+    t0 = ur5.wait(lambda: trajectory_start(ur5.controller.output()), 10.0, 'its start logged')
     ur5.wait(lambda: ur5.sim_time() > t0 + 1.0, 30.0, 'half of the trajectory')
     t_reset = ur5.sim_time()
     assert (
@@ -409,10 +406,8 @@ def test_a_mimic_robot_with_default_joints_tracks(lockstep):
     loop.send(arm, [(1.0, target)], start)
     # (had it come after its stamp, the controller would have started it when it came: the log
     # says when)
-    start = float(
-        loop.controller.wait_for_output(
-            r'accepted \(goal \d+\): starts at ([0-9.]+) s', scaled(10.0)
-        ).group(1)
+    start = loop.wait(
+        lambda: trajectory_start(loop.controller.output()), 10.0, 'its start logged'
     )
     loop.wait(lambda: loop.sim_time() > start + 1.5, 120.0, 'the end of the trajectory')
     t, q, _ = loop.states(start + 1.2, arm)

@@ -7,7 +7,6 @@ gives one zero command and a clean exit. Expected efforts: the numpy SPART funct
 (test/dynamics_reference.py).
 """
 
-import re
 import time
 
 from builtin_interfaces.msg import Time
@@ -15,7 +14,7 @@ from core_helpers import urdf_path
 import dynamics_reference as ref
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
-from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
+from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node, trajectory_start
 import numpy as np
 import pytest
 from rcl_interfaces.srv import SetParameters
@@ -379,8 +378,8 @@ def test_a_trajectory_before_the_model_waits_for_it_and_a_gravity_mismatch_is_wa
         lc.commands = commands
         lc.sec = 50.0
         lc.step(q0)  # the first command: hold q0, the goal from here
-        start = float(
-            re.search(r'accepted \(goal \d+\): starts at ([0-9.]+) s', proc.output()).group(1)
+        start = ros.wait_for(
+            lambda: trajectory_start(proc.output()), scaled(10.0), 'its start logged', process=proc
         )
         assert 50.0 < start <= lc.sec + 1e-6
         cmds = lc.publish(q0, n=1)
