@@ -431,6 +431,10 @@ def test_velocity_interface_publishes_the_law_joint_rates(ros):
             'command_joints': names,
             'ee_link': EE,
             'reference_timeout': 5.0,
+            # states come by hand every 0.1 s and more, and each check reads the last command 0.1 s
+            # after its state: the default watchdog (0.1 s) races it with a zero command; the
+            # watchdog is not what this test is about
+            'state_timeout': 2.0,
             'status_rate': 20.0,
         },
         wait_for=r'spart_controller\]: mode resolved_rate',
