@@ -107,22 +107,6 @@ def _scheduled(config):
     return REALTIME == 'priority' and config.getvalue('dist') == 'loadfile'
 
 
-def _lowest_priority():
-    """
-    Nice 19, and SCHED_IDLE where the kernel allows it (inherited by every process started after).
-
-    Nice 19 alone still takes, by the scheduler's weights (15 against 1024), about 1.5 % of a core
-    per busy process from a closed loop at nice 0, and three workers with their nodes make
-    several; SCHED_IDLE runs only when no normal process wants the core (no privilege needed to
-    lower one's own policy).
-    """
-    os.nice(19 - os.nice(0))
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        pass
-
-
 def pytest_configure(config):
     config.addinivalue_line(
         'markers',
@@ -134,7 +118,7 @@ def pytest_configure(config):
         # this worker's tests and every process they start (nodes, launches) get only the CPU time
         # the realtime worker's closed loops leave (children inherit the nice value; node_helpers
         # keeps the nodes in this session, so that the kernel's per-session groups do not undo it)
-        _lowest_priority()
+        os.nice(19)
     if not WORKER:
         os.environ['SPART_TEST_SCHEDULED'] = (
             '1' if _scheduled(config) else '0'
@@ -196,7 +180,7 @@ def _lowered_once_realtime_is_over(item):
         and os.nice(0) < 19
         and item.nodeid.split('::', 1)[0] not in _REALTIME_FILES
     ):
-        _lowest_priority()
+        os.nice(19 - os.nice(0))
 
 
 @contextlib.contextmanager
