@@ -663,6 +663,22 @@ class RosTestNode:
             process=process,
         )
 
+    def wait_for_writers(self, collectors, timeout=30.0, process=None, settle=1.0):
+        """
+        Wait until each collector's subscription has matched a publisher, then ``settle`` s more.
+
+        The node's writer matches this new reader on its own time (DDS discovery: on a loaded
+        machine later than this side matched it), and what it sends before is lost, so that a
+        node answering each input once loses that answer: the second is for the other side.
+        """
+        self.wait_for(
+            lambda: all(c.subscription.get_publisher_count() >= 1 for c in collectors),
+            timeout,
+            ', '.join(c.topic for c in collectors) + ' matched',
+            process=process,
+        )
+        self.spin_for(settle)
+
     def wait_for_node(self, name, namespace='/', timeout=10.0, process=None):
         return self.wait_for(
             lambda: (name, namespace) in self.node.get_node_names_and_namespaces(),

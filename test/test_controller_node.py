@@ -153,19 +153,7 @@ class Io:
             WrenchStamped, f'/{ns}/spart_controller/base_wrench', RELIABLE_QOS
         )
         self.joint_command = ros.subscribe(JointState, f'/{ns}/joint_command', RELIABLE_QOS)
-        # the controller's writers match these new readers on its own time (DDS discovery: later
-        # than this side matches them on a loaded machine, and what they send before is lost):
-        # matched here first, then a second for the other side
-        ros.wait_for(
-            lambda: all(
-                sub.subscription.get_publisher_count() >= 1
-                for sub in (self.commands, self.status)
-            ),
-            scaled(30.0),
-            f'/{ns} commands and status matched',
-            process=proc,
-        )
-        ros.spin_for(1.0)
+        ros.wait_for_writers([self.commands, self.status], scaled(30.0), process=proc)
 
     def step(self, names, q, qd, sec, base=None, timeout=15.0):
         """

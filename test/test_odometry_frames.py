@@ -383,7 +383,7 @@ def test_controller_efforts_with_odometry_in_either_frame_agree():
     The same state given as base_footprint odometry and as arm_base odometry gives the same efforts
     to 1e-12.
     """
-    from node_helpers import RELIABLE_QOS, RosTestNode, start_node
+    from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 
     ns = 'odomframes_ctrl'
     proc = start_node(
@@ -406,6 +406,9 @@ def test_controller_efforts_with_odometry_in_either_frame_agree():
         js = ros.publisher(JointState, f'/{ns}/joint_states', RELIABLE_QOS)
         odom = ros.publisher(Odometry, f'/{ns}/odom', RELIABLE_QOS)
         commands = ros.subscribe(JointState, f'/{ns}/joint_commands', RELIABLE_QOS)
+        # a state is answered once: its answer must not go to a reader the controller has not
+        # matched yet (a fresh clone's run waited 10 s for it)
+        ros.wait_for_writers([commands], scaled(30.0), process=proc)
         R_f, p_f, v_f, w_f, qm, um, _ = random_state(4, 7)
         names = [f'arm_joint_{k}' for k in range(1, 8)]
 
