@@ -238,9 +238,8 @@ def test_no_drift_at_start_up_then_a_reset_mid_trajectory_is_held(ur5):
     assert res.success, res.message
     t_reset = float(re.search(r'at t = ([0-9.]+) s', res.message).group(1))
     ur5.wait(lambda: ur5.sim_time() > t_reset + 2.0, 30.0, '2 s after the reset')
-    t, q, effort = ur5.states(
-        t_reset + 1e-4
-    )  # (the state the reset published has the stamp of the last one)
+    t, q, effort = ur5.states(t_reset - 1e-6)  # (from the state the reset published: its stamp)
+    assert np.abs(q[0] - start).max() == 0.0, q[0]
     moved = np.abs(q - start).max(axis=0)
     peak = np.abs(effort).max(axis=0)
     print(
@@ -256,6 +255,7 @@ def test_no_drift_at_start_up_then_a_reset_mid_trajectory_is_held(ur5):
     )
     status = ur5.status.messages[-1]
     assert status.commanding and status.state.startswith('holding'), status.state
+    assert 'fault:' not in ur5.controller.output(), ur5.controller.output()[-3000:]  # never
 
 
 def test_a_tracking_fault_holds_and_refuses_until_cleared(ur5):
