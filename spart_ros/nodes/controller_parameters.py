@@ -11,7 +11,6 @@ ticks); the others are structural (read at configure: set them while unconfigure
 from .parameters import Param, table
 from .robot_inputs import INPUT_PARAMETERS
 from .runner import EXECUTORS
-from ..control.modes import MODES
 from ..control.settings import ControllerSettings, RUN_TIME
 from ..control.space_modes import INTERFACES
 
@@ -44,8 +43,9 @@ PARAMETERS = table(
         "(g(q) and kd damping, no trajectories), 'joint_impedance' (fixed base), "
         "'cartesian_impedance' (fixed base) or 'floating_cartesian_impedance' (free-floating "
         "base), or a space-robot mode following an end-effector reference: 'resolved_rate', "
-        "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'",
-        choices=tuple(MODES),
+        "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'; or a mode another "
+        'package registers (entry point group spart_ros.modes: docs/controller.md, "Adding a '
+        'mode"); checked at configure',
     ),
     _setting(
         'command_joints',
