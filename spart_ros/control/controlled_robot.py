@@ -16,6 +16,7 @@ import numpy as np
 
 from .effort_laws import Gains
 from .goals import GoalError, INVALID_JOINTS
+from .law import BaseFrames
 from .modes import build_law
 from .safety import all_finite, clamp_efforts, effort_limits
 from .settings import GAINS
@@ -39,7 +40,8 @@ class ControlledRobot:
     law's notes go.  InputError naming what does not fit (a command joint the model does not
     have, a setting, dynamics built otherwise than the settings say).
 
-    Attributes: ``robot``, ``dynamics``, ``law``; ``q_names`` (n,) the model's coordinates,
+    Attributes: ``robot``, ``dynamics``, ``law``, ``frames`` (its
+    :class:`~spart_ros.control.law.BaseFrames`); ``q_names`` (n,) the model's coordinates,
     ``joint_names`` (m,) the command joints, ``index`` (m,) their columns; ``lower``, ``upper``
     (n,) position limits; ``limits`` (m,) effort (or, for a velocity law, no) limits;
     ``max_error`` (n,) ``max_tracking_error`` per coordinate (inf: unchecked), ``fault_check``
@@ -82,6 +84,7 @@ class ControlledRobot:
             limits = np.full(len(names), np.inf)  # the law bounds the joint rates itself
         joints = {j.name: j.limits for j in robot.joints}
         self.robot, self.dynamics, self.law = robot, dynamics, law
+        self.frames = BaseFrames(robot)  # the base pose in SPART's terms (pose goals)
         self._ik = None
         self.q_names = q_names
         self.joint_names = names

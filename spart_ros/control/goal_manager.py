@@ -186,7 +186,7 @@ class GoalManager:
         start = max(float(t), goal.start) if goal.start else float(t)
         ik = robot.inverse_kinematics(s)
         ref = reference.sample(start)
-        R0, r0, _ = robot.law.frames.fixed(reference.last_base)
+        R0, r0, _ = robot.frames.fixed(reference.last_base)
         R, p = ik.pose(ref.position, R0, r0)
         path = make_path(goal, R, p, start, reference.last_base.R_b, reference.last_base.p_b)
         trajectory = joint_trajectory_of(
