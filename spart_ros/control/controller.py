@@ -545,9 +545,11 @@ class Controller:
         """
         Return the :data:`Feedback` of the last commanded tick.
 
-        None before one, or for a mode without a joint reference.
+        None before one, or for a mode without a joint reference (an end-effector mode; one that
+        follows none, such as gravity_compensation, whose law ignores the hold it is given).
         """
-        return self.reference.feedback()
+        law = self.law
+        return self.reference.feedback() if law is None or law.follows != 'none' else None
 
     def trajectory_remaining(self, t):
         """Seconds until the end of the followed (or queued) trajectory at control time ``t``."""
