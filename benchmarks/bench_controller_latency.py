@@ -16,14 +16,16 @@ Its latency joint_states in -> effort command out.
    The command (std_msgs/Float64MultiArray) carries no stamp, so the node also publishes the same
    efforts as sensor_msgs/JointState on ``joint_command_topic``, stamped with the joint state it
    answers, AFTER the Float64MultiArray: its latency is an upper bound of the command's.  A joint
-   state without an answer counts as dropped (the controller keeps only the newest state: on a
-   busy machine it skips one when a newer one is already waiting).  The dynamics node
+   state without an answer counts as dropped (the controller answers every state it gets, in
+   order, from a queue of ``input_queue_depth`` (10): one is dropped when more arrive while it
+   is busy; with a queue of one, ``--set input_queue_depth=1``, two arriving before the executor
+   took the first were enough, 0.05-0.2 % of the states).  The dynamics node
    (bench_node_latency.py, same robot, same publisher) is measured in the same run, alternating
    with the controller (``--rounds``), as the baseline: the machine's load changes over minutes.
 
     source scripts/env.sh
     python benchmarks/bench_controller_latency.py [--seconds 10] [--rounds 2] [--load N]
-    [--rt-priority P]
+    [--rt-priority P] [--set NAME=VALUE]
 
 Targets (issue 17): the law under 15 us per call; the controller's p99 within 0.3 ms of the
 dynamics node's, none dropped on an idle machine.  Exits 1 when a target is missed.
@@ -117,6 +119,14 @@ def main():
     )
     ap.add_argument('--law-target-us', type=float, default=15.0)
     ap.add_argument(
+        '--set',
+        action='append',
+        default=[],
+        metavar='NAME=VALUE',
+        help='a parameter of the controller node, e.g. input_queue_depth=1 (a YAML value; '
+        'repeatable)',
+    )
+    ap.add_argument(
         '--margin-ms',
         type=float,
         default=0.3,
@@ -144,6 +154,11 @@ def main():
         'max_tracking_error': 0.0,
         'jump_tolerance': 100.0,
     }  # the benchmark's states are random: no fault, no jump
+    import yaml
+
+    for item in args.set:
+        name, _, value = item.partition('=')
+        params[name.strip()] = yaml.safe_load(value)
     label = (
         f'controller_node (mode floating_base, executor {args.node_executor}), {robot.name} '
         f'({robot.n_q} joints, floating base); latency measured on the stamped JointState copy of '

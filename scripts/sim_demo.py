@@ -76,6 +76,16 @@ def say(text):
 # ---------------------------------------------------------------------------------------------
 
 
+def state_topics(ns):
+    """Return {topic: type} of what spart_sim publishes per state, each with the state's stamp."""
+    return {
+        f'{ns}/joint_states': 'sensor_msgs/msg/JointState',
+        f'{ns}/odom': 'nav_msgs/msg/Odometry',
+        f'{ns}/imu': 'sensor_msgs/msg/Imu',
+        '/clock': 'rosgraph_msgs/msg/Clock',
+    }
+
+
 class Monitor:
     """
     An rclpy node in this process that records a scenario and follows the controller's status.
@@ -98,10 +108,15 @@ class Monitor:
         self.ns = '/' + scenario['namespace']
         self.node = rclpy.create_node(name, namespace=self.ns)
         ns = self.ns
+        # the sim's state topics subscribed before it starts and recorded from the first stamp all
+        # of them delivered (found by discovery, each started at another moment: /odom 0.1-0.2 s
+        # after /joint_states, 25-160 joint states without their odometry)
         self.recorder = BagRecorder(
             self.node,
             str(bag_path),
             include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'),
+            expect=state_topics(ns),
+            align=tuple(state_topics(ns)),
         )
         qos = QoSProfile(
             history=HistoryPolicy.KEEP_LAST,
@@ -631,11 +646,18 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     try:
         added = add_replay_topics(str(bag_path), robot, mon.ns)
         topics = read_back(str(bag_path))
+        js_stamps = {stamp for stamp, _, _, _ in rec.js}
         result['bag'] = {
             'path': str(bag_path),
             'topics': len(topics),
             'messages': sum(n for _, n in topics.values()),
             'added': added,
+            # the 3D replay needs a base pose per joint state: one odometry of the same stamp
+            'joint_states': len(rec.js),
+            'joint_states_without_odometry': len(js_stamps - set(rec.odom)),
+            'odometry_without_joint_state': len(set(rec.odom) - js_stamps),
+            # the states published before all of the recorder's state subscriptions were matched
+            'left_out_at_start': dict(mon.recorder.dropped_at_start),
         }
     except BagError as err:
         result['problems'].append(str(err))
@@ -795,7 +817,14 @@ def print_summary(r):
         say(
             f'  bag {r["bag"]["path"]}: {r["bag"]["topics"]} topics, {r["bag"]["messages"]} '
             f'messages (with {r["bag"]["added"]["/tf"]} /tf for Foxglove, '
-            'config/foxglove_layout.json), reads back with its message definitions'
+            'config/foxglove_layout.json), reads back with its message definitions; '
+            f'{r["bag"]["joint_states"]} joint states, '
+            f'{r["bag"]["joint_states_without_odometry"]} without an odometry of their stamp ('
+            + ', '.join(
+                f'{n} {topic.rsplit("/", 1)[-1]}'
+                for topic, n in r['bag']['left_out_at_start'].items()
+            )
+            + ' left out at the start: published before every state topic was recorded)'
         )
     say(f'  plots: {", ".join(r.get("plots", []))}')
     if 'animation' in r:

@@ -155,7 +155,19 @@ def main(argv=None):
     )
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
-    if len(err) and not np.all(np.isnan(rms)):
+    follows = c.law.follows if c.law is not None else 'none'
+    if follows != 'joint_trajectory':
+        print(
+            f'  no tracking error: mode {c.settings.mode} follows '
+            + (
+                'no reference (it holds no position: there is nothing to track)'
+                if follows == 'none'
+                else 'end-effector references, not a joint trajectory'
+            )
+        )
+    elif not len(err):
+        print(f'  no tick after {args.rms_after:g} s (--rms-after): no tracking error')
+    elif not np.all(np.isnan(rms)):
         worst = np.nanmax(np.abs(err), axis=0)
         for joint, r, m in zip(run.joint_names, rms, worst):
             print(

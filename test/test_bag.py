@@ -92,3 +92,75 @@ def test_a_corrupt_bag_is_reported(tmp_path):
         bag.add('/odom', 'nav_msgs/msg/Odometry', b'\x00\x01\x00\x00\x01', 1)  # truncated CDR
     with pytest.raises(BagError, match='does not decode'):
         read_back(str(path))
+
+
+class _NoGraph:
+    """A stand-in node: no topics to discover, subscriptions and timers that do nothing."""
+
+    def create_timer(self, period, callback):
+        return type('Timer', (), {'cancel': lambda self: None})()
+
+    def destroy_timer(self, timer):
+        pass
+
+    def get_topic_names_and_types(self):
+        return []
+
+
+def test_aligned_topics_are_recorded_from_their_first_common_stamp(tmp_path):
+    """
+    A state published on several topics is in the bag on all of them or on none (issue 28 item 2).
+
+    The subscriptions match their publishers one by one: /odom's first message here is the state
+    of 3 ms, /joint_states had 1 and 2 ms already. Recorded from 3 ms on, everything after it.
+    """
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+    from spart_ros.nodes.bag_recorder import BagRecorder
+
+    def js(ms):
+        msg = JointState(name=['a'], position=[ms * 1.0])
+        msg.header.stamp = Time(sec=7, nanosec=ms * 1_000_000)
+        return serialize_message(msg)
+
+    def odom(ms):
+        msg = Odometry()
+        msg.header.stamp = Time(sec=7, nanosec=ms * 1_000_000)
+        return serialize_message(msg)
+
+    def clock(ms):
+        return serialize_message(Clock(clock=Time(sec=7, nanosec=ms * 1_000_000)))
+
+    path = tmp_path / 'aligned.mcap'
+    topics = {'/js': 'sensor_msgs/msg/JointState', '/odom': 'nav_msgs/msg/Odometry'}
+    rec = BagRecorder(_NoGraph(), str(path), align=('/js', '/odom', '/clock'))
+    write = {
+        '/js': rec._writer('/js', topics['/js']),
+        '/odom': rec._writer('/odom', topics['/odom']),
+        '/clock': rec._writer('/clock', 'rosgraph_msgs/msg/Clock'),
+        '/other': rec._writer('/other', topics['/js']),  # not aligned: recorded at once
+    }
+    make = {'/js': js, '/odom': odom, '/clock': clock, '/other': js}
+    for topic, ms in [
+        ('/other', 0),
+        ('/clock', 1),
+        ('/js', 1),
+        ('/clock', 2),
+        ('/js', 2),
+        ('/clock', 3),
+        ('/odom', 3),
+        ('/js', 3),
+        ('/clock', 4),
+        ('/odom', 4),
+        ('/js', 4),
+    ]:
+        write[topic](make[topic](ms))
+    assert rec.start_stamp == 7_003_000_000
+    rec.close()
+    assert rec.dropped_at_start == {'/js': 2, '/odom': 0, '/clock': 2}
+    assert read_back(str(path)) == {
+        '/other': ('sensor_msgs/JointState', 1),
+        '/clock': ('rosgraph_msgs/Clock', 2),
+        '/odom': ('nav_msgs/Odometry', 2),
+        '/js': ('sensor_msgs/JointState', 2),
+    }

@@ -736,6 +736,48 @@ def _a_failing_law_sends_one_zero_then_nothing(ct, robot, names, q):
     assert any(ct.step(names, q, q, 69.0).data)
 
 
+def test_a_burst_of_joint_states_is_answered_state_by_state(ct):
+    """
+    Five joint states published back to back: each gets its own command, in order (issue 28).
+
+    They arrive before the executor takes the first (as two did after an odometry message, or a
+    millisecond's stall, at 1 kHz): with a queue of one, the older ones were overwritten and never
+    answered (0.05-0.2 % of the states in bench_controller_latency.py).
+    """
+    robot = ct.robot
+    names = list(robot.q_names)
+    q = np.zeros(robot.n_q)
+    # /ct's state_timeout (0.1 s): a busy machine's delays would halt on the burst (stale), and the
+    # watchdog's zero after it is not an answer either
+    assert ct.set_parameter('state_timeout', 5.0).successful
+    try:
+        _a_burst_is_answered_state_by_state(ct, names, q)
+    finally:
+        assert ct.set_parameter('state_timeout', 0.1).successful
+
+
+def _a_burst_is_answered_state_by_state(ct, names, q):
+    assert any(ct.step(names, q, q, 90.0).data)
+    ct.ros.spin_for(0.05)
+    n0 = len(ct.joint_command)
+    stamps = [(90, 1_000_000 * (k + 1)) for k in range(5)]
+    for sec, nanosec in stamps:  # no spinning, no sleeping in between
+        msg = JointState(name=names, position=list(q), velocity=list(q))
+        msg.header.stamp = Time(sec=sec, nanosec=nanosec)
+        ct.js.publish(msg)
+
+    def answered():
+        return [
+            (m.header.stamp.sec, m.header.stamp.nanosec) for m in ct.joint_command.messages[n0:]
+        ]
+
+    ct.ros.wait_for(
+        lambda: stamps[-1] in answered(), scaled(10.0), 'the answer to the last state', ct.proc
+    )
+    ct.ros.spin_for(0.1)
+    assert answered() == stamps
+
+
 # ---------------------------------------------------------------------------------------
 # floating base (/fb) and free flying (/ff)
 # ---------------------------------------------------------------------------------------

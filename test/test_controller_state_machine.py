@@ -968,3 +968,28 @@ TestControllerMachine.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def test_a_goals_point_index_is_the_point_followed_toward():
+    """
+    TrajectoryGoal.point_index: FollowJointTrajectory feedback's index, in the client's numbering.
+
+    MoveIt's first point at time 0 (the current state) is skipped but counted: the motion heads for
+    point 1 until its time, then point 2, and stays on the last one after the end.
+    """
+    c, clock = active_controller()
+    q0 = np.array([0.3, -0.4])
+    g = TrajectoryGoal.from_points(
+        ['shoulder', 'elbow'],
+        [(0.0, q0, [], []), (0.003, q0 + 0.001, [], []), (0.006, q0 + 0.002, [], [])],
+        start=clock.t + 0.002,
+    )
+    assert g.first == 1 and g.point_index(clock.t) == 1  # not started: its first point
+    c.submit(g, clock.t)
+    seen = []
+    for _ in range(12):
+        tick(c, clock, q0)
+        seen.append((round(clock.t - g.start_time, 6), g.point_index(clock.t)))
+    assert seen == [(round(k * 0.001 - 0.001, 6), 1 if k < 4 else 2) for k in range(12)], (
+        seen
+    )  # before the start and until 3 ms: point 1; from 3 ms on: point 2 (the last)

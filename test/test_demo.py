@@ -12,8 +12,9 @@ The embedded MuJoCo plant, the controller and the dynamics node as separate proc
   all-zero command within 0.3 s and nothing after it; the dynamics node answers a service call;
 - the outputs: three PNG plots per scenario, an MCAP bag per scenario that decodes with the
   message definitions it carries (re-read here), summary.json, and a closing OK line;
-- Foxglove replay: each bag's /tf (robot_state_publisher's transforms from the recorded joint
-  states, odom -> base link from the odometry) and /tf_static put every link where the core's
+- Foxglove replay: one odometry per recorded joint state (same stamps); each bag's /tf
+  (robot_state_publisher's transforms from the recorded joint states, odom -> base link from the
+  odometry) and /tf_static put every link where the core's
   forward kinematics puts it for the recorded state, to 1e-9; the shipped layout's plots name
   topics the bags have; an animated GIF of each motion.
 """
@@ -163,6 +164,13 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
             == topics[f'{ns}/joint_states'][1] + topics[f'{ns}/odom'][1]
         )
         assert topics[f'{ns}/odom'][1] > 3000
+        # one odometry per joint state, of the same stamp: the base pose of every replayed state
+        # (the recording of the state topics starts at their first common stamp; before it the
+        # recorder's subscriptions were still matching the sim's publishers)
+        bag = r['bag']
+        assert bag['joint_states_without_odometry'] == 0, bag
+        assert bag['odometry_without_joint_state'] == 0, bag
+        assert topics[f'{ns}/odom'][1] == topics[f'{ns}/joint_states'][1] == bag['joint_states']
         assert topics['/robot_description'] == ('std_msgs/String', 1)
         assert {t for t in plotted if t.startswith(ns + '/')} <= set(topics), (
             plotted,

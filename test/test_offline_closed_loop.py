@@ -213,4 +213,23 @@ def test_command_line(capsys, tmp_path):
     ]
     assert main([KUKA, '--set', 'mode=joint_space', '--duration', '0.1']) == 2
     assert 'mode must be one of' in capsys.readouterr().err
+
+
+def test_command_line_says_a_mode_without_reference_has_no_tracking_error(capsys):
+    """gravity_compensation holds no reference: no error of 0 against the hold it ignores."""
+    import warnings
+
+    from spart_ros.simulate import main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)  # no "Mean of empty slice" either
+        assert main([KUKA, '--set', 'mode=gravity_compensation', '--duration', '1.2']) == 0
+    out = capsys.readouterr().out
+    assert 'tracking error after' not in out and 'RMS' not in out, out
+    assert 'no tracking error: mode gravity_compensation follows no reference' in out, out
+    run = simulate(KUKA, {'mode': 'gravity_compensation'}, duration=0.05)
+    assert np.isnan(run.q_ref).all() and np.isnan(run.rms()).all()
+    assert run.controller.feedback() is None  # as its docstring says, for a mode without one
+    assert main([KUKA, '--duration', '0.3']) == 0
+    assert 'no tick after 1 s (--rms-after): no tracking error' in capsys.readouterr().out
     assert main(['--demo', 'nope']) == 2

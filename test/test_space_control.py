@@ -559,3 +559,46 @@ def test_bad_inputs_name_the_argument():
     b.add_joint('j', 'revolute', parent='base', child='ball', axis=[0, 0, 1])
     with pytest.raises(SingularModelError, match='H0'):
         FreeFloatingKinematics(b.build(), 'ball')
+
+
+def test_a_base_inertia_singular_only_to_rounding_is_refused_like_free_floating_kinematics():
+    """
+    Two point masses on a line: no inertia about the line, so H0 is singular.
+
+    At a generic attitude rounding leaves H0 invertible (cond ~1e16): the core's functions that
+    solve with H0 refuse it with SingularModelError, as FreeFloatingKinematics refuses the robot,
+    instead of returning an arbitrary spin about the line.
+    """
+    axis = np.array([0.3, 0.7, -0.2]) / np.linalg.norm([0.3, 0.7, -0.2])
+    b = core.RobotBuilder('two_point_masses_on_a_line')
+    b.add_link('base', mass=1.0, inertia=np.zeros((3, 3)))
+    b.add_link('ball', mass=1.0, inertia=np.zeros((3, 3)))
+    T = np.eye(4)
+    T[:3, 3] = 0.5 * axis
+    b.add_joint('slide', 'prismatic', parent='base', child='ball', axis=axis, origin=T)
+    robot = b.build()
+    with pytest.raises(SingularModelError, match='H0'):
+        FreeFloatingKinematics(robot, 'ball')
+    q, _ = np.linalg.qr(np.random.default_rng(1).normal(size=(3, 3)))
+    R0 = q * np.sign(np.linalg.det(q))
+    H = FastDynamics(robot).mass_matrix(R0, np.zeros(3), np.array([0.3]))
+    H0, H0m = H[:6, :6], H[:6, 6:]
+    assert np.linalg.cond(H0) > 1e14  # invertible to numpy: only rounding
+    J0, Jm = np.eye(6), np.ones((6, 1))
+    for call in (
+        lambda: core.base_reaction(H0, H0m, [1.0]),
+        lambda: core.base_reaction(H0, H0m, [0.0], h0=[1.0, 0, 0, 0, 0, 0]),
+        lambda: core.reaction_jacobian(H0, H0m),
+        lambda: core.generalized_jacobian(J0, Jm, H0, H0m),
+        lambda: core.reaction_null_space(H0, H0m),
+    ):
+        with pytest.raises(SingularModelError, match='H0 is singular.*smallest eigenvalue'):
+            call()
+    # a robot with inertia about every axis is not refused (the same masses, a rod's inertia)
+    b = core.RobotBuilder('rod')
+    b.add_link('base', mass=1.0, inertia=np.diag([1e-3, 1e-3, 1e-3]))
+    b.add_link('ball', mass=1.0, inertia=np.zeros((3, 3)))
+    b.add_joint('slide', 'prismatic', parent='base', child='ball', axis=axis, origin=T)
+    H = FastDynamics(b.build()).mass_matrix(R0, np.zeros(3), np.array([0.3]))
+    u0 = core.base_reaction(H[:6, :6], H[:6, 6:], [1.0])
+    np.testing.assert_allclose(H[:6, :6] @ u0, -H[:6, 6:] @ [1.0], atol=1e-12)

@@ -9,8 +9,13 @@ Symbolic models (spart_ros.symbolic) and analytic Jacobians (spart_ros.core.anal
 - g(q) from the potential energy equals the core's gravity forces;
 - the analytic Jacobian (numeric) equals finite differences of the Euler angles of the
   forward kinematics, for ZYX and XYZ, its derivative finite differences of it, the symbolic
-  one the numeric one; the representation singularity raises.
+  one the numeric one; the representation singularity raises;
+- the docs say what the code does: the default base pose (the URDF's world joint), codegen's
+  floating base.
 """
+
+from pathlib import Path
+import re
 
 from core_helpers import load_robot, random_rotation, random_state, run_chain
 import numpy as np
@@ -491,3 +496,60 @@ def test_symbolic_model_of_a_rotated_base_follows_the_core():
     np.testing.assert_allclose(
         m.evaluate(m.jacobian('link2'), q), J[:, 6:], rtol=1e-12, atol=1e-12
     )
+
+
+def test_the_default_base_pose_is_the_urdf_world_joint_as_documented():
+    """
+    Without ``base_pose`` the model takes the pose the URDF's world joint gives the base link.
+
+    (The identity without one), and its docs say so (issue 28 item 5: they said "default the
+    identity").
+    """
+    import inspect
+
+    from core_helpers import urdf_path
+    from spart_ros.core.base_state import base_from_link_frame
+    from spart_ros.core.urdf import robot_from_urdf
+    from spart_ros.symbolic import model as symbolic_model
+
+    text = Path(urdf_path('planar_two_link')).read_text()
+    world = (
+        '<link name="world"/><joint name="mount" type="fixed"><parent link="world"/>'
+        '<child link="ground"/><origin xyz="0.5 -0.2 1.0" rpy="0.3 0.2 -0.4"/></joint>'
+    )
+    mounted, _ = robot_from_urdf(
+        text.replace('<link name="ground">', world + '<link name="ground">')
+    )
+    assert not np.allclose(mounted.base_pose, np.eye(4))
+    m = SymbolicModel(mounted, simplify=False)
+    T = np.asarray(mounted.base_pose, dtype=float)
+    R0, r0, _ = base_from_link_frame(mounted, T[:3, :3], T[:3, 3])
+    np.testing.assert_allclose(np.array(m.R0, dtype=float), R0, atol=1e-12)
+    np.testing.assert_allclose(np.array(m.r0, dtype=float), r0, atol=1e-12)
+    planar = load_robot('planar_two_link')
+    assert planar.base_pose is None
+    plain = SymbolicModel(planar, simplify=False)
+    T = np.asarray(planar.base_link.T, dtype=float)
+    np.testing.assert_allclose(np.array(plain.R0, dtype=float), T[:3, :3], atol=1e-12)
+    docs = (
+        Path(__file__).resolve().parent.parent / 'docs' / 'symbolic_and_codegen.md'
+    ).read_text()
+    for text in (inspect.getdoc(symbolic_model), ' '.join(docs.split())):
+        assert 'world`` joint' in text or '`world` joint' in text, text[:300]
+        assert 'default the identity)' not in text
+
+
+def test_the_codegen_docs_name_every_quantity_and_both_bases():
+    """spart_ros.codegen's docstring: floating bases are generated (they were said refused)."""
+    from spart_ros import codegen
+    from spart_ros.codegen.generator import QUANTITIES
+
+    doc = ' '.join(codegen.__doc__.split())
+    assert 'floating base is refused' not in doc.lower()
+    assert "base='floating'" in doc and "base='fixed'" in doc
+    for quantity in QUANTITIES:
+        assert re.search(rf'\b{quantity}\b', doc), quantity
+    code = codegen.generate(
+        load_robot('SC_3DoF'), ['H', 'FID'], base='floating', language='python'
+    )
+    assert code.header['floating'] and 'floating_inverse_dynamics' in ''.join(code.files.values())

@@ -7,7 +7,8 @@ installable here) and the INSTALLED nodes: spart_sim in lockstep and spart_contr
 two-link arm in gravity.  An action client in this process sends goals as MoveIt would; what
 the robot did is read from the sim's joint states, not from the nodes' reports:
 
-- a goal executes: accepted, feedback (desired, actual, error of the command joints), success
+- a goal executes: accepted, feedback (desired, actual, error of the command joints, the index
+  of the point followed toward), success
   (SUCCESSFUL) once within its goal tolerance, the arm at the last point;
 - a path tolerance the motion cannot keep: aborted with PATH_TOLERANCE_VIOLATED, the arm held
   where it was (it does not go on to the target);
@@ -177,6 +178,38 @@ def arm():
         ros.close()
 
 
+def test_the_test_only_definition_is_the_published_one():
+    """control_msgs 6.3.0 and later: the feedback's fields, types and order (index included)."""
+    fields = FollowJointTrajectory.Feedback.get_fields_and_field_types()
+    assert list(fields.items()) == [
+        ('header', 'std_msgs/Header'),
+        ('joint_names', 'sequence<string>'),
+        ('desired', 'trajectory_msgs/JointTrajectoryPoint'),
+        ('actual', 'trajectory_msgs/JointTrajectoryPoint'),
+        ('error', 'trajectory_msgs/JointTrajectoryPoint'),
+        ('index', 'int32'),
+        ('multi_dof_joint_names', 'sequence<string>'),
+        ('multi_dof_desired', 'trajectory_msgs/MultiDOFJointTrajectoryPoint'),
+        ('multi_dof_actual', 'trajectory_msgs/MultiDOFJointTrajectoryPoint'),
+        ('multi_dof_error', 'trajectory_msgs/MultiDOFJointTrajectoryPoint'),
+        ('multi_dof_index', 'int32'),
+    ]
+    goal = FollowJointTrajectory.Goal.get_fields_and_field_types()
+    assert list(goal) == [
+        'trajectory',
+        'multi_dof_trajectory',
+        'path_tolerance',
+        'component_path_tolerance',
+        'goal_tolerance',
+        'component_goal_tolerance',
+        'goal_time_tolerance',
+    ]
+    assert list(FollowJointTrajectory.Result.get_fields_and_field_types()) == [
+        'error_code',
+        'error_string',
+    ]
+
+
 def test_a_goal_executes_with_feedback_and_succeeds(arm):
     assert f'FollowJointTrajectory action server on {ACTION}' in arm.controller.output()
     q0 = arm.q()
@@ -208,6 +241,9 @@ def test_a_goal_executes_with_feedback_and_succeeds(arm):
             atol=1e-12,
         )
         assert len(m.desired.accelerations) == 2
+    # index: the point followed toward (0 until 0.5 s, then 1, the last), as JTC fills it
+    assert [m.index for m in fb] == [int(seconds(m.desired.time_from_start) >= 0.5) for m in fb]
+    assert {m.index for m in fb} == {0, 1} and all(m.multi_dof_index == 0 for m in fb)
     desired = np.array([m.desired.positions for m in fb])
     away = np.abs(desired - target).max(axis=1)
     print(

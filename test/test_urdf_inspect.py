@@ -9,6 +9,7 @@ import pytest
 from spart_ros import inspect as report_cli
 
 LOADING = os.path.join(TEST_DIR, 'data', 'urdf', 'loading')
+ROOT = os.path.dirname(TEST_DIR)
 REPO = os.path.dirname(TEST_DIR)
 
 
@@ -170,3 +171,14 @@ def test_workspace_bad_arguments(capsys, tmp_path):
         '10',
     )
     assert code == 1 and 'ERROR: --workspace' in out
+
+
+def test_a_folder_is_named_as_a_folder_with_its_urdf_files(capsys, tmp_path):
+    urdf = os.path.join(ROOT, 'urdf')
+    code, out = run(capsys, urdf)
+    assert code == 1 and 'is a folder, not a URDF file' in out, out
+    for name in sorted(os.listdir(urdf)):
+        assert os.path.join(urdf, name) in out  # every URDF/xacro file there, to pick from
+    (tmp_path / 'notes.txt').write_text('no robot here')
+    code, out = run(capsys, str(tmp_path))
+    assert code == 1 and 'is a folder' in out and 'holds no .urdf or .xacro file' in out

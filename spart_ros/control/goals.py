@@ -190,6 +190,21 @@ class TrajectoryGoal:
     def done(self):
         return self.status in DONE
 
+    def point_index(self, t):
+        """
+        Return the index of the point followed toward at control time ``t``.
+
+        In the client's numbering (a skipped first point at time 0 counted: ``first``): the point
+        the current segment ends at, the first one before it is reached, the last one from its
+        time on (FollowJointTrajectory feedback's ``index``, "the currently used point from
+        trajectory.points"). ``first`` before the goal starts.
+        """
+        if self.start_time is None:
+            return self.first
+        # half a nanosecond: stamps are integer nanoseconds, seconds in floats are not exact
+        k = int(np.searchsorted(self.times, t - self.start_time + 5e-10, side='right'))
+        return self.first + min(k, len(self.times) - 1)
+
     def _finish(self, status, message='', code=None):
         if not self.done:
             self.status, self.message = status, message

@@ -13,16 +13,18 @@ mathematics; every mode of the controller, joint-space (:mod:`.effort_laws`) and
   ``references`` (names :meth:`Law.set_reference` takes), ``holds_position`` (a hold of the
   measured joint pose is defined: activation and a tracking fault hold it; else a fault sends
   one zero command and stops), ``interfaces`` (the command interfaces it can output);
-- ``build(mode, dynamics, settings)`` makes it for a robot's fast path (``dynamics``: a
+- ``build(mode, dynamics, settings, gains)`` makes it for a robot's fast path (``dynamics``: a
   :class:`~spart_ros.core.fast.FastDynamics` in the robot's independent joint coordinates,
-  whose ``gravity`` the law uses) and a :class:`~spart_ros.control.settings.ControllerSettings`;
+  whose ``gravity`` the law uses), a :class:`~spart_ros.control.settings.ControllerSettings`
+  and the per-joint :class:`~spart_ros.control.effort_laws.Gains` in the fast path's coordinates;
 - ``command(state, joint_reference, t, dt)`` -> :data:`LawOutput`, once per tick;
 - ``reset()`` forgets what the law integrates (after a halt), ``clear_references()`` also the
-  references it keeps (on activation), ``apply_settings(settings)`` takes new run-time
+  references it keeps (on activation), ``apply_settings(settings, gains)`` takes new run-time
   settings (gains) between two ticks.
 
 A new mode is one class (a subclass of :class:`Law`) plus one entry in
-:data:`spart_ros.control.modes.MODES`.
+:data:`spart_ros.control.modes.MODES`, or, from another package, one entry point of the group
+``spart_ros.modes`` (docs/controller.md, "Adding a mode").
 
 State in: ``state.base`` with ``R_b`` (3, 3), ``p_b`` (3,): pose of the URDF base link frame b in
 the world, ``v_b``, ``w_b`` (3,): its twist expressed in b (REP 105, nav_msgs/Odometry);
@@ -65,9 +67,9 @@ class Law:
     notes = ()  # warnings raised while building (for a node's log)
 
     @classmethod
-    def build(cls, mode, dynamics, settings):
+    def build(cls, mode, dynamics, settings, gains=None):
         """
-        Build the law of ``mode`` for ``dynamics`` and ``settings``.
+        Build the law of ``mode`` for ``dynamics``, ``settings`` and ``gains``.
 
         InputError naming a bad setting.
         """
@@ -109,8 +111,12 @@ class Law:
             f'reference {name!r}: mode {self.mode} takes {list(self.references) or "none"}'
         )
 
-    def apply_settings(self, settings):
-        """Take the run-time settings (gains, timeouts) of ``settings`` from the next tick on."""
+    def apply_settings(self, settings, gains=None):
+        """
+        Take the run-time settings (gains, timeouts) of ``settings`` from the next tick on.
+
+        ``gains``: the :class:`~spart_ros.control.effort_laws.Gains` of the new settings.
+        """
 
 
 class BaseFrames:

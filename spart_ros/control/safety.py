@@ -25,7 +25,15 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['CommandGate', 'clamp_efforts', 'effort_limits', 'COMMAND', 'ZERO', 'SILENT']
+__all__ = [
+    'CommandGate',
+    'all_finite',
+    'clamp_efforts',
+    'effort_limits',
+    'COMMAND',
+    'ZERO',
+    'SILENT',
+]
 
 COMMAND, ZERO, SILENT = 'command', 'zero', 'silent'
 
@@ -51,6 +59,16 @@ def effort_limits(joints, limits_by_name, override=()):
     if np.any(np.isnan(limits)) or np.any(limits <= 0):
         raise InputError(f'effort_limits: every limit must be > 0, got {limits.tolist()}')
     return limits
+
+
+def all_finite(a, zeros):
+    """
+    Return whether every value of the vector ``a`` is finite, in one dot product.
+
+    ``zeros``: zeros of ``a``'s length.  a . 0 is NaN when one value is NaN or infinite, else 0 (a
+    tenth of the cost of ``isfinite(a).all()`` on a short vector: it runs at every tick).
+    """
+    return np.dot(a, zeros) == 0.0
 
 
 def clamp_efforts(efforts, limits, out=None):

@@ -96,7 +96,7 @@ class ControllerSettings:
     """
     Every setting of a controller (see the module docstring; units SI, angles rad).
 
-    Structural: ``mode`` (a key of :data:`spart_ros.control.modes.MODES`), ``floating`` (the
+    Structural: ``mode`` (:func:`spart_ros.control.modes.mode_names`), ``floating`` (the
     inputs carry a moving base state: odometry), ``command_joints`` (the effort controller's
     joints in its order; empty = :func:`spart_ros.core.mimic.command_joints`), ``event_driven``
     (one command per new joint-state stamp; False: ticks on a timer), ``joint_dynamics`` (the
@@ -185,11 +185,9 @@ class ControllerSettings:
 
         Checks that need no model; :meth:`Controller.configure` checks the rest against the model.
         """
-        from .modes import MODES
+        from .modes import mode_class
 
-        if self.mode not in MODES:
-            raise InputError(f'mode must be one of {sorted(MODES)}, got {self.mode!r}')
-        law = MODES[self.mode]
+        law = mode_class(self.mode)  # InputError naming the modes
         if (law.base == 'floating') != bool(self.floating):
             raise InputError(
                 f'mode {self.mode} needs base: {law.base} (got base: '

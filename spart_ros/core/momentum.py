@@ -56,14 +56,53 @@ def _joint_rates(um, H0m):
 # computation and its arguments if a result overflows.
 
 
-def solve_base(H0, rhs, where, inputs):
+#: H0 scaled to a unit diagonal with a smallest eigenvalue below this is singular (the criterion
+#: of spart_ros.core.invertibility, which FreeFloatingKinematics applies to the robot)
+SINGULAR = 1e-10
+
+
+def singular_base_inertia(H0):
+    """
+    Return why the locked-system inertia ``H0`` (6, 6, numeric) is singular, or ''.
+
+    Singular also when only rounding keeps it from being so (two point masses on a line: no
+    inertia about the line, cond ~1e17): scaled to a unit diagonal, its smallest eigenvalue is
+    below :data:`SINGULAR` (or a diagonal entry is not positive).
+    """
+    d = np.diagonal(H0)
+    names = ('wx', 'wy', 'wz', 'vx', 'vy', 'vz')
+    if not np.all(d > 0):
+        zero = [names[k] for k in range(6) if not d[k] > 0]
+        return f'its diagonal is not positive for the base motion {zero}'
+    s = 1.0 / np.sqrt(d)
+    with chk.quiet():
+        smallest = np.linalg.eigvalsh(H0 * s[:, None] * s[None, :])[0]
+    if not smallest >= SINGULAR:
+        return (
+            f'scaled to a unit diagonal its smallest eigenvalue is {smallest:.3g} '
+            f'(< {SINGULAR:g}: a base motion moves no mass, e.g. a spin about the line of point '
+            'masses)'
+        )
+    return ''
+
+
+def solve_base(H0, rhs, where, inputs, check=True):
     """
     H0^-1 rhs: ``H0`` (6, 6) the locked-system inertia (SPD unless the robot has no mass).
 
     ``rhs`` (6,) or (6, k) numeric. InputError naming H0 if it is symbolic (a solve needs numbers),
-    SingularModelError if singular, an overflow error naming ``inputs``.
+    SingularModelError if singular (``check``: also when only rounding makes it invertible:
+    :func:`singular_base_inertia`; False for a caller that checked the robot once, as
+    FreeFloatingKinematics does with :func:`~spart_ros.core.invertibility.check_invertible`), an
+    overflow error naming ``inputs``.
     """
     H0 = chk.numeric('H0', H0, f'{where} (a linear solve)')
+    why = singular_base_inertia(H0) if check else ''
+    if why:
+        raise SingularModelError(
+            f'{where}: H0 is singular: {why}; a floating base needs a system with mass and '
+            'inertia about every axis'
+        )
     try:
         with chk.quiet():
             out = np.linalg.solve(H0, rhs)

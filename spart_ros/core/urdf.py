@@ -103,6 +103,8 @@ def _load_text(source):
         raise URDFError(
             'the robot description is empty (expected URDF text, bytes or a file path)'
         )
+    if os.path.isdir(path):
+        raise URDFError(_folder_message(path))
     if not os.path.isfile(path):
         hint = (
             ' (it has leading or trailing whitespace)'
@@ -116,6 +118,21 @@ def _load_text(source):
     except OSError as err:
         raise URDFError(f'{path}: cannot read the file: {err}') from None
     return _decode(data, path), path, path
+
+
+def _folder_message(path):
+    """Return the error for a folder given as a URDF: what it holds that could be meant."""
+    names = sorted(
+        n
+        for n in os.listdir(path)
+        if n.endswith(('.urdf', '.xacro')) and os.path.isfile(os.path.join(path, n))
+    )
+    if not names:
+        return f'{path!r} is a folder, not a URDF file, and it holds no .urdf or .xacro file'
+    return (
+        f'{path!r} is a folder, not a URDF file: give one of its URDF/xacro files: '
+        + ', '.join(os.path.join(path, n) for n in names)
+    )
 
 
 def _expand_xacro(text, label, path, xacro_args):

@@ -13,6 +13,11 @@ what makes a node start fast.  Nothing is done when that file exists already (an
 with the same sources, Python, NumPy and CPU); concurrent builds of one folder wait for each
 other.  Needs numba, a C compiler and Python's headers; :mod:`.compiled` runs this on first use
 when no build is found.
+
+``numba.pycc`` is pending deprecation in numba (since 0.57), to be removed once its replacement
+exists; there is no other supported ahead-of-time path yet.  numba is pinned
+(requirements.txt), only that notice is silenced here, and a numba without ``numba.pycc`` is
+refused naming the plan (DEVELOPERS.md, "The compiled kernels and numba.pycc").
 """
 
 import argparse
@@ -28,8 +33,19 @@ import time
 import warnings
 
 import numba
-from numba.pycc import CC
-from numba.pycc.platform import Toolchain
+from numba.core.errors import NumbaPendingDeprecationWarning
+
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)  # pycc's notice (planned)
+    try:
+        from numba.pycc import CC
+        from numba.pycc.platform import Toolchain
+    except ImportError as err:
+        raise ImportError(
+            f'numba {numba.__version__} has no numba.pycc ({err}): the compiled kernels are built '
+            'with it; install the numba pinned in requirements.txt (DEVELOPERS.md, "The compiled '
+            'kernels and numba.pycc": the plan for its replacement)'
+        ) from None
 
 from . import kernels
 from .exports import EXPORTS, HERE, library_name
@@ -61,7 +77,8 @@ def build(output=HERE, force=False, verbose=False):
                     getattr(kernels, kernel).py_func
                 )
             with warnings.catch_warnings():
-                warnings.simplefilter('ignore')  # numba.pycc's pending-deprecation notice
+                # numba.pycc's pending-deprecation notice only: any other warning is shown
+                warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)
                 cc.compile()
             seconds = time.perf_counter() - start
             with open(os.path.join(work, name + '.json'), 'w') as f:

@@ -34,7 +34,7 @@ from .robot_inputs import guarded, INPUT_PARAMETERS, RobotInputs
 from .runner import run_node
 from .throttle import LogLimiter
 from ..control.controller import ControlInputs, Controller, FAULT, INACTIVE, UNCONFIGURED
-from ..control.modes import accepts_pose_goals, MODES
+from ..control.modes import accepts_pose_goals, mode_class
 from ..control.settings import RUN_TIME
 from ..core.errors import SpartError
 
@@ -133,7 +133,7 @@ class ControllerNode(LifecycleNode):
         self.io = ControllerIO(
             self,
             p,
-            MODES[settings.mode].reference_names(settings.mode),
+            mode_class(settings.mode).reference_names(settings.mode),
             self.inputs.guard,
             pose_goals=accepts_pose_goals(settings.mode),
         )

@@ -14,7 +14,8 @@ carries goals in and results and feedback out:
   outside the URDF limits, a tolerance is invalid, the trajectory ends before it came, or it
   carries a multi-DOF trajectory; accepted, it replaces whatever ran, from the reference followed
   then (no jump; the replaced goal is aborted with INVALID_GOAL, as JTC documents);
-- feedback (desired, actual and error of the command joints at the last command) at the
+- feedback (desired, actual and error of the command joints at the last command; ``index``: the
+  goal's point followed toward, in its numbering, as JointTrajectoryController reports it) at the
   controller's ``status_rate``;
 - a cancel holds the current reference (the result: canceled, SUCCESSFUL); a path tolerance
   violation aborts with PATH_TOLERANCE_VIOLATED (and a tracking fault too), a goal tolerance not
@@ -240,6 +241,8 @@ class TrajectoryActionServer:
                 d.time_from_start = _duration(fb.t - goal.start_time)
             msg.actual.positions, msg.actual.velocities = q[cols].tolist(), qd[cols].tolist()
             msg.error.positions, msg.error.velocities = e[cols].tolist(), ed[cols].tolist()
+            if hasattr(msg, 'index'):  # control_msgs 6.3.0 and later
+                msg.index = goal.point_index(fb.t)
             entry.handle.publish_feedback(msg)
 
     def destroy(self):

@@ -31,6 +31,7 @@ from collections import namedtuple
 from dataclasses import dataclass, field
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -141,9 +142,16 @@ class ClosedLoopRun:
         return self.q_ref - self.q
 
     def rms(self, start=-np.inf, end=np.inf):
-        """RMS tracking error per joint (n,) over the ticks with start <= t <= end."""
+        """
+        RMS tracking error per joint (n,) over the ticks with start <= t <= end.
+
+        NaN where there was no joint reference (a mode that follows none, or end-effector
+        references).
+        """
         e = self.tracking_error()[(self.t >= start) & (self.t <= end)]
-        return np.sqrt(np.nanmean(e * e, axis=0))
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', RuntimeWarning)  # all NaN: no reference, NaN
+            return np.sqrt(np.nanmean(e * e, axis=0))
 
     def cpu_per_simulated_second(self):
         return self.cpu_seconds / max(self.duration, 1e-12)

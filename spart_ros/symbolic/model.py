@@ -7,7 +7,8 @@ code the numeric results come from), on the robot with its numbers made exact
 (:mod:`.exact`), or on a symbolic robot built with RobotBuilder, and simplifies every result
 (:mod:`.simplify`; ``simplify=False`` skips it).  Conventions are the core's: joint symbols in
 SPART's q_id order, the base CoM frame fixed at R0, r0 (from ``base_pose``, the URDF base link
-frame in the inertial frame, default the identity), Jacobians and poses in the inertial frame.
+frame in the inertial frame (4x4); default: the pose the URDF's ``world`` joint gives the base link
+(``robot.base_pose``), else the identity), Jacobians and poses in the inertial frame.
 """
 
 import numpy as np

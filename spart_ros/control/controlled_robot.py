@@ -1,0 +1,220 @@
+"""
+The robot as a controller commands it: its mode's law for the model, and the joints it drives.
+
+Pure Python, no ROS.  A :class:`ControlledRobot` is made once per robot model (a new
+robot_description is a new one) from the controller's settings: the law of the mode
+(:func:`spart_ros.control.modes.build_law`, warmed up), the command joints and their columns in
+the model's coordinates, the effort limits (the URDF's, or ``effort_limits``), the position
+limits, the per-joint settings (gains, ``max_tracking_error``, the default goal tolerances) and,
+when a pose goal needs it, the end effector's inverse kinematics.  It turns a law's output into
+the command: the command joints' values, refused when not finite, clamped to the limits.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from .effort_laws import Gains
+from .goals import GoalError, INVALID_JOINTS
+from .law import BaseFrames
+from .modes import build_law
+from .safety import all_finite, clamp_efforts, effort_limits
+from .settings import GAINS
+from .tolerances import default_tolerances
+from .trajectory import Reference
+from ..core.connectivity import leaf_links
+from ..core.errors import InputError
+from ..core.inverse_kinematics import InverseKinematics
+from ..core.mimic import command_joints as default_command_joints
+
+__all__ = ['ControlledRobot']
+
+
+class ControlledRobot:
+    """
+    The law of ``settings.mode`` for ``robot``, and the command joints (module docstring).
+
+    ``robot``: core Robot; ``dynamics``: its fast path in independent coordinates (built when
+    None, with ``settings.joint_dynamics``); ``hardware``: the URDF's ``<ros2_control>`` tags,
+    whose effort joints are the default command joints; ``notify(level, key, text)``: where the
+    law's notes go.  InputError naming what does not fit (a command joint the model does not
+    have, a setting, dynamics built otherwise than the settings say).
+
+    Attributes: ``robot``, ``dynamics``, ``law``, ``frames`` (its
+    :class:`~spart_ros.control.law.BaseFrames`); ``q_names`` (n,) the model's coordinates,
+    ``joint_names`` (m,) the command joints, ``index`` (m,) their columns; ``lower``, ``upper``
+    (n,) position limits; ``limits`` (m,) effort (or, for a velocity law, no) limits;
+    ``max_error`` (n,) ``max_tracking_error`` per coordinate (inf: unchecked), ``fault_check``
+    (whether any is checked); ``tolerances``, the default goal tolerances
+    (:func:`~spart_ros.control.tolerances.default_tolerances`).
+    """
+
+    def __init__(self, settings, robot, dynamics=None, hardware=(), notify=None):
+        from ..core.fast.mimic import fast_dynamics
+
+        s = settings
+        if dynamics is None:
+            dynamics = fast_dynamics(robot, joint_dynamics=s.joint_dynamics)
+        elif robot.declares_joint_dynamics and dynamics.joint_dynamics != bool(s.joint_dynamics):
+            raise InputError(
+                f'joint_dynamics is {s.joint_dynamics} but the dynamics given to the controller '
+                f"{'adds' if dynamics.joint_dynamics else 'leaves out'} the joints' damping, "
+                'friction and armature: build it with fast_dynamics(robot, joint_dynamics=...) to '
+                'match'
+            )
+        q_names = list(robot.coordinates.names)
+        names = list(s.command_joints) or default_command_joints(robot, hardware)
+        index = {n: k for k, n in enumerate(q_names)}
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            followers = list(robot.coordinates.followers)
+            raise InputError(
+                f'command_joints {unknown} are not moving joints of the model {robot.name!r} '
+                f'({q_names}'
+                + (f'; mimic joints {followers} follow their leaders' if followers else '')
+                + ')'
+            )
+        per, gains, limits = _per_joint(s, names, q_names, robot)
+        law = build_law(s.mode, dynamics, s, gains)
+        _warm_up(law, len(q_names))
+        for note in getattr(law, 'notes', ()):
+            if notify is not None:
+                notify('warning', ('note', note), f'{s.mode}: {note}')
+        if law.interface == 'velocity':
+            limits = np.full(len(names), np.inf)  # the law bounds the joint rates itself
+        joints = {j.name: j.limits for j in robot.joints}
+        self.robot, self.dynamics, self.law = robot, dynamics, law
+        self.frames = BaseFrames(robot)  # the base pose in SPART's terms (pose goals)
+        self._ik = None
+        self.q_names = q_names
+        self.joint_names = names
+        self.index = np.array([index[n] for n in names], dtype=np.intp)
+        self.every_joint = bool(np.array_equal(self.index, np.arange(len(q_names))))
+        self.zero = np.zeros(len(names))  # the stop command; also the finite check's zeros
+        self._values = np.zeros(len(names))
+        self.lower = np.array([joints[q].lower for q in q_names], dtype=float)
+        self.upper = np.array([joints[q].upper for q in q_names], dtype=float)
+        self._set_limits(limits, per, s)
+
+    def _set_limits(self, limits, per, settings):
+        self.limits, self._minus_limits = limits, -limits
+        self.max_error = _full(
+            per['max_tracking_error'], np.inf, self.index, len(self.q_names), zero_means=np.inf
+        )
+        self.fault_check = self.law.follows == 'joint_trajectory' and bool(
+            np.isfinite(self.max_error).any()
+        )
+        self.tolerances = default_tolerances(
+            len(self.q_names),
+            self.index,
+            per['path_tolerance'],
+            per['goal_tolerance'],
+            settings.stopped_velocity_tolerance,
+            settings.goal_time,
+        )
+
+    def apply_settings(self, settings):
+        """Take new run-time settings (checked already): the law's gains, limits, tolerances."""
+        per, gains, limits = _per_joint(settings, self.joint_names, self.q_names, self.robot)
+        self.law.apply_settings(settings, gains)
+        self._set_limits(
+            limits if self.law.interface != 'velocity' else self.limits, per, settings
+        )
+
+    def command_values(self, values):
+        """
+        Return the command (m,) from a law's ``values`` (n,) in the model's coordinates.
+
+        The command joints' values, clamped to ``limits`` (this object's buffer, overwritten by
+        the next call). InputError naming the joint when one is not finite: the law failed.
+        """
+        values = values if self.every_joint else values[self.index]
+        if not all_finite(values, self.zero):
+            clamp_efforts(values, self.limits)  # raises, naming the joint
+        return np.clip(values, self._minus_limits, self.limits, out=self._values)
+
+    def columns(self, joint_names):
+        """
+        Return where the moving joints ``joint_names`` are in the model's coordinates (intp).
+
+        GoalError (INVALID_JOINTS) naming the unknown ones.
+        """
+        index = {n: k for k, n in enumerate(self.q_names)}
+        bad = [n for n in joint_names if n not in index]
+        if bad:
+            raise GoalError(
+                f'joint_names {list(joint_names)} must be distinct moving joints of '
+                f'the model ({self.q_names}); unknown: {bad}',
+                INVALID_JOINTS,
+            )
+        return np.array([index[n] for n in joint_names], dtype=np.intp)
+
+    def inverse_kinematics(self, settings):
+        """
+        Return the fixed-base IK of the settings' end effector (``ee_link``, ``ee_offset``).
+
+        Built once per model (on its own fast-path workspace).
+        """
+        if self._ik is None:
+            self._ik = InverseKinematics(
+                self.robot,
+                settings.ee_link or leaf_links(self.robot)[0],
+                list(settings.ee_offset),
+                fast=self.dynamics.new_workspace(),
+            )
+        return self._ik
+
+
+def _per_joint(s, names, q_names, robot):
+    """(per-joint settings, Gains in model coordinates, effort limits (m,))."""
+    per = s.per_joint(names)
+    cols = [q_names.index(n) for n in names]
+    full = {key: _full(per[key], per[key][0], cols, len(q_names)) for key in GAINS}
+    gains = Gains(
+        len(q_names),
+        full['kp'],
+        full['kd'],
+        full['ki'],
+        full['integral_limit'],
+        full['impedance_stiffness'],
+        full['impedance_damping'],
+    )
+    urdf = {j.name: j.limits.effort for j in robot.joints}
+    limits = effort_limits(names, urdf, per['effort_limits'] if 'effort_limits' in per else ())
+    return per, gains, limits
+
+
+def _full(values, other, cols, n, zero_means=None):
+    """
+    Spread the per command joint ``values`` to (n,) per model coordinate.
+
+    Command joint k at ``cols[k]``, ``other`` elsewhere; 0 -> ``zero_means``.
+    """
+    out = np.full(n, float(other))
+    out[cols] = values
+    if zero_means is not None:
+        out[out == 0] = zero_means
+    return out
+
+
+def _warm_up(law, n):
+    """
+    One computation on a neutral state.
+
+    That the first tick does not pay for loading the fast path's kernels of this call (hundreds of
+    milliseconds on a busy machine: the watchdog would stop a robot just handed over by its
+    brakes).
+    """
+    z3, zq = np.zeros(3), np.zeros(n)
+    state = SimpleNamespace(
+        base=SimpleNamespace(R_b=np.eye(3), p_b=z3, v_b=z3, w_b=z3), q=zq, qd=zq
+    )
+    try:
+        if law.follows == 'end_effector':
+            law.command(state, None, 0.0, 0.0, None)
+        else:
+            law.command(state, Reference(zq, zq, zq), 0.0, 0.0)
+    # a neutral state a law cannot take (a singular pose) warms nothing
+    except Exception:  # noqa: BLE001
+        pass
+    law.clear_references()
