@@ -3,14 +3,16 @@ Damped least squares (the damped pseudo-inverse) with singular-region damping.
 
 Joint-rate bounds.
 
-x = A# b with A# = V diag(s_i / (s_i^2 + lambda^2)) U' minimizes |A x - b|^2 + lambda^2 |x|^2.
+x = A# b with A# = V diag(s_i / (s_i^2 + lambda^2)) U' minimizes ``|A x - b|^2`` + lambda^2
+``|x|^2``.
 Away from singularities lambda = 0 (exact pseudo-inverse, exact tracking); inside the
 singular region (smallest singular value s_min below ``singular_region``) the damping rises
 smoothly to ``damping`` (Nakamura and Hanafusa; Chiaverini 1997):
 
     lambda^2 = (1 - (s_min / singular_region)^2) damping^2   if s_min < singular_region
 
-so |x| <= |b| / (2 lambda) near the singularity instead of |b| / s_min.  ``damping`` and
+so ``|x|`` <= ``|b|`` / (2 lambda) near the singularity instead of ``|b|`` / s_min.  ``damping``
+and
 ``singular_region`` are in the units of A's singular values (m per rad for position rows of a
 Jacobian), or with ``relative=True`` fractions of A's largest singular value (for matrices with
 no natural scale, e.g. the base reaction G = -H0^-1 H0m, whose size is the arm-to-base mass
@@ -70,7 +72,8 @@ def bound_joint_rates(qd, max_rates):
     """
     (qd scaled, scale).
 
-    ``qd`` (n,) times the largest scale <= 1 that keeps every |qd_i| <= max_rates_i (n,) (inf = no
+    ``qd`` (n,) times the largest scale <= 1 that keeps every ``|qd_i|`` <= max_rates_i (n,) (inf
+    = no
     bound). Scaling the whole vector keeps the direction, so the end effector slows down along its
     path instead of leaving it.
     """

@@ -36,7 +36,7 @@ H^-1 J')^-1 (Khatib), mass-weighted gains ``nullspace_stiffness`` k_ns [1/s^2] a
 ``nullspace_damping`` d_ns [1/s] (negative = 2 sqrt(k_ns)).  At rest under an external wrench w
 at the end effector the deflection is x - x_d = K^-1 w on the task rows (the null space term
 cannot push on the task: J#' N' = 0); with k_ns = 0 and a constant reference the energy 1/2 qd'
-H qd + 1/2 e_p' K_p e_p + 1/2 k_r |rotvec|^2 never grows (isotropic rotational stiffness k_r;
+H qd + 1/2 e_p' K_p e_p + 1/2 k_r ``|rotvec|^2`` never grows (isotropic rotational stiffness k_r;
 the mass-weighted null space damping N' H is positive semi-definite).  No Coriolis compensation:
 it would break that passivity.
 

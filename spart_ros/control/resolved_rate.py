@@ -13,7 +13,7 @@ Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
   kernel and y minimizing the base's own kinetic energy
   T0 = 1/2 u0' blkdiag(I_base, m_base I3) u0 with u0 = H0^-1 h0 + G qd (momentum
   conservation; I_base about the base CoM in the base frame, constant because u0's angular
-  part is in the base frame), regularized: y minimizes |W u0|^2 + lambda^2 |y|^2
+  part is in the base frame), regularized: y minimizes ``|W u0|^2`` + lambda^2 ``|y|^2``
   (W' W = blkdiag(I_base, m_base I3)) with lambda = ``energy_damping`` times the largest
   singular value of W G N.  Without it a null-space direction that barely moves the base (a
   wrist roll) would be driven at hundreds of rad/s to cancel the last micro-joules, and the

@@ -15,7 +15,7 @@ for the sequences of SPART's attitude helpers, angles = [phi, theta, psi] about 
 R the active rotation of the link CoM frame (SPART's RL).  Both sequences have their
 representation singularity (gimbal lock) at theta = +-pi/2, cos(theta) = 0, where
 T is singular and the angle rates are undefined: the numeric functions raise
-:class:`RepresentationSingularityError` when |cos(theta)| < ``SINGULARITY_TOL`` (rates would be
+:class:`RepresentationSingularityError` when ``|cos(theta)|`` < ``SINGULARITY_TOL`` (rates would be
 amplified by more than 1e6).  T^-1 is written with the entries of R (no arctangent), so the
 functions work on sympy expressions too (no check there: the docstring is the warning).
 """

@@ -11,7 +11,7 @@ tf_transformations.quaternion_matrix.
 Every public function checks its arguments (spart_ros.core._checks): real,
 finite, of the right shape; a DCM or rotation argument must be orthonormal
 (R'R = I within 1e-3, det > 0); a quaternion or rotation axis must be non-zero
-and is normalized when | |q|^2 - 1 | <= 0.01 (the tolerance tf2 applies to ROS
+and is normalized when ``| |q|^2 - 1 | <= 0.01`` (the tolerance tf2 applies to ROS
 quaternions), an InputError beyond.  Symbolic (sympy) arguments get the shape
 checks only.  The underscored twins skip the checks, for the library's inner loops.
 """
@@ -254,7 +254,7 @@ def quaternion_from_ros(x, y, z, w):
     """
     Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w).
 
-    Normalized when | |q|^2 - 1 | <= 0.01 (tf2's tolerance); InputError for a
+    Normalized when ``| |q|^2 - 1 | <= 0.01`` (tf2's tolerance); InputError for a
     zero, non-finite or farther-from-unit quaternion.
     """
     q = np.array(

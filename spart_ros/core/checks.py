@@ -24,7 +24,7 @@ what was given, so that a ROS node can pass it on unchanged.  The rules:
   a float32 round trip or an integrator's intermediate stage passes, a scale, shear or
   reflection of 0.1 % or more does not.
 - quaternions and rotation axes: non-zero; normalized when
-  | |q|^2 - 1 | <= ``QUATERNION_TOL`` (0.01, the test tf2 applies to ROS
+  ``| |q|^2 - 1 | <= QUATERNION_TOL`` (0.01, the test tf2 applies to ROS
   quaternions), an error beyond.
 - link ids: ints (Python or numpy, not bool) in 0..n, or link names (of any robot model:
   only ``n_links_joints`` and ``link_index`` are used).
@@ -443,7 +443,8 @@ def unit_vector(name, x, n, what):
     """
     Return a length-``n`` vector of unit norm.
 
-    Normalized when 1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL (returned as given when already unit to
+    Normalized when ``1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL`` (returned as given when already
+    unit to
     rounding), InputError when zero or farther from unit. Symbolic vectors are returned unchanged.
     """
     a = vector(name, x, n)

@@ -32,7 +32,7 @@ MuJoCo's ``frictionloss`` is a constraint, not F sgn_v(qd): a sliding joint gets
 exactly (the constraint force saturates at F), a joint at rest is held by up to F (static
 friction: it stays at rest under a smaller effort), and near zero velocity the force is
 whatever the soft constraint solver finds.  The core's model and MuJoCo's therefore agree for
-|qd| >> v and differ near zero velocity (checked in test/test_joint_friction.py).
+``|qd|`` >> v and differ near zero velocity (checked in test/test_joint_friction.py).
 """
 
 from collections.abc import Mapping

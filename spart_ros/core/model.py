@@ -12,6 +12,7 @@ joints get joint-variable ids ``q_id`` 1..n_q in the same order, fixed joints
 ``q_id = -1``.
 
 Frames stored in the model (all 4x4 homogeneous transforms):
+
 - ``base_link.T``: the base CoM ("inertial") frame in the URDF base link frame.
 - ``joints[i].T``: joint i's frame in its parent link's CoM frame.
 - ``links[i].T``: link i's CoM frame in its parent joint's frame (= the URDF
