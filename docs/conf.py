@@ -32,7 +32,7 @@ os.environ.setdefault('SPART_DOCS_ROOT', str(ROOT))
 
 project = 'spart_ros'
 author = 'spart_ros maintainers'
-copyright = 'the spart_ros maintainers; licence Apache-2.0'
+copyright = 'the spart_ros maintainers; licence Apache-2.0'  # noqa: A001 - Sphinx's name
 scope = {}
 exec((ROOT / 'spart_ros' / '__init__.py').read_text(encoding='utf-8'), scope)
 release = scope['__version__']

@@ -105,7 +105,9 @@ def _returns_value(func):
 
     def walk(node):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+            ):
                 continue
             if isinstance(child, (ast.Yield, ast.YieldFrom)):
                 return True

@@ -40,9 +40,7 @@ def api_page(package):
     lines = [heading(f'``{package}``'), '']
     pkg = importlib.import_module(package)
     lines += [f'.. automodule:: {package}', '   :no-members:', '']
-    exported = [
-        n for n in getattr(pkg, '__all__', []) if n not in spart_api.public_names(pkg)
-    ]
+    exported = [n for n in getattr(pkg, '__all__', []) if n not in spart_api.public_names(pkg)]
     targets = []
     for name in exported:
         obj = getattr(pkg, name, None)

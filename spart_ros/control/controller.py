@@ -9,7 +9,8 @@ Shaped like a ros2_control controller: :meth:`Controller.configure` (settings, r
 returns the :data:`Command` to send (or None: send nothing).  A ROS node (``spart_controller``)
 or an offline simulation only carry inputs in and commands out.
 
-States (:attr:`Controller.state`)::
+States (:attr:`Controller.state`; every change of state is a row of
+:data:`spart_ros.control.states.TRANSITIONS`)::
 
     unconfigured --configure--> inactive --activate--> halted --fresh valid state--> holding
          ^ <--------cleanup--------'  ^ <--deactivate / new model-- (any active state)  |  ^
@@ -86,6 +87,17 @@ from .goals import (
 from .modes import accepts_pose_goals, build_law, MODES
 from .safety import clamp_efforts, CommandGate, effort_limits, ZERO
 from .settings import ControllerSettings, GAINS, RUN_TIME
+from .states import (  # the states and their transition table: spart_ros.control.states
+    COMMANDING,
+    FAULT,
+    FINALIZED,
+    HALTED,
+    HOLDING,
+    INACTIVE,
+    STATES,
+    TRACKING,
+    UNCONFIGURED,
+)
 from .tolerances import default_tolerances, GoalTolerances, resolve_tolerances, violation
 from .trajectory import hold, JointTrajectory, Reference, ReferenceSchedule
 from ..core.connectivity import leaf_links
@@ -109,18 +121,6 @@ __all__ = [
     'FINALIZED',
 ]
 
-UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT, FINALIZED = (
-    'unconfigured',
-    'inactive',
-    'halted',
-    'holding',
-    'tracking',
-    'fault',
-    'finalized',
-)
-STATES = (UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT, FINALIZED)
-#: states in which commands go out
-COMMANDING = (HOLDING, TRACKING, FAULT)
 
 ControlInputs = namedtuple(
     'ControlInputs',
