@@ -71,11 +71,75 @@ def api_page(package):
     return '\n'.join(lines)
 
 
+def transitions_table():
+    """Return the reST table of the controller's transitions (the numbers of the state diagram)."""
+    import spart_figures
+
+    zero = {True: 'yes', None: 'if commanding', False: ''}
+    rows = [
+        '.. list-table::',
+        '   :header-rows: 1',
+        '   :widths: 5 30 15 40 10',
+        '',
+        '   * - #',
+        '     - from',
+        '     - to',
+        '     - on',
+        '     - one zero command',
+    ]
+    for number, event, target, z, sources in spart_figures.transition_groups():
+        rows += [
+            f'   * - {number}',
+            '     - ' + ', '.join(f'``{s}``' for s in sources),
+            f'     - ``{target}``',
+            f'     - {event}',
+            f'     - {zero[z]}',
+        ]
+    return '\n'.join(rows) + '\n'
+
+
+def interfaces_page(root):
+    """Return the reST page of spart_interfaces' messages and services (their definitions)."""
+    lines = [
+        heading('Messages and services (``spart_interfaces``)'),
+        '',
+        'The definitions as they are in ``spart_interfaces/msg`` and ``spart_interfaces/srv`` '
+        '(every field is documented in its comment).',
+        '',
+    ]
+    for kind, title in (('msg', 'Messages'), ('srv', 'Services')):
+        lines += [heading(title, '-'), '']
+        for path in sorted((Path(root) / 'spart_interfaces' / kind).glob(f'*.{kind}')):
+            name = f'spart_interfaces/{kind}/{path.stem}'
+            lines += [f'.. _{kind}-{path.stem}:', '', heading(f'``{name}``', '~'), '']
+            lines += ['.. code-block:: none', '']
+            lines += [
+                f'   {line}'.rstrip() for line in path.read_text(encoding='utf-8').splitlines()
+            ]
+            lines.append('')
+    return '\n'.join(lines)
+
+
 def generate(app):
-    """Write every generated page into the source folder of ``app``."""
+    """Write every generated page and figure into the source folder of ``app``."""
+    import os
+
+    from spart_ros.nodes.parameter_docs import node_page, NODES
+    import spart_figures
+
+    root = Path(os.environ['SPART_DOCS_ROOT'])
     out = Path(app.srcdir) / GENERATED
     for package in spart_api.PACKAGES:
         write(out / 'api' / f'{package}.rst', api_page(package))
+    for node in NODES:
+        write(out / 'nodes' / f'{node}.rst', node_page(node))
+    write(out / 'interfaces.rst', interfaces_page(root))
+    write(out / 'transitions.rst', transitions_table())
+    figures = out / 'figures'
+    figures.mkdir(parents=True, exist_ok=True)
+    spart_figures.state_machine(figures / 'controller_states.svg')
+    spart_figures.node_graph(figures / 'node_graph.svg', root / 'config' / 'demo_SC_3DoF.yaml')
+    spart_figures.base_frames(figures / 'base_frames.svg')
 
 
 def setup(app):

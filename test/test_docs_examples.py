@@ -1,0 +1,111 @@
+"""
+Every code block of README.md and of the documentation pages runs, and prints what they show.
+
+How a block is treated is said in test/docs_examples.py (python and bash run, yaml and xml are
+parsed, a ``text`` block right after one is its output; a block that cannot run here is marked
+``<!-- not run: why -->``).  One test per page: its Python blocks run in one process, in order.
+"""
+
+import doctest
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+from docs_examples import blocks, problems
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted(
+    [ROOT / 'README.md']
+    + [
+        p
+        for p in (ROOT / 'docs').rglob('*.md')
+        if not {'_generated', '_build'} & set(p.relative_to(ROOT / 'docs').parts)
+    ]
+)
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+DRIVER = textwrap.dedent(
+    """
+    import contextlib, io, json, sys, traceback
+    codes = json.load(open(sys.argv[1]))
+    scope = {'__name__': '__main__'}
+    results = []
+    for code in codes:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, '<doc block>', 'exec'), scope)
+            results.append([out.getvalue(), None])
+        except BaseException:
+            results.append([out.getvalue(), traceback.format_exc()])
+            break
+    json.dump(results, open(sys.argv[2], 'w'))
+    """
+)
+
+
+def _check_output(block, got):
+    if block.output is None:
+        return
+    want = block.output.code
+    assert doctest.OutputChecker().check_output(want, got, FLAGS), (
+        f'{block}: printed\n{got}\nbut the page shows\n{want}'
+    )
+
+
+def _page_id(path):
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize('page', PAGES, ids=_page_id)
+def test_the_code_blocks_of_the_page_run(page, tmp_path):
+    found = blocks(_page_id(page), page.read_text(encoding='utf-8'))
+    bad = [p for p in map(problems, found) if p]
+    assert not bad, '\n'.join(bad)
+    run = [b for b in found if b.not_run is None]
+    env = dict(os.environ, MPLBACKEND='Agg')
+    for b in run:
+        if b.lang == 'yaml':
+            yaml.safe_load(b.code)
+        elif b.lang == 'xml':
+            ET.fromstring(b.code)
+    python = [b for b in run if b.lang == 'python']
+    if python:
+        (tmp_path / 'codes.json').write_text(json.dumps([b.code for b in python]))
+        subprocess.run(
+            [sys.executable, '-c', DRIVER, tmp_path / 'codes.json', tmp_path / 'out.json'],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            timeout=600,
+        )
+        results = json.loads((tmp_path / 'out.json').read_text())
+        for b, (out, error) in zip(python, results):
+            assert error is None, f'{b} raised:\n{error}\n{b.code}'
+            _check_output(b, out)
+        assert len(results) == len(python)
+    for b in (b for b in run if b.lang == 'bash'):
+        done = subprocess.run(
+            ['bash', '-e', '-c', b.code],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, f'{b} exited {done.returncode}:\n{done.stdout}\n{done.stderr}'
+        _check_output(b, done.stdout)
+
+
+def test_not_run_blocks_are_few():
+    """Blocks not run say why, and stay few (a page is read to be used: its blocks should run)."""
+    found = [b for page in PAGES for b in blocks(_page_id(page), page.read_text('utf-8'))]
+    skipped = [b for b in found if b.not_run is not None]
+    code = [b for b in found if b.lang != 'text']
+    assert len(skipped) <= max(12, len(code) // 4), [f'{b}: {b.not_run}' for b in skipped]
