@@ -47,7 +47,7 @@ extensions = [
 ]
 source_suffix = {'.rst': 'restructuredtext', '.md': 'markdown'}
 root_doc = 'index'
-exclude_patterns = ['_build', 'README.md', 'images/README.md']
+exclude_patterns = ['_build', 'README.md', '*/README.md', '_generated/transitions.rst']  # included
 templates_path = []
 
 # -- autodoc: docstrings in ament's pep257 style (reST with ``literals``; no numpy/google

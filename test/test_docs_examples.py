@@ -33,21 +33,46 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 DRIVER = textwrap.dedent(
     """
     import contextlib, io, json, sys, traceback
-    codes = json.load(open(sys.argv[1]))
+    protocol = sys.stdout
     scope = {'__name__': '__main__'}
-    results = []
-    for code in codes:
+    for line in sys.stdin:
         out = io.StringIO()
+        error = None
         try:
             with contextlib.redirect_stdout(out):
-                exec(compile(code, '<doc block>', 'exec'), scope)
-            results.append([out.getvalue(), None])
+                exec(compile(json.loads(line), '<doc block>', 'exec'), scope)
         except BaseException:
-            results.append([out.getvalue(), traceback.format_exc()])
-            break
-    json.dump(results, open(sys.argv[2], 'w'))
+            error = traceback.format_exc()
+        protocol.write(json.dumps([out.getvalue(), error]) + '\\n')
+        protocol.flush()
     """
 )
+
+
+class PythonSession:
+    """One Python process that runs a page's Python blocks in order, in one namespace."""
+
+    def __init__(self, env):
+        self.process = subprocess.Popen(
+            [sys.executable, '-c', DRIVER],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, code):
+        """Return (printed text, traceback or None) of ``code``."""
+        self.process.stdin.write(json.dumps(code) + '\n')
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        assert line, 'the Python session of the page died'
+        return json.loads(line)
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
 def _check_output(block, got):
@@ -64,7 +89,7 @@ def _page_id(path):
 
 
 @pytest.mark.parametrize('page', PAGES, ids=_page_id)
-def test_the_code_blocks_of_the_page_run(page, tmp_path):
+def test_the_code_blocks_of_the_page_run(page):
     found = blocks(_page_id(page), page.read_text(encoding='utf-8'))
     bad = [p for p in map(problems, found) if p]
     assert not bad, '\n'.join(bad)
@@ -75,32 +100,30 @@ def test_the_code_blocks_of_the_page_run(page, tmp_path):
             yaml.safe_load(b.code)
         elif b.lang == 'xml':
             ET.fromstring(b.code)
-    python = [b for b in run if b.lang == 'python']
-    if python:
-        (tmp_path / 'codes.json').write_text(json.dumps([b.code for b in python]))
-        subprocess.run(
-            [sys.executable, '-c', DRIVER, tmp_path / 'codes.json', tmp_path / 'out.json'],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            timeout=600,
-        )
-        results = json.loads((tmp_path / 'out.json').read_text())
-        for b, (out, error) in zip(python, results):
-            assert error is None, f'{b} raised:\n{error}\n{b.code}'
-            _check_output(b, out)
-        assert len(results) == len(python)
-    for b in (b for b in run if b.lang == 'bash'):
-        done = subprocess.run(
-            ['bash', '-e', '-c', b.code],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, f'{b} exited {done.returncode}:\n{done.stdout}\n{done.stderr}'
-        _check_output(b, done.stdout)
+    session = None
+    try:
+        for b in run:  # in page order: a bash block may write what a Python block reads
+            if b.lang == 'python':
+                session = session or PythonSession(env)
+                out, error = session.run(b.code)
+                assert error is None, f'{b} raised:\n{error}\n{b.code}'
+                _check_output(b, out)
+            elif b.lang == 'bash':
+                done = subprocess.run(
+                    ['bash', '-e', '-c', b.code],
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                assert done.returncode == 0, (
+                    f'{b} exited {done.returncode}:\n{done.stdout}\n{done.stderr}'
+                )
+                _check_output(b, done.stdout)
+    finally:
+        if session is not None:
+            session.close()
 
 
 def test_not_run_blocks_are_few():
