@@ -11,6 +11,15 @@ import numpy as np
 
 from .expressions import CodegenError
 
+#: the API
+__all__ = [
+    'find_c_compiler',
+    'compile_c',
+    'CLibrary',
+    'load_c',
+    'load_python',
+]
+
 C_FLAGS = ('-O2', '-shared', '-fPIC', '-std=c99')
 
 
@@ -93,7 +102,7 @@ def load_c(library, code):
 
 
 def load_python(path, module_name=None):
-    """Import a generated Python module from its file (numba caches beside it)."""
+    """Return the generated Python module imported from its file (numba caches beside it)."""
     path = os.fspath(path)
     module_name = module_name or os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(module_name, path)

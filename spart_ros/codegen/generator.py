@@ -15,6 +15,18 @@ from ..core.errors import SpartError
 from ..core.invertibility import check_invertible
 from ..core.model import Robot
 
+#: the API (the other names are the generator's own steps)
+__all__ = [
+    'QUANTITIES',
+    'DEFAULT_QUANTITIES',
+    'MAX_OPERATIONS',
+    'MAX_SECONDS',
+    'GeneratedCode',
+    'generate',
+    'load_model',
+    'parse_quantities',
+]
+
 #: Default limits (see README, "Generated code"): generation beyond them raises
 #: CodegenLimitError naming the limit.  max_operations bounds one function's scalar
 #: operations (what the compilers must digest), max_seconds one function's build time.
@@ -452,7 +464,7 @@ class GeneratedCode:
         return paths
 
     def summary(self):
-        """One line per function: operations with and without sharing, build time."""
+        """Return one line per function: operations with and without sharing, build time."""
         lines = [
             f'{self.name}: robot {self.robot.name!r}, {self.robot.n_q} joints; files '
             + ', '.join(f'{k} ({len(v)} bytes)' for k, v in self.files.items())
@@ -501,7 +513,7 @@ def generate(
     xacro_args=None,
 ):
     """
-    Generate standalone code for ``model`` (a Robot, a URDF path or text, DH data).
+    Return the standalone code for ``model`` (a Robot, a URDF path or text, DH data).
 
     ``quantities``: H, C, bias, g, ID, FD, FID (floating base), J:<link>[@x,y,z],
     pose:<link>[@x,y,z] (a list or a comma-separated string; link = URDF link name or SPART id;

@@ -550,7 +550,9 @@ class Controller:
 
     def update(self, inputs, t):
         """
-        One control tick at control time ``t`` (s); the :data:`Command` to send, or None.
+        Run one control tick at control time ``t`` (s) on ``inputs`` (:data:`ControlInputs`).
+
+        Return the :data:`Command` to send, or None.
 
         Never raises: anything unexpected halts like a failing law.
         """

@@ -70,7 +70,7 @@ def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
 
 def bound_joint_rates(qd, max_rates):
     """
-    (qd scaled, scale).
+    Return (qd scaled, scale).
 
     ``qd`` (n,) times the largest scale <= 1 that keeps every ``|qd_i|`` <= max_rates_i (n,) (inf
     = no

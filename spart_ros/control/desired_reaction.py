@@ -118,7 +118,7 @@ class DesiredReaction(SpaceMotionLaw):
         base_angular_velocity=None,
     ):
         """
-        As :meth:`SpaceMotionLaw.update`, plus the base references.
+        Return the command, as :meth:`SpaceMotionLaw.update`, with the base references too.
 
         ``base_rotation`` (3, 3) target of R0 (base CoM frame -> inertial) and
         ``base_angular_velocity`` (3,) feed-forward in the base frame (both optional: default hold

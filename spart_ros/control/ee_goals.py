@@ -145,7 +145,7 @@ class PoseGoal:
 
     def target(self, R_b=None, p_b=None):
         """
-        (R, p) of the target in the world.
+        Return (R, p) of the target in the world.
 
         As given, or moved by the base pose (R_b, p_b) for ``frame='base'``.
         """
@@ -187,7 +187,7 @@ class GoalFollower:
 
     def sample(self, t, start_pose, base):
         """
-        (PoseSample at control time ``t`` or None (no goal, or it starts later), finished).
+        Return (PoseSample at control time ``t`` or None (no goal, or it starts later), finished).
 
         ``finished`` True at the tick the path reaches its end (the goal succeeded, forgotten: the
         caller keeps the last sample as its target). ``start_pose()``: (R, p) world of where the

@@ -294,7 +294,7 @@ class FreeFlying(_JointLaw):
         self.clear_base_reference()
 
     def base_acceleration(self, base):
-        """(a_b, alpha_b) of the base PD law, both (3,) in b."""
+        """Return (a_b, alpha_b) of the base PD law, both (3,) in b."""
         kp_p, kd_p, kp_r, kd_r = self.base_gains
         R_d, p_d = self.base_reference
         alpha_b = kp_r * rotation_vector(base.R_b.T @ R_d) - kd_r * base.w_b

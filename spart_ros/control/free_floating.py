@@ -110,7 +110,7 @@ class FreeFloatingKinematics:
 
     def generalized_jacobian(self, R0, r0, qm):
         """
-        J* (6, n_q) at (R0, r0, qm) (this object's buffer).
+        Return J* (6, n_q) at (R0, r0, qm) (this object's buffer).
 
         (SPART: Jstar)
         """
@@ -118,7 +118,7 @@ class FreeFloatingKinematics:
 
     def base_reaction(self, um, h0=None):
         """
-        u0 = H0^-1 (h0 - H0m um) (6,) at the last updated state; ``h0`` (6,) default 0.
+        Return u0 = H0^-1 (h0 - H0m um) (6,) at the last updated state; ``h0`` (6,) default 0.
 
         (SPART: Base Reaction block)
         """
@@ -138,7 +138,7 @@ class FreeFloatingKinematics:
 
     def momentum(self, about='origin'):
         """
-        [L; p] (6,), inertial frame, of the last update's velocities.
+        Return [L; p] (6,), inertial frame, of the last update's velocities.
 
         Angular momentum about ``about`` ('origin', 'com' = the system CoM, 'base' = the base CoM,
         or a point (3,) fixed in the inertial frame) and linear momentum.

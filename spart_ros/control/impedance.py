@@ -135,7 +135,7 @@ def _sqrt_psd(M):
 
 def cartesian_gains(stiffness, damping=()):
     """
-    (K, D), each (6, 6).
+    Return (K, D), each (6, 6).
 
     Of the settings ``cartesian_stiffness`` and ``cartesian_damping`` (empty: D = 2 sqrt(K));
     InputError naming the bad one.

@@ -140,7 +140,7 @@ class BaseFrames:
         self._fixed = None
 
     def pose(self, base):
-        """(R0, r0) of ``base`` (buffers)."""
+        """Return (R0, r0) of ``base`` (buffers)."""
         np.dot(base.R_b, self.R_bc, out=self.R0)  # np.dot: a third of np.matmul's cost on 3x3
         np.dot(base.R_b, self.p_bc, out=self._rho)
         np.add(base.p_b, self._rho, out=self.r0)
@@ -170,7 +170,7 @@ class BaseFrames:
         return out
 
     def floating(self, base):
-        """(R0, r0, u0) of a moving base (buffers)."""
+        """Return (R0, r0, u0) of a moving base (buffers)."""
         self.pose(base)
         np.dot(self.R_cb, base.w_b, out=self._u0_angular)
         np.dot(self.minus_p_cross, base.w_b, out=self._v)
@@ -230,7 +230,7 @@ class FrictionCompensation:
 
     def correction(self, qd, qdd, reference_velocity, dt):
         """
-        (n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring).
+        Return (n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring).
 
         D qdd dt / 2 + F (sgn_v(reference_velocity) - sgn_v(qd)); a new array.
         """

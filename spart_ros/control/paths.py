@@ -142,7 +142,7 @@ class CartesianPath(_Timed):
         self._w_world = self._R0 @ self._w  # the fixed axis times the angle, world
 
     def sample(self, t):
-        """:data:`PoseSample` at time ``t``."""
+        """Return :data:`PoseSample` at time ``t``."""
         s, ds, dds = self._s(t)
         R = self._R0 @ _rotation_from_vector(s * self._w)
         return PoseSample(
@@ -173,7 +173,7 @@ class ScrewPath(_Timed):
         self._wxv = np.cross(self._V[0:3], self._V[3:6])
 
     def sample(self, t):
-        """:data:`PoseSample` at time ``t``."""
+        """Return :data:`PoseSample` at time ``t``."""
         s, ds, dds = self._s(t)
         T = self._T0 @ _transform_exp(s * self._V)
         R = T[:3, :3]

@@ -82,6 +82,6 @@ class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
         }
 
     def base_kinetic_energy(self, u0):
-        """1/2 u0' blkdiag(I_base, m_base I3) u0 [J], the quantity this law minimizes."""
+        """Return 1/2 u0' blkdiag(I_base, m_base I3) u0 [J], the quantity this law minimizes."""
         v = self.base_energy_root @ np.asarray(u0, dtype=float)
         return 0.5 * float(v @ v)

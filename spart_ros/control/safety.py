@@ -32,7 +32,7 @@ COMMAND, ZERO, SILENT = 'command', 'zero', 'silent'
 
 def effort_limits(joints, limits_by_name, override=()):
     """
-    (n,) effort limits of ``joints``.
+    Return (n,) effort limits of ``joints``.
 
     ``override`` (one value per joint, or one for all, or empty) when given, else the URDF ``<limit
     effort>`` of each (``limits_by_name``: name -> limit, inf when the URDF gives none). Values
@@ -55,7 +55,7 @@ def effort_limits(joints, limits_by_name, override=()):
 
 def clamp_efforts(efforts, limits, out=None):
     """
-    ``efforts`` (n,) clamped to [-limits, limits] (into ``out``).
+    Return ``efforts`` (n,) clamped to [-limits, limits] (into ``out``).
 
     InputError naming the first non-finite effort (a command must never carry NaN or inf). Finite
     efforts of any size are clamped (their sum may overflow: each is checked, not the sum).
@@ -126,7 +126,7 @@ class CommandGate:
     # -- watchdog -------------------------------------------------------------------------
     def problem(self, now, joint_times, base_time=None, stamp_time=None):
         """
-        Why the state is not fit to command, or None.
+        Return why the state is not fit to command, or None.
 
         ``joint_times`` (receipt times, s, of each command joint's last state; NaN = never
         received), ``base_time`` (receipt time of the base state, None for a fixed base, NaN =
@@ -160,7 +160,7 @@ class CommandGate:
 
     def reject(self, reason):
         """
-        Halt until a tick computes again (ZERO the first time, then SILENT).
+        Halt until a tick computes again: return ZERO the first time, then SILENT.
 
         An input was rejected (non-finite, wrong lengths...) or a tick failed to compute.
         """
@@ -181,7 +181,7 @@ class CommandGate:
 
     def decide(self, problem, timeout=True):
         """
-        COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command).
+        Return COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command).
 
         ``timeout``: count a halt as a timeout (stale or missing data). COMMAND only permits
         computing: call :meth:`commanded` once the command went out (or :meth:`reject`).

@@ -70,7 +70,7 @@ def _floats(name, value):
 
 def per_joint(name, value, names, allow_inf=False, minimum=0.0):
     """
-    (len(names),) array of the setting ``name``.
+    Return (len(names),) array of the setting ``name``.
 
     One value for all, or one per command joint ``names``; every value finite (or +inf with
     ``allow_inf``) and >= ``minimum``.
@@ -181,7 +181,7 @@ class ControllerSettings:
 
     def check(self):
         """
-        ``InputError`` naming the first setting with a value no controller can use.
+        Return these settings, checked: InputError names the first value no controller can use.
 
         Checks that need no model; :meth:`Controller.configure` checks the rest against the model.
         """

@@ -195,7 +195,7 @@ class SpaceMode(Law):
 
     def set_reference(self, name, value, received=None):
         """
-        ``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame).
+        Return ``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame).
 
         'base_attitude' = R (3, 3) (desired_reaction); frames 'world' or 'base' (module docstring);
         ``received``: steady clock time (s) of the twist.
@@ -334,7 +334,7 @@ class SpaceMode(Law):
 
     def end_effector_pose(self, base, q):
         """
-        (R (3, 3), p (3,)) of the end-effector frame in the world for a state.
+        Return (R (3, 3), p (3,)) of the end-effector frame in the world for a state.
 
         For pose targets set relative to where the end effector is.
         """

@@ -32,7 +32,7 @@ TimeScaling.__doc__ = (
 
 
 def check_duration(duration, name='duration'):
-    """``duration`` as a float > 0 (finite); InputError naming ``name`` otherwise."""
+    """Return ``duration`` as a float > 0 (finite); InputError naming ``name`` otherwise."""
     d = chk.nonnegative(name, duration)
     if not d > 0:
         raise InputError(f'{name}: expected a duration > 0 s, got {chk.given(duration)}')

@@ -257,7 +257,7 @@ class ReferenceSchedule:
         return segment
 
     def sample(self, t):
-        """:data:`Reference` followed at time ``t`` (s, the clock of the start times)."""
+        """Return :data:`Reference` followed at time ``t`` (s, the clock of the start times)."""
         return self._at(t).sample(t)
 
     def replace(self, trajectory):

@@ -355,7 +355,7 @@ class InverseKinematics:
     # -- kinematics -------------------------------------------------------------------------
     def pose(self, q, R0=None, r0=None):
         """
-        (R (3, 3), p (3,)).
+        Return (R (3, 3), p (3,)).
 
         The end-effector frame and point at joint positions ``q`` (n,) (independent coordinates),
         inertial frame; base ``R0``, ``r0`` as in :meth:`solve`.
@@ -497,7 +497,8 @@ class InverseKinematics:
         The point at ``position`` (3,) and its frame at ``rotation`` (3, 3) (None: position only),
         inertial frame, from ``seed`` (n,).
 
-        ``rows``, ``frame``, tolerances [rad, m], ``damping`` (lambda >= 0, in the units of J's
+        ``rows``, ``frame``, tolerances ``tol_rotation`` [rad] and ``tol_position`` [m], at most
+        ``max_iterations`` steps, ``damping`` (lambda >= 0, in the units of J's
         singular values), ``adaptive``, ``R0``/``r0``: see the module docstring.  Returns an
         :data:`IKResult`; an unreachable target is ``success`` False with the closest
         configuration found and its error.
@@ -663,7 +664,9 @@ def inverse_kinematics(
     (3, 3) (None: position only), inertial frame, from ``seed`` (n,).
 
     One-off form of :class:`InverseKinematics` (build that once to solve many targets); every
-    argument is described in the module docstring.  Returns an :data:`IKResult`.
+    argument is described in the module docstring: ``base``, ``rows``, ``frame``, ``R0``, ``r0``,
+    ``tol_rotation``, ``tol_position``, ``max_iterations``, ``damping``, ``adaptive``.  Returns an
+    :data:`IKResult`.
 
     >>> res = inverse_kinematics(robot, 'tool0', T[:3, 3], q0, rotation=T[:3, :3])
     >>> res.success, res.q, res.iterations

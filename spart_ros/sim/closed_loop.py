@@ -137,11 +137,11 @@ class ClosedLoopRun:
         return float(self.t[-1] - self.t[0]) if len(self.t) > 1 else 0.0
 
     def tracking_error(self):
-        """q_ref - q (k, n) [rad or m] (NaN where there was no joint reference)."""
+        """Return q_ref - q (k, n) [rad or m] (NaN where there was no joint reference)."""
         return self.q_ref - self.q
 
     def rms(self, start=-np.inf, end=np.inf):
-        """RMS tracking error per joint (n,) over the ticks with start <= t <= end."""
+        """Return the RMS tracking error per joint (n,) over the ticks with start <= t <= end."""
         e = self.tracking_error()[(self.t >= start) & (self.t <= end)]
         return np.sqrt(np.nanmean(e * e, axis=0))
 
@@ -150,7 +150,7 @@ class ClosedLoopRun:
 
     def ee_poses(self, link, point=(0.0, 0.0, 0.0)):
         """
-        (R (k, 3, 3), p (k, 3)).
+        Return (R (k, 3, 3), p (k, 3)).
 
         The frame of ``link`` (its URDF frame moved to ``point``, given in it) in the world at
         every tick.

@@ -142,7 +142,7 @@ class InitialState:
     @classmethod
     def from_lists(cls, joint_names=(), joint_positions=(), joint_velocities=(), **base):
         """
-        From parallel lists.
+        Return the initial state given as parallel lists.
 
         The form of ROS parameters (``initial_joint_names``, ``initial_joint_positions``,
         ``initial_joint_velocities``): value i belongs to joint i; empty velocities = zero.
@@ -285,7 +285,7 @@ class MujocoPlant:
         armature=None,
     ):
         """
-        Plant of a URDF.
+        Return the plant of a URDF (path or text).
 
         Whatever the core's ``robot_from_urdf`` reads (path, text, bytes, xacro with
         ``xacro_args``).
@@ -564,16 +564,16 @@ class MujocoPlant:
             self._fresh = True
 
     def joint_positions(self):
-        """(n_joints,) in ``joint_names`` order."""
+        """Return (n_joints,) in ``joint_names`` order."""
         return self.data.qpos[self._qadr].copy()
 
     def joint_velocities(self):
-        """(n_joints,) in ``joint_names`` order."""
+        """Return (n_joints,) in ``joint_names`` order."""
         return self.data.qvel[self._vadr].copy()
 
     def joint_accelerations(self):
         """
-        (n_joints,) in ``joint_names`` order, at this state under the held efforts.
+        Return (n_joints,) in ``joint_names`` order, at this state under the held efforts.
 
         Zero while held.
         """
@@ -600,7 +600,7 @@ class MujocoPlant:
         return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
 
     def base_rotation(self):
-        """R_b (3, 3): base link frame -> world."""
+        """Return R_b (3, 3): base link frame -> world."""
         R = np.empty(9)
         self._mj.mju_quat2Mat(R, self._base_pose()[1])
         return R.reshape(3, 3)
@@ -614,7 +614,7 @@ class MujocoPlant:
 
     def base_link_state(self):
         """
-        (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
+        Return (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays: what
         :meth:`odometry` carries, with a rotation matrix.
@@ -642,7 +642,7 @@ class MujocoPlant:
         return self.base_rotation().T @ qacc[0:3], qacc[3:6].copy()
 
     def imu(self):
-        """:class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
+        """Return :class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
         _, quat = self._base_pose()
         R_b = self.base_rotation()
         a_b, _ = self.base_acceleration()

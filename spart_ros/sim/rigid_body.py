@@ -327,12 +327,12 @@ class RigidBodyPlant:
         return self._u.copy()
 
     def spart_state(self):
-        """(R0 (3, 3), r0 (3,), u0 (6,)): the base in SPART's conventions (copies)."""
+        """Return (R0 (3, 3), r0 (3,), u0 (6,)): the base in SPART's conventions (copies)."""
         return self._R0.copy(), self._r0.copy(), self._u0.copy() if self.floating else np.zeros(6)
 
     def base_link_state(self):
         """
-        (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
+        Return (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays (the exact
         inverse of SPART's base state conversion).
@@ -351,11 +351,11 @@ class RigidBodyPlant:
         return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
 
     def base_rotation(self):
-        """R_b (3, 3): base link frame -> world."""
+        """Return R_b (3, 3): base link frame -> world."""
         return self._R0 @ self._R_cb
 
     def joint_accelerations(self):
-        """(n_joints,) at this state under the held efforts."""
+        """Return (n_joints,) at this state under the held efforts."""
         return self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)[1]
 
     def momentum(self):
