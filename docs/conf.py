@@ -56,7 +56,7 @@ autodoc_member_order = 'bysource'
 autodoc_default_options = {'show-inheritance': True}
 autodoc_typehints = 'none'
 autodoc_preserve_defaults = True
-autodoc_inherit_docstrings = False
+autodoc_inherit_docstrings = True  # an override shows its base's docstring
 add_module_names = False
 python_display_short_literal_types = True
 

@@ -182,7 +182,9 @@ def undocumented(package):
     Return [(qualified name, [what is missing])] for every public function and class of package.
 
     A class: its docstring (or its ``__init__``'s) names each constructor parameter; each of its
-    public methods (defined in the class, not properties) is checked as a function.
+    public methods (defined in the class, not properties) is checked as a function, except an
+    override without a docstring of a base class's documented method (the base's docstring
+    documents it: the reference shows it, ``autodoc_inherit_docstrings``).
     """
     out = []
     for modname in modules(package):
@@ -197,6 +199,15 @@ def undocumented(package):
             elif inspect.isclass(obj):
                 out += _class_gaps(qual, obj, qual in DOCUMENTED_ELSEWHERE)
     return out
+
+
+def _documented_in_a_base(cls, name):
+    """Return whether a base class of ``cls`` defines method ``name`` with a docstring."""
+    for base in cls.__mro__[1:]:
+        func = getattr(base.__dict__.get(name), '__func__', base.__dict__.get(name))
+        if func is not None and getattr(func, '__doc__', None):
+            return True
+    return False
 
 
 def _class_gaps(qual, cls, elsewhere=False):
@@ -217,6 +228,8 @@ def _class_gaps(qual, cls, elsewhere=False):
             continue
         func = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
         if inspect.isfunction(func):
+            if not func.__doc__ and _documented_in_a_base(cls, name):
+                continue  # an override of a documented method: the base's docstring is its own
             gaps = missing(func)
             if gaps:
                 out.append((f'{qual}.{name}', gaps))

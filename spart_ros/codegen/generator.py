@@ -184,7 +184,7 @@ class Function:
 
 def load_model(model, xacro_args=None):
     """
-    Return a Robot from a Robot, a URDF or SPART DH data, and a label of the source.
+    Return a Robot from ``model`` (a Robot, a URDF or SPART DH data), and a label of the source.
 
     A URDF: path or text, xacro expanded with ``xacro_args``; SPART DH data: a dict, or a .json /
     .yaml file laid out as DH_Serial2robot's input. Returns (robot, a label of the source for the
@@ -228,7 +228,7 @@ def _read_dh(path):
 
 def parse_quantities(quantities, robot):
     """
-    Return [Quantity] from strings or tuples; CodegenError naming a bad one.
+    Return [Quantity] of ``quantities`` (strings or tuples) for ``robot``; CodegenError if bad.
 
     Strings such as 'H', 'ID', 'J:tool0', 'pose:tool0@0,0,0.1'; tuples (kind, link[, offset]).
     """
@@ -444,7 +444,12 @@ def build_function(
 
 @dataclass
 class GeneratedCode:
-    """The generated files ({file name: text}), the functions and the model they came from."""
+    """
+    The generated files (``files``: {file name: text}), the functions and the model they came from.
+
+    ``robot``, ``name`` (the module / C prefix), ``functions``, and ``header``: the facts written
+    into each file's header (source, conventions, versions).
+    """
 
     robot: Robot
     name: str
@@ -527,7 +532,8 @@ def generate(
     spacecraft; FastDynamics' default).  ``name``: the module / file / C prefix (default: the
     robot's name made an identifier).
 
-    Raises CodegenError (a bad model or request) and CodegenLimitError (a function needs more
+    ``xacro_args``: arguments of a xacro ``model``.  Raises CodegenError (a bad model or request)
+    and CodegenLimitError (a function needs more
     than ``max_operations`` operations or ``max_seconds`` to build).
     """
     from .printers import c_files, python_module

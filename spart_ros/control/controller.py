@@ -298,7 +298,7 @@ class Controller:
 
     def deactivate(self, reason=''):
         """
-        ``active`` -> inactive.
+        Go from ``active`` to inactive (``reason``: why, for the status).
 
         Returns ONE all-zero :data:`Command` if a command may still be applied (else None); goals
         are aborted, nothing is sent until activated again.
@@ -313,9 +313,9 @@ class Controller:
 
     def shutdown(self):
         """
-        Any state -> finalized.
+        Go from any state to finalized.
 
-        ONE all-zero :data:`Command` if a command may still be applied.
+        Return ONE all-zero :data:`Command` if a command may still be applied, else None.
         """
         zero = self.deactivate('shutting down') if self.active else None
         self._finalized = True
@@ -325,7 +325,9 @@ class Controller:
         """
         Take a new robot model (a new robot_description).
 
-        ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command (if one may
+        ``robot``: the core Robot; ``dynamics``: its fast path in independent coordinates (built
+        when None); ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command
+        (if one may
         be applied), inactive until activated again (a model is structural); active waiting for its
         first model: the law is built and the controller goes on (holding at the first state). A
         model the settings cannot control leaves it inactive, saying why (:attr:`reason`, and
@@ -507,8 +509,9 @@ class Controller:
         """
         Change run-time settings (:data:`~spart_ros.control.settings.RUN_TIME`) between two ticks.
 
-        InputError naming the first bad one (nothing changed), or naming a structural one (those
-        take a reconfigure: deactivate, cleanup, configure, activate).
+        ``changes``: {setting: value}.  InputError naming the first bad one (nothing changed), or
+        naming a structural one (those take a reconfigure: deactivate, cleanup, configure,
+        activate).
         """
         structural = sorted(set(changes) - set(RUN_TIME))
         if structural:
@@ -579,7 +582,8 @@ class Controller:
         """
         Halt until a tick computes again: an input was rejected (NaN, wrong lengths...).
 
-        Return the zero :data:`Command` if commanding, else None.
+        ``what``: the input, ``error``: why it was rejected.  Return the zero :data:`Command` if
+        commanding, else None.
         """
         if not self.active or self.law is None:
             return None
@@ -909,7 +913,7 @@ class Controller:
         """
         Leave the fault: hold the pose measured at the next tick.
 
-        False when there is none.
+        Return True, or False when there is none.
         """
         if self.fault is None:
             return False
@@ -925,7 +929,8 @@ class Controller:
         A reset, or anything that moved the robot without the controller: the reference is dropped
         (goals aborted) and the pose measured at the first state after the reset is held.
 
-        ``t``: the control time (stamp) of the first state after the reset, when the plant says
+        ``why``: the reason, for the log and the goals' results; ``t``: the control time (stamp)
+        of the first state after the reset, when the plant says
         it (``spart_sim``'s notice does; None: unknown, the next tick's state is taken as the
         first after the reset). Event-driven, the notice and the state may arrive in either
         order, and the controller may be late:
@@ -970,7 +975,7 @@ class Controller:
 
         Started at once or at its ``start``, from the reference followed then (no jump; an earlier
         goal is preempted from then on), or kept pending until the model and a measured state are
-        there. InputError naming why it is refused (status 'aborted').
+        there. Return the goal; InputError naming why it is refused (status 'aborted').
         """
         try:
             self._accept(goal, t)
@@ -1032,7 +1037,8 @@ class Controller:
         path (from its next tick at or after the goal's start); a fixed-base joint mode turns the
         path into a joint trajectory by inverse kinematics at samples of it
         (``path_sample_period``), starting from the reference followed then (see
-        :mod:`spart_ros.control.ee_goals`). InputError naming why it is refused (status 'aborted'):
+        :mod:`spart_ros.control.ee_goals`). Return the goal; InputError naming why it is refused
+        (status 'aborted'):
         a mode without pose goals, no model or no commanded state yet, a fault, a path the end
         effector cannot follow.
         """
@@ -1257,7 +1263,7 @@ class Controller:
         Cancel ``goal`` at control time ``t`` (default: the last tick's).
 
         If followed (or queued), the current reference position is held from then on
-        (JointTrajectoryController's cancel). False when it was already done.
+        (JointTrajectoryController's cancel). Return True, or False when it was already done.
         """
         if goal.done:
             return False
@@ -1278,7 +1284,9 @@ class Controller:
         Give the law reference ``name``.
 
         A free-flying base target 'base_pose', a space mode's 'ee_twist', 'ee_pose',
-        'base_attitude': see the law's ``references``. InputError when inactive or when the mode
+        'base_attitude': see the law's ``references`` (``value``: the reference; ``received``: the
+        steady clock time of its receipt, for references that expire). InputError when inactive or
+        when the mode
         takes no such reference.
         """
         if self.law is None or not self.active:
@@ -1303,12 +1311,12 @@ class Controller:
         return Feedback(self._last_t, ref, (q, qd), (ref.position - q, ref.velocity - qd))
 
     def trajectory_remaining(self, t):
-        """Seconds until the end of the followed (or queued) trajectory at control time ``t``."""
+        """Return the seconds to the end of the followed (or queued) trajectory at time ``t``."""
         schedule = self._schedule
         return max(0.0, schedule.end_time - t) if schedule is not None and t is not None else 0.0
 
     def state_age(self, inputs):
-        """Age (s, steady clock) of the oldest input a command needs (-1 when one never came)."""
+        """Return the age (s) of the oldest of ``inputs`` a command needs (-1: one never came)."""
         if inputs.joint_times is None or not len(self._index):
             return -1.0
         times = [float(x) for x in inputs.joint_times[self._index]]
@@ -1330,7 +1338,7 @@ class Controller:
         Return the :data:`Snapshot` for a status message.
 
         State, reason, per command joint the errors (reference - measured, at the last command) and
-        the last efforts sent, counters.
+        the last efforts sent, counters; ``t``: the control time (default: the last tick's).
         """
         fb = self.feedback()
         idx = self._index

@@ -34,7 +34,7 @@ the lambda used; ``rank`` the numerical rank (singular values above max(m, n) ep
 
 
 def check_damping(damping, singular_region):
-    """Raise InputError unless both are finite and >= 0."""
+    """Raise InputError unless ``damping`` and ``singular_region`` are finite and >= 0."""
     nonnegative('damping', damping)
     nonnegative('singular_region', singular_region)
 
@@ -43,7 +43,9 @@ def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
     """
     Return the damped pseudo-inverse of ``A`` (m, n) (see the module docstring).
 
-    Returns a :class:`DampedInverse`.  damping = 0 gives the Moore-Penrose pseudo-inverse.
+    Returns a :class:`DampedInverse`.  ``damping`` = 0 gives the Moore-Penrose pseudo-inverse;
+    ``singular_region``: the smallest singular value below which the damping rises;
+    ``relative``: both are fractions of A's largest singular value.
     """
     m, n = A.shape
     U, s, Vt = np.linalg.svd(A, full_matrices=True)
@@ -72,9 +74,9 @@ def bound_joint_rates(qd, max_rates):
     """
     Return (qd scaled, scale).
 
-    ``qd`` (n,) times the largest scale <= 1 that keeps every ``|qd_i|`` <= max_rates_i (n,) (inf
-    = no
-    bound). Scaling the whole vector keeps the direction, so the end effector slows down along its
+    ``qd`` (n,) times the largest scale <= 1 that keeps every ``|qd_i|`` within ``max_rates``
+    (n,) (inf = no bound). Scaling the whole vector keeps the direction, so the end effector slows
+    down along its
     path instead of leaving it.
     """
     over = np.abs(qd) > max_rates

@@ -77,7 +77,8 @@ class EndEffector:
         """
         Return [rotation vector of R_target R'; p_target - p] (6,), inertial frame.
 
-        The parts whose target is None are zero. ``pose``: the end effector's (R, p) at this state
+        Targets ``position`` (3,) and ``rotation`` (3, 3); the parts whose target is None are
+        zero. ``pose``: the end effector's (R, p) at this state
         when the caller has it (skips the forward kinematics).
         """
         err = np.zeros(6)

@@ -87,7 +87,14 @@ class Law:
         return self.interfaces[0]
 
     def command(self, state, joint_reference, t, dt):
-        """:data:`LawOutput` of one tick (see the module docstring)."""
+        """
+        Return the :data:`LawOutput` of one tick (see the module docstring).
+
+        ``state``: the measured state (``base``: R_b, p_b, v_b, w_b; ``q``, ``qd``),
+        ``joint_reference``: the :data:`~spart_ros.control.trajectory.Reference` to follow (None
+        for an end-effector law), ``t``: the control time [s], ``dt``: the time since the last
+        tick [s].
+        """
         raise NotImplementedError
 
     def reset(self):
@@ -147,7 +154,7 @@ class BaseFrames:
         return self.R0, self.r0
 
     def fixed(self, base):
-        """(R0, r0, zero u0) of a fixed base, converted the first time this ``base`` is seen."""
+        """Return (R0, r0, zero u0) of a fixed ``base``, converted the first time it is seen."""
         if self._fixed is None or self._fixed[0] is not base:
             R0, r0 = self.pose(base)
             self._fixed = (base, R0.copy(), r0.copy())

@@ -106,7 +106,8 @@ class JointPath(_Timed):
     """
     Straight line in joint space from ``start`` (n,) to ``end`` (n,) over ``duration`` [s].
 
-    MR's ``JointTrajectory``; :meth:`sample` gives a :data:`Reference`.
+    MR's ``JointTrajectory``; :meth:`sample` gives a :data:`Reference`.  ``scaling``: 'cubic'
+    or 'quintic'; ``start_time`` [s]: when the path starts.
     """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
@@ -116,7 +117,7 @@ class JointPath(_Timed):
         self._delta = self.end - self.start
 
     def sample(self, t):
-        """:data:`Reference` (position, velocity, acceleration), each (n,), at time ``t``."""
+        """Return the :data:`Reference` (position, velocity, acceleration) at time ``t``."""
         s, ds, dds = self._s(t)
         return Reference(self.start + s * self._delta, ds * self._delta, dds * self._delta)
 
@@ -130,7 +131,8 @@ class CartesianPath(_Timed):
     Straight line of the point and rotation about a fixed axis.
 
     From pose ``start`` (4, 4) to ``end`` (4, 4) over ``duration`` [s] (MR's
-    ``CartesianTrajectory``); see the module docstring.
+    ``CartesianTrajectory``); see the module docstring.  ``scaling``: 'cubic' or 'quintic';
+    ``start_time`` [s]: when the path starts.
     """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
@@ -161,7 +163,8 @@ class ScrewPath(_Timed):
     """
     Constant-screw motion from pose ``start`` (4, 4) to ``end`` (4, 4) over ``duration`` [s].
 
-    MR's ``ScrewTrajectory``; see the module docstring.
+    MR's ``ScrewTrajectory``; see the module docstring.  ``scaling``: 'cubic' or 'quintic';
+    ``start_time`` [s]: when the path starts.
     """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):

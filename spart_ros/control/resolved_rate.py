@@ -54,7 +54,8 @@ class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
 
     See the module docstring. Without redundancy (J* has no kernel) it is :class:`ResolvedRate`.
     ``energy_damping`` (>= 0, default 0.03): the regularization, a fraction of the strongest
-    null-space coupling to the base; other arguments as :class:`SpaceMotionLaw`.
+    null-space coupling to the base; ``link``, ``offset``, ``frame`` and the other arguments
+    (``kwargs``): as :class:`SpaceMotionLaw`.
     """
 
     mode = 'resolved_rate_min_base_energy'

@@ -75,7 +75,8 @@ class CommandGate:
     Enable/disable state and the watchdog of one controller (see the module docstring).
 
     ``state_timeout`` (s): joint states (and a moving base's state) older than this stop the
-    commands.  Counters: ``timeouts`` (ticks that halted on stale or missing data),
+    commands; ``enabled``: start enabled.  Counters: ``timeouts`` (ticks that halted on stale or
+    missing data),
     ``rejected`` (inputs rejected as invalid, failed computations), ``recoveries`` (halts
     ended by a command), ``commands`` (commands that went out), ``zeros``.
     """
@@ -112,7 +113,7 @@ class CommandGate:
 
     def disable(self, reason='disabled'):
         """
-        Disable: the next tick publishes one zero command, then nothing until enabled.
+        Disable (``reason``: why): the next tick publishes one zero command, then nothing.
 
         The zero command only if a command may still be applied (enabled and not already halted by
         a zero).
@@ -162,7 +163,8 @@ class CommandGate:
         """
         Halt until a tick computes again: return ZERO the first time, then SILENT.
 
-        An input was rejected (non-finite, wrong lengths...) or a tick failed to compute.
+        An input was rejected (non-finite, wrong lengths...) or a tick failed to compute:
+        ``reason`` says which.
         """
         self.rejected += 1
         return self.decide(reason, timeout=False)
@@ -173,7 +175,7 @@ class CommandGate:
 
         No new command came (the controller did not run: a stalled process). The halt ends at this
         tick (:attr:`recovering`; counted as a timeout), without the zero command: this tick
-        computes the next command.
+        computes the next command.  ``reason``: the stall, in words.
         """
         self.reason = reason
         self.halted = self.recovering = True

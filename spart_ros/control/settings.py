@@ -102,7 +102,8 @@ class ControllerSettings:
     (one command per new joint-state stamp; False: ticks on a timer), ``joint_dynamics`` (the
     laws compensate the joints' damping, friction and rotor inertia the model declares:
     :mod:`spart_ros.core.joint_friction`), the end effector and the laws' options.  Run-time:
-    :data:`RUN_TIME`.
+    :data:`RUN_TIME`.  Every other field is the ``spart_controller`` parameter of the same name:
+    its meaning, unit and range are in the node's reference.
     """
 
     mode: str = 'computed_torque'

@@ -118,7 +118,7 @@ def _nonnegative(name, value, n, positive=False):
 
 def urdf_joint_rates(robot):
     """
-    (n_q,) joint-rate bounds from the URDF ``<limit velocity>`` of the moving joints, in q order.
+    Return the joint-rate bounds (n_q,) of the URDF ``<limit velocity>``, in q order.
 
     Inf where the URDF gives none, and where it gives 0 or less (a ModelWarning names those
     joints). The URDF spec makes ``velocity`` required, so exporters write 0 as "not known"; MoveIt
@@ -229,6 +229,7 @@ class SpaceMotionLaw:
         """
         Return the commanded end-effector twist (6,): feed-forward plus the pose P law.
 
+        ``twist`` (6,) feed-forward; pose targets ``position`` (3,) and ``rotation`` (3, 3);
         ``pose``: the end effector's (R, p) at this state when known (else forward kinematics).
         """
         x = np.zeros(6) if twist is None else chk.vector('twist', twist, 6).copy()
@@ -239,7 +240,12 @@ class SpaceMotionLaw:
         return x
 
     def update(self, R0, r0, qm, u0, um, twist=None, position=None, rotation=None, t=None):
-        """One control step; returns a :class:`SpaceMotionCommand` (see the module docstring)."""
+        """
+        Run one control step; return a :class:`SpaceMotionCommand` (see the module docstring).
+
+        References: ``twist`` (6,), ``position`` (3,), ``rotation`` (3, 3) (as
+        :meth:`task_twist`); ``t``: the control time [s], for the reference's derivative.
+        """
         ff = self.kinematics.update(R0, r0, qm, u0, um)
         um = chk.vector('um', um, self.n_q)
         pose = None

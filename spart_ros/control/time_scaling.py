@@ -48,7 +48,7 @@ def _tau(duration, t):
 
 
 def cubic_time_scaling(duration, t):
-    """:data:`TimeScaling` of the cubic s = 3 tau^2 - 2 tau^3, tau = t / ``duration`` [s]."""
+    """Return the :data:`TimeScaling` of the cubic s = 3 tau^2 - 2 tau^3, tau = t/``duration``."""
     T, tau = _tau(duration, t)
     if not 0.0 < tau < 1.0:
         return TimeScaling(0.0 if tau <= 0.0 else 1.0, 0.0, 0.0)

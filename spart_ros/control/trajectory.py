@@ -185,6 +185,7 @@ class JointTrajectory:
         return Reference(p, v, a)
 
     def done(self, now):
+        """Return whether the trajectory has ended at control time ``now`` (s)."""
         return float(now) >= self.end_time
 
 
@@ -234,7 +235,7 @@ class _Hold:
 
 class ReferenceSchedule:
     """
-    The joint reference over control time.
+    The joint reference over control time, from the trajectory (or hold) ``first``.
 
     The trajectory (or hold) followed now, then the ones queued to start later (a trajectory
     stamped in the future).

@@ -107,7 +107,7 @@ class ClosedLoopRun:
     sent, in ``command_joints`` order (NaN where nothing was); ``base_position`` (k, 3),
     ``base_rotation`` (k, 3, 3) of the base link in the world, ``base_twist`` (k, 6) [v_b; w_b]
     in b; ``states`` (k,) the controller's state; ``controller`` and ``plant`` as they ended;
-    ``cpu_seconds``, ``wall_seconds`` of the loop.
+    ``cpu_seconds``, ``wall_seconds`` of the loop; ``goals`` the goals submitted.
     """
 
     t: np.ndarray
@@ -146,6 +146,7 @@ class ClosedLoopRun:
         return np.sqrt(np.nanmean(e * e, axis=0))
 
     def cpu_per_simulated_second(self):
+        """Return the loop's CPU seconds per simulated second."""
         return self.cpu_seconds / max(self.duration, 1e-12)
 
     def ee_poses(self, link, point=(0.0, 0.0, 0.0)):
@@ -173,7 +174,8 @@ class ClosedLoopRun:
         Return the demo's PNG plots into the folder ``output``.
 
         ``<name>_tracking.png`` (positions, reference, error), ``<name>_efforts.png``,
-        ``<name>_base.png`` (base attitude, roll pitch yaw in deg); returns their paths.
+        ``<name>_base.png`` (base attitude, roll pitch yaw in deg), from control time ``start``
+        [s] on; returns their paths.
         """
         from ..tools import plots
 
@@ -416,7 +418,8 @@ def demo(name, plant='mujoco', duration=None, settings=None, **options):
     ``name``: a key of :data:`DEMOS` (the robot, its ``config/demo_<name>.yaml`` controller
     settings, the trajectory of offsets from the start). The trajectory starts at t = 0 and the run
     lasts until 1 s after its end (``duration`` to change it). ``settings``: controller settings
-    overriding the YAML's; ``options``: more of :func:`simulate`'s. Returns a
+    overriding the YAML's; ``plant``: 'mujoco' or 'rk4'; ``options``: more of :func:`simulate`'s.
+    Returns a
     :class:`ClosedLoopRun`.
     """
     if name not in DEMOS:

@@ -145,7 +145,8 @@ class InitialState:
         Return the initial state given as parallel lists.
 
         The form of ROS parameters (``initial_joint_names``, ``initial_joint_positions``,
-        ``initial_joint_velocities``): value i belongs to joint i; empty velocities = zero.
+        ``initial_joint_velocities``): ``joint_names``, ``joint_positions``,
+        ``joint_velocities``, value i belongs to joint i; empty velocities = zero.
         ``base``: the base fields by name.  InputError on a length mismatch or a joint named twice.
         """
         names = list(joint_names or ())
@@ -205,7 +206,9 @@ class MujocoPlant:
     depth-first from the root, siblings in file order (MuJoCo's order, and SPART's), used by
     :meth:`set_efforts`; readouts for ROS use
     alphabetical order (``sorted_joint_names``).  ``model`` / ``data`` are MuJoCo's, for
-    reading (benchmarks, tests); change the state only through this class.
+    reading (benchmarks, tests); change the state only through this class.  The constructor's
+    ``model``, ``floating``, ``initial``, ``mount`` (the fixed base's pose), ``base_hint``,
+    ``load_warnings`` and ``robot`` come from :meth:`from_urdf`.
     """
 
     def __init__(
@@ -287,7 +290,7 @@ class MujocoPlant:
         """
         Return the plant of a URDF (path or text).
 
-        Whatever the core's ``robot_from_urdf`` reads (path, text, bytes, xacro with
+        ``source``: whatever the core's ``robot_from_urdf`` reads (path, text, bytes, xacro with
         ``xacro_args``).
 
         ``base``: 'fixed' (root link welded to the world) or 'floating' (free joint).
@@ -421,7 +424,7 @@ class MujocoPlant:
         return self._efforts.copy()
 
     def joint_index(self, name):
-        """Position of joint ``name`` in ``joint_names``; InputError for an unknown joint."""
+        """Return the position of joint ``name`` in ``joint_names`` (InputError if unknown)."""
         try:
             return self._index[name]
         except KeyError:
@@ -624,14 +627,14 @@ class MujocoPlant:
         return self.base_rotation(), p, v_b, w_b
 
     def odometry(self):
-        """:class:`BaseOdometry` of the base link (REP 105: twist in the base link frame)."""
+        """Return the :class:`BaseOdometry` of the base link (REP 105: twist in its frame)."""
         p, quat = self._base_pose()
         v_b, w_b = self._base_twist()
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
 
     def base_acceleration(self):
         """
-        (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
+        Return (a_b, alpha_b): classical acceleration of the base origin, angular acceleration.
 
         Both expressed in b (zero for a fixed base), at this state under the held efforts.
         """
@@ -650,7 +653,7 @@ class MujocoPlant:
         return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
 
     def momentum(self):
-        """:class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root body)."""
+        """Return the :class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root)."""
         self._forward()
         self._mj.mj_subtreeVel(self.model, self.data)
         r, d = self._root, self.data

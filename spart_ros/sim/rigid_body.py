@@ -176,6 +176,7 @@ class RigidBodyPlant:
         return self._efforts.copy()
 
     def joint_index(self, name):
+        """Return the position of joint ``name`` in ``joint_names`` (InputError if unknown)."""
         try:
             return self._index[name]
         except KeyError:
@@ -321,9 +322,11 @@ class RigidBodyPlant:
 
     # -- readouts (ROS conventions) -------------------------------------------------------------
     def joint_positions(self):
+        """Return the joint positions (n_joints,) in ``joint_names`` order (a copy)."""
         return self._q.copy()
 
     def joint_velocities(self):
+        """Return the joint velocities (n_joints,) in ``joint_names`` order (a copy)."""
         return self._u.copy()
 
     def spart_state(self):
@@ -346,7 +349,7 @@ class RigidBodyPlant:
         return R_b, self._r0 - rho, v_b, w_b
 
     def odometry(self):
-        """:class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105)."""
+        """Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (REP 105)."""
         R_b, p_b, v_b, w_b = self.base_link_state()
         return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
 
@@ -359,7 +362,7 @@ class RigidBodyPlant:
         return self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)[1]
 
     def momentum(self):
-        """[L about the world origin; p] (6,), world frame, of the whole robot (floating base)."""
+        """Return [L about the world origin; p] (6,), world frame, of the robot (floating base)."""
         from ..core.momentum import about_point
 
         H = self.fast.mass_matrix(self._R0, self._r0, self._q)  # independent coordinates: T' H T
