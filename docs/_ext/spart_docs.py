@@ -56,7 +56,10 @@ def api_page(package):
     for modname in spart_api.modules(package):
         module = importlib.import_module(modname)
         names = spart_api.public_names(module)
-        if modname != package:
+        if modname == 'spart_ros.core.arguments':  # a table of data: shown as a table
+            lines += [heading(f'``{modname}``', '-'), '', f'.. automodule:: {modname}', '']
+            lines += arguments_table(module.ARGUMENTS)
+        elif modname != package:
             lines += [heading(f'``{modname}``', '-'), '', f'.. automodule:: {modname}']
             lines += [f'   :members: {", ".join(names)}' if names else '   :no-members:', '']
         elif names:
@@ -118,6 +121,22 @@ def interfaces_page(root):
             ]
             lines.append('')
     return '\n'.join(lines)
+
+
+def arguments_table(arguments):
+    """Return the reST lines of the table of SPART's standard argument names."""
+    lines = [
+        '.. list-table:: SPART\'s standard arguments (``ARGUMENTS``)',
+        '   :header-rows: 1',
+        '   :widths: 15 20 65',
+        '',
+        '   * - name',
+        '     - shape',
+        '     - meaning',
+    ]
+    for name, (shape, meaning) in arguments.items():
+        lines += [f'   * - ``{name}``', f'     - {shape or " "}', f'     - {meaning}']
+    return lines + ['']
 
 
 def generate(app):
