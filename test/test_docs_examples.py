@@ -132,3 +132,20 @@ def test_not_run_blocks_are_few():
     skipped = [b for b in found if b.not_run is not None]
     code = [b for b in found if b.lang != 'text']
     assert len(skipped) <= max(12, len(code) // 4), [f'{b}: {b.not_run}' for b in skipped]
+
+
+def test_the_readme_picture_is_drawn_by_its_script(tmp_path):
+    """scripts/docs_images.py draws the README's GIF (from the offline closed loop)."""
+    from PIL import Image
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / 'scripts' / 'docs_images.py'), '--output', str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    with Image.open(tmp_path / 'SC_3DoF_motion.gif') as gif:
+        assert gif.n_frames > 60 and gif.size == (320, 240)
+    assert 'docs/images/SC_3DoF_motion.gif' in (ROOT / 'README.md').read_text()
