@@ -127,11 +127,17 @@ def test_the_code_blocks_of_the_page_run(page):
 
 
 def test_not_run_blocks_are_few():
-    """Blocks not run say why, and stay few (a page is read to be used: its blocks should run)."""
+    """
+    Blocks not run say why, and stay few: at most a third of the code blocks.
+
+    A page is read to be used: its blocks should run.  Those not run here are commands of a ROS
+    2 install (ros2 launch, topic, param, service; Gazebo) and commands that other tests run
+    (the README's two commands, the documentation build, the ResolvedMotion example).
+    """
     found = [b for page in PAGES for b in blocks(_page_id(page), page.read_text('utf-8'))]
     skipped = [b for b in found if b.not_run is not None]
-    code = [b for b in found if b.lang != 'text']
-    assert len(skipped) <= max(12, len(code) // 4), [f'{b}: {b.not_run}' for b in skipped]
+    code = [b for b in found if b.lang != 'text' and not b.lang.startswith('{')]
+    assert len(skipped) <= len(code) // 3, [f'{b}: {b.not_run}' for b in skipped]
 
 
 def test_the_readme_picture_is_drawn_by_its_script(tmp_path):
