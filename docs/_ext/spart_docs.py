@@ -126,7 +126,7 @@ def interfaces_page(root):
 def arguments_table(arguments):
     """Return the reST lines of the table of SPART's standard argument names."""
     lines = [
-        '.. list-table:: SPART\'s standard arguments (``ARGUMENTS``)',
+        ".. list-table:: SPART's standard arguments (``ARGUMENTS``)",
         '   :header-rows: 1',
         '   :widths: 15 20 65',
         '',
