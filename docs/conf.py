@@ -10,15 +10,23 @@ build starts (``_ext/spart_docs.py``), into ``_generated/`` of the source folder
 
 import os
 from pathlib import Path
+import re
 import sys
 
 
 def _root():
     """Return the repository root (the folder of spart_ros' package.xml)."""
-    # rosdoc2 runs a copy of this folder, and exec()s this file from its own conf.py: try this
-    # file's folder first, then the working directory (rosdoc2 is run from the package).
-    here = Path(globals().get('__file__', 'conf.py')).resolve().parent
-    for folder in (here.parent, here, Path.cwd(), *Path.cwd().parents):
+    # rosdoc2 runs a copy of this folder and exec()s this file from its own conf.py (so
+    # __file__ is that one's): its text names this file's path, exec(open("<path>").read())
+    here = Path(globals().get('__file__', 'conf.py')).resolve()
+    candidates = [here.parent.parent]
+    try:
+        named = re.search(r'exec\(open\("([^"]+)"\)', here.read_text(encoding='utf-8'))
+    except OSError:
+        named = None
+    if named:
+        candidates.append(Path(named.group(1)).resolve().parent.parent)
+    for folder in (*candidates, Path.cwd(), *Path.cwd().parents):
         xml = folder / 'package.xml'
         if xml.is_file() and '<name>spart_ros</name>' in xml.read_text(encoding='utf-8'):
             return folder

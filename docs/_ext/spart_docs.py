@@ -154,6 +154,8 @@ def generate(app):
         write(out / 'nodes' / f'{node}.rst', node_page(node))
     write(out / 'interfaces.rst', interfaces_page(root))
     write(out / 'transitions.rst', transitions_table())
+    # the changelog, copied: rosdoc2 builds a copy of docs/, where ../CHANGELOG.rst is not
+    write(out / 'changelog.rst', (root / 'CHANGELOG.rst').read_text(encoding='utf-8'))
     figures = out / 'figures'
     figures.mkdir(parents=True, exist_ok=True)
     spart_figures.state_machine(figures / 'controller_states.svg')
