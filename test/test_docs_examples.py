@@ -155,3 +155,11 @@ def test_the_readme_picture_is_drawn_by_its_script(tmp_path):
     with Image.open(tmp_path / 'SC_3DoF_motion.gif') as gif:
         assert gif.n_frames > 60 and gif.size == (320, 240)
     assert 'docs/images/SC_3DoF_motion.gif' in (ROOT / 'README.md').read_text()
+
+
+def test_the_readme_is_short():
+    """README.md is for users: what it is, two commands, a tour, where to read on (<= 320 lines)."""
+    lines = (ROOT / 'README.md').read_text(encoding='utf-8').splitlines()
+    assert len(lines) <= 320, f'README.md has {len(lines)} lines: move details into docs/'
+    text = '\n'.join(lines)
+    assert 'bash scripts/run_demo.sh' in text and 'bash scripts/test.sh' in text

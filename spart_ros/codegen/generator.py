@@ -27,7 +27,7 @@ __all__ = [
     'parse_quantities',
 ]
 
-#: Default limits (see README, "Generated code"): generation beyond them raises
+#: Default limits (docs/symbolic_and_codegen.md, "Sizes and speed"): generation beyond them raises
 #: CodegenLimitError naming the limit.  max_operations bounds one function's scalar
 #: operations (what the compilers must digest), max_seconds one function's build time.
 MAX_OPERATIONS = 20_000
