@@ -158,7 +158,7 @@ def test_the_readme_picture_is_drawn_by_its_script(tmp_path):
 
 
 def test_the_readme_is_short():
-    """README.md is for users: what it is, two commands, a tour, where to read on (<= 320 lines)."""
+    """README.md is for users: what it is, two commands, a tour, where to read on (<= 320)."""
     lines = (ROOT / 'README.md').read_text(encoding='utf-8').splitlines()
     assert len(lines) <= 320, f'README.md has {len(lines)} lines: move details into docs/'
     text = '\n'.join(lines)
