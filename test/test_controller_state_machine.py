@@ -1079,7 +1079,11 @@ def test_every_row_of_the_transition_table_is_taken():
     record('clear_fault')
     state(q0)  # fault -> holding
     start_tracking()
-    fault()  # tracking -> fault
+    q = fault()  # tracking -> fault
+    state(q, stale=True)  # still fault (the fault comes first), and halted
+    record('clear_fault')  # fault -> halted: the input is still stale
+    state(q)  # halted -> holding
+    fault()
     record('deactivate')  # fault -> inactive
     activate()
     record('deactivate')  # holding -> inactive

@@ -128,7 +128,7 @@ def _resolved(node, entry, values):
 )
 def test_the_node_has_exactly_the_interfaces_of_its_table(node_name, overrides):
     import rclpy
-    from rclpy.action import ActionServer
+    from rclpy.action import get_action_server_names_and_types_by_node
     from rclpy.parameter import Parameter
     from spart_ros.nodes.parameter_docs import node_tables
 
@@ -154,10 +154,11 @@ def test_the_node_has_exactly_the_interfaces_of_its_table(node_name, overrides):
             t = _type_name(srv.srv_type)
             if not t.startswith(RCLPY_TYPES):
                 actual[('service', node.resolve_service_name(srv.srv_name))] = (t, None)
-        for w in node.waitables:
-            if isinstance(w, ActionServer):
-                name = node.resolve_topic_name(w._action_name)  # noqa: SLF001 - no public name
-                actual[('action', name)] = (_type_name(w._action_type), None)
+        servers = get_action_server_names_and_types_by_node(
+            node, node.get_name(), node.get_namespace()
+        )  # the node's own: in the graph at once
+        for name, types in servers:
+            actual[('action', name)] = (types[0], None)
         expected = {}
         for entry in active(INTERFACES[node_name], values):
             qos = _expected_qos(entry.qos, values) if entry.qos else None

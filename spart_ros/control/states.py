@@ -74,6 +74,7 @@ TRANSITIONS = (
     Transition(
         FAULT, 'clear_fault (~/enable true), or a reset notice that caused it', HOLDING, False
     ),
+    Transition(FAULT, 'the same while an input is stale or invalid', HALTED, False),
     *(Transition(s, 'deactivate, or a new robot model', INACTIVE, None) for s in _ACTIVE),
     *(Transition(s, 'shutdown', FINALIZED, None) for s in (UNCONFIGURED, INACTIVE, *_ACTIVE)),
 )

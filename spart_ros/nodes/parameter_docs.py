@@ -120,9 +120,10 @@ def _interface_rows(node, kind, params):
         name = f'``{i.name}``' if i.name else '(none)'
         if i.param:
             name += f' (``{i.param}``)'
-        description = i.description or params[i.param].description
-        if i.when:
-            description = f'*When* {i.when}: {description}'
+        if i.description:
+            description = f'*When* {i.when}: {i.description}' if i.when else i.description
+        else:  # the parameter's description, which says when
+            description = params[i.param].description
         row = [name, f'``{i.type}``']
         if kind in ('subscription', 'publisher'):
             row.append(i.qos)
