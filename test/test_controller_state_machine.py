@@ -41,6 +41,7 @@ from spart_ros.control.goals import (
     TrajectoryGoal,
 )
 from spart_ros.control.settings import ControllerSettings
+from spart_ros.control.states import allowed
 from spart_ros.control.trajectory import JointTrajectory, Reference
 from spart_ros.core.errors import InputError
 from spart_ros.core.fast.mimic import fast_dynamics
@@ -825,6 +826,7 @@ class ControllerMachine(RuleBasedStateMachine):
     @initialize()
     def start(self):
         self.c = Controller(notify=lambda *a: None)
+        _record_transitions(self.c)
         self.c.configure(
             ControllerSettings(kp=KP, kd=KD, effort_limits=tuple(LIMITS), max_tracking_error=0.3),
             ROBOT,
@@ -961,6 +963,47 @@ class ControllerMachine(RuleBasedStateMachine):
         assert self.c.state in (UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT)
 
 
+#: the controller's calls that may change its state
+CALLS = (
+    'configure',
+    'cleanup',
+    'activate',
+    'deactivate',
+    'shutdown',
+    'set_model',
+    'update',
+    'check',
+    'reject',
+    'clear_fault',
+    'plant_reset',
+    'submit',
+    'submit_pose',
+    'cancel',
+)
+
+
+def _record_transitions(c):
+    """
+    Make every call of ``c`` that changes its state check the change against the table.
+
+    spart_ros.control.states.TRANSITIONS (the documentation's state diagram is drawn from it).
+    """
+    for name in CALLS:
+        method = getattr(c, name)
+
+        def checked(*args, _method=method, _name=name, **kwargs):
+            before = c.state
+            try:
+                return _method(*args, **kwargs)
+            finally:
+                after = c.state
+                assert before == after or allowed(before, after), (
+                    f'{_name}: {before} -> {after} is not in spart_ros.control.states.TRANSITIONS'
+                )
+
+        setattr(c, name, checked)
+
+
 TestControllerMachine = ControllerMachine.TestCase
 TestControllerMachine.settings = settings(
     max_examples=60,
@@ -993,3 +1036,103 @@ def test_a_goals_point_index_is_the_point_followed_toward():
     assert seen == [(round(k * 0.001 - 0.001, 6), 1 if k < 4 else 2) for k in range(12)], (
         seen
     )  # before the start and until 3 ms: point 1; from 3 ms on: point 2 (the last)
+
+
+def test_every_row_of_the_transition_table_is_taken():
+    """
+    A scripted life takes every row of spart_ros.control.states.TRANSITIONS, each checked.
+
+    (test_controller_machine checks that every change of state is a row; this that no row is
+    a wish: each is a change the controller makes.)
+    """
+    from spart_ros.control.states import TRANSITIONS
+
+    taken = set()
+    c = Controller(notify=lambda *a: None)
+    _record_transitions(c)
+    calls = {name: getattr(c, name) for name in CALLS}
+
+    def record(name, *args, **kwargs):
+        before = c.state
+        out = calls[name](*args, **kwargs)
+        taken.add((before, c.state))
+        return out
+
+    clock = Clock()
+    q0 = np.array([0.3, -0.4])
+
+    def state(q, qd=None, stale=False, **kw):
+        clock.tick(0.001)
+        x = inputs(clock, q, qd, received=clock.now - 1.0 if stale else None, **kw)
+        if stale:
+            return record('check', x)
+        return record('update', x, clock.t)
+
+    def activate():
+        record('activate')
+        state(q0)
+        assert c.state == HOLDING
+
+    def start_tracking(duration=0.5):
+        record('submit', goal([q0 + 0.01], times=[duration]), clock.t)
+        state(q0)
+        assert c.state == TRACKING, c.reason
+
+    def fault():
+        q = q0.copy()
+        for _ in range(20):  # away from the reference, consistently with the velocity
+            q = q + 0.02
+            state(q, np.full(2, 20.0))
+            if c.state == FAULT:
+                return q
+        raise AssertionError(f'no fault: {c.state} {c.reason}')
+
+    record(
+        'configure', ControllerSettings(kp=KP, kd=KD, max_tracking_error=0.2), ROBOT, dynamics()
+    )
+    activate()  # inactive -> halted -> holding
+    start_tracking()  # holding -> tracking
+    state(q0, stale=True)  # tracking -> halted
+    state(q0)  # halted -> tracking (within resume_tolerance)
+    assert c.state == TRACKING
+    for _ in range(600):  # to its end: tracking -> holding
+        state(q0 + 0.01)
+    assert c.state == HOLDING
+    state(q0, stale=True)  # holding -> halted
+    state(q0)
+    fault()  # holding -> fault
+    record('clear_fault')
+    state(q0)  # fault -> holding
+    start_tracking()
+    q = fault()  # tracking -> fault
+    state(q, stale=True)  # still fault (the fault comes first), and halted
+    record('clear_fault')  # fault -> halted: the input is still stale
+    state(q)  # halted -> holding
+    fault()
+    record('deactivate')  # fault -> inactive
+    activate()
+    record('deactivate')  # holding -> inactive
+    activate()
+    start_tracking()
+    record('deactivate')  # tracking -> inactive
+    record('activate')
+    record('deactivate')  # halted -> inactive
+    record('cleanup')  # inactive -> unconfigured
+    record('shutdown')  # unconfigured -> finalized
+    for last in ('inactive', 'halted', 'holding', 'tracking', 'fault'):
+        c = Controller(notify=lambda *a: None)
+        _record_transitions(c)
+        calls = {name: getattr(c, name) for name in CALLS}
+        record('configure', ControllerSettings(kp=KP, kd=KD), ROBOT, dynamics())
+        if last != 'inactive':
+            record('activate')
+        if last in ('holding', 'tracking', 'fault'):
+            state(q0)
+        if last in ('tracking', 'fault'):
+            start_tracking()
+        if last == 'fault':
+            fault()
+        assert c.state == last
+        record('shutdown')  # -> finalized
+    rows = {(t.source, t.target) for t in TRANSITIONS}
+    assert rows <= taken, f'rows never taken: {sorted(rows - taken)}'

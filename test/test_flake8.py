@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: every Python file of the repository that is not generated (build/, install/, .venv/)
-PATHS = ['spart_ros', 'test', 'scripts', 'launch', 'benchmarks', 'examples', 'setup.py']
+PATHS = ['spart_ros', 'test', 'scripts', 'launch', 'benchmarks', 'examples', 'docs', 'setup.py']
 
 
 @pytest.mark.flake8

@@ -3,7 +3,8 @@ The parameter tables (spart_ros.nodes.parameters).
 
 Validation, and the documents that must say the same as the tables: config/*.yaml (every parameter
 with its default, or an example for an unset one), the example and demo YAML files (only parameters
-of the nodes, valid values), and the generated tables in README.md and docs/controller.md.
+of the nodes, valid values).  The site's node reference, generated from the tables, is checked
+against the nodes by test/test_node_reference.py.
 """
 
 import array
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from spart_ros.nodes.config import ConfigError
-from spart_ros.nodes.parameter_docs import NAMES_MODULE, names_module, node_tables, replace_tables
-from spart_ros.nodes.parameters import markdown, Param, validate
+from spart_ros.nodes.parameter_docs import NAMES_MODULE, names_module, node_tables
+from spart_ros.nodes.parameters import Param, validate
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,12 +23,6 @@ DEFAULTS_FILE = {
     'spart_controller': 'controller.yaml',
     'spart_dynamics': 'dynamics_node.yaml',
     'spart_sim': 'sim_node.yaml',
-}
-#: where the generated table of each node is
-TABLE_DOCS = {
-    'spart_controller': 'docs/controller.md',
-    'spart_dynamics': 'README.md',
-    'spart_sim': 'README.md',
 }
 
 
@@ -136,24 +131,6 @@ def test_every_yaml_names_only_parameters_of_the_nodes_with_valid_values(path):
             doc['commands_topic'] == f'{doc["controller_name"]}/commands'
         )  # relative: follows the namespace
         assert 'joints' not in doc or doc['joints'] == doc['command_joints']
-
-
-@pytest.mark.parametrize('node', sorted(TABLES))
-def test_the_documented_tables_are_the_tables(node):
-    """
-    README.md / docs/controller.md hold the generated tables.
-
-    Regenerate them with `python -m spart_ros.nodes.parameter_docs` from the repository root.
-    """
-    text = (ROOT / TABLE_DOCS[node]).read_text()
-    assert f'<!-- parameters: {node} -->' in text, (
-        f'{TABLE_DOCS[node]} has no generated table of {node}'
-    )
-    assert replace_tables(text, {node: TABLES[node]}) == text, (
-        f'{TABLE_DOCS[node]}: the table of {node} is not the generated one (python -m '
-        'spart_ros.nodes.parameter_docs)'
-    )
-    assert markdown(TABLES[node]) in text
 
 
 def test_the_commands_topic_defaults_are_relative():

@@ -11,6 +11,15 @@ import numpy as np
 
 from .expressions import CodegenError
 
+#: the API
+__all__ = [
+    'find_c_compiler',
+    'compile_c',
+    'CLibrary',
+    'load_c',
+    'load_python',
+]
+
 C_FLAGS = ('-O2', '-shared', '-fPIC', '-std=c99')
 
 
@@ -24,7 +33,10 @@ def find_c_compiler():
 
 def compile_c(c_file, library=None, compiler=None, flags=C_FLAGS):
     """
-    Compile a generated ``.c`` file into a shared library (default: beside it, ``lib<name>.so``).
+    Compile the generated ``c_file`` into a shared ``library`` (default ``lib<name>.so`` by it).
+
+    ``compiler``: the C compiler (default: the first of cc, gcc, clang found); ``flags``: its
+    options.
 
     Returns its path. CodegenError if no compiler is found or the compilation fails.
     """
@@ -44,7 +56,7 @@ def compile_c(c_file, library=None, compiler=None, flags=C_FLAGS):
 
 class CLibrary:
     """
-    The functions of a compiled generated library as Python callables.
+    The functions of a compiled generated library (its file ``path``) as Python callables.
 
     They take and return numpy arrays (a ctypes wrapper for tests and scripts; C and C++ code uses
     the header).
@@ -93,7 +105,11 @@ def load_c(library, code):
 
 
 def load_python(path, module_name=None):
-    """Import a generated Python module from its file (numba caches beside it)."""
+    """
+    Return the generated Python module imported from its file ``path`` (numba caches beside it).
+
+    ``module_name``: the name to import it under (default: the file's).
+    """
     path = os.fspath(path)
     module_name = module_name or os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(module_name, path)

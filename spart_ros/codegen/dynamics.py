@@ -28,6 +28,9 @@ import numpy as np
 from .expressions import add, cos, cross, dot, matmul, matvec, scale, sin, sub
 from ..core.model import FIXED, PRISMATIC, REVOLUTE
 
+#: no API: the recursions the generator unrolls (spart_ros.codegen.generate is the entry)
+__all__ = []
+
 _SNAP = 1e-14
 
 

@@ -19,6 +19,12 @@ import time
 
 from ..core.errors import SpartError
 
+#: the API: the errors (the expression graph is the generator's machinery, not an API)
+__all__ = [
+    'CodegenError',
+    'CodegenLimitError',
+]
+
 CONST, INPUT, ADD, SUB, MUL, DIV, NEG, SIN, COS, SQRT = (
     'const',
     'in',

@@ -15,7 +15,19 @@ from ..core.errors import SpartError
 from ..core.invertibility import check_invertible
 from ..core.model import Robot
 
-#: Default limits (see README, "Generated code"): generation beyond them raises
+#: the API (the other names are the generator's own steps)
+__all__ = [
+    'QUANTITIES',
+    'DEFAULT_QUANTITIES',
+    'MAX_OPERATIONS',
+    'MAX_SECONDS',
+    'GeneratedCode',
+    'generate',
+    'load_model',
+    'parse_quantities',
+]
+
+#: Default limits (docs/symbolic_and_codegen.md, "Sizes and speed"): generation beyond them raises
 #: CodegenLimitError naming the limit.  max_operations bounds one function's scalar
 #: operations (what the compilers must digest), max_seconds one function's build time.
 MAX_OPERATIONS = 20_000
@@ -172,7 +184,7 @@ class Function:
 
 def load_model(model, xacro_args=None):
     """
-    Return a Robot from a Robot, a URDF or SPART DH data, and a label of the source.
+    Return a Robot from ``model`` (a Robot, a URDF or SPART DH data), and a label of the source.
 
     A URDF: path or text, xacro expanded with ``xacro_args``; SPART DH data: a dict, or a .json /
     .yaml file laid out as DH_Serial2robot's input. Returns (robot, a label of the source for the
@@ -216,7 +228,7 @@ def _read_dh(path):
 
 def parse_quantities(quantities, robot):
     """
-    Return [Quantity] from strings or tuples; CodegenError naming a bad one.
+    Return [Quantity] of ``quantities`` (strings or tuples) for ``robot``; CodegenError if bad.
 
     Strings such as 'H', 'ID', 'J:tool0', 'pose:tool0@0,0,0.1'; tuples (kind, link[, offset]).
     """
@@ -432,7 +444,12 @@ def build_function(
 
 @dataclass
 class GeneratedCode:
-    """The generated files ({file name: text}), the functions and the model they came from."""
+    """
+    The generated files (``files``: {file name: text}), the functions and the model they came from.
+
+    ``robot``, ``name`` (the module / C prefix), ``functions``, and ``header``: the facts written
+    into each file's header (source, conventions, versions).
+    """
 
     robot: Robot
     name: str
@@ -452,7 +469,7 @@ class GeneratedCode:
         return paths
 
     def summary(self):
-        """One line per function: operations with and without sharing, build time."""
+        """Return one line per function: operations with and without sharing, build time."""
         lines = [
             f'{self.name}: robot {self.robot.name!r}, {self.robot.n_q} joints; files '
             + ', '.join(f'{k} ({len(v)} bytes)' for k, v in self.files.items())
@@ -501,7 +518,7 @@ def generate(
     xacro_args=None,
 ):
     """
-    Generate standalone code for ``model`` (a Robot, a URDF path or text, DH data).
+    Return the standalone code for ``model`` (a Robot, a URDF path or text, DH data).
 
     ``quantities``: H, C, bias, g, ID, FD, FID (floating base), J:<link>[@x,y,z],
     pose:<link>[@x,y,z] (a list or a comma-separated string; link = URDF link name or SPART id;
@@ -515,7 +532,8 @@ def generate(
     spacecraft; FastDynamics' default).  ``name``: the module / file / C prefix (default: the
     robot's name made an identifier).
 
-    Raises CodegenError (a bad model or request) and CodegenLimitError (a function needs more
+    ``xacro_args``: arguments of a xacro ``model``.  Raises CodegenError (a bad model or request)
+    and CodegenLimitError (a function needs more
     than ``max_operations`` operations or ``max_seconds`` to build).
     """
     from .printers import c_files, python_module

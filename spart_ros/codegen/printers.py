@@ -13,6 +13,9 @@ import numpy as np
 
 from .expressions import ADD, CONST, COS, DIV, INPUT, MUL, NEG, SIN, SQRT, SUB
 
+#: no API: the printers the generator calls (spart_ros.codegen.generate is the entry)
+__all__ = []
+
 _PREC = {ADD: 1, SUB: 1, MUL: 2, DIV: 2, NEG: 3}
 _ATOM, _UNARY = 4, 3
 _MAX_INLINE = 160  # characters: a longer single-use expression gets its own variable

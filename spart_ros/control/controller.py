@@ -16,7 +16,8 @@ jumps, resumes, the tracking fault: when the reference is dropped and what is he
 :class:`~.controlled_robot.ControlledRobot` (the mode's law built for the model, the command
 joints, their limits).  This class owns the lifecycle and the states and wires them.
 
-States (:attr:`Controller.state`)::
+States (:attr:`Controller.state`; every change of state is a row of
+:data:`spart_ros.control.states.TRANSITIONS`)::
 
     unconfigured --configure--> inactive --activate--> halted --fresh valid state--> holding
          ^ <--------cleanup--------'  ^ <--deactivate / new model-- (any active state)  |  ^
@@ -75,6 +76,17 @@ from .goal_manager import goal_refusal, GoalManager
 from .goals import ABORTED, INVALID_GOAL
 from .joint_reference import JointReference
 from .settings import RUN_TIME
+from .states import (  # the states and their transition table: spart_ros.control.states
+    COMMANDING,
+    FAULT,
+    FINALIZED,
+    HALTED,
+    HOLDING,
+    INACTIVE,
+    STATES,
+    TRACKING,
+    UNCONFIGURED,
+)
 from .supervision import COMPUTE, Supervisor
 from .tick import Command, ControlInputs, Feedback, Snapshot
 from ..core.errors import InputError, SpartError
@@ -95,18 +107,6 @@ __all__ = [
     'FINALIZED',
 ]
 
-UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT, FINALIZED = (
-    'unconfigured',
-    'inactive',
-    'halted',
-    'holding',
-    'tracking',
-    'fault',
-    'finalized',
-)
-STATES = (UNCONFIGURED, INACTIVE, HALTED, HOLDING, TRACKING, FAULT, FINALIZED)
-#: states in which commands go out
-COMMANDING = (HOLDING, TRACKING, FAULT)
 
 
 class Controller:
@@ -249,7 +249,7 @@ class Controller:
 
     def deactivate(self, reason=''):
         """
-        ``active`` -> inactive.
+        Go from ``active`` to inactive (``reason``: why, for the status).
 
         Returns ONE all-zero :data:`Command` if a command may still be applied (else None); goals
         are aborted, nothing is sent until activated again.
@@ -264,9 +264,9 @@ class Controller:
 
     def shutdown(self):
         """
-        Any state -> finalized.
+        Go from any state to finalized.
 
-        ONE all-zero :data:`Command` if a command may still be applied.
+        Return ONE all-zero :data:`Command` if a command may still be applied, else None.
         """
         zero = self.deactivate('shutting down') if self.active else None
         self._finalized = True
@@ -276,7 +276,9 @@ class Controller:
         """
         Take a new robot model (a new robot_description).
 
-        ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command (if one may
+        ``robot``: the core Robot; ``dynamics``: its fast path in independent coordinates (built
+        when None); ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command
+        (if one may
         be applied), inactive until activated again (a model is structural); active waiting for its
         first model: the law is built and the controller goes on (holding at the first state). A
         model the settings cannot control leaves it inactive, saying why (:attr:`reason`, and
@@ -358,8 +360,9 @@ class Controller:
         """
         Change run-time settings (:data:`~spart_ros.control.settings.RUN_TIME`) between two ticks.
 
-        InputError naming the first bad one (nothing changed), or naming a structural one (those
-        take a reconfigure: deactivate, cleanup, configure, activate).
+        ``changes``: {setting: value}.  InputError naming the first bad one (nothing changed), or
+        naming a structural one (those take a reconfigure: deactivate, cleanup, configure,
+        activate).
         """
         structural = sorted(set(changes) - set(RUN_TIME))
         if structural:
@@ -377,7 +380,9 @@ class Controller:
     # -- ticks ------------------------------------------------------------------------------
     def update(self, inputs, t):
         """
-        One control tick at control time ``t`` (s); the :data:`Command` to send, or None.
+        Run one control tick at control time ``t`` (s) on ``inputs`` (:data:`ControlInputs`).
+
+        Return the :data:`Command` to send, or None.
 
         Never raises: anything unexpected halts like a failing law.
         """
@@ -438,7 +443,8 @@ class Controller:
         """
         Halt until a tick computes again: an input was rejected (NaN, wrong lengths...).
 
-        Return the zero :data:`Command` if commanding, else None.
+        ``what``: the input, ``error``: why it was rejected.  Return the zero :data:`Command` if
+        commanding, else None.
         """
         if not self.active or self.controlled is None:
             return None
@@ -448,7 +454,7 @@ class Controller:
         """
         Leave the fault: hold the pose measured at the next tick.
 
-        False when there is none.
+        Return True, or False when there is none.
         """
         return self.continuity.clear_fault()
 
@@ -459,7 +465,8 @@ class Controller:
         A reset, or anything that moved the robot without the controller: the reference is dropped
         (goals aborted) and the pose measured at the first state after the reset is held.
 
-        ``t``: the control time (stamp) of the first state after the reset, when the plant says
+        ``why``: the reason, for the log and the goals' results; ``t``: the control time (stamp)
+        of the first state after the reset, when the plant says
         it (``spart_sim``'s notice does; None: unknown, the next tick's state is taken as the
         first after the reset). Event-driven, the notice and the state may arrive in either
         order, and the controller may be late:
@@ -481,7 +488,7 @@ class Controller:
 
         Started at once or at its ``start``, from the reference followed then (no jump; an earlier
         goal is preempted from then on), or kept pending until the model and a measured state are
-        there. InputError naming why it is refused (status 'aborted').
+        there. Return the goal; InputError naming why it is refused (status 'aborted').
         """
         try:
             self._may_take('trajectory')
@@ -501,7 +508,8 @@ class Controller:
         path (from its next tick at or after the goal's start); a fixed-base joint mode turns the
         path into a joint trajectory by inverse kinematics at samples of it
         (``path_sample_period``), starting from the reference followed then (see
-        :mod:`spart_ros.control.ee_goals`). InputError naming why it is refused (status 'aborted'):
+        :mod:`spart_ros.control.ee_goals`). Return the goal; InputError naming why it is refused
+        (status 'aborted'):
         a mode without pose goals, no model or no commanded state yet, a fault, a path the end
         effector cannot follow.
         """
@@ -520,7 +528,7 @@ class Controller:
         Cancel ``goal`` at control time ``t`` (default: the last tick's).
 
         If followed (or queued), the current reference position is held from then on
-        (JointTrajectoryController's cancel). False when it was already done.
+        (JointTrajectoryController's cancel). Return True, or False when it was already done.
         """
         return self.goals.cancel(goal, self.reference.last_t if t is None else t)
 
@@ -529,7 +537,9 @@ class Controller:
         Give the law reference ``name``.
 
         A free-flying base target 'base_pose', a space mode's 'ee_twist', 'ee_pose',
-        'base_attitude': see the law's ``references``. InputError when inactive or when the mode
+        'base_attitude': see the law's ``references`` (``value``: the reference; ``received``: the
+        steady clock time of its receipt, for references that expire). InputError when inactive or
+        when the mode
         takes no such reference.
         """
         if self.controlled is None or not self.active:
@@ -552,11 +562,11 @@ class Controller:
         return self.reference.feedback() if law is None or law.follows != 'none' else None
 
     def trajectory_remaining(self, t):
-        """Seconds until the end of the followed (or queued) trajectory at control time ``t``."""
+        """Return the seconds to the end of the followed (or queued) trajectory at time ``t``."""
         return self.reference.remaining(t)
 
     def state_age(self, inputs):
-        """Age (s, steady clock) of the oldest input a command needs (-1 when one never came)."""
+        """Return the age (s) of the oldest of ``inputs`` a command needs (-1: one never came)."""
         return self.supervision.state_age(inputs)
 
     def snapshot(self, t=None):
@@ -564,7 +574,7 @@ class Controller:
         Return the :data:`Snapshot` for a status message.
 
         State, reason, per command joint the errors (reference - measured, at the last command) and
-        the last efforts sent, counters.
+        the last efforts sent, counters; ``t``: the control time (default: the last tick's).
         """
         fb = self.feedback()
         idx = self.controlled.index if self.controlled is not None else np.zeros(0, np.intp)

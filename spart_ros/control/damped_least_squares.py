@@ -3,14 +3,16 @@ Damped least squares (the damped pseudo-inverse) with singular-region damping.
 
 Joint-rate bounds.
 
-x = A# b with A# = V diag(s_i / (s_i^2 + lambda^2)) U' minimizes |A x - b|^2 + lambda^2 |x|^2.
+x = A# b with A# = V diag(s_i / (s_i^2 + lambda^2)) U' minimizes ``|A x - b|^2`` + lambda^2
+``|x|^2``.
 Away from singularities lambda = 0 (exact pseudo-inverse, exact tracking); inside the
 singular region (smallest singular value s_min below ``singular_region``) the damping rises
 smoothly to ``damping`` (Nakamura and Hanafusa; Chiaverini 1997):
 
     lambda^2 = (1 - (s_min / singular_region)^2) damping^2   if s_min < singular_region
 
-so |x| <= |b| / (2 lambda) near the singularity instead of |b| / s_min.  ``damping`` and
+so ``|x|`` <= ``|b|`` / (2 lambda) near the singularity instead of ``|b|`` / s_min.  ``damping``
+and
 ``singular_region`` are in the units of A's singular values (m per rad for position rows of a
 Jacobian), or with ``relative=True`` fractions of A's largest singular value (for matrices with
 no natural scale, e.g. the base reaction G = -H0^-1 H0m, whose size is the arm-to-base mass
@@ -32,7 +34,7 @@ the lambda used; ``rank`` the numerical rank (singular values above max(m, n) ep
 
 
 def check_damping(damping, singular_region):
-    """Raise InputError unless both are finite and >= 0."""
+    """Raise InputError unless ``damping`` and ``singular_region`` are finite and >= 0."""
     nonnegative('damping', damping)
     nonnegative('singular_region', singular_region)
 
@@ -41,7 +43,9 @@ def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
     """
     Return the damped pseudo-inverse of ``A`` (m, n) (see the module docstring).
 
-    Returns a :class:`DampedInverse`.  damping = 0 gives the Moore-Penrose pseudo-inverse.
+    Returns a :class:`DampedInverse`.  ``damping`` = 0 gives the Moore-Penrose pseudo-inverse;
+    ``singular_region``: the smallest singular value below which the damping rises;
+    ``relative``: both are fractions of A's largest singular value.
     """
     m, n = A.shape
     U, s, Vt = np.linalg.svd(A, full_matrices=True)
@@ -68,10 +72,11 @@ def damped_pseudo_inverse(A, damping=0.0, singular_region=0.0, relative=False):
 
 def bound_joint_rates(qd, max_rates):
     """
-    (qd scaled, scale).
+    Return (qd scaled, scale).
 
-    ``qd`` (n,) times the largest scale <= 1 that keeps every |qd_i| <= max_rates_i (n,) (inf = no
-    bound). Scaling the whole vector keeps the direction, so the end effector slows down along its
+    ``qd`` (n,) times the largest scale <= 1 that keeps every ``|qd_i|`` within ``max_rates``
+    (n,) (inf = no bound). Scaling the whole vector keeps the direction, so the end effector slows
+    down along its
     path instead of leaving it.
     """
     over = np.abs(qd) > max_rates

@@ -47,8 +47,8 @@ class DesiredReaction(SpaceMotionLaw):
     ``base_rows``: components of the base angular velocity (0, 1, 2 = base-frame x, y, z) to
     control (a planar robot controls only (2,)); ``attitude_gain`` [1/s]; ``priority``:
     'end_effector' or 'base'; ``base_damping``, ``base_singular_region``: the base task's damping
-    (relative, see the module docstring).  Other arguments as
-    :class:`~spart_ros.control.space_motion.SpaceMotionLaw`.
+    (relative, see the module docstring).  ``link``, ``offset``, ``frame`` and the other
+    arguments (``kwargs``): as :class:`~spart_ros.control.space_motion.SpaceMotionLaw`.
     """
 
     mode = 'desired_reaction'
@@ -92,7 +92,12 @@ class DesiredReaction(SpaceMotionLaw):
         self._base_command = np.zeros(3)
 
     def base_rate_command(self, R0, base_rotation=None, base_angular_velocity=None):
-        """w_cmd (3,), base frame: feed-forward plus the attitude P law (module docstring)."""
+        """
+        Return w_cmd (3,), base frame: feed-forward plus the attitude P law (module docstring).
+
+        ``base_rotation`` (3, 3): the target of R0; ``base_angular_velocity`` (3,): the
+        feed-forward, base frame (None: hold the base still).
+        """
         w = (
             np.zeros(3)
             if base_angular_velocity is None
@@ -118,7 +123,9 @@ class DesiredReaction(SpaceMotionLaw):
         base_angular_velocity=None,
     ):
         """
-        As :meth:`SpaceMotionLaw.update`, plus the base references.
+        Return the command, as :meth:`SpaceMotionLaw.update`, with the base references too.
+
+        ``twist``, ``position``, ``rotation``, ``t``: as :meth:`SpaceMotionLaw.update`.
 
         ``base_rotation`` (3, 3) target of R0 (base CoM frame -> inertial) and
         ``base_angular_velocity`` (3,) feed-forward in the base frame (both optional: default hold

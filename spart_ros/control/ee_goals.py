@@ -96,7 +96,13 @@ class PoseGoal:
         frame='world',
         start=0.0,
     ):
-        """Return a checked goal (InputError naming a bad argument)."""
+        """
+        Return a checked goal (InputError naming a bad argument).
+
+        The end effector's target ``rotation`` (3, 3) and ``position`` (3,) in ``frame`` ('world'
+        or 'base'), reached in ``duration`` [s] along ``path`` ('cartesian' or 'screw') with the
+        time ``scaling`` ('cubic' or 'quintic'), starting at control time ``start`` [s].
+        """
         R, p = checked_transform(
             'pose',
             pose_matrix(
@@ -145,7 +151,7 @@ class PoseGoal:
 
     def target(self, R_b=None, p_b=None):
         """
-        (R, p) of the target in the world.
+        Return (R, p) of the target in the world.
 
         As given, or moved by the base pose (R_b, p_b) for ``frame='base'``.
         """
@@ -171,23 +177,26 @@ class GoalFollower:
         return self.goal is not None
 
     def set_goal(self, goal):
+        """Follow ``goal`` from the next tick on (the one followed so far is preempted)."""
         self.preempt(f'replaced by goal {goal.id}')
         goal.status, goal.message = PENDING, 'starts at the next tick'
         self.goal, self.path = goal, None
 
     def preempt(self, why):
+        """End the goal followed (if any) as preempted, saying ``why``."""
         if self.goal is not None:
             self.goal._finish(PREEMPTED, why)
         self.goal = self.path = None
 
     def abort(self, why):
+        """End the goal followed (if any) as aborted, saying ``why``."""
         if self.goal is not None:
             self.goal._finish(ABORTED, why)
         self.goal = self.path = None
 
     def sample(self, t, start_pose, base):
         """
-        (PoseSample at control time ``t`` or None (no goal, or it starts later), finished).
+        Return (PoseSample at control time ``t`` or None (no goal, or it starts later), finished).
 
         ``finished`` True at the tick the path reaches its end (the goal succeeded, forgotten: the
         caller keeps the last sample as its target). ``start_pose()``: (R, p) world of where the
@@ -212,7 +221,11 @@ class GoalFollower:
 
 
 def make_path(goal, R_start, p_start, start_time, R_b=None, p_b=None):
-    """Return the path of ``goal`` from the pose (R_start, p_start) (world) at ``start_time``."""
+    """
+    Return the path of ``goal`` from the pose (R_start, p_start) (world) at ``start_time``.
+
+    ``R_b``, ``p_b``: the base link pose in the world, for a goal given in the base frame.
+    """
     R_d, p_d = goal.target(R_b, p_b)
     return PATHS[goal.path](
         pose_matrix(R_start, p_start),

@@ -80,7 +80,7 @@ def _per_joint(name, value, n, allow_inf=False):
 
 class Gains:
     """
-    Per-joint gains of the PD(+I) law.
+    Per-joint gains of the PD(+I) law for ``n`` joints.
 
     ``kp`` (1/s^2), ``kd`` (1/s), ``ki`` (1/s^3), each one value per joint or one for all;
     ``integral_limit`` bounds int(e) dt per joint (rad s or m s; inf = unbounded); the joint
@@ -240,7 +240,8 @@ class FreeFlying(_JointLaw):
         v_b
 
     (both in b); inverse dynamics for (a_b, alpha_b, qdd_cmd) gives the joint efforts and the
-    base wrench.  ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation).
+    base wrench.  ``dynamics``: the robot's fast path; ``gains``: the joints' :class:`Gains`;
+    ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation).
     Reference (:meth:`set_reference`): ``'base_pose'`` = (R_d (3, 3), p_d (3,)).
     """
 
@@ -263,6 +264,7 @@ class FreeFlying(_JointLaw):
 
     @staticmethod
     def check_base_gains(base_gains):
+        """Return ``base_gains`` as 4 floats >= 0 (InputError naming them otherwise)."""
         b = np.array(base_gains, dtype=float).reshape(-1)
         if b.shape != (4,) or not np.all(np.isfinite(b)) or np.any(b < 0):
             raise InputError(
@@ -294,7 +296,7 @@ class FreeFlying(_JointLaw):
         self.clear_base_reference()
 
     def base_acceleration(self, base):
-        """(a_b, alpha_b) of the base PD law, both (3,) in b."""
+        """Return (a_b, alpha_b) of the base PD law, both (3,) in b."""
         kp_p, kd_p, kp_r, kd_r = self.base_gains
         R_d, p_d = self.base_reference
         alpha_b = kp_r * rotation_vector(base.R_b.T @ R_d) - kd_r * base.w_b
@@ -329,7 +331,7 @@ class GravityCompensation(_JointLaw):
     The efforts that hold the arm still against the model's gravity (fixed base), plus damping of
     the measured joint velocities with ``gains.kd`` [1/s] (mass weighted, so the same gain damps
     every joint alike). No position reference: a controller refuses trajectories in this mode.
-    With kd = 0 (the default ``gains``) it is g(q) alone.
+    With kd = 0 (the default ``gains``) it is g(q) alone.  ``dynamics``: the robot's fast path.
     """
 
     mode = 'gravity_compensation'

@@ -50,7 +50,7 @@ class EndEffector:
 
     def pose(self, R0, r0, qm):
         """
-        (R (3, 3), p (3,)).
+        Return (R (3, 3), p (3,)).
 
         The end-effector frame's rotation and the point, inertial frame (SPART's Kinematics; a
         control loop reads the link pose off its FreeFloatingKinematics update instead and calls
@@ -66,7 +66,7 @@ class EndEffector:
 
     def frame_pose(self, R_link, r_link):
         """
-        (R (3, 3), p (3,)) of the end-effector frame and point, inertial frame.
+        Return (R (3, 3), p (3,)) of the end-effector frame and point, inertial frame.
 
         From the pose of the link's CoM frame: ``R_link`` (3, 3) CoM frame -> inertial, ``r_link``
         (3,) its CoM.
@@ -75,9 +75,10 @@ class EndEffector:
 
     def pose_error(self, R0, r0, qm, position=None, rotation=None, pose=None):
         """
-        [rotation vector of R_target R'; p_target - p] (6,), inertial frame.
+        Return [rotation vector of R_target R'; p_target - p] (6,), inertial frame.
 
-        The parts whose target is None are zero. ``pose``: the end effector's (R, p) at this state
+        Targets ``position`` (3,) and ``rotation`` (3, 3); the parts whose target is None are
+        zero. ``pose``: the end effector's (R, p) at this state
         when the caller has it (skips the forward kinematics).
         """
         err = np.zeros(6)

@@ -5,22 +5,18 @@ The control-loop twin of :mod:`spart_ros.core.momentum`,
 :mod:`spart_ros.core.generalized_jacobian` and :mod:`spart_ros.core.manipulability`: one
 :meth:`FreeFloatingKinematics.update` per state computes H (composite rigid body) and the
 point's Jacobian on the compiled fast path (:class:`~spart_ros.core.fast.FastDynamics`),
-then H0^-1 [H0m, h0] in one 6x6 solve, and keeps every result in this object's buffers:
+then H0^-1 [H0m, h0] in one 6x6 solve, and keeps every result in this object's buffers (SPART
+conventions, see the core modules):
 
-==========================  =====================================================  =========
-attribute                   meaning (SPART conventions, see the core modules)      shape
-==========================  =====================================================  =========
-``H0``, ``H0m``, ``Hm``      blocks of H (base, coupling, joints)                   (6, 6), (6,
-n_q), (n_q, n_q)
-``J0``, ``Jm``              the point's Jacobian (Jm: the fixed-base Jacobian)     (6, 6), (6, n_q)
-``reaction``                G = -H0^-1 H0m: u0 per unit joint velocity             (6, n_q)
-``Jstar``                   J* = Jm + J0 G (SPART: Jstar)                          (6, n_q)
-``h0``                      H0 u0 + H0m um, momentum in base coordinates           (6,)
-``free_base_velocity``      H0^-1 h0: the base velocity with the joints still       (6,)
-``drift``                   J0 H0^-1 h0: the point's twist with the joints still    (6,)
-``link_rotation``           rotation of the link's CoM frame (SPART RL, R0)       (3, 3)
-``link_position``           the link's CoM (SPART rL, r0), inertial                (3,)
-==========================  =====================================================  =========
+- ``H0``, ``H0m``, ``Hm`` (6, 6), (6, n_q), (n_q, n_q): blocks of H (base, coupling, joints)
+- ``J0``, ``Jm`` (6, 6), (6, n_q): the point's Jacobian (Jm: the fixed-base Jacobian)
+- ``reaction`` (6, n_q): G = -H0^-1 H0m: u0 per unit joint velocity
+- ``Jstar`` (6, n_q): J* = Jm + J0 G (SPART: Jstar)
+- ``h0`` (6,): H0 u0 + H0m um, momentum in base coordinates
+- ``free_base_velocity`` (6,): H0^-1 h0: the base velocity with the joints still
+- ``drift`` (6,): J0 H0^-1 h0: the point's twist with the joints still
+- ``link_rotation`` (3, 3): rotation of the link's CoM frame (SPART RL, R0)
+- ``link_position`` (3,): the link's CoM (SPART rL, r0), inertial
 
 so that u0 = free_base_velocity + reaction @ um and t_p = Jstar @ um + drift.  The buffers are
 overwritten by the next update: copy what you keep.  Only the numpy results of the 6x6 solve
@@ -117,7 +113,7 @@ class FreeFloatingKinematics:
 
     def generalized_jacobian(self, R0, r0, qm):
         """
-        J* (6, n_q) at (R0, r0, qm) (this object's buffer).
+        Return J* (6, n_q) at (R0, r0, qm) (this object's buffer).
 
         (SPART: Jstar)
         """
@@ -125,7 +121,7 @@ class FreeFloatingKinematics:
 
     def base_reaction(self, um, h0=None):
         """
-        u0 = H0^-1 (h0 - H0m um) (6,) at the last updated state; ``h0`` (6,) default 0.
+        Return u0 = H0^-1 (h0 - H0m um) (6,) at the last updated state; ``h0`` (6,) default 0.
 
         (SPART: Base Reaction block)
         """
@@ -145,7 +141,7 @@ class FreeFloatingKinematics:
 
     def momentum(self, about='origin'):
         """
-        [L; p] (6,), inertial frame, of the last update's velocities.
+        Return [L; p] (6,), inertial frame, of the last update's velocities.
 
         Angular momentum about ``about`` ('origin', 'com' = the system CoM, 'base' = the base CoM,
         or a point (3,) fixed in the inertial frame) and linear momentum.

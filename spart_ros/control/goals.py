@@ -86,7 +86,7 @@ _CODES = {
 
 class GoalError(InputError):
     """
-    Why a goal is refused, with its result ``code``.
+    Why a goal is refused (``message``), with its result ``code``.
 
     :data:`INVALID_JOINTS`: a joint the model does not have; :data:`OLD_HEADER_TIMESTAMP`: it ended
     before it came; else INVALID_GOAL.
@@ -112,7 +112,7 @@ class TrajectoryGoal:
     ``first``: the index of ``positions[0]`` in the client's numbering (messages name points
     by it); ``tolerances``: a :class:`~.tolerances.ToleranceRequest` (an action goal) or None (see
     the module docstring).  Set by the controller: ``status``, ``message``, ``error_code``,
-    ``start_time``, ``end_time``, ``id``.
+    ``start_time``, ``end_time``, ``id``, ``resolved`` (the tolerances resolved for the model).
     """
 
     joint_names: list
@@ -135,7 +135,9 @@ class TrajectoryGoal:
     @classmethod
     def from_points(cls, joint_names, points, start=0.0, tolerances=None):
         """
-        Return a goal from the waypoints ``points``.
+        Return a goal of the joints ``joint_names`` from the waypoints ``points``.
+
+        ``start``: control time to start at (s); ``tolerances``: as the class's.
 
         ``points`` = [(time_from_start s, positions, velocities, accelerations)] (empty sequences
         for absent velocities/accelerations), as a trajectory_msgs/JointTrajectory carries them. A

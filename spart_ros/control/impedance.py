@@ -36,7 +36,7 @@ H^-1 J')^-1 (Khatib), mass-weighted gains ``nullspace_stiffness`` k_ns [1/s^2] a
 ``nullspace_damping`` d_ns [1/s] (negative = 2 sqrt(k_ns)).  At rest under an external wrench w
 at the end effector the deflection is x - x_d = K^-1 w on the task rows (the null space term
 cannot push on the task: J#' N' = 0); with k_ns = 0 and a constant reference the energy 1/2 qd'
-H qd + 1/2 e_p' K_p e_p + 1/2 k_r |rotvec|^2 never grows (isotropic rotational stiffness k_r;
+H qd + 1/2 e_p' K_p e_p + 1/2 k_r ``|rotvec|^2`` never grows (isotropic rotational stiffness k_r;
 the mass-weighted null space damping N' H is positive semi-definite).  No Coriolis compensation:
 it would break that passivity.
 
@@ -81,7 +81,9 @@ __all__ = [
 
 def coriolis_times(dynamics, R0, r0, q, u0, qd, w, floating=False):
     """
-    C(q, qd) w (n,) with C the Christoffel-consistent Coriolis matrix (H' - 2 C skew), a new array.
+    Return C(q, qd) w (n,), C the Christoffel-consistent Coriolis matrix (H' - 2 C skew).
+
+    A new array; ``dynamics``: the fast path, ``floating``: a floating base (else fixed).
 
     (b(qd + w) - b(qd - w)) / 4 with b(u) = C(q, u) u, the fast path's bias forces without gravity
     and without the joints' damping and friction (the polarization of a quadratic form: the
@@ -135,9 +137,10 @@ def _sqrt_psd(M):
 
 def cartesian_gains(stiffness, damping=()):
     """
-    (K, D), each (6, 6).
+    Return (K, D), each (6, 6).
 
-    Of the settings ``cartesian_stiffness`` and ``cartesian_damping`` (empty: D = 2 sqrt(K));
+    Of the settings ``cartesian_stiffness`` (``stiffness``) and ``cartesian_damping``
+    (``damping``; empty: D = 2 sqrt(K));
     InputError naming the bad one.
     """
     K = _matrix6('cartesian_stiffness', stiffness)
@@ -146,7 +149,11 @@ def cartesian_gains(stiffness, damping=()):
 
 
 def nullspace_gains(stiffness, damping=-1.0):
-    """(k_ns, d_ns) of the settings (damping < 0: 2 sqrt(k_ns)); InputError naming the bad one."""
+    """
+    Return (k_ns, d_ns) of the settings ``stiffness`` and ``damping`` (< 0: 2 sqrt(k_ns)).
+
+    InputError naming the bad one.
+    """
     k = chk.nonnegative('nullspace_stiffness', stiffness)
     d = chk.scalar('nullspace_damping', damping)
     if not isinstance(d, float) or not np.isfinite(d):
@@ -334,7 +341,12 @@ def _frame(name, frame):
 
 
 class CartesianImpedance(_Cartesian):
-    """Cartesian impedance at the end effector of a fixed-base robot (module docstring)."""
+    """
+    Cartesian impedance at the end effector of a fixed-base robot (module docstring).
+
+    ``dynamics``: the robot's fast path; ``settings``: the controller's settings (the end
+    effector, the stiffness and damping).
+    """
 
     mode = 'cartesian_impedance'
     base = 'fixed'
@@ -362,7 +374,8 @@ class FloatingCartesianImpedance(_Cartesian):
     """
     Cartesian impedance at the end effector of a free-floating robot.
 
-    With the generalized Jacobian (module docstring).
+    With the generalized Jacobian (module docstring); ``dynamics`` and ``settings`` as
+    :class:`CartesianImpedance`'s.
     """
 
     mode = 'floating_cartesian_impedance'

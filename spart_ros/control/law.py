@@ -89,7 +89,14 @@ class Law:
         return self.interfaces[0]
 
     def command(self, state, joint_reference, t, dt):
-        """:data:`LawOutput` of one tick (see the module docstring)."""
+        """
+        Return the :data:`LawOutput` of one tick (see the module docstring).
+
+        ``state``: the measured state (``base``: R_b, p_b, v_b, w_b; ``q``, ``qd``),
+        ``joint_reference``: the :data:`~spart_ros.control.trajectory.Reference` to follow (None
+        for an end-effector law), ``t``: the control time [s], ``dt``: the time since the last
+        tick [s].
+        """
         raise NotImplementedError
 
     def reset(self):
@@ -146,14 +153,14 @@ class BaseFrames:
         self._fixed = None
 
     def pose(self, base):
-        """(R0, r0) of ``base`` (buffers)."""
+        """Return (R0, r0) of ``base`` (buffers)."""
         np.dot(base.R_b, self.R_bc, out=self.R0)  # np.dot: a third of np.matmul's cost on 3x3
         np.dot(base.R_b, self.p_bc, out=self._rho)
         np.add(base.p_b, self._rho, out=self.r0)
         return self.R0, self.r0
 
     def fixed(self, base):
-        """(R0, r0, zero u0) of a fixed base, converted the first time this ``base`` is seen."""
+        """Return (R0, r0, zero u0) of a fixed ``base``, converted the first time it is seen."""
         if self._fixed is None or self._fixed[0] is not base:
             R0, r0 = self.pose(base)
             self._fixed = (base, R0.copy(), r0.copy())
@@ -176,7 +183,7 @@ class BaseFrames:
         return out
 
     def floating(self, base):
-        """(R0, r0, u0) of a moving base (buffers)."""
+        """Return (R0, r0, u0) of a moving base (buffers)."""
         self.pose(base)
         np.dot(self.R_cb, base.w_b, out=self._u0_angular)
         np.dot(self.minus_p_cross, base.w_b, out=self._v)
@@ -236,7 +243,7 @@ class FrictionCompensation:
 
     def correction(self, qd, qdd, reference_velocity, dt):
         """
-        (n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring).
+        Return (n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring).
 
         D qdd dt / 2 + F (sgn_v(reference_velocity) - sgn_v(qd)); a new array.
         """

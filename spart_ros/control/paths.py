@@ -106,7 +106,8 @@ class JointPath(_Timed):
     """
     Straight line in joint space from ``start`` (n,) to ``end`` (n,) over ``duration`` [s].
 
-    MR's ``JointTrajectory``; :meth:`sample` gives a :data:`Reference`.
+    MR's ``JointTrajectory``; :meth:`sample` gives a :data:`Reference`.  ``scaling``: 'cubic'
+    or 'quintic'; ``start_time`` [s]: when the path starts.
     """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
@@ -116,7 +117,7 @@ class JointPath(_Timed):
         self._delta = self.end - self.start
 
     def sample(self, t):
-        """:data:`Reference` (position, velocity, acceleration), each (n,), at time ``t``."""
+        """Return the :data:`Reference` (position, velocity, acceleration) at time ``t``."""
         s, ds, dds = self._s(t)
         return Reference(self.start + s * self._delta, ds * self._delta, dds * self._delta)
 
@@ -130,7 +131,8 @@ class CartesianPath(_Timed):
     Straight line of the point and rotation about a fixed axis.
 
     From pose ``start`` (4, 4) to ``end`` (4, 4) over ``duration`` [s] (MR's
-    ``CartesianTrajectory``); see the module docstring.
+    ``CartesianTrajectory``); see the module docstring.  ``scaling``: 'cubic' or 'quintic';
+    ``start_time`` [s]: when the path starts.
     """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
@@ -142,7 +144,7 @@ class CartesianPath(_Timed):
         self._w_world = self._R0 @ self._w  # the fixed axis times the angle, world
 
     def sample(self, t):
-        """:data:`PoseSample` at time ``t``."""
+        """Return :data:`PoseSample` at time ``t``."""
         s, ds, dds = self._s(t)
         R = self._R0 @ _rotation_from_vector(s * self._w)
         return PoseSample(
@@ -161,7 +163,8 @@ class ScrewPath(_Timed):
     """
     Constant-screw motion from pose ``start`` (4, 4) to ``end`` (4, 4) over ``duration`` [s].
 
-    MR's ``ScrewTrajectory``; see the module docstring.
+    MR's ``ScrewTrajectory``; see the module docstring.  ``scaling``: 'cubic' or 'quintic';
+    ``start_time`` [s]: when the path starts.
     """
 
     def __init__(self, start, end, duration, scaling='quintic', start_time=0.0):
@@ -173,7 +176,7 @@ class ScrewPath(_Timed):
         self._wxv = np.cross(self._V[0:3], self._V[3:6])
 
     def sample(self, t):
-        """:data:`PoseSample` at time ``t``."""
+        """Return :data:`PoseSample` at time ``t``."""
         s, ds, dds = self._s(t)
         T = self._T0 @ _transform_exp(s * self._V)
         R = T[:3, :3]

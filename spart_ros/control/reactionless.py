@@ -25,7 +25,8 @@ class Reactionless(SpaceMotionLaw):
     The task projected into the reaction null space.
 
     ``attitude_only`` (default True) keeps only the base attitude undisturbed (the base CoM may
-    translate). Other arguments as :class:`~spart_ros.control.space_motion.SpaceMotionLaw`.
+    translate). ``link``, ``offset``, ``frame`` and the other arguments (``kwargs``): as
+    :class:`~spart_ros.control.space_motion.SpaceMotionLaw`.
     """
 
     mode = 'reactionless'

@@ -13,7 +13,7 @@ Task rows of the end-effector twist: J* qd = twist_cmd - drift =: b.
   kernel and y minimizing the base's own kinetic energy
   T0 = 1/2 u0' blkdiag(I_base, m_base I3) u0 with u0 = H0^-1 h0 + G qd (momentum
   conservation; I_base about the base CoM in the base frame, constant because u0's angular
-  part is in the base frame), regularized: y minimizes |W u0|^2 + lambda^2 |y|^2
+  part is in the base frame), regularized: y minimizes ``|W u0|^2`` + lambda^2 ``|y|^2``
   (W' W = blkdiag(I_base, m_base I3)) with lambda = ``energy_damping`` times the largest
   singular value of W G N.  Without it a null-space direction that barely moves the base (a
   wrist roll) would be driven at hundreds of rad/s to cancel the last micro-joules, and the
@@ -54,7 +54,8 @@ class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
 
     See the module docstring. Without redundancy (J* has no kernel) it is :class:`ResolvedRate`.
     ``energy_damping`` (>= 0, default 0.03): the regularization, a fraction of the strongest
-    null-space coupling to the base; other arguments as :class:`SpaceMotionLaw`.
+    null-space coupling to the base; ``link``, ``offset``, ``frame`` and the other arguments
+    (``kwargs``): as :class:`SpaceMotionLaw`.
     """
 
     mode = 'resolved_rate_min_base_energy'
@@ -82,6 +83,6 @@ class ResolvedRateMinBaseEnergy(SpaceMotionLaw):
         }
 
     def base_kinetic_energy(self, u0):
-        """1/2 u0' blkdiag(I_base, m_base I3) u0 [J], the quantity this law minimizes."""
+        """Return 1/2 u0' blkdiag(I_base, m_base I3) u0 [J], the quantity this law minimizes."""
         v = self.base_energy_root @ np.asarray(u0, dtype=float)
         return 0.5 * float(v @ v)

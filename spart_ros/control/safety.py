@@ -40,7 +40,7 @@ COMMAND, ZERO, SILENT = 'command', 'zero', 'silent'
 
 def effort_limits(joints, limits_by_name, override=()):
     """
-    (n,) effort limits of ``joints``.
+    Return (n,) effort limits of ``joints``.
 
     ``override`` (one value per joint, or one for all, or empty) when given, else the URDF ``<limit
     effort>`` of each (``limits_by_name``: name -> limit, inf when the URDF gives none). Values
@@ -73,7 +73,7 @@ def all_finite(a, zeros):
 
 def clamp_efforts(efforts, limits, out=None):
     """
-    ``efforts`` (n,) clamped to [-limits, limits] (into ``out``).
+    Return ``efforts`` (n,) clamped to [-limits, limits] (into ``out``).
 
     InputError naming the first non-finite effort (a command must never carry NaN or inf). Finite
     efforts of any size are clamped (their sum may overflow: each is checked, not the sum).
@@ -93,7 +93,8 @@ class CommandGate:
     Enable/disable state and the watchdog of one controller (see the module docstring).
 
     ``state_timeout`` (s): joint states (and a moving base's state) older than this stop the
-    commands.  Counters: ``timeouts`` (ticks that halted on stale or missing data),
+    commands; ``enabled``: start enabled.  Counters: ``timeouts`` (ticks that halted on stale or
+    missing data),
     ``rejected`` (inputs rejected as invalid, failed computations), ``recoveries`` (halts
     ended by a command), ``commands`` (commands that went out), ``zeros``.
     """
@@ -130,7 +131,7 @@ class CommandGate:
 
     def disable(self, reason='disabled'):
         """
-        Disable: the next tick publishes one zero command, then nothing until enabled.
+        Disable (``reason``: why): the next tick publishes one zero command, then nothing.
 
         The zero command only if a command may still be applied (enabled and not already halted by
         a zero).
@@ -144,7 +145,7 @@ class CommandGate:
     # -- watchdog -------------------------------------------------------------------------
     def problem(self, now, joint_times, base_time=None, stamp_time=None):
         """
-        Why the state is not fit to command, or None.
+        Return why the state is not fit to command, or None.
 
         ``joint_times`` (receipt times, s, of each command joint's last state; NaN = never
         received), ``base_time`` (receipt time of the base state, None for a fixed base, NaN =
@@ -178,9 +179,10 @@ class CommandGate:
 
     def reject(self, reason):
         """
-        Halt until a tick computes again (ZERO the first time, then SILENT).
+        Halt until a tick computes again: return ZERO the first time, then SILENT.
 
-        An input was rejected (non-finite, wrong lengths...) or a tick failed to compute.
+        An input was rejected (non-finite, wrong lengths...) or a tick failed to compute:
+        ``reason`` says which.
         """
         self.rejected += 1
         return self.decide(reason, timeout=False)
@@ -191,7 +193,7 @@ class CommandGate:
 
         No new command came (the controller did not run: a stalled process). The halt ends at this
         tick (:attr:`recovering`; counted as a timeout), without the zero command: this tick
-        computes the next command.
+        computes the next command.  ``reason``: the stall, in words.
         """
         self.reason = reason
         self.halted = self.recovering = True
@@ -199,7 +201,7 @@ class CommandGate:
 
     def decide(self, problem, timeout=True):
         """
-        COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command).
+        Return COMMAND, ZERO or SILENT for this tick, given ``problem`` (None = fit to command).
 
         ``timeout``: count a halt as a timeout (stale or missing data). COMMAND only permits
         computing: call :meth:`commanded` once the command went out (or :meth:`reject`).

@@ -70,7 +70,7 @@ def _floats(name, value):
 
 def per_joint(name, value, names, allow_inf=False, minimum=0.0):
     """
-    (len(names),) array of the setting ``name``.
+    Return (len(names),) array of the setting ``name``.
 
     One value for all, or one per command joint ``names``; every value finite (or +inf with
     ``allow_inf``) and >= ``minimum``.
@@ -102,7 +102,8 @@ class ControllerSettings:
     (one command per new joint-state stamp; False: ticks on a timer), ``joint_dynamics`` (the
     laws compensate the joints' damping, friction and rotor inertia the model declares:
     :mod:`spart_ros.core.joint_friction`), the end effector and the laws' options.  Run-time:
-    :data:`RUN_TIME`.
+    :data:`RUN_TIME`.  Every other field is the ``spart_controller`` parameter of the same name:
+    its meaning, unit and range are in the node's reference.
     """
 
     mode: str = 'computed_torque'
@@ -181,7 +182,7 @@ class ControllerSettings:
 
     def check(self):
         """
-        ``InputError`` naming the first setting with a value no controller can use.
+        Return these settings, checked: InputError names the first value no controller can use.
 
         Checks that need no model; :meth:`Controller.configure` checks the rest against the model.
         """

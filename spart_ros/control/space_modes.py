@@ -87,7 +87,8 @@ class SpaceMode(Law):
     ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (its model shared
     with the law, which computes in a workspace of its own; the robot must have no mimic joints:
     the laws work in SPART's joint variables);
-    ``interface``: 'effort' or 'velocity'; ``law_options``: the law's keyword arguments
+    ``interface``: 'effort' or 'velocity'; ``reference_timeout`` [s]: a twist older than this is
+    dropped; ``law_options``: the law's keyword arguments
     (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the warnings the
     law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log.
     """
@@ -146,7 +147,8 @@ class SpaceMode(Law):
         Return the mode for ``settings``.
 
         :class:`~spart_ros.control.settings.ControllerSettings`: the end effector, the law's
-        options, ``command_interface``, ``reference_timeout``.
+        options, ``command_interface``, ``reference_timeout``; ``dynamics``: the robot's fast path;
+        ``gains``: not used (the laws' gains are settings).
         """
         s = settings
         options = {
@@ -195,8 +197,9 @@ class SpaceMode(Law):
 
     def set_reference(self, name, value, received=None):
         """
-        ``name``: 'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame).
+        Keep reference ``name`` = ``value`` (return None).
 
+        'ee_twist' = (twist (6,), frame), 'ee_pose' = (R (3, 3), p (3,), frame),
         'base_attitude' = R (3, 3) (desired_reaction); frames 'world' or 'base' (module docstring);
         ``received``: steady clock time (s) of the twist.
         """
@@ -247,7 +250,10 @@ class SpaceMode(Law):
 
     def command(self, state, joint_reference, t, dt, now=None):
         """
-        Return the Law entry.
+        Return the :data:`~spart_ros.control.law.LawOutput` of one tick (the Law entry).
+
+        ``state``, ``joint_reference`` (not used: the end effector is followed), ``t``, ``dt``: as
+        :meth:`~spart_ros.control.law.Law.command`.
 
         :meth:`compute` with the kept references (``now``: steady clock, for the twist's timeout)
         or the pose goal's path at ``t``; ``details`` = the :data:`SpaceOutput`.
@@ -289,7 +295,8 @@ class SpaceMode(Law):
         """
         Return the :data:`SpaceOutput` for the state at control time ``t`` (s).
 
-        The state: ``base``, ``q``, ``qd``.
+        The state: ``base``, ``q``, ``qd``; ``references``: {name: value} as
+        :meth:`set_reference` keeps them.
         """
         R0, r0, u0 = bs.base_from_link_frame(self.robot, base.R_b, base.p_b, base.v_b, base.w_b)
         twist, position, rotation = self._in_world(base, references)
@@ -334,7 +341,9 @@ class SpaceMode(Law):
 
     def end_effector_pose(self, base, q):
         """
-        (R (3, 3), p (3,)) of the end-effector frame in the world for a state.
+        Return (R (3, 3), p (3,)) of the end-effector frame in the world at a state.
+
+        ``base``: the base link state (R_b, p_b, ...), ``q``: the joint positions.
 
         For pose targets set relative to where the end effector is.
         """

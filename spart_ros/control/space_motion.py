@@ -57,21 +57,27 @@ class SpaceMotionStatus:
     """
     Snapshot of one control step (inertial frame unless said otherwise).
 
-    momentum (6,): [angular momentum about the inertial origin; linear momentum] of the
-        measured state [kg m^2/s; kg m/s]; momentum_about_com (6,): the same about the system CoM.
-    base_angular_velocity (3,): measured, base frame [rad/s].
-    predicted_base_velocity (6,): u0 the commanded joint rates give by momentum conservation.
-    arm_base_rate: |angular part of G qd| [rad/s], the base rotation the command itself causes.
-    manipulability, fixed_base_manipulability: Yoshikawa's measure of the task rows of J* and Jm.
-    dynamic_singularity: sigma_min / sigma_max of the task rows of J* (0 = singular).
-    joint_limit_distance (n_q,): distance of each joint to its nearer position limit (inf if
-        none; negative beyond a limit); min_joint_limit_distance: the smallest.
-    task_error: |J* qd + drift - twist_cmd| on the task rows, before the rate bound.
-    base_error: the residual of the law's base objective [rad/s] (nan for laws without one).
-    rate_scale: the factor (<= 1) the rate bound applied (1: none); damping: the lambda used.
-    null_space_dim: dimension of the null space the law works in (of J*, or the reaction null
-        space); feasible: the command sent meets the law's objectives exactly here (its
-        residuals are zero and the rate bound did not scale it); message: why not, or ''.
+    - ``momentum`` (6,): [angular momentum about the inertial origin; linear momentum] of the
+      measured state [kg m^2/s; kg m/s]; ``momentum_about_com`` (6,): the same about the system
+      CoM.
+    - ``base_angular_velocity`` (3,): measured, base frame [rad/s].
+    - ``predicted_base_velocity`` (6,): u0 the commanded joint rates give by momentum
+      conservation.
+    - ``arm_base_rate``: ``|angular part of G qd|`` [rad/s], the base rotation the command itself
+      causes.
+    - ``manipulability``, ``fixed_base_manipulability``: Yoshikawa's measure of the task rows of
+      J* and Jm.
+    - ``dynamic_singularity``: sigma_min / sigma_max of the task rows of J* (0 = singular).
+    - ``joint_limit_distance`` (n_q,): distance of each joint to its nearer position limit (inf
+      if none; negative beyond a limit); ``min_joint_limit_distance``: the smallest.
+    - ``task_error``: ``|J* qd + drift - twist_cmd|`` on the task rows, before the rate bound.
+    - ``base_error``: the residual of the law's base objective [rad/s] (nan for laws without
+      one).
+    - ``rate_scale``: the factor (<= 1) the rate bound applied (1: none); ``damping``: the lambda
+      used.
+    - ``null_space_dim``: dimension of the null space the law works in (of J*, or the reaction
+      null space); ``feasible``: the command sent meets the law's objectives exactly here (its
+      residuals are zero and the rate bound did not scale it); ``message``: why not, or ''.
     """
 
     momentum: np.ndarray
@@ -112,11 +118,12 @@ def _nonnegative(name, value, n, positive=False):
 
 def urdf_joint_rates(robot):
     """
-    (n_q,) joint-rate bounds from the URDF ``<limit velocity>`` of the moving joints, in q order.
+    Return the joint-rate bounds (n_q,) of the URDF ``<limit velocity>``, in q order.
 
     Inf where the URDF gives none, and where it gives 0 or less (a ModelWarning names those
     joints). The URDF spec makes ``velocity`` required, so exporters write 0 as "not known"; MoveIt
-    reads |velocity| < eps as unbounded (ros2_control's joint_limits would take it as a bound of
+    reads ``|velocity|`` < eps as unbounded (ros2_control's joint_limits would take it as a bound
+    of
     0); a bound of 0 would scale every command to 0 here (the arm would never move), so MoveIt's
     reading is the one taken.
     """
@@ -141,7 +148,7 @@ def _moving_joints(robot):
 
 
 def residual_tolerance(b):
-    """Residuals below this count as exact (|b| is the right-hand side's size)."""
+    """Residuals below this count as exact (``|b|`` is the right-hand side's size)."""
     return 1e-9 + 1e-6 * float(np.sqrt(b @ b))
 
 
@@ -152,7 +159,7 @@ class SpaceMotionLaw:
     ``robot``, ``link``, ``offset``, ``frame``: the end effector (:class:`EndEffector`);
     ``rows``: task components of [wx, wy, wz, vx, vy, vz] (default all six);
     ``damping``, ``singular_region``: the damped pseudo-inverse of J*
-    (:mod:`.damped_least_squares`); ``max_joint_rates``: scalar or (n_q,) bound on |qd_i|, > 0
+    (:mod:`.damped_least_squares`); ``max_joint_rates``: scalar or (n_q,) bound on ``|qd_i|``, > 0
     (inf = none; default the URDF ``<limit velocity>``, see :func:`urdf_joint_rates`);
     ``velocity_gain`` [1/s]: the
     effort path's rate loop; ``pose_gain`` [1/s]: scalar or (6,) P gain of pose targets;
@@ -200,7 +207,7 @@ class SpaceMotionLaw:
         M0[0:3, 0:3] = np.asarray(base.inertia, dtype=float)
         M0[3:6, 3:6] = float(base.mass) * np.eye(3)
         vals, vecs = np.linalg.eigh(M0)
-        #: W with W' W = blkdiag(I_base, m_base I3): base kinetic energy = |W u0|^2 / 2
+        #: W with W' W = blkdiag(I_base, m_base I3): base kinetic energy = ``|W u0|^2 / 2``
         self.base_energy_root = np.sqrt(np.clip(vals, 0.0, None))[:, None] * vecs.T
         self.reset()
 
@@ -222,6 +229,7 @@ class SpaceMotionLaw:
         """
         Return the commanded end-effector twist (6,): feed-forward plus the pose P law.
 
+        ``twist`` (6,) feed-forward; pose targets ``position`` (3,) and ``rotation`` (3, 3);
         ``pose``: the end effector's (R, p) at this state when known (else forward kinematics).
         """
         x = np.zeros(6) if twist is None else chk.vector('twist', twist, 6).copy()
@@ -232,7 +240,12 @@ class SpaceMotionLaw:
         return x
 
     def update(self, R0, r0, qm, u0, um, twist=None, position=None, rotation=None, t=None):
-        """One control step; returns a :class:`SpaceMotionCommand` (see the module docstring)."""
+        """
+        Run one control step; return a :class:`SpaceMotionCommand` (see the module docstring).
+
+        References: ``twist`` (6,), ``position`` (3,), ``rotation`` (3, 3) (as
+        :meth:`task_twist`); ``t``: the control time [s], for the reference's derivative.
+        """
         ff = self.kinematics.update(R0, r0, qm, u0, um)
         um = chk.vector('um', um, self.n_q)
         pose = None

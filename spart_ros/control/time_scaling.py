@@ -32,7 +32,7 @@ TimeScaling.__doc__ = (
 
 
 def check_duration(duration, name='duration'):
-    """``duration`` as a float > 0 (finite); InputError naming ``name`` otherwise."""
+    """Return ``duration`` as a float > 0 (finite); InputError naming ``name`` otherwise."""
     d = chk.nonnegative(name, duration)
     if not d > 0:
         raise InputError(f'{name}: expected a duration > 0 s, got {chk.given(duration)}')
@@ -48,7 +48,7 @@ def _tau(duration, t):
 
 
 def cubic_time_scaling(duration, t):
-    """:data:`TimeScaling` of the cubic s = 3 tau^2 - 2 tau^3, tau = t / ``duration`` [s]."""
+    """Return the :data:`TimeScaling` of the cubic s = 3 tau^2 - 2 tau^3, tau = t/``duration``."""
     T, tau = _tau(duration, t)
     if not 0.0 < tau < 1.0:
         return TimeScaling(0.0 if tau <= 0.0 else 1.0, 0.0, 0.0)

@@ -175,7 +175,8 @@ def violation(tolerances, q_names, position_error, velocity_error, what):
     """
     Return the sentence naming the first coordinate whose error exceeds ``tolerances``.
 
-    ``tolerances``: :data:`StateTolerances`; '' when none does. ``position_error``,
+    ``tolerances``: :data:`StateTolerances`; '' when none does.  ``q_names``: the coordinates'
+    names. ``position_error``,
     ``velocity_error`` (n,): reference - measured; ``what``: 'path tolerance' or 'goal tolerance'.
     """
     for component, error in (('position', position_error), ('velocity', velocity_error)):

@@ -185,6 +185,7 @@ class JointTrajectory:
         return Reference(p, v, a)
 
     def done(self, now):
+        """Return whether the trajectory has ended at control time ``now`` (s)."""
         return float(now) >= self.end_time
 
 
@@ -234,7 +235,7 @@ class _Hold:
 
 class ReferenceSchedule:
     """
-    The joint reference over control time.
+    The joint reference over control time, from the trajectory (or hold) ``first``.
 
     The trajectory (or hold) followed now, then the ones queued to start later (a trajectory
     stamped in the future).
@@ -257,7 +258,7 @@ class ReferenceSchedule:
         return segment
 
     def sample(self, t):
-        """:data:`Reference` followed at time ``t`` (s, the clock of the start times)."""
+        """Return :data:`Reference` followed at time ``t`` (s, the clock of the start times)."""
         return self._at(t).sample(t)
 
     def replace(self, trajectory):

@@ -15,7 +15,12 @@ AccelerationsResult = namedtuple('AccelerationsResult', 't0dot tLdot')
 
 
 def twist_rate_map(omega, *like):
-    """Omega = blkdiag([w]x, [w]x), (6, 6): d/dt of a vector fixed in a body turning at w."""
+    """
+    Return Omega = blkdiag([w]x, [w]x) (6, 6) of the angular velocity ``omega`` (3,).
+
+    d/dt of a vector fixed in a body turning at ``omega``.  ``like``: arrays whose kind (numeric
+    or symbolic) the result takes.
+    """
     S = _skew(omega)
     Om = bk.zeros((6, 6), S, *like)
     Om[0:3, 0:3] = S

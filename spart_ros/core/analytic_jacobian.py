@@ -15,7 +15,7 @@ for the sequences of SPART's attitude helpers, angles = [phi, theta, psi] about 
 R the active rotation of the link CoM frame (SPART's RL).  Both sequences have their
 representation singularity (gimbal lock) at theta = +-pi/2, cos(theta) = 0, where
 T is singular and the angle rates are undefined: the numeric functions raise
-:class:`RepresentationSingularityError` when |cos(theta)| < ``SINGULARITY_TOL`` (rates would be
+:class:`RepresentationSingularityError` when ``|cos(theta)|`` < ``SINGULARITY_TOL`` (rates would be
 amplified by more than 1e6).  T^-1 is written with the entries of R (no arctangent), so the
 functions work on sympy expressions too (no check there: the docstring is the warning).
 """
@@ -49,7 +49,9 @@ def _sequence(sequence):
 
 def euler_angles(R, sequence='ZYX'):
     """
-    [phi, theta, psi] (rad, about x, y, z) of a numeric rotation matrix R (body -> inertial).
+    Return [phi, theta, psi] (rad, about x, y, z) of a numeric rotation matrix R (body -> world).
+
+    ``sequence``: 'ZYX' or 'XYZ' (module docstring).
 
     theta in [-pi/2, pi/2]; see the module docstring for the sequences. At theta = +-pi/2 the split
     between phi and psi is arbitrary (phi = 0 is returned there).
@@ -68,7 +70,11 @@ def euler_angles(R, sequence='ZYX'):
 
 
 def euler_rate_matrix(angles, sequence='ZYX'):
-    """T (3, 3) with omega (inertial frame) = T @ d/dt [phi, theta, psi]."""
+    """
+    Return T (3, 3) with omega (inertial frame) = T @ d/dt ``angles`` [phi, theta, psi].
+
+    ``sequence``: 'ZYX' or 'XYZ' (module docstring).
+    """
     sequence = _sequence(sequence)
     angles = chk.vector('angles', angles, 3)
     phi, theta, psi = angles[0], angles[1], angles[2]
@@ -181,7 +187,8 @@ def point_analytic_jacobian_dot(
     """
     Time derivative of :func:`point_analytic_jacobian` at the twists ``t0`` (6,), ``tL`` (6, n).
 
-    Arguments as :func:`~spart_ros.core.jacobians.point_jacobian_dot`. Returns (Ja0dot (6, 6),
+    ``link``, ``offset``: as :func:`~spart_ros.core.jacobians.point_jacobian_dot`;
+    ``sequence``: 'ZYX' or 'XYZ' (module docstring). Returns (Ja0dot (6, 6),
     Jamdot (6, n_q)): d2/dt2 [angles; point] = Ja [u0dot; umdot] + Jadot u. Raises
     RepresentationSingularityError at theta = +-pi/2.
     """

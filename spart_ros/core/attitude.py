@@ -11,7 +11,7 @@ tf_transformations.quaternion_matrix.
 Every public function checks its arguments (spart_ros.core._checks): real,
 finite, of the right shape; a DCM or rotation argument must be orthonormal
 (R'R = I within 1e-3, det > 0); a quaternion or rotation axis must be non-zero
-and is normalized when | |q|^2 - 1 | <= 0.01 (the tolerance tf2 applies to ROS
+and is normalized when ``| |q|^2 - 1 | <= 0.01`` (the tolerance tf2 applies to ROS
 quaternions), an InputError beyond.  Symbolic (sympy) arguments get the shape
 checks only.  The underscored twins skip the checks, for the library's inner loops.
 """
@@ -125,7 +125,7 @@ def _dcm_quaternion(D):
 
 def dcm_quaternion(DCM):
     """
-    Quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).
+    Return the quaternion [x, y, z, w] of a DCM (inverse of quaternion_dcm).
 
     (SPART: DCM_quat)
 
@@ -165,7 +165,7 @@ def _axis_rotation(e, alpha):
 
 def euler_axis_dcm(e, alpha):
     """
-    DCM of a rotation by ``alpha`` about the unit axis ``e``.
+    Return the DCM of a rotation by ``alpha`` about the unit axis ``e``.
 
     (SPART: Euler_DCM)
 
@@ -196,7 +196,7 @@ def _angles321_dcm(angles):
 
 def angles321_dcm(angles):
     """
-    DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.
+    Return the DCM of Euler angles [phi (x), theta (y), psi (z)] in the 3-2-1 sequence.
 
     (SPART: Angles321_DCM)
 
@@ -207,7 +207,7 @@ def angles321_dcm(angles):
 
 def angles123_dcm(angles):
     """
-    DCM of Euler angles [phi (x), theta (y), psi (z)] in the 1-2-3 sequence.
+    Return the DCM of Euler angles [phi (x), theta (y), psi (z)] in the 1-2-3 sequence.
 
     (SPART: Angles123_DCM)
 
@@ -231,7 +231,7 @@ def angles123_dcm(angles):
 
 def dcm_angles321(DCM):
     """
-    Euler angles [phi, theta, psi] (3-2-1) of a DCM; inverse of angles321_dcm.
+    Return the Euler angles [phi, theta, psi] (3-2-1) of a DCM; inverse of angles321_dcm.
 
     (SPART: DCM_Angles321)
 
@@ -246,15 +246,15 @@ def dcm_angles321(DCM):
 
 
 def rpy_rotation(rpy):
-    """Active rotation of URDF ``rpy``: Rz(yaw) Ry(pitch) Rx(roll), shape (3, 3)."""
+    """Return the active rotation of URDF ``rpy``: Rz(yaw) Ry(pitch) Rx(roll), shape (3, 3)."""
     return _angles321_dcm(chk.vector('rpy', rpy, 3)).T
 
 
 def quaternion_from_ros(x, y, z, w):
     """
-    Rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w).
+    Return the rotation matrix (active, body -> world) of a ROS quaternion (x, y, z, w).
 
-    Normalized when | |q|^2 - 1 | <= 0.01 (tf2's tolerance); InputError for a
+    Normalized when ``| |q|^2 - 1 | <= 0.01`` (tf2's tolerance); InputError for a
     zero, non-finite or farther-from-unit quaternion.
     """
     q = np.array(
@@ -264,6 +264,6 @@ def quaternion_from_ros(x, y, z, w):
 
 
 def quaternion_to_ros(R):
-    """ROS quaternion (x, y, z, w) of an active rotation matrix R (body -> world), w >= 0."""
+    """Return the ROS quaternion (x, y, z, w), w >= 0, of an active rotation R (body -> world)."""
     q = _dcm_quaternion(_numeric_rotation('R', R, 'quaternion_to_ros').T)
     return q if q[3] >= 0 else -q

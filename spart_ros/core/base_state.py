@@ -35,8 +35,9 @@ def _bc(robot):
 @chk.quietly
 def base_from_link_frame(robot, R_b, p_b, v_b=None, w_b=None):
     """
-    SPART (R0, r0, u0) from the base link pose in the world and its twist in b.
+    Return SPART (R0, r0, u0) from the base link pose in the world and its twist in b.
 
+    ``R_b`` (3, 3), ``p_b`` (3,): the base link frame b in the world (rotation, origin);
     ``v_b`` (3,): velocity of b's origin expressed in b; ``w_b`` (3,): angular
     velocity expressed in b (nav_msgs/Odometry twist).  Missing twists are zero.
     """
@@ -59,7 +60,7 @@ def base_from_link_frame(robot, R_b, p_b, v_b=None, w_b=None):
 
 @chk.quietly
 def link_frame_from_base(robot, R0, r0, u0=None):
-    """Inverse of :func:`base_from_link_frame`: (R_b, p_b, v_b, w_b)."""
+    """Return the inverse of :func:`base_from_link_frame`: (R_b, p_b, v_b, w_b)."""
     R_bc, p_bc = _bc(robot)
     R0 = chk.rotation('R0', R0)
     r0 = chk.vector('r0', r0, 3)
@@ -77,10 +78,10 @@ def link_frame_from_base(robot, R0, r0, u0=None):
 @chk.quietly
 def base_acceleration_from_link_frame(robot, R_b, w_b, a_b, alpha_b):
     """
-    SPART u0dot (6,) from the base link's angular velocity ``w_b``.
+    Return SPART u0dot (6,) from the base link's angular velocity ``w_b``.
 
     Classical acceleration of its origin ``a_b`` and angular acceleration ``alpha_b``, all
-    expressed in b.
+    expressed in b; ``R_b`` (3, 3): the rotation of b in the world.
     """
     R_bc, p_bc = _bc(robot)
     R_b = chk.rotation('base orientation', R_b)
@@ -104,7 +105,7 @@ def base_acceleration_from_link_frame(robot, R_b, w_b, a_b, alpha_b):
 
 @chk.quietly
 def link_frame_acceleration_from_base(robot, R0, u0, u0dot):
-    """Inverse of :func:`base_acceleration_from_link_frame`: (a_b, alpha_b), in b."""
+    """Return the inverse of :func:`base_acceleration_from_link_frame`: (a_b, alpha_b), in b."""
     R_bc, p_bc = _bc(robot)
     R0 = chk.rotation('R0', R0)
     u0 = chk.vector('u0', u0, 6)
@@ -121,7 +122,7 @@ def link_frame_acceleration_from_base(robot, R0, u0, u0dot):
 @chk.quietly
 def base_generalized_force_to_link_frame(robot, R0, tau0):
     """
-    Convert SPART's base wrench tau0 to the same wrench at b's origin, expressed in b.
+    Return SPART's base wrench tau0 as the same wrench at b's origin, expressed in b.
 
     SPART tau0 = [torque in c; force in the world] at the base CoM -> the same wrench as (torque,
     force) at b's origin, both expressed in b.
@@ -138,7 +139,11 @@ def base_generalized_force_to_link_frame(robot, R0, tau0):
 
 @chk.quietly
 def link_frame_wrench_to_base_generalized_force(robot, R0, torque_b, force_b):
-    """Inverse of :func:`base_generalized_force_to_link_frame`: tau0 (6,)."""
+    """
+    Return tau0 (6,) of the wrench ``torque_b``, ``force_b`` (3,) at b's origin, expressed in b.
+
+    The inverse of :func:`base_generalized_force_to_link_frame`.
+    """
     R_bc, p_bc = _bc(robot)
     R_b = chk.rotation('R0', R0) @ R_bc.T
     torque_b = chk.vector('base torque', torque_b, 3)
@@ -153,7 +158,7 @@ def link_frame_wrench_to_base_generalized_force(robot, R0, torque_b, force_b):
 @chk.quietly
 def link_frame_pose(robot, link, R0, r0, RL, rL):
     """
-    Pose (R, p) of a link's URDF frame (not its CoM frame) in the world.
+    Return the pose (R, p) of a link's URDF frame (not its CoM frame) in the world.
 
     ``link``: SPART id or name; RL (3, 3, n) and rL (3, n) from kinematics.
     """

@@ -24,7 +24,7 @@ what was given, so that a ROS node can pass it on unchanged.  The rules:
   a float32 round trip or an integrator's intermediate stage passes, a scale, shear or
   reflection of 0.1 % or more does not.
 - quaternions and rotation axes: non-zero; normalized when
-  | |q|^2 - 1 | <= ``QUATERNION_TOL`` (0.01, the test tf2 applies to ROS
+  ``| |q|^2 - 1 | <= QUATERNION_TOL`` (0.01, the test tf2 applies to ROS
   quaternions), an error beyond.
 - link ids: ints (Python or numpy, not bool) in 0..n, or link names (of any robot model:
   only ``n_links_joints`` and ``link_index`` are used).
@@ -94,7 +94,7 @@ def _shape_text(shape):
 
 def given(x):
     """
-    Return a short description of a value for a message.
+    Return a short description of the value ``x`` for a message.
 
     Numbers as numbers, not numpy reprs.
     """
@@ -292,7 +292,7 @@ def _array(name, x, shape):
 
 def array(name, x, shape):
     """
-    ``x`` as an array of exactly ``shape`` (ints; None = any).
+    Return ``x`` as an array of exactly ``shape`` (ints; None = any).
 
     A C-ordered float64 array, or an object array if symbolic. InputError naming ``name``
     otherwise.
@@ -303,7 +303,11 @@ def array(name, x, shape):
 
 
 def vector(name, x, n):
-    """Return a 1-D vector of length ``n`` (a column (n, 1) is accepted and flattened)."""
+    """
+    Return ``x`` as a 1-D vector of length ``n`` (a column (n, 1) is flattened).
+
+    ``name``: the argument's name, which an InputError starts with (every function here).
+    """
     if type(x) is _ndarray and x.dtype is _float and x.shape == (n,) and _FINITE_C[1](x):
         return x
     a = _as_array(name, x, f'a vector of length {n}')
@@ -317,7 +321,7 @@ def vector(name, x, n):
 
 
 def scalar(name, x):
-    """Return a finite real number (or a sympy expression): float, or the expression unchanged."""
+    """Return ``x`` as a finite float, or a sympy expression unchanged; ``name``: its name."""
     if type(x) is float and math.isfinite(x):
         return x
     if hasattr(x, 'free_symbols'):
@@ -354,7 +358,7 @@ def nonnegative(name, x, infinite=False):
 
 def flag(name, x):
     """
-    Return a bool.
+    Return ``x`` as a bool (``name``: its name, for the error).
 
     True, False, a numpy bool or a real number (its truth value, as ``if x`` would take it, and as
     the compiled kernels convert numbers); InputError for anything else (None, 'yes', a list...).
@@ -397,7 +401,7 @@ def _rotation_error(name, R):
 
 def rotation(name, R):
     """
-    Return a (3, 3) rotation matrix (see the module docstring).
+    Return ``R`` as a (3, 3) rotation matrix (see the module docstring); ``name``: its name.
 
     C-ordered float64, or an object array (sympy) whose orthonormality is checked only if it holds
     no symbols.
@@ -420,7 +424,7 @@ def rotation(name, R):
 
 
 def rotations(name, RL, n):
-    """Return a (3, 3, n) stack of rotation matrices (RL[:, :, k] each a rotation)."""
+    """Return ``RL`` as a (3, 3, n) stack of rotation matrices; ``name``: its name."""
     if (
         type(RL) is _ndarray
         and RL.dtype is _float
@@ -441,9 +445,10 @@ def rotations(name, RL, n):
 
 def unit_vector(name, x, n, what):
     """
-    Return a length-``n`` vector of unit norm.
+    Return ``x`` as a length-``n`` vector of unit norm (``name``: its name; ``what``: its kind).
 
-    Normalized when 1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL (returned as given when already unit to
+    Normalized when ``1e-12 < | |x|^2 - 1 | <= QUATERNION_TOL`` (returned as given when already
+    unit to
     rounding), InputError when zero or farther from unit. Symbolic vectors are returned unchanged.
     """
     a = vector(name, x, n)
@@ -461,7 +466,7 @@ def unit_vector(name, x, n, what):
 
 
 def quaternion(name, q):
-    """Return a quaternion [x, y, z, w] (scalar last), normalized (see :func:`unit_vector`)."""
+    """Return ``q`` as a quaternion [x, y, z, w] (scalar last), normalized; ``name``: its name."""
     return unit_vector(name, q, 4, 'unit quaternion [x, y, z, w]')
 
 
@@ -470,7 +475,7 @@ def quaternion(name, q):
 
 def link_id(name, i, robot):
     """
-    Return a SPART link id 0..n (a Python or numpy integer), or a link name.
+    Return the SPART link id of ``i``: an id 0..n (a Python or numpy integer), or a link name.
 
     ModelError if unknown.
     """
@@ -573,7 +578,7 @@ def _results_finite(out):
 
 def results(where, out, inputs):
     """
-    ``out`` (an array or a tuple of them) if finite.
+    Return ``out`` (an array or a tuple of them) if finite; ``where``: the function computing it.
 
     Else an InputError naming the largest of ``inputs`` ((name, value) pairs), see
     :func:`overflow_error`.

@@ -22,7 +22,7 @@ from ..native import layout as L
 
 def pack(robot, joint_dynamics=False, friction_velocity=FRICTION_VELOCITY):
     """
-    (mi, mf) of a numeric robot (see :mod:`spart_ros.native.layout`).
+    Return (mi, mf) of a numeric robot (see :mod:`spart_ros.native.layout`).
 
     ModelError if symbolic or if a value is not finite. ``joint_dynamics``: the kernels add the
     joints' damping, friction and armature (:mod:`spart_ros.core.joint_friction`, smoothing
@@ -145,7 +145,7 @@ _MODELS = weakref.WeakKeyDictionary()
 
 def packed(robot):
     """
-    (mi, mf) of a numeric robot, built once per robot.
+    Return (mi, mf) of a numeric robot, built once per robot.
 
     The SPART-named functions' float path.
     """

@@ -20,7 +20,7 @@ def connectivity_map(robot):
 
 def leaf_links(robot):
     """
-    Names of the links with no child (e.g. end effectors), in link order.
+    Return the names of the links with no child (e.g. end effectors), in link order.
 
     The base link when it is the only link.
     """

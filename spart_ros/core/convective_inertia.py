@@ -84,7 +84,7 @@ def convective_inertia(t0, tL, I0, Im, M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, rob
 @chk.checked
 def convective_inertia_noc(N, Ndot, t0, tL, I0, Im, robot):
     """
-    C = N' (M Ndot + W M N), (6 + n_q, 6 + n_q).
+    Return C = N' (M Ndot + W M N), (6 + n_q, 6 + n_q).
 
     (SPART: CIM_NOC)
     """

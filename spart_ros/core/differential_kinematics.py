@@ -16,10 +16,10 @@ DiffKinematicsResult = namedtuple('DiffKinematicsResult', 'Bij Bi0 P0 pm')
 
 def twist_propagation(r_from, r_to, *like):
     """
-    B = [I 0; [r_from - r_to]x I], (6, 6).
+    Return B = [I 0; [r_from - r_to]x I], (6, 6).
 
     The twist at ``r_to`` of a rigid body whose twist at ``r_from`` is t is B t (angular part
-    first).
+    first).  ``like``: arrays whose kind (numeric or symbolic) the result takes.
     """
     B = bk.eye(6, r_from, r_to, *like)
     B[3:6, 0:3] = skew_symmetric(r_from - r_to)
@@ -27,14 +27,18 @@ def twist_propagation(r_from, r_to, *like):
 
 
 def base_twist_map(R0):
-    """P0 = blkdiag(R0, I3), (6, 6): t0 = P0 u0."""
+    """Return P0 = blkdiag(R0, I3), (6, 6): t0 = P0 u0."""
     P0 = bk.eye(6, R0)
     P0[0:3, 0:3] = R0
     return P0
 
 
 def joint_twist_vector(joint_type, e, g):
-    """``pm`` column: [e; e x g] revolute, [0; e] prismatic, 0 fixed, (6,)."""
+    """
+    Return a ``pm`` column (6,) for a joint of type ``joint_type``.
+
+    [e; e x g] revolute, [0; e] prismatic, 0 fixed.
+    """
     p = bk.zeros(6, e, g)
     if joint_type == REVOLUTE:
         p[0:3] = e

@@ -41,7 +41,7 @@ def generalized_inertia(M0_tilde, Mm_tilde, Bij, Bi0, P0, pm, robot):
 
 
 def body_inertias(I0, Im, robot):
-    """Spatial inertias [M0, M1, ..., Mn], each (6, 6) about its CoM, inertial frame."""
+    """Return the spatial inertias [M0, M1, ..., Mn], each (6, 6) about its CoM, inertial frame."""
     return [spatial_inertia(I0, robot.base_link.mass)] + [
         spatial_inertia(Im[:, :, i], robot.links[i].mass, Im) for i in range(robot.n_links_joints)
     ]
@@ -50,7 +50,7 @@ def body_inertias(I0, Im, robot):
 @chk.checked
 def generalized_inertia_noc(N, I0, Im, robot):
     """
-    H = N' M N, (6 + n_q, 6 + n_q), from the natural orthogonal complement.
+    Return H = N' M N, (6 + n_q, 6 + n_q), from the natural orthogonal complement.
 
     (SPART: GIM_NOC)
     """

@@ -24,7 +24,7 @@ from .momentum import solve_base
 
 def generalized_jacobian(J0, Jm, H0, H0m):
     """
-    J* = Jm - J0 H0^-1 H0m (6, n_q).
+    Return J* = Jm - J0 H0^-1 H0m (6, n_q).
 
     (SPART: Jstar)
 
@@ -51,7 +51,7 @@ def generalized_jacobian(J0, Jm, H0, H0m):
 
 def generalized_jacobian_drift(J0, H0, h0):
     """
-    J0 H0^-1 h0 (6,).
+    Return J0 H0^-1 h0 (6,).
 
     The point's twist with the joints still, caused by the system momentum ``h0`` (6,) in base
     coordinates (:func:`base_momentum`).  t_p = J* um + drift.

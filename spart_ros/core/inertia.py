@@ -35,7 +35,11 @@ def inertia_in_inertial_frame(R0, RL, robot):
 
 
 def spatial_inertia(inertia, m, *like):
-    """Return M = blkdiag(inertia, m I3), (6, 6): the spatial inertia about the CoM."""
+    """
+    Return M = blkdiag(inertia, m I3), (6, 6): the spatial inertia about the CoM.
+
+    ``like``: arrays whose kind (numeric or symbolic) the result takes.
+    """
     M = bk.zeros((6, 6), inertia, m, *like)
     M[0:3, 0:3] = inertia
     for k in range(3, 6):

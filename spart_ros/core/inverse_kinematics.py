@@ -6,7 +6,8 @@ and point of any model (a tree, prismatic joints, mimic joints, a floating base)
 limits, chosen task rows and an adaptive damping:
 
     e(q) = the twist that moves the end-effector frame T(q) to the target T_d in unit time
-    q <- q + dq,   dq = argmin |J dq - e|^2 + lambda^2 |dq|^2   (J: the Jacobian of the twist)
+    q <- q + dq,   dq = argmin ``|J dq - e|^2`` + lambda^2 ``|dq|^2``   (J: the Jacobian of the
+    twist)
 
 **The end-effector frame** is the link's URDF frame (its axes) moved to ``point`` (given in that
 frame, from its origin; None = the origin), as a ROS user names a tool frame; targets are its
@@ -33,15 +34,15 @@ frames the first is the angle between the two orientations and the second the po
 error once the orientation is reached (exactly, when rotation is not a task).
 
 **The step** is damped least squares through the SVD of J (the pseudo-inverse when lambda = 0).
-Adaptive (Levenberg-Marquardt, default): lambda^2 starts at 0.01 max_j |J_j|^2 (Nielsen's
+Adaptive (Levenberg-Marquardt, default): lambda^2 starts at 0.01 max_j ``|J_j|^2`` (Nielsen's
 start; J_j the Jacobian's columns), at least ``damping``^2, which keeps the first steps near
 the seed (an undamped step from near a singularity can flip the arm to a far solution); a step
-is taken only if it lowers |e|^2, and lambda^2 follows the gain ratio rho = (actual decrease of
-|e|^2) / (decrease the linear model predicted) as Nielsen's rule does: times max(1/3,
+is taken only if it lowers ``|e|^2``, and lambda^2 follows the gain ratio rho = (actual decrease of
+``|e|^2``) / (decrease the linear model predicted) as Nielsen's rule does: times max(1/3,
 1 - (2 rho - 1)^3) (not below ``damping``^2) after a step taken, times 2, 4, 8... after steps
 refused (from 1e-6^2 when it is 0).  The iteration stops converged, at ``max_iterations``, or when
 no
-step lowers the error any more (lambda beyond 1e6, or three steps taken each lowering |e|^2
+step lowers the error any more (lambda beyond 1e6, or three steps taken each lowering ``|e|^2``
 by less than 1e-12 of it): the target is out of reach from here, and the result holds the
 closest configuration found and its error (``success`` False).  Not adaptive (MR's iteration):
 every step is taken.
@@ -283,7 +284,7 @@ def _quaternion_times(q, w):
 
 def _damped_step(A, b, lam):
     """
-    Return the argmin of |A x - b|^2 + lam^2 |x|^2.
+    Return the argmin of ``|A x - b|^2`` + lam^2 ``|x|^2``.
 
     For lam > 0 from the smaller of the two regularized normal equations (positive definite; a
     Cholesky solve is a few times cheaper than an SVD), for lam = 0 the pseudo-inverse through the
@@ -354,7 +355,7 @@ class InverseKinematics:
     # -- kinematics -------------------------------------------------------------------------
     def pose(self, q, R0=None, r0=None):
         """
-        (R (3, 3), p (3,)).
+        Return (R (3, 3), p (3,)).
 
         The end-effector frame and point at joint positions ``q`` (n,) (independent coordinates),
         inertial frame; base ``R0``, ``r0`` as in :meth:`solve`.
@@ -496,7 +497,8 @@ class InverseKinematics:
         The point at ``position`` (3,) and its frame at ``rotation`` (3, 3) (None: position only),
         inertial frame, from ``seed`` (n,).
 
-        ``rows``, ``frame``, tolerances [rad, m], ``damping`` (lambda >= 0, in the units of J's
+        ``rows``, ``frame``, tolerances ``tol_rotation`` [rad] and ``tol_position`` [m], at most
+        ``max_iterations`` steps, ``damping`` (lambda >= 0, in the units of J's
         singular values), ``adaptive``, ``R0``/``r0``: see the module docstring.  Returns an
         :data:`IKResult`; an unreachable target is ``success`` False with the closest
         configuration found and its error.
@@ -662,7 +664,9 @@ def inverse_kinematics(
     (3, 3) (None: position only), inertial frame, from ``seed`` (n,).
 
     One-off form of :class:`InverseKinematics` (build that once to solve many targets); every
-    argument is described in the module docstring.  Returns an :data:`IKResult`.
+    argument is described in the module docstring: ``base``, ``rows``, ``frame``, ``R0``, ``r0``,
+    ``tol_rotation``, ``tol_position``, ``max_iterations``, ``damping``, ``adaptive``.  Returns an
+    :data:`IKResult`.
 
     >>> res = inverse_kinematics(robot, 'tool0', T[:3, 3], q0, rotation=T[:3, :3])
     >>> res.success, res.q, res.iterations

@@ -30,7 +30,7 @@ _ANSWERS = weakref.WeakKeyDictionary()
 
 def singularity(robot, floating=True, base_only=False, independent=False):
     """
-    Why the generalized inertia matrix of ``robot`` is singular, in words naming the coordinates.
+    Return why the generalized inertia matrix of ``robot`` is singular, naming the coordinates.
 
     Joints and links ('' when it is not).
 
@@ -62,7 +62,7 @@ def check_invertible(robot, floating=True, base_only=False, independent=False):
 
     Joints and links at fault if the generalized inertia matrix of ``robot`` (or its base block,
     ``base_only``) is singular: what forward dynamics (and floating-base inverse dynamics) needs.
-    See :func:`singularity`.
+    ``floating``, ``independent``: see :func:`singularity`.
     """
     why = singularity(robot, floating, base_only, independent)
     if why:
@@ -106,7 +106,7 @@ def _find_singularity(robot, floating, base_only, independent):
 
 def generic_mass_matrix(robot, floating=True, independent=False):
     """
-    (H, coordinate names) at a fixed generic state (seeded random attitude and joints).
+    Return (H, coordinate names) at a fixed generic state (seeded random attitude and joints).
 
     (6 + n_q) square with a floating base, the joint block otherwise; in the independent
     coordinates with ``independent``.

@@ -49,7 +49,8 @@ def jacobian_dot(rp, tp, r0, t0, rL, tL, P0, pm, i, robot):
 
     (SPART: Jacobdot)
 
-    ``tp`` (6,) is the twist of the point ([omega_i; velocity of rp]), ``t0`` (6,)
+    ``i``: the link id, ``rp`` (3,) the point; ``tp`` (6,) is the twist of the point ([omega_i;
+    velocity of rp]), ``t0`` (6,)
     and ``tL`` (6, n) the base and link twists.  Returns ``J0dot`` (6, 6) and
     ``Jmdot`` (6, n_q); d/dt t_p = J0 u0dot + Jm umdot + J0dot u0 + Jmdot um.
     """
@@ -95,8 +96,8 @@ def point_jacobian_dot(link, offset, R0, r0, t0, RL, rL, tL, P0, pm, robot):
     """
     Time derivative of :func:`point_jacobian`.
 
-    Same arguments plus the twists ``t0`` (6,) and ``tL`` (6, n). Returns (J0dot (6, 6), Jmdot (6,
-    n_q)).
+    Same arguments (``link``, ``offset``...) plus the twists ``t0`` (6,) and ``tL`` (6, n).
+    Returns (J0dot (6, 6), Jmdot (6, n_q)).
     """
     i, r, rp = _point(link, offset, R0, r0, RL, rL, robot)
     t = t0 if i == 0 else tL[:, i - 1]

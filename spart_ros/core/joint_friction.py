@@ -32,7 +32,7 @@ MuJoCo's ``frictionloss`` is a constraint, not F sgn_v(qd): a sliding joint gets
 exactly (the constraint force saturates at F), a joint at rest is held by up to F (static
 friction: it stays at rest under a smaller effort), and near zero velocity the force is
 whatever the soft constraint solver finds.  The core's model and MuJoCo's therefore agree for
-|qd| >> v and differ near zero velocity (checked in test/test_joint_friction.py).
+``|qd|`` >> v and differ near zero velocity (checked in test/test_joint_friction.py).
 """
 
 from collections.abc import Mapping
@@ -60,7 +60,7 @@ FRICTION_VELOCITY = 0.01
 
 
 def smoothed_sign(x, velocity=FRICTION_VELOCITY):
-    """tanh(x / ``velocity``) (the smoothed sign of the Coulomb friction), elementwise."""
+    """Return tanh(x / ``velocity``) (the smoothed sign of the Coulomb friction), elementwise."""
     return np.tanh(np.asarray(x, dtype=float) / velocity)
 
 
@@ -76,7 +76,9 @@ def check_friction_velocity(velocity):
 
 def joint_dynamics_arrays(robot):
     """
-    (damping, friction, armature), each (n_q,) in SPART's joint-variable order (``robot.q_names``).
+    Return (damping, friction, armature), each (n_q,), in SPART's joint-variable order.
+
+    (``robot.q_names``).
 
     The robot's declared :class:`JointDynamics` of its moving joints.
     """
@@ -92,7 +94,7 @@ def joint_friction_forces(robot, qd, velocity=FRICTION_VELOCITY):
     Return d qd + F sgn_v(qd) (n_q,).
 
     The efforts the joints' damping and Coulomb friction take at joint velocities ``qd`` (n_q,,
-    SPART's joint-variable order) (see the module docstring).
+    SPART's joint-variable order), ``velocity`` the smoothing scale v (see the module docstring).
     """
     damping, friction, _ = joint_dynamics_arrays(robot)
     qd = chk.vector('qd', qd, robot.n_q)
@@ -138,7 +140,7 @@ def _load(source):
 
 def joint_dynamics_overrides(source=None, armature=None):
     """
-    {joint name or '*': {field: float}} of the overrides ``source`` and ``armature`` give.
+    Return {joint name or '*': {field: float}} of the overrides ``source`` and ``armature`` give.
 
     ``source``: None, a mapping ``{joint: {armature: a, damping: d, friction: F}}`` (any of the
     three per joint; the joint ``'*'``: every moving joint, a joint's own entry winning), or the

@@ -28,14 +28,14 @@ __all__ = [
 
 
 def link_com_frame(robot, link_id):
-    """(4, 4) pose of link ``link_id``'s CoM frame in its URDF link frame (base: id 0)."""
+    """Return (4, 4) pose of link ``link_id``'s CoM frame in its URDF link frame (base: id 0)."""
     T = robot.base_link.T if link_id == 0 else robot.links[link_id - 1].T
     return np.asarray(T, dtype=float)
 
 
 def joint_origin(robot, joint):
     """
-    (4, 4) ``<origin>`` of ``joint``.
+    Return (4, 4) ``<origin>`` of ``joint``.
 
     Its child's URDF frame at q = 0 in its parent link's URDF frame.
     """
@@ -44,7 +44,7 @@ def joint_origin(robot, joint):
 
 def joint_motion(joint, q):
     """
-    (4, 4) motion of ``joint`` at position ``q`` (rad or m) in the joint frame.
+    Return (4, 4) motion of ``joint`` at position ``q`` (rad or m) in the joint frame.
 
     Identity if fixed.
     """
@@ -78,7 +78,7 @@ def _full_positions(robot, q):
 
 def joint_transforms(robot, q, moving=True, fixed=True):
     """
-    [(joint, (4, 4) child URDF frame in parent URDF frame)] for every joint, in SPART order.
+    Return [(joint, (4, 4) child URDF frame in parent URDF frame)] for every joint, in SPART order.
 
     At joint positions ``q`` (n_q,); ``moving`` / ``fixed`` select the joints
     (robot_state_publisher publishes the moving ones on /tf, the fixed ones once on /tf_static).
@@ -96,9 +96,10 @@ def joint_transforms(robot, q, moving=True, fixed=True):
 
 def link_poses(robot, q, base_pose=None):
     """
-    {link name: (4, 4) pose of its URDF frame}, in the frame of ``base_pose``.
+    Return {link name: (4, 4) pose of its URDF frame}, in the frame of ``base_pose``.
 
-    (4, 4) pose of the base link's URDF frame; default identity: poses in the base link frame.
+    At joint positions ``q`` (n_q,); ``base_pose``: (4, 4) pose of the base link's URDF frame;
+    default identity: poses in the base link frame.
     """
     T_base = np.eye(4) if base_pose is None else np.asarray(base_pose, dtype=float)
     by_id = {0: T_base}
@@ -110,7 +111,7 @@ def link_poses(robot, q, base_pose=None):
 
 def fixed_frame_in_base(robot, link_name, what='frame'):
     """
-    (4, 4) pose of the URDF frame of ``link_name`` in the base link's URDF frame.
+    Return (4, 4) pose of the URDF frame of ``link_name`` in the base link's URDF frame.
 
     For a link rigidly attached to the base (every joint between them fixed).
 

@@ -23,7 +23,7 @@ ALL_ROWS = (0, 1, 2, 3, 4, 5)
 
 
 def task_rows(rows):
-    """``rows`` as a tuple of distinct indices into the 6 twist components (None = all)."""
+    """Return ``rows`` as a tuple of distinct indices into the 6 twist components (None = all)."""
     if rows is None:
         return ALL_ROWS
     expected = 'rows: expected distinct indices 0..5 of [wx, wy, wz, vx, vy, vz], got '
@@ -48,7 +48,11 @@ def _task(J, rows, name='J'):
 
 
 def singular_values(J, rows=None, name='J'):
-    """Singular values (descending) of the task rows of a Jacobian ``J`` (6, n)."""
+    """
+    Return the singular values (descending) of the task rows of a Jacobian ``J`` (6, n).
+
+    ``rows``: the task rows (None = all); ``name``: J's name in errors.
+    """
     if not isinstance(name, str):
         raise InputError(
             f'name: expected the name of J for messages (a string), got {chk.given(name)}'
@@ -64,7 +68,7 @@ def singular_values(J, rows=None, name='J'):
 
 def manipulability(J, rows=None):
     """
-    Yoshikawa's manipulability of the task rows of ``J`` (6, n).
+    Return Yoshikawa's manipulability of the task rows of ``J`` (6, n).
 
     The product of its min(m, n) singular values, = sqrt(det(J J')) when m <= n (m task rows).
 
@@ -83,7 +87,7 @@ def manipulability(J, rows=None):
 
 def dynamic_singularity_measure(Jstar, rows=None):
     """
-    sigma_min / sigma_max of the task rows of the generalized Jacobian ``Jstar`` (6, n_q).
+    Return sigma_min / sigma_max of the task rows of the generalized Jacobian ``Jstar`` (6, n_q).
 
     1 for an isotropic J*, 0 on a (dynamic or kinematic) singularity. A state where this is near 0
     while the same measure of Jm is not is a dynamic singularity.

@@ -90,19 +90,19 @@ class IndependentCoordinates:
 
     def forces(self, tau_full):
         """
-        Generalized forces on the independent coordinates (n,) from full joint efforts (n_full,).
+        Return the forces on the independent coordinates (n,) of full joint efforts (n_full,).
 
         G' tau_full (each follower's effort reaches its leader times its multiplier).
         """
         return self.G.T @ chk.vector('tau_full', tau_full, self.n_full)
 
     def independent(self, q_full):
-        """Return the independent coordinates' values (n,) read from a full vector (n_full,)."""
+        """Return the independent coordinates' values (n,) read from ``q_full`` (n_full,)."""
         return chk.vector('q_full', q_full, self.n_full)[self.index]
 
     def constraint_error(self, q_full):
         """
-        q_full - (G q + offset) for the q read from q_full.
+        Return q_full - (G q + offset) for the q read from q_full.
 
         Zero when the followers agree with their leaders (n_full,).
         """

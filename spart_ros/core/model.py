@@ -12,6 +12,7 @@ joints get joint-variable ids ``q_id`` 1..n_q in the same order, fixed joints
 ``q_id = -1``.
 
 Frames stored in the model (all 4x4 homogeneous transforms):
+
 - ``base_link.T``: the base CoM ("inertial") frame in the URDF base link frame.
 - ``joints[i].T``: joint i's frame in its parent link's CoM frame.
 - ``links[i].T``: link i's CoM frame in its parent joint's frame (= the URDF
@@ -89,6 +90,8 @@ class JointLimits:
     """
     URDF ``<limit>``: position bounds (rad or m), effort (N m or N), velocity (rad/s or m/s).
 
+    ``lower``, ``upper``: the position bounds; ``effort``, ``velocity``: the bounds of each.
+
     A bound the URDF does not give is +-inf (continuous joints have no position bounds).
     """
 
@@ -126,7 +129,7 @@ JOINT_DYNAMICS_FIELDS = ('damping', 'friction', 'armature')
 
 def check_joint_dynamics(what, dynamics):
     """
-    ``dynamics`` as a :class:`JointDynamics` of finite numbers >= 0 (floats).
+    Return ``dynamics`` as a :class:`JointDynamics` of finite numbers >= 0 (floats).
 
     ModelError naming the joint (``what``) and the field otherwise.
     """
@@ -156,7 +159,8 @@ class BaseLink:
     """
     The base link (id 0).
 
-    ``T``: its CoM frame in the URDF base link frame (4x4).
+    ``name``, ``mass`` [kg], ``inertia`` (3, 3) about the CoM in the CoM frame; ``T``: its CoM
+    frame in the URDF base link frame (4x4).
     """
 
     name: str
@@ -171,7 +175,8 @@ class Link:
     """
     Link ``id`` (1..n).
 
-    ``T``: its CoM frame in its parent joint's frame (4x4); ``inertia``: (3, 3) about the CoM, in
+    ``name``; ``parent_joint``: the id of its parent joint; ``mass`` [kg]; ``T``: its CoM frame in
+    its parent joint's frame (4x4); ``inertia``: (3, 3) about the CoM, in
     the CoM frame.
     """
 
@@ -188,7 +193,8 @@ class Joint:
     """
     Joint ``id`` (1..n): type 0 fixed / 1 revolute / 2 prismatic; ``q_id`` 1..n_q or -1.
 
-    ``axis`` (3,) in the joint frame; ``T``: the joint frame in the parent link's CoM frame;
+    ``name``; ``parent_link``, ``child_link``: link ids; ``axis`` (3,) in the joint frame; ``T``:
+    the joint frame in the parent link's CoM frame;
     ``limits`` (:class:`JointLimits`); ``dynamics`` (:class:`JointDynamics`: damping, Coulomb
     friction, rotor inertia; zero for a fixed joint).
     """
@@ -227,7 +233,8 @@ class Robot:
     A SPART robot model.
 
     Build it with :func:`robot_from_urdf`, :func:`robot_from_dh` or :class:`RobotBuilder`; the
-    constructor checks everything and raises ModelError.
+    constructor checks everything and raises ModelError.  ``origin``: where the model came
+    from ('urdf', 'DH', 'manual').
 
     Attributes: ``name``, ``n_links_joints`` (n), ``n_q``, ``base_link``, ``links``
     (link id k at index k-1: ``robot.links[i]`` is link id i + 1, and the base, id 0, is not
@@ -379,7 +386,7 @@ class Robot:
         return self.base_link if i == 0 else self.links[i - 1]
 
     def q_position(self, name):
-        """0-based joint-variable index of a moving joint; ModelError if unknown or fixed."""
+        """Return the 0-based joint-variable index of moving joint ``name`` (or ModelError)."""
         if not isinstance(name, str):
             raise InputError(f'name: expected a joint name (a string), got {chk.given(name)}')
         if name not in self.keys.q_id:
@@ -388,7 +395,7 @@ class Robot:
         return self.keys.q_id[name] - 1
 
     def summary(self):
-        """One line: name, links, moving joints, total mass."""
+        """Return one line: name, links, moving joints, total mass."""
         m = self.total_mass
         return (
             f'robot {self.name!r}: {self.n_links_joints + 1} links (base '
@@ -564,7 +571,7 @@ class Robot:
 
     def model_scale(self):
         """
-        (largest magnitude in the numeric model, 'link NAME' or 'joint NAME' holding it).
+        Return (largest magnitude in the numeric model, 'link NAME' or 'joint NAME' holding it).
 
         Over masses, inertias and frames; (0.0, '') for a symbolic robot. For an overflow's
         message: computed on each call (O(n), an error path), so it follows later changes of the
@@ -596,7 +603,7 @@ class Robot:
 
 def model_array(what, x, shape, error=ModelError):
     """
-    ``x`` as an array of ``shape``.
+    Return ``x`` as an array of ``shape``.
 
     float64 (real, finite), or an object array of sympy expressions or exact sympy numbers (checked
     finite, kept exact); ``error`` (a ModelError) with a message starting with ``what`` otherwise.
@@ -624,7 +631,7 @@ def _shape_of(x):
 
 def rigid_transform(what, T):
     """
-    ``T`` checked as a 4x4 rigid transform.
+    Return ``T`` checked as a 4x4 rigid transform (``what`` names it in errors).
 
     Bottom row [0, 0, 0, 1], rotation block a rotation within the API's tolerance (R'R - I within
     1e-3, det > 0); symbolic ones: the shape only.
@@ -792,7 +799,7 @@ def inertia_problems(inertia, rtol=INERTIA_RTOL):
 
 def check_mass_inertia(name, mass, inertia, strict=False):
     """
-    Check a body's mass and inertia (about its CoM).
+    Check the mass and inertia (about its CoM) of the body ``name``.
 
     InertiaError if the mass is negative (never physical, so refused even without
     ``strict``; Pinocchio loads it) or not finite, or the tensor is not a finite
@@ -825,7 +832,7 @@ def check_mass_inertia(name, mass, inertia, strict=False):
 
 def homogeneous(R=None, p=None):
     """
-    4x4 transform from a rotation (3, 3) and a translation (3,).
+    Return the 4x4 transform of the rotation ``R`` (3, 3) and translation ``p`` (3,).
 
     Object dtype if symbolic (the defaults are integer so that symbolic transforms stay exact).
     """
@@ -838,7 +845,7 @@ def homogeneous(R=None, p=None):
 
 
 def inverse_transform(T):
-    """Inverse of a 4x4 rigid transform (R' and -R' p)."""
+    """Return the inverse of a 4x4 rigid transform ``T`` (R' and -R' p)."""
     R, p = T[:3, :3], T[:3, 3]
     return homogeneous(R.T, -(R.T @ p))
 
@@ -866,7 +873,7 @@ class _JointSpec:
 
 class RobotBuilder:
     """
-    Build a robot by hand, link by link, in URDF terms (frames at the link origins).
+    Build a robot named ``name`` by hand, link by link, in URDF terms (frames at link origins).
 
     >>> b = RobotBuilder('arm')
     >>> b.add_link('base', mass=10.0, inertia=np.eye(3))
@@ -887,9 +894,10 @@ class RobotBuilder:
 
     def add_link(self, name, mass, inertia, com=None):
         """
-        Add a link.
+        Add a link; return this builder.
 
-        ``mass`` [kg] (>= 0), ``inertia`` (3, 3) about the CoM in the CoM frame, ``com`` the CoM
+        ``name``: the link's; ``mass`` [kg] (>= 0), ``inertia`` (3, 3) about the CoM in the CoM
+        frame, ``com`` the CoM
         frame in the link frame (4x4 rigid transform; None = identity). Every argument is checked
         here (ModelError naming the link and the argument).
         """
@@ -916,9 +924,10 @@ class RobotBuilder:
         dynamics=None,
     ):
         """
-        Add a joint.
+        Add a joint; return this builder.
 
-        ``type`` 'fixed', 'revolute', 'continuous', 'prismatic' (or 0, 1, 2), ``parent``/``child``
+        ``name``: the joint's; ``type`` 'fixed', 'revolute', 'continuous', 'prismatic' (or 0, 1,
+        2), ``parent``/``child``
         link names, ``origin`` the joint frame in the parent link frame (4x4 rigid transform; None
         = identity), ``axis`` (3,) in the joint frame (normalized at build; default x), ``limits``
         a :class:`JointLimits`, ``mimic`` (leader, multiplier, offset), ``dynamics`` a

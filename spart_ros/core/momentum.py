@@ -88,13 +88,14 @@ def singular_base_inertia(H0):
 
 def solve_base(H0, rhs, where, inputs, check=True):
     """
-    H0^-1 rhs: ``H0`` (6, 6) the locked-system inertia (SPD unless the robot has no mass).
+    Return H0^-1 rhs: ``H0`` (6, 6) the locked-system inertia (SPD unless the robot has no mass).
 
     ``rhs`` (6,) or (6, k) numeric. InputError naming H0 if it is symbolic (a solve needs numbers),
     SingularModelError if singular (``check``: also when only rounding makes it invertible:
     :func:`singular_base_inertia`; False for a caller that checked the robot once, as
     FreeFloatingKinematics does with :func:`~spart_ros.core.invertibility.check_invertible`), an
-    overflow error naming ``inputs``.
+    overflow error naming ``inputs`` ((name, value) pairs); ``where``: the calling function, for
+    the messages.
     """
     H0 = chk.numeric('H0', H0, f'{where} (a linear solve)')
     why = singular_base_inertia(H0) if check else ''
@@ -115,11 +116,12 @@ def solve_base(H0, rhs, where, inputs, check=True):
 
 def about_point(w0, R0, r0, point, where, inputs):
     """
-    P0' [moment about r0; force] -> [moment about ``point``; force] (6,), inertial frame.
+    Return P0' [moment about r0; force] -> [moment about ``point``; force] (6,), inertial frame.
 
     ``w0`` (6,) in SPART's base coordinates (a momentum h0 or a base generalized force tau0:
     moment about the base CoM r0 in the base frame; force, inertial); ``R0`` (3, 3) base CoM
-    frame -> inertial; ``r0``, ``point`` (3,) inertial.  Numeric or symbolic.
+    frame -> inertial; ``r0``, ``point`` (3,) inertial.  Numeric or symbolic.  ``where`` and
+    ``inputs``: the calling function and its (name, value) inputs, for an overflow's message.
     """
     out = bk.zeros(6, w0, R0, r0, point)
     with chk.quiet():
@@ -144,7 +146,7 @@ def center_of_mass_from_H0(H0, R0, r0):
 
 def base_momentum(H0, H0m, u0, um):
     """
-    h0 = H0 u0 + H0m um (6,): the system momentum in SPART's base coordinates.
+    Return h0 = H0 u0 + H0m um (6,): the system momentum in SPART's base coordinates.
 
     ``H0`` (6, 6), ``H0m`` (6, n_q) from :func:`generalized_inertia` (or ``H[:6, :6]``,
     ``H[:6, 6:]``); ``u0`` (6,), ``um`` (n_q,).  h0[0:3] is the angular momentum of the whole
@@ -161,7 +163,7 @@ def base_momentum(H0, H0m, u0, um):
 
 def momentum_about(h0, R0, r0, point=None):
     """
-    [L_point; p] (6,), inertial frame, from the base-coordinate momentum ``h0`` (6,).
+    Return [L_point; p] (6,), inertial frame, from the base-coordinate momentum ``h0`` (6,).
 
     ``R0`` (3, 3) base CoM frame -> inertial, ``r0`` (3,) base CoM; ``point`` (3,) fixed in
     the inertial frame (default the origin) or the system CoM.  L_point = R0 h0[0:3] +
@@ -180,10 +182,11 @@ def _momentum_about(where, name, h0, R0, r0, point):
 
 def base_momentum_from(momentum, R0, r0, point=None):
     """
-    Inverse of :func:`momentum_about`: h0 (6,) from [L_point; p] (6,), inertial frame.
+    Return the inverse of :func:`momentum_about`: h0 (6,) from [L_point; p] (6,), inertial frame.
 
-    Use it to turn a conserved momentum (about the origin, say) into the h0 of the current
-    state for :func:`base_reaction`.
+    ``point`` (3,): the point the momentum is about (None: the inertial origin).  Use it to turn
+    a conserved momentum (about the origin, say) into the h0 of the current state for
+    :func:`base_reaction`.
     """
     momentum = chk.vector('momentum', momentum, 6)
     R0 = chk.rotation('R0', R0)
@@ -200,7 +203,9 @@ def base_momentum_from(momentum, R0, r0, point=None):
 
 def momentum_rate_about(tau0, R0, r0, point=None):
     """
-    d/dt [L_point; p] (6,), inertial frame, from the base generalized force of inverse dynamics.
+    Return d/dt [L_point; p] (6,), inertial frame, from the base force of inverse dynamics.
+
+    ``point`` (3,): the point (None: the inertial origin).
 
     ``tau0`` (6,): the base rows of ID for the motion (u, udot) with NO loads and no gravity
     (``inverse_dynamics`` / ``FastDynamics.inverse_dynamics``); they are P0' times the rate of
@@ -213,7 +218,7 @@ def momentum_rate_about(tau0, R0, r0, point=None):
 
 
 def system_center_of_mass(H0, R0, r0):
-    """System CoM (3,), inertial frame, read off H0: H0[3:6, 0:3] = -m [r_com - r0]x R0."""
+    """Return system CoM (3,), inertial frame, read off H0: H0[3:6, 0:3] = -m [r_com - r0]x R0."""
     where = 'system_center_of_mass'
     H0 = chk.numeric('H0', chk.array('H0', H0, (6, 6)), where)
     R0 = chk.numeric('R0', chk.rotation('R0', R0), where)
@@ -225,7 +230,7 @@ def system_center_of_mass(H0, R0, r0):
 
 def reaction_jacobian(H0, H0m):
     """
-    G = -H0^-1 H0m (6, n_q).
+    Return G = -H0^-1 H0m (6, n_q).
 
     The base velocity u0 each unit joint velocity causes at zero momentum (u0 = H0^-1 h0 + G um).
     Rows as u0: [angular, base frame; linear, inertial].

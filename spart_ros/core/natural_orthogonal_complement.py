@@ -9,7 +9,7 @@ from .jacobians import jacobian, jacobian_dot
 @chk.checked
 def natural_orthogonal_complement(r0, rL, P0, pm, robot):
     """
-    N, (6 + 6n, 6 + n_q): the stacked twists [t0; t1; ...; tn] = N [u0; um].
+    Return N, (6 + 6n, 6 + n_q): the stacked twists [t0; t1; ...; tn] = N [u0; um].
 
     (SPART: NOC)
     """
@@ -26,7 +26,7 @@ def natural_orthogonal_complement(r0, rL, P0, pm, robot):
 @chk.checked
 def natural_orthogonal_complement_dot(r0, t0, rL, tL, P0, pm, robot):
     """
-    dN/dt, (6 + 6n, 6 + n_q).
+    Return dN/dt, (6 + 6n, 6 + n_q).
 
     (SPART: NOCdot)
     """

@@ -35,7 +35,11 @@ G = -H0^-1 H0m (or its angular rows) whose kernel this is."""
 
 
 def null_space(A, tol=None):
-    """(basis (n, k), rank): orthonormal basis of the kernel of ``A`` (m, n) from its SVD."""
+    """
+    Return (basis (n, k), rank): an orthonormal basis of the kernel of ``A`` (m, n), by SVD.
+
+    ``tol``: the rank tolerance (None: numpy.linalg.matrix_rank's default).
+    """
     A = chk.numeric('A', chk.array('A', A, (None, None)), 'null_space (an SVD)')
     return _kernel(A, None if tol is None else chk.nonnegative('tol', tol))
 
@@ -60,7 +64,8 @@ def reaction_null_space(H0, H0m, attitude_only=False, tol=None):
 
     Joint velocities ``basis @ y`` (any y) leave u0 (or, with ``attitude_only``, the base
     angular velocity) at its momentum-only value H0^-1 h0: zero for a system at rest.
-    ``projector @ um`` removes the reacting part of any um.
+    ``projector @ um`` removes the reacting part of any um.  ``tol``: the rank tolerance (None:
+    numpy.linalg.matrix_rank's default).
     """
     where = 'reaction_null_space (a linear solve, an SVD)'
     H0, H0m = _matrices(H0, H0m)

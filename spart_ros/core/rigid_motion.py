@@ -130,7 +130,7 @@ def _numbers(name, x, shape):
 @chk.quietly
 def rotation_vector(R):
     """
-    Rotation vector (3,) = unit axis * angle, angle in [0, pi], of the rotation ``R`` (3, 3).
+    Return the rotation vector (3,) = unit axis * angle (in [0, pi]) of ``R`` (3, 3).
 
     R = exp([w]x). (MR: so3ToVec(MatrixLog3(R)))
     """
@@ -141,7 +141,7 @@ def rotation_vector(R):
 @chk.quietly
 def rotation_from_vector(w):
     """
-    Rotation matrix (3, 3) exp([w]x) of a rotation vector ``w`` (3,) (Rodrigues).
+    Return the rotation matrix (3, 3) exp([w]x) of a rotation vector ``w`` (3,) (Rodrigues).
 
     (MR: MatrixExp3)
     """
@@ -179,7 +179,7 @@ def transform_exp(V):
 @chk.quietly
 def adjoint(T):
     """
-    Ad_T (6, 6) of a pose ``T`` (4, 4) = (R, p).
+    Return Ad_T (6, 6) of a pose ``T`` (4, 4) = (R, p).
 
     [[R, 0], [[p]x R, R]], so that the twist V_b of {b} in its own frame is V_s = Ad_T V_b in the
     frame where T is given. (MR: Adjoint)

@@ -44,7 +44,8 @@ class Interface:
     """
     A command or state interface.
 
-    ``name`` (e.g. 'effort'), its ``<param>`` values as text (e.g. {'min': '-30', 'initial_value':
+    ``name`` (e.g. 'effort'), ``params``: its ``<param>`` values as text (e.g. {'min': '-30',
+    'initial_value':
     '0.5'}), and the optional ``data_type`` / ``size`` attributes (GPIOs).
     """
 
@@ -65,8 +66,9 @@ class ComponentJoint:
     """
     A ``<joint>``, ``<sensor>`` or ``<gpio>`` of a component.
 
-    Name, interfaces, ``<param>``s, and for a joint the optional ``mimic`` attribute (None when
-    absent).
+    ``name``, ``command_interfaces`` and ``state_interfaces`` (:class:`Interface` tuples),
+    ``params`` (its ``<param>`` values as text), and for a joint the optional ``mimic`` attribute
+    (None when absent).
     """
 
     name: str
@@ -115,7 +117,7 @@ class HardwareComponent:
 
     def joints_commanding(self, interface):
         """
-        Names of the joints with the command interface ``interface`` (e.g. 'effort').
+        Return the names of the joints with the command interface ``interface`` (e.g. 'effort').
 
         In order.
         """

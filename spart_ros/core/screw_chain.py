@@ -41,7 +41,8 @@ def robot_from_screw_axes(screw_axes, home, body=False, name='screw_chain'):
     Return the Robot of the chain with joint screw axes ``screw_axes`` (6, n).
 
     Columns [w; v], MR's Slist, or Blist with ``body=True``; end-effector home pose ``home`` (4, 4)
-    (MR's M); see the module docstring. theta_i are the robot's independent coordinates (rad or m).
+    (MR's M); see the module docstring. theta_i are the robot's independent coordinates (rad or m);
+    ``name``: the robot's.
     """
     S = chk.numeric('screw_axes', chk.array('screw_axes', screw_axes, (6, None)), 'a screw chain')
     R_M, p_M = checked_transform('home', home)

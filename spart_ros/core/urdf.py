@@ -597,7 +597,8 @@ def robot_from_urdf(
     (for text from other processes, e.g. a ``robot_description`` topic: xacro evaluates
     expressions and reads files and environment variables).
 
-    Returns ``(robot, robot_keys)``, links and joints numbered as SPART numbers them.
+    Returns ``(robot, robot_keys)``, links and joints numbered as SPART numbers them (``verbose``:
+    print the robot's one-line summary).
     Revolute and continuous joints are SPART type 1, prismatic 2, fixed 0.  Rules (details
     in docs/urdf_loading.md):
 
@@ -653,8 +654,8 @@ def urdf_text(source, xacro_args=None):
     """
     Return the URDF text :func:`robot_from_urdf` reads from ``source`` (path, text or bytes).
 
-    Decoded, and expanded by xacro when it is xacro (for other readers of the same robot, e.g.
-    MuJoCo in :mod:`spart_ros.sim`).
+    Decoded, and expanded by xacro when it is xacro (``xacro_args``: its ``name:=value``
+    arguments as a dict), for other readers of the same robot, e.g. MuJoCo in :mod:`spart_ros.sim`.
     """
     text, label, path = _load_text(source)
     if _needs_xacro(text, path):

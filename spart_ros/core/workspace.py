@@ -31,7 +31,8 @@ def sample_workspace(robot, link, samples, point=None, seed=None, prismatic_rang
     Return the :data:`Workspace` of ``point`` (3,) on ``link`` from random joint positions.
 
     ``point`` in the link's URDF frame (None = its origin); ``samples`` (>= 1) random joint
-    positions within the limits (numpy ``seed`` for a repeatable draw; None = fresh).
+    positions within the limits (numpy ``seed`` for a repeatable draw; None = fresh); a
+    prismatic joint without limits ranges over +-``prismatic_range`` [m].
     """
     robot = chk.robot(robot)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:

@@ -49,7 +49,8 @@ Performance (1 kHz): joint_states are read serialized (``raw=True``, spart_ros.n
 outputs published as serialized templates (spart_ros.nodes.messages.SerializedOutputs): rclpy's
 message conversions cost more than the dynamics. Executor: rclpy's EventsExecutor by default.
 
-See README.md ("The dynamics node") and config/dynamics_node.yaml for every parameter.
+See docs/dynamics_node.md, the node reference of the documentation site and
+config/dynamics_node.yaml for every parameter.
 Run: ``ros2 run spart_ros dynamics_node --ros-args --params-file config/dynamics_node.yaml``.
 """
 

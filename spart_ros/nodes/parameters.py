@@ -15,9 +15,8 @@ run-time or structural).  From it:
   node (applied between two ticks: rclpy runs the callback between two callbacks of the
   node), a bad value is refused with the reason; a structural one is refused unless the node
   says it may change now (e.g. a lifecycle node while unconfigured: read at configure);
-- :func:`markdown` writes the table for README.md / docs (:mod:`.parameter_docs` rewrites the
-  marked tables) and test/test_parameters.py checks those tables and config/*.yaml against the
-  tables.
+- :mod:`.parameter_docs` writes the node's reference page of the documentation site from it,
+  and test/test_parameters.py checks config/*.yaml against the tables.
 
 Numbers are declared with dynamic typing and converted here: ``kp: 400`` in a YAML file is
 400.0 (rclpy would refuse an integer for a double).  Types: 'bool', 'integer', 'double',
@@ -33,7 +32,7 @@ import traceback
 from .config import ConfigError
 from .parameter_names import NAMES
 
-__all__ = ['Param', 'table', 'validate', 'declare', 'values', 'watch', 'markdown', 'TYPES']
+__all__ = ['Param', 'table', 'validate', 'declare', 'values', 'watch', 'constraints', 'TYPES']
 
 TYPES = (
     'bool',
@@ -202,11 +201,12 @@ def _descriptor(p, read_only):
         description=p.description,
         read_only=read_only and not p.dynamic,
         dynamic_typing=True,
-        additional_constraints=_constraints(p),
+        additional_constraints=constraints(p),
     )
 
 
-def _constraints(p):
+def constraints(p):
+    """Return the range of ``p`` in words (the descriptor's ``additional_constraints``)."""
     parts = []
     if p.choices:
         parts.append('one of ' + ', '.join(str(c) for c in p.choices))
@@ -370,30 +370,3 @@ def watch(node, params, apply, structural_ok=lambda: False):
 
     node.add_on_set_parameters_callback(on_set)
     return on_set
-
-
-def _cell(value):
-    if value is None:
-        return 'unset'
-    if isinstance(value, bool):
-        return f'`{str(value).lower()}`'
-    if isinstance(value, str):
-        return f'`"{value}"`' if value == '' else f'`{value}`'
-    if isinstance(value, (list, tuple)):
-        return '`[' + ', '.join(_cell(v).strip('`') for v in value) + ']`'
-    return f'`{value!r}`'
-
-
-def markdown(params):
-    """Return the Markdown table of ``params`` (one row per parameter, table order)."""
-    rows = [
-        '| parameter | type | default | allowed | run time | meaning |',
-        '| --- | --- | --- | --- | --- | --- |',
-    ]
-    for p in params.values():
-        allowed = _constraints(p).replace('|', '\\|') or ''
-        rows.append(
-            f'| `{p.name}` | {p.type} | {_cell(p.default)} | {allowed} | '
-            f'{"yes" if p.dynamic else ""} | {p.description.replace("|", chr(92) + "|")} |'
-        )
-    return '\n'.join(rows) + '\n'

@@ -108,7 +108,7 @@ class ClosedLoopRun:
     sent, in ``command_joints`` order (NaN where nothing was); ``base_position`` (k, 3),
     ``base_rotation`` (k, 3, 3) of the base link in the world, ``base_twist`` (k, 6) [v_b; w_b]
     in b; ``states`` (k,) the controller's state; ``controller`` and ``plant`` as they ended;
-    ``cpu_seconds``, ``wall_seconds`` of the loop.
+    ``cpu_seconds``, ``wall_seconds`` of the loop; ``goals`` the goals submitted.
     """
 
     t: np.ndarray
@@ -138,12 +138,12 @@ class ClosedLoopRun:
         return float(self.t[-1] - self.t[0]) if len(self.t) > 1 else 0.0
 
     def tracking_error(self):
-        """q_ref - q (k, n) [rad or m] (NaN where there was no joint reference)."""
+        """Return q_ref - q (k, n) [rad or m] (NaN where there was no joint reference)."""
         return self.q_ref - self.q
 
     def rms(self, start=-np.inf, end=np.inf):
         """
-        RMS tracking error per joint (n,) over the ticks with start <= t <= end.
+        Return the RMS tracking error per joint (n,) over the ticks with start <= t <= end.
 
         NaN where there was no joint reference (a mode that follows none, or end-effector
         references).
@@ -154,11 +154,12 @@ class ClosedLoopRun:
             return np.sqrt(np.nanmean(e * e, axis=0))
 
     def cpu_per_simulated_second(self):
+        """Return the loop's CPU seconds per simulated second."""
         return self.cpu_seconds / max(self.duration, 1e-12)
 
     def ee_poses(self, link, point=(0.0, 0.0, 0.0)):
         """
-        (R (k, 3, 3), p (k, 3)).
+        Return (R (k, 3, 3), p (k, 3)).
 
         The frame of ``link`` (its URDF frame moved to ``point``, given in it) in the world at
         every tick.
@@ -181,7 +182,8 @@ class ClosedLoopRun:
         Return the demo's PNG plots into the folder ``output``.
 
         ``<name>_tracking.png`` (positions, reference, error), ``<name>_efforts.png``,
-        ``<name>_base.png`` (base attitude, roll pitch yaw in deg); returns their paths.
+        ``<name>_base.png`` (base attitude, roll pitch yaw in deg), from control time ``start``
+        [s] on; returns their paths.
         """
         from ..tools import plots
 
@@ -424,7 +426,8 @@ def demo(name, plant='mujoco', duration=None, settings=None, **options):
     ``name``: a key of :data:`DEMOS` (the robot, its ``config/demo_<name>.yaml`` controller
     settings, the trajectory of offsets from the start). The trajectory starts at t = 0 and the run
     lasts until 1 s after its end (``duration`` to change it). ``settings``: controller settings
-    overriding the YAML's; ``options``: more of :func:`simulate`'s. Returns a
+    overriding the YAML's; ``plant``: 'mujoco' or 'rk4'; ``options``: more of :func:`simulate`'s.
+    Returns a
     :class:`ClosedLoopRun`.
     """
     if name not in DEMOS:

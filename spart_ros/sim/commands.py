@@ -59,7 +59,7 @@ class EffortCommand:
 
     def accept(self, values):
         """
-        Apply one command (sequence of floats, controller order).
+        Apply one command: ``values``, a sequence of floats in the controller's order.
 
         Returns the held efforts (plant order, this object's array).
         """

@@ -38,7 +38,11 @@ class RealTimePacer:
         self._wall0, self._sim0 = float(wall), float(sim_time)
 
     def steps_due(self, wall, sim_time):
-        """Return the steps to take now (>= 0) so that ``sim_time`` reaches the paced target."""
+        """
+        Return the steps to take now (>= 0) so that ``sim_time`` reaches the paced target.
+
+        ``wall``: the wall clock now (s); ``sim_time``: the simulated time now (s).
+        """
         if self._wall0 is None:
             self.restart(wall, sim_time)
         target = self._sim0 + (wall - self._wall0) * self.real_time_factor

@@ -142,10 +142,11 @@ class InitialState:
     @classmethod
     def from_lists(cls, joint_names=(), joint_positions=(), joint_velocities=(), **base):
         """
-        From parallel lists.
+        Return the initial state given as parallel lists.
 
         The form of ROS parameters (``initial_joint_names``, ``initial_joint_positions``,
-        ``initial_joint_velocities``): value i belongs to joint i; empty velocities = zero.
+        ``initial_joint_velocities``): ``joint_names``, ``joint_positions``,
+        ``joint_velocities``, value i belongs to joint i; empty velocities = zero.
         ``base``: the base fields by name.  InputError on a length mismatch or a joint named twice.
         """
         names = list(joint_names or ())
@@ -205,7 +206,9 @@ class MujocoPlant:
     depth-first from the root, siblings in file order (MuJoCo's order, and SPART's), used by
     :meth:`set_efforts`; readouts for ROS use
     alphabetical order (``sorted_joint_names``).  ``model`` / ``data`` are MuJoCo's, for
-    reading (benchmarks, tests); change the state only through this class.
+    reading (benchmarks, tests); change the state only through this class.  The constructor's
+    ``model``, ``floating``, ``initial``, ``mount`` (the fixed base's pose), ``base_hint``,
+    ``load_warnings`` and ``robot`` come from :meth:`from_urdf`.
     """
 
     def __init__(
@@ -285,9 +288,9 @@ class MujocoPlant:
         armature=None,
     ):
         """
-        Plant of a URDF.
+        Return the plant of a URDF (path or text).
 
-        Whatever the core's ``robot_from_urdf`` reads (path, text, bytes, xacro with
+        ``source``: whatever the core's ``robot_from_urdf`` reads (path, text, bytes, xacro with
         ``xacro_args``).
 
         ``base``: 'fixed' (root link welded to the world) or 'floating' (free joint).
@@ -421,7 +424,7 @@ class MujocoPlant:
         return self._efforts.copy()
 
     def joint_index(self, name):
-        """Position of joint ``name`` in ``joint_names``; InputError for an unknown joint."""
+        """Return the position of joint ``name`` in ``joint_names`` (InputError if unknown)."""
         try:
             return self._index[name]
         except KeyError:
@@ -564,16 +567,16 @@ class MujocoPlant:
             self._fresh = True
 
     def joint_positions(self):
-        """(n_joints,) in ``joint_names`` order."""
+        """Return (n_joints,) in ``joint_names`` order."""
         return self.data.qpos[self._qadr].copy()
 
     def joint_velocities(self):
-        """(n_joints,) in ``joint_names`` order."""
+        """Return (n_joints,) in ``joint_names`` order."""
         return self.data.qvel[self._vadr].copy()
 
     def joint_accelerations(self):
         """
-        (n_joints,) in ``joint_names`` order, at this state under the held efforts.
+        Return (n_joints,) in ``joint_names`` order, at this state under the held efforts.
 
         Zero while held.
         """
@@ -600,7 +603,7 @@ class MujocoPlant:
         return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
 
     def base_rotation(self):
-        """R_b (3, 3): base link frame -> world."""
+        """Return R_b (3, 3): base link frame -> world."""
         R = np.empty(9)
         self._mj.mju_quat2Mat(R, self._base_pose()[1])
         return R.reshape(3, 3)
@@ -614,7 +617,7 @@ class MujocoPlant:
 
     def base_link_state(self):
         """
-        (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
+        Return (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays: what
         :meth:`odometry` carries, with a rotation matrix.
@@ -624,14 +627,14 @@ class MujocoPlant:
         return self.base_rotation(), p, v_b, w_b
 
     def odometry(self):
-        """:class:`BaseOdometry` of the base link (REP 105: twist in the base link frame)."""
+        """Return the :class:`BaseOdometry` of the base link (REP 105: twist in its frame)."""
         p, quat = self._base_pose()
         v_b, w_b = self._base_twist()
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
 
     def base_acceleration(self):
         """
-        (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
+        Return (a_b, alpha_b): classical acceleration of the base origin, angular acceleration.
 
         Both expressed in b (zero for a fixed base), at this state under the held efforts.
         """
@@ -642,7 +645,7 @@ class MujocoPlant:
         return self.base_rotation().T @ qacc[0:3], qacc[3:6].copy()
 
     def imu(self):
-        """:class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
+        """Return :class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
         _, quat = self._base_pose()
         R_b = self.base_rotation()
         a_b, _ = self.base_acceleration()
@@ -650,7 +653,7 @@ class MujocoPlant:
         return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
 
     def momentum(self):
-        """:class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root body)."""
+        """Return the :class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root)."""
         self._forward()
         self._mj.mj_subtreeVel(self.model, self.data)
         r, d = self._root, self.data

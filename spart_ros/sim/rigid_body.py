@@ -176,6 +176,7 @@ class RigidBodyPlant:
         return self._efforts.copy()
 
     def joint_index(self, name):
+        """Return the position of joint ``name`` in ``joint_names`` (InputError if unknown)."""
         try:
             return self._index[name]
         except KeyError:
@@ -321,18 +322,20 @@ class RigidBodyPlant:
 
     # -- readouts (ROS conventions) -------------------------------------------------------------
     def joint_positions(self):
+        """Return the joint positions (n_joints,) in ``joint_names`` order (a copy)."""
         return self._q.copy()
 
     def joint_velocities(self):
+        """Return the joint velocities (n_joints,) in ``joint_names`` order (a copy)."""
         return self._u.copy()
 
     def spart_state(self):
-        """(R0 (3, 3), r0 (3,), u0 (6,)): the base in SPART's conventions (copies)."""
+        """Return (R0 (3, 3), r0 (3,), u0 (6,)): the base in SPART's conventions (copies)."""
         return self._R0.copy(), self._r0.copy(), self._u0.copy() if self.floating else np.zeros(6)
 
     def base_link_state(self):
         """
-        (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
+        Return (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays (the exact
         inverse of SPART's base state conversion).
@@ -346,20 +349,20 @@ class RigidBodyPlant:
         return R_b, self._r0 - rho, v_b, w_b
 
     def odometry(self):
-        """:class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105)."""
+        """Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (REP 105)."""
         R_b, p_b, v_b, w_b = self.base_link_state()
         return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
 
     def base_rotation(self):
-        """R_b (3, 3): base link frame -> world."""
+        """Return R_b (3, 3): base link frame -> world."""
         return self._R0 @ self._R_cb
 
     def joint_accelerations(self):
-        """(n_joints,) at this state under the held efforts."""
+        """Return (n_joints,) at this state under the held efforts."""
         return self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)[1]
 
     def momentum(self):
-        """[L about the world origin; p] (6,), world frame, of the whole robot (floating base)."""
+        """Return [L about the world origin; p] (6,), world frame, of the robot (floating base)."""
         from ..core.momentum import about_point
 
         H = self.fast.mass_matrix(self._R0, self._r0, self._q)  # independent coordinates: T' H T

@@ -99,7 +99,7 @@ def mujoco_model_from_urdf(
     """
     Return the :class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
 
-    ``floating``: free joint on the root body (else welded to the world).
+    ``source``: the URDF; ``floating``: free joint on the root body (else welded to the world).
     ``joint_damping``: give each joint the core's damping (MuJoCo's ``damping``), Coulomb
     friction (MuJoCo's ``frictionloss``, a constraint: see :mod:`spart_ros.core.joint_friction`)
     and rotor inertia (``armature``): the URDF ``<dynamics damping friction>`` with the

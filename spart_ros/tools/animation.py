@@ -4,8 +4,8 @@ An animated GIF of a recorded motion that anyone can watch without a ROS tool (n
 :func:`motion_gif` draws each frame with MuJoCo's offscreen renderer when a GL backend works
 (EGL; the robot as MuJoCo's equivalent-inertia boxes joined by capsules from link frame to link
 frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins
-       joined parent to child, the base
-marked).  Frames: the base link pose in the world and the joint positions by name.
+joined parent to child, the base marked).  Frames: the base link pose in the world and the joint
+positions by name.
 """
 
 import os

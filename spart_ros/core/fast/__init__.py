@@ -146,6 +146,8 @@ class FastDynamics:
     ``FastDynamics(robot, gravity=None, joint_dynamics=False)`` packs ``robot`` into a new
     :class:`CompiledModel` (``gravity`` (3,), inertial frame, and ``joint_dynamics``, whether the
     joints' declared damping, friction and armature enter the dynamics, are the model's);
+    ``friction_velocity`` [rad/s or m/s]: the velocity scale of the smoothed Coulomb friction
+    (``tanh(qd / friction_velocity)``);
     ``FastDynamics(model=model)`` makes another workspace on an existing model, as
     :meth:`new_workspace` does.  Each workspace has
     its own scratch and result arrays (Pinocchio's Data): two callers with two workspaces
@@ -397,7 +399,11 @@ class FastDynamics:
     def inverse_dynamics(
         self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True
     ):
-        """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID)."""
+        """
+        Return (tau0 (6,), taum (n_q,)) realizing u0dot, umdot under the loads (SPART ID).
+
+        ``floating`` False pins the base (module docstring).
+        """
         if wF0 is None and wFm is None and gravity is None:
             code = _call(
                 _rnea,
@@ -440,9 +446,9 @@ class FastDynamics:
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
         """
-        Generalized forces at zero acceleration.
+        Return the generalized forces at zero acceleration.
 
-        C(q, u) u (minus N'w and gravity when given).
+        C(q, u) u (minus N'w and gravity when given); ``floating`` False pins the base.
         """
         z6, zq = self._zero6, self._zero_q
         if wF0 is None and wFm is None and gravity is None:
@@ -483,7 +489,7 @@ class FastDynamics:
 
     def gravity_forces(self, R0, r0, qm, gravity=None):
         """
-        (g0 (6,), gm (n_q,)).
+        Return (g0 (6,), gm (n_q,)).
 
         The generalized forces that hold the robot still against gravity (``gravity`` (3,), or the
         model's).
@@ -560,7 +566,7 @@ class FastDynamics:
         self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True
     ):
         """
-        (u0dot (6,), umdot (n_q,)) under generalized forces tau0, taum and the loads, O(n).
+        Return (u0dot (6,), umdot (n_q,)) under generalized forces tau0, taum and the loads, O(n).
 
         SPART FD. With floating=False the base stays still and u0dot = 0.
         """
@@ -606,7 +612,11 @@ class FastDynamics:
         return self._fd
 
     def mass_matrix(self, R0, r0, qm):
-        """H (6 + n_q, 6 + n_q) for u = [u0; um] (SPART GIM); a fixed base uses H[6:, 6:]."""
+        """
+        Return H (6 + n_q, 6 + n_q) for u = [u0; um] (SPART GIM).
+
+        A fixed base uses H[6:, 6:].
+        """
         code = _call(_crba, _K_CRBA, self._mi, self._mf, self._W, R0, r0, qm, self._H)
         if code == 0:
             return self._H
@@ -685,10 +695,10 @@ class FastDynamics:
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
         """
-        (rL (3, n + 1), tL (6, n + 1), com (6,)).
+        Return (rL (3, n + 1), tL (6, n + 1), com (6,)).
 
         CoM positions and twists [omega; CoM velocity] of the base (column 0) and links, and
-        [system CoM; its velocity].
+        [system CoM; its velocity]; ``floating`` False pins the base.
         """
         code = _call(
             _twists_and_com,

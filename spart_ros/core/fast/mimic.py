@@ -47,7 +47,9 @@ class MimicFastDynamics:
     """
     Compiled dynamics of a robot with mimic joints, in independent coordinates.
 
-    ``coordinates`` (:class:`~spart_ros.core.mimic.IndependentCoordinates`), ``n`` links,
+    Built as :class:`~spart_ros.core.fast.FastDynamics` is (``robot``, ``gravity``, ``model``,
+    ``joint_dynamics``).  ``coordinates``
+    (:class:`~spart_ros.core.mimic.IndependentCoordinates`), ``n`` links,
     ``n_q`` independent coordinates, ``full`` the FastDynamics in full coordinates.
     """
 
@@ -69,7 +71,7 @@ class MimicFastDynamics:
 
     def new_workspace(self):
         """
-        Another MimicFastDynamics on the same compiled model, with its own workspace and results.
+        Return another MimicFastDynamics on the same compiled model, with its own workspace.
 
         See FastDynamics.new_workspace.
         """
@@ -87,7 +89,7 @@ class MimicFastDynamics:
 
     def joint_friction(self, um):
         """
-        G' (d u + F sgn_v(u)) with u = G um (n_q,).
+        Return G' (d u + F sgn_v(u)) with u = G um (n_q,).
 
         The joints' damping and friction efforts on the independent coordinates (see
         FastDynamics.joint_friction).
@@ -125,7 +127,11 @@ class MimicFastDynamics:
     def inverse_dynamics(
         self, R0, r0, qm, u0, um, u0dot, umdot, wF0=None, wFm=None, gravity=None, floating=True
     ):
-        """(tau0 (6,), taum (n_q,)) realizing u0dot, umdot (independent), taum = G' taum_full."""
+        """
+        Return (tau0 (6,), taum (n_q,)) realizing u0dot, umdot (independent coordinates).
+
+        taum = G' taum_full; ``floating`` False pins the base.
+        """
         tau0, taum = self.full.inverse_dynamics(
             R0,
             r0,
@@ -142,7 +148,11 @@ class MimicFastDynamics:
         return tau0, self._forces(taum)
 
     def bias_forces(self, R0, r0, qm, u0, um, wF0=None, wFm=None, gravity=None, floating=True):
-        """Generalized forces at zero acceleration (independent coordinates)."""
+        """
+        Return the generalized forces at zero acceleration (independent coordinates).
+
+        ``floating`` False pins the base.
+        """
         b0, bm = self.full.bias_forces(
             R0,
             r0,
@@ -158,7 +168,7 @@ class MimicFastDynamics:
 
     def gravity_forces(self, R0, r0, qm, gravity=None):
         """
-        (g0 (6,), gm (n_q,)).
+        Return (g0 (6,), gm (n_q,)).
 
         The generalized forces that hold the robot still against gravity.
         """
@@ -168,7 +178,7 @@ class MimicFastDynamics:
     def floating_inverse_dynamics(
         self, R0, r0, qm, u0, um, umdot, wF0=None, wFm=None, gravity=None
     ):
-        """(taum (n_q,), u0dot (6,)) for independent joint accelerations umdot, base free."""
+        """Return (taum (n_q,), u0dot (6,)) for independent joint accelerations, base free."""
         taum, u0dot = self.full.floating_inverse_dynamics(
             R0,
             r0,
@@ -183,7 +193,11 @@ class MimicFastDynamics:
         return self._forces(taum), u0dot
 
     def mass_matrix(self, R0, r0, qm):
-        """H (6 + n_q, 6 + n_q) in independent coordinates: T' H_full T, T = blkdiag(I6, G)."""
+        """
+        Return H (6 + n_q, 6 + n_q) in independent coordinates.
+
+        T' H_full T, T = blkdiag(I6, G).
+        """
         H = self.full.mass_matrix(R0, r0, self._positions(qm))
         np.matmul(H, self._T, out=self._HT)
         return np.matmul(self._T.T, self._HT, out=self._H)
@@ -192,7 +206,7 @@ class MimicFastDynamics:
         self, R0, r0, qm, u0, um, tau0, taum, wF0=None, wFm=None, gravity=None, floating=True
     ):
         """
-        (u0dot (6,), umdot (n_q,)) under tau0 and independent efforts taum.
+        Return (u0dot (6,), umdot (n_q,)) under tau0 and independent efforts taum.
 
         Solves T' H T udot = tau - T' c (the joint block only, u0dot = 0, with floating=False).
         """
@@ -228,9 +242,11 @@ class MimicFastDynamics:
 
     def jacobian(self, link, R0, r0, qm, u0=None, um=None, offset=None, floating=True, bias=True):
         """
-        (J (6, 6 + n_q), Jdot u (6,)) of a point on ``link``.
+        Return (J (6, 6 + n_q), Jdot u (6,)) of a point on ``link``.
 
-        Joint columns in independent coordinates (J_full T); see FastDynamics.jacobian.
+        Joint columns in independent coordinates (J_full T); ``offset``, ``floating``, ``bias``:
+        see
+        FastDynamics.jacobian.
         """
         J, Jbias = self.full.jacobian(
             link,
@@ -250,7 +266,7 @@ class MimicFastDynamics:
         return self.full.link_pose(link)
 
     def twists(self, R0, r0, qm, u0, um, floating=True):
-        """(rL (3, n + 1), tL (6, n + 1), com (6,)), see FastDynamics.twists."""
+        """Return (rL (3, n + 1), tL (6, n + 1), com (6,)), as FastDynamics does (``floating``)."""
         return self.full.twists(
             R0, r0, self._positions(qm), u0, self._map('um', um, self._u), floating
         )

@@ -1,0 +1,165 @@
+"""
+Every code block of README.md and of the documentation pages runs, and prints what they show.
+
+How a block is treated is said in test/docs_examples.py (python and bash run, yaml and xml are
+parsed, a ``text`` block right after one is its output; a block that cannot run here is marked
+``<!-- not run: why -->``).  One test per page: its Python blocks run in one process, in order.
+"""
+
+import doctest
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+from docs_examples import blocks, problems
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted(
+    [ROOT / 'README.md']
+    + [
+        p
+        for p in (ROOT / 'docs').rglob('*.md')
+        if not {'_generated', '_build'} & set(p.relative_to(ROOT / 'docs').parts)
+    ]
+)
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+DRIVER = textwrap.dedent(
+    """
+    import contextlib, io, json, sys, traceback
+    protocol = sys.stdout
+    scope = {'__name__': '__main__'}
+    for line in sys.stdin:
+        out = io.StringIO()
+        error = None
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(json.loads(line), '<doc block>', 'exec'), scope)
+        except BaseException:
+            error = traceback.format_exc()
+        protocol.write(json.dumps([out.getvalue(), error]) + '\\n')
+        protocol.flush()
+    """
+)
+
+
+class PythonSession:
+    """One Python process that runs a page's Python blocks in order, in one namespace."""
+
+    def __init__(self, env):
+        self.process = subprocess.Popen(
+            [sys.executable, '-c', DRIVER],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, code):
+        """Return (printed text, traceback or None) of ``code``."""
+        self.process.stdin.write(json.dumps(code) + '\n')
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        assert line, 'the Python session of the page died'
+        return json.loads(line)
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def _check_output(block, got):
+    if block.output is None:
+        return
+    want = block.output.code
+    assert doctest.OutputChecker().check_output(want, got, FLAGS), (
+        f'{block}: printed\n{got}\nbut the page shows\n{want}'
+    )
+
+
+def _page_id(path):
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize('page', PAGES, ids=_page_id)
+def test_the_code_blocks_of_the_page_run(page):
+    found = blocks(_page_id(page), page.read_text(encoding='utf-8'))
+    bad = [p for p in map(problems, found) if p]
+    assert not bad, '\n'.join(bad)
+    run = [b for b in found if b.not_run is None]
+    env = dict(os.environ, MPLBACKEND='Agg')
+    for b in run:
+        if b.lang == 'yaml':
+            yaml.safe_load(b.code)
+        elif b.lang == 'xml':
+            ET.fromstring(b.code)
+    session = None
+    try:
+        for b in run:  # in page order: a bash block may write what a Python block reads
+            if b.lang == 'python':
+                session = session or PythonSession(env)
+                out, error = session.run(b.code)
+                assert error is None, f'{b} raised:\n{error}\n{b.code}'
+                _check_output(b, out)
+            elif b.lang == 'bash':
+                done = subprocess.run(
+                    ['bash', '-e', '-c', b.code],
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                assert done.returncode == 0, (
+                    f'{b} exited {done.returncode}:\n{done.stdout}\n{done.stderr}'
+                )
+                _check_output(b, done.stdout)
+    finally:
+        if session is not None:
+            session.close()
+
+
+def test_not_run_blocks_are_few():
+    """
+    Blocks not run say why, and stay few: at most a third of the code blocks.
+
+    A page is read to be used: its blocks should run.  Those not run here are commands of a ROS
+    2 install (ros2 launch, topic, param, service; Gazebo) and commands that other tests run
+    (the README's two commands, the documentation build, the ResolvedMotion example).
+    """
+    found = [b for page in PAGES for b in blocks(_page_id(page), page.read_text('utf-8'))]
+    skipped = [b for b in found if b.not_run is not None]
+    code = [b for b in found if b.lang != 'text' and not b.lang.startswith('{')]
+    assert len(skipped) <= len(code) // 3, [f'{b}: {b.not_run}' for b in skipped]
+
+
+def test_the_readme_picture_is_drawn_by_its_script(tmp_path):
+    """scripts/docs_images.py draws the README's GIF (from the offline closed loop)."""
+    from PIL import Image
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / 'scripts' / 'docs_images.py'), '--output', str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    with Image.open(tmp_path / 'SC_3DoF_motion.gif') as gif:
+        assert gif.n_frames > 60 and gif.size == (320, 240)
+    assert 'docs/images/SC_3DoF_motion.gif' in (ROOT / 'README.md').read_text()
+
+
+def test_the_readme_is_short():
+    """README.md is for users: what it is, two commands, a tour, where to read on (<= 320)."""
+    lines = (ROOT / 'README.md').read_text(encoding='utf-8').splitlines()
+    assert len(lines) <= 320, f'README.md has {len(lines)} lines: move details into docs/'
+    text = '\n'.join(lines)
+    assert 'bash scripts/run_demo.sh' in text and 'bash scripts/test.sh' in text
