@@ -56,11 +56,11 @@ class Continuity:
     # -- before the law ----------------------------------------------------------------------
     def before_law(self, state, t, recovering):
         """
-        Set the reference this tick follows (``recovering``: this tick ends a halt).
+        Set the reference this tick follows at control time ``t``.
 
-        It handles, in this order: the control clock going back, the first state after an
-        announced plant reset, a resume after a halt, a jump of the measured state, an activation
-        or a reset to hold.
+        ``state``: the measured state; ``recovering``: this tick ends a halt. It handles, in this
+        order: the control clock going back, the first state after an announced plant reset, a
+        resume after a halt, a jump of the measured state, an activation or a reset to hold.
         """
         reference = self.reference
         last_t = reference.last_t
@@ -175,6 +175,7 @@ class Continuity:
         """
         Return True when this tick's tracking error passes max_tracking_error (a new fault).
 
+        ``state``: the measured state, ``ref``: this tick's reference, ``t``: the control time.
         The fault is entered: goals aborted, the measured pose held (the caller stops a law
         without a position hold).
         """
@@ -211,7 +212,7 @@ class Continuity:
         """
         Leave the fault: hold the pose measured at the next tick.
 
-        False when there is none.
+        Return True, or False when there is none.
         """
         if self.fault is None:
             return False
@@ -225,7 +226,8 @@ class Continuity:
         """
         Drop the reference: the plant announced a reset (call while active).
 
-        ``t``: the control time (stamp) of the first state after the reset, or None (see
+        ``why``: the sentence logged and given to aborted goals. ``t``: the control time (stamp)
+        of the first state after the reset, or None (see
         :meth:`Controller.plant_reset <spart_ros.control.controller.Controller.plant_reset>`).
         """
         if t is None or not self.settings.event_driven or not t > 0.0:

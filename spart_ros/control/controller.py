@@ -108,7 +108,6 @@ __all__ = [
 ]
 
 
-
 class Controller:
     """
     The state machine (see the module docstring).

@@ -126,6 +126,7 @@ class GoalManager:
         return goal is not None and goal.status in (ACTIVE, QUEUED)
 
     def pending_text(self):
+        """Return the sentence saying which goal waits and why ('' when none does)."""
         goal = self.pending
         return f'trajectory {goal.id} pending: {goal.message}' if goal is not None else ''
 
@@ -362,7 +363,12 @@ class GoalManager:
 
     # -- goals out -------------------------------------------------------------------------------
     def abort(self, why, code=INVALID_GOAL):
-        """Abort the followed and the pending goal (and an end-effector law's goal), saying why."""
+        """
+        Abort the followed and the pending goal (and an end-effector law's goal).
+
+        ``why``: the message of their results, ``code``: their result code (FollowJointTrajectory's
+        error codes, :mod:`~spart_ros.control.goals`).
+        """
         for goal in (self.goal, self.pending):
             if goal is not None:
                 goal._finish(ABORTED, why, code)
@@ -376,7 +382,7 @@ class GoalManager:
         Cancel ``goal`` at control time ``t`` (None: no tick yet).
 
         If followed (or queued), the current reference position is held from then on
-        (JointTrajectoryController's cancel). False when it was already done.
+        (JointTrajectoryController's cancel). Return True, or False when it was already done.
         """
         if goal.done:
             return False

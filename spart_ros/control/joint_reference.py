@@ -104,6 +104,6 @@ class JointReference:
         return Feedback(self.last_t, ref, (q, qd), (ref.position - q, ref.velocity - qd))
 
     def remaining(self, t):
-        """Seconds until the end of the followed (or queued) trajectory at control time ``t``."""
+        """Return the seconds to the end of the followed (or queued) trajectory at time ``t``."""
         schedule = self.schedule
         return max(0.0, schedule.end_time - t) if schedule is not None and t is not None else 0.0

@@ -39,7 +39,8 @@ class Supervisor:
     """
     The gate and the input rules of one controller (see the module docstring).
 
-    ``notify(level, key, text)``: where events go.  ``settings`` (set by the controller):
+    ``notify(level, key, text)``: where events go; ``reason``: the gate's reason before the first
+    configuration (the controller's state then).  ``settings`` (set by the controller):
     ``event_driven``, ``state_timeout``, ``floating``.  :meth:`bind` gives it the command joints
     of a :class:`~spart_ros.control.controlled_robot.ControlledRobot`.  ``efforts`` (m,): the
     last command sent.
@@ -177,7 +178,11 @@ class Supervisor:
 
     # -- stops -----------------------------------------------------------------------------
     def check(self, inputs):
-        """Run the watchdog between ticks: the zero Command once when the inputs went stale."""
+        """
+        Run the watchdog between ticks on ``inputs`` (a ControlInputs).
+
+        Return the zero Command once when the inputs went stale, else None.
+        """
         if self.gate.halted:
             return None
         problem = self._problem(inputs, watchdog=True)
@@ -186,23 +191,32 @@ class Supervisor:
         return self.stop(problem)
 
     def reject(self, what, error):
-        """Halt on a rejected input: return the zero Command if commanding, else None."""
+        """
+        Halt on a rejected input (``what``: which input, ``error``: why it was rejected).
+
+        Return the zero Command if commanding, else None.
+        """
         if self.gate.reject(f'{what} rejected: {error}') == ZERO:
             return self.zero_command()
         return None
 
     def stop(self, problem, timeout=True):
-        """Halt for ``problem``: the zero Command if commanding (``timeout``: count it so)."""
+        """
+        Halt for ``problem`` (a sentence; ``timeout``: count the halt as a timeout).
+
+        Return the zero Command if commanding, else None.
+        """
         if self.gate.decide(problem, timeout) == ZERO:
             self._notify('warning', 'halt', f'commands stopped (one zero command sent): {problem}')
             return self.zero_command()
         return None
 
     def zero_if_pending(self):
-        """After disabling the gate: the zero Command if a command may still be applied."""
+        """After disabling the gate: return the zero Command if a command may still be applied."""
         return self.zero_command() if self.gate.decide(None) == ZERO else None
 
     def zero_command(self):
+        """Return the all-zero stop Command (and remember it as the last efforts sent)."""
         self.efforts = self._zero
         return Command(self._zero, True, None, None, None)
 
@@ -211,7 +225,7 @@ class Supervisor:
         Halt like a rejected input after a tick that cannot compute.
 
         A tick cannot compute on a law failing on a non-finite or singular state, or on an
-        unexpected error. Return the zero Command if it was commanding.
+        unexpected error (``err``: the exception). Return the zero Command if it was commanding.
         """
         unexpected = not isinstance(err, SpartError)
         text = f'unexpected {type(err).__name__}: {err}' if unexpected else str(err)
@@ -264,7 +278,7 @@ class Supervisor:
         return problem
 
     def state_age(self, inputs):
-        """Age (s, steady clock) of the oldest input a command needs (-1 when one never came)."""
+        """Return the age (s, steady clock) of the oldest of ``inputs`` a command needs (or -1)."""
         if inputs.joint_times is None or not len(self._index):
             return -1.0
         times = [float(x) for x in inputs.joint_times[self._index]]
