@@ -81,7 +81,7 @@ def test_no_class_in_control_is_longer_than_500_lines():
 def _how_to_files():
     """{file name: text} of the code blocks of docs/controller.md's "Adding a mode"."""
     blocks = re.findall(
-        r'<!-- adding-a-mode: (\S+) -->\n```python\n(.*?)```', DOCS.read_text(), re.S
+        r'<!-- adding-a-mode: (\S+) -->[^\n]*\n```python\n(.*?)```', DOCS.read_text(), re.S
     )
     return dict(blocks)
 

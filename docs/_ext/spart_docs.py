@@ -166,4 +166,9 @@ def generate(app):
 def setup(app):
     """Register the generators (Sphinx extension entry point)."""
     app.connect('builder-inited', generate)
+    # Mermaid diagrams (docs/controller.md, drawn by spart_ros.control.design): GitHub draws them;
+    # here they show as their text (no Mermaid extension is installed)
+    from pygments.lexers.special import TextLexer
+
+    app.add_lexer('mermaid', TextLexer)
     return {'version': '1', 'parallel_read_safe': True, 'parallel_write_safe': True}

@@ -228,10 +228,12 @@ def tick_diagram():
 
 def markdown():
     """Return the generated part of docs/controller.md (both diagrams, fenced)."""
+    checked = '<!-- not run: a Mermaid diagram; test/test_controller_design.py checks it -->\n'
     return (
-        f'{BEGIN}\n\nThe units (what holds what):\n\n```mermaid\n{units_diagram()}\n```\n\n'
-        f'One tick, `Controller.update(inputs, t)` (`{Path(controller_module.__file__).name}`):'
-        f'\n\n```mermaid\n{tick_diagram()}\n```\n\n{END}'
+        f'{BEGIN}\n\nThe units (what holds what):\n\n{checked}```mermaid\n{units_diagram()}\n'
+        f'```\n\nOne tick, `Controller.update(inputs, t)` '
+        f'(`{Path(controller_module.__file__).name}`):'
+        f'\n\n{checked}```mermaid\n{tick_diagram()}\n```\n\n{END}'
     )
 
 
