@@ -24,6 +24,14 @@ is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
 :meth:`MujocoPlant.hold` holds the robot still where it is (brakes; a floating base's launch
 lock): steps then advance the time only, until released.
 
+Joint damping and friction: the model's law (:mod:`spart_ros.sim.joint_dissipation`).  A
+robot that declares Coulomb friction is stepped by the plant's implicit step (MuJoCo's Euler
+step, the joints' damping and friction at the velocity the step ends with, solved exactly:
+stable whatever the joint's inertia) whatever the integrator asked; without friction MuJoCo's
+integrator applies the damping (``RK4``, or ``implicitfast`` where the damping is too stiff for
+RK4 at dt).  ``friction='frictionloss'``: MuJoCo's constraint instead (static friction; not the
+model's law).
+
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
@@ -37,7 +45,8 @@ import math
 
 import numpy as np
 
-from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+from .joint_dissipation import JointDissipation
+from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
 from ..core.errors import InputError, ModelError, SpartError
 
 __all__ = [
@@ -267,6 +276,10 @@ class MujocoPlant:
         #: released
         self.held = False
         self.initial = InitialState() if initial is None else initial
+        #: the joints' damping and friction when the plant applies them itself (implicit step)
+        self.dissipation = None
+        #: 'model' or 'frictionloss' (how the declared Coulomb friction acts), set by from_urdf
+        self.friction = 'model'
         self.reset()
 
     @classmethod
@@ -283,6 +296,7 @@ class MujocoPlant:
         xacro_args=None,
         joint_dynamics=None,
         armature=None,
+        friction='model',
     ):
         """
         Plant of a URDF.
@@ -298,12 +312,17 @@ class MujocoPlant:
         (default True: URDF ``<dynamics damping friction>``, with the ``joint_dynamics`` /
         ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`; the same values a
         controller's model compensates); False: the rigid-body model SPART's functions compute.
+        ``friction``: 'model' (default: the model's smoothed Coulomb law, applied by the plant's
+        implicit step) or 'frictionloss' (MuJoCo's constraint: stick-slip, a force that differs
+        from the model's; see :mod:`spart_ros.sim.joint_dissipation`).
         ``joint_limits``: add the URDF position limits (default False; see
         :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
         ``initial``: :class:`InitialState` (default: everything zero, identity pose).
         """
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
+        if friction not in FRICTION_MODELS:
+            raise InputError(f'friction must be one of {list(FRICTION_MODELS)}, got {friction!r}')
         if integrator not in INTEGRATORS:
             raise InputError(f'integrator must be one of {list(INTEGRATORS)}, got {integrator!r}')
         dt = float(dt)
@@ -317,6 +336,7 @@ class MujocoPlant:
             xacro_args,
             joint_dynamics,
             armature,
+            friction,
         )
         import mujoco
 
@@ -333,7 +353,22 @@ class MujocoPlant:
             imported.robot,
         )
         plant.gravity = gravity
-        if integrator == 'RK4':
+        plant.friction = friction
+        declared = {j.name: j.dynamics for j in plant.robot.joints}
+        dissipation = JointDissipation(
+            [declared[n].damping for n in plant.joint_names],
+            [declared[n].friction for n in plant.joint_names],
+        )
+        if joint_damping and friction == 'model' and dissipation.has_friction:
+            plant.apply_dissipation(dissipation)
+            if integrator != 'Euler':
+                plant.load_warnings.append(
+                    f'integrator {integrator}: the joints declare Coulomb friction, which the '
+                    "plant applies as the model's law in its implicit step (semi-implicit Euler, "
+                    'damping and friction at the velocity the step ends with: stable whatever '
+                    'the inertia); integrator Euler for the rest'
+                )
+        elif integrator == 'RK4':
             rate, joint = plant.damping_rate()
             if rate * dt > RK4_DAMPING_LIMIT:
                 # explicit RK4 diverges on stiff joint damping (a light link with a URDF damping
@@ -347,6 +382,59 @@ class MujocoPlant:
                 )
         return plant
 
+    def apply_dissipation(self, dissipation):
+        """
+        Apply the joints' damping and friction by the plant's implicit step from now on.
+
+        ``dissipation``: a :class:`~spart_ros.sim.joint_dissipation.JointDissipation` of the
+        moving joints in ``joint_names`` order.  MuJoCo's joint damping and friction loss are set
+        to zero and its integrator to Euler: each step solves the velocities at its end with the
+        law applied there (:meth:`JointDissipation.implicit_velocity`), applies the law at them
+        as generalized forces, and lets MuJoCo's Euler step move the state (which then ends with
+        exactly those velocities).
+        """
+        mj, m = self._mj, self.model
+        d = np.array(m.dof_damping)
+        d[self._vadr] = dissipation.damping
+        self._damping = d  # what damping_rate() reports
+        m.dof_damping[self._vadr] = 0.0
+        m.dof_frictionloss[self._vadr] = 0.0
+        m.opt.integrator = mj.mjtIntegrator.mjINT_EULER
+        self.dissipation = dissipation
+        self._M = np.zeros((m.nv, m.nv))
+        self._r = np.zeros(m.nv)
+        self._fresh = False
+
+    def _dissipative_step(self):
+        """One step of dt with the joints' damping and friction implicit (apply_dissipation)."""
+        mj, m, d = self._mj, self.model, self.data
+        mj.mj_step1(m, d)  # positions, inertia, bias and passive forces at the step's start
+        mj.mj_fullM(m, d, self._M)
+        r = self._r
+        np.subtract(d.qfrc_passive, d.qfrc_bias, out=r)
+        r[self._vadr] += self._efforts
+        if d.xfrc_applied.any():  # wrenches on bodies (at their CoM), as MuJoCo adds them
+            for b in np.flatnonzero(np.abs(d.xfrc_applied).max(axis=1) > 0.0):
+                x = d.xfrc_applied[b]
+                mj.mj_applyFT(m, d, x[0:3].copy(), x[3:6].copy(), d.xipos[b].copy(), int(b), r)
+        u = self.dissipation.implicit_velocity(self._M, r, d.qvel, self.dt, self._vadr)
+        d.qfrc_applied[self._vadr] = self._efforts - self.dissipation.forces(u[self._vadr])
+        mj.mj_step2(m, d)  # Euler: qvel = u (to rounding), then the positions with it
+        d.qfrc_applied[self._vadr] = self._efforts
+
+    def dissipation_forces(self):
+        """
+        Return the joints' damping and friction efforts (n_joints,) at the current velocities.
+
+        The model's law d qd + F tanh(qd / v) (``joint_names`` order) as this plant applies it
+        (with friction 'frictionloss', the damping only: MuJoCo's constraint force is not a
+        function of the velocity).
+        """
+        qd = self.joint_velocities()
+        if self.dissipation is not None:
+            return self.dissipation.forces(qd)
+        return self.model.dof_damping[self._vadr] * qd
+
     def damping_rate(self):
         """
         Return the fastest damping rate and the joint it moves most: (rate [1/s], joint name).
@@ -356,7 +444,8 @@ class MujocoPlant:
         motion; the joint dominates its eigenvector ((0.0, None) without damping). An explicit
         integrator needs rate x dt below its stability bound.
         """
-        m, d = self.model, self.model.dof_damping
+        m = self.model
+        d = self._damping if self.dissipation is not None else m.dof_damping
         if not np.any(d > 0.0):
             return 0.0, None
         mj = self._mj
@@ -480,7 +569,11 @@ class MujocoPlant:
             self.data.time = self._time_ns * 1e-9
             return n
         before = [stat.number for stat in self._checks]
-        self._mj.mj_step(self.model, self.data, n)
+        if self.dissipation is None:
+            self._mj.mj_step(self.model, self.data, n)
+        else:
+            for _ in range(n):
+                self._dissipative_step()
         self._time_ns += n * self._dt_ns
         self._fresh = False
         for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
@@ -556,7 +649,12 @@ class MujocoPlant:
     def _forward(self):
         """Compute the derived quantities (accelerations, CoM, body velocities) at this state."""
         if not self._fresh:
-            self._mj.mj_forward(self.model, self.data)
+            d = self.data
+            if self.dissipation is not None:  # the law at this state's velocities
+                d.qfrc_applied[self._vadr] = self._efforts - self.dissipation_forces()
+            self._mj.mj_forward(self.model, d)
+            if self.dissipation is not None:
+                d.qfrc_applied[self._vadr] = self._efforts
             self._fresh = True
 
     def joint_positions(self):
