@@ -146,12 +146,12 @@ class _JointLaw(Law):
 
     def joint_inertia(self, R0, r0, q):
         """
-        Return the diagonal (n,) of the joints' mass matrix at q (a new array).
+        Return the joints' mass matrix (n, n) at q (a new array).
 
-        The inertia each joint's effort drives with the other joints moving as commanded and the
-        base held (fixed) or driven (free flying): the diagonal of H's joint block.
+        The inertia the joint efforts drive with the base held (fixed) or driven (free flying):
+        H's joint block.
         """
-        return np.diagonal(self.dynamics.mass_matrix(R0, r0, q))[6:].copy()
+        return self.dynamics.mass_matrix(R0, r0, q)[6:, 6:].copy()
 
     def joint_acceleration(self, q, qd, ref, dt):
         """
@@ -177,7 +177,7 @@ class _JointLaw(Law):
         Correct taum for the joint friction of a digital loop, in place; return taum.
 
         taum: the inverse dynamics efforts for ``self.qdd_cmd``; ``inertia``: the joints' mass
-        matrix diagonal (None when the friction is not ``active``); the correction:
+        matrix (None when the friction is not ``active``); the correction:
         :class:`~spart_ros.control.friction_compensation.FrictionCompensation`.
         """
         if inertia is not None:
@@ -243,13 +243,13 @@ class FloatingBase(_JointLaw):
 
     def joint_inertia(self, R0, r0, q):
         """
-        Return the diagonal (n,) of the joints' inertia with the base free (a new array).
+        Return the joints' inertia (n, n) with the base free (a new array).
 
         H* = Hm - H0m' H0^-1 H0m, the reduced inertia the joints drive on a free-floating base.
         """
         H = self.dynamics.mass_matrix(R0, r0, q)
         H0m = H[0:6, 6:]
-        return np.diagonal(H)[6:] - np.einsum('ij,ij->j', H0m, np.linalg.solve(H[0:6, 0:6], H0m))
+        return H[6:, 6:] - H0m.T @ np.linalg.solve(H[0:6, 0:6], H0m)
 
     def _base_acceleration(self, base):
         """[a_b; alpha_b] (6,), in b, of the last command's Floating_ID (u0dot, SPART's)."""

@@ -32,8 +32,12 @@ The friction's feed-forward is in qdd_cmd (the reference's velocity and accelera
 starting from rest gets its breakaway effort at once.
 
 The period h is the time since the previous command (the last one, when a tick has none: the
-first).  The inertia is the fast path's at the tick's configuration (:meth:`correction` takes its
-diagonal).
+first).  The inertia is the fast path's at the tick's configuration.  Where a joint's h s / m is
+large (above :data:`COUPLED_ABOVE`) the linear part is the exact one of the coupled joints instead
+of the per-joint one: M qdd = e - S u held over h reaches qd + h qdd_cmd for
+e = S qd + M psi(h M^-1 S) qdd_cmd, psi(X) = X (I - exp(-X))^-1 (computed by the symmetric
+eigenproblem of L^-1 S L^-T, M = L L'; S the slopes at the period's middle), and the per-joint law
+keeps only what is not linear in the dissipation.
 
 **Where it cannot be compensated** (:meth:`FrictionCompensation.fast_joints`): the laws without
 a commanded acceleration (the impedance modes, gravity compensation) cannot set a joint's velocity
@@ -46,8 +50,18 @@ import numpy as np
 
 __all__ = ['FrictionCompensation', 'NOMINAL_PERIOD', 'discrete_weight', 'uncompensated_notes']
 
+#: h s / m of a joint above which the compensation's linear part is the coupled one (below it the
+#: per-joint law is exact to second order in it and costs a fifth)
+COUPLED_ABOVE = 0.6
 #: s: the control period the laws' notes assume (spart_sim and ros2_control's usual 1 kHz)
 NOMINAL_PERIOD = 1e-3
+
+
+def _psi(x):
+    """x / (1 - exp(-x)), elementwise (x >= 0; 1 at 0)."""
+    small = x < 1e-4
+    safe = np.where(small, 1.0, x)
+    return np.where(small, 1.0 + x / 2.0 + x * x / 12.0, -safe / np.expm1(-safe))
 
 
 def discrete_weight(x):
@@ -102,26 +116,40 @@ class FrictionCompensation:
         w = self._full(qd)
         t = np.tanh(w / self.velocity)
         s = self.damping + (self.friction / self.velocity) * (1.0 - t * t)
+        self._slopes_full = s[:, None]
         return s if self._G2 is None else self._G2.T @ s
 
     def correction(self, qd, qdd, dt, inertia):
         """
         (n,) efforts to add to inverse dynamics with the joint dynamics at (qd, qdd); a new array.
 
-        f(w) - f(qd) with w = qd + c(h s / m) h qdd (module docstring); ``qdd`` the commanded
-        acceleration, ``dt`` the time since the previous command (0: the last period),
-        ``inertia`` (n,) the diagonal of the joints' mass matrix at this configuration.
+        f(w) - f(qd) with w = qd + c(h s / m) h qdd per joint (module docstring), and where a
+        joint's x = h s / m exceeds :data:`COUPLED_ABOVE`, the linear part exact for the coupled
+        joints.  ``qdd`` the commanded acceleration, ``dt`` the time since the previous command
+        (0: the last period), ``inertia`` (n, n) the joints' mass matrix at this configuration.
         """
         if dt > 0.0:
             self.period = dt
         h = self.period
-        if h > 0.0:
-            s = self.slopes(qd + (0.5 * h) * qdd)
-            x = h * s / np.maximum(inertia, 1e-300)
-            w = qd + discrete_weight(x) * h * qdd
-        else:
-            w = qd
-        return self.dissipation(w, self.scale) - self.dissipation(qd)
+        if h <= 0.0:
+            return self.dissipation(qd, self.scale) - self.dissipation(qd)
+        s = self.slopes(qd + (0.5 * h) * qdd)
+        m = np.diagonal(inertia)
+        x = h * s / np.maximum(m, 1e-300)
+        w = qd + discrete_weight(x) * h * qdd
+        out = self.dissipation(w, self.scale) - self.dissipation(qd)
+        if x.max() <= COUPLED_ABOVE:
+            return out
+        # the coupled linear part: M qdd = e - S u over h from qd reaches qd + h qdd for
+        # e - S qd = M psi(h M^-1 S) qdd, psi(X) = X (1 - exp(-X))^-1 (by the eigenproblem of
+        # L^-1 S L^-T, M = L L'); the per-joint law's linear part replaced by it
+        S = np.diag(s) if self._G is None else self._G.T @ (self._slopes_full * self._G)
+        L = np.linalg.cholesky(inertia)
+        Li = np.linalg.inv(L)
+        lam, V = np.linalg.eigh(Li @ S @ Li.T)
+        y = V.T @ (L.T @ qdd)
+        linear = L @ (V @ ((_psi(h * np.maximum(lam, 0.0)) - 1.0) * y))
+        return out - S @ (w - qd) + linear
 
     def efforts(self, qd, qdd, reference_velocity, dt):
         """

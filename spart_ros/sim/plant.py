@@ -359,26 +359,23 @@ class MujocoPlant:
             [declared[n].damping for n in plant.joint_names],
             [declared[n].friction for n in plant.joint_names],
         )
-        if joint_damping and friction == 'model' and dissipation.has_friction:
-            plant.apply_dissipation(dissipation)
-            if integrator != 'Euler':
-                plant.load_warnings.append(
-                    f'integrator {integrator}: the joints declare Coulomb friction, which the '
-                    "plant applies as the model's law in its implicit step (semi-implicit Euler, "
-                    'damping and friction at the velocity the step ends with: stable whatever '
-                    'the inertia); integrator Euler for the rest'
-                )
-        elif integrator == 'RK4':
+        if joint_damping and dissipation.active:
             rate, joint = plant.damping_rate()
-            if rate * dt > RK4_DAMPING_LIMIT:
-                # explicit RK4 diverges on stiff joint damping (a light link with a URDF damping
-                # meant for Gazebo); MuJoCo's implicitfast integrates the damping implicitly
-                model.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+            stiff = rate * dt > RK4_DAMPING_LIMIT
+            if (friction == 'model' and dissipation.has_friction) or stiff:
+                if friction == 'frictionloss':  # MuJoCo's constraint stays; the damping is ours
+                    dissipation = JointDissipation(dissipation.damping, np.zeros(plant.n_joints))
+                plant.apply_dissipation(dissipation)
                 plant.load_warnings.append(
-                    'integrator RK4 would diverge on the joint damping (fastest damping rate '
-                    f'{rate:.4g} 1/s, mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > '
-                    f'{RK4_DAMPING_LIMIT:g}); integrating with implicitfast instead (damping '
-                    'implicit; a smaller dt keeps RK4)'
+                    f'integrator {integrator} not used: the joints\' '
+                    + (
+                        'Coulomb friction'
+                        if dissipation.has_friction
+                        else f'damping (fastest rate x dt = {rate * dt:.3g}, joint {joint!r})'
+                    )
+                    + ' is stiff at this step; the plant applies the model\'s damping and '
+                    'friction by its implicit step (stable whatever the inertia; '
+                    'spart_ros.sim.joint_dissipation)'
                 )
         return plant
 
@@ -387,19 +384,16 @@ class MujocoPlant:
         Apply the joints' damping and friction by the plant's implicit step from now on.
 
         ``dissipation``: a :class:`~spart_ros.sim.joint_dissipation.JointDissipation` of the
-        moving joints in ``joint_names`` order.  MuJoCo's joint damping and friction loss are set
-        to zero and its integrator to Euler: each step solves the velocities at its end with the
-        law applied there (:meth:`JointDissipation.implicit_velocity`), applies the law at them
-        as generalized forces, and lets MuJoCo's Euler step move the state (which then ends with
-        exactly those velocities).
+        moving joints in ``joint_names`` order.  MuJoCo's joint damping is set to zero (its
+        integrator is not used; a ``frictionloss`` stays a constraint): each step takes MuJoCo's
+        inertia, bias, passive and constraint forces at its start and moves the state by
+        :meth:`JointDissipation.step` (the law implicit, the linear part exact).
         """
-        mj, m = self._mj, self.model
+        m = self.model
         d = np.array(m.dof_damping)
         d[self._vadr] = dissipation.damping
         self._damping = d  # what damping_rate() reports
         m.dof_damping[self._vadr] = 0.0
-        m.dof_frictionloss[self._vadr] = 0.0
-        m.opt.integrator = mj.mjtIntegrator.mjINT_EULER
         self.dissipation = dissipation
         self._M = np.zeros((m.nv, m.nv))
         self._r = np.zeros(m.nv)
@@ -417,10 +411,22 @@ class MujocoPlant:
             for b in np.flatnonzero(np.abs(d.xfrc_applied).max(axis=1) > 0.0):
                 x = d.xfrc_applied[b]
                 mj.mj_applyFT(m, d, x[0:3].copy(), x[3:6].copy(), d.xipos[b].copy(), int(b), r)
-        u = self.dissipation.implicit_velocity(self._M, r, d.qvel, self.dt, self._vadr)
-        d.qfrc_applied[self._vadr] = self._efforts - self.dissipation.forces(u[self._vadr])
-        mj.mj_step2(m, d)  # Euler: qvel = u (to rounding), then the positions with it
-        d.qfrc_applied[self._vadr] = self._efforts
+        if d.nefc:  # constraints (mimic joints, limits, frictionloss): forces at the step's start
+            d.qfrc_applied[self._vadr] = self._efforts - self.dissipation_forces()
+            mj.mj_fwdActuation(m, d)
+            mj.mj_fwdAcceleration(m, d)
+            mj.mj_fwdConstraint(m, d)
+            d.qfrc_applied[self._vadr] = self._efforts
+            r += d.qfrc_constraint
+        h = self.dt
+        u, mean = self.dissipation.step(self._M, r, d.qvel, h, self._vadr)
+        if not (np.all(np.isfinite(u)) and np.all(np.isfinite(mean))):
+            u[:] = mean[:] = np.nan  # MuJoCo's checks below reset the data and warn
+        mj.mj_integratePos(m, d.qpos, mean, h)
+        d.qvel[:] = u
+        d.time += h
+        mj.mj_checkPos(m, d)
+        mj.mj_checkVel(m, d)
 
     def dissipation_forces(self):
         """

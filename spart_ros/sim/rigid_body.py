@@ -329,25 +329,24 @@ class RigidBodyPlant:
         )
         if self.floating:
             r = np.concatenate([-b0, self._efforts - bm])
-            v = self.dissipation.implicit_velocity(
+            v, mean = self.dissipation.step(
                 H, r, np.concatenate([self._u0, self._u]), h, slice(6, 6 + n)
             )
             u0, u = v[0:6], v[6:]
-            w = u0[0:3]
+            w = mean[0:3]
             angle = np.linalg.norm(w) * h
             if angle > 0.0:  # the base turns by exp(w h) in its own frame
                 axis = w / np.linalg.norm(w)
                 turn = np.concatenate([[np.cos(0.5 * angle)], np.sin(0.5 * angle) * axis])
                 self._quat = _multiply(self._quat, turn)
                 self._quat /= np.linalg.norm(self._quat)
-            self._r0 = self._r0 + h * u0[3:6]
+            self._r0 = self._r0 + h * mean[3:6]
             self._u0 = u0
             self._R0 = _rotation(self._quat)
+            mean = mean[6:]
         else:
-            u = self.dissipation.implicit_velocity(
-                H[6:, 6:], self._efforts - bm, self._u, h, slice(0, n)
-            )
-        self._q = self._q + h * u
+            u, mean = self.dissipation.step(H[6:, 6:], self._efforts - bm, self._u, h, slice(0, n))
+        self._q = self._q + h * mean
         self._u = u
 
     def dissipation_forces(self):

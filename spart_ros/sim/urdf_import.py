@@ -30,9 +30,9 @@ Model choices (see :func:`mujoco_model_from_urdf`):
   ``'frictionloss'`` (then MuJoCo's ``frictionloss`` constraint, which differs from the model);
   nothing of the three when ``joint_damping`` is False (the rigid-body model SPART's functions
   compute);
-- an inertia MuJoCo refuses (principal moments that break the triangle inequality A + B >= C, as
-  in some vendor files) is balanced by MuJoCo (``balanceinertia``), with a warning: the plant's
-  inertia then differs a little from the model's;
+- an inertia MuJoCo's compiler refuses (principal moments that break the triangle inequality
+  A + B >= C, as in some vendor files) is compiled balanced, then set back to the URDF's in the
+  compiled model (MuJoCo's dynamics take it), with a warning naming the links;
 - position limits are kept only when asked: some URDFs carry limits only because urdfdom
   wants them (this repository's SC_3DoF.urdf), and SPART's model has none;
 - mimic joints are MuJoCo's: soft equality constraints (not exact).
@@ -102,6 +102,39 @@ def _dynamics_urdf(text, world_link):
     return ET.tostring(root, encoding='unicode')
 
 
+def _restore_inertias(mujoco, model, text):
+    """
+    Set the inertia of every body whose URDF inertia breaks A + B >= C back to the URDF's.
+
+    Returns the names of those links.  ``text``: the URDF MuJoCo compiled.
+    """
+    from ..core.attitude import rpy_rotation
+
+    restored = []
+    for link in ET.fromstring(text).iter('link'):
+        inertial = link.find('inertial')
+        el = None if inertial is None else inertial.find('inertia')
+        if el is None:
+            continue
+        k = ('ixx', 'iyy', 'izz', 'ixy', 'ixz', 'iyz')
+        ixx, iyy, izz, ixy, ixz, iyz = (float(el.get(n, '0')) for n in k)
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        origin = inertial.find('origin')
+        rpy = [0.0] * 3 if origin is None else [float(x) for x in origin.get('rpy', '0 0 0').split()]
+        R = np.asarray(rpy_rotation(rpy), dtype=float)
+        moments, axes = np.linalg.eigh(R @ inertia @ R.T)
+        if moments[0] + moments[1] >= moments[2] * (1.0 - 1e-12):
+            continue
+        if np.linalg.det(axes) < 0:
+            axes[:, 2] = -axes[:, 2]
+        b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, link.get('name'))
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(axes).reshape(9))
+        model.body_inertia[b], model.body_iquat[b] = moments, quat
+        restored.append(link.get('name'))
+    return restored
+
+
 def mujoco_model_from_urdf(
     source,
     floating,
@@ -164,18 +197,17 @@ def mujoco_model_from_urdf(
     except Exception as err:  # noqa: BLE001
         if 'A + B >= C' not in str(err):
             raise ModelError(f'MuJoCo could not compile the model: {err}') from None
-        # an inertia that breaks the triangle inequality (e.g. rounded vendor values): MuJoCo
-        # cannot simulate it as it is; balanced, and said
+        # an inertia that breaks the triangle inequality (e.g. rounded vendor values): MuJoCo's
+        # compiler refuses it, its dynamics take it; compiled balanced, then set back as declared
         spec.compiler.balanceinertia = True
         try:
             model = spec.compile()
         except Exception as err2:  # noqa: BLE001
             raise ModelError(f'MuJoCo could not compile the model: {err2}') from None
+        restored = _restore_inertias(mujoco, model, text)
         notes.append(
-            'MuJoCo refused an inertia of the URDF ('
-            + ' '.join(str(err).split())
-            + '): balanced by MuJoCo (balanceinertia), so the plant\'s inertia of that link '
-            "differs a little from the model's"
+            f'links {restored}: principal moments of inertia that break A + B >= C, which '
+            "MuJoCo's compiler refuses; the plant simulates them as the URDF declares them"
         )
     if model.nbody < 2 or model.body(1).name != robot.base_link.name:
         raise ModelError(
