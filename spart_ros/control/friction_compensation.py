@@ -26,8 +26,9 @@ velocity it settles to: the effort d w + F tanh(w / v) has the single steady vel
 increasing), so the commanded velocity is reached whatever d, F and m, and the loop on that joint
 is the PD law integrated by the semi-implicit Euler rule (qd_next = qd + h qdd_cmd, then q_next =
 q + h qd_next), whose error dynamics have the determinant 1 - h kd and the trace 2 - h kd - h^2 kp:
-stable for 0 < h kd < 2 and h^2 kp < 4 - 2 h kd (the defaults at 1 kHz: 0.02 and 1e-4).  For a slow joint it is the period's middle
-(c near 1/2), exact to first order in h / T.  In between it is exact for the linearized joint.
+stable for 0 < h kd < 2 and h^2 kp < 4 - 2 h kd (the defaults at 1 kHz: 0.02 and 1e-4).  For a
+slow joint it is the period's middle (c near 1/2), exact to first order in h / T.  In between it
+is exact for the linearized joint.
 The friction's feed-forward is in qdd_cmd (the reference's velocity and acceleration), so a joint
 starting from rest gets its breakaway effort at once.
 
@@ -58,10 +59,12 @@ NOMINAL_PERIOD = 1e-3
 
 
 def _psi(x):
-    """x / (1 - exp(-x)), elementwise (x >= 0; 1 at 0)."""
-    small = x < 1e-4
-    safe = np.where(small, 1.0, x)
-    return np.where(small, 1.0 + x / 2.0 + x * x / 12.0, -safe / np.expm1(-safe))
+    """Return x / (1 - exp(-x)), elementwise (x >= 0; 1 at 0)."""
+    x = np.asarray(x, dtype=float)
+    mid = np.clip(x, 1e-4, 40.0)  # beyond 40 exp(-x) is below rounding (and soon subnormal: slow)
+    return np.where(
+        x < 1e-4, 1.0 + x / 2.0 + x * x / 12.0, np.where(x > 40.0, x, -mid / np.expm1(-mid))
+    )
 
 
 def discrete_weight(x):
@@ -71,9 +74,12 @@ def discrete_weight(x):
     Where in the period to compensate a linear damping of rate x / h (see the module).
     """
     x = np.asarray(x, dtype=float)
-    small = x < 1e-4
-    safe = np.where(small, 1.0, x)
-    return np.where(small, 0.5 + x / 12.0, -1.0 / np.expm1(-safe) - 1.0 / safe)
+    mid = np.clip(x, 1e-4, 40.0)  # beyond 40 exp(-x) is below rounding (and soon subnormal: slow)
+    return np.where(
+        x < 1e-4,
+        0.5 + x / 12.0,
+        np.where(x > 40.0, 1.0 - 1.0 / np.maximum(x, 40.0), -1.0 / np.expm1(-mid) - 1.0 / mid),
+    )
 
 
 class FrictionCompensation:

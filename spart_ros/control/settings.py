@@ -219,9 +219,7 @@ class ControllerSettings:
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
         fc = self.friction_compensation
-        if not (
-            isinstance(fc, (int, float)) and not isinstance(fc, bool) and 0.0 <= fc <= 1.0
-        ):
+        if not (isinstance(fc, (int, float)) and not isinstance(fc, bool) and 0.0 <= fc <= 1.0):
             raise InputError(f'friction_compensation must be a number in [0, 1], got {fc!r}')
         names = list(self.command_joints)
         if len(set(names)) != len(names):

@@ -68,7 +68,7 @@ class JointDissipation:
 
     @classmethod
     def of_robot(cls, robot, velocity=FRICTION_VELOCITY):
-        """The declared values of a :class:`~spart_ros.core.model.Robot` (its coordinates)."""
+        """Return the law of a :class:`~spart_ros.core.model.Robot` (its coordinates, values)."""
         from ..core.joint_friction import joint_dynamics_arrays
 
         damping, friction, _ = joint_dynamics_arrays(robot)
@@ -87,7 +87,7 @@ class JointDissipation:
         return self._back(self.damping * w + self.friction * np.tanh(w / self.velocity))
 
     def slopes(self, x):
-        """Return d f_j / d w_j (n_full,) at coordinate velocities ``x``: d + F / v sech^2(w / v)."""
+        """Return d f_j / d w_j (n_full,) at coordinate velocities x: d + F / v sech^2(w / v)."""
         w = self._joints(np.asarray(x, dtype=float))
         t = np.tanh(w / self.velocity)
         return self.damping + (self.friction / self.velocity) * (1.0 - t * t)
@@ -105,9 +105,9 @@ class JointDissipation:
         Return u1 (len(u0),): the velocities at the end of a step of ``h`` (see the module).
 
         Solves M (u1 - u0) / h + P' f(P u1) = r.  ``M`` (N, N) symmetric positive definite inertia
-        of the plant's velocity vector, ``r`` (N,) the other generalized forces (efforts minus bias)
-        at the start of the step, ``u0`` (N,) the velocities then, ``joints``: the indices (slice
-        or integer array, n of them) of the dissipating coordinates in the velocity vector.
+        of the plant's velocity vector, ``r`` (N,) the other generalized forces (efforts minus
+        bias) at the start of the step, ``u0`` (N,) the velocities then, ``joints``: the indices
+        (slice or integer array, n of them) of the dissipating coordinates in the velocity vector.
         """
         A = np.asarray(M, dtype=float) / h
         u0 = np.asarray(u0, dtype=float)
@@ -140,19 +140,20 @@ class JointDissipation:
             t = 1.0
             while True:
                 trial = u + t * step
-                trial_value, trial_grad = phi(trial), gradient(trial)
-                # Armijo on the convex function; near the solution its decrease is below its
-                # rounding, and a halved gradient is progress enough
-                if (
-                    trial_value <= value + 1e-4 * t * slope
-                    or np.abs(trial_grad).max() <= 0.5 * size
-                    or t < 1e-10
-                ):
+                trial_grad = gradient(trial)
+                # a halved gradient is progress enough (near the solution the function's decrease
+                # is below its rounding); else Armijo on the convex function
+                if np.abs(trial_grad).max() <= 0.5 * size or t < 1e-10:
+                    trial_value = None
+                    break
+                trial_value = phi(trial)
+                if trial_value <= value + 1e-4 * t * slope:
                     break
                 t *= 0.5
+            if trial_value is None:
+                trial_value = phi(trial)
             u, value, grad = trial, trial_value, trial_grad
         return u
-
 
     def step(self, M, r, u0, h, joints):
         """
@@ -170,7 +171,8 @@ class JointDissipation:
         r = np.asarray(r, dtype=float)
         u0 = np.asarray(u0, dtype=float)
         idx = np.arange(len(u0))[joints] if isinstance(joints, slice) else np.asarray(joints)
-        ustar = self.implicit_velocity(M, r, u0, h, idx)
+        # the linearization point: the backward-Euler solution (any point for a linear law)
+        ustar = self.implicit_velocity(M, r, u0, h, idx) if self.has_friction else u0
         s = self.slopes(ustar[idx])
         S = np.zeros_like(M)
         S[np.ix_(idx, idx)] = np.diag(s) if self.G is None else self.G.T @ (s[:, None] * self.G)
@@ -184,7 +186,7 @@ class JointDissipation:
         beta = V.T @ (Li @ forcing)
         x = lam * h
         p1, p2 = _phi1(x), _phi2(x)
-        z1 = z0 * np.exp(-x) + beta * (h * p1)
+        z1 = z0 * _decay(x) + beta * (h * p1)
         zm = z0 * p1 + beta * (h * p2)  # the mean of z over the step
         back = Li.T @ V
         return back @ z1, back @ zm
@@ -192,15 +194,30 @@ class JointDissipation:
 
 def _phi1(x):
     """(1 - exp(-x)) / x, elementwise (x >= 0)."""
-    small = x < 1e-4
-    safe = np.where(small, 1.0, x)
-    return np.where(small, 1.0 - x / 2.0 + x * x / 6.0, -np.expm1(-safe) / safe)
+    mid = np.clip(x, 1e-4, 40.0)  # beyond 40 exp(-x) is below rounding (and soon subnormal: slow)
+    return np.where(
+        x < 1e-4,
+        1.0 - x / 2.0 + x * x / 6.0,
+        np.where(x > 40.0, 1.0 / np.maximum(x, 40.0), -np.expm1(-mid) / mid),
+    )
 
 
 def _phi2(x):
     """(x - 1 + exp(-x)) / x^2, elementwise (x >= 0)."""
-    small = x < 1e-3
-    safe = np.where(small, 1.0, x)
+    mid = np.clip(x, 1e-3, 40.0)
+    big = np.maximum(x, 40.0)
     return np.where(
-        small, 0.5 - x / 6.0 + x * x / 24.0, (safe + np.expm1(-safe)) / (safe * safe)
+        x < 1e-3,
+        0.5 - x / 6.0 + x * x / 24.0,
+        np.where(x > 40.0, (big - 1.0) / (big * big), (mid + np.expm1(-mid)) / (mid * mid)),
     )
+
+
+def _decay(x):
+    """
+    exp(-x), 0 beyond x = 40 (below rounding).
+
+    Kept from tiny values: times a velocity they give subnormal numbers, on which every later
+    operation is a hundred times slower.
+    """
+    return np.where(x > 40.0, 0.0, np.exp(-np.minimum(x, 40.0)))

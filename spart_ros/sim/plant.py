@@ -354,6 +354,8 @@ class MujocoPlant:
         )
         plant.gravity = gravity
         plant.friction = friction
+        if model.neq:  # mimic joints: as stiff as MuJoCo's soft constraints go at this step
+            model.eq_solref[:, 0] = 2.0 * plant.dt
         declared = {j.name: j.dynamics for j in plant.robot.joints}
         dissipation = JointDissipation(
             [declared[n].damping for n in plant.joint_names],
@@ -367,13 +369,13 @@ class MujocoPlant:
                     dissipation = JointDissipation(dissipation.damping, np.zeros(plant.n_joints))
                 plant.apply_dissipation(dissipation)
                 plant.load_warnings.append(
-                    f'integrator {integrator} not used: the joints\' '
+                    f"integrator {integrator} not used: the joints' "
                     + (
                         'Coulomb friction'
                         if dissipation.has_friction
                         else f'damping (fastest rate x dt = {rate * dt:.3g}, joint {joint!r})'
                     )
-                    + ' is stiff at this step; the plant applies the model\'s damping and '
+                    + " is stiff at this step; the plant applies the model's damping and "
                     'friction by its implicit step (stable whatever the inertia; '
                     'spart_ros.sim.joint_dissipation)'
                 )
@@ -463,7 +465,13 @@ class MujocoPlant:
 
     @property
     def integrator(self):
-        """Return the integrator MuJoCo uses: 'RK4', 'Euler', 'implicit' or 'implicitfast'."""
+        """
+        Return how the plant steps: 'dissipation' (its implicit step) or MuJoCo's integrator.
+
+        MuJoCo's: 'RK4', 'Euler', 'implicit' or 'implicitfast'.
+        """
+        if self.dissipation is not None:
+            return 'dissipation'
         names = {getattr(self._mj.mjtIntegrator, v): k for k, v in INTEGRATORS.items()}
         return names[int(self.model.opt.integrator)]
 

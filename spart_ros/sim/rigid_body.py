@@ -27,7 +27,7 @@ MuJoCo plant takes (:mod:`spart_ros.sim.joint_dissipation`): the velocities at t
 solve M (u1 - u0) / dt + f(u1) = tau - bias (the model's damping and friction law f at u1,
 solved exactly), then the positions move with u1 (semi-implicit Euler; the base quaternion by the
 exponential of its rotation).  Stable whatever the joint's inertia; first order in dt for the
-rest of the dynamics (``integrator`` says which: 'RK4' or 'implicit').
+rest of the dynamics (``integrator`` says which: 'RK4' or 'dissipation').
 """
 
 import numpy as np
@@ -149,8 +149,8 @@ class RigidBodyPlant:
 
     @property
     def integrator(self):
-        """Return 'RK4', or 'implicit' where the joints' dissipation needs the implicit step."""
-        return 'RK4' if self.dissipation is None else 'implicit'
+        """Return 'RK4', or 'dissipation' where the joints' dissipation needs the implicit step."""
+        return 'RK4' if self.dissipation is None else 'dissipation'
 
     def damping_rate(self):
         """
@@ -321,7 +321,7 @@ class RigidBodyPlant:
         return u0dot.copy(), udot.copy()
 
     def _implicit_step(self, h):
-        """One semi-implicit Euler step with the joints' dissipation implicit (module docstring)."""
+        """Take one step with the joints' dissipation implicit (module docstring)."""
         n, fast = self.n_joints, self.fast
         H = fast.mass_matrix(self._R0, self._r0, self._q)  # with the armature
         b0, bm = self._free.bias_forces(
@@ -350,7 +350,7 @@ class RigidBodyPlant:
         self._u = u
 
     def dissipation_forces(self):
-        """Return the joints' damping and friction efforts (n_joints,) at the current velocities."""
+        """Return the joints' damping and friction efforts (n_joints,) at the velocities now."""
         if self.dissipation is not None:
             return self.dissipation.forces(self._u)
         return self.fast.joint_friction(self._u).copy()
