@@ -236,7 +236,8 @@ def test_frictionloss_is_not_the_models_law():
     The option friction='frictionloss' (MuJoCo's constraint, not the default), lightest joint.
 
     Sliding at 0.5 and 2 rad/s with its damping removed, the constraint's force is far from the
-    model's -F tanh(qd / v) (the documented mismatch: a soft constraint on a light joint).
+    model's -F tanh(qd / v) = -F (the documented mismatch: a soft constraint on a light joint; on
+    the xArm6's last joint, F = 1 N m, measured -0.0038 and -0.015 N m).
     """
     from spart_ros.sim import InitialState, MujocoPlant
 
@@ -253,7 +254,7 @@ def test_frictionloss_is_not_the_models_law():
         plant.reset(InitialState({}, {joint: speed}))
         plant._forward()
         force = plant.data.qfrc_constraint[plant._vadr[k]]
-        assert abs(force - (-F)) > 0.1 * F, (speed, force)
+        assert abs(force) < 0.5 * F, (speed, force)
 
 
 @pytest.mark.parametrize('plant_kind', ['mujoco', 'rk4'])

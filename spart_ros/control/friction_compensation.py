@@ -103,6 +103,9 @@ class FrictionCompensation:
         self._G2 = None if self._G is None else self._G * self._G
         self.scale = float(scale)
         self.period = 0.0  # the last control period seen [s]
+        self.has_friction = bool(model.joint_dynamics and self.friction.any())
+        # a linear law's slope per coordinate, G2' d (damping only: a cheaper tick)
+        self._damping = self.damping if self._G2 is None else self._G2.T @ self.damping
 
     def _full(self, x):
         return x if self._G is None else self._G @ x
@@ -139,8 +142,13 @@ class FrictionCompensation:
         h = self.period
         if h <= 0.0:
             return self.dissipation(qd, self.scale) - self.dissipation(qd)
-        s = self.slopes(qd + (0.5 * h) * qdd)
         m = np.diagonal(inertia)
+        if not self.has_friction:  # linear: D c h qdd, c by its series where x is small
+            x = (h * self._damping) / m
+            if x.max() <= COUPLED_ABOVE:
+                c = 0.5 + x * (1.0 / 12.0 - x * x * (1.0 / 720.0))  # error < 3e-6 at x = 0.6
+                return self._damping * c * (h * qdd)
+        s = self.slopes(qd + (0.5 * h) * qdd)
         x = h * s / np.maximum(m, 1e-300)
         w = qd + discrete_weight(x) * h * qdd
         out = self.dissipation(w, self.scale) - self.dissipation(qd)

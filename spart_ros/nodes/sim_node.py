@@ -164,8 +164,8 @@ PARAMETERS = table(
         'model',
         "how the declared Coulomb friction acts: 'model' (the model's law d qd + F tanh(qd / "
         "0.01), no static friction: what spart_controller compensates) or 'frictionloss' "
-        "(MuJoCo's constraint: stick-slip, a force that differs from the model's, on light "
-        'joints even in sign)',
+        "(MuJoCo's constraint: stick-slip, a force that differs from the model's, on a light "
+        'joint many times weaker)',
         choices=('model', 'frictionloss'),
     ),
     Param(
