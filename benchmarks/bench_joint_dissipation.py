@@ -65,8 +65,8 @@ def main(argv=None):
                 rms = run.rms()
                 k = int(np.nanargmax(rms))
                 print(
-                    f'{label:42s} {variant:13s} {plant:7s} {rms[k]:9.2e} {run.joint_names[k]:>14s} '
-                    f'{run.cpu_per_simulated_second():.3f}',
+                    f'{label:42s} {variant:13s} {plant:7s} {rms[k]:9.2e} '
+                    f'{run.joint_names[k]:>14s} {run.cpu_per_simulated_second():.3f}',
                     flush=True,
                 )
     return 0
