@@ -6,8 +6,9 @@ dynamics integrated with a fixed step) on the compiled fast path
 (:class:`~spart_ros.core.fast.FastDynamics`, the articulated-body algorithm), fixed or
 free-floating base, with the joint friction, damping and rotor inertia the robot declares
 (``joint_dynamics``, default True: the same terms a controller's model compensates, the same
-law as the MuJoCo plant's: the smoothed Coulomb friction of :mod:`spart_ros.core.joint_friction`).  It reads out the same quantities as
-:class:`~spart_ros.sim.plant.MujocoPlant` in the same ROS conventions (joint positions and
+law as the MuJoCo plant's: the smoothed Coulomb friction of :mod:`spart_ros.core.joint_friction`).
+It reads out the same quantities as :class:`~spart_ros.sim.plant.MujocoPlant` in the same ROS
+conventions (joint positions and
 velocities, the base link's odometry: pose of b in the world, twist in b), so a closed loop
 (:func:`spart_ros.sim.closed_loop.simulate`) runs on either.
 
