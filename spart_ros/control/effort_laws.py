@@ -177,12 +177,15 @@ class _JointLaw(Law):
         Correct taum for the joint friction of a digital loop, in place; return taum.
 
         taum: the inverse dynamics efforts for ``self.qdd_cmd``; ``inertia``: the joints' mass
-        matrix (None when the friction is not ``active``); the correction:
+        matrix (None when not ``needs_inertia``); the correction:
         :class:`~spart_ros.control.friction_compensation.FrictionCompensation`.
         """
-        if inertia is not None:
+        if self.friction.active:
             taum += self.friction.correction(qd, self.qdd_cmd, dt, inertia)
         return taum
+
+    def _needs_inertia(self, dt):
+        return self.friction.active and self.friction.needs_inertia(dt)
 
     def compute(self, base, q, qd, ref, dt):
         """:data:`EffortCommand` (copies) for the state and reference (module docstring)."""
@@ -215,7 +218,7 @@ class ComputedTorque(_JointLaw):
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.fixed(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
-        inertia = self.joint_inertia(R0, r0, state.q) if self.friction.active else None
+        inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         _, taum = self.dynamics.inverse_dynamics(
             R0, r0, state.q, u0, state.qd, u0, qdd, floating=False
         )
@@ -235,7 +238,7 @@ class FloatingBase(_JointLaw):
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.floating(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
-        inertia = self.joint_inertia(R0, r0, state.q) if self.friction.active else None
+        inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         taum, self._u0dot = self.dynamics.floating_inverse_dynamics(
             R0, r0, state.q, u0, state.qd, qdd
         )
@@ -338,7 +341,7 @@ class FreeFlying(_JointLaw):
         a_b, alpha_b = self.base_acceleration(base)
         self._accel = (a_b, alpha_b)
         u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
-        inertia = self.joint_inertia(R0, r0, state.q) if self.friction.active else None
+        inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         tau0, taum = self.dynamics.inverse_dynamics(
             R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True
         )

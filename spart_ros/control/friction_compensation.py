@@ -54,6 +54,8 @@ __all__ = ['FrictionCompensation', 'NOMINAL_PERIOD', 'discrete_weight', 'uncompe
 #: h s / m of a joint above which the compensation's linear part is the coupled one (below it the
 #: per-joint law is exact to second order in it and costs a fifth)
 COUPLED_ABOVE = 0.6
+#: ticks a damping-only robot's weights are kept (FrictionCompensation.needs_inertia)
+REFRESH = 10
 #: s: the control period the laws' notes assume (spart_sim and ros2_control's usual 1 kHz)
 NOMINAL_PERIOD = 1e-3
 
@@ -106,6 +108,8 @@ class FrictionCompensation:
         self.has_friction = bool(model.joint_dynamics and self.friction.any())
         # a linear law's slope per coordinate, G2' d (damping only: a cheaper tick)
         self._damping = self.damping if self._G2 is None else self._G2.T @ self.damping
+        self._gain = None  # damping only, every x small: d c, kept for REFRESH ticks
+        self._age = 0
 
     def _full(self, x):
         return x if self._G is None else self._G @ x
@@ -128,6 +132,16 @@ class FrictionCompensation:
         self._slopes_full = s[:, None]
         return s if self._G2 is None else self._G2.T @ s
 
+    def needs_inertia(self, dt):
+        """
+        Whether :meth:`correction` needs the mass matrix this tick.
+
+        Always with friction; for a damping-only robot whose joints are all slow, every
+        :data:`REFRESH` ticks (and when the period changes): the weights c change little in that
+        time (c = 1/2 + x / 12 to 3e-6) and the tick saves a mass matrix.
+        """
+        return self._gain is None or self._age >= REFRESH or (dt > 0.0 and dt != self.period)
+
     def correction(self, qd, qdd, dt, inertia):
         """
         (n,) efforts to add to inverse dynamics with the joint dynamics at (qd, qdd); a new array.
@@ -140,6 +154,10 @@ class FrictionCompensation:
         if dt > 0.0:
             self.period = dt
         h = self.period
+        if inertia is None and self._gain is not None:  # (needs_inertia said so)
+            self._age += 1
+            return self._gain * (h * qdd)
+        self._gain = None
         if h <= 0.0:
             return self.dissipation(qd, self.scale) - self.dissipation(qd)
         m = np.diagonal(inertia)
@@ -147,7 +165,8 @@ class FrictionCompensation:
             x = (h * self._damping) / m
             if x.max() <= COUPLED_ABOVE:
                 c = 0.5 + x * (1.0 / 12.0 - x * x * (1.0 / 720.0))  # error < 3e-6 at x = 0.6
-                return self._damping * c * (h * qdd)
+                self._gain, self._age = self._damping * c, 0
+                return self._gain * (h * qdd)
         s = self.slopes(qd + (0.5 * h) * qdd)
         x = h * s / np.maximum(m, 1e-300)
         w = qd + discrete_weight(x) * h * qdd
