@@ -25,12 +25,11 @@ is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
 lock): steps then advance the time only, until released.
 
 Joint damping and friction: the model's law (:mod:`spart_ros.sim.joint_dissipation`).  A
-robot that declares Coulomb friction is stepped by the plant's implicit step (MuJoCo's Euler
-step, the joints' damping and friction at the velocity the step ends with, solved exactly:
-stable whatever the joint's inertia) whatever the integrator asked; without friction MuJoCo's
-integrator applies the damping (``RK4``, or ``implicitfast`` where the damping is too stiff for
-RK4 at dt).  ``friction='frictionloss'``: MuJoCo's constraint instead (static friction; not the
-model's law).
+robot that declares Coulomb friction, or a damping too stiff for RK4 at dt, is stepped by the
+plant's implicit step whatever the integrator asked (MuJoCo's inertia, bias and constraint forces
+at the step's start; the law implicit, its linear part exact over the step: stable whatever the
+joint's inertia); otherwise MuJoCo's integrator applies the damping.  ``friction='frictionloss'``:
+MuJoCo's constraint instead (static friction; not the model's law).
 
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.

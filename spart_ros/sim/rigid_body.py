@@ -23,11 +23,11 @@ nanoseconds, as the MuJoCo plant counts it.
 Stiff joint dissipation.  A robot that declares Coulomb friction (as stiff as a damping of F / v
 near rest), or a damping too stiff for RK4 at ``dt`` (the fastest damping rate x dt above
 :data:`~spart_ros.sim.plant.RK4_DAMPING_LIMIT`), is stepped instead by the implicit step the
-MuJoCo plant takes (:mod:`spart_ros.sim.joint_dissipation`): the velocities at the end of the step
-solve M (u1 - u0) / dt + f(u1) = tau - bias (the model's damping and friction law f at u1,
-solved exactly), then the positions move with u1 (semi-implicit Euler; the base quaternion by the
-exponential of its rotation).  Stable whatever the joint's inertia; first order in dt for the
-rest of the dynamics (``integrator`` says which: 'RK4' or 'dissipation').
+MuJoCo plant takes (:mod:`spart_ros.sim.joint_dissipation`: the model's damping and friction law
+implicit, its linear part exact over the step, the positions moved by the mean velocity; the
+base quaternion by the exponential of its mean rotation rate).  Stable whatever the joint's
+inertia; first order in dt for the rest of the dynamics (``integrator`` says which: 'RK4' or
+'dissipation').
 """
 
 import numpy as np
@@ -143,8 +143,8 @@ class RigidBodyPlant:
                         else f'damping too stiff for RK4 (rate x dt = {rate * dt:.3g}, mostly '
                         f'joint {joint!r})'
                     )
-                    + ': stepped by the implicit step (semi-implicit Euler, damping and friction '
-                    'at the velocity the step ends with)'
+                    + ': stepped by the implicit dissipation step instead of RK4 (stable whatever '
+                    'the inertia; spart_ros.sim.joint_dissipation)'
                 )
 
     @property
