@@ -376,3 +376,31 @@ def test_impedance_says_once_which_joints_it_cannot_compensate():
     c = Controller(notify=lambda level, key, text: notes.append((level, text)))
     c.configure(ControllerSettings(), robot, fast_dynamics(robot, G, joint_dynamics=True))
     assert not [t for _, t in notes if 'cannot compensate' in t]  # computed_torque: exact
+
+
+def test_computed_torque_says_once_where_effort_limits_stop_the_compensation():
+    """
+    The xArm7 with damping x10: joint1's 100 N m s/rad at its 3.14 rad/s limit exceeds 50 N m.
+
+    At configure, one note per such joint names it and the speed above which the compensation is
+    clamped; as declared, none.
+    """
+    from spart_ros.control.controller import Controller
+    from spart_ros.control.settings import ControllerSettings
+    from spart_ros.core.fast.mimic import fast_dynamics
+
+    path = os.path.join(VENDOR, 'xarm7.urdf')
+    for overrides, expected in (
+        (None, []),
+        (_scaled(_load(path), 'damping'), ['joint1', 'joint2']),
+    ):
+        robot = _load(path, joint_dynamics=overrides)
+        notes = []
+        c = Controller(notify=lambda level, key, text: notes.append((level, text)))
+        c.configure(ControllerSettings(), robot, fast_dynamics(robot, G, joint_dynamics=True))
+        said = [t for _, t in notes if 'cannot be compensated' in t]
+        for name in expected:
+            lines = [t for t in said if f'joint {name!r}' in t]
+            assert len(lines) == 1 and 'rad/s' in lines[0], said
+        if not expected:
+            assert not said, said

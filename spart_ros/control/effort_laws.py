@@ -49,7 +49,7 @@ from collections import namedtuple
 import numpy as np
 
 from .end_effector import rotation_vector
-from .friction_compensation import FrictionCompensation
+from .friction_compensation import FrictionCompensation, saturation_notes
 from .law import BaseFrames, Law, LawOutput
 from ..core.errors import InputError
 
@@ -134,6 +134,8 @@ class _JointLaw(Law):
     def build(cls, mode, dynamics, settings, gains):
         law = cls(dynamics, gains)
         law.friction.scale = settings.friction_compensation
+        if law.follows == 'joint_trajectory':
+            law.notes = saturation_notes(dynamics, law.friction)
         return law
 
     def apply_settings(self, settings, gains):

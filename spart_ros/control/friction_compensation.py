@@ -49,7 +49,13 @@ their time constants once, at build (``notes``), for the nominal 1 kHz period.
 
 import numpy as np
 
-__all__ = ['FrictionCompensation', 'NOMINAL_PERIOD', 'discrete_weight', 'uncompensated_notes']
+__all__ = [
+    'FrictionCompensation',
+    'NOMINAL_PERIOD',
+    'discrete_weight',
+    'uncompensated_notes',
+    'saturation_notes',
+]
 
 #: h s / m of a joint above which the compensation's linear part is the coupled one (below it the
 #: per-joint law is exact to second order in it and costs a fifth)
@@ -238,3 +244,33 @@ def uncompensated_notes(mode, dynamics, compensation, period=NOMINAL_PERIOD):
         'period late; computed_torque compensates them exactly)'
         for name, T in compensation.fast_joints(names, inertia, period)
     ]
+
+
+def saturation_notes(dynamics, compensation):
+    """
+    Return the notes (list of str) of the joints whose dissipation exceeds their effort limit.
+
+    A joint whose damping and friction at its URDF velocity limit take more than its URDF effort
+    limit cannot be compensated above the speed where they reach it (the efforts are clamped):
+    said once, at build, with that speed, rather than found by a tracking fault mid-motion.
+    """
+    if not compensation.active:
+        return []
+    out = []
+    joints = {j.name: j for j in dynamics.robot.joints}
+    for name in dynamics.robot.coordinates.names:
+        j = joints[name]
+        d, F = j.dynamics.damping, j.dynamics.friction * compensation.scale
+        lim = j.limits
+        if not (d > 0 and lim.velocity > 0 and np.isfinite(lim.velocity) and lim.effort > 0):
+            continue
+        need = d * lim.velocity + F
+        if need > lim.effort:
+            speed = max(lim.effort - F, 0.0) / d
+            out.append(
+                f'joint {name!r}: its damping {d:g} N m s/rad and friction {F:g} take '
+                f'{need:.4g} at its velocity limit {lim.velocity:g}, above its URDF effort limit '
+                f'{lim.effort:g}: above {speed:.3g} rad/s (or m/s) it cannot be compensated (the '
+                'efforts are clamped; effort_limits raises them)'
+            )
+    return out

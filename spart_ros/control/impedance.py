@@ -173,7 +173,7 @@ class JointImpedance(_JointLaw):
     @classmethod
     def build(cls, mode, dynamics, settings, gains):
         law = super().build(mode, dynamics, settings, gains)
-        law.notes = uncompensated_notes(mode, dynamics, law.friction)
+        law.notes = law.notes + uncompensated_notes(mode, dynamics, law.friction)
         return law
 
     def command(self, state, ref, t, dt):
