@@ -134,7 +134,7 @@ class JointDissipation:
             return g
 
         u = u0.copy()
-        value, grad = phi(u), gradient(u)
+        value, grad = None, gradient(u)  # the function's value only when a line search needs it
         for _ in range(MAX_ITERATIONS):
             size = np.abs(grad).max()
             if size <= tolerance:
@@ -153,12 +153,12 @@ class JointDissipation:
                 if np.abs(trial_grad).max() <= 0.5 * size or t < 1e-10:
                     trial_value = None
                     break
+                if value is None:
+                    value = phi(u)
                 trial_value = phi(trial)
                 if trial_value <= value + 1e-4 * t * slope:
                     break
                 t *= 0.5
-            if trial_value is None:
-                trial_value = phi(trial)
             u, value, grad = trial, trial_value, trial_grad
         return u
 
