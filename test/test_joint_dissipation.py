@@ -6,9 +6,12 @@ The plant is the model: declared joint damping and friction, applied and compens
   (files whose fixed-base dynamics are the same, e.g. a KUKA iiwa with another base mass or
   other limits, count once); as declared, with damping x10 and with friction x10: a 1 rad
   out-and-back joint trajectory over 3 s in gravity, default controller settings, tracks to RMS
-  <= 1e-3 rad on the MuJoCo plant and on the RK4 plant (the x10 variants with the effort limits
-  lifted: the URDF's do not allow the motion, e.g. 100 N m s/rad x 1.25 rad/s on the xArm7's
-  50 N m first joint);
+  <= 1e-3 rad (the x10 variants with the effort limits lifted: the URDF's do not allow the
+  motion, e.g. 100 N m s/rad x 1.25 rad/s on the xArm7's 50 N m first joint); as declared on the
+  MuJoCo plant and on the RK4 plant, the x10 variants on the RK4 plant (the two plants take the
+  same step and agree, as declared, to the printed digits except where MuJoCo's mimic joints are
+  soft: benchmarks/bench_joint_dissipation.py runs every variant on both, to keep the suite
+  short);
 - the plants' friction force on a sliding joint is the model's, d qd + F tanh(qd / v), to 1e-9 at
   any speed, on the lightest joint of those arms (MuJoCo's accelerations against the core's);
   MuJoCo's frictionloss (an option) is not;
@@ -126,7 +129,7 @@ def _arm_ids():
 
 @pytest.mark.parametrize('index', range(len(corpus_arms())), ids=_arm_ids())
 def test_declared_dynamics_track_on_both_plants(index):
-    """1 rad out and back over 3 s: RMS <= 1e-3 rad, as declared and x10, MuJoCo and RK4."""
+    """1 rad out and back over 3 s: RMS <= 1e-3 rad, as declared (MuJoCo, RK4) and x10 (RK4)."""
     from spart_ros.sim.closed_loop import simulate
 
     label, path = corpus_arms()[index]
@@ -138,7 +141,7 @@ def test_declared_dynamics_track_on_both_plants(index):
         ('damping x10', _scaled(robot, 'damping'), {'effort_limits': (np.inf,)}),
         ('friction x10', _scaled(robot, 'friction'), {'effort_limits': (np.inf,)}),
     ):
-        for plant in ('mujoco', 'rk4'):
+        for plant in ('mujoco', 'rk4') if variant == 'declared' else ('rk4',):
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
                 run = simulate(
