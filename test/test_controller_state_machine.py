@@ -506,6 +506,133 @@ def test_reset_notice_and_state_jumps_drop_the_reference_and_hold_the_new_pose()
     assert 'the control clock jumped back' in c.events[-1][1] and c.state == HOLDING
 
 
+def _lagging_run(state_timeout, speed=(0.6, 0.5)):
+    """
+    Follow a trajectory exactly for 0.4 s, then lag 0.5 s (no tick).
+
+    Returns the controller, its clock, the goal, the trajectory and the last measured pose.
+    """
+    c, clock = active_controller(state_timeout=state_timeout, max_tracking_error=0.2)
+    q0 = np.array([0.3, -0.4])
+    end = q0 + 2.0 * np.asarray(speed)
+    g = c.submit(goal([end], times=[2.0]), clock.t)
+    interp = JointTrajectory(g.start_time, hold_reference(q0), [2.0], [end])
+    for _ in range(400):
+        clock.tick(0.001)
+        r = interp.sample(clock.t)
+        c.update(inputs(clock, r.position, r.velocity), clock.t)
+    assert c.state == TRACKING
+    clock.tick(0.5)  # the controller's process stalls (the plant goes on)
+    return c, clock, g, interp, r.position
+
+
+@pytest.mark.parametrize('state_timeout', [0.1, 0.6])
+@pytest.mark.parametrize('notice', ['before', 'after', 'missing'])
+def test_a_reset_arriving_while_the_controller_lags_is_held_in_any_order(notice, state_timeout):
+    """
+    A plant reset during a lag of the controller is held, never a tracking fault.
+
+    Issue 30: the UR5 reset half-way through its trajectory while the controller lagged 0.4 s
+    faulted (0.247 > max_tracking_error 0.2). The reset state (the start pose, at rest, 0.25 rad
+    behind an arm that moved forward) comes after a lag of 0.5 s, shorter (0.6) or longer (0.1)
+    than state_timeout; the reset notice, stamped like that state, comes before it, after it or
+    never.
+    """
+    c, clock, g, _, _ = _lagging_run(state_timeout)
+    home = np.array([0.3, -0.4])  # the initial pose, where the reset puts the arm, at rest
+    t_reset = clock.t
+    if notice == 'before':
+        c.plant_reset('the plant announced a reset', t_reset)
+        assert g.status == ACTIVE  # (the states before the reset's are still followed)
+    cmd = c.update(inputs(clock, home), clock.t)
+    if notice == 'after':
+        c.plant_reset('the plant announced a reset', t_reset)
+    assert c.fault is None and c.state == HOLDING and g.status == ABORTED, (c.state, c.reason)
+    cmd = tick(c, clock, home)
+    np.testing.assert_allclose(
+        cmd.values, expected_ct(home, np.zeros(2), hold_reference(home)), rtol=1e-9
+    )
+    for _ in range(50):  # and it stays held
+        cmd = tick(c, clock, home)
+    assert c.state == HOLDING and c.fault is None and not cmd.zero
+
+
+def test_a_late_notice_withdraws_the_fault_its_reset_raised():
+    """
+    A reset the velocities can explain is a tracking fault until its notice comes.
+
+    The shoulder moved forward at 0.46 rad/s; after a lag of 0.5 s (shorter than state_timeout)
+    the reset state is 0.1 rad ahead of the last measured pose, which the velocities allow, and
+    0.32 rad behind the reference: a tracking fault. The notice, stamped like that state,
+    withdraws it; without a notice it stays (it cannot be told from a real one).
+    """
+    for notice in (True, False):
+        c, clock, g, interp, last = _lagging_run(0.6, speed=(0.6, 0.0))
+        home = last + np.array([0.1, 0.0])  # reset somewhere the motion could have reached
+        t_reset = clock.t
+        c.update(inputs(clock, home), clock.t)
+        assert c.state == FAULT and 'tracking error of shoulder' in c.reason
+        if notice:
+            c.plant_reset('the plant announced a reset', t_reset)
+            assert c.fault is None and 'fault withdrawn' in c.events[-1][1]
+        cmd = tick(c, clock, home)
+        assert c.state == (HOLDING if notice else FAULT)
+        np.testing.assert_allclose(
+            cmd.values, expected_ct(home, np.zeros(2), hold_reference(home)), rtol=1e-9
+        )
+        assert g.status == ABORTED
+
+
+def test_a_real_tracking_error_after_a_lag_or_a_stall_is_still_a_fault():
+    """
+    After a lag the law is still judged: a tracking error the velocities explain is a fault.
+
+    Lag shorter than state_timeout: the first state after it, 0.27 rad behind its reference and
+    reached at the velocities it reports (the shoulder slowed from 0.46 to 0.3 rad/s: a slipping
+    gear), is a fault. A stall (longer than state_timeout): the stall rule holds the measured pose
+    (the robot was not commanded), and an arm that then slides away from it faults.
+    """
+    c, clock, g, interp, last = _lagging_run(0.6, speed=(0.6, 0.0))
+    v = np.array([0.3, 0.0])
+    q = last + v * 0.5
+    c.update(inputs(clock, q, v), clock.t)
+    assert c.state == FAULT and 'tracking error of shoulder' in c.reason and c.counts['jumps'] == 0
+    c, clock, g, interp, last = _lagging_run(0.1, speed=(0.6, 0.0))
+    q = last + v * 0.5
+    c.update(inputs(clock, q, v), clock.t)
+    assert c.state == HOLDING and c.fault is None and g.status == ABORTED
+    slip = np.array([-1.0, 0.0])  # then it slides back at 1 rad/s
+    for _ in range(300):
+        q = q + slip * 0.001
+        tick(c, clock, q, slip)
+    assert c.state == FAULT and c.counts['jumps'] == 0
+
+
+def test_jumps_are_told_from_motion_by_the_direction_of_the_velocities():
+    """
+    The jump rule: a change outside [min(v0, v1), max(v0, v1)] dt, +- jump_tolerance.
+
+    After a 0.3 s lag (shorter than state_timeout) of an arm at 0.6 rad/s: found 0.15 rad ahead at
+    the same speed is motion; found 0.1 rad behind is a jump (the old rule, |v| dt + tolerance,
+    allowed 0.23 either way); found 0.3 ahead at rest is motion that slowed down.
+    """
+    for change, v1, jump in (
+        (0.15, 0.6, False),
+        (-0.1, 0.6, True),
+        (-0.1, 0.0, True),
+        (0.15, 0.0, False),
+    ):
+        c, clock = active_controller(state_timeout=1.0, max_tracking_error=0.0)
+        q0 = np.array([0.3, -0.4])
+        v0 = np.array([0.6, 0.0])
+        tick(c, clock, q0, v0)
+        tick(c, clock, q0 + v0 * 0.001, v0)
+        tick(c, clock, q0 + v0 * 0.001 + [change, 0.0], [v1, 0.0], dt=0.3)
+        assert c.counts['jumps'] == int(jump), (change, v1, c.events[-1])
+        if jump:
+            assert 'jumped by' in c.events[-1][1] and 'allow' in c.events[-1][1]
+
+
 def test_a_pose_outside_the_limits_is_held_and_a_way_back_inside_accepted():
     c, clock = active_controller(q0=(3.2, 0.0))  # shoulder beyond its upper limit 2.9
     assert c.state == HOLDING

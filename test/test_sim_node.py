@@ -300,7 +300,8 @@ def test_lockstep_pause_and_reset(ls):
     assert list(again.effort) == [1.0, 1.0, 1.0] and list(again.position) != list(moved.position)
     stepped = lockstep_advance(ls, [1.0, 1.0, 1.0])
     assert stamp_ns(stepped.header.stamp) == last + 4_000_000
-    # reset: the initial state and zero efforts; time goes on
+    # reset: the initial state and zero efforts; time goes on, by one physics step (1 ms): the
+    # state after the reset has a stamp of its own
     res = ls.call(Trigger, 'reset', Trigger.Request())
     assert res.success, res.message
     back = ls.wait(
@@ -309,15 +310,20 @@ def test_lockstep_pause_and_reset(ls):
                 m
                 for m in reversed(ls.js.messages)
                 if list(m.position) == [0.0, 0.4, -0.7]
-                and stamp_ns(m.header.stamp) == stamp_ns(stepped.header.stamp)
+                and stamp_ns(m.header.stamp) == stamp_ns(stepped.header.stamp) + 1_000_000
             ),
             None,
         ),
         'the initial state after reset',
     )
     assert list(back.velocity) == [0.0] * 3 and list(back.effort) == [0.0] * 3
+    assert [
+        list(m.position)
+        for m in ls.js.messages
+        if stamp_ns(m.header.stamp) == stamp_ns(stepped.header.stamp)
+    ] == [list(stepped.position)]  # one state per stamp
     resumed = lockstep_advance(ls, [0.0, 0.0, 0.0])
-    assert stamp_ns(resumed.header.stamp) == stamp_ns(stepped.header.stamp) + 2_000_000
+    assert stamp_ns(resumed.header.stamp) == stamp_ns(stepped.header.stamp) + 3_000_000
 
 
 # ---------------------------------------------------------------------------------------
@@ -559,8 +565,8 @@ def test_real_time_pause_reset_resume(rt):
     """
     Pause stops the physics and the clock.
 
-    Reset (while paused) publishes the initial state at the frozen time; resume runs the clock on
-    from there.
+    Reset (while paused) publishes the initial state one physics step after the frozen time (a
+    stamp of its own); resume runs the clock on from there.
     """
     rt.wait(lambda: rt.clock.messages, 'a /clock message')
     assert rt.call(SetBool, 'pause', SetBool.Request(data=True)).success
@@ -576,15 +582,16 @@ def test_real_time_pause_reset_resume(rt):
     back = rt.wait(
         lambda: len(rt.js.messages) > n_js and rt.js.messages[-1], 'the state published by reset'
     )
-    assert stamp_ns(back.header.stamp) == frozen
+    assert stamp_ns(back.header.stamp) == frozen + 1_000_000  # dt: the reset takes one step
     assert (
         list(back.position) == [0.0] * 7
         and list(back.velocity) == [0.0] * 7
         and list(back.effort) == [0.0] * 7
     )
-    # the notice, stamped with the time of the reset, for controllers to drop their reference
+    # the notice, stamped like the first state after the reset, for controllers to drop their
+    # reference and hold that state's pose
     notice = rt.wait(lambda: notices.messages and notices.messages[-1], 'the reset notice')
-    assert stamp_ns(notice.stamp) == frozen
+    assert stamp_ns(notice.stamp) == stamp_ns(back.header.stamp)
     assert rt.call(SetBool, 'pause', SetBool.Request(data=False)).success
     rt.wait(
         lambda: stamp_ns(rt.clock.messages[-1].clock) > frozen + 100_000_000,

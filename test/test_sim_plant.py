@@ -709,6 +709,11 @@ def test_reset_restores_the_initial_state_and_time_goes_on():
         assert np.allclose(a, b, rtol=0, atol=1e-15)
     assert not plant.efforts.any()
     assert plant.joint_positions()[0] == pytest.approx(init.joint_positions['Joint_1'])
+    # new_time (spart_sim's ~/reset): the reset takes one step, the same state a step later
+    plant.step(3)
+    plant.reset(new_time=True)
+    assert plant.time_ns == t + 4 * 1_000_000 and plant.data.time == pytest.approx(t * 1e-9 + 4e-3)
+    assert np.array_equal(plant.joint_positions(), start[0])
     # bad initial states are refused and change nothing
     with pytest.raises(InputError, match="unknown joint 'Joint_9'"):
         plant.reset(InitialState(joint_positions={'Joint_9': 1.0}))

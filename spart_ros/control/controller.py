@@ -539,6 +539,9 @@ class Controller:
         self._last_q = self._last_qd = None
         self._last_base = None
         self._last_ref = None
+        self._reset_at = None  # (control time of the first state after a plant reset, why)
+        self._fault_at = None  # (control time of the tick before a fault, of the fault's tick)
+        self._jump_at = None  # (control time of the tick before a jump, of the jump's tick)
         self._goal = None  # the goal followed or queued (the newest accepted)
         self._pending = None  # a goal waiting for the model or the first state
         self.fault = None
@@ -720,18 +723,24 @@ class Controller:
         """
         Set the reference this tick follows.
 
-        It handles a resume after a halt, the control clock going back, a jump of the measured
-        state, an activation or a reset to hold.
+        It handles, in this order: the control clock going back, the first state after an
+        announced plant reset, a resume after a halt, a jump of the measured state, an activation
+        or a reset to hold (docs/controller.md, "Resets, jumps and stalls").
         """
         s = self.settings
         if self._last_t is not None and t < self._last_t - s.state_timeout:
             self._drop(f'the control clock jumped back by {self._last_t - t:.3f} s', 'clock back')
+            self._reset_at = None
+        elif self._reset_at is not None and t >= self._reset_at[0] - _STAMP_EPS:
+            self._drop(self._reset_at[1], 'reset')
+            self._reset_at = None
         elif self.gate.recovering:
             self._resume(state, t)
         elif self._last_q is not None and not self._hold_pending:
             jump = self._jump(state, t)
             if jump:
                 self.counts['jumps'] += 1
+                self._jump_at = (self._last_t, t)
                 self._drop(jump, 'jump')
         if self._hold_pending:
             self._hold(state, t)
@@ -741,21 +750,28 @@ class Controller:
         Return the sentence naming a jump of the measured positions, or ''.
 
         A jump: a change of the measured positions since the last command that the velocities
-        cannot explain (a plant reset, a re-homed encoder).
+        cannot explain (a plant reset, a re-homed encoder).  A velocity passing from the last
+        measured one ``v0`` to this one ``v1`` without overshooting either moves a coordinate by
+        between ``min(v0, v1) dt`` and ``max(v0, v1) dt``; a change outside that interval widened
+        by ``jump_tolerance`` is a jump.  The sign counts: an arm moving forward that is found
+        behind, at rest, was put there (after a lag of the controller too, where ``dt`` is long
+        and the speeds alone would explain almost any distance).
         """
-        d = np.abs(state.q - self._last_q)
+        dq = np.subtract(state.q, self._last_q)
         tol = self.settings.jump_tolerance
-        if d.max() <= tol:
+        if np.abs(dq).max() <= tol:
             return ''
         dt = max(t - self._last_t, 0.0)
-        allowed = np.maximum(np.abs(state.qd), np.abs(self._last_qd)) * dt + tol
-        over = d > allowed
-        if not over.any():
+        low = np.minimum(state.qd, self._last_qd) * dt
+        high = np.maximum(state.qd, self._last_qd) * dt
+        beyond = np.maximum(low - dq, dq - high) - tol
+        if not (beyond > 0).any():
             return ''
-        k = int(np.argmax(d - allowed))
+        k = int(np.argmax(beyond))
         return (
-            f'the measured {self.q_names[k]} jumped by {d[k]:.4g} in {dt:.4g} s (its velocities '
-            f'allow {allowed[k] - tol:.3g} + jump_tolerance {tol:g})'
+            f'the measured {self.q_names[k]} jumped by {dq[k]:.4g} in {dt:.4g} s (its velocities '
+            f'{self._last_qd[k]:.3g} -> {state.qd[k]:.3g} allow {low[k]:.3g} to {high[k]:.3g}, '
+            f'+- jump_tolerance {tol:g})'
         )
 
     def _drop(self, why, key):
@@ -853,6 +869,7 @@ class Controller:
             f'{self._max_error[k]:g} at t = {t:.3f} s'
         )
         self.counts['faults'] += 1
+        self._fault_at = (self._last_t, t)
         self._notify(
             'error',
             'fault',
@@ -899,16 +916,50 @@ class Controller:
         self._hold_pending = True
         return True
 
-    def plant_reset(self, why='the plant was reset'):
+    def plant_reset(self, why='the plant was reset', t=None):
         """
         Drop the reference: the plant announced a reset.
 
         A reset, or anything that moved the robot without the controller: the reference is dropped
-        (goals aborted) and the pose measured at the next tick is held.
+        (goals aborted) and the pose measured at the first state after the reset is held.
+
+        ``t``: the control time (stamp) of the first state after the reset, when the plant says
+        it (``spart_sim``'s notice does; None: unknown, the next tick's state is taken as the
+        first after the reset). Event-driven, the notice and the state may arrive in either
+        order, and the controller may be late:
+
+        - before that state was answered: the state at or after ``t`` is held when it comes
+          (states before it are followed as usual);
+        - after it was answered: if that state raised a tracking fault, the fault was the reset's
+          doing and is withdrawn; if it was seen as a jump, the reference was dropped already;
+          else the pose measured at the next tick is held.
         """
         self.counts['resets'] += 1
-        if self.active:
+        if not self.active:
+            return
+        if t is None or not self.settings.event_driven or not t > 0.0:
             self._drop(why, 'reset')
+            return
+        t = float(t)
+        if self._last_t is None or self._last_t < t - _STAMP_EPS:
+            if self._reset_at is None or t < self._reset_at[0]:
+                self._reset_at = (t, why)
+            return
+        fault = self._fault_at
+        if self.fault is not None and fault is not None and _between(fault, t):
+            self._notify(
+                'warning',
+                'reset',
+                f'{why}: the tracking fault at t = {fault[1]:.3f} s ({self.fault}) was the reset '
+                '(its notice came after the state): fault withdrawn, holding the measured pose',
+            )
+            self.fault = None
+            self._fault_at = None
+            self._hold_pending = True
+            return
+        if self._jump_at is not None and _between(self._jump_at, t):
+            return  # seen as a jump at that state: dropped and held already
+        self._drop(why, 'reset')
 
     # -- references -------------------------------------------------------------------------
     def submit(self, goal, t):
@@ -1321,6 +1372,16 @@ def _full(values, other, cols, n, zero_means=None):
     if zero_means is not None:
         out[out == 0] = zero_means
     return out
+
+
+#: s: two control times closer than this are the same stamp (stamps are integer nanoseconds)
+_STAMP_EPS = 5e-10
+
+
+def _between(window, t):
+    """Whether tick ``window[1]`` was the first at/after ``t`` (``window[0]``: before it)."""
+    before, at = window
+    return at >= t - _STAMP_EPS and (before is None or before < t - _STAMP_EPS)
 
 
 def _at_rest(position):

@@ -129,7 +129,8 @@ class ControllerIO:
                     Header,
                     p['reset_topic'],
                     lambda m: c.plant_reset(
-                        f'the plant announced a reset at t = {stamp_seconds(m.stamp):.6f} s'
+                        f'the plant announced a reset at t = {stamp_seconds(m.stamp):.6f} s',
+                        stamp_seconds(m.stamp),
                     ),
                     'reset notice',
                 )

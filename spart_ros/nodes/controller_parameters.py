@@ -194,9 +194,10 @@ PARAMETERS = table(
     ),
     _setting(
         'jump_tolerance',
-        'a measured position that moved more than its velocities allow plus this since the '
-        'last command (a plant reset, a re-homed encoder) drops the reference: the new pose is '
-        'held [rad or m]',
+        'a measured position that moved, since the last command, outside what its velocities '
+        'allow (between min and max of the last and the new velocity x dt) by more than this '
+        '(a plant reset, a re-homed encoder) drops the reference: the new pose is held '
+        '[rad or m]',
         low=0.0,
     ),
     Param(

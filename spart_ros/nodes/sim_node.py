@@ -20,9 +20,11 @@ Outputs (relative names follow the node's namespace)
         and mujoco_ros2_control publish it; rclpy/rclcpp subscribe BEST_EFFORT, which matches),
         published just before each state.
     ``plant_reset`` (``reset_notice_topic``) std_msgs/Header: one notice per ``~/reset``, stamped
-        with the simulated time of the reset, published before the state after it (a controller
-        drops its reference); ``plant_gravity`` (``gravity_topic``) geometry_msgs/Vector3Stamped,
-        latched: the simulated gravity (a controller compares its own).
+        like the first state after the reset (the reset takes one ``dt`` of simulated time, so
+        that state has a stamp of its own), published before it (a controller drops its
+        reference and holds that state's pose, whichever of the two it gets first);
+        ``plant_gravity`` (``gravity_topic``) geometry_msgs/Vector3Stamped, latched: the
+        simulated gravity (a controller compares its own).
 Input
     ``<controller_name>/commands`` std_msgs/Float64MultiArray, RELIABLE depth 10 (as
         ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``
@@ -41,8 +43,8 @@ The URDF's ``<ros2_control>`` tags (the description gz_ros2_control and mujoco_r
     parameters alone, as before.
 Services
     ``~/reset`` std_srvs/Trigger: back to the initial state (parameters ``initial_*``), efforts
-        zeroed, held again until a command (``hold_until_command``); simulated time goes on (a
-        clock never runs backwards).
+        zeroed, held again until a command (``hold_until_command``); simulated time goes on by
+        one ``dt`` (a clock never runs backwards, and the state after the reset has a new stamp).
     ``~/pause`` std_srvs/SetBool: true pauses the physics and the clock, false resumes.
 
 Timing
@@ -292,8 +294,8 @@ PARAMETERS = table(
     Param(
         'reset_notice_topic',
         'plant_reset',
-        'std_msgs/Header output: one notice per ~/reset (stamp = the '
-        'simulated time of the reset), before the state after it; "" = not published',
+        'std_msgs/Header output: one notice per ~/reset (stamp = the stamp of '
+        'the first state after the reset), before that state; "" = not published',
     ),
     Param(
         'gravity_topic',
@@ -641,13 +643,13 @@ class SimNode(Node):
 
     def _on_reset(self, request, response):
         try:
-            self._plant.reset()
+            self._plant.reset(new_time=True)  # the state after it gets a stamp of its own
             self._command.clear()
             self._plant.hold(self._hold_until_command)
             self._pacer.restart(time.monotonic(), self._plant.time)
-            if (
-                self._pub_reset is not None
-            ):  # before the state: a controller drops its reference first
+            # stamped like the first state after the reset, and sent before it (a controller may
+            # still get them in either order: it matches the state to the stamp)
+            if self._pub_reset is not None:
                 self._pub_reset.publish(Header(stamp=self._messages.stamp(self._plant.time_ns)))
             self._publish_state()
             response.success = True

@@ -600,11 +600,13 @@ class MujocoPlant:
                 )
         return n
 
-    def reset(self, initial=None):
+    def reset(self, initial=None, new_time=False):
         """
         Put the robot back in ``initial`` (default: ``self.initial``) with zero efforts.
 
-        Simulated time goes on (like Gazebo's reset_world), so a /clock never runs backwards.
+        Simulated time goes on (like Gazebo's reset_world), so a /clock never runs backwards;
+        ``new_time``: the reset takes one step of it, so that the state after the reset has a
+        time (a stamp) of its own, not the one of the last state before it.
         Bad names or values raise InputError and leave the plant unchanged.
         """
         initial = self.initial if initial is None else initial
@@ -631,6 +633,8 @@ class MujocoPlant:
         else:
             m.body_pos[self._root], m.body_quat[self._root] = p, quat
         d.qpos[self._qadr], d.qvel[self._vadr] = q, u
+        if new_time:
+            self._time_ns += self._dt_ns
         d.time = self._time_ns * 1e-9
         self._efforts[:] = 0.0
         self._fresh = False
