@@ -323,7 +323,8 @@ class LoopRun:
     """
     One run of sim_demo.launch.py for ``robot``.
 
-    SC_3DoF or kuka_iiwa) in ``namespace``, with config/demo_<robot>.yaml plus ``extra`` parameters
+    SC_3DoF or kuka_iiwa; or the file ``urdf_path`` with config/demo_robot.yaml) in ``namespace``,
+    with config/demo_<robot>.yaml plus ``extra`` parameters
     (one file for the three nodes, as the launch file wants it), observed by the main job's Monitor
     (recording into ``tmp``.
 
@@ -341,7 +342,7 @@ class LoopRun:
         'effort_controller/commands',
     )
 
-    def __init__(self, tmp, robot, namespace, joints, extra=None, floating=False):
+    def __init__(self, tmp, robot, namespace, joints, extra=None, floating=False, urdf_path=None):
         from ament_index_python.packages import get_package_share_directory
         import rclpy
         import sim_demo
@@ -353,8 +354,11 @@ class LoopRun:
             floating,
         )
         share = Path(get_package_share_directory('spart_ros'))
-        self.urdf = share / 'urdf' / f'{robot}.urdf'
-        doc = yaml.safe_load((share / 'config' / f'demo_{robot}.yaml').read_text())
+        # a robot of the package, or any URDF with config/demo_robot.yaml (the launch file's
+        # urdf_path:=)
+        self.urdf = Path(urdf_path) if urdf_path else share / 'urdf' / f'{robot}.urdf'
+        config = 'demo_robot.yaml' if urdf_path else f'demo_{robot}.yaml'
+        doc = yaml.safe_load((share / 'config' / config).read_text())
         doc['/**']['ros__parameters'].update(extra or {})
         self.params = Path(tmp) / f'{namespace}.yaml'
         self.params.write_text(yaml.safe_dump(doc), encoding='utf-8')
@@ -372,7 +376,8 @@ class LoopRun:
                 f'robot:={robot}',
                 f'namespace:={namespace}',
                 f'params:={self.params}',
-            ],
+            ]
+            + ([f'urdf_path:={urdf_path}'] if urdf_path else []),
             name=f'sim_demo_{namespace}',
             env=ros_env(),
             log_dir=tmp,

@@ -9,9 +9,11 @@ Joint friction, damping and rotor inertia (armature) in the model (spart_ros.cor
   robot, prismatic joints), FD = H^-1 (tau - bias) with armature on H's diagonal, ID = the
   rigid-body ID + a qdd + d qd + F tanh(qd / v);
 - against MuJoCo (the embedded plant, same damping and armature): accelerations equal, fixed and
-  floating base; with frictionloss where MuJoCo's constraint saturates against the motion (a
-  joint sliding fast), equal too; at rest under an effort smaller than the friction, MuJoCo's
-  static friction holds more than the smoothed Coulomb model (the documented difference).
+  floating base; with the option friction='frictionloss' (MuJoCo's constraint, not the default)
+  where the constraint saturates against the motion (a heavy joint sliding fast), equal too; at
+  rest under an effort smaller than the friction, MuJoCo's static friction holds more than the
+  smoothed Coulomb model (the documented difference); test_joint_dissipation.py shows the
+  default plants apply the model's law.
 """
 
 from core_helpers import random_state, urdf_path
@@ -205,7 +207,7 @@ def test_smoothed_coulomb_friction():
         FastDynamics(r, joint_dynamics=True, friction_velocity=0.0)
 
 
-def _mujoco(path, floating, overrides, rng, speed=None):
+def _mujoco(path, floating, overrides, rng, speed=None, friction='model'):
     """
     Return a plant at a random state, the core's FD there and MuJoCo's accelerations.
 
@@ -218,6 +220,7 @@ def _mujoco(path, floating, overrides, rng, speed=None):
         base='floating' if floating else 'fixed',
         gravity=G if not floating else np.zeros(3),
         joint_dynamics=overrides,
+        friction=friction,
     )
     r = plant.robot
     names = plant.joint_names
@@ -277,7 +280,7 @@ def test_damping_and_armature_match_mujoco(path, floating):
 
 def test_coulomb_friction_against_mujoco_frictionloss():
     """
-    Coulomb friction against MuJoCo's frictionloss, which is a constraint.
+    Coulomb friction against MuJoCo's frictionloss (the plants' option friction='frictionloss').
 
     A joint sliding fast enough that the constraint saturates against the motion (its force -F
     sgn(qd)) is the core's F tanh(qd / v) with |qd| >> v: accelerations equal to 1e-9.  At rest
@@ -288,7 +291,7 @@ def test_coulomb_friction_against_mujoco_frictionloss():
     F = 0.3
     for _ in range(3):
         plant, s, (_, umdot), qdd = _mujoco(
-            KUKA, False, {'*': {'friction': F, 'armature': 0.05}}, rng, speed=3.0
+            KUKA, False, {'*': {'friction': F, 'armature': 0.05}}, rng, 3.0, 'frictionloss'
         )
         force = plant.data.efc_force[: plant.data.nefc]
         assert np.allclose(np.abs(force), F), force  # saturated on every joint

@@ -8,10 +8,9 @@ The controller of spart_controller on the MuJoCo plant and on the core's RK4 pla
   core's RK4 integrate the same equations: states equal to 1e-12); runs are deterministic;
 - the RK4 plant keeps a free-floating robot's momentum and its accelerations are MuJoCo's;
 - joint friction: a robot declaring Coulomb friction (and a rotor inertia) tracks as well as the
-  same robot without friction on the plant with the model's friction law, and within the demo's
-  bound on MuJoCo (whose frictionloss is a constraint: static friction near zero velocity), where
-  leaving the friction uncompensated is several times worse; the damping of the KUKA's light
-  last joint compensated at the control period's middle;
+  same robot without friction on both plants (both apply the model's friction law), where leaving
+  the friction uncompensated is several times worse; the damping of the KUKA's light last joint
+  compensated for the discrete control period (test_joint_dissipation.py: every vendor arm);
 - the command line prints the figures and refuses bad arguments (exit code 2).
 (test_closed_loop.py checks that this loop equals the over-ROS lockstep loop of the nodes.)
 """
@@ -125,12 +124,10 @@ def test_friction_declaring_robot_tracks_as_well_as_without():
     With and without a Coulomb friction of 0.5 N m (the controller's model declares both: it
     compensates).
 
-    - on the RK4 plant (the model's own friction law, F tanh(qd / v)): the same tracking, RMS
-      within 10 % of the arm without friction;
-    - on MuJoCo (frictionloss: a constraint, static friction near zero velocity): within the
-      demo's bound (1e-3 rad: measured 1.4e-4, 11 times the arm without friction), and at least 3
-      times better than a controller whose model leaves the joint dynamics out (joint_dynamics
-      False: neither the friction nor the rotor inertia; measured 8.6e-3).
+    - on both plants (the model's own friction law, F tanh(qd / v)): tracking within 10 % of the
+      arm without friction (measured 2.2e-6 with, 1.3e-5 without, on each);
+    - on MuJoCo, at least 3 times better than a controller whose model leaves the joint dynamics
+      out (joint_dynamics False: neither the friction nor the rotor inertia; measured 7.1e-3).
     """
     rms = {}
     for plant in ('rk4', 'mujoco'):
@@ -152,17 +149,19 @@ def test_friction_declaring_robot_tracks_as_well_as_without():
             rms[plant, label] = run.rms(1.0).max()
     print('\n' + ', '.join(f'{p} {label}: {r:.2e}' for (p, label), r in rms.items()))
     assert rms['rk4', 'with'] < 1.1 * rms['rk4', 'without'], rms
+    assert rms['mujoco', 'with'] < 1.1 * rms['mujoco', 'without'], rms
     assert rms['mujoco', 'with'] < DEMOS['kuka_iiwa']['rms_bound']
     assert rms['mujoco', 'uncompensated'] > 3 * rms['mujoco', 'with'], rms
 
 
-def test_damping_of_a_light_joint_compensated_at_the_period_middle():
+def test_damping_of_a_light_joint_compensated_for_the_period():
     """
     KUKA iiwa's URDF damping.
 
-    0.5 N m s/rad) on its 1e-3 kg m^2 last joint, compensated by the controller at the velocity of
-    the control period's middle: tracking within 3 times that of the arm without damping (measured
-    2.0e-5 and 4.0e-5 rad; at the measured velocity alone it was 6.0e-4.
+    0.5 N m s/rad) on its 1e-3 kg m^2 last joint, compensated by the controller for the discrete
+    control period (control.friction_compensation): tracking within 20 % of the arm without
+    damping (measured 2.03e-5 without, 2.02e-5 with; at the period's middle it was 4.0e-5, at the
+    measured velocity alone 6.0e-4).
     """
     damped = demo('kuka_iiwa', plant='rk4').rms(1.0).max()
     rigid = demo('kuka_iiwa', plant='rk4', joint_dynamics={'*': {'damping': 0.0}}).rms(1.0).max()
@@ -170,7 +169,7 @@ def test_damping_of_a_light_joint_compensated_at_the_period_middle():
         f'\nKUKA iiwa, RMS after 1 s: without damping {rigid:.2e} rad, URDF damping '
         f'compensated {damped:.2e} rad'
     )
-    assert damped < 3 * rigid, (damped, rigid)
+    assert damped < 1.2 * rigid, (damped, rigid)
 
 
 def test_simulate_arguments_are_checked():

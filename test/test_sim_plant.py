@@ -318,8 +318,18 @@ def test_damping_and_limits_are_options():
         joint_dynamics={'*': {'friction': 0.2}},
         armature={'lbr_iiwa_joint_3': 0.1},
     )
-    assert np.allclose(real.model.dof_damping, 0.5) and real.model.jnt_limited.all()
-    assert np.allclose(real.model.dof_frictionloss, 0.2)
+    # the friction is the model's law, applied by the plant's implicit step (damping with it)
+    assert not real.model.dof_frictionloss.any() and real.model.jnt_limited.all()
+    assert np.allclose(real.dissipation.friction, 0.2) and np.allclose(
+        real.dissipation.damping, 0.5
+    )
+    stick = MujocoPlant.from_urdf(
+        KUKA, joint_dynamics={'*': {'friction': 0.2}}, friction='frictionloss'
+    )  # MuJoCo's constraint, on request
+    assert np.allclose(stick.model.dof_frictionloss, 0.2) and stick.dissipation is None
+    assert np.allclose(stick.model.dof_damping, 0.5)
+    with pytest.raises(InputError, match='friction must be one of'):
+        MujocoPlant.from_urdf(KUKA, friction='coulomb')
     assert np.allclose(real.model.dof_armature, [0, 0, 0.1, 0, 0, 0, 0])
     assert np.allclose(real.model.jnt_range[0], [-2.96705972839, 2.96705972839])
 
@@ -506,10 +516,11 @@ def test_stiff_damping_integrates_implicitly_and_the_core_plant_says_why_it_cann
     A UR5 whose URDF declares damping 2 N m s/rad on every joint, simulated with a 25 ms step.
 
     The fastest damped motion decays at ~126 1/s (the wrists), beyond RK4's stability at that step
-    (a UR10 with the same damping decays at ~4000 1/s: RK4 at 1 ms diverged within 15 ms here). The
-    MuJoCo plant measures the rate, switches to implicitfast and says so; the core's RK4 plant
-    measures the same rate from the core's H and refuses the step naming the longest dt it takes,
-    which then runs.  The KUKA's URDF damping (0.5, rate 561 1/s) keeps RK4 at 1 ms.
+    (a UR10 with the same damping decays at ~4000 1/s: RK4 at 1 ms diverged within 15 ms here).
+    Both plants measure the rate (MuJoCo's M and the core's H: the same), say so and step with the
+    implicit dissipation step instead (spart_ros.sim.joint_dissipation): 2 s in gravity stay
+    finite and the arm hangs still at the end (the damping removes the energy).  The KUKA's URDF
+    damping (0.5, rate 561 1/s) keeps RK4 at 1 ms.
     """
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.sim.plant import RK4_DAMPING_LIMIT
@@ -521,24 +532,24 @@ def test_stiff_damping_integrates_implicitly_and_the_core_plant_says_why_it_cann
     plant = MujocoPlant.from_urdf(text, gravity=G, dt=dt)
     rate, joint = plant.damping_rate()
     assert rate * dt > RK4_DAMPING_LIMIT and joint.startswith('wrist_')
-    assert plant.integrator == 'implicitfast'
-    assert any('integrator RK4 would diverge' in w and joint in w for w in plant.load_warnings), (
+    assert plant.dissipation is not None and plant.integrator == 'dissipation'
+    assert any('integrator RK4 not used' in w and joint in w for w in plant.load_warnings), (
         plant.load_warnings
     )
     plant.set_efforts(np.zeros(plant.n_joints))
     plant.step(80)  # 2 s in gravity: no divergence
     assert np.all(np.isfinite(plant.joint_velocities()))
     robot = robot_from_urdf(text)[0]
-    with pytest.raises(InputError, match=r'too long for RK4 with the joint damping .*take dt <= '):
-        RigidBodyPlant(robot, gravity=G, dt=dt)
-    core = RigidBodyPlant(robot, gravity=G, dt=0.5 * RK4_DAMPING_LIMIT / rate)
+    core = RigidBodyPlant(robot, gravity=G, dt=dt)
     core_rate, core_joint = core.damping_rate()
     assert (
         core_rate == pytest.approx(rate, rel=1e-6) and core_joint == joint
     )  # MuJoCo's M vs the core's H
+    assert core.integrator == 'dissipation' and 'too stiff for RK4' in core.notes[0]
     core.set_efforts(np.zeros(core.n_joints))
-    core.step(200)
+    core.step(80)
     assert np.all(np.isfinite(core.joint_velocities()))
+    np.testing.assert_allclose(core.joint_positions(), plant.joint_positions(), atol=1e-6)
     kuka = MujocoPlant.from_urdf(KUKA, gravity=G)
     assert kuka.integrator == 'RK4' and kuka.damping_rate()[0] == pytest.approx(
         RigidBodyPlant(load_robot('kuka_iiwa'), gravity=G).damping_rate()[0], rel=1e-6

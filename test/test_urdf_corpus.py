@@ -7,7 +7,8 @@ installed ``pybullet`` module, never imported: it prints to stdout): every file 
 the sorted list: single-link mesh objects, all alike), plus this project's own files in
 ``test/data/urdf/loading`` (a UR5 with an encoding declaration and a ``world`` root, its
 cosmetic-junk twin, a quadruped on a floating joint from ``world``, a mimic gripper, a xacro
-biped, a ManiSat-like planar spacecraft).
+biped, a ManiSat-like planar spacecraft), and the vendor files of ``test/data/urdf/vendor`` (a
+UFactory xArm7 and a Unitree Z1 from example-robot-data, with their joints' damping and friction).
 
 For every file Pinocchio's URDF parser loads (``pin.buildModelFromUrdf``), ``robot_from_urdf``
 must load it too; then, joints mapped by name (``pinocchio_oracle.PinocchioOracle``), with
@@ -46,6 +47,7 @@ TOL = 1e-9
 RANDOM_STRIDE = 50
 GRAVITY = np.array([0.3, -0.2, -9.81])
 OWN_DIR = os.path.join(TEST_DIR, 'data', 'urdf', 'loading')
+VENDOR_DIR = os.path.join(TEST_DIR, 'data', 'urdf', 'vendor')  # xArm7, Z1 (README.md there)
 PYBULLET_DATA = os.path.join(
     os.path.dirname(importlib.util.find_spec('pybullet').origin), 'pybullet_data'
 )
@@ -59,6 +61,10 @@ def corpus():
     out = [('pybullet_data/' + os.path.relpath(f, PYBULLET_DATA), f) for f in picked]
     out += [
         ('own/' + os.path.basename(f), f) for f in sorted(glob.glob(os.path.join(OWN_DIR, '*')))
+    ]
+    out += [
+        ('vendor/' + os.path.basename(f), f)
+        for f in sorted(glob.glob(os.path.join(VENDOR_DIR, '*.urdf')))
     ]
     return out
 

@@ -28,9 +28,11 @@ before any clamping.  The commanded joint acceleration is the PD(+I) law
 Joint friction: with a model that has ``joint_dynamics`` (the default of the controller), inverse
 dynamics also gives the efforts of the joints' rotor inertia, damping and Coulomb friction
 (:mod:`spart_ros.core.joint_friction`), corrected for a digital loop by
-:class:`~spart_ros.control.law.FrictionCompensation` (damping at the velocity of the control
-period's middle, Coulomb friction at the reference's velocity); :class:`GravityCompensation`
-leaves damping and friction alone (they damp a robot moved by hand).
+:class:`~spart_ros.control.friction_compensation.FrictionCompensation` (the damping and friction
+at the velocity that makes a constant effort over the control period reach the commanded velocity,
+exact for a joint that settles within the period; the Coulomb part scaled by the
+``friction_compensation`` setting); :class:`GravityCompensation` leaves damping and friction
+alone (they damp a robot moved by hand).
 
 Two entries: :meth:`command` is the controller's (the :class:`~spart_ros.control.law.Law`
 interface: a :data:`~spart_ros.control.law.LawOutput` whose ``values`` are the fast path's
@@ -47,7 +49,8 @@ from collections import namedtuple
 import numpy as np
 
 from .end_effector import rotation_vector
-from .law import BaseFrames, FrictionCompensation, Law, LawOutput
+from .friction_compensation import FrictionCompensation, saturation_notes
+from .law import BaseFrames, Law, LawOutput
 from ..core.errors import InputError
 
 __all__ = [
@@ -129,14 +132,28 @@ class _JointLaw(Law):
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains):
-        return cls(dynamics, gains)
+        law = cls(dynamics, gains)
+        law.friction.scale = settings.friction_compensation
+        if law.follows == 'joint_trajectory':
+            law.notes = saturation_notes(dynamics, law.friction)
+        return law
 
     def apply_settings(self, settings, gains):
         self.gains = gains
+        self.friction.scale = settings.friction_compensation
 
     def reset(self):
         """Forget the integral (on enable, on a new model, after a halt)."""
         self.integral[:] = 0.0
+
+    def joint_inertia(self, R0, r0, q):
+        """
+        Return the joints' mass matrix (n, n) at q (a new array).
+
+        The inertia the joint efforts drive with the base held (fixed) or driven (free flying):
+        H's joint block.
+        """
+        return self.dynamics.mass_matrix(R0, r0, q)[6:, 6:].copy()
 
     def joint_acceleration(self, q, qd, ref, dt):
         """
@@ -157,18 +174,20 @@ class _JointLaw(Law):
             qdd += g.ki * self.integral
         return qdd
 
-    def compensate(self, taum, qd, ref, dt):
+    def compensate(self, taum, qd, dt, inertia):
         """
         Correct taum for the joint friction of a digital loop, in place; return taum.
 
-        taum: the inverse dynamics efforts; the friction:
-        :class:`~spart_ros.control.law.FrictionCompensation`.
+        taum: the inverse dynamics efforts for ``self.qdd_cmd``; ``inertia``: the joints' mass
+        matrix (None when not ``needs_inertia``); the correction:
+        :class:`~spart_ros.control.friction_compensation.FrictionCompensation`.
         """
         if self.friction.active:
-            taum += self.friction.correction(
-                qd, self.qdd_cmd, ref.velocity + (0.5 * dt) * ref.acceleration, dt
-            )
+            taum += self.friction.correction(qd, self.qdd_cmd, dt, inertia)
         return taum
+
+    def _needs_inertia(self, dt):
+        return self.friction.active and self.friction.needs_inertia(dt)
 
     def compute(self, base, q, qd, ref, dt):
         """:data:`EffortCommand` (copies) for the state and reference (module docstring)."""
@@ -201,10 +220,11 @@ class ComputedTorque(_JointLaw):
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.fixed(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
+        inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         _, taum = self.dynamics.inverse_dynamics(
             R0, r0, state.q, u0, state.qd, u0, qdd, floating=False
         )
-        return LawOutput(self.compensate(taum, state.qd, ref, dt))
+        return LawOutput(self.compensate(taum, state.qd, dt, inertia))
 
 
 class FloatingBase(_JointLaw):
@@ -220,10 +240,21 @@ class FloatingBase(_JointLaw):
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.floating(state.base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
+        inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         taum, self._u0dot = self.dynamics.floating_inverse_dynamics(
             R0, r0, state.q, u0, state.qd, qdd
         )
-        return LawOutput(self.compensate(taum, state.qd, ref, dt))
+        return LawOutput(self.compensate(taum, state.qd, dt, inertia))
+
+    def joint_inertia(self, R0, r0, q):
+        """
+        Return the joints' inertia (n, n) with the base free (a new array).
+
+        H* = Hm - H0m' H0^-1 H0m, the reduced inertia the joints drive on a free-floating base.
+        """
+        H = self.dynamics.mass_matrix(R0, r0, q)
+        H0m = H[0:6, 6:]
+        return H[6:, 6:] - H0m.T @ np.linalg.solve(H[0:6, 0:6], H0m)
 
     def _base_acceleration(self, base):
         """[a_b; alpha_b] (6,), in b, of the last command's Floating_ID (u0dot, SPART's)."""
@@ -314,11 +345,12 @@ class FreeFlying(_JointLaw):
         a_b, alpha_b = self.base_acceleration(base)
         self._accel = (a_b, alpha_b)
         u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
+        inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         tau0, taum = self.dynamics.inverse_dynamics(
             R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True
         )
         torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
-        return LawOutput(self.compensate(taum, state.qd, ref, dt), torque_b, force_b)
+        return LawOutput(self.compensate(taum, state.qd, dt, inertia), torque_b, force_b)
 
     def _base_acceleration(self, base):
         return np.concatenate(self._accel)

@@ -4,7 +4,9 @@ Impedance control modes: joint impedance and Cartesian impedance at the end effe
 No inertia shaping (the robot keeps its own inertia, as franka_ros's example controllers and a
 compliant robot in contact want it): the laws add springs and dampers to the robot and
 compensate what the model knows (gravity, and the joints' friction and rotor inertia the model
-declares: :class:`~spart_ros.control.law.FrictionCompensation`).
+declares: :class:`~spart_ros.control.friction_compensation.FrictionCompensation`; on a joint
+that settles within the control period they cannot compensate it at that rate, and say so once,
+at build).
 
 **Joint impedance** (:class:`JointImpedance`, mode ``joint_impedance``, fixed base), with the
 joint reference (q_d, qd_d, qdd_d) the controller schedules (a trajectory, or the hold)::
@@ -63,7 +65,8 @@ from .ee_goals import GoalFollower
 from .effort_laws import _JointLaw
 from .end_effector import EndEffector, rotation_vector
 from .free_floating import FreeFloatingKinematics
-from .law import BaseFrames, FrictionCompensation, Law, LawOutput
+from .friction_compensation import FrictionCompensation, uncompensated_notes
+from .law import BaseFrames, Law, LawOutput
 from .space_modes import REFERENCE_FRAMES
 from ..core import checks as chk
 from ..core.connectivity import leaf_links
@@ -174,6 +177,12 @@ class JointImpedance(_JointLaw):
     mode = 'joint_impedance'
     base = 'fixed'
 
+    @classmethod
+    def build(cls, mode, dynamics, settings, gains):
+        law = super().build(mode, dynamics, settings, gains)
+        law.notes = law.notes + uncompensated_notes(mode, dynamics, law.friction)
+        return law
+
     def command(self, state, ref, t, dt):
         R0, r0, u0 = self.frames.fixed(state.base)
         q, qd = state.q, state.qd
@@ -222,9 +231,12 @@ class _Cartesian(Law):
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains=None):
-        return cls(dynamics, settings)
+        law = cls(dynamics, settings)
+        law.notes = uncompensated_notes(mode, dynamics, law.friction)
+        return law
 
     def apply_settings(self, settings, gains=None):
+        self.friction.scale = settings.friction_compensation
         K, D = cartesian_gains(settings.cartesian_stiffness, settings.cartesian_damping)
         r = self.rows
         self.K, self.D = K[np.ix_(r, r)], D[np.ix_(r, r)]

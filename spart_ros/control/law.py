@@ -38,6 +38,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from .friction_compensation import FrictionCompensation
+
 __all__ = ['Law', 'LawOutput', 'BaseFrames', 'FrictionCompensation', 'FOLLOWS']
 
 FOLLOWS = ('joint_trajectory', 'end_effector', 'none')
@@ -190,67 +192,3 @@ class BaseFrames:
         self._v += base.v_b
         np.dot(base.R_b, self._v, out=self._u0_linear)
         return self.R0, self.r0, self.u0
-
-
-class FrictionCompensation:
-    """
-    How a law compensates the joints' damping and Coulomb friction in a digital control loop.
-
-    On a model with ``joint_dynamics`` (:mod:`spart_ros.core.joint_friction`) inverse dynamics
-    adds a qdd + d qd + F sgn_v(qd) at the MEASURED velocity qd.  A controller holds each effort
-    for its control period dt (zero-order hold), so the plant sees something else over the period:
-
-    - its damping effort follows the velocity through the period: compensated at the velocity of
-      the period's middle, qd + qdd_cmd dt / 2 (the effort of a constant damping over the period,
-      to first order; KUKA iiwa's joint 7 has 1e-3 kg m^2 and damping 0.5 N m s/rad, a 2 ms time
-      constant: on the closed-loop demo's trajectory at 1 kHz, the arm without damping tracks to
-      2.0e-5 rad RMS (its worst joint), with the damping compensated at the measured velocity to
-      6.0e-4, at the period's middle to 4.0e-5: test/test_offline_closed_loop.py);
-    - Coulomb friction: at the velocity of the REFERENCE (feed-forward, the reference's velocity
-      at the period's middle): a joint starting from rest gets its breakaway effort at once, and a
-      hold (reference velocity 0) is not dithered by the sign of a measured velocity near zero;
-      a static friction (MuJoCo's frictionloss) then helps to hold.
-
-    :meth:`correction` is what to add to the inverse dynamics efforts; ``active`` is False when
-    the model leaves the joint dynamics out or declares neither damping nor friction (then
-    nothing is computed).  ``dynamics``: the law's FastDynamics (or MimicFastDynamics:
-    independent coordinates, the terms acting in the full ones).
-    """
-
-    def __init__(self, dynamics):
-        model = dynamics.model
-        self.damping, self.friction = model.damping, model.friction
-        self.velocity = model.friction_velocity
-        self.active = bool(model.joint_dynamics and (self.damping.any() or self.friction.any()))
-        coordinates = dynamics.robot.coordinates
-        self._G = None if coordinates.is_identity else np.array(coordinates.G)
-        self._half_damping = 0.5 * self.damping
-
-    def efforts(self, qd, qdd, reference_velocity, dt):
-        """
-        Return (n,) the whole compensation d (qd + qdd dt / 2) + F sgn_v(reference_velocity).
-
-        For a law whose inverse dynamics leaves the joint friction out (computed at zero velocity);
-        a new array (zeros when not ``active``).
-        """
-        G = self._G
-        if G is not None:
-            qd, qdd, reference_velocity = G @ qd, G @ qdd, G @ reference_velocity
-        out = self.damping * (qd + (0.5 * dt) * qdd) + self.friction * np.tanh(
-            reference_velocity / self.velocity
-        )
-        return out if G is None else G.T @ out
-
-    def correction(self, qd, qdd, reference_velocity, dt):
-        """
-        Return (n,) efforts to add to inverse dynamics at (qd, qdd) (see the class docstring).
-
-        D qdd dt / 2 + F (sgn_v(reference_velocity) - sgn_v(qd)); a new array.
-        """
-        G = self._G
-        if G is not None:
-            qd, qdd, reference_velocity = G @ qd, G @ qdd, G @ reference_velocity
-        v = self.velocity
-        out = self._half_damping * qdd * dt
-        out += self.friction * (np.tanh(reference_velocity / v) - np.tanh(qd / v))
-        return out if G is None else G.T @ out

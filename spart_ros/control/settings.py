@@ -25,6 +25,7 @@ __all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'TOLERANCES',
 
 #: settings a controller takes at run time, between two ticks (the others need a reconfigure)
 RUN_TIME = (
+    'friction_compensation',
     'kp',
     'kd',
     'ki',
@@ -111,6 +112,9 @@ class ControllerSettings:
     command_joints: tuple = ()
     event_driven: bool = True
     joint_dynamics: bool = True  # compensate the declared joint friction, damping, armature
+    # the part of the declared Coulomb friction the laws compensate (0..1; 1: the model's, as the
+    # embedded plants apply it; below 1 on a robot whose drives compensate friction themselves)
+    friction_compensation: float = 1.0
     # the PD(+I) law: 1/s^2, 1/s, 1/s^3, rad s (one value or one per command joint)
     kp: object = 100.0
     kd: object = 20.0
@@ -213,6 +217,9 @@ class ControllerSettings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
+        fc = self.friction_compensation
+        if not (isinstance(fc, (int, float)) and not isinstance(fc, bool) and 0.0 <= fc <= 1.0):
+            raise InputError(f'friction_compensation must be a number in [0, 1], got {fc!r}')
         names = list(self.command_joints)
         if len(set(names)) != len(names):
             raise InputError(f'command_joints lists a joint twice: {names}')

@@ -73,6 +73,15 @@ PARAMETERS = table(
     ),
     _setting('ki', 'integral gain [1/s^3]: one value, or one per command joint', **_GAIN),
     _setting(
+        'friction_compensation',
+        "part of the joints' declared Coulomb friction the laws compensate, 0..1 (1: the "
+        "model's, what spart_sim applies; lower on a robot whose drives compensate friction "
+        'themselves or whose URDF friction is nominal: docs/controller.md); damping is '
+        'compensated whole',
+        low=0.0,
+        high=1.0,
+    ),
+    _setting(
         'integral_limit',
         'bound of the integrated position error per joint [rad s or m s]: one value, or one '
         'per command joint',

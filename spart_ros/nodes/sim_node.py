@@ -148,17 +148,27 @@ PARAMETERS = table(
         'integrator',
         'RK4',
         "'RK4' (keeps a free-floating robot's momentum), 'Euler', 'implicit' or "
-        "'implicitfast'; RK4 becomes implicitfast, with a warning, where the joints' damping is "
-        'too stiff for it at dt (fastest damping rate x dt > 2)',
+        "'implicitfast'; not used, with a warning, where the joints declare Coulomb friction "
+        "(joint_friction 'model') or a damping too stiff for RK4 at dt (fastest damping rate x "
+        "dt > 2): the plant's implicit step applies them (spart_ros.sim.joint_dissipation)",
         choices=tuple(INTEGRATORS),
     ),
     Param(
         'joint_damping',
         True,
-        "apply the joints' damping, Coulomb friction (MuJoCo frictionloss) and rotor inertia "
+        "apply the joints' damping, Coulomb friction (joint_friction) and rotor inertia "
         '(armature) the model declares: URDF <dynamics damping friction> and joint_dynamics_file, '
         "the values spart_controller compensates (false: the rigid-body model of SPART's "
         'functions)',
+    ),
+    Param(
+        'joint_friction',
+        'model',
+        "how the declared Coulomb friction acts: 'model' (the model's law d qd + F tanh(qd / "
+        "0.01), no static friction: what spart_controller compensates) or 'frictionloss' "
+        "(MuJoCo's constraint: stick-slip, a force that differs from the model's, on a light "
+        'joint many times weaker)',
+        choices=('model', 'frictionloss'),
     ),
     Param(
         'joint_dynamics_file',
@@ -341,6 +351,7 @@ class SimNode(Node):
             joint_limits=p['joint_limits'],
             initial=initial,
             joint_dynamics=p['joint_dynamics_file'] or None,
+            friction=p['joint_friction'],
         )
         self._hardware_notes = []
         hardware = self._hardware(plant, initial)

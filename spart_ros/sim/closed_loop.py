@@ -243,7 +243,9 @@ def _settings(settings, floating):
     return settings
 
 
-def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator):
+def _plant(
+    plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, friction='model'
+):
     if not isinstance(plant, str):
         return plant
     if plant not in PLANTS:
@@ -260,6 +262,7 @@ def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, in
             initial=initial,
             joint_dynamics=joint_dynamics,
             armature=armature,
+            friction=friction,
         )
     import warnings
 
@@ -289,6 +292,7 @@ def simulate(
     armature=None,
     integrator='RK4',
     record=True,
+    friction='model',
 ):
     """
     Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
@@ -307,11 +311,15 @@ def simulate(
     ``armature``: the robot's joint dynamics overrides
     (:func:`~spart_ros.core.urdf.robot_from_urdf`), for the plant and the controller's model
     alike; ``integrator``: MuJoCo's ('RK4', 'Euler', 'implicit', 'implicitfast');
+    ``friction``: the MuJoCo plant's Coulomb friction, 'model' (default) or 'frictionloss'
+    (:meth:`~spart_ros.sim.plant.MujocoPlant.from_urdf`);
     ``record``: False keeps only the last state (a benchmark of the loop itself).
     """
     if isinstance(initial, dict):
         initial = InitialState(dict(initial))
-    plant = _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator)
+    plant = _plant(
+        plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, friction
+    )
     floating = bool(plant.floating)
     robot = plant.robot
     settings = _settings(settings, floating)

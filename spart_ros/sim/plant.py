@@ -24,6 +24,13 @@ is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
 :meth:`MujocoPlant.hold` holds the robot still where it is (brakes; a floating base's launch
 lock): steps then advance the time only, until released.
 
+Joint damping and friction: the model's law (:mod:`spart_ros.sim.joint_dissipation`).  A
+robot that declares Coulomb friction, or a damping too stiff for RK4 at dt, is stepped by the
+plant's implicit step whatever the integrator asked (MuJoCo's inertia, bias and constraint forces
+at the step's start; the law implicit, its linear part exact over the step: stable whatever the
+joint's inertia); otherwise MuJoCo's integrator applies the damping.  ``friction='frictionloss'``:
+MuJoCo's constraint instead (static friction; not the model's law).
+
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
@@ -37,7 +44,8 @@ import math
 
 import numpy as np
 
-from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+from .joint_dissipation import JointDissipation
+from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
 from ..core.errors import InputError, ModelError, SpartError
 
 __all__ = [
@@ -270,6 +278,10 @@ class MujocoPlant:
         #: released
         self.held = False
         self.initial = InitialState() if initial is None else initial
+        #: the joints' damping and friction when the plant applies them itself (implicit step)
+        self.dissipation = None
+        #: 'model' or 'frictionloss' (how the declared Coulomb friction acts), set by from_urdf
+        self.friction = 'model'
         self.reset()
 
     @classmethod
@@ -286,6 +298,7 @@ class MujocoPlant:
         xacro_args=None,
         joint_dynamics=None,
         armature=None,
+        friction='model',
     ):
         """
         Return the plant of a URDF (path or text).
@@ -301,12 +314,17 @@ class MujocoPlant:
         (default True: URDF ``<dynamics damping friction>``, with the ``joint_dynamics`` /
         ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`; the same values a
         controller's model compensates); False: the rigid-body model SPART's functions compute.
+        ``friction``: 'model' (default: the model's smoothed Coulomb law, applied by the plant's
+        implicit step) or 'frictionloss' (MuJoCo's constraint: stick-slip, a force that differs
+        from the model's; see :mod:`spart_ros.sim.joint_dissipation`).
         ``joint_limits``: add the URDF position limits (default False; see
         :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
         ``initial``: :class:`InitialState` (default: everything zero, identity pose).
         """
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
+        if friction not in FRICTION_MODELS:
+            raise InputError(f'friction must be one of {list(FRICTION_MODELS)}, got {friction!r}')
         if integrator not in INTEGRATORS:
             raise InputError(f'integrator must be one of {list(INTEGRATORS)}, got {integrator!r}')
         dt = float(dt)
@@ -320,6 +338,7 @@ class MujocoPlant:
             xacro_args,
             joint_dynamics,
             armature,
+            friction,
         )
         import mujoco
 
@@ -336,19 +355,95 @@ class MujocoPlant:
             imported.robot,
         )
         plant.gravity = gravity
-        if integrator == 'RK4':
+        plant.friction = friction
+        if model.neq:  # mimic joints: as stiff as MuJoCo's soft constraints go at this step
+            model.eq_solref[:, 0] = 2.0 * plant.dt
+        declared = {j.name: j.dynamics for j in plant.robot.joints}
+        dissipation = JointDissipation(
+            [declared[n].damping for n in plant.joint_names],
+            [declared[n].friction for n in plant.joint_names],
+        )
+        if joint_damping and dissipation.active:
             rate, joint = plant.damping_rate()
-            if rate * dt > RK4_DAMPING_LIMIT:
-                # explicit RK4 diverges on stiff joint damping (a light link with a URDF damping
-                # meant for Gazebo); MuJoCo's implicitfast integrates the damping implicitly
-                model.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+            stiff = rate * dt > RK4_DAMPING_LIMIT
+            if (friction == 'model' and dissipation.has_friction) or stiff:
+                if friction == 'frictionloss':  # MuJoCo's constraint stays; the damping is ours
+                    dissipation = JointDissipation(dissipation.damping, np.zeros(plant.n_joints))
+                plant.apply_dissipation(dissipation)
                 plant.load_warnings.append(
-                    'integrator RK4 would diverge on the joint damping (fastest damping rate '
-                    f'{rate:.4g} 1/s, mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > '
-                    f'{RK4_DAMPING_LIMIT:g}); integrating with implicitfast instead (damping '
-                    'implicit; a smaller dt keeps RK4)'
+                    f"integrator {integrator} not used: the joints' "
+                    + (
+                        'Coulomb friction'
+                        if dissipation.has_friction
+                        else f'damping (fastest rate x dt = {rate * dt:.3g}, joint {joint!r})'
+                    )
+                    + " is stiff at this step; the plant applies the model's damping and "
+                    'friction by its implicit step (stable whatever the inertia; '
+                    'spart_ros.sim.joint_dissipation)'
                 )
         return plant
+
+    def apply_dissipation(self, dissipation):
+        """
+        Apply the joints' damping and friction by the plant's implicit step from now on.
+
+        ``dissipation``: a :class:`~spart_ros.sim.joint_dissipation.JointDissipation` of the
+        moving joints in ``joint_names`` order.  MuJoCo's joint damping is set to zero (its
+        integrator is not used; a ``frictionloss`` stays a constraint): each step takes MuJoCo's
+        inertia, bias, passive and constraint forces at its start and moves the state by
+        :meth:`JointDissipation.step` (the law implicit, the linear part exact).
+        """
+        m = self.model
+        d = np.array(m.dof_damping)
+        d[self._vadr] = dissipation.damping
+        self._damping = d  # what damping_rate() reports
+        m.dof_damping[self._vadr] = 0.0
+        self.dissipation = dissipation
+        self._M = np.zeros((m.nv, m.nv))
+        self._r = np.zeros(m.nv)
+        self._fresh = False
+
+    def _dissipative_step(self):
+        """One step of dt with the joints' damping and friction implicit (apply_dissipation)."""
+        mj, m, d = self._mj, self.model, self.data
+        mj.mj_step1(m, d)  # positions, inertia, bias and passive forces at the step's start
+        mj.mj_fullM(m, d, self._M)
+        r = self._r
+        np.subtract(d.qfrc_passive, d.qfrc_bias, out=r)
+        r[self._vadr] += self._efforts
+        if d.xfrc_applied.any():  # wrenches on bodies (at their CoM), as MuJoCo adds them
+            for b in np.flatnonzero(np.abs(d.xfrc_applied).max(axis=1) > 0.0):
+                x = d.xfrc_applied[b]
+                mj.mj_applyFT(m, d, x[0:3].copy(), x[3:6].copy(), d.xipos[b].copy(), int(b), r)
+        if d.nefc:  # constraints (mimic joints, limits, frictionloss): forces at the step's start
+            d.qfrc_applied[self._vadr] = self._efforts - self.dissipation_forces()
+            mj.mj_fwdActuation(m, d)
+            mj.mj_fwdAcceleration(m, d)
+            mj.mj_fwdConstraint(m, d)
+            d.qfrc_applied[self._vadr] = self._efforts
+            r += d.qfrc_constraint
+        h = self.dt
+        u, mean = self.dissipation.step(self._M, r, d.qvel, h, self._vadr)
+        if not (np.all(np.isfinite(u)) and np.all(np.isfinite(mean))):
+            u[:] = mean[:] = np.nan  # MuJoCo's checks below reset the data and warn
+        mj.mj_integratePos(m, d.qpos, mean, h)
+        d.qvel[:] = u
+        d.time += h
+        mj.mj_checkPos(m, d)
+        mj.mj_checkVel(m, d)
+
+    def dissipation_forces(self):
+        """
+        Return the joints' damping and friction efforts (n_joints,) at the current velocities.
+
+        The model's law d qd + F tanh(qd / v) (``joint_names`` order) as this plant applies it
+        (with friction 'frictionloss', the damping only: MuJoCo's constraint force is not a
+        function of the velocity).
+        """
+        qd = self.joint_velocities()
+        if self.dissipation is not None:
+            return self.dissipation.forces(qd)
+        return self.model.dof_damping[self._vadr] * qd
 
     def damping_rate(self):
         """
@@ -359,7 +454,8 @@ class MujocoPlant:
         motion; the joint dominates its eigenvector ((0.0, None) without damping). An explicit
         integrator needs rate x dt below its stability bound.
         """
-        m, d = self.model, self.model.dof_damping
+        m = self.model
+        d = self._damping if self.dissipation is not None else m.dof_damping
         if not np.any(d > 0.0):
             return 0.0, None
         mj = self._mj
@@ -371,7 +467,13 @@ class MujocoPlant:
 
     @property
     def integrator(self):
-        """Return the integrator MuJoCo uses: 'RK4', 'Euler', 'implicit' or 'implicitfast'."""
+        """
+        Return how the plant steps: 'dissipation' (its implicit step) or MuJoCo's integrator.
+
+        MuJoCo's: 'RK4', 'Euler', 'implicit' or 'implicitfast'.
+        """
+        if self.dissipation is not None:
+            return 'dissipation'
         names = {getattr(self._mj.mjtIntegrator, v): k for k, v in INTEGRATORS.items()}
         return names[int(self.model.opt.integrator)]
 
@@ -483,7 +585,11 @@ class MujocoPlant:
             self.data.time = self._time_ns * 1e-9
             return n
         before = [stat.number for stat in self._checks]
-        self._mj.mj_step(self.model, self.data, n)
+        if self.dissipation is None:
+            self._mj.mj_step(self.model, self.data, n)
+        else:
+            for _ in range(n):
+                self._dissipative_step()
         self._time_ns += n * self._dt_ns
         self._fresh = False
         for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
@@ -563,7 +669,12 @@ class MujocoPlant:
     def _forward(self):
         """Compute the derived quantities (accelerations, CoM, body velocities) at this state."""
         if not self._fresh:
-            self._mj.mj_forward(self.model, self.data)
+            d = self.data
+            if self.dissipation is not None:  # the law at this state's velocities
+                d.qfrc_applied[self._vadr] = self._efforts - self.dissipation_forces()
+            self._mj.mj_forward(self.model, d)
+            if self.dissipation is not None:
+                d.qfrc_applied[self._vadr] = self._efforts
             self._fresh = True
 
     def joint_positions(self):

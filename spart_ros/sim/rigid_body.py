@@ -5,10 +5,10 @@ A plant without a physics engine: the core's own forward dynamics integrated by 
 dynamics integrated with a fixed step) on the compiled fast path
 (:class:`~spart_ros.core.fast.FastDynamics`, the articulated-body algorithm), fixed or
 free-floating base, with the joint friction, damping and rotor inertia the robot declares
-(``joint_dynamics``, default True: the same terms a controller's model compensates; the
-smoothed Coulomb friction of :mod:`spart_ros.core.joint_friction`, where MuJoCo's plant has its
-frictionloss constraint).  It reads out the same quantities as
-:class:`~spart_ros.sim.plant.MujocoPlant` in the same ROS conventions (joint positions and
+(``joint_dynamics``, default True: the same terms a controller's model compensates, the same
+law as the MuJoCo plant's: the smoothed Coulomb friction of :mod:`spart_ros.core.joint_friction`).
+It reads out the same quantities as :class:`~spart_ros.sim.plant.MujocoPlant` in the same ROS
+conventions (joint positions and
 velocities, the base link's odometry: pose of b in the world, twist in b), so a closed loop
 (:func:`spart_ros.sim.closed_loop.simulate`) runs on either.
 
@@ -19,10 +19,20 @@ constraint is soft).  State integrated: the joints (q, qd) and, floating, the ba
 CoM velocity in the world); the quaternion is renormalized after each step.  One step costs
 four forward dynamics calls (about 4 x 2 us on a 7-joint arm).  Time is counted in integer
 nanoseconds, as the MuJoCo plant counts it.
+
+Stiff joint dissipation.  A robot that declares Coulomb friction (as stiff as a damping of F / v
+near rest), or a damping too stiff for RK4 at ``dt`` (the fastest damping rate x dt above
+:data:`~spart_ros.sim.plant.RK4_DAMPING_LIMIT`), is stepped instead by the implicit step the
+MuJoCo plant takes (:mod:`spart_ros.sim.joint_dissipation`: the model's damping and friction law
+implicit, its linear part exact over the step, the positions moved by the mean velocity; the
+base quaternion by the exponential of its mean rotation rate).  Stable whatever the joint's
+inertia; first order in dt for the rest of the dynamics (``integrator`` says which: 'RK4' or
+'dissipation').
 """
 
 import numpy as np
 
+from .joint_dissipation import JointDissipation
 from .plant import (
     _vector,
     BASE_MODES,
@@ -116,15 +126,31 @@ class RigidBodyPlant:
         self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
         self.reset()
-        rate, joint = self.damping_rate()
-        if rate * dt > RK4_DAMPING_LIMIT:
-            raise InputError(
-                f'dt {dt:g} s is too long for RK4 with the joint damping (fastest damping rate '
-                f'{rate:.4g} 1/s, mostly joint {joint!r}: rate x dt = {rate * dt:.3g} > '
-                f'{RK4_DAMPING_LIMIT:g}): the integration would diverge; take dt <= '
-                f'{RK4_DAMPING_LIMIT / rate:.3g} s, or the MuJoCo plant (damping integrated '
-                'implicitly)'
-            )
+        #: the joints' damping and friction, applied implicitly (None: RK4 on the model's FD)
+        self.dissipation = None
+        self.notes = []
+        if joint_dynamics:
+            dissipation = JointDissipation.of_robot(robot, self.fast.model.friction_velocity)
+            rate, joint = self.damping_rate()
+            if dissipation.has_friction or rate * dt > RK4_DAMPING_LIMIT:
+                self.dissipation = dissipation
+                self._free = fast_dynamics(robot, self.fast.gravity)  # FD's bias without them
+                self.notes.append(
+                    'joint '
+                    + (
+                        'friction'
+                        if dissipation.has_friction
+                        else f'damping too stiff for RK4 (rate x dt = {rate * dt:.3g}, mostly '
+                        f'joint {joint!r})'
+                    )
+                    + ': stepped by the implicit dissipation step instead of RK4 (stable whatever '
+                    'the inertia; spart_ros.sim.joint_dissipation)'
+                )
+
+    @property
+    def integrator(self):
+        """Return 'RK4', or 'dissipation' where the joints' dissipation needs the implicit step."""
+        return 'RK4' if self.dissipation is None else 'dissipation'
 
     def damping_rate(self):
         """
@@ -295,9 +321,58 @@ class RigidBodyPlant:
         )
         return u0dot.copy(), udot.copy()
 
+    def _implicit_step(self, h):
+        """Take one step with the joints' dissipation implicit (module docstring)."""
+        n, fast = self.n_joints, self.fast
+        H = fast.mass_matrix(self._R0, self._r0, self._q)  # with the armature
+        b0, bm = self._free.bias_forces(
+            self._R0, self._r0, self._q, self._u0, self._u, floating=self.floating
+        )
+        if self.floating:
+            r = np.concatenate([-b0, self._efforts - bm])
+            v, mean = self.dissipation.step(
+                H, r, np.concatenate([self._u0, self._u]), h, slice(6, 6 + n)
+            )
+            u0, u = v[0:6], v[6:]
+            w = mean[0:3]
+            angle = np.linalg.norm(w) * h
+            if angle > 0.0:  # the base turns by exp(w h) in its own frame
+                axis = w / np.linalg.norm(w)
+                turn = np.concatenate([[np.cos(0.5 * angle)], np.sin(0.5 * angle) * axis])
+                self._quat = _multiply(self._quat, turn)
+                self._quat /= np.linalg.norm(self._quat)
+            self._r0 = self._r0 + h * mean[3:6]
+            self._u0 = u0
+            self._R0 = _rotation(self._quat)
+            mean = mean[6:]
+        else:
+            u, mean = self.dissipation.step(H[6:, 6:], self._efforts - bm, self._u, h, slice(0, n))
+        self._q = self._q + h * mean
+        self._u = u
+
+    def dissipation_forces(self):
+        """Return the joints' damping and friction efforts (n_joints,) at the velocities now."""
+        if self.dissipation is not None:
+            return self.dissipation.forces(self._u)
+        return self.fast.joint_friction(self._u).copy()
+
     def step(self, n=1):
-        """Advance ``n`` RK4 steps of ``dt`` with the held efforts; returns ``n``."""
+        """Advance ``n`` steps of ``dt`` (RK4, or the implicit step) with the held efforts."""
         h = self.dt
+        if self.dissipation is not None:
+            for _ in range(int(n)):
+                self._implicit_step(h)
+                if not (np.all(np.isfinite(self._u)) and np.all(np.isfinite(self._q))):
+                    from .plant import SimulationDiverged
+
+                    held = self._efforts.tolist()
+                    self.reset()
+                    raise SimulationDiverged(
+                        f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
+                        f'{held}): back to the initial state, efforts zero'
+                    )
+                self._time_ns += self._dt_ns
+            return int(n)
         x = self._pack()
         for _ in range(int(n)):
             k1 = self._rates(x)
@@ -368,6 +443,20 @@ class RigidBodyPlant:
         H = self.fast.mass_matrix(self._R0, self._r0, self._q)  # independent coordinates: T' H T
         h0 = H[0:6, 0:6] @ self._u0 + H[0:6, 6:] @ self._u
         return about_point(h0, self._R0, self._r0, np.zeros(3), 'RigidBodyPlant.momentum', [])
+
+
+def _multiply(a, b):
+    """Return the quaternion product a b, both (w, x, y, z)."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ]
+    )
 
 
 def _quaternion(R):

@@ -24,12 +24,20 @@ Model choices (see :func:`mujoco_model_from_urdf`):
   inertial frame;
 - the joints' damping, friction and rotor inertia are the core's (``joint.dynamics``: URDF
   ``<dynamics damping friction>`` and the ``joint_dynamics`` / ``armature`` overrides, see
-  :mod:`spart_ros.core.joint_friction`), set on MuJoCo's joints (``damping``,
-  ``frictionloss``, ``armature``) unless ``joint_damping`` is False (then the rigid-body model
-  SPART's functions compute, nothing else);
+  :mod:`spart_ros.core.joint_friction`): damping and rotor inertia on MuJoCo's joints
+  (``damping``, ``armature``); the Coulomb friction is not MuJoCo's: the plant applies the
+  model's law itself (:mod:`spart_ros.sim.joint_dissipation`), unless ``friction`` is
+  ``'frictionloss'`` (then MuJoCo's ``frictionloss`` constraint, which differs from the model);
+  nothing of the three when ``joint_damping`` is False (the rigid-body model SPART's functions
+  compute);
+- an inertia MuJoCo's compiler refuses (principal moments that break the triangle inequality
+  A + B >= C, as in some vendor files) is compiled balanced, then set back to the URDF's in the
+  compiled model (MuJoCo's dynamics take it), with a warning naming the links;
 - position limits are kept only when asked: some URDFs carry limits only because urdfdom
   wants them (this repository's SC_3DoF.urdf), and SPART's model has none;
-- mimic joints are MuJoCo's: soft equality constraints (not exact).
+- mimic joints are MuJoCo's: soft equality constraints (not exact; the plant sets their time
+  constant to 2 dt, MuJoCo's stiffest advised: at its default 20 ms an xArm6's gripper fingers
+  lagged their leader by 3 mrad on a 1 rad motion of the arm).
 """
 
 from collections import namedtuple
@@ -41,7 +49,13 @@ import numpy as np
 from ..core.errors import ModelError, URDFError
 from ..core.urdf import robot_from_urdf, urdf_text
 
-__all__ = ['mujoco_model_from_urdf', 'ImportedModel', 'INTEGRATORS', 'MOVING_JOINT_TYPES']
+__all__ = [
+    'mujoco_model_from_urdf',
+    'ImportedModel',
+    'INTEGRATORS',
+    'MOVING_JOINT_TYPES',
+    'FRICTION_MODELS',
+]
 
 #: integrator name (node parameter) -> mujoco.mjtIntegrator member name
 INTEGRATORS = {
@@ -52,6 +66,9 @@ INTEGRATORS = {
 }
 #: MuJoCo joint types of URDF moving joints: hinge (revolute, continuous) and slide (prismatic)
 MOVING_JOINT_TYPES = ('mjJNT_HINGE', 'mjJNT_SLIDE')
+#: how a plant applies the joints' Coulomb friction: 'model' (the core's smoothed law, the
+#: default) or 'frictionloss' (MuJoCo's constraint: static friction, not the model's law)
+FRICTION_MODELS = ('model', 'frictionloss')
 _DROPPED = ('visual', 'collision')
 
 ImportedModel = namedtuple('ImportedModel', 'model mount base_hint warnings robot')
@@ -87,6 +104,41 @@ def _dynamics_urdf(text, world_link):
     return ET.tostring(root, encoding='unicode')
 
 
+def _restore_inertias(mujoco, model, text):
+    """
+    Set the inertia of every body whose URDF inertia breaks A + B >= C back to the URDF's.
+
+    Returns the names of those links.  ``text``: the URDF MuJoCo compiled.
+    """
+    from ..core.attitude import rpy_rotation
+
+    restored = []
+    for link in ET.fromstring(text).iter('link'):
+        inertial = link.find('inertial')
+        el = None if inertial is None else inertial.find('inertia')
+        if el is None:
+            continue
+        k = ('ixx', 'iyy', 'izz', 'ixy', 'ixz', 'iyz')
+        ixx, iyy, izz, ixy, ixz, iyz = (float(el.get(n, '0')) for n in k)
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        origin = inertial.find('origin')
+        rpy = (
+            [0.0] * 3 if origin is None else [float(x) for x in origin.get('rpy', '0 0 0').split()]
+        )
+        R = np.asarray(rpy_rotation(rpy), dtype=float)
+        moments, axes = np.linalg.eigh(R @ inertia @ R.T)
+        if moments[0] + moments[1] >= moments[2] * (1.0 - 1e-12):
+            continue
+        if np.linalg.det(axes) < 0:
+            axes[:, 2] = -axes[:, 2]
+        b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, link.get('name'))
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(axes).reshape(9))
+        model.body_inertia[b], model.body_iquat[b] = moments, quat
+        restored.append(link.get('name'))
+    return restored
+
+
 def mujoco_model_from_urdf(
     source,
     floating,
@@ -95,17 +147,19 @@ def mujoco_model_from_urdf(
     xacro_args=None,
     joint_dynamics=None,
     armature=None,
+    friction='model',
 ):
     """
     Return the :class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
 
     ``source``: the URDF; ``floating``: free joint on the root body (else welded to the world).
-    ``joint_damping``: give each joint the core's damping (MuJoCo's ``damping``), Coulomb
-    friction (MuJoCo's ``frictionloss``, a constraint: see :mod:`spart_ros.core.joint_friction`)
-    and rotor inertia (``armature``): the URDF ``<dynamics damping friction>`` with the
-    ``joint_dynamics`` / ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`;
-    False zeroes all three.  ``joint_limits``: keep URDF position limits (soft constraints,
-    active only at the limits); False removes them.
+    ``joint_damping``: give each joint the core's damping (MuJoCo's ``damping``) and rotor
+    inertia (``armature``): the URDF ``<dynamics damping friction>`` with the ``joint_dynamics``
+    / ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`; False zeroes them.
+    ``friction``: 'model' (MuJoCo gets no friction: the plant applies the model's law) or
+    'frictionloss' (the declared friction as MuJoCo's ``frictionloss`` constraint: stick-slip, not
+    the model's law; see :mod:`spart_ros.sim.joint_dissipation`).  ``joint_limits``: keep URDF
+    position limits (soft constraints, active only at the limits); False removes them.
     Raises the core's URDFError / UnsupportedJointError / TopologyError..., or ModelError
     when MuJoCo cannot build the model (e.g. a moving joint that carries no mass).
     """
@@ -135,14 +189,30 @@ def mujoco_model_from_urdf(
         joint.frictionloss = joint.armature = 0.0
         if joint_damping and d is not None:
             damping[0] = d.damping
-            joint.frictionloss, joint.armature = d.friction, d.armature
+            joint.armature = d.armature
+            if friction == 'frictionloss':
+                joint.frictionloss = d.friction
         joint.damping = damping
         if not joint_limits:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+    notes = []
     try:
         model = spec.compile()
     except Exception as err:  # noqa: BLE001
-        raise ModelError(f'MuJoCo could not compile the model: {err}') from None
+        if 'A + B >= C' not in str(err):
+            raise ModelError(f'MuJoCo could not compile the model: {err}') from None
+        # an inertia that breaks the triangle inequality (e.g. rounded vendor values): MuJoCo's
+        # compiler refuses it, its dynamics take it; compiled balanced, then set back as declared
+        spec.compiler.balanceinertia = True
+        try:
+            model = spec.compile()
+        except Exception as err2:  # noqa: BLE001
+            raise ModelError(f'MuJoCo could not compile the model: {err2}') from None
+        restored = _restore_inertias(mujoco, model, text)
+        notes.append(
+            f'links {restored}: principal moments of inertia that break A + B >= C, which '
+            "MuJoCo's compiler refuses; the plant simulates them as the URDF declares them"
+        )
     if model.nbody < 2 or model.body(1).name != robot.base_link.name:
         raise ModelError(
             f'MuJoCo made {model.body(1).name if model.nbody > 1 else "no body"!r} the base, the '
@@ -150,4 +220,6 @@ def mujoco_model_from_urdf(
             'frame with one fixed or floating joint: rename it)'
         )
     mount = np.eye(4) if robot.base_pose is None else np.array(robot.base_pose, dtype=float)
-    return ImportedModel(model, mount, robot.base_hint, [str(w.message) for w in caught], robot)
+    return ImportedModel(
+        model, mount, robot.base_hint, [str(w.message) for w in caught] + notes, robot
+    )
