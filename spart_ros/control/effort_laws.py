@@ -148,10 +148,10 @@ class _JointLaw(Law):
 
     def joint_inertia(self, R0, r0, q):
         """
-        Return the joints' mass matrix (n, n) at q (a new array).
+        Return the joints' mass matrix (n, n) at joint positions ``q`` (a new array).
 
-        The inertia the joint efforts drive with the base held (fixed) or driven (free flying):
-        H's joint block.
+        ``R0``, ``r0``: the base pose. The inertia the joint efforts drive with the base held
+        (fixed) or driven (free flying): H's joint block.
         """
         return self.dynamics.mass_matrix(R0, r0, q)[6:, 6:].copy()
 
@@ -248,9 +248,10 @@ class FloatingBase(_JointLaw):
 
     def joint_inertia(self, R0, r0, q):
         """
-        Return the joints' inertia (n, n) with the base free (a new array).
+        Return the joints' inertia (n, n) with the base free at ``q`` (a new array).
 
-        H* = Hm - H0m' H0^-1 H0m, the reduced inertia the joints drive on a free-floating base.
+        ``R0``, ``r0``: the base pose. H* = Hm - H0m' H0^-1 H0m, the reduced inertia the joints
+        drive on a free-floating base.
         """
         H = self.dynamics.mass_matrix(R0, r0, q)
         H0m = H[0:6, 6:]

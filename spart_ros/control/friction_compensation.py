@@ -131,7 +131,7 @@ class FrictionCompensation:
         )
 
     def slopes(self, qd):
-        """Return the dissipation's slope per coordinate (n,): G2' (d + F / v sech^2(w / v))."""
+        """Return the dissipation's slope (n,) at velocities ``qd``: G2' (d + F/v sech^2(w/v))."""
         w = self._full(qd)
         t = np.tanh(w / self.velocity)
         s = self.damping + (self.friction / self.velocity) * (1.0 - t * t)
@@ -140,7 +140,7 @@ class FrictionCompensation:
 
     def needs_inertia(self, dt):
         """
-        Whether :meth:`correction` needs the mass matrix this tick.
+        Return whether :meth:`correction` needs the mass matrix this tick (``dt``: its period).
 
         Always with friction; for a damping-only robot whose joints are all slow, every
         :data:`REFRESH` ticks (and when the period changes): the weights c change little in that
@@ -150,12 +150,13 @@ class FrictionCompensation:
 
     def correction(self, qd, qdd, dt, inertia):
         """
-        (n,) efforts to add to inverse dynamics with the joint dynamics at (qd, qdd); a new array.
+        Return (n,) efforts to add to inverse dynamics with the joint dynamics at (qd, qdd).
 
         f(w) - f(qd) with w = qd + c(h s / m) h qdd per joint (module docstring), and where a
         joint's x = h s / m exceeds :data:`COUPLED_ABOVE`, the linear part exact for the coupled
         joints.  ``qdd`` the commanded acceleration, ``dt`` the time since the previous command
         (0: the last period), ``inertia`` (n, n) the joints' mass matrix at this configuration.
+        A new array.
         """
         if dt > 0.0:
             self.period = dt
@@ -230,7 +231,8 @@ def uncompensated_notes(mode, dynamics, compensation, period=NOMINAL_PERIOD):
 
     The coordinates whose dissipation time constant (at rest, at the zero configuration) is below
     ``period``: ``mode`` cannot compensate their damping and friction at that rate (module
-    docstring).  ``compensation``: the law's :class:`FrictionCompensation`.
+    docstring).  ``dynamics``: the law's FastDynamics; ``compensation``: the law's
+    :class:`FrictionCompensation`.
     """
     if not compensation.active:
         return []
@@ -253,6 +255,7 @@ def saturation_notes(dynamics, compensation):
     A joint whose damping and friction at its URDF velocity limit take more than its URDF effort
     limit cannot be compensated above the speed where they reach it (the efforts are clamped):
     said once, at build, with that speed, rather than found by a tracking fault mid-motion.
+    ``dynamics``: the law's FastDynamics; ``compensation``: its :class:`FrictionCompensation`.
     """
     if not compensation.active:
         return []

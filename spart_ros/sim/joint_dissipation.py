@@ -75,7 +75,11 @@ class JointDissipation:
 
     @classmethod
     def of_robot(cls, robot, velocity=FRICTION_VELOCITY):
-        """Return the law of a :class:`~spart_ros.core.model.Robot` (its coordinates, values)."""
+        """
+        Return the law of ``robot``, a :class:`~spart_ros.core.model.Robot` (coordinates, values).
+
+        ``velocity``: the smoothed sign's velocity scale v (rad/s or m/s).
+        """
         from ..core.joint_friction import joint_dynamics_arrays
 
         damping, friction, _ = joint_dynamics_arrays(robot)
@@ -171,8 +175,8 @@ class JointDissipation:
         dissipation linearized at u*, f(u) ~ f(u*) + S (u - u*), integrated exactly over the step
         (the exponential of M^-1 S, by the symmetric eigenproblem of L^-1 S L^-T, M = L L'):
         exact for a linear damping whatever its time constant, and for the friction where it is
-        linear over the step.  The positions move by h u_mean.  Arguments as
-        :meth:`implicit_velocity`.
+        linear over the step.  The positions move by h u_mean.  ``M``, ``r`` (the other generalized
+        forces), ``u0``, ``joints`` (the dissipating coordinates): as :meth:`implicit_velocity`.
         """
         M = np.asarray(M, dtype=float)
         r = np.asarray(r, dtype=float)

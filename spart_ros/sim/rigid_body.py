@@ -357,7 +357,11 @@ class RigidBodyPlant:
         return self.fast.joint_friction(self._u).copy()
 
     def step(self, n=1):
-        """Advance ``n`` steps of ``dt`` (RK4, or the implicit step) with the held efforts."""
+        """
+        Advance ``n`` steps of ``dt`` (RK4, or the implicit step) with the held efforts.
+
+        Return the number of steps taken (``n``).
+        """
         h = self.dt
         if self.dissipation is not None:
             for _ in range(int(n)):
