@@ -7,7 +7,7 @@ compensates: joint j (full coordinates) takes the effort
     f_j(w) = d_j w + F_j tanh(w / v)          (w: the joint's velocity, v = friction_velocity)
 
 against its motion, with no static friction: a joint at rest under an effort e below F_j creeps
-at the velocity where f_j = e (|w| < v atanh(e / F_j)); MuJoCo's ``frictionloss`` would hold it
+at the velocity where f_j = e (``|w| < v atanh(e / F_j)``); MuJoCo's ``frictionloss`` would hold it
 (stick-slip), which the model-based controller does not know.
 
 **Why implicitly.** Near zero velocity the friction is as stiff as a damping of F / v (100 F N m s
