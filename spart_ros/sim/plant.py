@@ -263,6 +263,8 @@ class MujocoPlant:
             self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS
         ]
         self.paused = False
+        #: the base's reaction wheels and thrusters (:mod:`.actuation`), or None
+        self.actuation = None
         #: held still where it is (brakes; a launch lock): steps advance the time only, until
         #: released
         self.held = False
@@ -283,6 +285,7 @@ class MujocoPlant:
         xacro_args=None,
         joint_dynamics=None,
         armature=None,
+        actuators=None,
     ):
         """
         Plant of a URDF.
@@ -301,7 +304,13 @@ class MujocoPlant:
         ``joint_limits``: add the URDF position limits (default False; see
         :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
         ``initial``: :class:`InitialState` (default: everything zero, identity pose).
+        ``actuators``: the base's reaction wheels and thrusters
+        (:class:`~spart_ros.core.actuators.BaseActuators` or its YAML file): the wheels become
+        joints of the model (:func:`~spart_ros.core.actuators.add_wheels`), the plant applies
+        them (:attr:`actuation`, :mod:`.actuation`).
         """
+        from .actuation import attach_mujoco, urdf_with_wheels
+
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
         if integrator not in INTEGRATORS:
@@ -309,6 +318,7 @@ class MujocoPlant:
         dt = float(dt)
         if not math.isfinite(dt) or dt <= 0.0:
             raise InputError(f'dt must be a positive number of seconds, got {dt}')
+        source, actuators, extend = urdf_with_wheels(source, actuators, xacro_args)
         imported = mujoco_model_from_urdf(
             source,
             base == 'floating',
@@ -317,6 +327,7 @@ class MujocoPlant:
             xacro_args,
             joint_dynamics,
             armature,
+            extend,
         )
         import mujoco
 
@@ -333,6 +344,7 @@ class MujocoPlant:
             imported.robot,
         )
         plant.gravity = gravity
+        attach_mujoco(plant, actuators)
         if integrator == 'RK4':
             rate, joint = plant.damping_rate()
             if rate * dt > RK4_DAMPING_LIMIT:
@@ -480,7 +492,10 @@ class MujocoPlant:
             self.data.time = self._time_ns * 1e-9
             return n
         before = [stat.number for stat in self._checks]
-        self._mj.mj_step(self.model, self.data, n)
+        if self.actuation is None:
+            self._mj.mj_step(self.model, self.data, n)
+        else:  # the actuators decide what they apply before each step
+            self.actuation.step_mujoco(self, n)
         self._time_ns += n * self._dt_ns
         self._fresh = False
         for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
@@ -527,6 +542,8 @@ class MujocoPlant:
         else:
             m.body_pos[self._root], m.body_quat[self._root] = p, quat
         d.qpos[self._qadr], d.qvel[self._vadr] = q, u
+        if self.actuation is not None:
+            self.actuation.reset()
         if new_time:
             self._time_ns += self._dt_ns
         d.time = self._time_ns * 1e-9

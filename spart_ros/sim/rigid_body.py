@@ -23,6 +23,7 @@ nanoseconds, as the MuJoCo plant counts it.
 
 import numpy as np
 
+from .actuation import attach_rk4
 from .plant import (
     _vector,
     BASE_MODES,
@@ -75,7 +76,11 @@ class RigidBodyPlant:
     :class:`~spart_ros.sim.plant.InitialState` (joint values by name, the base link's pose in the
     world and, floating, its twist in b; with a URDF ``world`` root, the pose of that root, as
     the MuJoCo plant takes it).  ``set_efforts`` holds joint efforts (``joint_names`` order)
-    until the next call.
+    until the next call.  ``actuators``: the base's reaction wheels and thrusters
+    (:class:`~spart_ros.core.actuators.BaseActuators` or its YAML file; the robot must have the
+    wheels' joints: :func:`~spart_ros.core.actuators.add_wheels`), applied by :attr:`actuation`
+    (:mod:`.actuation`): the wheel motor torques add to the joint efforts, the thrusters' wrench
+    (fixed in the base, evaluated at each RK4 stage) is the base's generalized force.
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class RigidBodyPlant:
         dt=1e-3,
         joint_dynamics=True,
         initial=None,
+        actuators=None,
     ):
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
@@ -115,6 +121,10 @@ class RigidBodyPlant:
         self._R_bc, self._p_bc = T[:3, :3].copy(), T[:3, 3].copy()  # base CoM frame in b
         self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
+        self.actuation = None
+        self._taum = np.zeros(self.n_joints)
+        self._tau0 = np.zeros(6)
+        attach_rk4(self, actuators)
         self.reset()
         rate, joint = self.damping_rate()
         if rate * dt > RK4_DAMPING_LIMIT:
@@ -228,6 +238,8 @@ class RigidBodyPlant:
         self._q, self._u = q, u
         self._R0 = _rotation(self._quat)
         self._efforts[:] = 0.0
+        if self.actuation is not None:
+            self.actuation.reset()
 
     # -- dynamics -------------------------------------------------------------------------
     # The state is one vector x: floating [quaternion (w, x, y, z) of R0, r0, q, u0, u], fixed [q,
@@ -251,6 +263,21 @@ class RigidBodyPlant:
             self._q, self._u = x[0:n].copy(), x[n:].copy()
         self._R0 = _rotation(self._quat)
 
+    def _loads(self, R0):
+        """(tau0 (6,), taum (n,)): the base's generalized force and the joint efforts held."""
+        a = self.actuation
+        if a is None:
+            return self._zero6, self._efforts
+        np.copyto(self._taum, self._efforts)
+        self._taum[a.wheel_index] += a.wheel_torques
+        if not self.floating or not a.n_thrusters:
+            return self._zero6, self._taum
+        torque_b, force_b = a.thruster_wrench()
+        R_b = R0 @ self._R_cb
+        self._tau0[0:3] = self._R_cb @ (torque_b - np.cross(self._p_bc, force_b))
+        self._tau0[3:6] = R_b @ force_b
+        return self._tau0, self._taum
+
     def _rates(self, x):
         """dx/dt at x under the held efforts."""
         n = self.n_joints
@@ -258,21 +285,15 @@ class RigidBodyPlant:
         if not self.floating:
             q, u = x[0:n], x[n:]
             _, udot = self.fast.forward_dynamics(
-                self._R0, self._r0, q, self._zero6, u, self._zero6, self._efforts, floating=False
+                self._R0, self._r0, q, self._zero6, u, self._zero6, self._loads(self._R0)[1],
+                floating=False,
             )
             out[0:n], out[n:] = u, udot
             return out
         quat, r0, q, u0, u = x[0:4], x[4:7], x[7 : 7 + n], x[7 + n : 13 + n], x[13 + n :]
-        u0dot, udot = self.fast.forward_dynamics(
-            _rotation(quat / np.linalg.norm(quat)),
-            r0,
-            q,
-            u0,
-            u,
-            self._zero6,
-            self._efforts,
-            floating=True,
-        )
+        R0 = _rotation(quat / np.linalg.norm(quat))
+        tau0, taum = self._loads(R0)
+        u0dot, udot = self.fast.forward_dynamics(R0, r0, q, u0, u, tau0, taum, floating=True)
         out[0:4] = _quaternion_rate(quat, u0[0:3])
         out[4:7] = u0[3:6]
         out[7 : 7 + n] = u
@@ -282,14 +303,15 @@ class RigidBodyPlant:
 
     def _accelerations(self, quat, r0, q, u0, u):
         R0 = _rotation(quat)
+        tau0, taum = self._loads(R0)
         u0dot, udot = self.fast.forward_dynamics(
             R0,
             r0,
             q,
             u0 if self.floating else self._zero6,
             u,
-            self._zero6,
-            self._efforts,
+            tau0 if self.floating else self._zero6,
+            taum,
             floating=self.floating,
         )
         return u0dot.copy(), udot.copy()
@@ -298,7 +320,12 @@ class RigidBodyPlant:
         """Advance ``n`` RK4 steps of ``dt`` with the held efforts; returns ``n``."""
         h = self.dt
         x = self._pack()
+        a = self.actuation
         for _ in range(int(n)):
+            if a is not None:  # what the actuators apply over this step
+                n_q = self.n_joints
+                speeds = x[13 + n_q :] if self.floating else x[n_q:]
+                a.before_step(self._time_ns * 1e-9, speeds[a.wheel_index])
             k1 = self._rates(x)
             k2 = self._rates(x + (0.5 * h) * k1)
             k3 = self._rates(x + (0.5 * h) * k2)

@@ -95,6 +95,7 @@ def mujoco_model_from_urdf(
     xacro_args=None,
     joint_dynamics=None,
     armature=None,
+    extend=None,
 ):
     """
     Return the :class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
@@ -105,7 +106,8 @@ def mujoco_model_from_urdf(
     and rotor inertia (``armature``): the URDF ``<dynamics damping friction>`` with the
     ``joint_dynamics`` / ``armature`` overrides of :func:`~spart_ros.core.urdf.robot_from_urdf`;
     False zeroes all three.  ``joint_limits``: keep URDF position limits (soft constraints,
-    active only at the limits); False removes them.
+    active only at the limits); False removes them.  ``extend(mujoco, spec, robot)``: called on
+    the spec before it is compiled (e.g. the base's actuators).
     Raises the core's URDFError / UnsupportedJointError / TopologyError..., or ModelError
     when MuJoCo cannot build the model (e.g. a moving joint that carries no mass).
     """
@@ -139,6 +141,8 @@ def mujoco_model_from_urdf(
         joint.damping = damping
         if not joint_limits:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+    if extend is not None:
+        extend(mujoco, spec, robot)
     try:
         model = spec.compile()
     except Exception as err:  # noqa: BLE001
