@@ -372,11 +372,14 @@ def frame_z_along(axis):
 def _frame_z_to(axis):
     """Return the roll, pitch, yaw (URDF: R = Rz Ry Rx) of a frame whose z axis is ``axis``."""
     R = frame_z_along(axis)
-    return (
-        math.atan2(R[2, 1], R[2, 2]),
-        -math.asin(max(-1.0, min(1.0, R[2, 0]))),
-        math.atan2(R[1, 0], R[0, 0]),
-    )
+    if abs(R[2, 0]) < 1.0 - 1e-12:
+        return (
+            math.atan2(R[2, 1], R[2, 2]),
+            -math.asin(R[2, 0]),
+            math.atan2(R[1, 0], R[0, 0]),
+        )
+    # pitch +-90 deg (gimbal lock): roll 0, R = Rz(yaw) Ry(pitch)
+    return 0.0, -math.copysign(math.pi / 2, R[2, 0]), math.atan2(-R[0, 1], R[1, 1])
 
 
 def _fmt(values):

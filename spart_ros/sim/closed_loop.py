@@ -127,6 +127,14 @@ class ClosedLoopRun:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     goals: list = field(default_factory=list)
+    #: with base actuators (else None): (k, n_w) wheel speeds [rad/s] measured and motor torques
+    #: commanded [N m]; (k, n_t) thruster commands [N]; (k,) propellant the plant used [kg]; (k,)
+    #: whether the base actuators' allocation was feasible
+    wheel_speeds: np.ndarray = None
+    wheel_torques: np.ndarray = None
+    thruster_commands: np.ndarray = None
+    propellant: np.ndarray = None
+    actuation_feasible: np.ndarray = None
 
     @property
     def robot(self):
@@ -233,7 +241,9 @@ def _settings(settings, floating):
     return settings
 
 
-def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator):
+def _plant(
+    plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, actuators=None
+):
     if not isinstance(plant, str):
         return plant
     if plant not in PLANTS:
@@ -250,15 +260,46 @@ def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, in
             initial=initial,
             joint_dynamics=joint_dynamics,
             armature=armature,
+            actuators=actuators,
         )
     import warnings
 
+    from ..core.actuators import add_wheels, load_actuators
+    from ..core.urdf import robot_from_urdf
+
+    actuators = load_actuators(actuators)
+    text = add_wheels(urdf, actuators) if actuators is not None else urdf
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        robot, _ = robot_from_urdf(text, joint_dynamics=joint_dynamics, armature=armature)
+    out = RigidBodyPlant(
+        robot, base=base, gravity=gravity, dt=dt, initial=initial, actuators=actuators
+    )
+    out.description = text
+    return out
+
+
+def _controller_robot(plant, joint_dynamics, armature):
+    """
+    Return the controller's model of the plant's robot.
+
+    The plant's own, or with base actuators its arm model: the wheels locked into the base.
+    """
+    if getattr(plant, 'actuation', None) is None or not plant.actuation.n_wheels:
+        return plant.robot
+    import warnings
+
+    from ..core.actuators import lock_wheels
     from ..core.urdf import robot_from_urdf
 
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        robot, _ = robot_from_urdf(urdf, joint_dynamics=joint_dynamics, armature=armature)
-    return RigidBodyPlant(robot, base=base, gravity=gravity, dt=dt, initial=initial)
+        robot, _ = robot_from_urdf(
+            lock_wheels(plant.description, plant.actuation.actuators),
+            joint_dynamics=joint_dynamics,
+            armature=armature,
+        )
+    return robot
 
 
 def simulate(
@@ -279,6 +320,7 @@ def simulate(
     armature=None,
     integrator='RK4',
     record=True,
+    actuators=None,
 ):
     """
     Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
@@ -297,20 +339,30 @@ def simulate(
     ``armature``: the robot's joint dynamics overrides
     (:func:`~spart_ros.core.urdf.robot_from_urdf`), for the plant and the controller's model
     alike; ``integrator``: MuJoCo's ('RK4', 'Euler', 'implicit', 'implicitfast');
-    ``record``: False keeps only the last state (a benchmark of the loop itself).
+    ``record``: False keeps only the last state (a benchmark of the loop itself);
+    ``actuators``: the base's reaction wheels and thrusters (their YAML file,
+    :mod:`spart_ros.core.actuators`) for the plant built here, and the controller's
+    ``actuators_file`` unless the settings name one: the controller's model then has the wheels
+    locked, it is given the wheels' speeds each tick, and its thruster and wheel commands go to
+    the plant (zeros on a stop command).
     """
     if isinstance(initial, dict):
         initial = InitialState(dict(initial))
-    plant = _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator)
+    plant = _plant(
+        plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, actuators
+    )
     floating = bool(plant.floating)
-    robot = plant.robot
+    if isinstance(settings, dict) and actuators is not None and isinstance(actuators, str):
+        settings = {'actuators_file': actuators, **settings}
     settings = _settings(settings, floating)
+    robot = _controller_robot(plant, joint_dynamics, armature)
     dynamics = fast_dynamics(robot, plant.gravity, joint_dynamics=settings.joint_dynamics)
     controller = Controller(notify=lambda level, key, text: None)
     controller.configure(settings, robot, dynamics)
     controller.activate()
     names = list(robot.coordinates.names)
     command = EffortCommand(controller.joint_names, plant.joint_names)
+    actuation = getattr(plant, 'actuation', None)
     read = np.array([list(plant.joint_names).index(n) for n in names], dtype=np.intp)
     steps = int(steps_per_tick)
     if steps < 1:
@@ -343,6 +395,15 @@ def simulate(
         'base_rotation': np.zeros((rows, 3, 3)),
         'base_twist': np.zeros((rows, 6)),
     }
+    if actuation is not None:
+        n_w, n_t = actuation.n_wheels, actuation.n_thrusters
+        out.update(
+            wheel_speeds=np.zeros((rows, n_w)),
+            wheel_torques=np.zeros((rows, n_w)),
+            thruster_commands=np.zeros((rows, n_t)),
+            propellant=np.zeros(rows),
+            actuation_feasible=np.zeros(rows, dtype=bool),
+        )
     states = []
     joint_times = np.zeros(n)
     fixed = None
@@ -373,13 +434,27 @@ def simulate(
             divmod(t_ns, 1_000_000_000),
             t,
         )
+        if actuation is not None:
+            speeds = plant.joint_velocities()[actuation.wheel_index]
+            if controller.active and controller.law is not None:
+                controller.set_reference('wheel_speeds', speeds)
         cmd = controller.update(inputs, t)
         row = k if record else 0
         if cmd is not None:
             plant.set_efforts(command.accept(cmd.values))
             out['commands'][row] = cmd.values
+            if actuation is not None:
+                _actuate(actuation, cmd)
         else:
             out['commands'][row] = np.nan
+        if actuation is not None and record:
+            out['wheel_speeds'][row] = speeds
+            out['wheel_torques'][row] = actuation.wheel_commands
+            out['thruster_commands'][row] = actuation.thruster_commands
+            out['propellant'][row] = actuation.propellant
+            out['actuation_feasible'][row] = bool(
+                controller.actuation is not None and controller.actuation.feasible
+            )
         if record:
             out['t'][row] = t
             out['q'][row], out['qd'][row] = q, qd
@@ -407,6 +482,17 @@ def simulate(
         goals=goals,
         **out,
     )
+
+
+def _actuate(actuation, cmd):
+    """Send a command's thruster and wheel commands to the plant (zeros with a stop command)."""
+    act = cmd.actuators
+    if act is None:
+        actuation.set_wheel_torques(np.zeros(actuation.n_wheels))
+        actuation.set_thruster_commands(np.zeros(actuation.n_thrusters))
+    else:
+        actuation.set_wheel_torques(act.wheels)
+        actuation.set_thruster_commands(act.thrusters)
 
 
 def demo(name, plant='mujoco', duration=None, settings=None, **options):

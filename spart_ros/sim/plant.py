@@ -344,6 +344,7 @@ class MujocoPlant:
             imported.robot,
         )
         plant.gravity = gravity
+        plant.description = source if actuators is not None else None
         attach_mujoco(plant, actuators)
         if integrator == 'RK4':
             rate, joint = plant.damping_rate()
