@@ -100,8 +100,14 @@ def _inputs():
         r0=(R_b0 @ com).tolist(),
         v0=(np.array(V0) + np.cross(R_b0 @ np.array(W0), R_b0 @ com)).tolist(),
         wheels=[
-            dict(axis=w['axis'], Js=w['rotor_inertia'], Jt=w['transverse_inertia'], mass=w['mass'],
-                 position=w['position'], speed=w['initial_speed'])
+            dict(
+                axis=w['axis'],
+                Js=w['rotor_inertia'],
+                Jt=w['transverse_inertia'],
+                mass=w['mass'],
+                position=w['position'],
+                speed=w['initial_speed'],
+            )
             for w in WHEELS
         ],  # fmt: skip
         torques=torques.tolist(),
@@ -193,7 +199,9 @@ def test_thruster_pulses_against_basilisks_thruster_effector(basilisk):
     measured = []
     for k, on in PULSES.items():
         end = k + int(round(max(on) / DT)) + 2
-        gap = mass * np.linalg.norm((out['1_v'][end] - out['1_v'][k]) - (ours['v'][end] - ours['v'][k]))
+        gap = mass * np.linalg.norm(
+            (out['1_v'][end] - out['1_v'][k]) - (ours['v'][end] - ours['v'][k])
+        )
         measured.append(gap)
         assert gap <= 2 * extra * 1.01, (k, gap, extra)
     assert max(measured) > 0.0  # the difference is there (else the effector changed)

@@ -42,10 +42,10 @@ Allocation = namedtuple(
     'thrust wheel_torques achieved required residual feasible saturated message',
 )
 Allocation.__doc__ = """One allocation: ``thrust`` (n_t,) [N], ``wheel_torques`` (n_w,) [N m];
-``achieved`` (6,) the wrench they exert and ``required`` (6,) the one asked for ([torque about b's
-origin; force], b); ``residual`` = required - achieved; ``feasible`` (the required wrench is exerted
-to the tolerance); ``saturated``: names of the actuators at a bound that limits the result (empty
-when feasible); ``message``: '' or why the wrench is not exerted."""
+``achieved`` (6,) the wrench they exert and ``required`` (6,) the one asked for ([torque about
+b's origin; force], b); ``residual`` = required - achieved; ``feasible`` (the required wrench is
+exerted to the tolerance); ``saturated``: names of the actuators at a bound that limits the
+result (empty when feasible); ``message``: '' or why the wrench is not exerted."""
 
 
 def effectiveness(actuators):
@@ -90,7 +90,9 @@ class WrenchAllocator:
         reach = np.abs(self.M) @ span
         self.torque_scale = float(torque_scale or max(reach[0:3].max(initial=0.0), 1e-3))
         self.force_scale = float(force_scale or max(reach[3:6].max(initial=0.0), 1e-3))
-        self.S = np.concatenate([np.full(3, 1.0 / self.torque_scale), np.full(3, 1.0 / self.force_scale)])
+        self.S = np.concatenate(
+            [np.full(3, 1.0 / self.torque_scale), np.full(3, 1.0 / self.force_scale)]
+        )
         self.fuel_weight, self.wheel_weight = float(fuel_weight), float(wheel_weight)
         self.epsilon, self.tolerance = float(epsilon), float(tolerance)
         # variables scaled to their bound: x = span * y
@@ -142,7 +144,11 @@ class WrenchAllocator:
             return self._result(x1 * span, w, lo, hi, False)
         # feasible: the preferred exact solution
         n = self.n_t + self.n_w
-        P = np.diag(np.concatenate([np.full(self.n_t, self.fuel_weight), np.full(self.n_w, self.wheel_weight)]))
+        P = np.diag(
+            np.concatenate(
+                [np.full(self.n_t, self.fuel_weight), np.full(self.n_w, self.wheel_weight)]
+            )
+        )
         y_pref = np.zeros(n)
         if preferred_torques is not None:
             y_pref[self.n_t :] = np.asarray(preferred_torques, dtype=float) / span[self.n_t :]
@@ -151,7 +157,9 @@ class WrenchAllocator:
             T = np.zeros((3, n))
             T[:, : self.n_t] = self._A[0:3, : self.n_t]
             rows.append(self.epsilon * dump_weight * T)
-            rhs.append(self.epsilon * dump_weight * self.S[0:3] * np.asarray(thruster_torque, float))
+            rhs.append(
+                self.epsilon * dump_weight * self.S[0:3] * np.asarray(thruster_torque, float)
+            )
         A2, b2 = np.vstack(rows), np.concatenate(rhs)
         x2 = self._solve(lsq_linear, A2, b2, ylo, yhi, ylo_s, yhi_s, fixed)
         x2 = self._polish(x2, b, ylo, yhi)
@@ -190,12 +198,17 @@ class WrenchAllocator:
             wheel = np.arange(len(x)) >= self.n_t
             limiting = at & (
                 (np.isclose(x, hi, rtol=0, atol=1e-12 * (np.abs(hi) + 1)) & (gradient > 0))
-                | (np.isclose(x, lo, rtol=0, atol=1e-12 * (np.abs(lo) + 1)) & (gradient < 0) & wheel)
+                | (
+                    np.isclose(x, lo, rtol=0, atol=1e-12 * (np.abs(lo) + 1))
+                    & (gradient < 0)
+                    & wheel
+                )
             )
             saturated = [self.names[k] for k in np.flatnonzero(limiting)]
             message = (
                 'base wrench not feasible: residual torque '
-                f'{np.linalg.norm(residual[0:3]):.3g} N m, force {np.linalg.norm(residual[3:6]):.3g} '
+                f'{np.linalg.norm(residual[0:3]):.3g} N m, force '
+                f'{np.linalg.norm(residual[3:6]):.3g} '
                 f'N (the bounded least-squares optimum)'
                 + (f'; at their bounds: {", ".join(saturated)}' if saturated else '')
             )

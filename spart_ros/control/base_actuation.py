@@ -3,18 +3,19 @@ The base's actuators under a control law: wheels and thrusters each tick (pure n
 
 A law that actuates the base (``free_flying``, and the space modes holding the base attitude)
 computes the base wrench it needs on the controller's ARM model, where the reaction wheels are
-locked into the base (:func:`spart_ros.core.actuators.lock_wheels`).  :class:`BaseActuatorControl`
-turns it into thruster and wheel commands:
+locked into the base (:func:`spart_ros.core.actuators.lock_wheels`).
+:class:`BaseActuatorControl` turns it into thruster and wheel commands:
 
 **What the wheels' spin adds** (a balanced wheel: rotor axisymmetric about its axis a_i, its CoM
 on the axis; J_s its spin inertia, w_i its speed relative to the base, b_i its viscous friction).
 With the rotors free to spin instead of locked, the base rows of the equations of motion gain
-``sum_i J_s a_i (a_i . alpha + dw_i/dt) + omega x h`` (h = sum_i J_s w_i a_i, the wheels' momentum
-relative to the base, base frame), and each rotor obeys ``J_s (a_i . alpha + dw_i/dt) = tau_i -
-b_i w_i``; the arm's rows do not change.  So the thrusters' wrench B f and the motor torques tau
+``sum_i J_s a_i dw_i/dt + omega x h`` (h = sum_i J_s w_i a_i, the wheels' momentum relative to the
+base, base frame), and each rotor obeys ``J_s (a_i . alpha + dw_i/dt) = tau_i - b_i w_i``; the
+arm's rows do not change.  So the thrusters' wrench B f and the motor torques tau
 must satisfy
 
-    B f - sum_i [a_i; 0] tau_i = W + [omega x h - sum_i J_s a_i (a_i . alpha) - sum_i b_i w_i a_i; 0]
+    B f - sum_i [a_i; 0] tau_i = W + [omega x h - sum_i J_s a_i (a_i . alpha) - sum_i b_i w_i a_i;
+                                      0]
 
 with W the locked model's wrench for the same base acceleration (alpha, omega: the base's angular
 acceleration and velocity, frame b).  :meth:`BaseActuatorControl.required_wrench` forms the right
@@ -45,16 +46,15 @@ from collections import namedtuple
 
 import numpy as np
 
-from .allocation import WrenchAllocator
 from ..core.actuators import G0
 from ..core.errors import InputError
+from .allocation import WrenchAllocator
 
 __all__ = ['BaseActuatorControl', 'BaseActuatorCommand', 'ActuationStatus', 'from_settings']
 
 ActuationStatus = namedtuple(
     'ActuationStatus',
-    'feasible saturated message required achieved wheel_speeds wheel_momentum dumping '
-    'propellant',
+    'feasible saturated message required achieved wheel_speeds wheel_momentum dumping propellant',
 )
 ActuationStatus.__doc__ = """One tick of the base actuators: ``feasible`` (the wrench asked for is
 exerted: the cycle's allocation exact and the wheels' torque exact this tick); ``saturated``
@@ -146,7 +146,7 @@ class BaseActuatorControl:
 
     # -- the wheels' dynamics -------------------------------------------------------------
     def wheel_momentum(self, speeds):
-        """h (3,): the wheels' angular momentum relative to the base, base link frame [N m s]."""
+        """Return h (3,): the wheels' angular momentum relative to the base, base link frame [N m s]."""
         return self.axes @ (self.Js * np.asarray(speeds, dtype=float))
 
     def required_wrench(self, torque_b, force_b, w_b, alpha_b, speeds):
@@ -272,7 +272,7 @@ class BaseActuatorControl:
         self._force = np.where(self.throttled, f, 0.0)
 
     def _wheel_torques(self, target, lo, hi):
-        """The wheels' bounded least-squares torques (n_w,) for the torque ``target`` (3,)."""
+        """Return the wheels' bounded least-squares torques (n_w,) for the torque ``target`` (3,)."""
         if not self.n_w:
             return np.zeros(0)
         tau = self._pinv @ target

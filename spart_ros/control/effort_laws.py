@@ -46,9 +46,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..core.errors import InputError
 from .end_effector import rotation_vector
 from .law import BaseFrames, FrictionCompensation, Law, LawOutput
-from ..core.errors import InputError
 
 __all__ = [
     'Gains',
@@ -353,8 +353,18 @@ class FreeFlying(_JointLaw):
         speeds = a.measured_speeds()
         required = a.required_wrench(torque_b, force_b, base.w_b, alpha_b, speeds)
         dyn = AttitudeDynamics(
-            self.robot, self.dynamics, R0, r0, state.q, u0, state.qd, qdd, alpha_b, base.w_b,
-            a, speeds,
+            self.robot,
+            self.dynamics,
+            R0,
+            r0,
+            state.q,
+            u0,
+            state.qd,
+            qdd,
+            alpha_b,
+            base.w_b,
+            a,
+            speeds,
         )
         cmd = a.command(0.0 if t is None else t, required, speeds, torque_for=dyn.torque_for)
         return dyn.taum, cmd

@@ -210,7 +210,12 @@ class ControllerSettings:
                 f'command_interface {self.command_interface} needs a mode that outputs it; mode '
                 f'{self.mode} outputs {list(law.interfaces)}'
             )
-        for name in ('state_timeout', 'reference_timeout', 'path_sample_period', 'thruster_period'):
+        for name in (
+            'state_timeout',
+            'reference_timeout',
+            'path_sample_period',
+            'thruster_period',
+        ):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise InputError(f'{name} must be a finite number of seconds > 0, got {value!r}')
@@ -237,7 +242,7 @@ class ControllerSettings:
         if len(dump) != 3 or not (0 <= dump[1] < dump[0] <= 1 and math.isfinite(dump[2])):
             raise InputError(
                 'momentum_dump: expected [start, stop, gain] with 0 <= stop < start <= 1 (fractions '
-                f'of the wheels\' speed limit) and a finite gain [1/s], got {self.momentum_dump!r}'
+                f"of the wheels' speed limit) and a finite gain [1/s], got {self.momentum_dump!r}"
             )
         if self.actuators_file and self.mode in ('free_flying',) + _space_modes():
             from ..core.actuators import load_actuators

@@ -39,15 +39,15 @@ import warnings
 
 import numpy as np
 
+from ..core import base_state as bs
+from ..core import checks as chk
+from ..core.connectivity import leaf_links
+from ..core.errors import InputError
 from .desired_reaction import DesiredReaction
 from .ee_goals import GoalFollower
 from .law import BaseFrames, Law, LawOutput
 from .reactionless import Reactionless
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
-from ..core import base_state as bs
-from ..core import checks as chk
-from ..core.connectivity import leaf_links
-from ..core.errors import InputError
 
 __all__ = ['SpaceMode', 'SPACE_LAWS', 'SpaceReferences', 'INTERFACES', 'REFERENCE_FRAMES']
 
@@ -370,8 +370,18 @@ class SpaceMode(Law):
         a = self.actuation
         speeds = a.measured_speeds()
         dyn = AttitudeDynamics(
-            self.robot, self.dynamics, R0, r0, q, u0, qd, cmd.joint_accelerations, alpha_b, w_b,
-            a, speeds,
+            self.robot,
+            self.dynamics,
+            R0,
+            r0,
+            q,
+            u0,
+            qd,
+            cmd.joint_accelerations,
+            alpha_b,
+            w_b,
+            a,
+            speeds,
         )
         required = np.zeros(6)
         required[0:3] = dyn.torque_for(np.zeros(3), np.zeros(3))

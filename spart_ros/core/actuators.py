@@ -151,7 +151,9 @@ class ReactionWheel:
         js = _number(where, 'rotor_inertia', d['rotor_inertia'], strict=True)
         jt = _number(where, 'transverse_inertia', d.get('transverse_inertia', js / 2), strict=True)
         max_speed = _number(where, 'max_speed', d['max_speed'], strict=True, infinite=True)
-        initial = float(_number(where, 'initial_speed', d.get('initial_speed', 0.0), low=-math.inf))
+        initial = float(
+            _number(where, 'initial_speed', d.get('initial_speed', 0.0), low=-math.inf)
+        )
         if abs(initial) > max_speed:
             raise InputError(
                 f'{where}: initial_speed {initial:g} rad/s is beyond max_speed {max_speed:g}'
@@ -281,7 +283,7 @@ class BaseActuators:
         return np.array([t.wrench for t in self.thrusters], dtype=float).reshape(-1, 6).T
 
     def check_robot(self, robot):
-        """InputError if these actuators do not fit ``robot`` (a core Robot), else self."""
+        """Return self if these actuators fit ``robot`` (a core Robot), else raise InputError."""
         if self.base_link and self.base_link != robot.base_link.name:
             raise InputError(
                 f'{self.source or "actuators"} are declared for base link {self.base_link!r}, the '
@@ -315,9 +317,7 @@ class BaseActuators:
                 raise InputError(f'{where}: {key}: unknown keys {extra or ["specific_impulse"]}')
             if not isinstance(group.get(items, []) or [], list):
                 raise InputError(f'{where}: {key}.{items} must be a list')
-        wheels = tuple(
-            ReactionWheel.from_dict(d, k) for k, d in enumerate(rw.get('wheels') or [])
-        )
+        wheels = tuple(ReactionWheel.from_dict(d, k) for k, d in enumerate(rw.get('wheels') or []))
         thrusters = tuple(
             Thruster.from_dict(d, k) for k, d in enumerate(th.get('thrusters') or [])
         )
@@ -396,7 +396,9 @@ def _root(urdf):
 
 
 def _base_link(root):
-    children = {j.find('child').get('link') for j in root.iter('joint') if j.find('child') is not None}
+    children = {
+        j.find('child').get('link') for j in root.iter('joint') if j.find('child') is not None
+    }
     roots = [link.get('name') for link in root.iter('link') if link.get('name') not in children]
     if len(roots) != 1:
         raise InputError(f'the URDF has {len(roots)} root links {roots}: expected one')
@@ -443,9 +445,7 @@ def add_wheels(urdf, actuators):
         ET.SubElement(inertial, 'origin', xyz='0 0 0', rpy='0 0 0')
         ET.SubElement(inertial, 'mass', value=repr(float(w.mass)))
         jt, js = repr(float(w.transverse_inertia)), repr(float(w.rotor_inertia))
-        ET.SubElement(
-            inertial, 'inertia', ixx=jt, ixy='0', ixz='0', iyy=jt, iyz='0', izz=js
-        )
+        ET.SubElement(inertial, 'inertia', ixx=jt, ixy='0', ixz='0', iyy=jt, iyz='0', izz=js)
         joint = ET.SubElement(root, 'joint', name=w.name, type='continuous')
         ET.SubElement(joint, 'parent', link=base)
         ET.SubElement(joint, 'child', link=w.rotor)

@@ -30,9 +30,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .commands import CommandRejected
 from ..core.actuators import G0
 from ..core.errors import InputError
+from .commands import CommandRejected
 
 __all__ = ['BaseActuation', 'WheelReading', 'ThrusterReading']
 
@@ -80,9 +80,7 @@ class BaseActuation:
         self.throttled = np.array([x.throttled for x in t], dtype=bool)
         #: (3, n_t) positions and directions in the base link frame
         self.thruster_positions = np.array([x.position for x in t], dtype=float).reshape(-1, 3).T
-        self.thruster_directions = (
-            np.array([x.direction for x in t], dtype=float).reshape(-1, 3).T
-        )
+        self.thruster_directions = np.array([x.direction for x in t], dtype=float).reshape(-1, 3).T
         self.flow = 1.0 / (actuators.specific_impulse * G0)  # kg per N s
         self.reset()
 
@@ -113,7 +111,9 @@ class BaseActuation:
             )
         if not np.all(np.isfinite(v)):
             bad = [names[i] for i in np.flatnonzero(~np.isfinite(v))]
-            raise CommandRejected(f'{what}: non-finite value for {bad} in {v.tolist()}', 'non-finite')
+            raise CommandRejected(
+                f'{what}: non-finite value for {bad} in {v.tolist()}', 'non-finite'
+            )
         return v
 
     def set_wheel_torques(self, values):
@@ -297,9 +297,7 @@ def attach_mujoco(plant, actuators):
     """Give a :class:`~spart_ros.sim.plant.MujocoPlant` its :class:`BaseActuation` (or none)."""
     if actuators is None:
         return
-    actuation = BaseActuation(
-        actuators, wheel_joint_index(actuators, plant.joint_names), plant.dt
-    )
+    actuation = BaseActuation(actuators, wheel_joint_index(actuators, plant.joint_names), plant.dt)
     m = plant.model
     actuation._ctrl_wheels = np.array(
         [m.actuator(f'{w.name}_motor').id for w in actuators.wheels], dtype=np.intp

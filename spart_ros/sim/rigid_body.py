@@ -23,6 +23,10 @@ nanoseconds, as the MuJoCo plant counts it.
 
 import numpy as np
 
+from ..core import base_state as bs
+from ..core.attitude import quaternion_from_ros, quaternion_to_ros
+from ..core.errors import InputError
+from ..core.fast.mimic import fast_dynamics
 from .actuation import attach_rk4
 from .plant import (
     _vector,
@@ -32,10 +36,6 @@ from .plant import (
     InitialState,
     RK4_DAMPING_LIMIT,
 )
-from ..core import base_state as bs
-from ..core.attitude import quaternion_from_ros, quaternion_to_ros
-from ..core.errors import InputError
-from ..core.fast.mimic import fast_dynamics
 
 __all__ = ['RigidBodyPlant']
 
@@ -285,7 +285,13 @@ class RigidBodyPlant:
         if not self.floating:
             q, u = x[0:n], x[n:]
             _, udot = self.fast.forward_dynamics(
-                self._R0, self._r0, q, self._zero6, u, self._zero6, self._loads(self._R0)[1],
+                self._R0,
+                self._r0,
+                q,
+                self._zero6,
+                u,
+                self._zero6,
+                self._loads(self._R0)[1],
                 floating=False,
             )
             out[0:n], out[n:] = u, udot

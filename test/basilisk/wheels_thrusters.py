@@ -24,7 +24,6 @@ acts over that step.
 import json
 import sys
 
-import numpy as np
 from Basilisk.architecture import messaging
 from Basilisk.simulation import (
     extForceTorque,
@@ -32,7 +31,8 @@ from Basilisk.simulation import (
     spacecraft,
     thrusterDynamicEffector,
 )
-from Basilisk.utilities import macros, SimulationBaseClass, simIncludeRW, simIncludeThruster
+from Basilisk.utilities import macros, simIncludeRW, simIncludeThruster, SimulationBaseClass
+import numpy as np
 
 
 def main(inputs_path, out_path):
@@ -119,6 +119,7 @@ def simulate(cfg):
             return []
         state = sc.dynManager.getStateObject(effector.nameOfReactionWheelOmegasState)
         return np.array(state.getState()).reshape(-1)
+
     rows = {k: [] for k in ('time', 'sigma', 'omega', 'r', 'v', 'speeds', 'H', 'P')}
 
     def record(t):
