@@ -46,9 +46,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from .allocation import WrenchAllocator
 from ..core.actuators import G0
 from ..core.errors import InputError
-from .allocation import WrenchAllocator
 
 __all__ = ['BaseActuatorControl', 'BaseActuatorCommand', 'ActuationStatus', 'from_settings']
 
