@@ -44,7 +44,7 @@ def _robot(text):
 
 
 def _plant(kind, initial=None, dt=0.001, actuators=ACT):
-    common = dict(base='floating', gravity=(0.0, 0.0, 0.0), dt=dt, initial=initial)
+    common = {'base': 'floating', 'gravity': (0.0, 0.0, 0.0), 'dt': dt, 'initial': initial}
     if kind == 'mujoco':
         return MujocoPlant.from_urdf(URDF, actuators=actuators, **common)
     return RigidBodyPlant(_robot(add_wheels(URDF, actuators)), actuators=actuators, **common)
@@ -84,14 +84,20 @@ def test_the_shipped_declaration():
     ],
 )
 def test_a_bad_wheel_is_named(change, words):
-    wheel = dict(name='rw', axis=[1, 0, 0], rotor_inertia=0.1, max_torque=1, max_speed=600)
+    wheel = {
+        'name': 'rw',
+        'axis': [1, 0, 0],
+        'rotor_inertia': 0.1,
+        'max_torque': 1,
+        'max_speed': 600,
+    }
     with pytest.raises(InputError) as err:
         BaseActuators.from_dict({'reaction_wheels': {'wheels': [dict(wheel, **change)]}})
     assert all(w in str(err.value) for w in words), str(err.value)
 
 
 def test_bad_thrusters_and_files_are_named(tmp_path):
-    thruster = dict(name='t', position=[0, 0, 0], direction=[1, 0, 0], max_force=1.0)
+    thruster = {'name': 't', 'position': [0, 0, 0], 'direction': [1, 0, 0], 'max_force': 1.0}
     for change, words in (
         ({'max_force': 0}, ['t', 'max_force']),
         ({'throttled': 'yes'}, ['t', 'throttled']),
@@ -327,7 +333,7 @@ def _attitude_change_deg(run):
 
 
 def test_free_flying_holds_the_base_with_thrusters_and_wheels():
-    settings = dict(mode='free_flying', kp=100.0, kd=20.0, base_gains=(0.1, 0.6, 0.5, 1.5))
+    settings = {'mode': 'free_flying', 'kp': 100.0, 'kd': 20.0, 'base_gains': (0.1, 0.6, 0.5, 1.5)}
     run = simulate(
         URDF,
         settings,
@@ -356,14 +362,14 @@ def test_space_mode_holds_the_attitude_with_the_wheels():
     than the wheels' 1 N m (reported, and the attitude then recovers by the PD law).
     """
     initial = InitialState({'Joint_1': 0.3, 'Joint_2': 0.7, 'Joint_3': -1.2})
-    settings = dict(
-        mode='resolved_rate',
-        ee_link='Link_3',
-        task_rows=(3, 4, 5),
-        base_gains=(1.0, 2.0, 0.5, 1.5),
-        velocity_gain=2.0,
-        reference_timeout=10.0,
-    )
+    settings = {
+        'mode': 'resolved_rate',
+        'ee_link': 'Link_3',
+        'task_rows': (3, 4, 5),
+        'base_gains': (1.0, 2.0, 0.5, 1.5),
+        'velocity_gain': 2.0,
+        'reference_timeout': 10.0,
+    }
 
     def twist(controller, plant, t):
         controller.set_reference('ee_twist', (np.array([0, 0, 0, 0.0, 0.02, 0.01]), 'world'), t)

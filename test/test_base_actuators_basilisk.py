@@ -11,11 +11,10 @@ its reaction wheel state effector (``BalancedWheels``) and RK4 at the same step:
   attitude, angular velocity, wheel speeds and the base position agree to 1e-9 relative (measured:
   1e-13); the total angular momentum about the CoM is constant between pulses to 1e-12 in both;
 - the same pulses as on-time commands of Basilisk's ``thrusterDynamicEffector``: that effector
-  switches a pulse off at the first integration STAGE whose time reaches the on time, so a pulse can
-  last up to one RK4 stage longer (at most dt/6 of impulse more: measured 0.20333 N s for a 0.2 N s
-  pulse, dt = 10 ms); the plants' pulses are whole steps.  Checked: each pulse's impulse in Basilisk
-  is within [F tau, F (tau + dt/6)], and the plants' state stays within the effect of that
-  difference (relative 1e-2).
+  switches a pulse off at the first integration STAGE whose time reaches the on time, so a pulse
+  can last up to one RK4 stage longer (at most F dt/6 of impulse more: measured 0.20333 N s for a
+  0.2 N s pulse, dt = 10 ms); the plants' pulses are whole steps.  Checked: each pulse's impulse
+  differs from the plants' by at most F dt/6 per thruster, and the states agree to 1e-2.
 
 Basilisk 2.12.1's balanced wheels add no mass properties: its hub is the bus with the rotors lumped
 in (mass, CoM, J_s a a' + J_t (I - a a') each); the plants have the rotors as joints (the motor
@@ -37,16 +36,26 @@ URDF = """<robot name="rigid_bus"><link name="bus"><inertial>
 <origin xyz="0.02 -0.01 0.03" rpy="0.1 -0.2 0.3"/><mass value="120"/>
 <inertia ixx="14" ixy="0.3" ixz="-0.2" iyy="16" iyz="0.1" izz="11"/></inertial></link></robot>"""
 WHEELS = [
-    dict(name='rw1', axis=[1, 0, 0], rotor_inertia=0.05, transverse_inertia=0.03, mass=1.5,
-         position=[0.2, 0.1, -0.1], max_torque=1.0, max_speed=1e9, initial_speed=40.0),
-    dict(name='rw2', axis=[0, 1, 0], rotor_inertia=0.04, transverse_inertia=0.025, mass=1.2,
-         position=[-0.1, 0.25, 0.0], max_torque=1.0, max_speed=1e9, initial_speed=-25.0),
-    dict(name='rw3', axis=[0.6, 0, 0.8], rotor_inertia=0.06, transverse_inertia=0.035, mass=1.8,
-         position=[0.0, -0.2, 0.15], max_torque=1.0, max_speed=1e9, initial_speed=10.0),
-]  # fmt: skip
+    {
+        'name': name,
+        'axis': axis,
+        'rotor_inertia': js,
+        'transverse_inertia': jt,
+        'mass': mass,
+        'position': position,
+        'max_torque': 1.0,
+        'max_speed': 1e9,
+        'initial_speed': speed,
+    }
+    for name, axis, js, jt, mass, position, speed in (
+        ('rw1', [1, 0, 0], 0.05, 0.03, 1.5, [0.2, 0.1, -0.1], 40.0),
+        ('rw2', [0, 1, 0], 0.04, 0.025, 1.2, [-0.1, 0.25, 0.0], -25.0),
+        ('rw3', [0.6, 0, 0.8], 0.06, 0.035, 1.8, [0.0, -0.2, 0.15], 10.0),
+    )
+]
 THRUSTERS = [
-    dict(name='t1', position=[-0.5, 0.3, 0.1], direction=[1, 0, 0], max_force=2.0),
-    dict(name='t2', position=[0.1, -0.5, -0.2], direction=[0, 0.6, 0.8], max_force=1.0),
+    {'name': 't1', 'position': [-0.5, 0.3, 0.1], 'direction': [1, 0, 0], 'max_force': 2.0},
+    {'name': 't2', 'position': [0.1, -0.5, -0.2], 'direction': [0, 0.6, 0.8], 'max_force': 1.0},
 ]
 DT, STEPS = 0.01, 2000
 PULSES = {100: [0.3, 0.0], 400: [0.0, 0.5], 900: [0.2, 0.2]}  # step -> on time per thruster
@@ -89,33 +98,33 @@ def _inputs():
             + w['mass'] * _skew(d) @ _skew(d).T
         )
     R_b0 = _dcm_bn(SIGMA0).T
-    common = dict(
-        dt=DT,
-        steps=STEPS,
-        mass=mass,
-        com=com.tolist(),
-        inertia=inertia.tolist(),
-        sigma0=SIGMA0,
-        omega0=W0,
-        r0=(R_b0 @ com).tolist(),
-        v0=(np.array(V0) + np.cross(R_b0 @ np.array(W0), R_b0 @ com)).tolist(),
-        wheels=[
-            dict(
-                axis=w['axis'],
-                Js=w['rotor_inertia'],
-                Jt=w['transverse_inertia'],
-                mass=w['mass'],
-                position=w['position'],
-                speed=w['initial_speed'],
-            )
+    common = {
+        'dt': DT,
+        'steps': STEPS,
+        'mass': mass,
+        'com': com.tolist(),
+        'inertia': inertia.tolist(),
+        'sigma0': SIGMA0,
+        'omega0': W0,
+        'r0': (R_b0 @ com).tolist(),
+        'v0': (np.array(V0) + np.cross(R_b0 @ np.array(W0), R_b0 @ com)).tolist(),
+        'wheels': [
+            {
+                'axis': w['axis'],
+                'Js': w['rotor_inertia'],
+                'Jt': w['transverse_inertia'],
+                'mass': w['mass'],
+                'position': w['position'],
+                'speed': w['initial_speed'],
+            }
             for w in WHEELS
         ],  # fmt: skip
-        torques=torques.tolist(),
-        thrusters=[
-            dict(position=t['position'], direction=t['direction'], max_force=t['max_force'])
+        'torques': torques.tolist(),
+        'thrusters': [
+            {'position': t['position'], 'direction': t['direction'], 'max_force': t['max_force']}
             for t in THRUSTERS
         ],
-    )
+    }
     runs = [
         dict(common, forces=forces.tolist()),
         dict(common, on_times={str(k): v for k, v in PULSES.items()}),
@@ -160,7 +169,7 @@ def _plants(R_b0):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         robot, _ = robot_from_urdf(add_wheels(URDF, actuators))
-    common = dict(base='floating', gravity=(0.0, 0.0, 0.0), dt=DT, initial=initial)
+    common = {'base': 'floating', 'gravity': (0.0, 0.0, 0.0), 'dt': DT, 'initial': initial}
     return {
         'rk4': RigidBodyPlant(robot, actuators=actuators, **common),
         'mujoco': MujocoPlant.from_urdf(URDF, actuators=actuators, **common),

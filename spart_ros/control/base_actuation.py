@@ -146,7 +146,7 @@ class BaseActuatorControl:
 
     # -- the wheels' dynamics -------------------------------------------------------------
     def wheel_momentum(self, speeds):
-        """Return h (3,): the wheels' angular momentum relative to the base, base link frame [N m s]."""
+        """Return h (3,): the wheels' momentum relative to the base, base link frame [N m s]."""
         return self.axes @ (self.Js * np.asarray(speeds, dtype=float))
 
     def required_wrench(self, torque_b, force_b, w_b, alpha_b, speeds):
@@ -167,7 +167,7 @@ class BaseActuatorControl:
         return out
 
     def torque_bounds(self, speeds):
-        """(lower, upper) (n_w,) motor torques now: +- max_torque, one-sided near the speed limit."""
+        """Return (lower, upper) (n_w,): +- max_torque, one-sided at the limit."""
         lo, hi = -self.tau_max.copy(), self.tau_max.copy()
         fast = np.abs(speeds) >= self.speed_margin * self.max_speed
         hold = self.friction * speeds  # the torque that keeps the speed
@@ -183,10 +183,10 @@ class BaseActuatorControl:
         Return the :data:`BaseActuatorCommand` of one tick at control time ``t`` [s].
 
         ``required`` (6,): :meth:`required_wrench` (for the thruster cycle's allocation);
-        ``speeds`` (n_w,): the wheels' measured speeds [rad/s]; ``thrust``: use the thrusters (else
-        only the torque rows, by the wheels); ``torque_for(torque_b, force_b)``: the torque (3,) the
-        wheels must exert on the base (in b) when the thrusters exert this wrench now (at b's
-        origin, in b) -- a law's exact base dynamics (:class:`AttitudeDynamics`); default: the
+        ``speeds`` (n_w,): the wheels' measured speeds [rad/s]; ``thrust``: use the thrusters
+        (else only the torque rows, by the wheels); ``torque_for(torque_b, force_b)``: the torque
+        (3,) the wheels must exert on the base (in b) when the thrusters exert this wrench now (at
+        b's origin, in b) -- a law's exact base dynamics (:class:`AttitudeDynamics`); default: the
         required torque less the thrusters'.
         """
         required = np.asarray(required, dtype=float)
@@ -272,7 +272,7 @@ class BaseActuatorControl:
         self._force = np.where(self.throttled, f, 0.0)
 
     def _wheel_torques(self, target, lo, hi):
-        """Return the wheels' bounded least-squares torques (n_w,) for the torque ``target`` (3,)."""
+        """Return the wheels' bounded least-squares torques (n_w,) for a torque ``target`` (3,)."""
         if not self.n_w:
             return np.zeros(0)
         tau = self._pinv @ target

@@ -65,10 +65,6 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..core.connectivity import leaf_links
-from ..core.errors import InputError, SpartError
-from ..core.inverse_kinematics import InverseKinematics
-from ..core.mimic import command_joints as default_command_joints
 from .ee_goals import joint_trajectory_of, make_path
 from .effort_laws import Gains
 from .goals import (
@@ -92,6 +88,10 @@ from .safety import clamp_efforts, CommandGate, effort_limits, ZERO
 from .settings import ControllerSettings, GAINS, RUN_TIME
 from .tolerances import default_tolerances, GoalTolerances, resolve_tolerances, violation
 from .trajectory import hold, JointTrajectory, Reference, ReferenceSchedule
+from ..core.connectivity import leaf_links
+from ..core.errors import InputError, SpartError
+from ..core.inverse_kinematics import InverseKinematics
+from ..core.mimic import command_joints as default_command_joints
 
 __all__ = [
     'Controller',

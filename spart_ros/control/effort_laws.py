@@ -46,9 +46,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core.errors import InputError
 from .end_effector import rotation_vector
 from .law import BaseFrames, FrictionCompensation, Law, LawOutput
+from ..core.errors import InputError
 
 __all__ = [
     'Gains',

@@ -241,8 +241,9 @@ class ControllerSettings:
         dump = _floats('momentum_dump', self.momentum_dump)
         if len(dump) != 3 or not (0 <= dump[1] < dump[0] <= 1 and math.isfinite(dump[2])):
             raise InputError(
-                'momentum_dump: expected [start, stop, gain] with 0 <= stop < start <= 1 (fractions '
-                f"of the wheels' speed limit) and a finite gain [1/s], got {self.momentum_dump!r}"
+                'momentum_dump: expected [start, stop, gain] with 0 <= stop < start <= 1 '
+                "(fractions of the wheels' speed limit) and a finite gain [1/s], got "
+                f'{self.momentum_dump!r}'
             )
         if self.actuators_file and self.mode in ('free_flying',) + _space_modes():
             from ..core.actuators import load_actuators

@@ -39,15 +39,15 @@ import warnings
 
 import numpy as np
 
-from ..core import base_state as bs
-from ..core import checks as chk
-from ..core.connectivity import leaf_links
-from ..core.errors import InputError
 from .desired_reaction import DesiredReaction
 from .ee_goals import GoalFollower
 from .law import BaseFrames, Law, LawOutput
 from .reactionless import Reactionless
 from .resolved_rate import ResolvedRate, ResolvedRateMinBaseEnergy
+from ..core import base_state as bs
+from ..core import checks as chk
+from ..core.connectivity import leaf_links
+from ..core.errors import InputError
 
 __all__ = ['SpaceMode', 'SPACE_LAWS', 'SpaceReferences', 'INTERFACES', 'REFERENCE_FRAMES']
 

@@ -53,6 +53,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .errors import InputError
+from .urdf import urdf_text
 
 __all__ = [
     'ReactionWheel',
@@ -387,8 +388,6 @@ def _fmt(values):
 
 
 def _root(urdf):
-    from .urdf import urdf_text
-
     text = urdf_text(urdf)
     if text.lstrip().startswith('<?xml'):
         text = text.encode('utf-8')
@@ -422,8 +421,6 @@ def add_wheels(urdf, actuators):
     ``<limit effort velocity>`` (torque and speed limits) come from the declaration.  InputError if
     a name is taken.  Without wheels the text is returned unchanged.
     """
-    from .urdf import urdf_text
-
     if actuators is None or not actuators.wheels:
         return urdf_text(urdf)
     root = _root(urdf)
@@ -469,8 +466,6 @@ def lock_wheels(urdf, actuators):
     absent from the URDF are skipped (a description without them); without wheels the text is
     returned unchanged.
     """
-    from .urdf import urdf_text
-
     if actuators is None or not actuators.wheels:
         return urdf_text(urdf)
     root = _root(urdf)

@@ -30,9 +30,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from .commands import CommandRejected
 from ..core.actuators import G0
 from ..core.errors import InputError
-from .commands import CommandRejected
 
 __all__ = ['BaseActuation', 'WheelReading', 'ThrusterReading']
 
@@ -233,9 +233,9 @@ def add_mujoco_actuators(mujoco, spec, actuators, base_link):
 
     One ``motor`` per wheel on its joint (gear 1: ``ctrl`` = the motor torque [N m]) and one
     site per thruster on the base body (its z axis along the thrust, at its point) with a
-    ``general`` actuator on it (``ctrl`` = the force [N], along the site's z axis: fixed in the base
-    at every integration stage), in that order: wheels, then thrusters.  No control limits: the
-    clamps are :class:`BaseActuation`'s.
+    ``general`` actuator on it (``ctrl`` = the force [N], along the site's z axis: fixed in the
+    base at every integration stage), in that order: wheels, then thrusters.  No control limits:
+    the clamps are :class:`BaseActuation`'s.
     """
     from ..core.actuators import frame_z_along
 

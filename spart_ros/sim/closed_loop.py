@@ -34,14 +34,14 @@ import time
 
 import numpy as np
 
+from .commands import EffortCommand
+from .plant import InitialState, MujocoPlant
+from .rigid_body import RigidBodyPlant
 from ..control.controller import ControlInputs, Controller
 from ..control.goals import TrajectoryGoal
 from ..control.settings import ControllerSettings
 from ..core.errors import InputError
 from ..core.fast.mimic import fast_dynamics
-from .commands import EffortCommand
-from .plant import InitialState, MujocoPlant
-from .rigid_body import RigidBodyPlant
 
 __all__ = ['simulate', 'ClosedLoopRun', 'DEMOS', 'demo', 'PLANTS']
 

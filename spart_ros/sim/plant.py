@@ -37,8 +37,8 @@ import math
 
 import numpy as np
 
-from ..core.errors import InputError, ModelError, SpartError
 from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+from ..core.errors import InputError, ModelError, SpartError
 
 __all__ = [
     'MujocoPlant',

@@ -23,10 +23,6 @@ nanoseconds, as the MuJoCo plant counts it.
 
 import numpy as np
 
-from ..core import base_state as bs
-from ..core.attitude import quaternion_from_ros, quaternion_to_ros
-from ..core.errors import InputError
-from ..core.fast.mimic import fast_dynamics
 from .actuation import attach_rk4
 from .plant import (
     _vector,
@@ -36,6 +32,10 @@ from .plant import (
     InitialState,
     RK4_DAMPING_LIMIT,
 )
+from ..core import base_state as bs
+from ..core.attitude import quaternion_from_ros, quaternion_to_ros
+from ..core.errors import InputError
+from ..core.fast.mimic import fast_dynamics
 
 __all__ = ['RigidBodyPlant']
 

@@ -10,7 +10,8 @@ relative to the hub [rad/s]); ``torques``: (steps, n_w) the motor torque over ea
 ``thrusters``: [{position, direction, max_force}]; ``on_times``: {step: [on time (s) per
 thruster]} commands given at the start of that step (thrusterDynamicEffector), or ``forces``:
 (steps, n_t) the thrust over each step applied as a body-fixed force and torque (extForceTorque).
-Output (npz), for run i ``<i>_<name>``: ``time``, ``sigma`` (MRP), ``omega`` (B), ``r``, ``v`` (N, of B's origin),
+Output (npz), for run i ``<i>_<name>``: ``time``, ``sigma`` (MRP), ``omega`` (B), ``r``, ``v``
+(N, of B's origin),
 ``speeds`` (wheel speeds), ``H`` (rotational angular momentum about the system CoM, N),
 ``P`` (orbital angular momentum about N's origin, N), at each step's end (steps + 1 rows, the
 first the initial state).
