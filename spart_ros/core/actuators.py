@@ -53,7 +53,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .errors import InputError
-from .urdf import urdf_text
+from .urdf import _load_text, _needs_xacro, urdf_text
 
 __all__ = [
     'ReactionWheel',
@@ -458,14 +458,20 @@ def add_wheels(urdf, actuators):
     return ET.tostring(root, encoding='unicode')
 
 
-def lock_wheels(urdf, actuators):
+def lock_wheels(urdf, actuators, expand_xacro=True):
     """
     Return the URDF text with the reaction wheels' joints fixed (the rotors part of the base).
 
     A controller's arm model: the wheels are actuators of the base, not arm joints.  Wheel joints
     absent from the URDF are skipped (a description without them); without wheels the text is
-    returned unchanged.
+    returned unchanged.  ``expand_xacro=False``: xacro text is returned as it is (for text from
+    another process, which the core's reader then refuses).
     """
+    if not expand_xacro:
+        text, _, path = _load_text(urdf)
+        if _needs_xacro(text, path):
+            return text
+        urdf = text
     if actuators is None or not actuators.wheels:
         return urdf_text(urdf)
     root = _root(urdf)

@@ -57,6 +57,7 @@ class ModelConfig:
     jacobians: bool = True  # the dynamics node's Jacobian specs (a controller needs none)
     joint_dynamics: bool = True  # the joints' declared damping, friction, armature in ID/FD
     joint_dynamics_file: str = ''  # a YAML file of joint dynamics overrides ('' = the URDF's)
+    actuators_file: str = ''  # the base's actuators: their reaction wheels are locked (arm model)
 
     def check(self):
         if self.base not in BASE_MODES:

@@ -125,7 +125,7 @@ class ControllerNode(LifecycleNode):
         self.inputs = RobotInputs(
             self,
             {k: p[k] for k in INPUT_PARAMETERS},
-            model_options={'jacobians': False},
+            model_options={'jacobians': False, 'actuators_file': p['actuators_file']},
             on_model=self._on_model,
             on_joint_state=self._on_joint_state,
             on_rejected=self._on_rejected,

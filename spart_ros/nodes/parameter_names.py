@@ -10,6 +10,7 @@ node has is quiet: a parameter file keyed ``/**`` is shared by the nodes of a la
 NAMES = frozenset(
     (
         'accept_older_stamps',
+        'actuators_file',
         'attitude_gain',
         'autostart',
         'base',
@@ -88,6 +89,7 @@ NAMES = frozenset(
         'max_rate',
         'max_tracking_error',
         'mode',
+        'momentum_dump',
         'nullspace_damping',
         'nullspace_stiffness',
         'odom_frame',
@@ -121,11 +123,14 @@ NAMES = frozenset(
         'stopped_velocity_tolerance',
         'strict',
         'task_rows',
+        'thruster_period',
+        'thruster_states_topic',
         'timing_log_period',
         'trajectory_topic',
         'urdf_path',
         'use_imu',
         'velocity_gain',
+        'wheel_states_topic',
         'world_frame',
     )
 )

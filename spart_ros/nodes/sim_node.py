@@ -89,6 +89,7 @@ from .config import BASE_MODES, ConfigError
 from .parameters import declare, Param, table
 from .robot_inputs import guarded, ROBOT_DESCRIPTION_QOS
 from .runner import EXECUTORS, run_node
+from .sim_actuators import SimActuatorsIO
 from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
@@ -273,6 +274,26 @@ PARAMETERS = table(
         'floating base: angular velocity in the base link frame, rad/s',
         length=3,
     ),
+    Param(
+        'actuators_file',
+        '',
+        "the base's reaction wheels and thrusters (YAML, spart_ros.core.actuators; "
+        'docs/base_actuators.md): the wheels become joints, commands on <controller>/commands per '
+        'group (Float64MultiArray), states on wheel_states_topic and thruster_states_topic; "" '
+        '= none',
+    ),
+    Param(
+        'wheel_states_topic',
+        'wheel_states',
+        'sensor_msgs/JointState output: the reaction wheels (angle, speed relative to the base, '
+        'effort = the motor torque applied)',
+    ),
+    Param(
+        'thruster_states_topic',
+        'thruster_states',
+        'spart_interfaces/ThrusterState output: thruster commands, forces, firings, impulse, '
+        'propellant',
+    ),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState output'),
     Param('odometry_topic', 'odom', 'nav_msgs/Odometry output'),
     Param('imu_topic', 'imu', 'sensor_msgs/Imu output'),
@@ -333,6 +354,7 @@ class SimNode(Node):
         )
         self._plant = plant = MujocoPlant.from_urdf(
             self._urdf,
+            actuators=p['actuators_file'] or None,
             base=p['base'],
             gravity=p['gravity'],
             dt=p['dt'],
@@ -342,10 +364,14 @@ class SimNode(Node):
             initial=initial,
             joint_dynamics=p['joint_dynamics_file'] or None,
         )
+        if plant.actuation is not None:  # robot_description: the wheels are joints too
+            self._urdf = plant.description
+        wheels = plant.actuation.actuators.wheel_names if plant.actuation is not None else []
         self._hardware_notes = []
         hardware = self._hardware(plant, initial)
         self._command = EffortCommand(
-            p['joints'] or command_joints(plant.robot, hardware), plant.joint_names
+            p['joints'] or [j for j in command_joints(plant.robot, hardware) if j not in wheels],
+            plant.joint_names,
         )
         self._hold_until_command = bool(p['hold_until_command'])
         plant.hold(self._hold_until_command)
@@ -423,6 +449,11 @@ class SimNode(Node):
         commands_topic = f'{p["controller_name"]}/commands'
         self._sub_commands = self.create_subscription(
             Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS
+        )
+        self._actuators = (
+            SimActuatorsIO(self, self._plant, p, STATE_QOS, self._guard)
+            if self._plant.actuation is not None
+            else None
         )
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
@@ -510,6 +541,13 @@ class SimNode(Node):
             f'on {self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
             f'{[pub.topic_name for pub in self._publishers_out()]}; services {services}'
         )
+        if self._actuators is not None:
+            a = plant.actuation.actuators
+            subs, pubs = self._actuators.topics
+            self.get_logger().info(
+                f'base actuators from {a.source}: wheels {a.wheel_names}, thrusters '
+                f'{a.thruster_names}; commands on {subs}; outputs {pubs}'
+            )
 
     @staticmethod
     def _description_source(p):
@@ -573,6 +611,8 @@ class SimNode(Node):
             self._pub_clock.publish(msgs.clock)
         self._pub_odom.publish(msgs.odometry(stamp))
         self._pub_imu.publish(msgs.imu(stamp))
+        if self._actuators is not None:
+            self._actuators.publish(stamp, self._base_frame)
         self._pub_joints.publish(msgs.joint_state(stamp))
         self._waiting = True
         self._last_publish = time.monotonic()
