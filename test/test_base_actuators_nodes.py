@@ -18,9 +18,8 @@ from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
-
 from spart_interfaces.msg import ControllerStatus, ThrusterState
+from std_msgs.msg import Float64MultiArray, String
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.realtime]
 

@@ -242,7 +242,7 @@ PARAMETERS = table(
     Param(
         'wheel_states_topic',
         'wheel_states',
-        'base actuators: sensor_msgs/JointState in, the wheels\' speeds by name',
+        "base actuators: sensor_msgs/JointState in, the wheels' speeds by name",
     ),
     Param(
         'trajectory_topic', '~/joint_trajectory', 'trajectory_msgs/JointTrajectory reference in'

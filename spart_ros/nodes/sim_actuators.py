@@ -17,9 +17,8 @@ propellant).  The limits' clamps are counted and warned (throttled).
 import time
 
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
-
 from spart_interfaces.msg import ThrusterState
+from std_msgs.msg import Float64MultiArray
 
 from ..sim.actuation import wheel_reading
 from ..sim.commands import CommandRejected
