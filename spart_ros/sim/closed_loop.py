@@ -233,7 +233,7 @@ def _settings(settings, floating):
     return settings
 
 
-def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator):
+def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, orbit):
     if not isinstance(plant, str):
         return plant
     if plant not in PLANTS:
@@ -250,6 +250,7 @@ def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, in
             initial=initial,
             joint_dynamics=joint_dynamics,
             armature=armature,
+            orbit=orbit,
         )
     import warnings
 
@@ -258,7 +259,9 @@ def _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, in
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         robot, _ = robot_from_urdf(urdf, joint_dynamics=joint_dynamics, armature=armature)
-    return RigidBodyPlant(robot, base=base, gravity=gravity, dt=dt, initial=initial)
+    return RigidBodyPlant(
+        robot, base=base, gravity=gravity, dt=dt, initial=initial, orbit=orbit
+    )
 
 
 def simulate(
@@ -279,6 +282,7 @@ def simulate(
     armature=None,
     integrator='RK4',
     record=True,
+    orbit=None,
 ):
     """
     Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
@@ -297,11 +301,17 @@ def simulate(
     ``armature``: the robot's joint dynamics overrides
     (:func:`~spart_ros.core.urdf.robot_from_urdf`), for the plant and the controller's model
     alike; ``integrator``: MuJoCo's ('RK4', 'Euler', 'implicit', 'implicitfast');
-    ``record``: False keeps only the last state (a benchmark of the loop itself).
+    ``record``: False keeps only the last state (a benchmark of the loop itself); ``orbit``: a
+    :class:`~spart_ros.core.orbit.CircularOrbit` (floating base, zero gravity): the plant moves
+    near the orbit's reference point, every body under its tidal force and gravity-gradient torque,
+    and the base pose, twist and ``initial`` are in the LVLH frame (:mod:`spart_ros.core.orbit`),
+    which is the world frame the controller is given.
     """
     if isinstance(initial, dict):
         initial = InitialState(dict(initial))
-    plant = _plant(plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator)
+    plant = _plant(
+        plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, orbit
+    )
     floating = bool(plant.floating)
     robot = plant.robot
     settings = _settings(settings, floating)
