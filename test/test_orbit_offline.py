@@ -63,3 +63,36 @@ def test_the_command_line_takes_an_orbit(capsys):
     assert 'orbit altitude' in capsys.readouterr().err
     assert main(['--demo', 'SC_3DoF', '--orbit-altitude', '1', '--orbit-mean-motion', '1']) == 2
     assert 'not both' in capsys.readouterr().err
+
+
+def test_the_model_report_gives_the_orbit_and_the_robot_as_one_rigid_body(capsys):
+    """Principal moments against MuJoCo's angular momentum about the CoM (L = I w)."""
+    import re
+
+    from core_helpers import urdf_path
+    from spart_ros.inspect import main
+    from spart_ros.sim.plant import MujocoPlant
+
+    path = urdf_path('SC_3DoF')
+    assert main([path, '--orbit-altitude', '400e3']) == 0
+    out = capsys.readouterr().out
+    assert 'orbit: circular orbit of radius 6.77814e+06 m (altitude 400000 m)' in out
+    found = re.search(r'principal moments about its centre of mass \(([^)]*)\) kg m\^2', out)
+    moments = np.array([float(x) for x in found.group(1).split(',')])
+    columns = []
+    for axis in np.eye(3):
+        plant = MujocoPlant.from_urdf(
+            path, base='floating', gravity=(0, 0, 0), initial=InitialState(
+                base_angular_velocity=tuple(axis))
+        )  # fmt: skip
+        columns.append(plant.momentum().angular_com)
+    inertia = np.array(columns).T
+    assert np.allclose(moments, np.linalg.eigvalsh(inertia), rtol=1e-5)  # 6 digits printed
+    n = ORBIT.mean_motion
+    torque = float(re.search(r'at most 3/2 n\^2 \(I3 - I1\) = (\S+) N m', out).group(1))
+    assert torque == pytest.approx(1.5 * n * n * (moments[2] - moments[0]), rel=1e-5)
+    period = float(re.search(r'small pitch libration .*: period (\S+) s', out).group(1))
+    expected = 2 * np.pi / (n * np.sqrt(3 * (moments[1] - moments[0]) / moments[2]))
+    assert period == pytest.approx(expected, rel=1e-5)
+    assert main([path, '--orbit-altitude', '-5']) == 2
+    assert 'orbit altitude' in capsys.readouterr().out

@@ -77,7 +77,9 @@ def ros():
 
 @pytest.fixture(scope='module')
 def proc():
-    p = start_node(PKG, EXE, namespace='/orb', parameters=PARAMS, remappings={'/clock': '/orb/clock'})
+    p = start_node(
+        PKG, EXE, namespace='/orb', parameters=PARAMS, remappings={'/clock': '/orb/clock'}
+    )
     try:
         p.wait_for_output(READY, 60.0)
         yield p
@@ -107,6 +109,7 @@ def test_odometry_in_lvlh_equals_the_plant_and_follows_cw_and_tf_carries_it(ros,
     cmd = ros.publisher(Float64MultiArray, '/orb/effort_controller/commands', RELIABLE_QOS)
     ros.wait_for(lambda: cmd.get_subscription_count() >= 1, 20.0, 'commands matched', process=proc)
     ros.wait_for_writers([odom, js, tf])
+
     def latest():
         return max((stamp_ns(m.header.stamp) for m in js.messages), default=-1)
 

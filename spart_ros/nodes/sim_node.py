@@ -276,8 +276,8 @@ PARAMETERS = table(
     Param(
         'initial_base_linear_velocity',
         [0.0, 0.0, 0.0],
-        'floating base: velocity of the base link origin, in the base link frame, m/s (relative to '
-        'orbit_frame with an orbit)',
+        'floating base: velocity of the base link origin, in the base link frame, m/s '
+        '(relative to orbit_frame with an orbit)',
         length=3,
     ),
     Param(
@@ -344,19 +344,20 @@ PARAMETERS = table(
     Param(
         'orbit_frame',
         'lvlh',
-        "with an orbit: header.frame_id of the odometry and the parent of /tf (the LVLH frame, "
+        'with an orbit: header.frame_id of the odometry and the parent of /tf (the LVLH frame, '
         "Hill's axes: x radial, y along-track, z orbit normal); odom_frame otherwise",
     ),
     Param(
         'orbit_topic',
         'orbit',
-        'spart_interfaces/Orbit output (latched) with an orbit: its parameters; "" = not published',
+        'spart_interfaces/Orbit output (latched) with an orbit: its parameters; "" = not '
+        'published',
     ),
     Param(
         'publish_tf',
         True,
-        'with an orbit: publish orbit_frame -> base frame on /tf at each state (tf2_msgs; where it '
-        'is not installed, the odometry alone carries that transform)',
+        'with an orbit: publish orbit_frame -> base frame on /tf at each state (tf2_msgs; where '
+        'it is not installed, the odometry alone carries that transform)',
     ),
     Param('publish_clock', True, 'publish /clock (simulated time)'),
     Param('odom_frame', 'odom', 'header.frame_id of the odometry (the world frame)'),
