@@ -189,7 +189,7 @@ copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/nump
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
 start_kernels  # (already running if the requirements were just installed)
-# The test-only interface packages (test/interfaces: control_msgs' public definitions, which are
+# The test-only interface packages (test/interfaces: control_msgs' and tf2_msgs' public definitions, which are
 # not installable here) when scripts/test.sh asks for them: built beside the rest, into their own
 # spaces (build_test/, install_test/, log_test/), never into install/; test/conftest.py puts them on
 # the tests' paths. Skipped when a real control_msgs is installed, and when nothing changed.

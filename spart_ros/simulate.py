@@ -10,6 +10,12 @@ and the CPU time it took (:func:`spart_ros.sim.closed_loop.simulate`)::
         --gravity 0 0 -9.81 --waypoint 1.5 0.4 0.3 -0.3 -0.4 0.3 0.4 -0.3 --waypoint 3.0 0 0 0 0 0
         0 0
 
+``--orbit-altitude M`` (or ``--orbit-mean-motion RAD_S``; ``--orbit-mu``, ``--orbit-model
+linear|nonlinear``): the robot on a circular orbit (floating base, gravity zero by default),
+every body under the orbit's tidal force and gravity-gradient torque, the base state and the
+plots in the LVLH frame (Hill's axes: x radial, y along-track, z orbit normal; see
+docs/space_environment.md).
+
 ``--params``: a node parameters file (keyed ``/**``, as ``config/controller_*.yaml``): its
 controller settings (mode, gains, command_joints...) and ``base``/``gravity`` are used;
 ``--set name=value`` overrides one (YAML value).  ``--waypoint T q...``: a joint trajectory
@@ -84,6 +90,25 @@ def _parser():
         help='RMS of the tracking error from this time on [s]',
     )
     ap.add_argument('--output', help='folder for the PNG plots')
+    orbit = ap.add_argument_group('orbit (floating base; see docs/space_environment.md)')
+    orbit.add_argument(
+        '--orbit-altitude', type=float, metavar='M', help='circular orbit at this altitude [m]'
+    )
+    orbit.add_argument(
+        '--orbit-mean-motion', type=float, metavar='RAD_S', help='or of this mean motion [rad/s]'
+    )
+    orbit.add_argument(
+        '--orbit-mu',
+        type=float,
+        metavar='M3_S2',
+        help="central body's gravitational parameter [m^3/s^2] (default: the Earth's)",
+    )
+    orbit.add_argument(
+        '--orbit-model',
+        choices=('linear', 'nonlinear'),
+        default='linear',
+        help="tidal field: 'linear' (Hill / Clohessy-Wiltshire, default) or 'nonlinear'",
+    )
     return ap
 
 
@@ -109,24 +134,43 @@ def _settings(args):
     return settings
 
 
+def _orbit(args):
+    """Return the CircularOrbit the arguments ask for, or None."""
+    from .core.orbit import CircularOrbit, EARTH_MU
+
+    if args.orbit_altitude is None and args.orbit_mean_motion is None:
+        if args.orbit_mu is not None:
+            raise ValueError('--orbit-mu needs --orbit-altitude or --orbit-mean-motion')
+        return None
+    return CircularOrbit.make(
+        altitude=args.orbit_altitude,
+        mean_motion=args.orbit_mean_motion,
+        mu=EARTH_MU if args.orbit_mu is None else args.orbit_mu,
+        model=args.orbit_model,
+    )
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     from .core.errors import SpartError
     from .sim.closed_loop import demo, DEMOS, simulate
 
     try:
+        orbit = _orbit(args)
         if args.demo:
             if args.urdf:
                 return _fail('give a URDF or --demo, not both')
-            run = demo(args.demo, plant=args.plant, duration=args.duration)
+            options = {} if orbit is None else {'orbit': orbit}
+            run = demo(args.demo, plant=args.plant, duration=args.duration, **options)
             name, bound = args.demo, DEMOS[args.demo]['rms_bound']
         else:
             if not args.urdf:
                 return _fail('a URDF (or --demo NAME) is needed')
             settings = _settings(args)
-            base = args.base or settings.pop('base', 'fixed')
+            base = args.base or settings.pop('base', 'floating' if orbit else 'fixed')
             settings.pop('base', None)
-            gravity = args.gravity or settings.pop('gravity', [0.0, 0.0, -9.81])
+            default_gravity = [0.0, 0.0, 0.0] if orbit else [0.0, 0.0, -9.81]
+            gravity = args.gravity or settings.pop('gravity', default_gravity)
             settings.pop('gravity', None)
             waypoints = [(w[0], w[1:]) for w in args.waypoint]
             duration = (
@@ -143,6 +187,7 @@ def main(argv=None):
                 base=base,
                 gravity=gravity,
                 dt=args.dt,
+                orbit=orbit,
             )
             name, bound = run.robot.name, None
     except (SpartError, OSError, ValueError) as err:
@@ -153,6 +198,10 @@ def main(argv=None):
         f'plant {type(run.plant).__name__}, {len(run.t)} ticks of '
         f'{run.t[1] - run.t[0] if len(run.t) > 1 else 0:g} s'
     )
+    if orbit is not None:
+        print(f'  orbit: {orbit.describe()}')
+        p = run.base_position[-1]
+        print(f'  base link at the end: ({p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g}) m in LVLH')
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
     if len(err) and not np.all(np.isnan(rms)):

@@ -185,12 +185,16 @@ class BaseActuation:
     def step_mujoco(self, plant, n):
         """Advance a MuJoCo plant ``n`` steps, the actuators deciding before each one."""
         m, d, mj = plant.model, plant.data, plant._mj
+        environment = getattr(plant, '_environment', None)  # an orbit's loads at every stage
         for k in range(n):
             t = (plant.time_ns + k * plant.dt_ns) * 1e-9
             tau, f = self.before_step(t, d.qvel[self._wheel_vadr])
             d.ctrl[self._ctrl_wheels] = tau
             d.ctrl[self._ctrl_thrusters] = f
-            mj.mj_step(m, d)
+            if environment is None:
+                mj.mj_step(m, d)
+            else:
+                environment.run(mj.mj_step, m, d)
 
     # -- readouts -------------------------------------------------------------------------
     def wheel_reading(self, positions, speeds):

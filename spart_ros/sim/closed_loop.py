@@ -242,7 +242,7 @@ def _settings(settings, floating):
 
 
 def _plant(
-    plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, actuators=None
+    plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, orbit, actuators
 ):
     if not isinstance(plant, str):
         return plant
@@ -260,6 +260,7 @@ def _plant(
             initial=initial,
             joint_dynamics=joint_dynamics,
             armature=armature,
+            orbit=orbit,
             actuators=actuators,
         )
     import warnings
@@ -273,7 +274,7 @@ def _plant(
         warnings.simplefilter('ignore')
         robot, _ = robot_from_urdf(text, joint_dynamics=joint_dynamics, armature=armature)
     out = RigidBodyPlant(
-        robot, base=base, gravity=gravity, dt=dt, initial=initial, actuators=actuators
+        robot, base=base, gravity=gravity, dt=dt, initial=initial, orbit=orbit, actuators=actuators
     )
     out.description = text
     return out
@@ -320,6 +321,7 @@ def simulate(
     armature=None,
     integrator='RK4',
     record=True,
+    orbit=None,
     actuators=None,
 ):
     """
@@ -339,7 +341,11 @@ def simulate(
     ``armature``: the robot's joint dynamics overrides
     (:func:`~spart_ros.core.urdf.robot_from_urdf`), for the plant and the controller's model
     alike; ``integrator``: MuJoCo's ('RK4', 'Euler', 'implicit', 'implicitfast');
-    ``record``: False keeps only the last state (a benchmark of the loop itself);
+    ``record``: False keeps only the last state (a benchmark of the loop itself); ``orbit``: a
+    :class:`~spart_ros.core.orbit.CircularOrbit` (floating base, zero gravity): the plant moves
+    near the orbit's reference point, every body under its tidal force and gravity-gradient torque,
+    and the base pose, twist and ``initial`` are in the LVLH frame (:mod:`spart_ros.core.orbit`),
+    which is the world frame the controller is given;
     ``actuators``: the base's reaction wheels and thrusters (their YAML file,
     :mod:`spart_ros.core.actuators`) for the plant built here, and the controller's
     ``actuators_file`` unless the settings name one: the controller's model then has the wheels
@@ -349,7 +355,17 @@ def simulate(
     if isinstance(initial, dict):
         initial = InitialState(dict(initial))
     plant = _plant(
-        plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, actuators
+        plant,
+        urdf,
+        base,
+        gravity,
+        dt,
+        initial,
+        joint_dynamics,
+        armature,
+        integrator,
+        orbit,
+        actuators,
     )
     floating = bool(plant.floating)
     if isinstance(settings, dict) and actuators is not None and isinstance(actuators, str):

@@ -24,6 +24,15 @@ is the base CoM frame instead: convert with :mod:`spart_ros.core.base_state`.
 :meth:`MujocoPlant.hold` holds the robot still where it is (brakes; a floating base's launch
 lock): steps then advance the time only, until released.
 
+Orbit (``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit`; floating base, zero gravity):
+the physics runs in the orbit's frame N (non-rotating, centred on the freely falling reference
+point), every body feeling the orbit's tidal force and gravity-gradient torque at every stage
+(:class:`~spart_ros.sim.orbit_environment.MujocoOrbit`); the initial base pose and twist, the
+odometry, ``base_link_state`` and the IMU's orientation are in the rotating LVLH frame (Hill's
+axes: x radial, y along-track, z orbit normal; twist relative to LVLH), the IMU's angular velocity
+is relative to N (inertial, as a gyro measures it) and its specific force excludes the tidal field
+at the base link origin; momentum, accelerations and ``model``/``data`` are in N.
+
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
@@ -37,8 +46,11 @@ import math
 
 import numpy as np
 
+from .orbit_environment import MujocoOrbit
 from .urdf_import import INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, ModelError, SpartError
+from ..core.orbit import CircularOrbit
 
 __all__ = [
     'MujocoPlant',
@@ -181,6 +193,32 @@ def _vector(name, values, n):
     return a
 
 
+def checked_orbit(orbit, floating, gravity):
+    """
+    Return ``orbit`` (None or a CircularOrbit) if a plant can have it, else raise InputError.
+
+    An orbit needs a floating base (the robot moves freely near the reference point) and zero
+    uniform gravity (the orbit's tidal field is the gravity there).
+    """
+    if orbit is None:
+        return None
+    if not isinstance(orbit, CircularOrbit):
+        raise InputError(
+            f'orbit: expected a CircularOrbit (spart_ros.core.orbit) or None, got {orbit!r}'
+        )
+    if not floating:
+        raise InputError(
+            "orbit: needs a floating base (base='floating'): the robot falls freely near the "
+            "orbit's reference point"
+        )
+    if np.any(np.asarray(gravity, dtype=float) != 0.0):
+        raise InputError(
+            f'orbit: gravity must be zero, got {np.asarray(gravity, dtype=float).tolist()}: the '
+            "orbit's tidal field is the gravity a body feels near the reference point"
+        )
+    return orbit
+
+
 def _mj_quaternion(name, xyzw):
     """Return the MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
     q = _vector(name, xyzw, 4)
@@ -217,6 +255,7 @@ class MujocoPlant:
         base_hint=None,
         load_warnings=(),
         robot=None,
+        orbit=None,
     ):
         import mujoco
 
@@ -269,6 +308,9 @@ class MujocoPlant:
         #: released
         self.held = False
         self.initial = InitialState() if initial is None else initial
+        #: the orbit (a CircularOrbit) or None; its loads on the bodies (MujocoOrbit) or None
+        self.orbit = checked_orbit(orbit, self.floating, model.opt.gravity)
+        self._environment = None if orbit is None else MujocoOrbit(orbit, mujoco, model, self.data)
         self.reset()
 
     @classmethod
@@ -286,6 +328,7 @@ class MujocoPlant:
         joint_dynamics=None,
         armature=None,
         actuators=None,
+        orbit=None,
     ):
         """
         Plant of a URDF.
@@ -308,6 +351,8 @@ class MujocoPlant:
         (:class:`~spart_ros.core.actuators.BaseActuators` or its YAML file): the wheels become
         joints of the model (:func:`~spart_ros.core.actuators.add_wheels`), the plant applies
         them (:attr:`actuation`, :mod:`.actuation`).
+        ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit` (floating base, zero gravity; see
+        the module docstring), or None.
         """
         from .actuation import attach_mujoco, urdf_with_wheels
 
@@ -334,6 +379,8 @@ class MujocoPlant:
         model = imported.model
         model.opt.timestep = dt
         model.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[integrator])
+        if orbit is not None:  # checked with the gravity asked for
+            model.opt.gravity[:] = _vector('gravity', gravity, 3)
         plant = cls(
             model,
             base == 'floating',
@@ -342,6 +389,7 @@ class MujocoPlant:
             imported.base_hint,
             imported.warnings,
             imported.robot,
+            orbit,
         )
         plant.gravity = gravity
         plant.description = source if actuators is not None else None
@@ -373,7 +421,7 @@ class MujocoPlant:
         if not np.any(d > 0.0):
             return 0.0, None
         mj = self._mj
-        mj.mj_forward(m, self.data)
+        self._mj_forward()
         M = np.zeros((m.nv, m.nv))
         mj.mj_fullM(m, self.data, M)
         rate, dof = fastest_damping(M, np.diag(d))
@@ -425,7 +473,9 @@ class MujocoPlant:
 
     @gravity.setter
     def gravity(self, g):
-        self.model.opt.gravity[:] = _vector('gravity', g, 3)
+        g = _vector('gravity', g, 3)
+        checked_orbit(self.orbit, self.floating, g)
+        self.model.opt.gravity[:] = g
         self._fresh = False
 
     @property
@@ -493,11 +543,15 @@ class MujocoPlant:
             self.data.time = self._time_ns * 1e-9
             return n
         before = [stat.number for stat in self._checks]
-        if self.actuation is None:
-            self._mj.mj_step(self.model, self.data, n)
-        else:  # the actuators decide what they apply before each step
+        if self.actuation is not None:  # the actuators decide before each step (orbit too)
             self.actuation.step_mujoco(self, n)
+        elif self._environment is None:
+            self._mj.mj_step(self.model, self.data, n)
+        else:  # the orbit's loads at every stage
+            self._environment.run(self._mj.mj_step, self.model, self.data, n)
         self._time_ns += n * self._dt_ns
+        if self.orbit is not None:  # the orbit's angle follows the exact time
+            self.data.time = self._time_ns * 1e-9
         self._fresh = False
         for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
             if stat.number != count:
@@ -532,6 +586,9 @@ class MujocoPlant:
                 'must be zero'
             )
         p, quat = self._mounted(p, quat)
+        if self.orbit is not None:  # given in LVLH at the time of the state after the reset
+            t_ns = self._time_ns + (self._dt_ns if new_time else 0)
+            p, quat, v_b, w_b = self._from_lvlh(t_ns * 1e-9, p, quat, v_b, w_b)
         m, d, mj = self.model, self.data, self._mj
         mj.mj_resetData(m, d)
         if self.floating:  # free joint: absolute pose
@@ -550,6 +607,16 @@ class MujocoPlant:
         d.time = self._time_ns * 1e-9
         self._efforts[:] = 0.0
         self._fresh = False
+
+    def _from_lvlh(self, t, p, quat, v_b, w_b):
+        """Return the base link's (p, MuJoCo quaternion, v_b, w_b) in N of the same in LVLH."""
+        mj = self._mj
+        R = np.empty(9)
+        mj.mju_quat2Mat(R, quat)
+        R, p, v_b, w_b = self.orbit.from_lvlh(t, R.reshape(3, 3), p, v_b, w_b)
+        out = np.empty(4)
+        mj.mju_mat2Quat(out, np.ascontiguousarray(R).reshape(9))
+        return p, out, v_b, w_b
 
     def _mounted(self, p, quat):
         """
@@ -578,8 +645,14 @@ class MujocoPlant:
     def _forward(self):
         """Compute the derived quantities (accelerations, CoM, body velocities) at this state."""
         if not self._fresh:
-            self._mj.mj_forward(self.model, self.data)
+            self._mj_forward()
             self._fresh = True
+
+    def _mj_forward(self):
+        if self._environment is None:
+            self._mj.mj_forward(self.model, self.data)
+        else:
+            self._environment.run(self._mj.mj_forward, self.model, self.data)
 
     def joint_positions(self):
         """(n_joints,) in ``joint_names`` order."""
@@ -617,32 +690,48 @@ class MujocoPlant:
             return self.data.qpos[0:3].copy(), self.data.qpos[3:7].copy()
         return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
 
-    def base_rotation(self):
-        """R_b (3, 3): base link frame -> world."""
+    def _base_rotation(self):
+        """R_b (3, 3): base link frame -> world (N with an orbit)."""
         R = np.empty(9)
         self._mj.mju_quat2Mat(R, self._base_pose()[1])
         return R.reshape(3, 3)
 
+    def base_rotation(self):
+        """R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
+        if self.orbit is not None:
+            return self.orbit.lvlh_rotation(self.time).T @ self._base_rotation()
+        return self._base_rotation()
+
     def _base_twist(self):
-        """(v_b, w_b): velocity of the base link origin and angular velocity, both in b."""
+        """(v_b, w_b): velocity of the base link origin and angular velocity, both in b (N's)."""
         if not self.floating:
             return np.zeros(3), np.zeros(3)
         qvel = self.data.qvel
-        return self.base_rotation().T @ qvel[0:3], qvel[3:6].copy()
+        return self._base_rotation().T @ qvel[0:3], qvel[3:6].copy()
 
     def base_link_state(self):
         """
         (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays: what
-        :meth:`odometry` carries, with a rotation matrix.
+        :meth:`odometry` carries, with a rotation matrix.  With an orbit: in LVLH, the twist
+        relative to LVLH.
         """
         p, _ = self._base_pose()
         v_b, w_b = self._base_twist()
-        return self.base_rotation(), p, v_b, w_b
+        if self.orbit is not None:
+            return self.orbit.to_lvlh(self.time, self._base_rotation(), p, v_b, w_b)
+        return self._base_rotation(), p, v_b, w_b
 
     def odometry(self):
-        """:class:`BaseOdometry` of the base link (REP 105: twist in the base link frame)."""
+        """
+        :class:`BaseOdometry` of the base link (REP 105: twist in the base link frame).
+
+        With an orbit: pose in LVLH, twist relative to LVLH.
+        """
+        if self.orbit is not None:
+            R, p, v_b, w_b = self.base_link_state()
+            return BaseOdometry(p, np.array(quaternion_to_ros(R)), v_b, w_b)
         p, quat = self._base_pose()
         v_b, w_b = self._base_twist()
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
@@ -651,24 +740,39 @@ class MujocoPlant:
         """
         (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
 
-        Both expressed in b (zero for a fixed base), at this state under the held efforts.
+        Both expressed in b (zero for a fixed base), at this state under the held efforts; with an
+        orbit, relative to N.
         """
         if not self.floating or self.held:
             return np.zeros(3), np.zeros(3)
         self._forward()
         qacc = self.data.qacc
-        return self.base_rotation().T @ qacc[0:3], qacc[3:6].copy()
+        return self._base_rotation().T @ qacc[0:3], qacc[3:6].copy()
 
     def imu(self):
-        """:class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
+        """
+        :class:`ImuReading` of an ideal IMU at the base link origin, axes of b.
+
+        With an orbit: orientation in LVLH, angular velocity relative to N (inertial), specific
+        force = acceleration in N minus the tidal acceleration at the base link origin.
+        """
         _, quat = self._base_pose()
-        R_b = self.base_rotation()
+        R_b = self._base_rotation()
         a_b, _ = self.base_acceleration()
         _, w_b = self._base_twist()
+        if self.orbit is not None:
+            p = self._base_pose()[0]
+            tidal = self.orbit.accelerations(self.time, p[None, :])[0]
+            R = self.orbit.lvlh_rotation(self.time).T @ R_b
+            return ImuReading(np.array(quaternion_to_ros(R)), w_b, a_b - R_b.T @ tidal)
         return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
 
     def momentum(self):
-        """:class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root body)."""
+        """
+        :class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root body).
+
+        With an orbit: in N, about the reference point.
+        """
         self._forward()
         self._mj.mj_subtreeVel(self.model, self.data)
         r, d = self._root, self.data

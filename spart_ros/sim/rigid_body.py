@@ -19,15 +19,24 @@ constraint is soft).  State integrated: the joints (q, qd) and, floating, the ba
 CoM velocity in the world); the quaternion is renormalized after each step.  One step costs
 four forward dynamics calls (about 4 x 2 us on a 7-joint arm).  Time is counted in integer
 nanoseconds, as the MuJoCo plant counts it.
+
+``orbit`` (a :class:`~spart_ros.core.orbit.CircularOrbit`, floating base, zero gravity): the
+robot moves near the orbit's reference point; the state is integrated in the orbit's frame N
+(non-rotating, falling with the reference point) with the tidal force and gravity-gradient torque
+on every link at every RK4 stage (:class:`~spart_ros.sim.orbit_environment.RigidBodyOrbit`); the
+initial state and the readouts (``base_link_state``, ``odometry``) are in the rotating LVLH frame
+(Hill's axes: x radial, y along-track, z orbit normal), ``spart_state`` and ``momentum`` in N.
 """
 
 import numpy as np
 
 from .actuation import attach_rk4
+from .orbit_environment import RigidBodyOrbit
 from .plant import (
     _vector,
     BASE_MODES,
     BaseOdometry,
+    checked_orbit,
     fastest_damping,
     InitialState,
     RK4_DAMPING_LIMIT,
@@ -81,6 +90,8 @@ class RigidBodyPlant:
     wheels' joints: :func:`~spart_ros.core.actuators.add_wheels`), applied by :attr:`actuation`
     (:mod:`.actuation`): the wheel motor torques add to the joint efforts, the thrusters' wrench
     (fixed in the base, evaluated at each RK4 stage) is the base's generalized force.
+    ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit` (see the module
+    docstring; None: empty space or uniform gravity, as before).
     """
 
     def __init__(
@@ -92,14 +103,16 @@ class RigidBodyPlant:
         joint_dynamics=True,
         initial=None,
         actuators=None,
+        orbit=None,
     ):
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
         self.robot = robot
         self.floating = base == 'floating'
-        self.fast = fast_dynamics(
-            robot, _vector('gravity', gravity, 3), joint_dynamics=joint_dynamics
-        )
+        gravity = _vector('gravity', gravity, 3)
+        self.orbit = checked_orbit(orbit, self.floating, gravity)
+        self.fast = fast_dynamics(robot, gravity, joint_dynamics=joint_dynamics)
+        self._environment = None if orbit is None else RigidBodyOrbit(self.orbit, robot)
         self.joint_names = tuple(robot.coordinates.names)
         self.sorted_joint_names = tuple(sorted(self.joint_names))
         self.n_joints = len(self.joint_names)
@@ -231,6 +244,8 @@ class RigidBodyPlant:
                 'must be zero'
             )
         R_b, p_b = R @ self.mount[:3, :3], p + R @ self.mount[:3, 3]
+        if self.orbit is not None:  # given in LVLH now: into N
+            R_b, p_b, v_b, w_b = self.orbit.from_lvlh(self.time, R_b, p_b, v_b, w_b)
         R0, r0, u0 = bs.base_from_link_frame(self.robot, R_b, p_b, v_b, w_b)
         self._quat = _quaternion(R0)
         self._r0 = np.array(r0, dtype=float)
@@ -263,7 +278,7 @@ class RigidBodyPlant:
             self._q, self._u = x[0:n].copy(), x[n:].copy()
         self._R0 = _rotation(self._quat)
 
-    def _loads(self, R0):
+    def _actuator_loads(self, R0):
         """(tau0 (6,), taum (n,)): the base's generalized force and the joint efforts held."""
         a = self.actuation
         if a is None:
@@ -278,8 +293,14 @@ class RigidBodyPlant:
         self._tau0[3:6] = R_b @ force_b
         return self._tau0, self._taum
 
-    def _rates(self, x):
-        """dx/dt at x under the held efforts."""
+    def _loads(self, t, R0, r0, q, u0, u):
+        """Return the orbit's (wF0, wFm) at this stage, or (None, None) without an orbit."""
+        if self._environment is None:
+            return None, None
+        return self._environment.wrenches(self.fast, t, R0, r0, q, u0, u)
+
+    def _rates(self, x, t=0.0):
+        """dx/dt at x (time ``t`` [s]) under the held efforts."""
         n = self.n_joints
         out = np.empty_like(x)
         if not self.floating:
@@ -291,15 +312,18 @@ class RigidBodyPlant:
                 self._zero6,
                 u,
                 self._zero6,
-                self._loads(self._R0)[1],
+                self._actuator_loads(self._R0)[1],
                 floating=False,
             )
             out[0:n], out[n:] = u, udot
             return out
         quat, r0, q, u0, u = x[0:4], x[4:7], x[7 : 7 + n], x[7 + n : 13 + n], x[13 + n :]
         R0 = _rotation(quat / np.linalg.norm(quat))
-        tau0, taum = self._loads(R0)
-        u0dot, udot = self.fast.forward_dynamics(R0, r0, q, u0, u, tau0, taum, floating=True)
+        tau0, taum = self._actuator_loads(R0)
+        wF0, wFm = self._loads(t, R0, r0, q, u0, u)
+        u0dot, udot = self.fast.forward_dynamics(
+            R0, r0, q, u0, u, tau0, taum, wF0, wFm, floating=True
+        )
         out[0:4] = _quaternion_rate(quat, u0[0:3])
         out[4:7] = u0[3:6]
         out[7 : 7 + n] = u
@@ -309,7 +333,8 @@ class RigidBodyPlant:
 
     def _accelerations(self, quat, r0, q, u0, u):
         R0 = _rotation(quat)
-        tau0, taum = self._loads(R0)
+        tau0, taum = self._actuator_loads(R0)
+        wF0, wFm = self._loads(self.time, R0, r0, q, u0, u) if self.floating else (None, None)
         u0dot, udot = self.fast.forward_dynamics(
             R0,
             r0,
@@ -318,6 +343,8 @@ class RigidBodyPlant:
             u,
             tau0 if self.floating else self._zero6,
             taum,
+            wF0,
+            wFm,
             floating=self.floating,
         )
         return u0dot.copy(), udot.copy()
@@ -328,14 +355,15 @@ class RigidBodyPlant:
         x = self._pack()
         a = self.actuation
         for _ in range(int(n)):
+            t = self.time  # the stages' times matter only to an orbit
             if a is not None:  # what the actuators apply over this step
                 n_q = self.n_joints
                 speeds = x[13 + n_q :] if self.floating else x[n_q:]
-                a.before_step(self._time_ns * 1e-9, speeds[a.wheel_index])
-            k1 = self._rates(x)
-            k2 = self._rates(x + (0.5 * h) * k1)
-            k3 = self._rates(x + (0.5 * h) * k2)
-            k4 = self._rates(x + h * k3)
+                a.before_step(t, speeds[a.wheel_index])
+            k1 = self._rates(x, t)
+            k2 = self._rates(x + (0.5 * h) * k1, t + 0.5 * h)
+            k3 = self._rates(x + (0.5 * h) * k2, t + 0.5 * h)
+            k4 = self._rates(x + h * k3, t + h)
             new = x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
             if not np.all(np.isfinite(new)):
                 from .plant import SimulationDiverged
@@ -368,8 +396,15 @@ class RigidBodyPlant:
         (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays (the exact
-        inverse of SPART's base state conversion).
+        inverse of SPART's base state conversion); with an orbit, in LVLH (twist relative to it).
         """
+        state = self._base_link_state()
+        if self.orbit is None:
+            return state
+        return self.orbit.to_lvlh(self.time, *state)
+
+    def _base_link_state(self):
+        """Return the base link's pose and twist in SPART's inertial frame (N with an orbit)."""
         R_b = self._R0 @ self._R_cb
         rho = R_b @ self._p_bc
         if not self.floating:
@@ -379,20 +414,47 @@ class RigidBodyPlant:
         return R_b, self._r0 - rho, v_b, w_b
 
     def odometry(self):
-        """:class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105)."""
+        """
+        :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105).
+
+        With an orbit: pose in LVLH, twist relative to LVLH.
+        """
         R_b, p_b, v_b, w_b = self.base_link_state()
         return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
 
     def base_rotation(self):
-        """R_b (3, 3): base link frame -> world."""
+        """R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
+        if self.orbit is not None:
+            return self.orbit.lvlh_rotation(self.time).T @ self._R0 @ self._R_cb
         return self._R0 @ self._R_cb
 
     def joint_accelerations(self):
         """(n_joints,) at this state under the held efforts."""
         return self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)[1]
 
+    def base_acceleration(self):
+        """
+        (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
+
+        Both expressed in b (zero for a fixed base), at this state under the held efforts; with an
+        orbit, relative to N (as :meth:`~spart_ros.sim.plant.MujocoPlant.base_acceleration`).
+        """
+        if not self.floating:
+            return np.zeros(3), np.zeros(3)
+        u0dot, _ = self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)
+        R_b, _, _, w_b = self._base_link_state()
+        alpha_b = self._R_bc @ u0dot[0:3]
+        rho = R_b @ self._p_bc  # base link origin -> base CoM
+        w, alpha = R_b @ w_b, R_b @ alpha_b
+        a = u0dot[3:6] - np.cross(alpha, rho) - np.cross(w, np.cross(w, rho))
+        return R_b.T @ a, alpha_b
+
     def momentum(self):
-        """[L about the world origin; p] (6,), world frame, of the whole robot (floating base)."""
+        """
+        [L about the world origin; p] (6,), world frame, of the whole robot (floating base).
+
+        With an orbit: in N, about the reference point.
+        """
         from ..core.momentum import about_point
 
         H = self.fast.mass_matrix(self._R0, self._r0, self._q)  # independent coordinates: T' H T
