@@ -26,7 +26,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import SetBool
 
-from .config import ConfigError
+from .config import ConfigError, package_path
 from .controller_io import ControllerIO
 from .controller_parameters import PARAMETERS, RENAMED, setting, settings_from
 from .parameters import declare, values, watch
@@ -119,6 +119,7 @@ class ControllerNode(LifecycleNode):
 
     def _configure(self):
         p = self.p = values(self, PARAMETERS)
+        p['actuators_file'] = package_path('actuators_file', p['actuators_file'])
         settings = settings_from(p)
         self.controller.configure(settings)
         self.event_driven = settings.event_driven

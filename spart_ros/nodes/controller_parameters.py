@@ -219,7 +219,7 @@ PARAMETERS = table(
     ),
     _setting(
         'actuators_file',
-        "the base's reaction wheels and thrusters (YAML, spart_ros.core.actuators; "
+        "the base's reaction wheels and thrusters (YAML path or package://<pkg>/<path>; "
         'docs/base_actuators.md): free_flying allocates its base wrench to them, the space modes '
         'hold the base attitude with the wheels; commands on <controller>/commands per group; '
         '"" = none',

@@ -96,7 +96,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
-from .config import BASE_MODES, ConfigError
+from .config import BASE_MODES, ConfigError, package_path
 from .parameters import declare, Param, table
 from .robot_inputs import guarded, ROBOT_DESCRIPTION_QOS
 from .runner import EXECUTORS, run_node
@@ -291,7 +291,7 @@ PARAMETERS = table(
     Param(
         'actuators_file',
         '',
-        "the base's reaction wheels and thrusters (YAML, spart_ros.core.actuators; "
+        "the base's reaction wheels and thrusters (YAML path or package://<pkg>/<path>; "
         'docs/base_actuators.md): the wheels become joints, commands on <controller>/commands per '
         'group (Float64MultiArray), states on wheel_states_topic and thruster_states_topic; "" '
         '= none',
@@ -421,7 +421,7 @@ class SimNode(Node):
         self._orbit = _orbit(p)
         self._plant = plant = MujocoPlant.from_urdf(
             self._urdf,
-            actuators=p['actuators_file'] or None,
+            actuators=package_path('actuators_file', p['actuators_file']) or None,
             orbit=self._orbit,
             base=p['base'],
             gravity=p['gravity'],

@@ -71,6 +71,33 @@ DEMOS = {
     },
 }
 
+#: the orbital scenario (a second main job): SC_3DoF in a circular low Earth orbit, its base's
+#: reaction wheels and thrusters (urdf/SC_3DoF.actuators.yaml) under free_flying: station keeping at
+#: the LVLH target point it starts at (with an approach's 1 cm/s radial, 2 cm/s along-track velocity
+#: not yet stopped) while the arm moves and the wheels hold the attitude; its bounds: the base within
+#: ``station_keeping_bound`` [m] of the target all along and within ``settled_bound`` after
+#: ``settled_after`` s, the base attitude within ``attitude_bound_deg`` of its start
+DEMOS['SC_3DoF_orbit'] = {
+    'label': 'SC_3DoF_orbit: the 3-joint arm on a spacecraft in a 500 km circular orbit, mode '
+    'free_flying: station keeping in LVLH with 12 thrusters, attitude held by 4 reaction wheels',
+    'robot': 'SC_3DoF',
+    'namespace': 'demo_orbit',
+    'floating': True,
+    'rms_bound': 0.01,
+    'waypoints': [
+        (5.0, [0.3, -0.21, 0.24]),
+        (10.0, [-0.15, 0.24, -0.3]),
+        (15.0, [0.0, 0.0, 0.0]),
+    ],
+    'orbit': {'altitude': 500e3},
+    'actuators': 'urdf/SC_3DoF.actuators.yaml',
+    'initial_velocity': (0.01, 0.02, 0.0),
+    'station_keeping_bound': 0.06,
+    'settled_after': 10.0,
+    'settled_bound': 0.03,
+    'attitude_bound_deg': 0.5,
+}
+
 Event = namedtuple('Event', 't action')
 Event.__doc__ = """``action(controller, plant, t)`` is called once, before the tick at the first
 control time >= ``t`` [s] (submit a goal, set a reference, reset the plant, push the robot...)."""
@@ -528,10 +555,24 @@ def demo(name, plant='mujoco', duration=None, settings=None, **options):
     settings = dict(
         _yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml')), **(settings or {})
     )
-    urdf = os.path.join(share, 'urdf', f'{name}.urdf')
+    urdf = os.path.join(share, 'urdf', f'{scenario.get("robot", name)}.urdf')
     floating = scenario['floating']
     gravity = settings.pop('gravity', [0.0, 0.0, 0.0] if floating else [0.0, 0.0, -9.81])
     settings.pop('base', None)
+    if settings.get('actuators_file', '').startswith('package://spart_ros/'):
+        settings['actuators_file'] = os.path.join(
+            share, settings['actuators_file'][len('package://spart_ros/') :]
+        )
+    if 'orbit' in scenario:
+        from ..core.orbit import CircularOrbit
+
+        options.setdefault('orbit', CircularOrbit.make(**scenario['orbit']))
+    if 'actuators' in scenario:
+        options.setdefault('actuators', os.path.join(share, scenario['actuators']))
+    if 'initial_velocity' in scenario:
+        options.setdefault(
+            'initial', InitialState(base_linear_velocity=tuple(scenario['initial_velocity']))
+        )
     n = len(scenario['waypoints'][0][1])
     q0 = np.zeros(n)
     waypoints = [(t, q0 + np.array(offset)) for t, offset in scenario['waypoints']]
