@@ -412,8 +412,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     say(
         'ros2 launch spart_ros sim_demo.launch.py '
         + ' '.join(args)
-        + '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate '
-        'processes)'
+        + '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as '
+        'separate processes)'
     )
     bag_path = out / f'{name}.mcap'
     # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
@@ -783,7 +783,7 @@ def thruster_plumes(scenario, rec):
 
 def orbit_summary(result, rec, robot, scenario, t_start, out, name):
     """
-    The orbital scenario's checks and plots (station keeping, attitude, wheels, thrusters).
+    Check the orbital scenario and plot it (station keeping, attitude, wheels, thrusters).
 
     Bounds (problems when exceeded): the base within ``station_keeping_bound`` of the target (the
     LVLH point it started at) all along, within ``settled_bound`` after ``settled_after`` s of the
@@ -823,7 +823,8 @@ def orbit_summary(result, rec, robot, scenario, t_start, out, name):
     result['attitude_while_moving_deg'] = float(angle.max()) if len(angle) else float('nan')
     if sk['max_m'] > sk['bound_m']:
         result['problems'].append(
-            f'station keeping: {sk["max_m"] * 100:.1f} cm from the target > {sk["bound_m"] * 100:g} cm'
+            f'station keeping: {sk["max_m"] * 100:.1f} cm from the target > '
+            f'{sk["bound_m"] * 100:g} cm'
         )
     if sk['settled_max_m'] is not None and sk['settled_max_m'] > sk['settled_bound_m']:
         result['problems'].append(
@@ -851,9 +852,7 @@ def orbit_summary(result, rec, robot, scenario, t_start, out, name):
     }
     # the free drift: the same start (the state at release) without thrust, Clohessy-Wiltshire
     orbit = CircularOrbit.make(**scenario['orbit'])
-    release = next(
-        (k for k in range(1, len(p)) if np.linalg.norm(p[k] - p[0]) > 0), len(p) - 1
-    )
+    release = next((k for k in range(1, len(p)) if np.linalg.norm(p[k] - p[0]) > 0), len(p) - 1)
     R_r, p_r, v_r, _ = rec.odom[stamps[max(release - 1, 0)]]
     v0 = R_r @ v_r
     t_free = t[release - 1 :]
@@ -960,13 +959,13 @@ def print_summary(r):
             else ''
         )
         say(
-            f'  station keeping in LVLH: {sk["max_m"] * 100:.2f} cm from the target at most (bound '
-            f'{sk["bound_m"] * 100:g} cm){settled}, {sk["final_m"] * 100:.2f} cm at the end; free '
-            f'drift (CW) would be {r["free_drift_final_m"] * 100:.1f} cm away'
+            f'  station keeping in LVLH: {sk["max_m"] * 100:.2f} cm from the target at most '
+            f'(bound {sk["bound_m"] * 100:g} cm){settled}, {sk["final_m"] * 100:.2f} cm at the '
+            f'end; free drift (CW) would be {r["free_drift_final_m"] * 100:.1f} cm away'
         )
         say(
-            f'  base attitude while the arm moved: {r["attitude_while_moving_deg"]:.4f} deg at most'
-            f' (the wheels; bound {SCENARIOS[r["robot"]]["attitude_bound_deg"]} deg)'
+            f'  base attitude while the arm moved: {r["attitude_while_moving_deg"]:.4f} deg at '
+            f'most (the wheels; bound {SCENARIOS[r["robot"]]["attitude_bound_deg"]} deg)'
         )
         say(
             f'  wheels: {a["wheel_speed_max_rad_s"]:.1f} rad/s, momentum '

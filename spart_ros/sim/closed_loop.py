@@ -72,11 +72,11 @@ DEMOS = {
 }
 
 #: the orbital scenario (a second main job): SC_3DoF in a circular low Earth orbit, its base's
-#: reaction wheels and thrusters (urdf/SC_3DoF.actuators.yaml) under free_flying: station keeping at
-#: the LVLH target point it starts at (with an approach's 1 cm/s radial, 2 cm/s along-track velocity
-#: not yet stopped) while the arm moves and the wheels hold the attitude; its bounds: the base within
-#: ``station_keeping_bound`` [m] of the target all along and within ``settled_bound`` after
-#: ``settled_after`` s, the base attitude within ``attitude_bound_deg`` of its start
+#: reaction wheels and thrusters (urdf/SC_3DoF.actuators.yaml) under free_flying: station keeping
+#: at the LVLH target point it starts at (with an approach's 1 cm/s radial, 2 cm/s along-track
+#: velocity not yet stopped) while the arm moves and the wheels hold the attitude; its bounds: the
+#: base within ``station_keeping_bound`` [m] of the target all along and within ``settled_bound``
+#: after ``settled_after`` s, the base attitude within ``attitude_bound_deg`` of its start
 DEMOS['SC_3DoF_orbit'] = {
     'label': 'SC_3DoF_orbit: the 3-joint arm on a spacecraft in a 500 km circular orbit, mode '
     'free_flying: station keeping in LVLH with 12 thrusters, attitude held by 4 reaction wheels',

@@ -6,7 +6,7 @@ An animated GIF of a recorded motion that anyone can watch without a ROS tool (n
 frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins
        joined parent to child, the base
 marked).  Frames: the base link pose in the world and the joint positions by name, and optionally
-the thrusters firing then, drawn as orange exhaust plumes (the base's actuators,
+the thrusters firing then, drawn as cyan exhaust plumes (the base's actuators,
 :mod:`spart_ros.core.actuators`).
 """
 
@@ -18,6 +18,8 @@ import numpy as np
 __all__ = ['motion_gif', 'BACKENDS']
 
 BACKENDS = ('mujoco', 'matplotlib')
+#: colour of a firing thruster's exhaust (nothing else is drawn in it)
+PLUME_RGBA = (0.0, 0.9, 1.0, 1.0)
 
 
 def _frame_positions(robot, frames):
@@ -73,7 +75,7 @@ def _add_links(mujoco, scene, robot, frame, radius):
 
 
 def _plumes(frame, length):
-    """[(start (3,), end (3,))] world segments of the exhaust of the thrusters firing in ``frame``."""
+    """Return [(start (3,), end (3,))]: the exhausts of the thrusters firing in ``frame``, world."""
     if len(frame) < 3 or not frame[2]:
         return []
     T_b = np.asarray(frame[0], dtype=float)
@@ -96,7 +98,7 @@ def _add_plumes(mujoco, scene, segments, width):
             np.zeros(3),
             np.zeros(3),
             np.zeros(9),
-            np.array([1.0, 0.5, 0.0, 0.9], dtype=np.float32),
+            np.array(PLUME_RGBA, dtype=np.float32),
         )
         mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_ARROW, width, a, b)
         scene.ngeom += 1
@@ -210,7 +212,7 @@ def _matplotlib_frames(robot, poses, size, title, frames=None):
                 )
             ax.scatter(*base[:3, 3], s=60, color='black', marker='s')
             for a, b in _plumes(frames[k], 0.4 * half) if frames is not None else []:
-                ax.plot(*zip(a, b), color='tab:orange', linewidth=3)
+                ax.plot(*zip(a, b), color=PLUME_RGBA[:3], linewidth=3)
             for i, c in enumerate(centre):
                 getattr(ax, 'set_' + 'xyz'[i] + 'lim')(c - half, c + half)
             ax.set_title(f'{title}  frame {k + 1}/{len(poses)}', fontsize=8)
@@ -228,8 +230,8 @@ def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend=
 
     ``frames``: [((4, 4) base link pose in the world, {joint name: position}[, plumes])], plumes:
     the thrusters firing, [(position (3,), direction (3,))] in the base link frame (the exhaust is
-    drawn opposite to the direction of the thrust); ``urdf``: path or text. Returns the backend used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's
-    offscreen renderer first.
+    drawn opposite to the direction of the thrust); ``urdf``: path or text. Returns the backend
+    used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's offscreen renderer first.
     """
     from PIL import Image
 

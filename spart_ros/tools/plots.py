@@ -119,8 +119,13 @@ def relative_orbit(path, title, t, position, t_free, free, target=(0.0, 0.0, 0.0
     ax.legend(loc='best', fontsize=8)
     ax.grid(True, alpha=0.3)
     ax2.plot(t, np.linalg.norm(position - target, axis=1) * 100, label='station keeping')
-    ax2.plot(t_free, np.linalg.norm(free - target, axis=1) * 100, '--', color='tab:gray',
-             label='free drift')
+    ax2.plot(
+        t_free,
+        np.linalg.norm(free - target, axis=1) * 100,
+        '--',
+        color='tab:gray',
+        label='free drift',
+    )
     ax2.set_ylabel('distance to the target [cm]')
     ax2.set_xlabel('simulated time [s]')
     ax2.set_yscale('log')
