@@ -16,6 +16,11 @@ every body under the orbit's tidal force and gravity-gradient torque, the base s
 plots in the LVLH frame (Hill's axes: x radial, y along-track, z orbit normal; see
 docs/space_environment.md).
 
+``--actuators FILE``: the base's reaction wheels and thrusters (YAML, docs/base_actuators.md; a
+floating base in free_flying or a space mode): the plant applies them, the controller drives them
+(its ``actuators_file``), and the run's wheel speeds, propellant and the share of ticks whose base
+wrench was exerted are printed.  ``--demo SC_3DoF_orbit`` has them and its orbit already.
+
 ``--params``: a node parameters file (keyed ``/**``, as ``config/controller_*.yaml``): its
 controller settings (mode, gains, command_joints...) and ``base``/``gravity`` are used;
 ``--set name=value`` overrides one (YAML value).  ``--waypoint T q...``: a joint trajectory
@@ -39,7 +44,10 @@ def _parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument('urdf', nargs='?', help='URDF (or xacro) file of the robot (not with --demo)')
-    ap.add_argument('--demo', help='run a scenario of the closed-loop demo: SC_3DoF or kuka_iiwa')
+    ap.add_argument(
+        '--demo',
+        help='run a scenario of the closed-loop demo: SC_3DoF, kuka_iiwa or SC_3DoF_orbit',
+    )
     ap.add_argument(
         '--params', help='controller parameters file (keyed /**, as config/controller_*.yaml)'
     )
@@ -90,6 +98,11 @@ def _parser():
         help='RMS of the tracking error from this time on [s]',
     )
     ap.add_argument('--output', help='folder for the PNG plots')
+    ap.add_argument(
+        '--actuators',
+        metavar='FILE',
+        help="the base's reaction wheels and thrusters (YAML; docs/base_actuators.md)",
+    )
     orbit = ap.add_argument_group('orbit (floating base; see docs/space_environment.md)')
     orbit.add_argument(
         '--orbit-altitude', type=float, metavar='M', help='circular orbit at this altitude [m]'
@@ -161,6 +174,8 @@ def main(argv=None):
             if args.urdf:
                 return _fail('give a URDF or --demo, not both')
             options = {} if orbit is None else {'orbit': orbit}
+            if args.actuators:
+                options['actuators'] = args.actuators
             run = demo(args.demo, plant=args.plant, duration=args.duration, **options)
             name, bound = args.demo, DEMOS[args.demo]['rms_bound']
         else:
@@ -188,6 +203,7 @@ def main(argv=None):
                 gravity=gravity,
                 dt=args.dt,
                 orbit=orbit,
+                actuators=args.actuators,
             )
             name, bound = run.robot.name, None
     except (SpartError, OSError, ValueError) as err:
@@ -202,6 +218,12 @@ def main(argv=None):
         print(f'  orbit: {orbit.describe()}')
         p = run.base_position[-1]
         print(f'  base link at the end: ({p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g}) m in LVLH')
+    if run.wheel_speeds is not None:
+        print(
+            f'  base actuators: wrench exerted at {run.actuation_feasible.mean() * 100:.1f} % of '
+            f'the ticks; wheel speed {np.abs(run.wheel_speeds).max():.1f} rad/s at most; propellant '
+            f'{run.propellant[-1] * 1e3:.3f} g'
+        )
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
     if len(err) and not np.all(np.isnan(rms)):
