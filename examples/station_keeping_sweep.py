@@ -83,13 +83,15 @@ def main(argv=None):
     for period in args.periods:
         row, (t, distance) = run_one(period, args.duration, args.plant, args.dt)
         rows.append(row)
+        cm = {k: row[k] * 100 for k in ('station_keeping_max_m', 'station_keeping_final_m')}
         print(
             f'thruster_period {period:5.3f} s: station keeping '
-            f'{row["station_keeping_max_m"] * 100:6.2f} cm at most, {row["station_keeping_final_m"] * 100:6.2f} cm at the end; attitude '
+            f'{cm["station_keeping_max_m"]:6.2f} cm at most, '
+            f'{cm["station_keeping_final_m"]:6.2f} cm at the end; attitude '
             f'{row["attitude_change_max_deg"]:.4f} deg; propellant {row["propellant_g"]:.3f} g in '
-            f'{row["firings"]} firings; wrench exerted at {row["wrench_exerted_share"] * 100:.1f} '
-            f'% of the ticks; wheels {row["wheel_speed_max_rad_s"]:.1f} rad/s '
-            f'({row["cpu_s"]:.1f} s CPU)',
+            f'{row["firings"]} firings; wrench exerted at '
+            f'{row["wrench_exerted_share"] * 100:.1f} % of the ticks; wheels '
+            f'{row["wheel_speed_max_rad_s"]:.1f} rad/s ({row["cpu_s"]:.1f} s CPU)',
             flush=True,
         )
         ax.plot(t, distance * 100, label=f'thruster_period {period:g} s')

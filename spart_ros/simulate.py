@@ -219,10 +219,11 @@ def main(argv=None):
         p = run.base_position[-1]
         print(f'  base link at the end: ({p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g}) m in LVLH')
     if run.wheel_speeds is not None:
+        share = run.actuation_feasible.mean() * 100
+        speed = np.abs(run.wheel_speeds).max()
         print(
-            f'  base actuators: wrench exerted at {run.actuation_feasible.mean() * 100:.1f} % of '
-            f'the ticks; wheel speed {np.abs(run.wheel_speeds).max():.1f} rad/s at most; propellant '
-            f'{run.propellant[-1] * 1e3:.3f} g'
+            f'  base actuators: wrench exerted at {share:.1f} % of the ticks; wheel speed '
+            f'{speed:.1f} rad/s at most; propellant {run.propellant[-1] * 1e3:.3f} g'
         )
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
