@@ -75,7 +75,7 @@ def _add_links(mujoco, scene, robot, frame, radius):
 
 
 def _plumes(frame, length):
-    """Return [(start (3,), end (3,))]: the exhausts of the thrusters firing in ``frame``, world."""
+    """Return [(start (3,), end (3,))]: the world exhausts of the thrusters firing in ``frame``."""
     if len(frame) < 3 or not frame[2]:
         return []
     T_b = np.asarray(frame[0], dtype=float)
