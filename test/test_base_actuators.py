@@ -401,3 +401,21 @@ def _base(plant):
 
     R_b, p_b, v_b, w_b = plant.base_link_state()
     return SimpleNamespace(R_b=R_b, p_b=p_b, v_b=v_b, w_b=w_b)
+
+
+def test_a_mode_that_does_not_drive_the_actuators_leaves_them_at_zero():
+    """floating_base on a plant with wheels: the arm model has them locked, they get zeros."""
+    run = simulate(
+        URDF,
+        {'mode': 'floating_base'},
+        duration=0.2,
+        trajectory=[(0.2, [0.02, 0.0, 0.0])],
+        plant='rk4',
+        base='floating',
+        gravity=(0.0, 0.0, 0.0),
+        actuators=YAML,
+        dt=0.002,
+    )
+    assert run.command_joints == ARM and 'tracking' in run.states
+    assert not run.wheel_torques.any() and not run.thruster_commands.any()
+    assert not run.actuation_feasible.any() and run.propellant[-1] == 0.0

@@ -71,7 +71,11 @@ class BaseActuatorsIO:
             if k is not None:
                 self._speeds[k] = v
         c = self.node.controller
-        if np.all(np.isfinite(self._speeds)) and c.active and c.law is not None:
+        if (
+            np.all(np.isfinite(self._speeds))
+            and c.active
+            and getattr(c.law, 'actuation', None) is not None  # a mode that drives them
+        ):
             c.set_reference('wheel_speeds', self._speeds)
 
     def publish(self, cmd):

@@ -479,7 +479,7 @@ def simulate(
         )
         if actuation is not None:
             speeds = plant.joint_velocities()[actuation.wheel_index]
-            if controller.active and controller.law is not None:
+            if controller.active and getattr(controller.law, 'actuation', None) is not None:
                 controller.set_reference('wheel_speeds', speeds)
         cmd = controller.update(inputs, t)
         row = k if record else 0
