@@ -7,6 +7,7 @@
 #   SPART_FORCE_BUILD=1 bash scripts/setup.sh   # rebuild even if nothing changed
 #   PYTHON=/path/to/python3.11 bash scripts/setup.sh
 #   SPART_TEST_INTERFACES=1 bash scripts/setup.sh   # also the test-only interfaces (scripts/test.sh)
+#   SPART_TEST_BASILISK=1 bash scripts/setup.sh     # also the Basilisk reference venv (scripts/test.sh)
 #
 # Needs only python3.11 (with venv + pip), gcc/g++/cmake and the package
 # registry. See DEVELOPERS.md.
@@ -108,6 +109,47 @@ else
   say "requirements up to date (stamp matches requirements.txt)"
 fi
 
+# --- 3b. the Basilisk reference of the tests (SPART_TEST_BASILISK=1: scripts/test.sh) -----
+# Basilisk (bsk) is what the orbit and actuator tests compare the plants with, as Pinocchio is for
+# the dynamics; it is no dependency of spart_ros, and its pins conflict with the project's
+# (matplotlib, pillow): its own venv .venv-basilisk from requirements-basilisk.txt, installed in the
+# background while the rest is set up (about 2 s with uv's cache warm, 7 s cold; 466 MB, hard
+# links into uv's cache). test/basilisk_oracle.py runs the scenarios in it.
+BSK_VENV="$ROOT/.venv-basilisk"
+BSK_REQ="$ROOT/requirements-basilisk.txt"
+basilisk=""
+if [[ -n "${SPART_TEST_BASILISK:-}" ]]; then
+  [[ -f "$BSK_REQ" ]] || die "$BSK_REQ is missing."
+  BSK_HASH="$( (cat "$BSK_REQ"; "$PY" -V) | sha256sum | cut -d' ' -f1)"
+  BSK_STAMP="$BSK_VENV/.spart_requirements.sha256"
+  if [[ "$(cat "$BSK_STAMP" 2>/dev/null || true)" == "$BSK_HASH" ]]; then
+    say "Basilisk reference up to date (.venv-basilisk)"
+  else
+    BSK_LOG="$(mktemp -t spart_basilisk.XXXXXX.log)"
+    ( start=$SECONDS; rm -f "$BSK_STAMP"
+      { [[ -x "$BSK_VENV/bin/python" ]] || "$PY" -m venv --without-pip "$BSK_VENV"; } \
+        && touch "$BSK_VENV/COLCON_IGNORE" \
+        && if [[ -x "$VENV/bin/uv" && -z "${SPART_NO_UV:-}" ]]; then
+             UV_LINK_MODE="${UV_LINK_MODE:-hardlink}" "$VENV/bin/uv" pip install --quiet \
+               --python "$BSK_VENV/bin/python" -r "$BSK_REQ"
+           else
+             "$VENV/bin/python" -m pip --python "$BSK_VENV/bin/python" install --quiet \
+               --disable-pip-version-check --no-input -r "$BSK_REQ"
+           fi \
+        && echo "$BSK_HASH" > "$BSK_STAMP" && echo "took $((SECONDS - start)) s" ) >"$BSK_LOG" 2>&1 &
+    basilisk=$!
+  fi
+fi
+basilisk_ready() {
+  [[ -n "$basilisk" ]] || return 0
+  if ! wait "$basilisk"; then
+    cat "$BSK_LOG" >&2
+    die "the Basilisk reference (requirements-basilisk.txt into .venv-basilisk) failed to install"
+  fi
+  say "Basilisk reference installed into .venv-basilisk ($(tail -n 1 "$BSK_LOG"))"
+  rm -f "$BSK_LOG"
+}
+
 # --- 4. CMake include paths named by the wheels' exported targets ----------
 # The ROS wheels were built in a manylinux image: their *_rosidl_generator_py
 # CMake targets export /opt/python/cp311-cp311/... include directories, and
@@ -147,7 +189,7 @@ copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/nump
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
 start_kernels  # (already running if the requirements were just installed)
-# The test-only interface packages (test/interfaces: control_msgs' public definitions, which are
+# The test-only interface packages (test/interfaces: control_msgs' and tf2_msgs' public definitions, which are
 # not installable here) when scripts/test.sh asks for them: built beside the rest, into their own
 # spaces (build_test/, install_test/, log_test/), never into install/; test/conftest.py puts them on
 # the tests' paths. Skipped when a real control_msgs is installed, and when nothing changed.
@@ -230,4 +272,5 @@ else
   say "colcon build done in $((SECONDS - build_start)) s"
 fi
 test_interfaces_ready
+basilisk_ready
 say "ready: source scripts/env.sh"

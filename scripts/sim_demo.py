@@ -250,12 +250,22 @@ class Recording:
 
         index = {name: k for k, name in enumerate(robot.q_names)}
         self.js, self.odom, self.commands = [], {}, []  # see the fields below
+        # base actuators (the orbital scenario): [(stamp ns, speeds)], [(stamp ns, forces,
+        # propellant)]
+        self.wheels, self.thrusters = [], []
+        self.wheel_names = self.thruster_names = ()
         # stamp ns -> the efforts the sim applied (echoed in joint_states.effort)
         self.applied = {}
         with open(bag_path, 'rb') as f:
             reader = make_reader(f, decoder_factories=[DecoderFactory()])
             for _, channel, message, msg in reader.iter_decoded_messages(
-                topics=[f'{ns}/joint_states', f'{ns}/odom', f'{ns}/effort_controller/commands']
+                topics=[
+                    f'{ns}/joint_states',
+                    f'{ns}/odom',
+                    f'{ns}/effort_controller/commands',
+                    f'{ns}/wheel_states',
+                    f'{ns}/thruster_states',
+                ]
             ):
                 received = message.log_time * 1e-9
                 if channel.topic.endswith('/joint_states'):
@@ -268,6 +278,12 @@ class Recording:
                     stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
                     self.js.append((stamp, received, q, qd))  # stamp ns, receipt s, q, qd
                     self.applied[stamp] = np.array(msg.effort)
+                elif channel.topic.endswith('/wheel_states'):
+                    self.wheel_names = tuple(msg.name)
+                    self.wheels.append((_stamp(msg), np.array(msg.velocity)))
+                elif channel.topic.endswith('/thruster_states'):
+                    self.thruster_names = tuple(msg.name)
+                    self.thrusters.append((_stamp(msg), np.array(msg.force), msg.propellant_used))
                 elif channel.topic.endswith('/odom'):
                     self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = (
                         _base_state(msg)
@@ -276,6 +292,8 @@ class Recording:
                     self.commands.append((received, np.array(msg.data)))  # receipt s, efforts
         self.js.sort(key=lambda x: x[1])
         self.commands.sort(key=lambda x: x[0])
+        self.wheels.sort(key=lambda x: x[0])
+        self.thrusters.sort(key=lambda x: x[0])
 
     def longest_one_command(self, t0, t1):
         """
@@ -309,6 +327,10 @@ class Recording:
             if self.js and self.js[k][1] <= received:
                 out.append(received - self.js[k][1])
         return np.array(out)
+
+
+def _stamp(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def _base_state(msg):
@@ -379,9 +401,14 @@ def send_trajectory(mon, scenario, robot, lead=1.5):
 
 def robot_urdf(name):
     """Return the installed URDF of a scenario's robot (what the launch file gives the sim)."""
+    return share_file('urdf', f'{name}.urdf')
+
+
+def share_file(*parts):
+    """Return the path of a file of the installed package (its share folder)."""
     from ament_index_python.packages import get_package_share_directory
 
-    return Path(get_package_share_directory('spart_ros')) / 'urdf' / f'{name}.urdf'
+    return Path(get_package_share_directory('spart_ros'), *parts)
 
 
 def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
@@ -390,21 +417,18 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
 
     from spart_interfaces.srv import InverseDynamics
 
-    robot, _ = robot_from_urdf(str(robot_urdf(name)))
+    robot_name = scenario.get('robot', name)
+    robot, _ = robot_from_urdf(str(robot_urdf(robot_name)))
     say(f'--- {scenario["label"]}')
-    cmd = [
-        sys.executable,
-        str(ROOT / 'scripts' / 'local_launch.py'),
-        'sim_demo.launch.py',
-        f'robot:={name}',
-        f'namespace:={scenario["namespace"]}',
-    ]
+    # a scenario of another name than its robot has its own parameter file
+    params = [] if robot_name == name else [f'params:={share_file("config", f"demo_{name}.yaml")}']
+    args = [f'robot:={robot_name}', f'namespace:={scenario["namespace"]}'] + params
+    cmd = [sys.executable, str(ROOT / 'scripts' / 'local_launch.py'), 'sim_demo.launch.py', *args]
     say(
-        'ros2 launch spart_ros sim_demo.launch.py robot:='
-        + name
-        + f' namespace:={scenario["namespace"]}'
-        '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as separate '
-        'processes)'
+        'ros2 launch spart_ros sim_demo.launch.py '
+        + ' '.join(args)
+        + '  (via scripts/local_launch.py: spart_sim, spart_controller, spart_dynamics as '
+        'separate processes)'
     )
     bag_path = out / f'{name}.mcap'
     # a new name for a second attempt: rcl keeps the first one's /rosout publisher registered
@@ -559,7 +583,11 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     names = list(robot.q_names)
     # the motion happened: every joint reached its largest commanded offset (a controller that
     # held still would show no tracking error at all)
-    offsets = np.abs(np.array([o for _, o in scenario['waypoints']])).max(axis=0)
+    # (the waypoints the run reached: a shortened run, --orbit-seconds, stops before the last)
+    reached_by = result.get('sim_seconds', np.inf) + 1e-6
+    offsets = np.abs(
+        np.array([o for t, o in scenario['waypoints'] if t <= reached_by] or [[0.0] * robot.n_q])
+    ).max(axis=0)
     run_q = np.array([q for s, _, q, _ in rec.js if t_start * 1e9 <= s])
     if len(run_q):
         reached = np.abs(run_q - run_q[0]).max(axis=0)
@@ -612,7 +640,7 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     js = {stamp: (q, qd) for stamp, _, q, qd in rec.js}
     fd = FastDynamics(robot)
     t_m, M = [], []
-    if scenario['floating']:
+    if scenario['floating'] and 'actuators' not in scenario:  # thrust is an external force
         for stamp in stamps[::10]:  # 100 Hz is plenty
             if stamp not in js:
                 continue
@@ -668,8 +696,11 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
         )
     # an animation anyone can watch: the measured motion at 15 frames per second of simulated time
     # (each joint state with the last odometry at most 20 ms older: a busy machine loses messages)
+    # (the orbital scenario: each thruster that fired since the previous frame drawn firing)
     frames, next_t = [], -0.5
     odom_stamps = sorted(rec.odom)
+    plumes = thruster_plumes(scenario, rec)
+    previous = None
     for stamp, _, q_k, _ in rec.js:
         t = stamp * 1e-9 - t_start
         k = bisect.bisect_right(odom_stamps, stamp) - 1
@@ -677,14 +708,14 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
             R_b, p_b = rec.odom[odom_stamps[k]][:2]
             T_b = np.eye(4)
             T_b[:3, :3], T_b[:3, 3] = R_b, p_b
-            frames.append((T_b, dict(zip(names, q_k))))
-            next_t = t + 1.0 / 15
+            frames.append((T_b, dict(zip(names, q_k)), plumes(previous, stamp)))
+            previous, next_t = stamp, t + 1.0 / 15
     if frames:
         gif = f'{name}_motion.gif'
         try:
             backend = motion_gif(
                 out / gif,
-                str(robot_urdf(name)),
+                str(robot_urdf(scenario.get('robot', name))),
                 frames,
                 scenario['floating'],
                 fps=15,
@@ -741,7 +772,141 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
             M if len(M) else None,
         )
         pngs.append(f'{name}_base.png')
+    if 'orbit' in scenario:
+        pngs += orbit_summary(result, rec, robot, scenario, t_start, out, name)
     result['plots'] = pngs
+
+
+def thruster_plumes(scenario, rec):
+    """
+    Return plumes(t0, t1): the thrusters that fired in (t0, t1] (stamps ns), for the animation.
+
+    [(position, direction)] in the base link frame (the scenario's actuators file); no actuators:
+    always [].
+    """
+    if 'actuators' not in scenario or not rec.thrusters:
+        return lambda t0, t1: []
+    from spart_ros.core.actuators import load_actuators
+
+    actuators = load_actuators(str(share_file(scenario['actuators'])))
+    geometry = [(t.position, t.direction) for t in actuators.thrusters]
+    stamps = [s for s, _, _ in rec.thrusters]
+
+    def plumes(t0, t1):
+        a = 0 if t0 is None else bisect.bisect_right(stamps, t0)
+        b = bisect.bisect_right(stamps, t1)
+        fired = np.zeros(len(geometry), dtype=bool)
+        for _, forces, _ in rec.thrusters[a:b]:
+            fired |= forces > 0
+        return [g for g, f in zip(geometry, fired) if f]
+
+    return plumes
+
+
+def orbit_summary(result, rec, robot, scenario, t_start, out, name):
+    """
+    Check the orbital scenario and plot it (station keeping, attitude, wheels, thrusters).
+
+    Bounds (problems when exceeded): the base within ``station_keeping_bound`` of the target (the
+    LVLH point it started at) all along, within ``settled_bound`` after ``settled_after`` s of the
+    trajectory, its attitude within ``attitude_bound_deg`` of the start while the arm moves.
+    """
+    from spart_ros.core.actuators import load_actuators
+    from spart_ros.core.orbit import CircularOrbit, clohessy_wiltshire
+    from spart_ros.tools import plots
+
+    stamps = sorted(rec.odom)
+    if not stamps or not rec.wheels or not rec.thrusters:
+        result['problems'].append('no odometry, wheel or thruster states recorded')
+        return []
+    t = np.array(stamps) * 1e-9 - t_start
+    p = np.array([rec.odom[s][1] for s in stamps])
+    target = p[0]  # held still where it starts until the first command: the target point
+    error = np.linalg.norm(p - target, axis=1)
+    motion = scenario['waypoints'][-1][0]
+    R0 = next(rec.odom[s][0] for s in stamps if s * 1e-9 >= t_start)
+    moving = (t >= 0) & (t <= motion)
+    angle = np.array(
+        [
+            np.degrees(np.arccos(np.clip((np.trace(R0.T @ rec.odom[s][0]) - 1) / 2, -1, 1)))
+            for s in np.array(stamps)[moving]
+        ]
+    )
+    settled = t >= scenario['settled_after']
+    sk = {
+        'max_m': float(error.max()),
+        'final_m': float(error[-1]),
+        'settled_max_m': float(error[settled].max()) if settled.any() else None,
+        'bound_m': scenario['station_keeping_bound'],
+        'settled_bound_m': scenario['settled_bound'],
+        'settled_after_s': scenario['settled_after'],
+    }
+    result['station_keeping'] = sk
+    result['attitude_while_moving_deg'] = float(angle.max()) if len(angle) else float('nan')
+    if sk['max_m'] > sk['bound_m']:
+        result['problems'].append(
+            f'station keeping: {sk["max_m"] * 100:.1f} cm from the target > '
+            f'{sk["bound_m"] * 100:g} cm'
+        )
+    if sk['settled_max_m'] is not None and sk['settled_max_m'] > sk['settled_bound_m']:
+        result['problems'].append(
+            f'station keeping after {sk["settled_after_s"]:g} s: {sk["settled_max_m"] * 100:.1f} '
+            f'cm > {sk["settled_bound_m"] * 100:g} cm'
+        )
+    if not result['attitude_while_moving_deg'] <= scenario['attitude_bound_deg']:
+        result['problems'].append(
+            f'base attitude while the arm moved: {result["attitude_while_moving_deg"]:.3f} deg > '
+            f'{scenario["attitude_bound_deg"]} deg'
+        )
+    actuators = load_actuators(str(share_file(scenario['actuators'])))
+    Js = np.array([w.rotor_inertia for w in actuators.wheels])
+    t_w = np.array([s for s, _ in rec.wheels]) * 1e-9 - t_start
+    speeds = np.array([v for _, v in rec.wheels])
+    h = speeds * Js @ actuators.wheel_axes.T
+    t_th = np.array([s for s, _, _ in rec.thrusters]) * 1e-9 - t_start
+    forces = np.array([f for _, f, _ in rec.thrusters])
+    fuel = np.array([m for _, _, m in rec.thrusters])
+    result['actuators'] = {
+        'wheel_speed_max_rad_s': float(np.abs(speeds).max()),
+        'wheel_momentum_max_N_m_s': float(np.linalg.norm(h, axis=1).max()),
+        'thruster_on_fraction': float((forces > 0).mean()),
+        'propellant_g': float(fuel[-1] * 1e3),
+    }
+    # the free drift: the same start (the state at release) without thrust, Clohessy-Wiltshire
+    orbit = CircularOrbit.make(**scenario['orbit'])
+    release = next((k for k in range(1, len(p)) if np.linalg.norm(p[k] - p[0]) > 0), len(p) - 1)
+    R_r, p_r, v_r, _ = rec.odom[stamps[max(release - 1, 0)]]
+    v0 = R_r @ v_r
+    t_free = t[release - 1 :]
+    free = np.array(
+        [
+            clohessy_wiltshire(orbit.mean_motion, p_r, v0, dt)[0].reshape(-1)
+            for dt in t_free - t_free[0]
+        ]
+    )
+    result['free_drift_final_m'] = float(np.linalg.norm(free[-1] - target))
+    pngs = [f'{name}_relative_orbit.png', f'{name}_wheels.png', f'{name}_thrusters.png']
+    plots.relative_orbit(
+        out / pngs[0],
+        f'{name}: the base in LVLH (500 km orbit): station keeping vs free drift',
+        t,
+        p,
+        t_free,
+        free,
+        target,
+    )
+    plots.reaction_wheels(
+        out / pngs[1], f'{name}: reaction wheels', list(rec.wheel_names), t_w, speeds, h
+    )
+    plots.thrusters(
+        out / pngs[2],
+        f'{name}: thruster firings and propellant',
+        list(rec.thruster_names),
+        t_th,
+        forces,
+        fuel,
+    )
+    return pngs
 
 
 #: s: a plant that applied one command this long while the arm moved was disturbed by the machine
@@ -807,6 +972,29 @@ def print_summary(r):
             f'{m["linear"]:.1e} N s (no external force; |L| {m["angular_magnitude"]:.1e}, |p| '
             f'{m["linear_magnitude"]:.1e})'
         )
+    if 'station_keeping' in r:
+        sk, a = r['station_keeping'], r['actuators']
+        settled = (
+            f', after {sk["settled_after_s"]:g} s {sk["settled_max_m"] * 100:.2f} cm (bound '
+            f'{sk["settled_bound_m"] * 100:g} cm)'
+            if sk['settled_max_m'] is not None
+            else ''
+        )
+        say(
+            f'  station keeping in LVLH: {sk["max_m"] * 100:.2f} cm from the target at most '
+            f'(bound {sk["bound_m"] * 100:g} cm){settled}, {sk["final_m"] * 100:.2f} cm at the '
+            f'end; free drift (CW) would be {r["free_drift_final_m"] * 100:.1f} cm away'
+        )
+        say(
+            f'  base attitude while the arm moved: {r["attitude_while_moving_deg"]:.4f} deg at '
+            f'most (the wheels; bound {SCENARIOS[r["robot"]]["attitude_bound_deg"]} deg)'
+        )
+        say(
+            f'  wheels: {a["wheel_speed_max_rad_s"]:.1f} rad/s, momentum '
+            f'{a["wheel_momentum_max_N_m_s"]:.3f} N m s at most; thrusters on '
+            f'{a["thruster_on_fraction"] * 100:.2f} % of the time, propellant '
+            f'{a["propellant_g"]:.2f} g'
+        )
     if 'latency_ms' in r:
         lat = r['latency_ms']
         say(
@@ -869,6 +1057,13 @@ def main(argv=None):
         default=0.0,
         help='simulated seconds per scenario (default: the trajectory + 1 s)',
     )
+    ap.add_argument(
+        '--orbit-seconds',
+        type=float,
+        default=0.0,
+        help='simulated seconds of the orbital scenario (default: --seconds, else its trajectory '
+        '+ 1 s); shorter runs are checked against the bounds that apply to them',
+    )
     ap.add_argument('--scenarios', nargs='+', default=list(SCENARIOS), choices=list(SCENARIOS))
     args = ap.parse_args(argv)
     out = args.output or ROOT / 'demo_output' / time.strftime('%Y%m%d-%H%M%S')
@@ -884,9 +1079,12 @@ def main(argv=None):
         with open(out / 'nodes.log', 'w') as launch_log:
             for name in args.scenarios:
                 try:
-                    results.append(
-                        run_once_more_after_a_stall(name, out, args.seconds, launch_log)
+                    seconds = (
+                        args.orbit_seconds
+                        if 'orbit' in SCENARIOS[name] and args.orbit_seconds
+                        else args.seconds
                     )
+                    results.append(run_once_more_after_a_stall(name, out, seconds, launch_log))
                 except RuntimeError as err:
                     failures.append(f'{name}: {err}')
                     say(f'{name}: FAILED: {err}')

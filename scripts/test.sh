@@ -14,6 +14,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # (and the test-only interface packages, test/interfaces, into install_test/: test/conftest.py uses them;
 # the tests that need them fail rather than skip without them)
 export SPART_TEST_INTERFACES=1
+# (and the Basilisk reference of the orbit and actuator tests, its own venv .venv-basilisk: the tests
+# that compare with it fail rather than skip without it)
+export SPART_TEST_BASILISK=1
 # (and spart_interfaces with its C and Python bindings only: the tests and nodes are Python)
 export SPART_PYTHON_ONLY_INTERFACES=1
 # Python keeps the bytecode of what it imports (the venv's packages, spart_ros, the tests: pytest

@@ -14,6 +14,12 @@ forward dynamics on a fixed or floating base).  Exit status: 0 when the model lo
 with ``--base``, forward dynamics works on that base); 1 when it does not (the report
 says why); 2 for a bad command line.  ``--strict`` makes non-physical inertias errors.
 
+``--orbit-altitude M`` (or ``--orbit-mean-motion RAD_S``, ``--orbit-mu``): the orbit the robot
+would fly (docs/space_environment.md) and what it means for it at the zero configuration, taken
+as one rigid body: its principal moments about the centre of mass, the largest gravity-gradient
+torque 3/2 n^2 (I3 - I1), and the small pitch libration period about the gravity-gradient stable
+attitude (least inertia radial, greatest along the orbit normal).
+
 ``--workspace LINK``: the points the link (``--point``: a point in its URDF frame) reaches with
 its joints anywhere within their limits, by Monte Carlo (``--samples``, default 20000;
 ``spart_ros.core.sample_workspace``), base link frame fixed at the origin: prints the sample
@@ -106,11 +112,48 @@ def _support(robot, floating, base_only=False, independent=False):
     return ('yes', True) if not why else (f'no: {why}', False)
 
 
-def report(robot, base=None, caught=()):
+def orbit_lines(robot, orbit):
+    """
+    Return the report's lines on ``orbit`` (a CircularOrbit) for ``robot`` at zero joint angles.
+
+    The robot as one rigid body: inertia about its CoM (parallel axis theorem over the bodies),
+    the largest gravity-gradient torque, the small pitch libration period.
+    """
+    bodies = [robot.base_link] + list(robot.links)
+    _, com = _urdf_frames(robot)
+    total = float(robot.total_mass)
+    lines = ['', f'orbit: {orbit.describe()}']
+    if total <= 0:
+        return lines + ['  the robot has no mass']
+    c = sum(float(b.mass) * com[k][:3, 3] for k, b in enumerate(bodies)) / total
+    inertia = np.zeros((3, 3))
+    for k, b in enumerate(bodies):
+        R, d = com[k][:3, :3], com[k][:3, 3] - c
+        inertia += R @ np.asarray(b.inertia, dtype=float) @ R.T
+        inertia += float(b.mass) * (d @ d * np.eye(3) - np.outer(d, d))
+    moments = np.linalg.eigvalsh(inertia)
+    n = orbit.mean_motion
+    lines += [
+        f'  the robot at the zero configuration as one rigid body: principal moments about its '
+        f'centre of mass {_vec(moments)} kg m^2',
+        f'  gravity-gradient torque: at most 3/2 n^2 (I3 - I1) = '
+        f'{_f(1.5 * n * n * (moments[2] - moments[0]))} N m',
+    ]
+    if moments[1] > moments[0] and moments[2] > 0:
+        period = 2 * np.pi / (n * np.sqrt(3 * (moments[1] - moments[0]) / moments[2]))
+        lines.append(
+            '  small pitch libration (least inertia radial, greatest along the orbit normal): '
+            f'period {_f(period)} s ({_f(period / orbit.period)} orbits)'
+        )
+    return lines
+
+
+def report(robot, base=None, caught=(), orbit=None):
     """
     (text, ok): the report of a loaded robot.
 
     ``ok`` False when ``base`` is given and forward dynamics does not work on that base.
+    ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit`: its lines (:func:`orbit_lines`).
     """
     out = [
         f'robot {robot.name!r}: {robot.n_links_joints + 1} links, {len(robot.joints)} joints '
@@ -199,6 +242,9 @@ def report(robot, base=None, caught=()):
             f'  forward dynamics in independent coordinates, floating base: {floating_fd}',
         ]
 
+    if orbit is not None:
+        out += orbit_lines(robot, orbit)
+
     out += (
         ['', f'warnings ({len(caught)}):'] + [f'  {w}' for w in caught]
         if caught
@@ -254,6 +300,21 @@ def _arguments(argv):
         help='--workspace: joint-space samples (default 20000)',
     )
     parser.add_argument('--seed', type=int, default=0, help='--workspace: random seed (default 0)')
+    parser.add_argument(
+        '--orbit-altitude',
+        type=float,
+        metavar='M',
+        help='report on a circular orbit this high [m]',
+    )
+    parser.add_argument(
+        '--orbit-mean-motion', type=float, metavar='RAD_S', help='or of this mean motion [rad/s]'
+    )
+    parser.add_argument(
+        '--orbit-mu',
+        type=float,
+        metavar='M3_S2',
+        help="the central body's gravitational parameter (default: the Earth's)",
+    )
     parser.add_argument(
         '--output',
         metavar='FILE.png',
@@ -356,6 +417,18 @@ def _plot_workspace(points, title, path):
     plt.close(fig)
 
 
+def _orbit(args):
+    from .core.orbit import CircularOrbit, EARTH_MU
+
+    if args.orbit_altitude is None and args.orbit_mean_motion is None:
+        return None
+    return CircularOrbit.make(
+        altitude=args.orbit_altitude,
+        mean_motion=args.orbit_mean_motion,
+        mu=EARTH_MU if args.orbit_mu is None else args.orbit_mu,
+    )
+
+
 def main(argv=None):
     args, mappings = _arguments(argv)
     source = sys.stdin.read() if args.urdf == '-' else args.urdf
@@ -368,7 +441,12 @@ def main(argv=None):
                 print(f'warning: {w.message}')
             print(f'ERROR: {type(err).__name__}: {err}')
             return 1
-        text, ok = report(robot, args.base, [str(w.message) for w in caught])
+        try:
+            orbit = _orbit(args)
+        except SpartError as err:
+            print(f'ERROR: {err}')
+            return 2
+        text, ok = report(robot, args.base, [str(w.message) for w in caught], orbit)
     print(text)
     if args.workspace is not None:
         if args.workspace not in robot.keys.link_id:

@@ -10,6 +10,17 @@ and the CPU time it took (:func:`spart_ros.sim.closed_loop.simulate`)::
         --gravity 0 0 -9.81 --waypoint 1.5 0.4 0.3 -0.3 -0.4 0.3 0.4 -0.3 --waypoint 3.0 0 0 0 0 0
         0 0
 
+``--orbit-altitude M`` (or ``--orbit-mean-motion RAD_S``; ``--orbit-mu``, ``--orbit-model
+linear|nonlinear``): the robot on a circular orbit (floating base, gravity zero by default),
+every body under the orbit's tidal force and gravity-gradient torque, the base state and the
+plots in the LVLH frame (Hill's axes: x radial, y along-track, z orbit normal; see
+docs/space_environment.md).
+
+``--actuators FILE``: the base's reaction wheels and thrusters (YAML, docs/base_actuators.md; a
+floating base in free_flying or a space mode): the plant applies them, the controller drives them
+(its ``actuators_file``), and the run's wheel speeds, propellant and the share of ticks whose base
+wrench was exerted are printed.  ``--demo SC_3DoF_orbit`` has them and its orbit already.
+
 ``--params``: a node parameters file (keyed ``/**``, as ``config/controller_*.yaml``): its
 controller settings (mode, gains, command_joints...) and ``base``/``gravity`` are used;
 ``--set name=value`` overrides one (YAML value).  ``--waypoint T q...``: a joint trajectory
@@ -33,7 +44,10 @@ def _parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument('urdf', nargs='?', help='URDF (or xacro) file of the robot (not with --demo)')
-    ap.add_argument('--demo', help='run a scenario of the closed-loop demo: SC_3DoF or kuka_iiwa')
+    ap.add_argument(
+        '--demo',
+        help='run a scenario of the closed-loop demo: SC_3DoF, kuka_iiwa or SC_3DoF_orbit',
+    )
     ap.add_argument(
         '--params', help='controller parameters file (keyed /**, as config/controller_*.yaml)'
     )
@@ -84,6 +98,30 @@ def _parser():
         help='RMS of the tracking error from this time on [s]',
     )
     ap.add_argument('--output', help='folder for the PNG plots')
+    ap.add_argument(
+        '--actuators',
+        metavar='FILE',
+        help="the base's reaction wheels and thrusters (YAML; docs/base_actuators.md)",
+    )
+    orbit = ap.add_argument_group('orbit (floating base; see docs/space_environment.md)')
+    orbit.add_argument(
+        '--orbit-altitude', type=float, metavar='M', help='circular orbit at this altitude [m]'
+    )
+    orbit.add_argument(
+        '--orbit-mean-motion', type=float, metavar='RAD_S', help='or of this mean motion [rad/s]'
+    )
+    orbit.add_argument(
+        '--orbit-mu',
+        type=float,
+        metavar='M3_S2',
+        help="central body's gravitational parameter [m^3/s^2] (default: the Earth's)",
+    )
+    orbit.add_argument(
+        '--orbit-model',
+        choices=('linear', 'nonlinear'),
+        default='linear',
+        help="tidal field: 'linear' (Hill / Clohessy-Wiltshire, default) or 'nonlinear'",
+    )
     return ap
 
 
@@ -109,24 +147,45 @@ def _settings(args):
     return settings
 
 
+def _orbit(args):
+    """Return the CircularOrbit the arguments ask for, or None."""
+    from .core.orbit import CircularOrbit, EARTH_MU
+
+    if args.orbit_altitude is None and args.orbit_mean_motion is None:
+        if args.orbit_mu is not None:
+            raise ValueError('--orbit-mu needs --orbit-altitude or --orbit-mean-motion')
+        return None
+    return CircularOrbit.make(
+        altitude=args.orbit_altitude,
+        mean_motion=args.orbit_mean_motion,
+        mu=EARTH_MU if args.orbit_mu is None else args.orbit_mu,
+        model=args.orbit_model,
+    )
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     from .core.errors import SpartError
     from .sim.closed_loop import demo, DEMOS, simulate
 
     try:
+        orbit = _orbit(args)
         if args.demo:
             if args.urdf:
                 return _fail('give a URDF or --demo, not both')
-            run = demo(args.demo, plant=args.plant, duration=args.duration)
+            options = {} if orbit is None else {'orbit': orbit}
+            if args.actuators:
+                options['actuators'] = args.actuators
+            run = demo(args.demo, plant=args.plant, duration=args.duration, **options)
             name, bound = args.demo, DEMOS[args.demo]['rms_bound']
         else:
             if not args.urdf:
                 return _fail('a URDF (or --demo NAME) is needed')
             settings = _settings(args)
-            base = args.base or settings.pop('base', 'fixed')
+            base = args.base or settings.pop('base', 'floating' if orbit else 'fixed')
             settings.pop('base', None)
-            gravity = args.gravity or settings.pop('gravity', [0.0, 0.0, -9.81])
+            default_gravity = [0.0, 0.0, 0.0] if orbit else [0.0, 0.0, -9.81]
+            gravity = args.gravity or settings.pop('gravity', default_gravity)
             settings.pop('gravity', None)
             waypoints = [(w[0], w[1:]) for w in args.waypoint]
             duration = (
@@ -143,6 +202,8 @@ def main(argv=None):
                 base=base,
                 gravity=gravity,
                 dt=args.dt,
+                orbit=orbit,
+                actuators=args.actuators,
             )
             name, bound = run.robot.name, None
     except (SpartError, OSError, ValueError) as err:
@@ -153,6 +214,17 @@ def main(argv=None):
         f'plant {type(run.plant).__name__}, {len(run.t)} ticks of '
         f'{run.t[1] - run.t[0] if len(run.t) > 1 else 0:g} s'
     )
+    if orbit is not None:
+        print(f'  orbit: {orbit.describe()}')
+        p = run.base_position[-1]
+        print(f'  base link at the end: ({p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g}) m in LVLH')
+    if run.wheel_speeds is not None:
+        share = run.actuation_feasible.mean() * 100
+        speed = np.abs(run.wheel_speeds).max()
+        print(
+            f'  base actuators: wrench exerted at {share:.1f} % of the ticks; wheel speed '
+            f'{speed:.1f} rad/s at most; propellant {run.propellant[-1] * 1e3:.3f} g'
+        )
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
     follows = c.law.follows if c.law is not None else 'none'

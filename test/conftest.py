@@ -87,6 +87,7 @@ def _use_test_interfaces(prefix=TEST_INSTALL, package='control_msgs'):
 
 
 _use_test_interfaces()
+_use_test_interfaces(package='tf2_msgs')  # spart_sim's /tf (test_orbit_sim_node.py)
 
 
 #: how realtime tests are kept from other tests' CPU load under pytest-xdist (scripts/test.sh):

@@ -16,7 +16,13 @@ The embedded MuJoCo plant, the controller and the dynamics node as separate proc
   (robot_state_publisher's transforms from the recorded joint states, odom -> base link from the
   odometry) and /tf_static put every link where the core's
   forward kinematics puts it for the recorded state, to 1e-9; the shipped layout's plots name
-  topics the bags have; an animated GIF of each motion.
+  topics the bags have; an animated GIF of each motion;
+- the orbital scenario (SC_3DoF in a 500 km orbit, base actuated by reaction wheels and
+  thrusters, free_flying), shortened here to 5 s of its 16 (``--orbit-seconds``): the station
+  keeping and attitude bounds that apply to the shortened run (the base within 6 cm of its LVLH
+  target, its attitude within 0.5 deg while the arm moves), the thrusters fired, the wheels
+  turned, the plots (relative orbit beside the CW free drift, wheels, thrusters), the wheel and
+  thruster states in its bag, the thrusters firing in its animation.
 """
 
 import json
@@ -26,13 +32,15 @@ import subprocess
 import sys
 
 from node_helpers import ros_env, scaled
+import numpy as np
 import pytest
 from spart_ros.tools.bag import read_back
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / 'scripts' / 'sim_demo.py'
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.realtime]  # the demo runs in real time
+pytestmark = [pytest.mark.timeout(420), pytest.mark.realtime]  # the demo runs in real time
+NAMESPACES = {'SC_3DoF': '/demo_sc3dof', 'kuka_iiwa': '/demo_kuka', 'SC_3DoF_orbit': '/demo_orbit'}
 
 
 @pytest.fixture(scope='module')
@@ -41,13 +49,13 @@ def run(tmp_path_factory):
     env = ros_env()  # this process's environment and ROS_DOMAIN_ID
     assert env['ROS_DOMAIN_ID'] == os.environ['ROS_DOMAIN_ID']
     proc = subprocess.run(
-        [sys.executable, str(DEMO), '--output', str(out)],
+        [sys.executable, str(DEMO), '--output', str(out), '--orbit-seconds', '5'],
         env=env,
         cwd=str(ROOT),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=scaled(240.0),
+        timeout=scaled(360.0),
     )
     summary = (
         json.loads((out / 'summary.json').read_text()) if (out / 'summary.json').exists() else None
@@ -73,7 +81,7 @@ def test_the_main_job_runs_ok(run):
     assert proc.returncode == 0, proc.stdout
     assert lines and lines[-1].startswith('[demo] ') and lines[-1].endswith(': OK'), proc.stdout
     assert summary['failures'] == [], summary['failures']
-    assert [r['robot'] for r in summary['results']] == ['SC_3DoF', 'kuka_iiwa']
+    assert [r['robot'] for r in summary['results']] == ['SC_3DoF', 'kuka_iiwa', 'SC_3DoF_orbit']
     assert (
         '  sim time' in proc.stdout and 'tracking error after 1 s' in proc.stdout
     )  # progress, summary
@@ -82,7 +90,7 @@ def test_the_main_job_runs_ok(run):
 
 def test_tracking_momentum_and_base(run):
     _, _, summary = run
-    sc, kuka = summary['results']
+    sc, kuka, _ = summary['results']
     assert sc['tracking_rms_max'] < 0.01, sc['tracking']
     assert kuka['tracking_rms_max'] < 0.001, kuka['tracking']
     assert sc['sim_seconds'] >= 5.0 and kuka['sim_seconds'] >= 5.0
@@ -112,13 +120,13 @@ def test_watchdog_and_services(run):
 def test_plots_and_bags(run, bags):
     _, out, summary = run
     for r in summary['results']:
-        assert len(r['plots']) == 3
+        assert len(r['plots']) == (6 if r['robot'] == 'SC_3DoF_orbit' else 3)
         for png in r['plots']:
             data = (out / png).read_bytes()
             assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) > 10_000, png
         name = r['robot']
         topics = bags[name]  # every message decoded again
-        ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
+        ns = NAMESPACES[name]
         for topic, schema in (
             (f'{ns}/joint_states', 'sensor_msgs/JointState'),
             (f'{ns}/odom', 'nav_msgs/Odometry'),
@@ -129,7 +137,8 @@ def test_plots_and_bags(run, bags):
             ('/clock', 'rosgraph_msgs/Clock'),
         ):
             assert topic in topics and topics[topic][0] == schema, (topic, sorted(topics))
-        assert topics[f'{ns}/joint_states'][1] > 3000  # 1 kHz for more than 5 s
+        # 1 kHz for more than 5 s (the orbital run is shortened to 5 s, its sim busier)
+        assert topics[f'{ns}/joint_states'][1] > (500 if name == 'SC_3DoF_orbit' else 3000)
         assert (
             topics[f'{ns}/robot_description'][1] >= 1
         )  # latched: recorded although published first
@@ -150,7 +159,7 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
     }
     for r in summary['results']:
         name = r['robot']
-        ns = '/demo_sc3dof' if name == 'SC_3DoF' else '/demo_kuka'
+        ns = NAMESPACES[name]
         topics = bags[name]
         assert topics['/tf'][0] == 'tf2_msgs/TFMessage' and topics['/tf_static'] == (
             'tf2_msgs/TFMessage',
@@ -163,7 +172,7 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
             == r['bag']['added']['/tf']
             == topics[f'{ns}/joint_states'][1] + topics[f'{ns}/odom'][1]
         )
-        assert topics[f'{ns}/odom'][1] > 3000
+        assert topics[f'{ns}/odom'][1] > (500 if name == 'SC_3DoF_orbit' else 3000)
         # one odometry per joint state, of the same stamp: the base pose of every replayed state
         # (the recording of the state topics starts at their first common stamp; before it the
         # recorder's subscriptions were still matching the sim's publishers)
@@ -176,10 +185,12 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
             plotted,
             sorted(topics),
         )
-        robot = robot_from_urdf(str(ROOT / 'urdf' / f'{name}.urdf'))[0]
+        robot = robot_from_urdf(str(ROOT / 'urdf' / f'{name.replace("_orbit", "")}.urdf'))[0]
         # every 10th joint state that has an odometry message of the same stamp (a busy machine
         # loses some messages of the recording): at least 1 s of the 1 kHz run
-        p_err, R_err, checked, links = tf_errors(r['bag']['path'], robot, ns, every=10)
+        p_err, R_err, checked, links = tf_errors(
+            r['bag']['path'], robot, ns, every=5 if name == 'SC_3DoF_orbit' else 10
+        )
         assert checked >= 100 and links == robot.n_links_joints + 1
         assert p_err < 1e-9 and R_err < 1e-9, (name, p_err, R_err)
         gif = out / r['animation']['file']
@@ -229,3 +240,44 @@ def test_a_stall_of_the_machine_is_measured_from_the_applied_efforts():
         dict(quiet, longest_one_command_s=0.03)
     )
     assert 'halted 1 time(s)' in sim_demo.disturbance(dict(quiet, halts_during_run=1))
+
+
+def test_the_orbital_scenario(run, bags):
+    """Station keeping, attitude, wheels and thrusters of the shortened orbital run."""
+    from PIL import Image
+
+    _, out, summary = run
+    r = summary['results'][2]
+    assert r['sim_seconds'] >= 5.0 and r['problems'] == []
+    sk = r['station_keeping']
+    assert sk['max_m'] <= sk['bound_m'] == 0.06  # measured 4.1 cm (full run), 3.9 cm (5 s)
+    assert r['attitude_while_moving_deg'] <= 0.5  # measured 0.2 deg (a busy machine)
+    a = r['actuators']
+    assert a['wheel_speed_max_rad_s'] > 1.0 and a['propellant_g'] > 0.1
+    assert 0 < a['thruster_on_fraction'] < 0.5
+    assert r['free_drift_final_m'] > sk['final_m']  # the thrusters hold what would drift away
+    topics = bags['SC_3DoF_orbit']
+    for topic, schema in (
+        ('/demo_orbit/wheel_states', 'sensor_msgs/JointState'),
+        ('/demo_orbit/thruster_states', 'spart_interfaces/ThrusterState'),
+        ('/demo_orbit/reaction_wheel_controller/commands', 'std_msgs/Float64MultiArray'),
+        ('/demo_orbit/thruster_controller/commands', 'std_msgs/Float64MultiArray'),
+    ):
+        assert topic in topics and topics[topic][0] == schema and topics[topic][1] > 200, topic
+    for png in ('relative_orbit', 'wheels', 'thrusters'):
+        assert f'SC_3DoF_orbit_{png}.png' in r['plots']
+
+    # the animation draws the thrusters firing: frames with exhaust-coloured (cyan) pixels, which
+    # the scenario without thrusters has none of
+    def plume_frames(gif):
+        count = 0
+        with Image.open(gif) as im:
+            for k in range(im.n_frames):
+                im.seek(k)
+                rgb = np.asarray(im.convert('RGB'), dtype=int)
+                cyan = (rgb[..., 0] < 90) & (rgb[..., 1] > 170) & (rgb[..., 2] > 200)
+                count += int(cyan.sum() > 20)  # a plume: dozens of pixels (a shade: a few)
+        return count
+
+    assert plume_frames(out / r['animation']['file']) > 0
+    assert plume_frames(out / summary['results'][0]['animation']['file']) == 0

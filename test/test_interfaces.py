@@ -18,6 +18,7 @@ MESSAGES = [
     'LinkWrench',
     'ControllerStatus',
     'EndEffectorGoal',
+    'Orbit',
 ]
 SERVICES = ['ForwardDynamics', 'InverseDynamics', 'InverseKinematics']
 

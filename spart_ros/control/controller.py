@@ -130,6 +130,7 @@ class Controller:
         self.goals = GoalManager(self.reference, notify, self._count_rejected)
         self.continuity = Continuity(self.reference, self.goals, self.counts, notify)
         self.details = None
+        self.actuation = None  # the base actuators' last status (a law that drives them)
         self.compute_time = 0.0
 
     # -- what it is doing -----------------------------------------------------------------
@@ -343,6 +344,7 @@ class Controller:
         self.continuity.reset()
         self.goals.reset()
         self.details = None
+        self.actuation = None  # the base actuators' last status (a law that drives them)
         self.compute_time = 0.0
 
     def _count_rejected(self):
@@ -424,8 +426,9 @@ class Controller:
         self.supervision.commanded(values)
         reference.remember(state, ref, t)
         self.details = out.details
+        self.actuation = None if out.actuators is None else out.actuators.status
         self.compute_time = time.perf_counter() - t0
-        return Command(values, False, out.base_torque, out.base_force, t)
+        return Command(values, False, out.base_torque, out.base_force, t, out.actuators)
 
     def check(self, inputs):
         """
@@ -603,6 +606,7 @@ class Controller:
             self.compute_time,
             counts,
             self.details,
+            self.actuation,
         )
 
 

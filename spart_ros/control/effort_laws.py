@@ -275,20 +275,28 @@ class FreeFlying(_JointLaw):
     base wrench.  ``dynamics``: the robot's fast path; ``gains``: the joints' :class:`Gains`;
     ``base_gains`` = (kp_position, kd_position, kp_rotation, kd_rotation).
     Reference (:meth:`set_reference`): ``'base_pose'`` = (R_d (3, 3), p_d (3,)).
+
+    ``actuation``: a :class:`~spart_ros.control.base_actuation.BaseActuatorControl` (the base's
+    reaction wheels and thrusters; ``dynamics`` then is the arm model with the wheels locked):
+    the base wrench goes to them (:data:`~spart_ros.control.law.LawOutput` ``actuators``), with
+    the wheels' measured speeds given as the reference ``'wheel_speeds'`` (n_w,).
     """
 
     mode = 'free_flying'
     base = 'floating'
     references = ('base_pose',)
 
-    def __init__(self, dynamics, gains, base_gains=(1.0, 2.0, 1.0, 2.0)):
+    def __init__(self, dynamics, gains, base_gains=(1.0, 2.0, 1.0, 2.0), actuation=None):
         super().__init__(dynamics, gains)
         self.base_gains = self.check_base_gains(base_gains)
         self.base_reference = None  # (R_d, p_d); None = hold the pose of the next compute
+        self.actuation = actuation
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains):
-        return cls(dynamics, gains, settings.base_gains)
+        from .base_actuation import from_settings
+
+        return cls(dynamics, gains, settings.base_gains, from_settings(settings))
 
     def apply_settings(self, settings, gains):
         self.base_gains = self.check_base_gains(settings.base_gains)
@@ -319,6 +327,8 @@ class FreeFlying(_JointLaw):
         self.base_reference = None
 
     def set_reference(self, name, value, received=None):
+        if name == 'wheel_speeds' and self.actuation is not None:
+            return self.actuation.set_speeds(value)
         if name != 'base_pose':
             return super().set_reference(name, value, received)
         self.set_base_reference(*value)
@@ -326,6 +336,11 @@ class FreeFlying(_JointLaw):
     def clear_references(self):
         self.reset()
         self.clear_base_reference()
+
+    def reset(self):
+        super().reset()
+        if getattr(self, 'actuation', None) is not None:
+            self.actuation.reset()
 
     def base_acceleration(self, base):
         """Return (a_b, alpha_b) of the base PD law, both (3,) in b."""
@@ -351,7 +366,43 @@ class FreeFlying(_JointLaw):
             R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True
         )
         torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
-        return LawOutput(self.compensate(taum, state.qd, dt, inertia), torque_b, force_b)
+        actuators = None
+        if self.actuation is not None:
+            taum, actuators = self._actuate(state, R0, r0, u0, qdd, alpha_b, torque_b, force_b, t)
+        return LawOutput(
+            self.compensate(taum, state.qd, dt, inertia), torque_b, force_b, None, actuators
+        )
+
+    def _actuate(self, state, R0, r0, u0, qdd, alpha_b, torque_b, force_b, t):
+        """
+        Return the joint efforts and the base actuators' commands of this tick.
+
+        The thrusters follow their cycle's allocation of the base wrench; the wheels give the
+        angular acceleration alpha_b exactly with whatever the thrusters exert now
+        (:class:`~spart_ros.control.base_actuation.AttitudeDynamics`), and the joint efforts are
+        those of the base acceleration that results.
+        """
+        from .base_actuation import AttitudeDynamics
+
+        a, base = self.actuation, state.base
+        speeds = a.measured_speeds()
+        required = a.required_wrench(torque_b, force_b, base.w_b, alpha_b, speeds)
+        dyn = AttitudeDynamics(
+            self.robot,
+            self.dynamics,
+            R0,
+            r0,
+            state.q,
+            u0,
+            state.qd,
+            qdd,
+            alpha_b,
+            base.w_b,
+            a,
+            speeds,
+        )
+        cmd = a.command(0.0 if t is None else t, required, speeds, torque_for=dyn.torque_for)
+        return dyn.taum, cmd
 
     def _base_acceleration(self, base):
         return np.concatenate(self._accel)

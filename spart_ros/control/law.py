@@ -45,7 +45,9 @@ __all__ = ['Law', 'LawOutput', 'BaseFrames', 'FrictionCompensation', 'FOLLOWS']
 FOLLOWS = ('joint_trajectory', 'end_effector', 'none')
 
 LawOutput = namedtuple(
-    'LawOutput', 'values base_torque base_force details', defaults=(None, None, None)
+    'LawOutput',
+    'values base_torque base_force details actuators',
+    defaults=(None, None, None, None),
 )
 LawOutput.__doc__ = """One tick's output of a law.
 
@@ -54,7 +56,9 @@ m/s] ('velocity'), in the fast path's joint coordinates, before clamping; the ar
 law's buffer, overwritten by its next call.  ``base_torque``, ``base_force`` (3,) each: the base
 wrench at b's origin, in b (an actuated base, free_flying), else None.  ``details``: whatever
 else the mode reports for a status message (e.g. a space mode's
-:data:`~spart_ros.control.space_modes.SpaceOutput`), or None."""
+:data:`~spart_ros.control.space_modes.SpaceOutput`), or None.  ``actuators``: the base's thruster
+and wheel commands (:data:`~spart_ros.control.base_actuation.BaseActuatorCommand`) of a law that
+drives them, else None."""
 
 
 class Law:

@@ -57,6 +57,12 @@ PER_JOINT = GAINS + ('effort_limits', 'max_tracking_error', 'path_tolerance', 'g
 TOLERANCES = ('max_tracking_error', 'path_tolerance', 'goal_tolerance')
 
 
+def _space_modes():
+    from .space_modes import SPACE_LAWS
+
+    return tuple(SPACE_LAWS)
+
+
 def _floats(name, value):
     """Return a number or a sequence of numbers -> list of floats (InputError naming ``name``)."""
     try:
@@ -175,6 +181,10 @@ class ControllerSettings:
     path_sample_period: float = (
         0.05  # s: a pose goal in a joint mode: IK every this along the path
     )
+    # the base's reaction wheels and thrusters (spart_ros.control.base_actuation)
+    actuators_file: str = ''  # their YAML (spart_ros.core.actuators); '' = none
+    thruster_period: float = 0.1  # s: a thruster cycle (pulse-width modulation)
+    momentum_dump: tuple = (0.6, 0.2, 0.05)  # start, stop (of the speed limit), gain 1/s
 
     def replace(self, **changes):
         """Return a copy with ``changes`` (InputError for an unknown name)."""
@@ -203,7 +213,12 @@ class ControllerSettings:
                 f'command_interface {self.command_interface} needs a mode that outputs it; mode '
                 f'{self.mode} outputs {list(law.interfaces)}'
             )
-        for name in ('state_timeout', 'reference_timeout', 'path_sample_period'):
+        for name in (
+            'state_timeout',
+            'reference_timeout',
+            'path_sample_period',
+            'thruster_period',
+        ):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise InputError(f'{name} must be a finite number of seconds > 0, got {value!r}')
@@ -229,6 +244,17 @@ class ControllerSettings:
         from .impedance import cartesian_gains, nullspace_gains
 
         FreeFlying.check_base_gains(self.base_gains)
+        dump = _floats('momentum_dump', self.momentum_dump)
+        if len(dump) != 3 or not (0 <= dump[1] < dump[0] <= 1 and math.isfinite(dump[2])):
+            raise InputError(
+                'momentum_dump: expected [start, stop, gain] with 0 <= stop < start <= 1 '
+                "(fractions of the wheels' speed limit) and a finite gain [1/s], got "
+                f'{self.momentum_dump!r}'
+            )
+        if self.actuators_file and self.mode in ('free_flying',) + _space_modes():
+            from ..core.actuators import load_actuators
+
+            load_actuators(self.actuators_file)  # InputError naming the file's problem
         cartesian_gains(self.cartesian_stiffness, self.cartesian_damping)
         nullspace_gains(self.nullspace_stiffness, self.nullspace_damping)
         return self

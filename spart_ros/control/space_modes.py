@@ -72,12 +72,16 @@ end-effector frame's target pose; ``base_rotation`` (3, 3): target rotation of t
 frame in the world (desired_reaction); ``twist_frame``, ``pose_frame``: 'world' (default) or 'base'
 (the URDF base link frame; see the module docstring)."""
 
-SpaceOutput = namedtuple('SpaceOutput', 'values command base_angular_velocity')
+SpaceOutput = namedtuple(
+    'SpaceOutput', 'values command base_angular_velocity actuators', defaults=(None,)
+)
 SpaceOutput.__doc__ = """``values`` (n_q,): joint velocities (velocity interface) or efforts
 (effort interface); ``command``: the law's SpaceMotionCommand (joint rates, accelerations, task
 twist in the world frame, status: SPART's conventions, base CoM frame); ``base_angular_velocity``
 (3,): the measured base angular velocity in the URDF base LINK frame (as odometry's twist, REP
-105)."""
+105); ``actuators``: the base's wheel commands
+(:data:`~spart_ros.control.base_actuation.BaseActuatorCommand`) when they hold the attitude, else
+None."""
 
 
 class SpaceMode(Law):
@@ -98,7 +102,16 @@ class SpaceMode(Law):
     holds_position = False
     interfaces = INTERFACES
 
-    def __init__(self, mode, dynamics, interface='effort', reference_timeout=0.5, **law_options):
+    def __init__(
+        self,
+        mode,
+        dynamics,
+        interface='effort',
+        reference_timeout=0.5,
+        actuation=None,
+        attitude_gains=(1.0, 2.0),
+        **law_options,
+    ):
         if mode not in SPACE_LAWS:
             raise InputError(f'mode: expected one of {sorted(SPACE_LAWS)}, got {mode!r}')
         if interface not in INTERFACES:
@@ -125,6 +138,16 @@ class SpaceMode(Law):
         self.references = self.reference_names(mode)
         self.reference_timeout = float(reference_timeout)
         self.frames = BaseFrames(robot)
+        if actuation is not None and not actuation.n_w:
+            actuation = None  # thrusters only: the space modes leave the base free
+        if actuation is not None and interface != 'effort':
+            raise InputError(
+                f'mode {mode}: the reaction wheels hold the base attitude through the effort '
+                'interface (floating-base inverse dynamics); command_interface is '
+                f'{interface!r}'
+            )
+        self.actuation = actuation
+        self.attitude_gains = np.array(attitude_gains, dtype=float)
         self.clear_references()
 
     @classmethod
@@ -150,6 +173,8 @@ class SpaceMode(Law):
         options, ``command_interface``, ``reference_timeout``; ``dynamics``: the robot's fast path;
         ``gains``: not used (the laws' gains are settings).
         """
+        from .base_actuation import from_settings
+
         s = settings
         options = {
             'link': s.ee_link or leaf_links(dynamics.robot)[0],
@@ -173,17 +198,27 @@ class SpaceMode(Law):
         elif mode == 'reactionless':
             options.update(attitude_only=bool(s.reactionless_attitude_only))
         return cls(
-            mode, dynamics, s.command_interface, reference_timeout=s.reference_timeout, **options
+            mode,
+            dynamics,
+            s.command_interface,
+            reference_timeout=s.reference_timeout,
+            actuation=from_settings(s),
+            attitude_gains=tuple(s.base_gains)[2:4],
+            **options,
         )
 
     def apply_settings(self, settings, gains=None):
         self.reference_timeout = float(settings.reference_timeout)
+        self.attitude_gains = np.array(tuple(settings.base_gains)[2:4], dtype=float)
 
     def reset(self):
         self.law.reset()
+        if self.actuation is not None:
+            self.actuation.reset()
 
     def clear_references(self):
         self.reset()
+        self._hold_attitude = None  # R_b the wheels hold (the first state's)
         self._twist = None  # (twist, frame, received)
         self._pose = None  # (R, p, frame)
         self._base_attitude = None
@@ -203,6 +238,8 @@ class SpaceMode(Law):
         'base_attitude' = R (3, 3) (desired_reaction); frames 'world' or 'base' (module docstring);
         ``received``: steady clock time (s) of the twist.
         """
+        if name == 'wheel_speeds' and self.actuation is not None:
+            return self.actuation.set_speeds(value)
         if name not in self.references:
             return super().set_reference(name, value, received)
         if name == 'ee_goal':
@@ -277,7 +314,7 @@ class SpaceMode(Law):
                         None,
                     )
         out = self.compute(state.base, state.q, state.qd, refs, t)
-        return LawOutput(out.values, None, None, out)
+        return LawOutput(out.values, None, None, out, out.actuators)
 
     def _start_pose(self, base, q, refs):
         """
@@ -311,10 +348,55 @@ class SpaceMode(Law):
         w_b = np.array(base.w_b, dtype=float)
         if self.interface == 'velocity':
             return SpaceOutput(cmd.joint_velocities.copy(), cmd, w_b)
+        if self.actuation is not None:
+            return self._attitude_held(base, R0, r0, q, u0, qd, cmd, w_b, t)
         taum, _ = self.dynamics.floating_inverse_dynamics(
             R0, r0, q, u0, qd, cmd.joint_accelerations
         )
         return SpaceOutput(taum.copy(), cmd, w_b)
+
+    def _attitude_held(self, base, R0, r0, q, u0, qd, cmd, w_b, t):
+        """
+        Joint efforts and wheel torques: the arm as the law asks, the base attitude held.
+
+        The base's angular acceleration is alpha_b = kp rotvec(R_b' R_hold) - kd w_b (the
+        attitude of the first state after activation; ``base_gains`` kp_rotation, kd_rotation),
+        its CoM acceleration what the zero external force leaves; inverse dynamics of the arm model
+        (wheels locked) gives the joint efforts and the base torque, which the wheels give
+        (:class:`~spart_ros.control.base_actuation.BaseActuatorControl`, no thrust).
+        """
+        from .end_effector import rotation_vector
+
+        R_b = np.asarray(base.R_b, dtype=float)
+        if self._hold_attitude is None:
+            self._hold_attitude = R_b.copy()
+        kp, kd = self.attitude_gains
+        alpha_b = kp * rotation_vector(R_b.T @ self._hold_attitude) - kd * w_b
+        from .base_actuation import AttitudeDynamics
+
+        a = self.actuation
+        speeds = a.measured_speeds()
+        dyn = AttitudeDynamics(
+            self.robot,
+            self.dynamics,
+            R0,
+            r0,
+            q,
+            u0,
+            qd,
+            cmd.joint_accelerations,
+            alpha_b,
+            w_b,
+            a,
+            speeds,
+        )
+        required = np.zeros(6)
+        required[0:3] = dyn.torque_for(np.zeros(3), np.zeros(3))
+        act = a.command(
+            0.0 if t is None else t, required, speeds, thrust=False, torque_for=dyn.torque_for
+        )
+        taum = dyn.taum.copy()
+        return SpaceOutput(taum, cmd, w_b, act)
 
     @staticmethod
     def _in_world(base, references):

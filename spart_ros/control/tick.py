@@ -26,12 +26,14 @@ coordinate's last value (NaN: never); ``base_time``: of the base state (None: fi
 never); ``stamp``: the newest joint state's stamp, (sec, nanosec) (None: ticks on a timer, no
 answer-once rule); ``now``: the steady clock (s)."""
 
-Command = namedtuple('Command', 'values zero base_torque base_force t')
+Command = namedtuple('Command', 'values zero base_torque base_force t actuators', defaults=(None,))
 Command.__doc__ = """What to send: ``values`` (m,) in ``command_joints`` order (efforts, or joint
 velocities for a velocity interface; the controller's buffer, overwritten by its next command),
 ``zero`` (an all-zero stop command), the base wrench of an actuated base (``base_torque``,
 ``base_force`` (3,), at b's origin in b, else None), ``t`` the control time it answers (None
-for a stop command sent between ticks)."""
+for a stop command sent between ticks), ``actuators``: the base's thruster and wheel commands
+(:data:`~spart_ros.control.base_actuation.BaseActuatorCommand`) of a law that drives them, else
+None (a stop command: send them zeros)."""
 
 Feedback = namedtuple('Feedback', 't desired actual error')
 Feedback.__doc__ = """The last commanded tick for a goal's progress: control time ``t``;
@@ -41,7 +43,8 @@ Feedback.__doc__ = """The last commanded tick for a goal's progress: control tim
 Snapshot = namedtuple(
     'Snapshot',
     'state reason active commanding joint_names position_error velocity_error '
-    'efforts trajectory_remaining compute_time counts details',
+    'efforts trajectory_remaining compute_time counts details actuators',
+    defaults=(None,),
 )
 Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): ``state`` (one of
 :data:`~spart_ros.control.controller.STATES`), ``reason`` (why, '' when commanding normally),
@@ -49,4 +52,5 @@ Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): 
 ``velocity_error`` (reference - measured at the last command) and the last ``efforts`` sent, each
 (m,); ``trajectory_remaining`` (s), ``compute_time`` (s, of the last tick), ``counts`` (commands,
 zeros, timeouts, rejected, recoveries, trajectories, faults, resets, jumps) and the law's
-``details`` (a space mode's status, else None)."""
+``details`` (a space mode's status, else None); ``actuators``: the base actuators' last
+:data:`~spart_ros.control.base_actuation.ActuationStatus`, else None."""

@@ -12,6 +12,7 @@ from ..core.errors import InputError, SpartError
 
 __all__ = [
     'ConfigError',
+    'package_path',
     'seconds_parameter',
     'ModelConfig',
     'BASE_MODES',
@@ -26,6 +27,28 @@ BASE_COLUMNS = ('ros', 'spart')
 
 class ConfigError(SpartError, ValueError):
     """A node parameter with an invalid value (the message names the parameter)."""
+
+
+def package_path(name, value):
+    """
+    Return a file parameter's path: ``package://<package>/<path>`` resolved in its share folder.
+
+    Other values are returned as they are ('' included); ConfigError naming the parameter when the
+    package is not installed.
+    """
+    prefix = 'package://'
+    if not isinstance(value, str) or not value.startswith(prefix):
+        return value
+    package, _, rest = value[len(prefix) :].partition('/')
+    from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+
+    try:
+        share = get_package_share_directory(package)
+    except PackageNotFoundError:
+        raise ConfigError(f'{name}: package {package!r} of {value!r} is not installed') from None
+    import os
+
+    return os.path.join(share, rest)
 
 
 def seconds_parameter(name, value, infinite=False, note=''):
@@ -57,6 +80,7 @@ class ModelConfig:
     jacobians: bool = True  # the dynamics node's Jacobian specs (a controller needs none)
     joint_dynamics: bool = True  # the joints' declared damping, friction, armature in ID/FD
     joint_dynamics_file: str = ''  # a YAML file of joint dynamics overrides ('' = the URDF's)
+    actuators_file: str = ''  # the base's actuators: their reaction wheels are locked (arm model)
 
     def check(self):
         if self.base not in BASE_MODES:

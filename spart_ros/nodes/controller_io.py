@@ -26,6 +26,7 @@ from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
+from .base_actuators_io import BaseActuatorsIO, fill_status
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
 from .messages import SerializedCommands, set_vector3
 from .robot_inputs import ROBOT_DESCRIPTION_QOS
@@ -83,6 +84,9 @@ class ControllerIO:
             else None
         )
         self._pub_status = node.create_publisher(ControllerStatus, p['status_topic'], COMMAND_QOS)
+        self.actuators = (
+            BaseActuatorsIO(node, p, COMMAND_QOS, guard) if p['actuators_file'] else None
+        )
         self.world_frame = p['world_frame']
         self.base_link = ''
         self._serialized = None
@@ -154,7 +158,8 @@ class ControllerIO:
 
     @property
     def topics(self):
-        return [self._pub.topic_name] + [s.topic_name for s in self._subs]
+        extra = self.actuators.topics if self.actuators is not None else []
+        return [self._pub.topic_name] + [s.topic_name for s in self._subs] + extra
 
     def flush(self, timeout=0.5):
         """
@@ -167,6 +172,8 @@ class ControllerIO:
         for pub in (self._pub, self._pub_js):
             if pub is not None:
                 pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9)))
+        if self.actuators is not None:
+            self.actuators.flush(timeout)
 
     def destroy(self):
         node = self.node
@@ -176,6 +183,9 @@ class ControllerIO:
         for sub in self._subs:
             node.destroy_subscription(sub)
         self._subs = []
+        if self.actuators is not None:
+            self.actuators.destroy()
+            self.actuators = None
 
     def set_joints(self, names, base_link):
         """Set the command joints (the commands' length and the JointState copy's names)."""
@@ -197,6 +207,8 @@ class ControllerIO:
         """
         if cmd is None:
             return
+        if self.actuators is not None:  # before the arm's: a lockstep plant steps on those
+            self.actuators.publish(cmd)
         values, ser = cmd.values, self._serialized
         if ser is not None and len(values) == len(self._names):
             self._pub.publish(ser.commands_bytes(values))
@@ -271,6 +283,7 @@ class ControllerIO:
                 st.damping,
             )
             msg.feasible, msg.message = st.feasible, st.message
+        fill_status(msg, snap.actuators)
         self._pub_status.publish(msg)
 
     # -- references in ----------------------------------------------------------------------

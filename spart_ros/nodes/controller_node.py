@@ -26,7 +26,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import SetBool
 
-from .config import ConfigError
+from .config import ConfigError, package_path
 from .controller_io import ControllerIO
 from .controller_parameters import PARAMETERS, RENAMED, setting, settings_from
 from .parameters import declare, values, watch
@@ -119,13 +119,14 @@ class ControllerNode(LifecycleNode):
 
     def _configure(self):
         p = self.p = values(self, PARAMETERS)
+        p['actuators_file'] = package_path('actuators_file', p['actuators_file'])
         settings = settings_from(p)
         self.controller.configure(settings)
         self.event_driven = settings.event_driven
         self.inputs = RobotInputs(
             self,
             {k: p[k] for k in INPUT_PARAMETERS},
-            model_options={'jacobians': False},
+            model_options={'jacobians': False, 'actuators_file': p['actuators_file']},
             on_model=self._on_model,
             on_joint_state=self._on_joint_state,
             on_rejected=self._on_rejected,

@@ -226,6 +226,33 @@ PARAMETERS = table(
         low=0.0,
         length=4,
     ),
+    _setting(
+        'actuators_file',
+        "the base's reaction wheels and thrusters (YAML path or package://<pkg>/<path>; "
+        'docs/base_actuators.md): free_flying allocates its base wrench to them, the space modes '
+        'hold the base attitude with the wheels; commands on <controller>/commands per group; '
+        '"" = none',
+    ),
+    _setting(
+        'thruster_period',
+        'base actuators: a thruster cycle [s] (the wrench allocated, on/off thrusters '
+        'pulse-width modulated over it)',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting(
+        'momentum_dump',
+        "base actuators' momentum management: [start, stop, gain]: the thrusters unload the "
+        "wheels from start until stop (fractions of a wheel's speed limit) with the external "
+        'torque -gain h [1/s]',
+        type='double_array',
+        length=3,
+    ),
+    Param(
+        'wheel_states_topic',
+        'wheel_states',
+        "base actuators: sensor_msgs/JointState in, the wheels' speeds by name",
+    ),
     Param(
         'trajectory_topic', '~/joint_trajectory', 'trajectory_msgs/JointTrajectory reference in'
     ),

@@ -257,6 +257,12 @@ class Model:
         """
         if not isinstance(source, str) or not source.strip():
             raise ModelError('the robot description is empty')
+        if config.actuators_file:  # the arm model: the reaction wheels locked into the base
+            from ..core.actuators import load_actuators, lock_wheels
+
+            source = lock_wheels(
+                source, load_actuators(config.actuators_file), expand_xacro=expand_xacro
+            )
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter('always')
             robot, _ = robot_from_urdf(

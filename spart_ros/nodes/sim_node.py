@@ -25,6 +25,17 @@ Outputs (relative names follow the node's namespace)
         reference and holds that state's pose, whichever of the two it gets first);
         ``plant_gravity`` (``gravity_topic``) geometry_msgs/Vector3Stamped, latched: the
         simulated gravity (a controller compares its own).
+Orbit (``orbit_altitude`` or ``orbit_mean_motion`` set; floating base, zero gravity; see
+    docs/space_environment.md): the robot falls freely near the reference point of a circular
+    orbit, every body under its tidal force and gravity-gradient torque.  Then
+    ``odom``'s frame is ``orbit_frame`` (``lvlh``: origin at the reference point, Hill's axes x
+    radial, y along-track, z orbit normal), its twist relative to it; the ``initial_base_*``
+    parameters are in it; the IMU's angular velocity is inertial (a gyro's) and its specific force
+    excludes the tidal field; ``orbit`` (``orbit_topic``) spart_interfaces/Orbit, latched: the
+    orbit's parameters; ``/tf`` tf2_msgs/TFMessage (``publish_tf``): ``orbit_frame`` -> base frame
+    at each state, the odometry's pose.  Where tf2_msgs is not installed (these PyPI wheels) the
+    node says so once and publishes no /tf: the odometry carries the same transform (frame_id,
+    child_frame_id, pose, stamp), and a /tf of another type would break every tf listener.
 Input
     ``<controller_name>/commands`` std_msgs/Float64MultiArray, RELIABLE depth 10 (as
         ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``
@@ -85,13 +96,15 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
-from .config import BASE_MODES, ConfigError
+from .config import BASE_MODES, ConfigError, package_path
 from .parameters import declare, Param, table
 from .robot_inputs import guarded, ROBOT_DESCRIPTION_QOS
 from .runner import EXECUTORS, run_node
+from .sim_actuators import SimActuatorsIO
 from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
+from ..core.orbit import CircularOrbit, EARTH_MU, EARTH_RADIUS, ORBIT_MODELS
 from ..core.ros2_control import initial_values, ros2_control_from_urdf
 from ..core.urdf import urdf_text
 from ..sim import (
@@ -261,27 +274,49 @@ PARAMETERS = table(
     Param(
         'initial_base_position',
         [0.0, 0.0, 0.0],
-        "base link origin in odom_frame, m (of the URDF's world link "
+        "base link origin in odom_frame (orbit_frame with an orbit), m (of the URDF's world link "
         'when its fixed joint places the base; fixed base: the mount)',
         length=3,
     ),
     Param(
         'initial_base_orientation',
         [0.0, 0.0, 0.0, 1.0],
-        'base link orientation (x, y, z, w) in odom_frame',
+        'base link orientation (x, y, z, w) in odom_frame (orbit_frame with an orbit)',
         length=4,
     ),
     Param(
         'initial_base_linear_velocity',
         [0.0, 0.0, 0.0],
-        'floating base: velocity of the base link origin, in the base link frame, m/s',
+        'floating base: velocity of the base link origin, in the base link frame, m/s '
+        '(relative to orbit_frame with an orbit)',
         length=3,
     ),
     Param(
         'initial_base_angular_velocity',
         [0.0, 0.0, 0.0],
-        'floating base: angular velocity in the base link frame, rad/s',
+        'floating base: angular velocity in the base link frame, rad/s (relative to orbit_frame '
+        'with an orbit)',
         length=3,
+    ),
+    Param(
+        'actuators_file',
+        '',
+        "the base's reaction wheels and thrusters (YAML path or package://<pkg>/<path>; "
+        'docs/base_actuators.md): the wheels become joints, commands on <controller>/commands per '
+        'group (Float64MultiArray), states on wheel_states_topic and thruster_states_topic; "" '
+        '= none',
+    ),
+    Param(
+        'wheel_states_topic',
+        'wheel_states',
+        'sensor_msgs/JointState output: the reaction wheels (angle, speed relative to the base, '
+        'effort = the motor torque applied)',
+    ),
+    Param(
+        'thruster_states_topic',
+        'thruster_states',
+        'spart_interfaces/ThrusterState output: thruster commands, forces, firings, impulse, '
+        'propellant',
     ),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState output'),
     Param('odometry_topic', 'odom', 'nav_msgs/Odometry output'),
@@ -302,6 +337,58 @@ PARAMETERS = table(
         'plant_gravity',
         'geometry_msgs/Vector3Stamped output (latched): the simulated gravity, '
         'for controllers to check theirs; "" = not published',
+    ),
+    Param(
+        'orbit_altitude',
+        0.0,
+        'circular orbit of the reference point (the LVLH origin) at this altitude above '
+        'orbit_body_radius, m; 0 with orbit_mean_motion 0: no orbit (empty space or the uniform '
+        "gravity); an orbit needs base 'floating' and gravity [0, 0, 0]",
+        low=0.0,
+    ),
+    Param(
+        'orbit_mean_motion',
+        0.0,
+        'or the orbit by its mean motion n, rad/s (set one of orbit_altitude, orbit_mean_motion)',
+        low=0.0,
+    ),
+    Param(
+        'orbit_mu',
+        EARTH_MU,
+        "the central body's gravitational parameter, m^3/s^2 (default: the Earth's)",
+        low=0.0,
+        open_low=True,
+    ),
+    Param(
+        'orbit_body_radius',
+        EARTH_RADIUS,
+        "the central body's radius, m (altitudes are above it; default: the Earth's equatorial)",
+        low=0.0,
+    ),
+    Param(
+        'orbit_model',
+        'linear',
+        "tidal field: 'linear' (Hill / Clohessy-Wiltshire, first order in the distance to the "
+        "reference point) or 'nonlinear' (the exact two-body difference)",
+        choices=ORBIT_MODELS,
+    ),
+    Param(
+        'orbit_frame',
+        'lvlh',
+        'with an orbit: header.frame_id of the odometry and the parent of /tf (the LVLH frame, '
+        "Hill's axes: x radial, y along-track, z orbit normal); odom_frame otherwise",
+    ),
+    Param(
+        'orbit_topic',
+        'orbit',
+        'spart_interfaces/Orbit output (latched) with an orbit: its parameters; "" = not '
+        'published',
+    ),
+    Param(
+        'publish_tf',
+        True,
+        'with an orbit: publish orbit_frame -> base frame on /tf at each state (tf2_msgs; where '
+        'it is not installed, the odometry alone carries that transform)',
     ),
     Param('publish_clock', True, 'publish /clock (simulated time)'),
     Param('odom_frame', 'odom', 'header.frame_id of the odometry (the world frame)'),
@@ -341,8 +428,11 @@ class SimNode(Node):
             base_linear_velocity=p['initial_base_linear_velocity'],
             base_angular_velocity=p['initial_base_angular_velocity'],
         )
+        self._orbit = _orbit(p)
         self._plant = plant = MujocoPlant.from_urdf(
             self._urdf,
+            actuators=package_path('actuators_file', p['actuators_file']) or None,
+            orbit=self._orbit,
             base=p['base'],
             gravity=p['gravity'],
             dt=p['dt'],
@@ -353,10 +443,14 @@ class SimNode(Node):
             joint_dynamics=p['joint_dynamics_file'] or None,
             friction=p['joint_friction'],
         )
+        if plant.actuation is not None:  # robot_description: the wheels are joints too
+            self._urdf = plant.description
+        wheels = plant.actuation.actuators.wheel_names if plant.actuation is not None else []
         self._hardware_notes = []
         hardware = self._hardware(plant, initial)
         self._command = EffortCommand(
-            p['joints'] or command_joints(plant.robot, hardware), plant.joint_names
+            p['joints'] or [j for j in command_joints(plant.robot, hardware) if j not in wheels],
+            plant.joint_names,
         )
         self._hold_until_command = bool(p['hold_until_command'])
         plant.hold(self._hold_until_command)
@@ -435,9 +529,36 @@ class SimNode(Node):
         self._sub_commands = self.create_subscription(
             Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS
         )
+        self._actuators = (
+            SimActuatorsIO(self, self._plant, p, STATE_QOS, self._guard)
+            if self._plant.actuation is not None
+            else None
+        )
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
-        self._messages = _StateMessages(self._plant, p['odom_frame'], self._base_frame)
+        world = p['odom_frame'] if self._orbit is None else p['orbit_frame']
+        self._messages = _StateMessages(self._plant, world, self._base_frame)
+        self._pub_orbit = self._pub_tf = None
+        self._tf_note = None
+        if self._orbit is not None:
+            if p['orbit_topic']:
+                from spart_interfaces.msg import Orbit
+
+                self._pub_orbit = self.create_publisher(
+                    Orbit, p['orbit_topic'], ROBOT_DESCRIPTION_QOS
+                )
+                self._pub_orbit.publish(orbit_message(Orbit, self._orbit, world))
+            if p['publish_tf']:
+                tf_type = tf_message_type()
+                if tf_type is None:
+                    self._tf_note = (
+                        'publish_tf: tf2_msgs is not installed here: no /tf; the odometry '
+                        f'({self._pub_odom.topic_name}) carries the same transform, {world!r} -> '
+                        f'{self._base_frame!r}'
+                    )
+                else:
+                    self._pub_tf = self.create_publisher(tf_type, '/tf', TF_QOS)
+                    self._messages.add_tf(tf_type)
 
     def _hardware(self, plant, initial):
         """
@@ -501,6 +622,12 @@ class SimNode(Node):
                 self.get_logger().warning(f'robot description: {note}')
             else:
                 self.get_logger().info(f'robot description: {note}')
+        if self._orbit is not None:
+            self.get_logger().info(
+                f'orbit: {self._orbit.describe()}; odometry and /tf in {p["orbit_frame"]!r}'
+            )
+        if self._tf_note:
+            self.get_logger().warning(self._tf_note)
         if plant.base_hint and plant.base_hint != p['base']:
             self.get_logger().warning(
                 f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
@@ -521,6 +648,13 @@ class SimNode(Node):
             f'on {self._sub_commands.topic_name} for joints {list(self._command.joints)}; outputs '
             f'{[pub.topic_name for pub in self._publishers_out()]}; services {services}'
         )
+        if self._actuators is not None:
+            a = plant.actuation.actuators
+            subs, pubs = self._actuators.topics
+            self.get_logger().info(
+                f'base actuators from {a.source}: wheels {a.wheel_names}, thrusters '
+                f'{a.thruster_names}; commands on {subs}; outputs {pubs}'
+            )
 
     @staticmethod
     def _description_source(p):
@@ -539,6 +673,8 @@ class SimNode(Node):
             self._pub_odom,
             self._pub_imu,
             self._pub_description,
+            self._pub_orbit,
+            self._pub_tf,
         ]
         return [pub for pub in pubs if pub is not None]
 
@@ -583,7 +719,11 @@ class SimNode(Node):
             msgs.clock.clock = stamp
             self._pub_clock.publish(msgs.clock)
         self._pub_odom.publish(msgs.odometry(stamp))
+        if self._pub_tf is not None:
+            self._pub_tf.publish(msgs.tf())
         self._pub_imu.publish(msgs.imu(stamp))
+        if self._actuators is not None:
+            self._actuators.publish(stamp, self._base_frame)
         self._pub_joints.publish(msgs.joint_state(stamp))
         self._waiting = True
         self._last_publish = time.monotonic()
@@ -682,6 +822,59 @@ class SimNode(Node):
         return response
 
 
+#: /tf: as tf2_ros' TransformBroadcaster publishes it
+TF_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=100,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
+
+def _orbit(p):
+    """Return the CircularOrbit the orbit_* parameters ask for, or None (ConfigError if bad)."""
+    altitude, mean_motion = p['orbit_altitude'], p['orbit_mean_motion']
+    if altitude == 0.0 and mean_motion == 0.0:
+        return None
+    if altitude > 0.0 and mean_motion > 0.0:
+        raise ConfigError(
+            f'orbit_altitude ({altitude} m) and orbit_mean_motion ({mean_motion} rad/s) are both '
+            'set: set one of them (the other 0)'
+        )
+    try:
+        return CircularOrbit.make(
+            altitude=altitude or None,
+            mean_motion=mean_motion or None,
+            mu=p['orbit_mu'],
+            body_radius=p['orbit_body_radius'],
+            model=p['orbit_model'],
+        )
+    except SpartError as err:
+        raise ConfigError(str(err)) from None
+
+
+def tf_message_type():
+    """Return tf2_msgs' TFMessage class, or None where tf2_msgs is not installed."""
+    try:
+        from tf2_msgs.msg import TFMessage
+    except ImportError:
+        return None
+    return TFMessage
+
+
+def orbit_message(message_type, orbit, frame):
+    """Return a spart_interfaces/Orbit of a CircularOrbit (``frame``: the LVLH frame's name)."""
+    from ..core.orbit import CONVENTION
+
+    msg = message_type()
+    msg.header.frame_id = frame
+    msg.mean_motion, msg.period = orbit.mean_motion, orbit.period
+    msg.radius, msg.altitude, msg.speed = orbit.radius, orbit.altitude, orbit.speed
+    msg.gravitational_parameter, msg.body_radius = orbit.mu, orbit.body_radius
+    msg.model, msg.convention = orbit.model, CONVENTION
+    return msg
+
+
 class _StateMessages:
     """Preallocated output messages of one plant, filled at each publication."""
 
@@ -694,6 +887,26 @@ class _StateMessages:
         self.odom.header.frame_id, self.odom.child_frame_id = odom_frame, base_frame
         self.imu_msg = Imu()
         self.imu_msg.header.frame_id = base_frame
+        self.tf_msg = None
+
+    def add_tf(self, tf_type):
+        """Publish the odometry's pose as a /tf transform too (a TFMessage class)."""
+        from geometry_msgs.msg import TransformStamped
+
+        t = TransformStamped()
+        t.header.frame_id, t.child_frame_id = self.odom.header.frame_id, self.odom.child_frame_id
+        self.tf_msg = tf_type(transforms=[t])
+
+    def tf(self):
+        """Return the TFMessage of the last :meth:`odometry` (its stamp and pose)."""
+        t = self.tf_msg.transforms[0]
+        pose = self.odom.pose.pose
+        t.header.stamp = self.odom.header.stamp
+        t.transform.translation.x = pose.position.x
+        t.transform.translation.y = pose.position.y
+        t.transform.translation.z = pose.position.z
+        t.transform.rotation = pose.orientation
+        return self.tf_msg
 
     @staticmethod
     def stamp(time_ns):

@@ -72,6 +72,33 @@ DEMOS = {
     },
 }
 
+#: the orbital scenario (a second main job): SC_3DoF in a circular low Earth orbit, its base's
+#: reaction wheels and thrusters (urdf/SC_3DoF.actuators.yaml) under free_flying: station keeping
+#: at the LVLH target point it starts at (with an approach's 1 cm/s radial, 2 cm/s along-track
+#: velocity not yet stopped) while the arm moves and the wheels hold the attitude; its bounds: the
+#: base within ``station_keeping_bound`` [m] of the target all along and within ``settled_bound``
+#: after ``settled_after`` s, the base attitude within ``attitude_bound_deg`` of its start
+DEMOS['SC_3DoF_orbit'] = {
+    'label': 'SC_3DoF_orbit: the 3-joint arm on a spacecraft in a 500 km circular orbit, mode '
+    'free_flying: station keeping in LVLH with 12 thrusters, attitude held by 4 reaction wheels',
+    'robot': 'SC_3DoF',
+    'namespace': 'demo_orbit',
+    'floating': True,
+    'rms_bound': 0.01,
+    'waypoints': [
+        (5.0, [0.3, -0.21, 0.24]),
+        (10.0, [-0.15, 0.24, -0.3]),
+        (15.0, [0.0, 0.0, 0.0]),
+    ],
+    'orbit': {'altitude': 500e3},
+    'actuators': 'urdf/SC_3DoF.actuators.yaml',
+    'initial_velocity': (0.01, 0.02, 0.0),
+    'station_keeping_bound': 0.06,
+    'settled_after': 10.0,
+    'settled_bound': 0.03,
+    'attitude_bound_deg': 0.5,
+}
+
 Event = namedtuple('Event', 't action')
 Event.__doc__ = """``action(controller, plant, t)`` is called once, before the tick at the first
 control time >= ``t`` [s] (submit a goal, set a reference, reset the plant, push the robot...)."""
@@ -128,6 +155,14 @@ class ClosedLoopRun:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     goals: list = field(default_factory=list)
+    #: with base actuators (else None): (k, n_w) wheel speeds [rad/s] measured and motor torques
+    #: commanded [N m]; (k, n_t) thruster commands [N]; (k,) propellant the plant used [kg]; (k,)
+    #: whether the base actuators' allocation was feasible
+    wheel_speeds: np.ndarray = None
+    wheel_torques: np.ndarray = None
+    thruster_commands: np.ndarray = None
+    propellant: np.ndarray = None
+    actuation_feasible: np.ndarray = None
 
     @property
     def robot(self):
@@ -244,7 +279,18 @@ def _settings(settings, floating):
 
 
 def _plant(
-    plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, friction='model'
+    plant,
+    urdf,
+    base,
+    gravity,
+    dt,
+    initial,
+    joint_dynamics,
+    armature,
+    integrator,
+    orbit=None,
+    actuators=None,
+    friction='model',
 ):
     if not isinstance(plant, str):
         return plant
@@ -263,15 +309,47 @@ def _plant(
             joint_dynamics=joint_dynamics,
             armature=armature,
             friction=friction,
+            orbit=orbit,
+            actuators=actuators,
         )
     import warnings
 
+    from ..core.actuators import add_wheels, load_actuators
+    from ..core.urdf import robot_from_urdf
+
+    actuators = load_actuators(actuators)
+    text = add_wheels(urdf, actuators) if actuators is not None else urdf
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        robot, _ = robot_from_urdf(text, joint_dynamics=joint_dynamics, armature=armature)
+    out = RigidBodyPlant(
+        robot, base=base, gravity=gravity, dt=dt, initial=initial, orbit=orbit, actuators=actuators
+    )
+    out.description = text
+    return out
+
+
+def _controller_robot(plant, joint_dynamics, armature):
+    """
+    Return the controller's model of the plant's robot.
+
+    The plant's own, or with base actuators its arm model: the wheels locked into the base.
+    """
+    if getattr(plant, 'actuation', None) is None or not plant.actuation.n_wheels:
+        return plant.robot
+    import warnings
+
+    from ..core.actuators import lock_wheels
     from ..core.urdf import robot_from_urdf
 
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        robot, _ = robot_from_urdf(urdf, joint_dynamics=joint_dynamics, armature=armature)
-    return RigidBodyPlant(robot, base=base, gravity=gravity, dt=dt, initial=initial)
+        robot, _ = robot_from_urdf(
+            lock_wheels(plant.description, plant.actuation.actuators),
+            joint_dynamics=joint_dynamics,
+            armature=armature,
+        )
+    return robot
 
 
 def simulate(
@@ -293,6 +371,8 @@ def simulate(
     integrator='RK4',
     record=True,
     friction='model',
+    orbit=None,
+    actuators=None,
 ):
     """
     Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
@@ -313,22 +393,45 @@ def simulate(
     alike; ``integrator``: MuJoCo's ('RK4', 'Euler', 'implicit', 'implicitfast');
     ``friction``: the MuJoCo plant's Coulomb friction, 'model' (default) or 'frictionloss'
     (:meth:`~spart_ros.sim.plant.MujocoPlant.from_urdf`);
-    ``record``: False keeps only the last state (a benchmark of the loop itself).
+    ``record``: False keeps only the last state (a benchmark of the loop itself); ``orbit``: a
+    :class:`~spart_ros.core.orbit.CircularOrbit` (floating base, zero gravity): the plant moves
+    near the orbit's reference point, every body under its tidal force and gravity-gradient torque,
+    and the base pose, twist and ``initial`` are in the LVLH frame (:mod:`spart_ros.core.orbit`),
+    which is the world frame the controller is given;
+    ``actuators``: the base's reaction wheels and thrusters (their YAML file,
+    :mod:`spart_ros.core.actuators`) for the plant built here, and the controller's
+    ``actuators_file`` unless the settings name one: the controller's model then has the wheels
+    locked, it is given the wheels' speeds each tick, and its thruster and wheel commands go to
+    the plant (zeros on a stop command).
     """
     if isinstance(initial, dict):
         initial = InitialState(dict(initial))
     plant = _plant(
-        plant, urdf, base, gravity, dt, initial, joint_dynamics, armature, integrator, friction
+        plant,
+        urdf,
+        base,
+        gravity,
+        dt,
+        initial,
+        joint_dynamics,
+        armature,
+        integrator,
+        orbit,
+        actuators,
+        friction,
     )
     floating = bool(plant.floating)
-    robot = plant.robot
+    if isinstance(settings, dict) and actuators is not None and isinstance(actuators, str):
+        settings = {'actuators_file': actuators, **settings}
     settings = _settings(settings, floating)
+    robot = _controller_robot(plant, joint_dynamics, armature)
     dynamics = fast_dynamics(robot, plant.gravity, joint_dynamics=settings.joint_dynamics)
     controller = Controller(notify=lambda level, key, text: None)
     controller.configure(settings, robot, dynamics)
     controller.activate()
     names = list(robot.coordinates.names)
     command = EffortCommand(controller.joint_names, plant.joint_names)
+    actuation = getattr(plant, 'actuation', None)
     read = np.array([list(plant.joint_names).index(n) for n in names], dtype=np.intp)
     steps = int(steps_per_tick)
     if steps < 1:
@@ -361,6 +464,15 @@ def simulate(
         'base_rotation': np.zeros((rows, 3, 3)),
         'base_twist': np.zeros((rows, 6)),
     }
+    if actuation is not None:
+        n_w, n_t = actuation.n_wheels, actuation.n_thrusters
+        out.update(
+            wheel_speeds=np.zeros((rows, n_w)),
+            wheel_torques=np.zeros((rows, n_w)),
+            thruster_commands=np.zeros((rows, n_t)),
+            propellant=np.zeros(rows),
+            actuation_feasible=np.zeros(rows, dtype=bool),
+        )
     states = []
     joint_times = np.zeros(n)
     fixed = None
@@ -391,13 +503,27 @@ def simulate(
             divmod(t_ns, 1_000_000_000),
             t,
         )
+        if actuation is not None:
+            speeds = plant.joint_velocities()[actuation.wheel_index]
+            if controller.active and getattr(controller.law, 'actuation', None) is not None:
+                controller.set_reference('wheel_speeds', speeds)
         cmd = controller.update(inputs, t)
         row = k if record else 0
         if cmd is not None:
             plant.set_efforts(command.accept(cmd.values))
             out['commands'][row] = cmd.values
+            if actuation is not None:
+                _actuate(actuation, cmd)
         else:
             out['commands'][row] = np.nan
+        if actuation is not None and record:
+            out['wheel_speeds'][row] = speeds
+            out['wheel_torques'][row] = actuation.wheel_commands
+            out['thruster_commands'][row] = actuation.thruster_commands
+            out['propellant'][row] = actuation.propellant
+            out['actuation_feasible'][row] = bool(
+                controller.actuation is not None and controller.actuation.feasible
+            )
         if record:
             out['t'][row] = t
             out['q'][row], out['qd'][row] = q, qd
@@ -427,6 +553,17 @@ def simulate(
     )
 
 
+def _actuate(actuation, cmd):
+    """Send a command's thruster and wheel commands to the plant (zeros with a stop command)."""
+    act = cmd.actuators
+    if act is None:
+        actuation.set_wheel_torques(np.zeros(actuation.n_wheels))
+        actuation.set_thruster_commands(np.zeros(actuation.n_thrusters))
+    else:
+        actuation.set_wheel_torques(act.wheels)
+        actuation.set_thruster_commands(act.thrusters)
+
+
 def demo(name, plant='mujoco', duration=None, settings=None, **options):
     """
     Run the closed-loop demo's scenario ``name`` offline.
@@ -445,10 +582,24 @@ def demo(name, plant='mujoco', duration=None, settings=None, **options):
     settings = dict(
         _yaml_settings(os.path.join(share, 'config', f'demo_{name}.yaml')), **(settings or {})
     )
-    urdf = os.path.join(share, 'urdf', f'{name}.urdf')
+    urdf = os.path.join(share, 'urdf', f'{scenario.get("robot", name)}.urdf')
     floating = scenario['floating']
     gravity = settings.pop('gravity', [0.0, 0.0, 0.0] if floating else [0.0, 0.0, -9.81])
     settings.pop('base', None)
+    if settings.get('actuators_file', '').startswith('package://spart_ros/'):
+        settings['actuators_file'] = os.path.join(
+            share, settings['actuators_file'][len('package://spart_ros/') :]
+        )
+    if 'orbit' in scenario:
+        from ..core.orbit import CircularOrbit
+
+        options.setdefault('orbit', CircularOrbit.make(**scenario['orbit']))
+    if 'actuators' in scenario:
+        options.setdefault('actuators', os.path.join(share, scenario['actuators']))
+    if 'initial_velocity' in scenario:
+        options.setdefault(
+            'initial', InitialState(base_linear_velocity=tuple(scenario['initial_velocity']))
+        )
     n = len(scenario['waypoints'][0][1])
     q0 = np.zeros(n)
     waypoints = [(t, q0 + np.array(offset)) for t, offset in scenario['waypoints']]

@@ -31,6 +31,15 @@ at the step's start; the law implicit, its linear part exact over the step: stab
 joint's inertia); otherwise MuJoCo's integrator applies the damping.  ``friction='frictionloss'``:
 MuJoCo's constraint instead (static friction; not the model's law).
 
+Orbit (``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit`; floating base, zero gravity):
+the physics runs in the orbit's frame N (non-rotating, centred on the freely falling reference
+point), every body feeling the orbit's tidal force and gravity-gradient torque at every stage
+(:class:`~spart_ros.sim.orbit_environment.MujocoOrbit`); the initial base pose and twist, the
+odometry, ``base_link_state`` and the IMU's orientation are in the rotating LVLH frame (Hill's
+axes: x radial, y along-track, z orbit normal; twist relative to LVLH), the IMU's angular velocity
+is relative to N (inertial, as a gyro measures it) and its specific force excludes the tidal field
+at the base link origin; momentum, accelerations and ``model``/``data`` are in N.
+
 Time is kept as an integer number of nanoseconds (``dt`` rounded to 1 ns), so stamps are
 exact and runs are deterministic: the same commands give the same states bit for bit.
 Derived quantities (accelerations, IMU, momentum) come from one ``mj_forward`` at the
@@ -45,8 +54,11 @@ import math
 import numpy as np
 
 from .joint_dissipation import JointDissipation
+from .orbit_environment import MujocoOrbit
 from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
+from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, ModelError, SpartError
+from ..core.orbit import CircularOrbit
 
 __all__ = [
     'MujocoPlant',
@@ -190,6 +202,32 @@ def _vector(name, values, n):
     return a
 
 
+def checked_orbit(orbit, floating, gravity):
+    """
+    Return ``orbit`` (None or a CircularOrbit) if a plant can have it, else raise InputError.
+
+    An orbit needs a floating base (the robot moves freely near the reference point) and zero
+    uniform gravity (the orbit's tidal field is the gravity there).
+    """
+    if orbit is None:
+        return None
+    if not isinstance(orbit, CircularOrbit):
+        raise InputError(
+            f'orbit: expected a CircularOrbit (spart_ros.core.orbit) or None, got {orbit!r}'
+        )
+    if not floating:
+        raise InputError(
+            "orbit: needs a floating base (base='floating'): the robot falls freely near the "
+            "orbit's reference point"
+        )
+    if np.any(np.asarray(gravity, dtype=float) != 0.0):
+        raise InputError(
+            f'orbit: gravity must be zero, got {np.asarray(gravity, dtype=float).tolist()}: the '
+            "orbit's tidal field is the gravity a body feels near the reference point"
+        )
+    return orbit
+
+
 def _mj_quaternion(name, xyzw):
     """Return the MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
     q = _vector(name, xyzw, 4)
@@ -228,6 +266,7 @@ class MujocoPlant:
         base_hint=None,
         load_warnings=(),
         robot=None,
+        orbit=None,
     ):
         import mujoco
 
@@ -274,6 +313,8 @@ class MujocoPlant:
             self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS
         ]
         self.paused = False
+        #: the base's reaction wheels and thrusters (:mod:`.actuation`), or None
+        self.actuation = None
         #: held still where it is (brakes; a launch lock): steps advance the time only, until
         #: released
         self.held = False
@@ -282,6 +323,9 @@ class MujocoPlant:
         self.dissipation = None
         #: 'model' or 'frictionloss' (how the declared Coulomb friction acts), set by from_urdf
         self.friction = 'model'
+        #: the orbit (a CircularOrbit) or None; its loads on the bodies (MujocoOrbit) or None
+        self.orbit = checked_orbit(orbit, self.floating, model.opt.gravity)
+        self._environment = None if orbit is None else MujocoOrbit(orbit, mujoco, model, self.data)
         self.reset()
 
     @classmethod
@@ -299,6 +343,8 @@ class MujocoPlant:
         joint_dynamics=None,
         armature=None,
         friction='model',
+        actuators=None,
+        orbit=None,
     ):
         """
         Return the plant of a URDF (path or text).
@@ -320,7 +366,15 @@ class MujocoPlant:
         ``joint_limits``: add the URDF position limits (default False; see
         :func:`~spart_ros.sim.urdf_import.mujoco_model_from_urdf`).
         ``initial``: :class:`InitialState` (default: everything zero, identity pose).
+        ``actuators``: the base's reaction wheels and thrusters
+        (:class:`~spart_ros.core.actuators.BaseActuators` or its YAML file): the wheels become
+        joints of the model (:func:`~spart_ros.core.actuators.add_wheels`), the plant applies
+        them (:attr:`actuation`, :mod:`.actuation`).
+        ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit` (floating base, zero gravity; see
+        the module docstring), or None.
         """
+        from .actuation import attach_mujoco, urdf_with_wheels
+
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
         if friction not in FRICTION_MODELS:
@@ -330,6 +384,7 @@ class MujocoPlant:
         dt = float(dt)
         if not math.isfinite(dt) or dt <= 0.0:
             raise InputError(f'dt must be a positive number of seconds, got {dt}')
+        source, actuators, extend = urdf_with_wheels(source, actuators, xacro_args)
         imported = mujoco_model_from_urdf(
             source,
             base == 'floating',
@@ -339,12 +394,15 @@ class MujocoPlant:
             joint_dynamics,
             armature,
             friction,
+            extend,
         )
         import mujoco
 
         model = imported.model
         model.opt.timestep = dt
         model.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[integrator])
+        if orbit is not None:  # checked with the gravity asked for
+            model.opt.gravity[:] = _vector('gravity', gravity, 3)
         plant = cls(
             model,
             base == 'floating',
@@ -353,9 +411,12 @@ class MujocoPlant:
             imported.base_hint,
             imported.warnings,
             imported.robot,
+            orbit,
         )
         plant.gravity = gravity
         plant.friction = friction
+        plant.description = source if actuators is not None else None
+        attach_mujoco(plant, actuators)
         if model.neq:  # mimic joints: as stiff as MuJoCo's soft constraints go at this step
             model.eq_solref[:, 0] = 2.0 * plant.dt
         declared = {j.name: j.dynamics for j in plant.robot.joints}
@@ -411,13 +472,17 @@ class MujocoPlant:
         r = self._r
         np.subtract(d.qfrc_passive, d.qfrc_bias, out=r)
         r[self._vadr] += self._efforts
+        if m.nu:  # MuJoCo actuators (the base's wheels and thrusters): their forces at the start
+            mj.mj_fwdActuation(m, d)
+            r += d.qfrc_actuator
         if d.xfrc_applied.any():  # wrenches on bodies (at their CoM), as MuJoCo adds them
             for b in np.flatnonzero(np.abs(d.xfrc_applied).max(axis=1) > 0.0):
                 x = d.xfrc_applied[b]
                 mj.mj_applyFT(m, d, x[0:3].copy(), x[3:6].copy(), d.xipos[b].copy(), int(b), r)
         if d.nefc:  # constraints (mimic joints, limits, frictionloss): forces at the step's start
             d.qfrc_applied[self._vadr] = self._efforts - self.dissipation_forces()
-            mj.mj_fwdActuation(m, d)
+            if not m.nu:
+                mj.mj_fwdActuation(m, d)
             mj.mj_fwdAcceleration(m, d)
             mj.mj_fwdConstraint(m, d)
             d.qfrc_applied[self._vadr] = self._efforts
@@ -459,7 +524,7 @@ class MujocoPlant:
         if not np.any(d > 0.0):
             return 0.0, None
         mj = self._mj
-        mj.mj_forward(m, self.data)
+        self._mj_forward()
         M = np.zeros((m.nv, m.nv))
         mj.mj_fullM(m, self.data, M)
         rate, dof = fastest_damping(M, np.diag(d))
@@ -517,7 +582,9 @@ class MujocoPlant:
 
     @gravity.setter
     def gravity(self, g):
-        self.model.opt.gravity[:] = _vector('gravity', g, 3)
+        g = _vector('gravity', g, 3)
+        checked_orbit(self.orbit, self.floating, g)
+        self.model.opt.gravity[:] = g
         self._fresh = False
 
     @property
@@ -586,11 +653,24 @@ class MujocoPlant:
             return n
         before = [stat.number for stat in self._checks]
         if self.dissipation is None:
-            self._mj.mj_step(self.model, self.data, n)
+            if self.actuation is not None:  # the actuators decide before each step (orbit too)
+                self.actuation.step_mujoco(self, n)
+            elif self._environment is None:
+                self._mj.mj_step(self.model, self.data, n)
+            else:  # the orbit's loads at every stage
+                self._environment.run(self._mj.mj_step, self.model, self.data, n)
         else:
-            for _ in range(n):
-                self._dissipative_step()
+            environment = self._environment
+            for k in range(n):
+                if self.actuation is not None:  # the actuators decide before each step
+                    self.actuation.set_mujoco_controls(self, k)
+                if environment is None:
+                    self._dissipative_step()
+                else:  # the orbit's loads at the step's start (mj_step1's passive forces)
+                    environment.run(self._dissipative_step)
         self._time_ns += n * self._dt_ns
+        if self.orbit is not None:  # the orbit's angle follows the exact time
+            self.data.time = self._time_ns * 1e-9
         self._fresh = False
         for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
             if stat.number != count:
@@ -625,6 +705,9 @@ class MujocoPlant:
                 'must be zero'
             )
         p, quat = self._mounted(p, quat)
+        if self.orbit is not None:  # given in LVLH at the time of the state after the reset
+            t_ns = self._time_ns + (self._dt_ns if new_time else 0)
+            p, quat, v_b, w_b = self._from_lvlh(t_ns * 1e-9, p, quat, v_b, w_b)
         m, d, mj = self.model, self.data, self._mj
         mj.mj_resetData(m, d)
         if self.floating:  # free joint: absolute pose
@@ -636,11 +719,23 @@ class MujocoPlant:
         else:
             m.body_pos[self._root], m.body_quat[self._root] = p, quat
         d.qpos[self._qadr], d.qvel[self._vadr] = q, u
+        if self.actuation is not None:
+            self.actuation.reset()
         if new_time:
             self._time_ns += self._dt_ns
         d.time = self._time_ns * 1e-9
         self._efforts[:] = 0.0
         self._fresh = False
+
+    def _from_lvlh(self, t, p, quat, v_b, w_b):
+        """Return the base link's (p, MuJoCo quaternion, v_b, w_b) in N of the same in LVLH."""
+        mj = self._mj
+        R = np.empty(9)
+        mj.mju_quat2Mat(R, quat)
+        R, p, v_b, w_b = self.orbit.from_lvlh(t, R.reshape(3, 3), p, v_b, w_b)
+        out = np.empty(4)
+        mj.mju_mat2Quat(out, np.ascontiguousarray(R).reshape(9))
+        return p, out, v_b, w_b
 
     def _mounted(self, p, quat):
         """
@@ -672,10 +767,16 @@ class MujocoPlant:
             d = self.data
             if self.dissipation is not None:  # the law at this state's velocities
                 d.qfrc_applied[self._vadr] = self._efforts - self.dissipation_forces()
-            self._mj.mj_forward(self.model, d)
+            self._mj_forward()
             if self.dissipation is not None:
                 d.qfrc_applied[self._vadr] = self._efforts
             self._fresh = True
+
+    def _mj_forward(self):
+        if self._environment is None:
+            self._mj.mj_forward(self.model, self.data)
+        else:
+            self._environment.run(self._mj.mj_forward, self.model, self.data)
 
     def joint_positions(self):
         """Return (n_joints,) in ``joint_names`` order."""
@@ -713,32 +814,48 @@ class MujocoPlant:
             return self.data.qpos[0:3].copy(), self.data.qpos[3:7].copy()
         return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
 
-    def base_rotation(self):
-        """Return R_b (3, 3): base link frame -> world."""
+    def _base_rotation(self):
+        """R_b (3, 3): base link frame -> world (N with an orbit)."""
         R = np.empty(9)
         self._mj.mju_quat2Mat(R, self._base_pose()[1])
         return R.reshape(3, 3)
 
+    def base_rotation(self):
+        """R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
+        if self.orbit is not None:
+            return self.orbit.lvlh_rotation(self.time).T @ self._base_rotation()
+        return self._base_rotation()
+
     def _base_twist(self):
-        """(v_b, w_b): velocity of the base link origin and angular velocity, both in b."""
+        """(v_b, w_b): velocity of the base link origin and angular velocity, both in b (N's)."""
         if not self.floating:
             return np.zeros(3), np.zeros(3)
         qvel = self.data.qvel
-        return self.base_rotation().T @ qvel[0:3], qvel[3:6].copy()
+        return self._base_rotation().T @ qvel[0:3], qvel[3:6].copy()
 
     def base_link_state(self):
         """
         Return (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays: what
-        :meth:`odometry` carries, with a rotation matrix.
+        :meth:`odometry` carries, with a rotation matrix.  With an orbit: in LVLH, the twist
+        relative to LVLH.
         """
         p, _ = self._base_pose()
         v_b, w_b = self._base_twist()
-        return self.base_rotation(), p, v_b, w_b
+        if self.orbit is not None:
+            return self.orbit.to_lvlh(self.time, self._base_rotation(), p, v_b, w_b)
+        return self._base_rotation(), p, v_b, w_b
 
     def odometry(self):
-        """Return the :class:`BaseOdometry` of the base link (REP 105: twist in its frame)."""
+        """
+        Return the :class:`BaseOdometry` of the base link (REP 105: twist in its frame).
+
+        With an orbit: pose in LVLH, twist relative to LVLH.
+        """
+        if self.orbit is not None:
+            R, p, v_b, w_b = self.base_link_state()
+            return BaseOdometry(p, np.array(quaternion_to_ros(R)), v_b, w_b)
         p, quat = self._base_pose()
         v_b, w_b = self._base_twist()
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
@@ -747,24 +864,39 @@ class MujocoPlant:
         """
         Return (a_b, alpha_b): classical acceleration of the base origin, angular acceleration.
 
-        Both expressed in b (zero for a fixed base), at this state under the held efforts.
+        Both expressed in b (zero for a fixed base), at this state under the held efforts; with an
+        orbit, relative to N.
         """
         if not self.floating or self.held:
             return np.zeros(3), np.zeros(3)
         self._forward()
         qacc = self.data.qacc
-        return self.base_rotation().T @ qacc[0:3], qacc[3:6].copy()
+        return self._base_rotation().T @ qacc[0:3], qacc[3:6].copy()
 
     def imu(self):
-        """Return :class:`ImuReading` of an ideal IMU at the base link origin, axes of b."""
+        """
+        Return the :class:`ImuReading` of an ideal IMU at the base link origin, axes of b.
+
+        With an orbit: orientation in LVLH, angular velocity relative to N (inertial), specific
+        force = acceleration in N minus the tidal acceleration at the base link origin.
+        """
         _, quat = self._base_pose()
-        R_b = self.base_rotation()
+        R_b = self._base_rotation()
         a_b, _ = self.base_acceleration()
         _, w_b = self._base_twist()
+        if self.orbit is not None:
+            p = self._base_pose()[0]
+            tidal = self.orbit.accelerations(self.time, p[None, :])[0]
+            R = self.orbit.lvlh_rotation(self.time).T @ R_b
+            return ImuReading(np.array(quaternion_to_ros(R)), w_b, a_b - R_b.T @ tidal)
         return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
 
     def momentum(self):
-        """Return the :class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root)."""
+        """
+        Return the :class:`Momentum` of the whole robot (MuJoCo's mj_subtreeVel of the root body).
+
+        With an orbit: in N, about the reference point.
+        """
         self._forward()
         self._mj.mj_subtreeVel(self.model, self.data)
         r, d = self._root, self.data

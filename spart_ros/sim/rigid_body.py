@@ -28,15 +28,25 @@ implicit, its linear part exact over the step, the positions moved by the mean v
 base quaternion by the exponential of its mean rotation rate).  Stable whatever the joint's
 inertia; first order in dt for the rest of the dynamics (``integrator`` says which: 'RK4' or
 'dissipation').
+
+``orbit`` (a :class:`~spart_ros.core.orbit.CircularOrbit`, floating base, zero gravity): the
+robot moves near the orbit's reference point; the state is integrated in the orbit's frame N
+(non-rotating, falling with the reference point) with the tidal force and gravity-gradient torque
+on every link at every RK4 stage (:class:`~spart_ros.sim.orbit_environment.RigidBodyOrbit`); the
+initial state and the readouts (``base_link_state``, ``odometry``) are in the rotating LVLH frame
+(Hill's axes: x radial, y along-track, z orbit normal), ``spart_state`` and ``momentum`` in N.
 """
 
 import numpy as np
 
+from .actuation import attach_rk4
 from .joint_dissipation import JointDissipation
+from .orbit_environment import RigidBodyOrbit
 from .plant import (
     _vector,
     BASE_MODES,
     BaseOdometry,
+    checked_orbit,
     fastest_damping,
     InitialState,
     RK4_DAMPING_LIMIT,
@@ -85,7 +95,13 @@ class RigidBodyPlant:
     :class:`~spart_ros.sim.plant.InitialState` (joint values by name, the base link's pose in the
     world and, floating, its twist in b; with a URDF ``world`` root, the pose of that root, as
     the MuJoCo plant takes it).  ``set_efforts`` holds joint efforts (``joint_names`` order)
-    until the next call.
+    until the next call.  ``actuators``: the base's reaction wheels and thrusters
+    (:class:`~spart_ros.core.actuators.BaseActuators` or its YAML file; the robot must have the
+    wheels' joints: :func:`~spart_ros.core.actuators.add_wheels`), applied by :attr:`actuation`
+    (:mod:`.actuation`): the wheel motor torques add to the joint efforts, the thrusters' wrench
+    (fixed in the base, evaluated at each RK4 stage) is the base's generalized force.
+    ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit` (see the module
+    docstring; None: empty space or uniform gravity, as before).
     """
 
     def __init__(
@@ -96,14 +112,17 @@ class RigidBodyPlant:
         dt=1e-3,
         joint_dynamics=True,
         initial=None,
+        actuators=None,
+        orbit=None,
     ):
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
         self.robot = robot
         self.floating = base == 'floating'
-        self.fast = fast_dynamics(
-            robot, _vector('gravity', gravity, 3), joint_dynamics=joint_dynamics
-        )
+        gravity = _vector('gravity', gravity, 3)
+        self.orbit = checked_orbit(orbit, self.floating, gravity)
+        self.fast = fast_dynamics(robot, gravity, joint_dynamics=joint_dynamics)
+        self._environment = None if orbit is None else RigidBodyOrbit(self.orbit, robot)
         self.joint_names = tuple(robot.coordinates.names)
         self.sorted_joint_names = tuple(sorted(self.joint_names))
         self.n_joints = len(self.joint_names)
@@ -125,6 +144,10 @@ class RigidBodyPlant:
         self._R_bc, self._p_bc = T[:3, :3].copy(), T[:3, 3].copy()  # base CoM frame in b
         self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
+        self.actuation = None
+        self._taum = np.zeros(self.n_joints)
+        self._tau0 = np.zeros(6)
+        attach_rk4(self, actuators)
         self.reset()
         #: the joints' damping and friction, applied implicitly (None: RK4 on the model's FD)
         self.dissipation = None
@@ -248,6 +271,8 @@ class RigidBodyPlant:
                 'must be zero'
             )
         R_b, p_b = R @ self.mount[:3, :3], p + R @ self.mount[:3, 3]
+        if self.orbit is not None:  # given in LVLH now: into N
+            R_b, p_b, v_b, w_b = self.orbit.from_lvlh(self.time, R_b, p_b, v_b, w_b)
         R0, r0, u0 = bs.base_from_link_frame(self.robot, R_b, p_b, v_b, w_b)
         self._quat = _quaternion(R0)
         self._r0 = np.array(r0, dtype=float)
@@ -255,6 +280,8 @@ class RigidBodyPlant:
         self._q, self._u = q, u
         self._R0 = _rotation(self._quat)
         self._efforts[:] = 0.0
+        if self.actuation is not None:
+            self.actuation.reset()
 
     # -- dynamics -------------------------------------------------------------------------
     # The state is one vector x: floating [quaternion (w, x, y, z) of R0, r0, q, u0, u], fixed [q,
@@ -278,27 +305,51 @@ class RigidBodyPlant:
             self._q, self._u = x[0:n].copy(), x[n:].copy()
         self._R0 = _rotation(self._quat)
 
-    def _rates(self, x):
-        """dx/dt at x under the held efforts."""
+    def _actuator_loads(self, R0):
+        """(tau0 (6,), taum (n,)): the base's generalized force and the joint efforts held."""
+        a = self.actuation
+        if a is None:
+            return self._zero6, self._efforts
+        np.copyto(self._taum, self._efforts)
+        self._taum[a.wheel_index] += a.wheel_torques
+        if not self.floating or not a.n_thrusters:
+            return self._zero6, self._taum
+        torque_b, force_b = a.thruster_wrench()
+        R_b = R0 @ self._R_cb
+        self._tau0[0:3] = self._R_cb @ (torque_b - np.cross(self._p_bc, force_b))
+        self._tau0[3:6] = R_b @ force_b
+        return self._tau0, self._taum
+
+    def _loads(self, t, R0, r0, q, u0, u):
+        """Return the orbit's (wF0, wFm) at this stage, or (None, None) without an orbit."""
+        if self._environment is None:
+            return None, None
+        return self._environment.wrenches(self.fast, t, R0, r0, q, u0, u)
+
+    def _rates(self, x, t=0.0):
+        """dx/dt at x (time ``t`` [s]) under the held efforts."""
         n = self.n_joints
         out = np.empty_like(x)
         if not self.floating:
             q, u = x[0:n], x[n:]
             _, udot = self.fast.forward_dynamics(
-                self._R0, self._r0, q, self._zero6, u, self._zero6, self._efforts, floating=False
+                self._R0,
+                self._r0,
+                q,
+                self._zero6,
+                u,
+                self._zero6,
+                self._actuator_loads(self._R0)[1],
+                floating=False,
             )
             out[0:n], out[n:] = u, udot
             return out
         quat, r0, q, u0, u = x[0:4], x[4:7], x[7 : 7 + n], x[7 + n : 13 + n], x[13 + n :]
+        R0 = _rotation(quat / np.linalg.norm(quat))
+        tau0, taum = self._actuator_loads(R0)
+        wF0, wFm = self._loads(t, R0, r0, q, u0, u)
         u0dot, udot = self.fast.forward_dynamics(
-            _rotation(quat / np.linalg.norm(quat)),
-            r0,
-            q,
-            u0,
-            u,
-            self._zero6,
-            self._efforts,
-            floating=True,
+            R0, r0, q, u0, u, tau0, taum, wF0, wFm, floating=True
         )
         out[0:4] = _quaternion_rate(quat, u0[0:3])
         out[4:7] = u0[3:6]
@@ -309,27 +360,45 @@ class RigidBodyPlant:
 
     def _accelerations(self, quat, r0, q, u0, u):
         R0 = _rotation(quat)
+        tau0, taum = self._actuator_loads(R0)
+        wF0, wFm = self._loads(self.time, R0, r0, q, u0, u) if self.floating else (None, None)
         u0dot, udot = self.fast.forward_dynamics(
             R0,
             r0,
             q,
             u0 if self.floating else self._zero6,
             u,
-            self._zero6,
-            self._efforts,
+            tau0 if self.floating else self._zero6,
+            taum,
+            wF0,
+            wFm,
             floating=self.floating,
         )
         return u0dot.copy(), udot.copy()
 
     def _implicit_step(self, h):
-        """Take one step with the joints' dissipation implicit (module docstring)."""
+        """
+        Take one step with the joints' dissipation implicit (module docstring).
+
+        The actuators' forces and an orbit's loads are taken at the step's start (first order,
+        as the rest of the dynamics in this step).
+        """
         n, fast = self.n_joints, self.fast
+        t, a = self.time, self.actuation
+        if a is not None:  # what the actuators apply over this step
+            a.before_step(t, self._u[a.wheel_index])
+        tau0, taum = self._actuator_loads(self._R0)
+        wF0, wFm = (
+            self._loads(t, self._R0, self._r0, self._q, self._u0, self._u)
+            if self.floating
+            else (None, None)
+        )
         H = fast.mass_matrix(self._R0, self._r0, self._q)  # with the armature
         b0, bm = self._free.bias_forces(
-            self._R0, self._r0, self._q, self._u0, self._u, floating=self.floating
+            self._R0, self._r0, self._q, self._u0, self._u, wF0, wFm, floating=self.floating
         )
         if self.floating:
-            r = np.concatenate([-b0, self._efforts - bm])
+            r = np.concatenate([tau0 - b0, taum - bm])
             v, mean = self.dissipation.step(
                 H, r, np.concatenate([self._u0, self._u]), h, slice(6, 6 + n)
             )
@@ -346,7 +415,7 @@ class RigidBodyPlant:
             self._R0 = _rotation(self._quat)
             mean = mean[6:]
         else:
-            u, mean = self.dissipation.step(H[6:, 6:], self._efforts - bm, self._u, h, slice(0, n))
+            u, mean = self.dissipation.step(H[6:, 6:], taum - bm, self._u, h, slice(0, n))
         self._q = self._q + h * mean
         self._u = u
 
@@ -378,11 +447,17 @@ class RigidBodyPlant:
                 self._time_ns += self._dt_ns
             return int(n)
         x = self._pack()
+        a = self.actuation
         for _ in range(int(n)):
-            k1 = self._rates(x)
-            k2 = self._rates(x + (0.5 * h) * k1)
-            k3 = self._rates(x + (0.5 * h) * k2)
-            k4 = self._rates(x + h * k3)
+            t = self.time  # the stages' times matter only to an orbit
+            if a is not None:  # what the actuators apply over this step
+                n_q = self.n_joints
+                speeds = x[13 + n_q :] if self.floating else x[n_q:]
+                a.before_step(t, speeds[a.wheel_index])
+            k1 = self._rates(x, t)
+            k2 = self._rates(x + (0.5 * h) * k1, t + 0.5 * h)
+            k3 = self._rates(x + (0.5 * h) * k2, t + 0.5 * h)
+            k4 = self._rates(x + h * k3, t + h)
             new = x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
             if not np.all(np.isfinite(new)):
                 from .plant import SimulationDiverged
@@ -417,8 +492,15 @@ class RigidBodyPlant:
         Return (R_b (3, 3), p_b (3,), v_b (3,), w_b (3,)).
 
         The base link's pose in the world and its twist in b (REP 105), new arrays (the exact
-        inverse of SPART's base state conversion).
+        inverse of SPART's base state conversion); with an orbit, in LVLH (twist relative to it).
         """
+        state = self._base_link_state()
+        if self.orbit is None:
+            return state
+        return self.orbit.to_lvlh(self.time, *state)
+
+    def _base_link_state(self):
+        """Return the base link's pose and twist in SPART's inertial frame (N with an orbit)."""
         R_b = self._R0 @ self._R_cb
         rho = R_b @ self._p_bc
         if not self.floating:
@@ -428,20 +510,47 @@ class RigidBodyPlant:
         return R_b, self._r0 - rho, v_b, w_b
 
     def odometry(self):
-        """Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (REP 105)."""
+        """
+        Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105).
+
+        With an orbit: pose in LVLH, twist relative to LVLH.
+        """
         R_b, p_b, v_b, w_b = self.base_link_state()
         return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
 
     def base_rotation(self):
-        """Return R_b (3, 3): base link frame -> world."""
+        """Return R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
+        if self.orbit is not None:
+            return self.orbit.lvlh_rotation(self.time).T @ self._R0 @ self._R_cb
         return self._R0 @ self._R_cb
 
     def joint_accelerations(self):
         """Return (n_joints,) at this state under the held efforts."""
         return self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)[1]
 
+    def base_acceleration(self):
+        """
+        (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
+
+        Both expressed in b (zero for a fixed base), at this state under the held efforts; with an
+        orbit, relative to N (as :meth:`~spart_ros.sim.plant.MujocoPlant.base_acceleration`).
+        """
+        if not self.floating:
+            return np.zeros(3), np.zeros(3)
+        u0dot, _ = self._accelerations(self._quat, self._r0, self._q, self._u0, self._u)
+        R_b, _, _, w_b = self._base_link_state()
+        alpha_b = self._R_bc @ u0dot[0:3]
+        rho = R_b @ self._p_bc  # base link origin -> base CoM
+        w, alpha = R_b @ w_b, R_b @ alpha_b
+        a = u0dot[3:6] - np.cross(alpha, rho) - np.cross(w, np.cross(w, rho))
+        return R_b.T @ a, alpha_b
+
     def momentum(self):
-        """Return [L about the world origin; p] (6,), world frame, of the robot (floating base)."""
+        """
+        Return [L about the world origin; p] (6,), world frame, of the whole robot (floating base).
+
+        With an orbit: in N, about the reference point.
+        """
         from ..core.momentum import about_point
 
         H = self.fast.mass_matrix(self._R0, self._r0, self._q)  # independent coordinates: T' H T

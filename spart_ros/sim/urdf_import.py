@@ -148,6 +148,7 @@ def mujoco_model_from_urdf(
     joint_dynamics=None,
     armature=None,
     friction='model',
+    extend=None,
 ):
     """
     Return the :class:`ImportedModel` of a URDF (path, text or bytes; xacro with ``xacro_args``).
@@ -160,6 +161,8 @@ def mujoco_model_from_urdf(
     'frictionloss' (the declared friction as MuJoCo's ``frictionloss`` constraint: stick-slip, not
     the model's law; see :mod:`spart_ros.sim.joint_dissipation`).  ``joint_limits``: keep URDF
     position limits (soft constraints, active only at the limits); False removes them.
+    ``extend(mujoco, spec, robot)``: called on the spec before it is compiled (e.g. the base's
+    actuators).
     Raises the core's URDFError / UnsupportedJointError / TopologyError..., or ModelError
     when MuJoCo cannot build the model (e.g. a moving joint that carries no mass).
     """
@@ -195,6 +198,8 @@ def mujoco_model_from_urdf(
         joint.damping = damping
         if not joint_limits:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+    if extend is not None:
+        extend(mujoco, spec, robot)
     notes = []
     try:
         model = spec.compile()

@@ -5,7 +5,8 @@ An animated GIF of a recorded motion that anyone can watch without a ROS tool (n
 (EGL; the robot as MuJoCo's equivalent-inertia boxes joined by capsules from link frame to link
 frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins
 joined parent to child, the base marked).  Frames: the base link pose in the world and the joint
-positions by name.
+positions by name, and optionally the thrusters firing then, drawn as cyan exhaust plumes (the
+base's actuators, :mod:`spart_ros.core.actuators`).
 """
 
 import os
@@ -16,6 +17,8 @@ import numpy as np
 __all__ = ['motion_gif', 'BACKENDS']
 
 BACKENDS = ('mujoco', 'matplotlib')
+#: colour of a firing thruster's exhaust (nothing else is drawn in it)
+PLUME_RGBA = (0.0, 0.9, 1.0, 1.0)
 
 
 def _frame_positions(robot, frames):
@@ -29,7 +32,8 @@ def _frame_positions(robot, frames):
     index = {name: k for k, name in enumerate(robot.q_names)}
     q = np.zeros(robot.n_q)
     out = []
-    for T_b, joints in frames:
+    for frame in frames:
+        T_b, joints = frame[0], frame[1]
         for name, value in joints.items():
             if name in index:
                 q[index[name]] = value
@@ -66,6 +70,36 @@ def _add_links(mujoco, scene, robot, frame, radius):
             np.array([0.85, 0.85, 0.9, 1.0], dtype=np.float32),
         )
         mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, radius, a, b)
+        scene.ngeom += 1
+
+
+def _plumes(frame, length):
+    """Return [(start (3,), end (3,))]: the world exhausts of the thrusters firing in ``frame``."""
+    if len(frame) < 3 or not frame[2]:
+        return []
+    T_b = np.asarray(frame[0], dtype=float)
+    out = []
+    for position, direction in frame[2]:
+        a = T_b[:3, :3] @ np.asarray(position, dtype=float) + T_b[:3, 3]
+        d = T_b[:3, :3] @ np.asarray(direction, dtype=float)
+        out.append((a, a - length * d / max(np.linalg.norm(d), 1e-12)))
+    return out
+
+
+def _add_plumes(mujoco, scene, segments, width):
+    for a, b in segments:
+        if scene.ngeom >= scene.maxgeom:
+            return
+        geom = scene.geoms[scene.ngeom]
+        mujoco.mjv_initGeom(
+            geom,
+            mujoco.mjtGeom.mjGEOM_ARROW,
+            np.zeros(3),
+            np.zeros(3),
+            np.zeros(9),
+            np.array(PLUME_RGBA, dtype=np.float32),
+        )
+        mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_ARROW, width, a, b)
         scene.ngeom += 1
 
 
@@ -110,7 +144,8 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
             joints[model.joint(j).name] = model.jnt_qposadr[j]
         images = []
         quat = np.empty(4)
-        for (T_b, positions), pose in zip(frames, poses):
+        for frame, pose in zip(frames, poses):
+            T_b, positions = frame[0], frame[1]
             mujoco.mju_mat2Quat(quat, np.ascontiguousarray(T_b[:3, :3]).reshape(9))
             if floating:
                 data.qpos[0:3], data.qpos[3:7] = T_b[:3, 3], quat
@@ -122,13 +157,14 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
             mujoco.mj_kinematics(model, data)
             renderer.update_scene(data, camera, option)
             _add_links(mujoco, renderer.scene, robot, pose, 0.012 * extent)
+            _add_plumes(mujoco, renderer.scene, _plumes(frame, 0.25 * extent), 0.02 * extent)
             images.append(renderer.render().copy())
         return images
     finally:
         renderer.close()
 
 
-def _matplotlib_frames(robot, poses, size, title):
+def _matplotlib_frames(robot, poses, size, title, frames=None):
     """RGB images of a 3D stick figure (matplotlib, Agg)."""
     import matplotlib
 
@@ -174,6 +210,8 @@ def _matplotlib_frames(robot, poses, size, title):
                     linewidth=1,
                 )
             ax.scatter(*base[:3, 3], s=60, color='black', marker='s')
+            for a, b in _plumes(frames[k], 0.4 * half) if frames is not None else []:
+                ax.plot(*zip(a, b), color=PLUME_RGBA[:3], linewidth=3)
             for i, c in enumerate(centre):
                 getattr(ax, 'set_' + 'xyz'[i] + 'lim')(c - half, c + half)
             ax.set_title(f'{title}  frame {k + 1}/{len(poses)}', fontsize=8)
@@ -189,9 +227,10 @@ def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend=
     """
     Write an animated GIF of ``frames`` of the robot of ``urdf`` to ``path``.
 
-    ``frames``: [((4, 4) base link pose in the world, {joint name: position})]; ``urdf``: path or
-    text. Returns the backend used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's
-    offscreen renderer first.
+    ``frames``: [((4, 4) base link pose in the world, {joint name: position}[, plumes])], plumes:
+    the thrusters firing, [(position (3,), direction (3,))] in the base link frame (the exhaust is
+    drawn opposite to the direction of the thrust); ``urdf``: path or text. Returns the backend
+    used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's offscreen renderer first.
     """
     from PIL import Image
 
@@ -213,7 +252,10 @@ def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend=
             if backend == 'mujoco':
                 raise
     if images is None:
-        images, used = _matplotlib_frames(robot, poses, size, title or robot.name), 'matplotlib'
+        images, used = (
+            _matplotlib_frames(robot, poses, size, title or robot.name, frames),
+            'matplotlib',
+        )
     pictures = [Image.fromarray(img) for img in images]
     pictures[0].save(
         path,

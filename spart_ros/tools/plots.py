@@ -7,7 +7,14 @@ sample) and writes one PNG; nothing here knows ROS.
 
 import numpy as np
 
-__all__ = ['joint_tracking', 'efforts', 'base_motion']
+__all__ = [
+    'joint_tracking',
+    'efforts',
+    'base_motion',
+    'relative_orbit',
+    'reaction_wheels',
+    'thrusters',
+]
 
 
 def _figure(rows, title, height=2.0):
@@ -81,4 +88,87 @@ def base_motion(path, title, t, rpy_deg, t_momentum=None, momentum=None):
         axes[2].set_ylabel('dp [N s]')
         axes[1].legend(loc='upper right', fontsize=8)
         axes[2].legend(loc='upper right', fontsize=8)
+    _save(plt, fig, axes, path)
+
+
+def relative_orbit(path, title, t, position, t_free, free, target=(0.0, 0.0, 0.0)):
+    """
+    Plot the base's path in the LVLH frame beside the free drift (Clohessy-Wiltshire) to ``path``.
+
+    ``position`` (len(t), 3) and ``free`` (len(t_free), 3): LVLH positions [m] (Hill's axes: x
+    radial, y along-track, z orbit normal) of the controlled base and of the same start drifting
+    freely; ``target`` (3,): the station-keeping point.  Top: the orbit plane (along-track
+    horizontal, radial up, the convention of relative-orbit plots); below: the distance to the
+    target over time.
+    """
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    target = np.asarray(target, dtype=float)
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(9, 7.5), gridspec_kw={'height_ratios': [3, 2]})
+    fig.suptitle(title)
+    ax.plot(free[:, 1], free[:, 0], '--', color='tab:gray', label='free drift (CW, no thrust)')
+    ax.plot(position[:, 1], position[:, 0], color='tab:blue', label='station keeping')
+    ax.plot([target[1]], [target[0]], 'x', color='tab:red', markersize=10, label='target')
+    ax.plot([position[0, 1]], [position[0, 0]], 'o', color='tab:blue', markersize=4)
+    ax.set_xlabel('along-track y [m]')
+    ax.set_ylabel('radial x [m]')
+    ax.set_aspect('equal', adjustable='datalim')
+    ax.legend(loc='best', fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax2.plot(t, np.linalg.norm(position - target, axis=1) * 100, label='station keeping')
+    ax2.plot(
+        t_free,
+        np.linalg.norm(free - target, axis=1) * 100,
+        '--',
+        color='tab:gray',
+        label='free drift',
+    )
+    ax2.set_ylabel('distance to the target [cm]')
+    ax2.set_xlabel('simulated time [s]')
+    ax2.set_yscale('log')
+    ax2.legend(loc='best', fontsize=8)
+    ax2.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def reaction_wheels(path, title, names, t, speeds, momentum):
+    """
+    Plot the wheels' speeds (len(t), n_w) [rad/s] and their momentum (len(t), 3) [N m s].
+
+    The momentum relative to the base, in the base link frame.
+    """
+    plt, fig, axes = _figure(2, title, height=2.4)
+    for k, name in enumerate(names):
+        axes[0].plot(t, speeds[:, k], label=name)
+    axes[0].set_ylabel('wheel speed [rad/s]')
+    axes[0].legend(loc='upper right', fontsize=7, ncol=4)
+    for k, label in enumerate('xyz'):
+        axes[1].plot(t, momentum[:, k], label=f'h{label}')
+    axes[1].plot(t, np.linalg.norm(momentum, axis=1), 'k--', label='|h|')
+    axes[1].set_ylabel('wheel momentum\n[N m s]')
+    axes[1].legend(loc='upper right', fontsize=7, ncol=4)
+    _save(plt, fig, axes, path)
+
+
+def thrusters(path, title, names, t, forces, propellant):
+    """
+    Plot the thrusters' firings (len(t), n_t) [N] as a raster and the propellant used [kg].
+
+    ``propellant`` (len(t),): cumulative.
+    """
+    plt, fig, axes = _figure(2, title, height=2.6)
+    forces = np.asarray(forces)
+    for k in range(forces.shape[1]):
+        on = forces[:, k] > 0
+        axes[0].fill_between(t, k - 0.4, k + 0.4, where=on, step='post', color='tab:orange')
+    axes[0].set_yticks(range(len(names)))
+    axes[0].set_yticklabels(names, fontsize=6)
+    axes[0].set_ylabel('firing')
+    axes[1].plot(t, np.asarray(propellant) * 1e3)
+    axes[1].set_ylabel('propellant used [g]')
     _save(plt, fig, axes, path)
