@@ -100,7 +100,11 @@ class WrenchAllocator:
         self._A = (self.S[:, None] * self.M) * self._span
 
     def bounds(self, lower_torques=None, upper_torques=None):
-        """(lower (n,), upper (n,)) of x: thrusters [0, F_j]; wheels given or +- max_torque."""
+        """
+        Return (lower (n,), upper (n,)) of x: thrusters [0, F_j], wheels +- max_torque.
+
+        ``lower_torques``, ``upper_torques`` (n_w,): the wheels' bounds instead, when given.
+        """
         lo = np.concatenate(
             [np.zeros(self.n_t), -self.tau_max if lower_torques is None else lower_torques]
         )

@@ -146,7 +146,11 @@ class BaseActuatorControl:
 
     # -- the wheels' dynamics -------------------------------------------------------------
     def wheel_momentum(self, speeds):
-        """Return h (3,): the wheels' momentum relative to the base, base link frame [N m s]."""
+        """
+        Return h (3,).
+
+        the wheels' momentum at ``speeds`` (n_w,) relative to the base, in b [N m s].
+        """
         return self.axes @ (self.Js * np.asarray(speeds, dtype=float))
 
     def required_wrench(self, torque_b, force_b, w_b, alpha_b, speeds):
@@ -167,7 +171,7 @@ class BaseActuatorControl:
         return out
 
     def torque_bounds(self, speeds):
-        """Return (lower, upper) (n_w,): +- max_torque, one-sided at the limit."""
+        """Return (lower, upper) (n_w,) at ``speeds``: +- max_torque, one-sided at a limit."""
         lo, hi = -self.tau_max.copy(), self.tau_max.copy()
         fast = np.abs(speeds) >= self.speed_margin * self.max_speed
         hold = self.friction * speeds  # the torque that keeps the speed

@@ -90,11 +90,13 @@ class SpaceMode(Law):
 
     ``mode``: a key of :data:`SPACE_LAWS`; ``dynamics``: the robot's FastDynamics (its model shared
     with the law, which computes in a workspace of its own; the robot must have no mimic joints:
-    the laws work in SPART's joint variables);
-    ``interface``: 'effort' or 'velocity'; ``reference_timeout`` [s]: a twist older than this is
-    dropped; ``law_options``: the law's keyword arguments
-    (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the warnings the
-    law raised while being built (e.g. URDF velocity limits of 0 read as none), for a node's log.
+    the laws work in SPART's joint variables); ``interface``: 'effort' or 'velocity';
+    ``reference_timeout`` [s]: a twist older than this is dropped; ``actuation``: the base
+    actuators' control (a BaseActuatorControl, or None) that holds the base attitude with the
+    wheels, with ``attitude_gains`` (kp [1/s^2], kd [1/s]); ``law_options``: the law's keyword
+    arguments (``link``, ``offset``, ``frame``, ``rows``, ``damping``, ...).  ``notes``: the
+    warnings the law raised while being built (e.g. URDF velocity limits of 0 read as none), for a
+    node's log.
     """
 
     base = 'floating'

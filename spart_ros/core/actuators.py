@@ -136,7 +136,11 @@ class ReactionWheel:
 
     @classmethod
     def from_dict(cls, d, index=0):
-        """From one YAML entry (InputError naming the wheel and the field)."""
+        """
+        Return the wheel of YAML entry ``d`` (a dict), number ``index`` (for messages).
+
+        InputError naming the wheel and the field.
+        """
         if not isinstance(d, dict):
             raise InputError(f'reaction_wheels.wheels[{index}]: expected a mapping, got {d!r}')
         name = str(d.get('name', '')).strip()
@@ -183,8 +187,8 @@ class Thruster:
     """
     One thruster (see the module docstring; arrays (3,) in the base link frame b).
 
-    ``position`` of the point of application; ``direction`` unit, of the force on the
-    spacecraft; ``max_force``; ``min_impulse`` (minimum impulse bit, N s); ``throttled``.
+    ``name``: its name; ``position`` of the point of application; ``direction`` unit, of the force
+    on the spacecraft; ``max_force``; ``min_impulse`` (minimum impulse bit, N s); ``throttled``.
     """
 
     name: str
@@ -196,7 +200,11 @@ class Thruster:
 
     @classmethod
     def from_dict(cls, d, index=0):
-        """From one YAML entry (InputError naming the thruster and the field)."""
+        """
+        Return the thruster of YAML entry ``d`` (a dict), number ``index`` (for messages).
+
+        InputError naming the thruster and the field.
+        """
         if not isinstance(d, dict):
             raise InputError(f'thrusters.thrusters[{index}]: expected a mapping, got {d!r}')
         name = str(d.get('name', '')).strip()
@@ -294,7 +302,11 @@ class BaseActuators:
 
     @classmethod
     def from_dict(cls, data, source=''):
-        """From the YAML's content (see the module docstring)."""
+        """
+        Return the actuators of ``data``, the YAML's content (see the module docstring).
+
+        ``source``: its file, for messages.
+        """
         where = source or 'actuators'
         if data is None:
             data = {}
@@ -339,7 +351,7 @@ def load_actuators(source):
     """
     Return the :class:`BaseActuators` of a YAML file path (or of its parsed content, a dict).
 
-    None or '' gives None (no actuators).  InputError naming the file and the problem.
+    ``source``: None or '' gives None (no actuators).  InputError naming the file and the problem.
     """
     if source is None or (isinstance(source, str) and not source.strip()):
         return None
@@ -460,7 +472,7 @@ def add_wheels(urdf, actuators):
 
 def lock_wheels(urdf, actuators, expand_xacro=True):
     """
-    Return the URDF text with the reaction wheels' joints fixed (the rotors part of the base).
+    Return the ``urdf`` text with the ``actuators``' wheel joints fixed (the rotors in the base).
 
     A controller's arm model: the wheels are actuators of the base, not arm joints.  Wheel joints
     absent from the URDF are skipped (a description without them); without wheels the text is

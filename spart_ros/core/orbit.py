@@ -28,7 +28,7 @@ N), where e(t) = C(t) [1, 0, 0] is the radial unit vector:
   then follows the Clohessy-Wiltshire equations exactly (:func:`clohessy_wiltshire`);
 - model ``'nonlinear'``: the exact difference between the central body's point-mass gravity at
   the body and at the reference point, ``-mu d / |d|^3 + mu e / a^2`` with d = a e + r (computed
-  without cancellation), and the torque ``3 mu / |d|^3 (u x I u)``, u = d / |d|: the two-body
+  without cancellation), and the torque ``3 mu / |d|^3 (u x I u)``, ``u = d / |d|``: the two-body
   problem a full-orbit simulator (Basilisk) integrates, for separations where the linear model's
   error (of relative order r / a) matters.
 
@@ -98,8 +98,9 @@ class CircularOrbit:
         """
         Return the orbit at ``altitude`` [m] above the body's radius or of ``mean_motion`` [rad/s].
 
-        Exactly one of the two; InputError names a bad value (a non-positive altitude, mean
-        motion, mu or radius; an unknown model).
+        ``mu``: the central body's gravity parameter [m^3/s^2], ``body_radius`` its radius [m],
+        ``model``: 'linear' or 'nonlinear'.  Exactly one of the two; InputError names a bad value
+        (a non-positive altitude, mean motion, mu or radius; an unknown model).
         """
         mu = _positive('orbit mu', mu)
         body_radius = chk.scalar('orbit body_radius', body_radius)
@@ -150,7 +151,7 @@ class CircularOrbit:
 
     # -- frames -------------------------------------------------------------------------
     def lvlh_rotation(self, t):
-        """C (3, 3): LVLH axes in N at time ``t`` [s] (columns), Rz(n t)."""
+        """Return C (3, 3): the LVLH axes in N at time ``t`` [s] (columns), Rz(n t)."""
         c, s = math.cos(self.mean_motion * t), math.sin(self.mean_motion * t)
         return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
@@ -178,7 +179,11 @@ class CircularOrbit:
         )
 
     def from_lvlh(self, t, R, p, v_b, w_b):
-        """Return the inverse of :meth:`to_lvlh`: the state in N of a state in LVLH at ``t``."""
+        """
+        Return the inverse of :meth:`to_lvlh`: the state in N of a state in LVLH at ``t``.
+
+        ``R``, ``p``, ``v_b``, ``w_b``: the LVLH state (as :meth:`to_lvlh` returns it).
+        """
         C = self.lvlh_rotation(t)
         W = self.angular_velocity
         R_n, p_n = C @ R, C @ p
@@ -187,7 +192,7 @@ class CircularOrbit:
     # -- loads ----------------------------------------------------------------------------
     def accelerations(self, t, r):
         """
-        Return the tidal acceleration (k, 3) at points r (k, 3) of N, relative to the reference.
+        Return the tidal acceleration (k, 3) at time ``t`` [s] at points ``r`` (k, 3) of N.
 
         The acceleration a freely moving point there has in N ('linear' or 'nonlinear' model).
         """
@@ -207,9 +212,9 @@ class CircularOrbit:
         """
         Return (forces (k, 3), torques (k, 3)) on k bodies, in N, torques about their CoMs.
 
-        ``mass`` (k,) [kg]; ``com`` (k, 3) CoM positions in N [m]; ``rotation`` (k, 3, 3) each
-        body's inertia frame -> N; ``inertia`` (k, 3, 3) inertia about the CoM in that frame, or
-        (k, 3) its principal moments when the frame is principal.
+        ``t``: the time [s]; ``mass`` (k,) [kg]; ``com`` (k, 3) CoM positions in N [m];
+        ``rotation`` (k, 3, 3) each body's inertia frame -> N; ``inertia`` (k, 3, 3) inertia about
+        the CoM in that frame, or (k, 3) its principal moments when the frame is principal.
         """
         com = np.asarray(com, dtype=float)
         rotation = np.asarray(rotation, dtype=float)
@@ -253,9 +258,10 @@ def clohessy_wiltshire(n, r0, v0, t):
 
 def jacobi_integral(n, r, v):
     """
-    Return the Jacobi integral (k,) per unit mass of LVLH positions and velocities (k, 3).
+    Return the Jacobi integral (k,) per unit mass of LVLH positions ``r`` and velocities ``v``.
 
-    ``(|v|^2 - 3 n^2 x^2 + n^2 z^2) / 2``: the energy in the rotating frame, constant along the
+    Both (k, 3), ``n`` the mean motion.  ``(|v|^2 - 3 n^2 x^2 + n^2 z^2) / 2``: the energy in
+    the rotating frame, constant along the
     Clohessy-Wiltshire motion.
     """
     r, v = np.atleast_2d(r), np.atleast_2d(v)

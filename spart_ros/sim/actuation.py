@@ -117,13 +117,13 @@ class BaseActuation:
         return v
 
     def set_wheel_torques(self, values):
-        """Hold the wheels' motor torque commands (n_w,) [N m], declaration order."""
+        """Hold the wheels' motor torque commands ``values`` (n_w,) [N m], declaration order."""
         self.wheel_commands[:] = self._checked(
             'reaction wheel torques', self.actuators.wheel_names, values
         )
 
     def set_thruster_commands(self, values):
-        """Hold the thrusters' commands (n_t,) [N] (on/off: > 0 opens the valve)."""
+        """Hold the thrusters' commands ``values`` (n_t,) [N] (on/off: > 0 opens the valve)."""
         self.thruster_commands[:] = self._checked(
             'thruster commands', self.actuators.thruster_names, values
         )

@@ -135,7 +135,10 @@ class ClosedLoopRun:
     sent, in ``command_joints`` order (NaN where nothing was); ``base_position`` (k, 3),
     ``base_rotation`` (k, 3, 3) of the base link in the world, ``base_twist`` (k, 6) [v_b; w_b]
     in b; ``states`` (k,) the controller's state; ``controller`` and ``plant`` as they ended;
-    ``cpu_seconds``, ``wall_seconds`` of the loop; ``goals`` the goals submitted.
+    ``cpu_seconds``, ``wall_seconds`` of the loop; ``goals`` the goals submitted.  With base
+    actuators (else None): ``wheel_speeds``, ``wheel_torques`` (k, n_w), ``thruster_commands``
+    (k, n_t), ``propellant`` (k,) used so far [kg], ``actuation_feasible`` (k,) whether the
+    allocation met the wrench.
     """
 
     t: np.ndarray

@@ -29,7 +29,8 @@ class MujocoOrbit:
     """
     The orbit's loads on a MuJoCo model's bodies (see the module docstring).
 
-    ``orbit``: :class:`~spart_ros.core.orbit.CircularOrbit`; ``model``, ``data``: MuJoCo's.  Every
+    ``orbit``: :class:`~spart_ros.core.orbit.CircularOrbit`; ``mujoco``: the module; ``model``,
+    ``data``: MuJoCo's.  Every
     body but the world with a mass or an inertia gets them; ``data.time`` is the stage's time
     (the plant keeps it equal to its own).
     """
@@ -65,7 +66,7 @@ class MujocoOrbit:
             self._previous(m, d)
 
     def loads(self, d=None):
-        """Return (forces (k, 3), torques (k, 3)) on ``bodies`` at ``data``'s state and time, N."""
+        """Return (forces (k, 3), torques (k, 3)) on ``bodies`` at ``d``'s state and time, N."""
         d = self.data if d is None else d
         b = self.bodies
         return self.orbit.loads(
@@ -73,7 +74,7 @@ class MujocoOrbit:
         )
 
     def apply(self, m, d):
-        """Add the loads to ``d.qfrc_passive`` (the callback's job)."""
+        """Add the loads to ``d.qfrc_passive`` of model ``m`` (the callback's job)."""
         forces, torques = self.loads(d)
         apply_ft, target = self._mj.mj_applyFT, d.qfrc_passive
         for k, b in enumerate(self.bodies):
@@ -98,14 +99,22 @@ class RigidBodyOrbit:
         self._wF0, self._wFm = np.zeros(6), np.zeros((6, n))
 
     def loads(self, fast, t, R0, r0, q, u0, u):
-        """Return (forces (n + 1, 3), torques (n + 1, 3)) at the CoMs, N; base first."""
+        """
+        Return (forces (n + 1, 3), torques (n + 1, 3)) at the CoMs, N; base first.
+
+        At time ``t`` and state (R0, r0, ``q``, u0, ``u``), kinematics by ``fast`` (FastDynamics).
+        """
         rL = fast.twists(R0, r0, q, u0, u)[0]
         for i in range(len(self._R)):
             self._R[i] = fast.link_pose(i)[0]
         return self.orbit.loads(t, self.mass, rL.T, self._R, self.inertia)
 
     def wrenches(self, fast, t, R0, r0, q, u0, u):
-        """Return SPART's (wF0 (6,), wFm (6, n)): [torque; force] at each CoM, N axes."""
+        """
+        Return SPART's (wF0 (6,), wFm (6, n)): [torque; force] at each CoM, N axes.
+
+        At time ``t`` and state (R0, r0, ``q``, u0, ``u``), kinematics by ``fast`` (FastDynamics).
+        """
         forces, torques = self.loads(fast, t, R0, r0, q, u0, u)
         self._wF0[0:3], self._wF0[3:6] = torques[0], forces[0]
         self._wFm[0:3], self._wFm[3:6] = torques[1:].T, forces[1:].T

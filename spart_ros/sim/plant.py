@@ -254,7 +254,8 @@ class MujocoPlant:
     alphabetical order (``sorted_joint_names``).  ``model`` / ``data`` are MuJoCo's, for
     reading (benchmarks, tests); change the state only through this class.  The constructor's
     ``model``, ``floating``, ``initial``, ``mount`` (the fixed base's pose), ``base_hint``,
-    ``load_warnings`` and ``robot`` come from :meth:`from_urdf`.
+    ``load_warnings``, ``robot`` and ``orbit`` (a CircularOrbit or None) come from
+    :meth:`from_urdf`.
     """
 
     def __init__(
@@ -821,7 +822,7 @@ class MujocoPlant:
         return R.reshape(3, 3)
 
     def base_rotation(self):
-        """R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
+        """Return R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
         if self.orbit is not None:
             return self.orbit.lvlh_rotation(self.time).T @ self._base_rotation()
         return self._base_rotation()

@@ -511,9 +511,9 @@ class RigidBodyPlant:
 
     def odometry(self):
         """
-        Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (twist in b, REP 105).
+        Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the base link (REP 105).
 
-        With an orbit: pose in LVLH, twist relative to LVLH.
+        The twist in b.  With an orbit: pose in LVLH, twist relative to LVLH.
         """
         R_b, p_b, v_b, w_b = self.base_link_state()
         return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
@@ -530,7 +530,7 @@ class RigidBodyPlant:
 
     def base_acceleration(self):
         """
-        (a_b, alpha_b): classical acceleration of the base link origin and angular acceleration.
+        Return (a_b, alpha_b): the base link origin's classical and the angular acceleration.
 
         Both expressed in b (zero for a fixed base), at this state under the held efforts; with an
         orbit, relative to N (as :meth:`~spart_ros.sim.plant.MujocoPlant.base_acceleration`).
