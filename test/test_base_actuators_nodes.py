@@ -14,7 +14,7 @@ from pathlib import Path
 
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
+from node_helpers import RELIABLE_QOS, RosTestNode, scaled
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
@@ -36,8 +36,11 @@ def ros():
     node.close()
 
 
-def test_free_flying_drives_wheels_and_thrusters_over_topics(ros):
-    sim = start_node(
+def test_free_flying_drives_wheels_and_thrusters_over_topics(ros, node_process):
+    # (the processes are stopped after the test whatever happens, and the sim's /clock stays in
+    # this test's namespace: a leftover sim's /clock would be every use_sim_time node's time)
+    clock = {'/clock': f'/{NS}/clock'}
+    sim = node_process(
         'spart_ros',
         'sim_node',
         namespace=NS,
@@ -51,8 +54,9 @@ def test_free_flying_drives_wheels_and_thrusters_over_topics(ros):
             'lockstep_steps': 2,
             'lockstep_republish_period': 0.5,
         },
+        remappings=clock,
     )
-    ctl = start_node(
+    ctl = node_process(
         'spart_ros',
         'controller_node',
         namespace=NS,
@@ -67,6 +71,7 @@ def test_free_flying_drives_wheels_and_thrusters_over_topics(ros):
             'state_timeout': 2.0,
             'status_rate': 20.0,
         },
+        remappings=clock,
     )
     status = ros.subscribe(ControllerStatus, f'/{NS}/spart_controller/status', RELIABLE_QOS)
     wheels = ros.subscribe(JointState, f'/{NS}/wheel_states', RELIABLE_QOS)
@@ -86,8 +91,14 @@ def test_free_flying_drives_wheels_and_thrusters_over_topics(ros):
         'the controller commanding the wheels',
         process=procs,
     )
-    s = status.messages[-1]
-    assert s.actuation_feasible, s.actuation_message
+    # the controller's wheel_states subscription can hear the sim's publisher later than its
+    # joint states (DDS discovery): until then it says so and takes the speeds as 0
+    s = ros.wait_for(
+        lambda: next((m for m in status.messages[-5:] if m.actuation_feasible), None),
+        scaled(30.0),
+        'a status with the wheel speeds received and the allocation feasible',
+        process=procs,
+    )
     assert len(s.wheel_speeds) == 4 and len(s.wheel_momentum) == 3
     assert list(wheels.messages[-1].name) == ['rw_x', 'rw_y', 'rw_z', 'rw_s']
     assert len(thrusters.messages[-1].name) == 12

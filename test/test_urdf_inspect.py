@@ -177,8 +177,11 @@ def test_a_folder_is_named_as_a_folder_with_its_urdf_files(capsys, tmp_path):
     urdf = os.path.join(ROOT, 'urdf')
     code, out = run(capsys, urdf)
     assert code == 1 and 'is a folder, not a URDF file' in out, out
-    for name in sorted(os.listdir(urdf)):
-        assert os.path.join(urdf, name) in out  # every URDF/xacro file there, to pick from
+    names = sorted(os.listdir(urdf))
+    assert any(n.endswith('.yaml') for n in names)  # (the actuators' declaration is not offered)
+    for name in names:
+        listed = os.path.join(urdf, name) in out
+        assert listed == name.endswith(('.urdf', '.xacro')), name  # the URDF/xacro files only
     (tmp_path / 'notes.txt').write_text('no robot here')
     code, out = run(capsys, str(tmp_path))
     assert code == 1 and 'is a folder' in out and 'holds no .urdf or .xacro file' in out
