@@ -20,6 +20,7 @@ KINDS = ('subscription', 'publisher', 'service', 'action')
 SENSOR_QOS = 'best effort (``input_reliability``), volatile, depth ``input_queue_depth``'
 LATCHED_QOS = 'reliable, transient local, depth 1'
 RELIABLE_QOS = 'reliable, volatile, depth 10'
+STATE_OUT_QOS = 'reliable, volatile, depth ``state_queue_depth``'
 
 
 @dataclass(frozen=True)
@@ -336,7 +337,7 @@ SIM = (
         'publisher',
         'joint_states',
         'sensor_msgs/msg/JointState',
-        RELIABLE_QOS,
+        STATE_OUT_QOS,
         param='joint_states_topic',
         description='the joints, names sorted as joint_state_broadcaster sorts them; efforts = '
         'the applied command',
@@ -345,12 +346,12 @@ SIM = (
         'publisher',
         'odom',
         'nav_msgs/msg/Odometry',
-        RELIABLE_QOS,
+        STATE_OUT_QOS,
         param='odometry_topic',
         description='the base link pose in ``odom_frame``, its twist in the base link frame '
         '(REP 105)',
     ),
-    Interface('publisher', 'imu', 'sensor_msgs/msg/Imu', RELIABLE_QOS, param='imu_topic'),
+    Interface('publisher', 'imu', 'sensor_msgs/msg/Imu', STATE_OUT_QOS, param='imu_topic'),
     Interface(
         'publisher',
         'robot_description',
@@ -382,7 +383,7 @@ SIM = (
         'publisher',
         '/clock',
         'rosgraph_msgs/msg/Clock',
-        RELIABLE_QOS,
+        STATE_OUT_QOS,
         when='``publish_clock: true``',
         present=lambda p: p['publish_clock'],
         description='the simulated time',

@@ -127,6 +127,7 @@ NAMES = frozenset(
         'robot_description_topic',
         'serialized_outputs',
         'singular_region',
+        'state_queue_depth',
         'state_timeout',
         'status_rate',
         'status_topic',

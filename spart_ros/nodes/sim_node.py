@@ -9,16 +9,17 @@ read them with ``use_sim_time: true`` follow ``/clock``.
 Outputs (relative names follow the node's namespace)
     ``robot_description`` std_msgs/String, RELIABLE + TRANSIENT_LOCAL depth 1 (like
         robot_state_publisher): the URDF (xacro expanded), once at start;
-    ``joint_states`` sensor_msgs/JointState, RELIABLE, depth 10 (like joint_state_broadcaster):
-        names sorted alphabetically, positions, velocities, efforts (= the applied command);
+    ``joint_states`` sensor_msgs/JointState, RELIABLE, depth ``state_queue_depth`` (10, like
+        joint_state_broadcaster): names sorted alphabetically, positions, velocities, efforts (=
+        the applied command);
     ``odom`` nav_msgs/Odometry: pose of the URDF base link in ``odom_frame``, twist in the base
         link frame (REP 105); ``imu`` sensor_msgs/Imu at the base link origin, frame = base link
-        (orientation, angular velocity, specific force: +g up at rest).  RELIABLE, depth 10:
-        a reliable publisher matches best-effort (sensor) and reliable subscribers alike, and a
-        lockstep controller must not lose a state;
-    ``/clock`` rosgraph_msgs/Clock, RELIABLE depth 10 (SystemDefaultsQoS, as the ros_gz bridge
-        and mujoco_ros2_control publish it; rclpy/rclcpp subscribe BEST_EFFORT, which matches),
-        published just before each state.
+        (orientation, angular velocity, specific force: +g up at rest).  RELIABLE, depth
+        ``state_queue_depth``: a reliable publisher matches best-effort (sensor) and reliable
+        subscribers alike, and a lockstep controller must not lose a state;
+    ``/clock`` rosgraph_msgs/Clock, RELIABLE depth ``state_queue_depth`` (10: SystemDefaultsQoS,
+        as the ros_gz bridge and mujoco_ros2_control publish it; rclpy/rclcpp subscribe
+        BEST_EFFORT, which matches), published just before each state.
     ``plant_reset`` (``reset_notice_topic``) std_msgs/Header: one notice per ``~/reset``, stamped
         like the first state after the reset (the reset takes one ``dt`` of simulated time, so
         that state has a stamp of its own), published before it (a controller drops its
@@ -209,6 +210,14 @@ PARAMETERS = table(
         False,
         'advance the physics only on commands (lockstep_steps per command message) instead of '
         'in real time',
+    ),
+    Param(
+        'state_queue_depth',
+        10,
+        'KEEP_LAST depth of the joint_states, odom, imu and /clock publishers (reliable): what a '
+        'reader that lags may still receive; 10 as joint_state_broadcaster (a recorder that must '
+        "lose nothing, e.g. the demo's bag: 1000)",
+        low=1,
     ),
     Param(
         'lockstep_steps',
@@ -490,21 +499,27 @@ class SimNode(Node):
 
         The robot_description is sent at once.
         """
+        state_qos = QoSProfile(
+            history=HistoryPolicy.KEEP_LAST,
+            depth=int(p['state_queue_depth']),
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.VOLATILE,
+        )
         self._pub_clock = (
-            self.create_publisher(Clock, '/clock', STATE_QOS) if p['publish_clock'] else None
+            self.create_publisher(Clock, '/clock', state_qos) if p['publish_clock'] else None
         )
         # lockstep: a new subscriber of a state topic (a controller starting late) gets the state
         matched = PublisherEventCallbacks(
             matched=self._guard(self._on_state_subscriber, 'matched')
         )
         self._pub_joints = self.create_publisher(
-            JointState, p['joint_states_topic'], STATE_QOS, event_callbacks=matched
+            JointState, p['joint_states_topic'], state_qos, event_callbacks=matched
         )
         self._pub_odom = self.create_publisher(
-            Odometry, p['odometry_topic'], STATE_QOS, event_callbacks=matched
+            Odometry, p['odometry_topic'], state_qos, event_callbacks=matched
         )
         self._pub_imu = self.create_publisher(
-            Imu, p['imu_topic'], STATE_QOS, event_callbacks=matched
+            Imu, p['imu_topic'], state_qos, event_callbacks=matched
         )
         self._pub_description = None
         if p['robot_description_topic']:
