@@ -241,13 +241,10 @@ class Recording:
     The run read back from the bag.
 
     Joint states (model order), odometry, commands, with the times this process received them (the
-    bag's log times).
+    bag's log times), from the bag's messages decoded (``spart_ros.tools.bag.read_messages``).
     """
 
-    def __init__(self, bag_path, ns, robot):
-        from mcap.reader import make_reader
-        from mcap_ros2.decoder import DecoderFactory
-
+    def __init__(self, messages, ns, robot):
         index = {name: k for k, name in enumerate(robot.q_names)}
         self.js, self.odom, self.commands = [], {}, []  # see the fields below
         # base actuators (the orbital scenario): [(stamp ns, speeds)], [(stamp ns, forces,
@@ -256,40 +253,39 @@ class Recording:
         self.wheel_names = self.thruster_names = ()
         # stamp ns -> the efforts the sim applied (echoed in joint_states.effort)
         self.applied = {}
-        with open(bag_path, 'rb') as f:
-            reader = make_reader(f, decoder_factories=[DecoderFactory()])
-            for _, channel, message, msg in reader.iter_decoded_messages(
-                topics=[
-                    f'{ns}/joint_states',
-                    f'{ns}/odom',
-                    f'{ns}/effort_controller/commands',
-                    f'{ns}/wheel_states',
-                    f'{ns}/thruster_states',
-                ]
-            ):
-                received = message.log_time * 1e-9
-                if channel.topic.endswith('/joint_states'):
-                    q, qd = np.zeros(robot.n_q), np.zeros(robot.n_q)
-                    for k, name in enumerate(msg.name):
-                        j = index.get(name)
-                        if j is not None:
-                            q[j] = msg.position[k]
-                            qd[j] = msg.velocity[k] if len(msg.velocity) else 0.0
-                    stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-                    self.js.append((stamp, received, q, qd))  # stamp ns, receipt s, q, qd
-                    self.applied[stamp] = np.array(msg.effort)
-                elif channel.topic.endswith('/wheel_states'):
-                    self.wheel_names = tuple(msg.name)
-                    self.wheels.append((_stamp(msg), np.array(msg.velocity)))
-                elif channel.topic.endswith('/thruster_states'):
-                    self.thruster_names = tuple(msg.name)
-                    self.thrusters.append((_stamp(msg), np.array(msg.force), msg.propellant_used))
-                elif channel.topic.endswith('/odom'):
-                    self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = (
-                        _base_state(msg)
-                    )
-                else:
-                    self.commands.append((received, np.array(msg.data)))  # receipt s, efforts
+        topics = {
+            f'{ns}/joint_states',
+            f'{ns}/odom',
+            f'{ns}/effort_controller/commands',
+            f'{ns}/wheel_states',
+            f'{ns}/thruster_states',
+        }
+        for _, channel, message, msg in messages:
+            if channel.topic not in topics:
+                continue
+            received = message.log_time * 1e-9
+            if channel.topic.endswith('/joint_states'):
+                q, qd = np.zeros(robot.n_q), np.zeros(robot.n_q)
+                for k, name in enumerate(msg.name):
+                    j = index.get(name)
+                    if j is not None:
+                        q[j] = msg.position[k]
+                        qd[j] = msg.velocity[k] if len(msg.velocity) else 0.0
+                stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+                self.js.append((stamp, received, q, qd))  # stamp ns, receipt s, q, qd
+                self.applied[stamp] = np.array(msg.effort)
+            elif channel.topic.endswith('/wheel_states'):
+                self.wheel_names = tuple(msg.name)
+                self.wheels.append((_stamp(msg), np.array(msg.velocity)))
+            elif channel.topic.endswith('/thruster_states'):
+                self.thruster_names = tuple(msg.name)
+                self.thrusters.append((_stamp(msg), np.array(msg.force), msg.propellant_used))
+            elif channel.topic.endswith('/odom'):
+                self.odom[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = (
+                    _base_state(msg)
+                )
+            else:
+                self.commands.append((received, np.array(msg.data)))  # receipt s, efforts
         self.js.sort(key=lambda x: x[1])
         self.commands.sort(key=lambda x: x[0])
         self.wheels.sort(key=lambda x: x[0])
@@ -413,6 +409,7 @@ def share_file(*parts):
 
 def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     from spart_ros.core.urdf import robot_from_urdf
+    from spart_ros.tools.bag import read_messages
     from std_srvs.srv import SetBool
 
     from spart_interfaces.srv import InverseDynamics
@@ -541,16 +538,20 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
     result['nodes_exit_code'] = code
     if code != 0:
         result['problems'].append(f'the nodes exited with code {code}')
+    # every message of the bag decoded once with the definitions it carries (BagError, a
+    # RuntimeError, if one does not decode): the run's data and the bag's read-back check
+    recorded = read_messages(str(bag_path))
     summarize(
         result,
         mon,
-        Recording(bag_path, mon.ns, robot),
+        Recording(recorded, mon.ns, robot),
         robot,
         scenario,
         t_start,
         out,
         name,
         bag_path,
+        recorded,
     )
     return result
 
@@ -571,13 +572,18 @@ def rpy_deg(R):
     )
 
 
-def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
+def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, recorded):
+    """
+    Check the run and write its outputs into ``result``: bounds, the bag's replay topics, plots.
+
+    ``rec``: the Recording of ``recorded``, the bag's messages decoded (``read_messages``).
+    """
     from spart_ros.core.base_state import base_from_link_frame
     from spart_ros.core.fast import FastDynamics
     from spart_ros.core.momentum import momentum_about
     from spart_ros.tools import plots
     from spart_ros.tools.animation import motion_gif
-    from spart_ros.tools.bag import BagError, read_back
+    from spart_ros.tools.bag import BagError, message_counts, read_back
     from spart_ros.tools.replay import add_replay_topics
 
     names = list(robot.q_names)
@@ -672,8 +678,10 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path):
     # bag: + /tf, /tf_static and /robot_description on the sim clock (Foxglove's 3D panel), read
     # back
     try:
-        added = add_replay_topics(str(bag_path), robot, mon.ns)
-        topics = read_back(str(bag_path))
+        added = add_replay_topics(str(bag_path), robot, mon.ns, messages=recorded)
+        # each message of the bag decoded once: the recorded ones (read_messages), the added here
+        topics = message_counts(recorded)
+        topics.update(read_back(str(bag_path), topics=list(added)))
         js_stamps = {stamp for stamp, _, _, _ in rec.js}
         result['bag'] = {
             'path': str(bag_path),
