@@ -8,11 +8,13 @@ parameter and lifecycle services) must be exactly the table's for those paramete
 the table's types and QoS.  The site's node reference is generated from these tables.
 """
 
+import contextlib
 from pathlib import Path
 
 import pytest
 from spart_ros.nodes.interfaces import active, INTERFACES
 from spart_ros.nodes.parameter_docs import node_tables
+from spart_ros.nodes.parameters import TYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = node_tables()
@@ -86,6 +88,28 @@ def _node_class(name):
     }[name]
 
 
+@contextlib.contextmanager
+def _live_node(name, namespace, overrides):
+    """Yield node ``name`` built in this process (its own context) with ``overrides``."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = None
+    try:
+        node = _node_class(name)(
+            context=context,
+            namespace=namespace,
+            parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()],
+        )
+        yield node
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.shutdown(context=context)
+
+
 def _type_name(t):
     module = t.__module__.split('.')  # e.g. sensor_msgs.msg._joint_state
     return f'{module[0]}/{module[1]}/{t.__name__}'
@@ -127,23 +151,13 @@ def _resolved(node, entry, values):
     'node_name, overrides', CASES, ids=[f'{n}-{k}' for k, (n, _) in enumerate(CASES)]
 )
 def test_the_node_has_exactly_the_interfaces_of_its_table(node_name, overrides):
-    import rclpy
     from rclpy.action import get_action_server_names_and_types_by_node
-    from rclpy.parameter import Parameter
     from spart_ros.nodes.parameter_docs import node_tables
 
     table = node_tables()[node_name]
     values = {name: p.default for name, p in table.items()}
     values.update(overrides)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = None
-    try:
-        node = _node_class(node_name)(
-            context=context,
-            namespace='/interfaces_test',
-            parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()],
-        )
+    with _live_node(node_name, '/interfaces_test', overrides) as node:
         actual = {}
         for kind, items in (('publisher', node.publishers), ('subscription', node.subscriptions)):
             for item in items:
@@ -172,10 +186,6 @@ def test_the_node_has_exactly_the_interfaces_of_its_table(node_name, overrides):
             assert actual[key][0] == t, (key, actual[key][0], t)
             if qos is not None:
                 assert actual[key][1] == qos, (key, actual[key][1], qos)
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.shutdown(context=context)
 
 
 def test_every_parameter_a_table_names_is_a_parameter_of_the_node():
@@ -211,22 +221,12 @@ def test_the_reference_lists_exactly_the_parameters_the_node_declares(node_name)
     value the node holds when given none), range (the descriptor's additional_constraints) and
     description (the descriptor's); nothing else is a row.
     """
-    import rclpy
-    from rclpy.parameter import Parameter
     from spart_ros.nodes.parameter_docs import node_page
 
     rows = _page_parameter_rows(node_page(node_name))
     overrides = {'urdf_path': SC, 'base': 'floating', 'mode': 'floating_base'}
     overrides = {k: v for k, v in overrides.items() if k in TABLES[node_name]}
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = None
-    try:
-        node = _node_class(node_name)(
-            context=context,
-            namespace='/reference_test',
-            parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()],
-        )
+    with _live_node(node_name, '/reference_test', overrides) as node:
         declared = sorted(
             n
             for n in node._parameters  # noqa: SLF001 - rclpy has no public list of them
@@ -242,17 +242,7 @@ def test_the_reference_lists_exactly_the_parameters_the_node_declares(node_name)
             d = descriptors[name]
             assert description == ' '.join(d.description.split()), name
             assert range_.strip() == d.additional_constraints, name
-            assert type_ in (
-                'bool',
-                'integer',
-                'double',
-                'string',
-                'bool_array',
-                'integer_array',
-                'double_array',
-                'string_array',
-                'number_or_list',
-            ), name
+            assert type_ in TYPES, name
             if name in overrides:
                 continue
             value = node.get_parameter(name).value
@@ -260,10 +250,6 @@ def test_the_reference_lists_exactly_the_parameters_the_node_declares(node_name)
                 assert default == 'unset', name
             else:
                 assert default == _yaml_literal(value), (name, default, value)
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.shutdown(context=context)
 
 
 def _yaml_literal(value):
