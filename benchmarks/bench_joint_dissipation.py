@@ -18,7 +18,6 @@ Not a test: nothing here fails the build; the exit code is 0 either way.
 import argparse
 import os
 import sys
-import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for path in (ROOT, os.path.join(ROOT, 'test')):
@@ -32,8 +31,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--plants', default='mujoco,rk4')
     args = ap.parse_args(argv)
-    from spart_ros.sim.closed_loop import simulate
-    from test_joint_dissipation import _lightest_joint, _load, _scaled, corpus_arms, out_and_back
+    from test_joint_dissipation import (
+        _lightest_joint,
+        _load,
+        corpus_arms,
+        out_and_back,
+        out_and_back_run,
+        variants,
+    )
 
     print(f'load average {os.getloadavg()}')
     path, joint, inertia = _lightest_joint()
@@ -45,23 +50,9 @@ def main(argv=None):
         robot = _load(path)
         waypoints = out_and_back(robot)
         rigid = {'*': {'damping': 0.0, 'friction': 0.0}}
-        for variant, overrides, settings in (
-            ('rigid', rigid, {}),
-            ('declared', None, {}),
-            ('damping x10', _scaled(robot, 'damping'), {'effort_limits': (np.inf,)}),
-            ('friction x10', _scaled(robot, 'friction'), {'effort_limits': (np.inf,)}),
-        ):
+        for variant, overrides, settings in [('rigid', rigid, {})] + variants(robot):
             for plant in args.plants.split(','):
-                with warnings.catch_warnings():
-                    warnings.simplefilter('ignore')
-                    run = simulate(
-                        path,
-                        settings,
-                        duration=3.0,
-                        trajectory=waypoints,
-                        plant=plant,
-                        joint_dynamics=overrides,
-                    )
+                run = out_and_back_run(path, waypoints, plant, overrides, settings)
                 rms = run.rms()
                 k = int(np.nanargmax(rms))
                 print(

@@ -123,6 +123,35 @@ def _scaled(robot, key):
     }
 
 
+def variants(robot):
+    """
+    Return [(label, joint_dynamics overrides, controller settings)] of the variants.
+
+    As declared, damping x10 and friction x10 (the x10 ones with the effort limits lifted).
+    """
+    return [
+        ('declared', None, {}),
+        ('damping x10', _scaled(robot, 'damping'), {'effort_limits': (np.inf,)}),
+        ('friction x10', _scaled(robot, 'friction'), {'effort_limits': (np.inf,)}),
+    ]
+
+
+def out_and_back_run(path, waypoints, plant, overrides, settings):
+    """Return the offline loop's run over the 3 s out-and-back trajectory (warnings silenced)."""
+    from spart_ros.sim.closed_loop import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return simulate(
+            path,
+            settings,
+            duration=3.0,
+            trajectory=waypoints,
+            plant=plant,
+            joint_dynamics=overrides,
+        )
+
+
 def _arm_ids():
     return [label for label, _ in corpus_arms()]
 
@@ -130,28 +159,13 @@ def _arm_ids():
 @pytest.mark.parametrize('index', range(len(corpus_arms())), ids=_arm_ids())
 def test_declared_dynamics_track_on_both_plants(index):
     """1 rad out and back over 3 s: RMS <= 1e-3 rad, as declared (MuJoCo, RK4) and x10 (RK4)."""
-    from spart_ros.sim.closed_loop import simulate
-
     label, path = corpus_arms()[index]
     robot = _load(path)
     waypoints = out_and_back(robot)
     results = {}
-    for variant, overrides, settings in (
-        ('declared', None, {}),
-        ('damping x10', _scaled(robot, 'damping'), {'effort_limits': (np.inf,)}),
-        ('friction x10', _scaled(robot, 'friction'), {'effort_limits': (np.inf,)}),
-    ):
+    for variant, overrides, settings in variants(robot):
         for plant in ('mujoco', 'rk4') if variant == 'declared' else ('rk4',):
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore')
-                run = simulate(
-                    path,
-                    settings,
-                    duration=3.0,
-                    trajectory=waypoints,
-                    plant=plant,
-                    joint_dynamics=overrides,
-                )
+            run = out_and_back_run(path, waypoints, plant, overrides, settings)
             assert run.states[-1] == 'holding', (label, variant, plant, run.states[-1])
             results[variant, plant] = float(np.nanmax(run.rms()))
     print(f'\n{label}: ' + ', '.join(f'{v} {p} {r:.2e}' for (v, p), r in results.items()))
