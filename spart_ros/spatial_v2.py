@@ -202,8 +202,13 @@ def mcI(m, c=None, I=None):  # noqa: E741 (spatial_v2's argument name)
         return _decompose_inertia('rbi', rbi)
     m = chk.nonnegative('m', m)
     cx = _skew(chk.vector('c', c, 3))
-    I = chk.array('I', I, (3, 3))  # noqa: E741
-    return np.block([[I + m * cx @ cx.T, m * cx], [m * cx.T, m * np.eye(3)]])
+    rbi = np.empty((6, 6))
+    rbi[:3, :3] = chk.array('I', I, (3, 3)) + m * cx @ cx.T
+    rbi[:3, 3:] = m * cx
+    rbi[3:, :3] = m * cx.T
+    rbi[3:, 3:] = 0.0
+    rbi[3, 3] = rbi[4, 4] = rbi[5, 5] = m
+    return rbi
 
 
 def _decompose_inertia(name, rbi):
@@ -236,13 +241,20 @@ def crm(v):
 
     ``v``: a spatial motion (6,) -> (6, 6), or a planar one (3,) -> (3, 3).
     """
-    v = np.asarray(v)
-    if v.shape in ((3,), (3, 1)):
-        v = chk.vector('v', v, 3)
-        return np.array([[0.0, 0.0, 0.0], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-    v = chk.vector('v', v, 6)
-    wx = _skew(v[:3])
-    return np.block([[wx, np.zeros((3, 3))], [_skew(v[3:]), wx]])
+    if np.shape(v) in ((3,), (3, 1)):
+        w, x, y = chk.vector('v', v, 3).tolist()
+        return np.array([[0.0, 0.0, 0.0], [y, 0.0, -w], [-x, w, 0.0]])
+    a, b, c, x, y, z = chk.vector('v', v, 6).tolist()
+    return np.array(
+        [
+            [0.0, -c, b, 0.0, 0.0, 0.0],
+            [c, 0.0, -a, 0.0, 0.0, 0.0],
+            [-b, a, 0.0, 0.0, 0.0, 0.0],
+            [0.0, -z, y, 0.0, -c, b],
+            [z, 0.0, -x, c, 0.0, -a],
+            [-y, x, 0.0, -b, a, 0.0],
+        ]
+    )
 
 
 def crf(v):
@@ -306,9 +318,10 @@ def rqd(in1, in2):
     body = np.size(in1) == 4
     q = chk.vector('q', in1 if body else in2, 4)
     w = chk.vector('wB' if body else 'wA', in2 if body else in1, 3)
-    if not np.any(q):
+    q0, q1, q2, q3 = q.tolist()
+    norm = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    if norm == 0.0:
         raise InputError('q: expected a quaternion, got zero')
-    q0, q1, q2, q3 = q
     if body:
         Q = np.array(
             [[q0, -q1, -q2, -q3], [q1, q0, -q3, q2], [q2, q3, q0, -q1], [q3, -q2, q1, q0]]
@@ -317,8 +330,9 @@ def rqd(in1, in2):
         Q = np.array(
             [[q0, -q1, -q2, -q3], [q1, q0, q3, -q2], [q2, -q3, q0, q1], [q3, q2, -q1, q0]]
         )
-    stab = _KSTAB * np.linalg.norm(w) * (1.0 - np.linalg.norm(q))
-    return 0.5 * Q @ np.r_[stab, w]
+    wx, wy, wz = w.tolist()
+    stab = _KSTAB * math.sqrt(wx * wx + wy * wy + wz * wz) * (1.0 - norm)
+    return 0.5 * Q @ np.array([stab, wx, wy, wz])
 
 
 # --- joints ----------------------------------------------------------------------------------
