@@ -55,7 +55,7 @@ import warnings
 import numpy as np
 
 from .core import checks as chk
-from .core.errors import InputError, ModelError, ModelWarning, UnsupportedJointError
+from .core.errors import InputError, MimicJointWarning, ModelError, UnsupportedJointError
 from .core.fast.mimic import fast_dynamics
 from .core.model import homogeneous, PRISMATIC, REVOLUTE, RobotBuilder
 from .core.urdf import robot_from_urdf
@@ -268,14 +268,19 @@ def rq(x):
 
     The quaternion [cos(t/2); sin(t/2) u] is frame B's orientation relative to A (a rotation by
     t about u); E takes A coordinates to B coordinates.  ``rq(E)`` returns the quaternion of a
-    rotation matrix (first entry >= 0).  A quaternion is normalized first (InputError if far
-    from unit length, :func:`spart_ros.core.checks.quaternion`).
+    rotation matrix (first entry >= 0).  A quaternion is normalized first.
     """
     a = np.asarray(x)
     if a.shape == (3, 3):
         E = chk.rotation('E', a)
         return _quaternion_of(E)
-    q = chk.quaternion('q', a)
+    q = chk.vector('q', a, 4)
+    norm = math.sqrt(float(q @ q))
+    if norm == 0.0:
+        raise InputError(
+            'q: expected a quaternion [cos(t/2); sin(t/2) u] (scalar first), got zero'
+        )
+    q = q / norm
     q0, q1, q2, q3 = q
     return 2.0 * np.array(
         [
@@ -511,11 +516,13 @@ def _integers(name, value):
 
 
 def _entries(name, value):
-    """``value`` as a list (one entry when it is a single string, mapping or (6, 6) array)."""
+    """Return ``value`` as a list (one entry when it is a string, mapping or (6, 6) array)."""
     if isinstance(value, (str, Mapping)) or (
         isinstance(value, np.ndarray) and value.shape == (6, 6)
     ):
         return [value]
+    if isinstance(value, np.ndarray) and value.ndim == 2:
+        raise InputError(f'{name}: expected a list of NB entries, got an array {value.shape}')
     try:
         return list(value)
     except TypeError:
@@ -611,7 +618,7 @@ class _Compiled:
                 b.add_link(body, m, Ibar, com=homogeneous(p=c))
                 b.add_joint(joint, kind, parent, body, origin=origin, axis=axis)
         with warnings.catch_warnings():  # a helical joint's mimic joint is this module's own
-            warnings.simplefilter('ignore', ModelWarning)
+            warnings.simplefilter('ignore', MimicJointWarning)
             robot = b.build()
         self.robot = robot
         self.fd = fast_dynamics(robot, model.gravity)

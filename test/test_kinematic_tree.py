@@ -56,8 +56,9 @@ def _lists(rng, n, star=False):
     c = [rng.normal(size=3) * 0.2 for _ in range(n)]
     about_com = []
     for _ in range(n):
-        R = _rotation(rng)
-        about_com.append(R @ np.diag(rng.uniform(0.2, 1.0, 3)) @ R.T)
+        R, (a, b, d) = _rotation(rng), rng.uniform(0.5, 2.0, 3)
+        box = np.array([b * b + d * d, a * a + d * d, a * a + b * b]) / 12
+        about_com.append(R @ np.diag(box) @ R.T)
     return types, parents, A, p, m, c, about_com
 
 

@@ -47,9 +47,8 @@ def _random_model(rng, NB, star=False):
     Xtree = [sv.plux(_rotation(rng), rng.normal(size=3) * 0.4) for _ in range(NB)]
     inertias = []
     for _ in range(NB):
-        R = _rotation(rng)
-        moments = rng.uniform(0.1, 1.0, 3)
-        moments[2] = min(moments[2], moments[0] + moments[1])  # a body has these
+        R, (a, b, c) = _rotation(rng), rng.uniform(0.5, 2.0, 3)
+        moments = np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 12  # a box's
         inertias.append(
             sv.mcI(rng.uniform(0.5, 3.0), rng.normal(size=3) * 0.3, R @ np.diag(moments) @ R.T)
         )
