@@ -626,6 +626,7 @@ class _Compiled:
         names = robot.coordinates.names
         #: the spatial_v2 body index (0-based) of each of the core's coordinates
         self.order = np.array([int(name[5:]) - 1 for name in names], dtype=np.int64)
+        self.in_order = bool(np.array_equal(self.order, np.arange(NB)))  # no permutation
         #: each body's link id in the Robot (0-based column of the core's per-link arrays)
         self.column = np.array([robot.link_index(f'body{i}') - 1 for i in range(1, NB + 1)])
         self.R0, self.r0, self.z6 = np.eye(3), np.zeros(3), np.zeros(6)
@@ -633,10 +634,13 @@ class _Compiled:
 
     def coordinates(self, name, x):
         """Return a vector (NB,) of spatial_v2's order, checked, in the core's order."""
-        return chk.vector(name, x, self.NB)[self.order]
+        x = chk.vector(name, x, self.NB)
+        return x if self.in_order else x[self.order]
 
     def spatial(self, x):
         """Return the core's coordinates ``x`` as a new (NB,) array in spatial_v2 order."""
+        if self.in_order:
+            return x.copy()
         out = np.empty(self.NB)
         out[self.order] = x
         return out
@@ -709,6 +713,8 @@ def _handc(c, q, qd, f_ext):
     wFm = c.loads(f_ext, qc, qdc)
     Cm = c.fd.bias_forces(c.R0, c.r0, qc, c.z6, qdc, wFm=wFm, floating=False)[1]
     Hm = c.fd.mass_matrix(c.R0, c.r0, qc)[6:, 6:]
+    if c.in_order:
+        return Hm.copy(), Cm.copy()
     H = np.empty((c.NB, c.NB))
     H[np.ix_(c.order, c.order)] = Hm
     return H, c.spatial(Cm)
