@@ -74,7 +74,6 @@ __all__ = [
 ]
 
 _TYPES = ('Rx', 'Ry', 'Rz', 'Px', 'Py', 'Pz')
-_GRAVITY = (0.0, 0.0, -9.81)
 
 
 def RotationX2T66Inverse(angle):
@@ -554,7 +553,8 @@ def lists_from_urdf(source, form=66, gravity=None, **options):
     :class:`~spart_ros.core.model.Robot`; its root link is the fixed base.  Links on fixed joints
     are merged into the link they are welded to; joint frames are turned so that each axis is
     the type's (``spatial_v2.model_from_robot``); joint i is the robot's i-th moving joint
-    (``robot.q_names``).  ``gravity`` (3,) in the root link's frame (None: [0, 0, -9.81]).
+    (``robot.q_names``).  ``gravity`` (3,) in the root link's frame, or in the ``world`` frame
+    of a ``world`` root fixed to it (None: [0, 0, -9.81]).
     """
     robot = source if isinstance(source, Robot) else robot_from_urdf(source, **options)[0]
     if form not in (33, 66, '33', '66'):
@@ -563,7 +563,7 @@ def lists_from_urdf(source, form=66, gravity=None, **options):
         )
     model = sv.model_from_robot(robot, gravity)
     parents = [p - 1 for p in model.parent]
-    g = list(_GRAVITY if gravity is None else chk.vector('gravity', gravity, 3))
+    g = list(model.gravity)  # in the root link's frame
     types = list(model.jtype)
     if int(form) == 66:
         return {

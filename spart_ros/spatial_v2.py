@@ -535,10 +535,10 @@ def _check_jtype(value):
     value = _entries('jtype', value)
     out = []
     for i, j in enumerate(value):
-        _joint(f'jtype[{i}] (body {i + 1})', j)
-        if isinstance(j, Mapping):
-            pars = j.get('pars')
-            j = MappingProxyType({**j, 'pars': MappingProxyType(dict(pars or {}))})
+        code, pitch = _joint(f'jtype[{i}] (body {i + 1})', j)
+        if not isinstance(j, str):  # a structure: stored as a read-only one
+            pars = MappingProxyType({'pitch': pitch} if code == 'H' else {})
+            j = MappingProxyType({'code': code, 'pars': pars})
         out.append(j)
     return tuple(out)
 
@@ -876,7 +876,9 @@ def model_from_robot(robot, gravity=None):
     links on fixed joints are merged into the body they are welded to, each joint frame is
     turned so that its axis is the code's ('Rx'... when the axis is +x, +y or +z, else 'Rz' /
     'Pz' in a frame whose z is the axis).  Mimic joints are independent joints here (as in
-    SPART's functions).  ``gravity`` (3,) in the base link frame (None: spatial_v2's default).
+    SPART's functions).  ``gravity`` (3,) in the base link frame (None: spatial_v2's default),
+    or in the URDF's ``world`` frame when a fixed joint mounts the base on it
+    (``robot.base_pose``): the model's gravity is then turned into the base's coordinates.
     """
     n = robot.n_links_joints
     pose = [np.eye(4)] + [None] * n  # each link's URDF frame in its body's coordinates
@@ -908,13 +910,16 @@ def model_from_robot(robot, gravity=None):
     if not parent:
         raise ModelError(f'robot {robot.name!r} has no moving joint: a spatial_v2 model needs one')
     inertias = [inertia[i] for i in range(1, len(parent) + 1)]
+    g = np.array(GRAVITY if gravity is None else chk.vector('gravity', gravity, 3))
+    if robot.base_pose is not None:  # given in the world frame the base is mounted in
+        g = robot.base_pose[:3, :3].T @ g
     return Model(
         NB=len(parent),
         parent=parent,
         jtype=jtype,
         Xtree=Xtree,
         I=inertias,
-        gravity=GRAVITY if gravity is None else gravity,
+        gravity=g,
         names=names,
         joint_names=joint_names,
     )
@@ -925,7 +930,8 @@ def model_from_urdf(source, gravity=None, **options):
     Return the spatial_v2 :class:`Model` of a URDF robot, its root link the fixed base.
 
     ``source``: a URDF path or text (:func:`spart_ros.core.urdf.robot_from_urdf`, which takes
-    ``options``); ``gravity`` (3,) in the root link's frame (None: [0, 0, -9.81]).  Body names
+    ``options``); ``gravity`` (3,) in the root link's frame, or in the ``world`` frame of a
+    ``world`` root fixed to it (None: [0, 0, -9.81]).  Body names
     are ``model.names`` (URDF link names), joint names ``model.joint_names``; see
     :func:`model_from_robot`.
     """

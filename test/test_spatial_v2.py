@@ -17,6 +17,7 @@ spart_ros.spatial_v2: spatial_v2's interface against Pinocchio, closed forms and
 import importlib.util
 import math
 import os
+from types import SimpleNamespace
 import warnings
 
 import numpy as np
@@ -231,6 +232,26 @@ def test_dynamics_equal_pinocchio_on_random_trees(trees):
         _close(sv.FDab(model, q, qd, tau), pin.aba(pm, pd, q, qd, tau))
 
 
+# a base mounted tilted on a world link (gravity given in the world frame), a tilted axis
+MOUNTED = """<robot name="mounted">
+  <link name="world"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="base"/>
+    <origin xyz="0.1 0.2 0.3" rpy="0.4 -0.3 0.2"/></joint>
+  <link name="base"><inertial><mass value="2"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
+    <origin xyz="0 0 0.2" rpy="0.1 0.2 0.3"/><axis xyz="0 -0.6 0.8"/>
+    <limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
+  <link name="l1"><inertial><origin xyz="0.2 0 0.1" rpy="0.3 0 0"/><mass value="1.5"/>
+    <inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0.4 0 0"/><axis xyz="-1 0 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="l2"><inertial><mass value="0.7"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+</robot>"""
+
+
 def test_model_from_urdf_equals_pinocchios_urdf_loader():
     """Fixed joints merged, tilted/negative axes aligned, prismatic joints, a mimic joint."""
     import pinocchio as pin
@@ -238,15 +259,17 @@ def test_model_from_urdf_equals_pinocchios_urdf_loader():
 
     rng = np.random.default_rng(4)
     g = np.array([0.3, 0.2, -9.81])
-    for name, NB in (('branched_two_arm_spacecraft', 8), ('panda', 9)):
-        path = os.path.join(HERE, 'data', 'urdf', f'{name}.urdf')
+    texts = []
+    for name in ('branched_two_arm_spacecraft', 'panda'):
+        with open(os.path.join(HERE, 'data', 'urdf', f'{name}.urdf'), encoding='utf-8') as f:
+            texts.append(f.read())
+    for text, NB, codes in zip(texts + [MOUNTED], (8, 9, 2), ({'Rx', 'Pz'}, {'Py'}, {'Pz'})):
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')  # panda's mimic joint: independent here
-            model = sv.model_from_urdf(path, gravity=g)
-        assert model.NB == NB and len(model.names) == NB
-        with open(path, encoding='utf-8') as f:
-            pm = pin.buildModelFromXML(prepare_urdf_for_pinocchio(f.read()))
-        pm.gravity.linear = g
+            model = sv.model_from_urdf(text, gravity=g)
+        assert model.NB == NB and len(model.names) == NB and codes <= set(model.jtype)
+        pm = pin.buildModelFromXML(prepare_urdf_for_pinocchio(text))
+        pm.gravity.linear = g  # the world's (MOUNTED's base is tilted in it)
         pd = pm.createData()
         q, qd, qdd = rng.uniform(-1, 1, (3, NB))
         qp, vp, ap, iv = pin.neutral(pm), np.zeros(pm.nv), np.zeros(pm.nv), []
@@ -263,7 +286,6 @@ def test_model_from_urdf_equals_pinocchios_urdf_loader():
         M = pin.crba(pm, pd, qp)
         _close(H, (np.triu(M) + np.triu(M, 1).T)[np.ix_(iv, iv)])
         _close(C, pin.nonLinearEffects(pm, pd, qp, vp)[iv])
-    assert set(model.jtype) >= {'Rz', 'Py', 'Pz'}
 
 
 # --- the model -------------------------------------------------------------------------------
@@ -288,6 +310,12 @@ def test_model_fields_dict_and_one_by_one():
         m2.I[0][0, 0] = 1.0
     model.appearance = {'base': []}  # showmotion's fields are kept, unused
     assert sv.ID(model, q, qd, qdd) is not None
+    helical = {'code': 'H', 'pars': {'pitch': 0.1}}  # a MATLAB struct: a dict or an object
+    m2.jtype = [SimpleNamespace(code='H', pars=SimpleNamespace(pitch=0.1))] + list(model.jtype[1:])
+    model.jtype = [helical] + list(model.jtype[1:])
+    m2.gravity = model.gravity
+    _close(sv.ID(m2, q, qd, qdd), sv.ID(model, q, qd, qdd), 0.0)
+    assert m2.jtype[0] == helical  # stored as a read-only structure
 
 
 def test_bad_models_and_inputs_name_the_problem():
