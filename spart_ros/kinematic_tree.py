@@ -395,10 +395,9 @@ class KinematicTree66(_Tree):
     ):
         object.__setattr__(self, '_model', None)
         self.jointTypes = listOfJointTypes
-        n = len(self.jointTypes)
         self.transformations = listOfTransformations
         self.inertias = listOfInertias
-        self.parents = _parents('listOfParents', listOfParents, n)
+        self.parents = listOfParents
         self.gravity = gravity
         self._check_sizes(
             {
@@ -416,8 +415,7 @@ class KinematicTree66(_Tree):
         if key == 'inertias':
             return _readonly_list('listOfInertias', value, (6, 6), sv._decompose_inertia)
         if key == 'parents':
-            n = len(self.jointTypes)
-            return value if isinstance(value, tuple) else _parents('parents', value, n)
+            return _parents('listOfParents', value, len(self.jointTypes))
         return _gravity(value)
 
     def _jointTypes(self):
@@ -483,13 +481,12 @@ class KinematicTree33(_Tree):
     ):
         object.__setattr__(self, '_model', None)
         self.listOfJointTypes = listOfJointTypes
-        n = len(self.listOfJointTypes)
         self.listOfRotations = listOfRotations
         self.listOfOffsets = listOfOffsets
         self.listOfInertia3D = listOfInertia3D
         self.listOfCOM = listOfCOM
         self.listOfMass = listOfMass
-        self.listOfParents = _parents('listOfParents', listOfParents, n)
+        self.listOfParents = listOfParents
         self.gravity = gravity
         self._check_sizes(self._sizes())
 
@@ -511,8 +508,7 @@ class KinematicTree33(_Tree):
             )
             return masses
         if key == 'listOfParents':
-            n = len(self.listOfJointTypes)
-            return value if isinstance(value, tuple) else _parents(key, value, n)
+            return _parents(key, value, len(self.listOfJointTypes))
         return _gravity(value)
 
     def _jointTypes(self):
