@@ -399,12 +399,12 @@ def _example(name):
 def test_rolling_cone_returns_with_its_quaternion_flipped():
     cone = _example('rolling_cone')
     r = cone.simulate(steps=200)  # alpha = 30 deg: once about the vertical, twice about its axis
-    assert r['sign_flip_error'] < 1e-7  # ~8e-8 seen (RK4's error)
-    assert r['closed_form_error'] < 3e-7
+    assert r['sign_flip_error'] < 2e-7  # 7e-8 seen (RK4's truncation error)
+    assert r['closed_form_error'] < 5e-7  # 1.6e-7 seen
     assert r['rolling_rate_drift'] < 1e-12 and r['quaternion_norm_error'] < 1e-8
     r3 = cone.simulate(steps=100, alpha=math.asin(1.0 / 3.0))  # three turns about its axis
-    assert np.abs(r3['q_end'] - r3['q0']).max() < 1e-5  # back with the same sign
-    assert r3['closed_form_error'] < 1e-5
+    assert np.abs(r3['q_end'] - r3['q0']).max() < 1e-5  # back with the same sign (3e-6 seen)
+    assert r3['closed_form_error'] < 2e-5  # 6e-6 seen
 
 
 def test_spinning_top_precesses_as_the_closed_form_says():
