@@ -13,44 +13,44 @@ Each function is a thin alias of the general spart_ros function named in the tab
 numerical behaviour where users depend on it: NearZero's 1e-6, MatrixLog3's branches at angle 0 and
 pi, IK's undamped Newton iteration (at most 20 steps), explicit Euler steps in the simulations.
 
-==============================  ==================================================================
-MR                              spart_ros
-==============================  ==================================================================
-NearZero, Normalize             |z| < 1e-6; V / |V| (a zero V is an InputError)
-RotInv, RpToTrans, TransToRp,   the checked rotation / pose (``core.checks``,
-TransInv                        ``core.rigid_motion.checked_transform``)
-VecToso3, so3ToVec, VecTose3,   ``core.skew_symmetric`` and its inverse (a matrix that is not
-se3ToVec, ad                    skew is an InputError); ad(V) = [[[w], 0], [[v], [w]]]
-AxisAng3, AxisAng6,             axis and angle of exponential coordinates (MR's choice: the
-ScrewToAxis                     angular part's norm, else the linear part's)
-MatrixExp3, MatrixLog3          ``core.rotation_from_vector`` / ``core.rotation_vector`` (MR's
-                                identity below |w| = 1e-6, MR's axis at an angle of exactly pi)
-MatrixExp6, MatrixLog6,         ``core.transform_exp`` / ``core.transform_log`` / ``core.adjoint``
-Adjoint                         (the same branches as MatrixExp3 / MatrixLog3)
-ProjectToSO3, ProjectToSE3,     the polar factor (SVD); ``mat'mat - I``'s Frobenius norm (1e9 for
-DistanceToSO3, DistanceToSE3,   det <= 0); below 1e-3
+================================  ================================================================
+MR                                spart_ros
+================================  ================================================================
+NearZero, Normalize               abs(z) < 1e-6; V / norm(V) (a zero V is an InputError)
+RotInv, RpToTrans, TransToRp,     the checked rotation / pose (``core.checks``,
+TransInv                          ``core.rigid_motion.checked_transform``)
+VecToso3, so3ToVec, VecTose3,     ``core.skew_symmetric`` and its inverse (a matrix that is not
+se3ToVec, ad                      skew is an InputError); ad(V) = [[[w], 0], [[v], [w]]]
+AxisAng3, AxisAng6,               axis and angle of exponential coordinates (MR's choice: the
+ScrewToAxis                       angular part's norm, else the linear part's)
+MatrixExp3, MatrixLog3            ``core.rotation_from_vector`` / ``core.rotation_vector``
+                                  (MR's identity below norm(w) = 1e-6, its axis at exactly pi)
+MatrixExp6, MatrixLog6,           ``core.transform_exp`` / ``core.transform_log`` /
+Adjoint                           ``core.adjoint`` (the same branches as MatrixExp3 / MatrixLog3)
+ProjectToSO3, ProjectToSE3,       the polar factor (SVD); ``mat'mat - I``'s Frobenius norm (1e9 for
+DistanceToSO3, DistanceToSE3,     det <= 0); below 1e-3
 TestIfSO3, TestIfSE3
-FKinBody, FKinSpace             the pose of link ``ee`` of ``core.robot_from_screw_axes(...)``
-JacobianBody, JacobianSpace     that chain's ``FastDynamics.jacobian`` of ``ee``, re-expressed
-IKinBody, IKinSpace             ``core.inverse_kinematics`` on that chain (frame 'body' / 'space',
-                                undamped, every step taken, at most 20 iterations)
-InverseDynamics, MassMatrix,    ``core.fast`` (recursive Newton-Euler, composite rigid body,
-VelQuadraticForces,             articulated body; fixed base) on the chain of ``Slist`` whose
-GravityForces,                  links carry ``Glist`` at ``Mlist``'s frames
-EndEffectorForces,              (``core.robot_from_screw_axes(..., link_inertias=...)``);
-ForwardDynamics                 ``Ftip`` through the body Jacobian of {n+1}: J_b' Ftip
-EulerStep,                      MR's explicit Euler steps (``intRes`` per sample) on that forward
-ForwardDynamicsTrajectory,      dynamics; the inverse dynamics sample by sample
+FKinBody, FKinSpace               the pose of link ``ee`` of ``core.robot_from_screw_axes(...)``
+JacobianBody, JacobianSpace       that chain's ``FastDynamics.jacobian`` of ``ee``, re-expressed
+IKinBody, IKinSpace               ``core.inverse_kinematics`` on that chain (frame 'body' /
+                                  'space', undamped, every step taken, at most 20 iterations)
+InverseDynamics, MassMatrix,      ``core.fast`` (recursive Newton-Euler, composite rigid body,
+VelQuadraticForces,               articulated body; fixed base) on the chain of ``Slist`` whose
+GravityForces,                    links carry ``Glist`` at ``Mlist``'s frames
+EndEffectorForces,                (``core.robot_from_screw_axes(..., link_inertias=...)``);
+ForwardDynamics                   ``Ftip`` through the body Jacobian of {n+1}: J_b' Ftip
+EulerStep,                        MR's explicit Euler steps (``intRes`` per sample) on that forward
+ForwardDynamicsTrajectory,        dynamics; the inverse dynamics sample by sample
 InverseDynamicsTrajectory
-ComputedTorque, SimulateControl ``control.effort_laws.ComputedTorque`` (MR's integral term
-                                Ki (eint + e)) on the chain of Mtildelist, Gtildelist; the plant:
-                                the forward dynamics above, Euler steps (no plot)
-CubicTimeScaling,               ``control.time_scaling.cubic_time_scaling`` /
-QuinticTimeScaling              ``quintic_time_scaling`` (``.s``)
-JointTrajectory,                ``control.paths.JointPath`` / ``ScrewPath`` / ``CartesianPath``
-ScrewTrajectory,                sampled at N instants (``method`` 3: cubic, 5: quintic)
+ComputedTorque, SimulateControl   ``control.effort_laws.ComputedTorque`` (MR's integral term
+                                  Ki (eint + e)) on the chain of Mtildelist, Gtildelist; the plant:
+                                  the forward dynamics above, Euler steps (no plot)
+CubicTimeScaling,                 ``control.time_scaling.cubic_time_scaling`` /
+QuinticTimeScaling                ``quintic_time_scaling`` (``.s``)
+JointTrajectory,                  ``control.paths.JointPath`` / ``ScrewPath`` / ``CartesianPath``
+ScrewTrajectory,                  sampled at N instants (``method`` 3: cubic, 5: quintic)
 CartesianTrajectory
-==============================  ==================================================================
+================================  ================================================================
 
 Arguments are checked at the entry: a wrong shape, a non-finite number, a rotation block that is
 not a rotation (within 1e-3), counts that disagree (``Mlist`` must hold n + 1 transforms for n
@@ -190,7 +190,7 @@ def _skew(w):
 
 
 def NearZero(z):
-    """Return True if the number ``z`` is small enough to be treated as zero (|z| < 1e-6)."""
+    """Return True if the number ``z`` is small enough to be treated as zero (abs(z) < 1e-6)."""
     return abs(_number('z', z)) < _NEAR_ZERO
 
 
@@ -238,7 +238,7 @@ def MatrixExp3(so3mat):
     """
     Return the rotation matrix exp(so3mat) (3, 3) of the so(3) matrix ``so3mat`` (3, 3).
 
-    The identity when |w| < 1e-6 (MR's NearZero), Rodrigues' formula otherwise.
+    The identity when norm(w) < 1e-6 (MR's NearZero), Rodrigues' formula otherwise.
     """
     w = so3ToVec(so3mat)
     if float(np.linalg.norm(w)) < _NEAR_ZERO:
@@ -325,7 +325,8 @@ def AxisAng6(expc6):
     """
     Return (S (6,), theta): the screw axis and distance of ``expc6`` (6,) = S theta.
 
-    theta = |w|, or |v| when |w| < 1e-6 (MR's choice); zero coordinates are an InputError.
+    theta = norm(w), or norm(v) when norm(w) < 1e-6 (MR's choice); zero coordinates are an
+    InputError.
     """
     expc6 = _vector('expc6', expc6, 6)
     theta = float(np.linalg.norm(expc6[0:3]))
@@ -343,7 +344,7 @@ def MatrixExp6(se3mat):
     """
     Return the pose exp(se3mat) (4, 4) of the se(3) matrix ``se3mat`` (4, 4).
 
-    A pure translation [[I, v], [0, 1]] when |w| < 1e-6 (MR's NearZero).
+    A pure translation [[I, v], [0, 1]] when norm(w) < 1e-6 (MR's NearZero).
     """
     V = se3ToVec(se3mat)
     if float(np.linalg.norm(V[0:3])) < _NEAR_ZERO:
@@ -438,13 +439,14 @@ class _Chain:
     """
     The robot model of a chain of MR screw axes and its fast path, built once per arrays.
 
-    ``core.robot_from_screw_axes`` of the unit screws S_i / k_i (k_i = |w_i|, or |v_i| when |w_i| <
-    1e-6, as AxisAng6 normalizes): exp([S_i] theta_i) = exp([S_i / k_i] k_i theta_i), so the
-    model's joint i is at q_i = k_i theta_i (k = 1 for the unit screws MR's chains use; the book's
-    dynamics example has S_1 = [1, 0, 1, 0, 1, 0]) and every result is mapped back (forces k tau,
-    mass matrix K H K).  With a dynamics model (``Mlist``, ``Glist``), link i (moved by joint i)
-    carries G_i at its frame {i}, whose home pose in {s} is M_01 ... M_{i-1,i}; link ``ee`` is the
-    end-effector frame (home ``M``, or the product of all of Mlist).  Kept per thread (:meth:`of`),
+    ``core.robot_from_screw_axes`` of the unit screws S_i / k_i (k_i = norm(w_i), or norm(v_i)
+    when norm(w_i) < 1e-6, as AxisAng6 normalizes): exp([S_i] theta_i) = exp([S_i / k_i] k_i
+    theta_i), so the model's joint i is at q_i = k_i theta_i (k = 1 for the unit screws MR's
+    chains use; the book's dynamics example has S_1 = [1, 0, 1, 0, 1, 0]) and every result is
+    mapped back (forces k tau, mass matrix K H K).  With a dynamics model (``Mlist``, ``Glist``),
+    link i (moved by joint i) carries G_i at its frame {i}, whose home pose in {s} is M_01 ...
+    M_{i-1,i}; link ``ee`` is the end-effector frame (home ``M``, or the product of all of Mlist).
+    Kept per thread (:meth:`of`),
     keyed by the arrays' bytes.  Methods take and return MR's coordinates (theta).
     """
 
@@ -729,14 +731,19 @@ def IKinBody(Blist, M, T, thetalist0, eomg, ev):
     """
     Return (thetalist, success): MR's body-frame Newton-Raphson IK to the pose ``T`` (4, 4).
 
-    From ``thetalist0``; converged when |w_b| <= eomg and |v_b| <= ev (at most 20 iterations).
-    Unit screw axes (|w| = 1, or w = 0 and |v| = 1).
+    From ``thetalist0``; converged when norm(w_b) <= eomg and norm(v_b) <= ev (at most 20
+    iterations).  Unit screw axes (norm(w) = 1, or w = 0 and norm(v) = 1).
     """
     return _ik(Blist, M, T, thetalist0, eomg, ev, True)
 
 
 def IKinSpace(Slist, M, T, thetalist0, eomg, ev):
-    """(thetalist, success): MR's space-frame Newton-Raphson IK (|w_s| <= eomg, |v_s| <= ev)."""
+    """
+    Return (thetalist, success): MR's space-frame Newton-Raphson IK to the pose ``T`` (4, 4).
+
+    From ``thetalist0``; converged when norm(w_s) <= eomg and norm(v_s) <= ev (at most 20
+    iterations).  Unit screw axes.
+    """
     return _ik(Slist, M, T, thetalist0, eomg, ev, False)
 
 

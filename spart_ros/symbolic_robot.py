@@ -73,12 +73,12 @@ class Manipulator:
         self.__dict__.update(fields)
 
     def fields(self):
-        """Return the names of the fields, in the order they were added."""
-        return list(self.__dict__)
+        """Return the names of the fields, in the order they were added (MATLAB's fieldnames)."""
+        return [k for k in self.__dict__ if not k.startswith('_')]
 
     def has(self, name):
         """Return True if the struct has the field ``name`` (MATLAB's isfield)."""
-        return name in self.__dict__
+        return name in self.fields()
 
     def __repr__(self):
         n = len(self.__dict__.get('jointTypes', ''))
