@@ -865,8 +865,9 @@ def InverseDynamicsTrajectory(thetamat, dthetamat, ddthetamat, g, Ftipmat, Mlist
 
     ``thetamat``, ``dthetamat``, ``ddthetamat`` (N, n); ``Ftipmat`` (N, 6), or 0 for none.
     """
-    theta = _numbers('thetamat', thetamat, (None, None))
-    N, n = theta.shape
+    n = _numbers('Slist', Slist, (6, None)).shape[1]
+    theta = _numbers('thetamat', thetamat, (None, n))
+    N = theta.shape[0]
     chain, _ = _dynamics(Mlist, Glist, Slist, np.zeros(n))
     dtheta, ddtheta = _rows('dthetamat', dthetamat, N, n), _rows('ddthetamat', ddthetamat, N, n)
     tips, g = _rows('Ftipmat', Ftipmat, N, 6), _gravity(g)

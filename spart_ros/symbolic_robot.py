@@ -248,6 +248,10 @@ def get_manipulator(DHParams, jointTypes, base, *, simplify=True):
         raise InputError(
             f'base: expected a homogeneous transform (bottom row [0 0 0 1]), got {base_rows[3]}'
         )
+    rotation = np.array([row[:3] for row in base_rows[:3]], dtype=object)
+    if not chk.has_symbols(rotation):
+        chk.rotation('base (its rotation block)', rotation.astype(float))
+    simplify = chk.flag('simplify', simplify)
     robot = Manipulator(
         fixedDHParams=sp.Matrix(rows), jointTypes=jointTypes, base=sp.Matrix(base_rows)
     )
@@ -312,7 +316,7 @@ def add_manipulator_dynamics(robot, coms, masses, Is, g0, *, simplify=None):
     if not isinstance(robot, Manipulator) or not robot.has('T'):
         raise InputError(f'robot: expected the struct of get_manipulator, got {chk.given(robot)}')
     n = len(robot.jointTypes)
-    simplify = robot._simplify if simplify is None else simplify
+    simplify = robot._simplify if simplify is None else chk.flag('simplify', simplify)
     coms_rows = [_vector(f'coms[{i}]', c, 3) for i, c in enumerate(_list('coms', coms, n))]
     mass_list = _vector('masses', masses, n)
     inertias = [_table(f'Is[{i}]', I, 3, 3) for i, I in enumerate(_list('Is', Is, n))]

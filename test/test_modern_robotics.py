@@ -5,8 +5,8 @@ The oracle is ``modern_robotics`` (PyPI, the book's Python library): the same na
 names, the book's printed examples (its docstrings), and equal results to 1e-9 relative on random
 inputs: rotations, poses, twists, and random chains (revolute, one with a prismatic and a helical
 joint) with random link frames, spatial inertias whose CoM is off the link frame, gravity and tip
-wrenches; the book's own example arm has a screw axis that is not a unit one.  The IK, FK and trajectory
-functions' own checks are in test_inverse_kinematics.py and test_control_paths.py.
+wrenches; the book's own example arm has a screw axis that is not a unit one.  The IK, FK and
+trajectory functions' own checks are in test_inverse_kinematics.py and test_control_paths.py.
 """
 
 import inspect

@@ -346,6 +346,7 @@ def test_bad_inputs_say_what_is_wrong(spatial):
         (lambda: get_manipulator(DH, 'rrr', base), r'DHParams: expected a \(3, 4\)'),
         (lambda: get_manipulator(DH[:, :3], 'rp', base), 'DHParams'),
         (lambda: get_manipulator(DH, 'rp', np.ones((4, 4))), 'base'),
+        (lambda: get_manipulator(DH, 'rp', np.diag([2.0, 1, 1, 1])), 'base .its rotation block'),
         (
             lambda: get_manipulator([[0.1, 0, 0, 'a b'], [0, 0, 0, 0]], 'rp', base),
             r'DHParams\[0, 3\]',
