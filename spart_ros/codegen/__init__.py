@@ -21,7 +21,8 @@ link.  They are unrolled recursive algorithms (:mod:`.dynamics`) on an expressio
 shares every common subexpression (:mod:`.expressions`), printed as straight-line code
 (:mod:`.printers`).  A bad model or request (a symbolic model, FID on a fixed base, an unknown
 quantity or link) raises CodegenError naming the problem; a model beyond the size limits raises
-CodegenLimitError naming the limit.
+CodegenLimitError naming the limit.  :func:`generate_from_sympy` prints closed forms (sympy
+expressions of q, e.g. ``spart_ros.symbolic_robot``'s) through the same graph and printers.
 """
 
 from .build import compile_c, load_c, load_python
@@ -36,6 +37,7 @@ from .generator import (
     parse_quantities,
     QUANTITIES,
 )
+from .sympy_code import generate_from_sympy
 
 __all__ = [
     'CodegenError',
@@ -46,6 +48,7 @@ __all__ = [
     'QUANTITIES',
     'GeneratedCode',
     'generate',
+    'generate_from_sympy',
     'load_model',
     'parse_quantities',
     'compile_c',

@@ -2,8 +2,8 @@
 A small expression graph for code generation: scalar operations with hash-consing.
 
 Every value an unrolled algorithm computes is a node of one :class:`Graph`: an input
-(``q[2]``), a constant, or an operation (``+ - * /``, negation, ``sin cos sqrt``) on earlier
-nodes.  Building a node that already exists returns the existing one (hash-consing: common
+(``q[2]``), a constant, or an operation (``+ - * /``, negation, ``sin cos sqrt``, ``atan2``) on
+earlier nodes.  Building a node that already exists returns the existing one (hash-consing: common
 subexpressions are shared by construction, the code generator emits each once), and
 operations on constants fold (``0 * x`` is 0, ``1 * x`` is x, ``2 * 3`` is 6), so structural
 zeros of the model (a joint axis along z, identity frames) cost nothing.
@@ -25,7 +25,7 @@ __all__ = [
     'CodegenLimitError',
 ]
 
-CONST, INPUT, ADD, SUB, MUL, DIV, NEG, SIN, COS, SQRT = (
+CONST, INPUT, ADD, SUB, MUL, DIV, NEG, SIN, COS, SQRT, ATAN2 = (
     'const',
     'in',
     '+',
@@ -36,8 +36,9 @@ CONST, INPUT, ADD, SUB, MUL, DIV, NEG, SIN, COS, SQRT = (
     'sin',
     'cos',
     'sqrt',
+    'atan2',
 )
-FUNCTIONS = (SIN, COS, SQRT)
+FUNCTIONS = (SIN, COS, SQRT, ATAN2)
 _FOLD = {
     ADD: lambda a, b: a + b,
     SUB: lambda a, b: a - b,
@@ -47,6 +48,7 @@ _FOLD = {
     SIN: math.sin,
     COS: math.cos,
     SQRT: math.sqrt,
+    ATAN2: math.atan2,
 }
 
 
@@ -232,6 +234,9 @@ class Graph:
     def _fold_fn(self, a, va):
         return None
 
+    def _fold_atan2(self, y, x, vy, vx):
+        return None
+
     _fold_sin = _fold_cos = _fold_sqrt = _fold_fn
 
     # -- analysis ------------------------------------------------------------------------------
@@ -277,6 +282,7 @@ _NAMES = {
     SIN: 'sin',
     COS: 'cos',
     SQRT: 'sqrt',
+    ATAN2: 'atan2',
 }
 
 
@@ -329,6 +335,11 @@ def cos(x):
 
 def sqrt(x):
     return x.graph._op(SQRT, x)
+
+
+def atan2(y, x):
+    graph = y.graph if isinstance(y, Var) else x.graph
+    return graph._op(ATAN2, y, x)
 
 
 # --- small linear algebra on lists (3-vectors, 3x3 matrices as lists of rows) ----------------

@@ -447,8 +447,9 @@ class GeneratedCode:
     """
     The generated files (``files``: {file name: text}), the functions and the model they came from.
 
-    ``robot``, ``name`` (the module / C prefix), ``functions``, and ``header``: the facts written
-    into each file's header (source, conventions, versions).
+    ``robot`` (None for code from sympy expressions), ``name`` (the module / C prefix),
+    ``functions``, and ``header``: the facts written into each file's header (source, conventions,
+    versions).
     """
 
     robot: Robot
@@ -470,8 +471,13 @@ class GeneratedCode:
 
     def summary(self):
         """Return one line per function: operations with and without sharing, build time."""
+        source = (
+            f'robot {self.robot.name!r}, {self.robot.n_q} joints'
+            if self.robot is not None
+            else 'sympy expressions'
+        )
         lines = [
-            f'{self.name}: robot {self.robot.name!r}, {self.robot.n_q} joints; files '
+            f'{self.name}: {source}; files '
             + ', '.join(f'{k} ({len(v)} bytes)' for k, v in self.files.items())
         ]
         for f in self.functions:

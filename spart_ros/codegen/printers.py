@@ -11,7 +11,7 @@ from collections import Counter
 
 import numpy as np
 
-from .expressions import ADD, CONST, COS, DIV, INPUT, MUL, NEG, SIN, SQRT, SUB
+from .expressions import ADD, ATAN2, CONST, COS, DIV, INPUT, MUL, NEG, SIN, SQRT, SUB
 
 #: no API: the printers the generator calls (spart_ros.codegen.generate is the entry)
 __all__ = []
@@ -28,8 +28,12 @@ class _Syntax:
         self.functions, self.declare = functions, declare
 
 
-PYTHON = _Syntax({SIN: 'math.sin', COS: 'math.cos', SQRT: 'math.sqrt'}, '{name} = {value}')
-C = _Syntax({SIN: 'sin', COS: 'cos', SQRT: 'sqrt'}, 'const double {name} = {value};')
+PYTHON = _Syntax(
+    {SIN: 'math.sin', COS: 'math.cos', SQRT: 'math.sqrt', ATAN2: 'math.atan2'}, '{name} = {value}'
+)
+C = _Syntax(
+    {SIN: 'sin', COS: 'cos', SQRT: 'sqrt', ATAN2: 'atan2'}, 'const double {name} = {value};'
+)
 
 
 def _literal(v):
@@ -69,7 +73,7 @@ def body(graph, roots, syntax, indent, checks=(), check=None, read=None):
             text[i] = (name, _ATOM)
             continue
         if op in syntax.functions:
-            expr = (f'{syntax.functions[op]}({text[key[1]][0]})', _ATOM)
+            expr = (f'{syntax.functions[op]}({", ".join(text[k][0] for k in key[1:])})', _ATOM)
         elif op == NEG:
             a, pa = text[key[1]]
             expr = ('-' + (a if pa >= _ATOM else f'({a})'), _UNARY)
@@ -167,17 +171,12 @@ def conventions(header, functions):
 
 # --- Python -------------------------------------------------------------------------------------
 
-_PY_PRELUDE = """import math
+_PY_IMPORTS = """import math
 import os
 
 import numpy as np
-
-N_Q = {nq}
-JOINT_NAMES = {joint_names!r}
-LINK_NAMES = {link_names!r}
-GRAVITY = np.array({gravity})
-FLOATING_BASE = {floating}
-{base_constants}#: Compile with numba when it is installed (generation option; SPART_CODEGEN_JIT=0
+"""
+_PY_JIT = """#: Compile with numba when it is installed (generation option; SPART_CODEGEN_JIT=0
 #: also turns it off).
 JIT = {jit}
 
@@ -198,6 +197,17 @@ if JIT and os.environ.get('SPART_CODEGEN_JIT', '1') != '0':
 #: True when the functions are compiled by numba (set SPART_CODEGEN_JIT=0 to run them interpreted).
 JITTED = _jit is not _plain
 """
+_PY_PRELUDE = (
+    _PY_IMPORTS
+    + """
+N_Q = {nq}
+JOINT_NAMES = {joint_names!r}
+LINK_NAMES = {link_names!r}
+GRAVITY = np.array({gravity})
+FLOATING_BASE = {floating}
+{base_constants}"""
+    + _PY_JIT
+)
 
 
 def _py_read(name, k):
@@ -247,7 +257,7 @@ def _py_function(f, nq):
     ]
     src += lines
     for k, v in enumerate(f.values):
-        index = k if len(shape) == 1 else f'{k // shape[1]}, {k % shape[1]}'
+        index = ', '.join(str(int(i)) for i in np.unravel_index(k, shape))  # row-major
         src.append(f'{ind}{out}[{index}] = {text(v.id)}')
     src += [
         f'{ind}return {out}',
@@ -312,6 +322,22 @@ def python_module(header, functions, jit):
     return '\n'.join(src) + '\n'
 
 
+def expression_module(doc, functions, joint_names, jit):
+    """
+    Return the text of a Python module of functions of the joint positions q only.
+
+    ``doc``: the module docstring's lines; ``joint_names``: the names of q's entries (the module's
+    JOINT_NAMES); each function under its own name and as ``<name>_into``.
+    """
+    src = ['"""' + '\n'.join(doc).replace('\\', '\\\\') + '\n"""']
+    src.append(_PY_IMPORTS)
+    src.append(f'N_Q = {len(joint_names)}\nJOINT_NAMES = {tuple(joint_names)!r}')
+    src.append(_PY_JIT.format(jit=bool(jit)).rstrip('\n'))
+    for f in functions:
+        src += _py_function(f, len(joint_names))
+    return '\n'.join(src) + '\n'
+
+
 # --- C ------------------------------------------------------------------------------------------
 
 
@@ -322,10 +348,15 @@ def _c_prototype(f, prefix):
 
 
 def c_files(header, functions):
-    """{file name: text} of the C source and its header."""
+    """
+    Return {file name: text} of the C source and its header.
+
+    ``header``: the generator's facts, or ``name``, ``n_q`` and ``doc`` (the lines that replace the
+    model's conventions in the header comment).
+    """
     name = header['name']
     macro = name.upper()
-    doc = conventions(header, functions) + [
+    doc = (header['doc'] if 'doc' in header else conventions(header, functions)) + [
         '',
         f'Every function returns {macro}_OK (0), or {macro}_NOT_POSITIVE_DEFINITE (forward '
         'dynamics, where',
@@ -342,7 +373,7 @@ def c_files(header, functions):
         'extern "C" {',
         '#endif',
         '',
-        f'#define {macro}_N_Q {header["robot"].n_q}',
+        f'#define {macro}_N_Q {header["n_q"] if "n_q" in header else header["robot"].n_q}',
         f'#define {macro}_OK 0',
         f'#define {macro}_NOT_POSITIVE_DEFINITE 1',
         '',
