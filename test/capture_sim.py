@@ -247,11 +247,14 @@ def run(capture, sim, goal, duration, estimate_period=0.05, stop_when_done=True)
     return {k: np.array(v) for k, v in log.items()}, grasp
 
 
-def tumbling_target_state(target, robot, q, distance=0.05, rate_deg=3.0, seed=0, speed=0.0):
+def tumbling_target_state(
+    target, robot, q, distance=0.05, rate_deg=3.0, seed=0, speed=0.0, axis=None
+):
     """
     Return a target state whose fixture is ``distance`` m from the end effector at q, tumbling.
 
-    At ``rate_deg`` deg/s about a random axis (``seed``), its CoM moving at ``speed`` m/s.
+    At ``rate_deg`` deg/s about a random axis (``seed``) or ``axis`` (in the tool's frame), its CoM
+    moving at ``speed`` m/s.
     """
     rng = np.random.default_rng(seed)
     fd = FastDynamics(robot)
@@ -264,7 +267,7 @@ def tumbling_target_state(target, robot, q, distance=0.05, rate_deg=3.0, seed=0,
     R_e = R_c @ T_c[:3, :3].T
     p_e = r0 + d - R_e @ T_c[:3, 3]
     # the fixture in front of the tool (along its z), facing it
-    axis = rng.standard_normal(3)
+    axis = rng.standard_normal(3) if axis is None else R_e @ np.asarray(axis, float)
     axis /= np.linalg.norm(axis)
     w = np.deg2rad(rate_deg) * axis
     R_f = R_e.copy()

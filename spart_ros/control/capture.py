@@ -161,6 +161,10 @@ class Capture:
                 f'the robot holds target {t_name!r} (attached at t = {self.attachment[0]:.3f} s): '
                 'no other capture'
             )
+        if self.phase == ph.GRASP:
+            raise CaptureRefused(
+                f'the grasp of target {t_name!r} is under way: no other capture until it ends'
+            )
         if self.prediction is None:
             raise CaptureRefused(f'no estimate of target {t_name!r} yet: send its odometry first')
         if t - self.estimate_time > self.estimate_timeout:
@@ -213,8 +217,7 @@ class Capture:
         self.grasp_check = GraspCheck(goal.tolerances)
         goal.plan, goal.phase, goal.started = plan, self.phase, {self.phase: t}
         goal._start()
-        self.goal = goal
-        self._zero_pending = False
+        self.goal = goal  # a zero command still owed (an abort just before) goes out first
         return goal
 
     def cancel(self, goal, t=None):
@@ -239,7 +242,7 @@ class Capture:
 
     def _end(self, key, t):
         row = self.phases.fire(key)
-        self._zero_pending = row.zero
+        self._zero_pending = self._zero_pending or row.zero  # one owed before stays owed
         self.goal.phase = self.phase
         if t is not None:
             self.goal.started[self.phase] = float(t)

@@ -303,16 +303,12 @@ class CapturePlanner:
                     f'{self.effort_margin:.0%} allowed',
                     TOO_FAST,
                 )
-            which = (
-                'following its fixture'
-                if synchronised
-                else f'reaching its fixture within the approach timeout ({timeout:g} s)'
-            )
+            phase = 'synchronisation' if synchronised else 'approach'
             raise CaptureRefused(
-                f'target too fast: {which} needs {names[j_r]!r} at '
-                f'{rate[j_r] * self.max_joint_rates[j_r]:.3g} rad/s (its limit '
-                f'{self.max_joint_rates[j_r]:g}, {self.rate_margin:.0%} of it allowed) at t = '
-                f'{t:.2f} s',
+                f'target too fast: following its fixture needs {names[j_r]!r} at '
+                f'{rate[j_r] * self.max_joint_rates[j_r]:.3g} rad/s at t = {t:.2f} s (the '
+                f'{phase}; its limit {self.max_joint_rates[j_r]:g}, {self.rate_margin:.0%} of it '
+                f'allowed), with every approach up to the timeout ({timeout:g} s)',
                 TOO_FAST,
             )
         if ik_failure is not None:

@@ -19,7 +19,10 @@ t_g, at rest relative to G at both ends:
   over [t1, t_g], t1 = t0 + ``standoff_fraction`` (t_g - t0).
 
 D is a screw motion in G's frame, so the reference follows the fixture's motion (its rotation
-included) all along, and only the relative part shrinks.  After t_g, D = I: synchronised.
+included) all along, and only the relative part shrinks: the approach is made in the fixture's
+frame.  At t0 the reference therefore has the velocity the fixture's motion gives the end
+effector's start pose (the law's velocity loop takes it up within 1 / ``velocity_gain``; the
+planner checks the joint rates it needs).  After t_g, D = I: synchronised.
 
 Twists and accelerations (body twist of a product: V_ref = Ad(D^-1) V_G + V_D, V_D = sigma' xi):
 
