@@ -64,7 +64,7 @@ def chaser():
 
 
 def _quat_rate(q, w):
-    """q' = q (x) [w / 2; 0], w in the body frame (q = [x, y, z, w])."""
+    """Return dq/dt = q (x) [w / 2; 0], w in the body frame (q = [x, y, z, w])."""
     x, y, z, s = q
     return 0.5 * np.array(
         [
@@ -77,7 +77,7 @@ def _quat_rate(q, w):
 
 
 class CaptureSim:
-    """The stand-in plant (module docstring); ``dt`` [s] per :meth:`step`, ``substeps`` RK4 steps."""
+    """The stand-in plant (module docstring); ``dt`` [s] per :meth:`step`, ``substeps`` RK4."""
 
     def __init__(
         self, robot, target, q, target_state, dt=0.01, substeps=2, max_torque=2.0, max_force=20.0
@@ -104,7 +104,7 @@ class CaptureSim:
         return rotation_from_quaternion(self.quat)
 
     def link_state(self):
-        """The measured state a controller gets (ROS base convention)."""
+        """Return the measured state a controller gets (ROS base convention)."""
         base = link_frame_from_base(self.robot, self.R0, self.r0, self.u0)
         return SimpleNamespace(base=base, q=self.qm.copy(), qd=self.um.copy())
 
@@ -115,7 +115,7 @@ class CaptureSim:
         return _quat_rate(quat, u0[0:3]), u0[3:6].copy(), um.copy(), u0dot.copy(), umdot.copy()
 
     def step(self, efforts, base_torque=None, base_force=None):
-        """Advance ``dt`` with the joint ``efforts`` and the base wrench (b, at b's origin) held."""
+        """Advance ``dt`` with the joint ``efforts`` and the base wrench (b, at b's origin)."""
         taum = np.zeros(self.robot.n_q) if efforts is None else np.asarray(efforts, float)
         tb = np.zeros(3) if base_torque is None else np.asarray(base_torque, float)
         fb = np.zeros(3) if base_force is None else np.asarray(base_force, float)
@@ -154,7 +154,7 @@ class CaptureSim:
         return momentum_about(h0, self.R0, self.r0)
 
     def momentum(self):
-        """The momentum of robot + target (about the world origin), world."""
+        """Return the momentum of robot + target (about the world origin), world."""
         h = self.robot_momentum()
         if self.attached is None:
             h = h + self.target.momentum(self.target_state)
@@ -169,7 +169,7 @@ class CaptureSim:
         return R_l, r_c - R_l @ T_c[:3, 3]
 
     def attach(self, link=EE, name='payload'):
-        """The target becomes a payload of ``link`` where it is; return (before, after) momentum."""
+        """Make the target a payload of ``link`` where it is; return the momentum before, after."""
         before = self.momentum()
         i = self.robot.keys.link_id[link]
         R_l, p_l = self._link_frame(i)
@@ -190,7 +190,7 @@ class CaptureSim:
 
 def run(capture, sim, goal, duration, estimate_period=0.05, stop_when_done=True):
     """
-    Close the loop for ``duration`` s; return a log (arrays per tick) and the momentum at the grasp.
+    Close the loop for ``duration`` s; return a log (arrays per tick), the momentum at the grasp.
 
     The estimate is the sim's target state (exact), every ``estimate_period`` s.
     """

@@ -1,6 +1,7 @@
 """
-The capture's phases and its goals' semantics (spart_ros.control.capture_phases, capture_goal,
-capture), without a plant.
+The capture's phases and its goals' semantics, without a plant.
+
+spart_ros.control.capture_phases, capture_goal and capture:
 
 - the table: every event key has rows, the terminal phases lead nowhere but to the next goal, the
   machine refuses an event the table does not have from a phase;
@@ -64,11 +65,6 @@ def test_the_table():
 
 def _plan(state, prediction, t, *args, **kwargs):
     return CapturePlan(t, t + 1.0, 1.0, Q0, np.zeros(7), 0.1, 0.1, 0.5, 1.1, 'fixed plan')
-
-
-class Clock:
-    def __init__(self):
-        self.t = 0.0
 
 
 def _capture(real_plan=False):
@@ -178,7 +174,7 @@ def test_no_capture_while_a_target_is_held():
 
 
 def _capture_reference():
-    """A reference sample: the fixture's at time 0."""
+    """Return a reference sample: the fixture's at time 0."""
     m = BODY.target.fixture_motion(STATE)
     return type('Reference', (), {'R': m.R, 'p': m.p, 'twist': m.twist})()
 
@@ -256,7 +252,7 @@ class CaptureMachine(RuleBasedStateMachine):
         rest=st.booleans(),
     )
     def ticks(self, dt, steps, fresh, criteria, rest):
-        """``steps`` control ticks of ``dt`` s (fewer if the phase changes), estimates or none."""
+        """Run ``steps`` control ticks of ``dt`` s (fewer if the phase changes)."""
         self.criteria, self.rest = criteria, rest
         phase = self.c.phase
         for _ in range(steps):

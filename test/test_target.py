@@ -56,7 +56,7 @@ def _tumbling(rate_deg=10.0, seed=3, r=(1.5, 0.2, -0.3), v=(0.01, -0.02, 0.005))
 
 
 def _reference(state, times, orbit=None):
-    """scipy DOP853 on [r, v, R (9), w]: Euler's equations with numpy, loads from orbit.loads."""
+    """Return SciPy's DOP853 on [r, v, R (9), w]: Euler's equations, loads from orbit.loads."""
     inv = np.linalg.inv(INERTIA)
     m = TARGET.mass
 

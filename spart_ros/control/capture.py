@@ -177,9 +177,9 @@ class Capture:
         """
         Accept the CaptureGoal ``goal`` at control time ``t`` with the measured ``state``.
 
-        It replaces (preempts) a goal before its grasp. CaptureRefused (a GoalError with the
-        result code) naming why when it is not feasible: the goal is then aborted with that code
-        and the capture going on, if any, goes on.
+        It replaces (preempts) a goal before its grasp. Return the goal, active. CaptureRefused (a
+        GoalError with the result code) naming why when it is not feasible: the goal is then
+        aborted with that code and the capture going on, if any, goes on.
         """
         t = float(t)
         try:
@@ -221,7 +221,11 @@ class Capture:
         return goal
 
     def cancel(self, goal, t=None):
-        """Cancel ``goal``: no command from then on (the controller holds). False if done."""
+        """
+        Cancel ``goal`` at control time ``t``: no command from then on (the controller holds).
+
+        Return True, or False when it was not the goal followed or was done already.
+        """
         if goal is not self.goal or goal.done:
             return False
         goal._finish(CANCELED, 'canceled')
@@ -232,7 +236,8 @@ class Capture:
         """
         Abort the capture going on (a fault: ``why``): one all-zero command at the next update.
 
-        ``code``: the goal's result code. Return True if a capture was going on.
+        ``t``: the control time [s]; ``code``: the goal's result code. Return True if a capture
+        was going on.
         """
         if self.goal is None or self.goal.done:
             return False

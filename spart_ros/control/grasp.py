@@ -135,7 +135,7 @@ class GraspCheck:
         self.since = None
 
     def update(self, t, error):
-        """Return True once ``error`` (a :data:`GraspError`) has been within since ``dwell`` s."""
+        """Return True once ``error`` (a GraspError) at time ``t`` has held for ``dwell`` s."""
         if not self.tolerances.within(error):
             self.since = None
             return False

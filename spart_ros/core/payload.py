@@ -128,7 +128,7 @@ def attach_payload(robot, link, mass, inertia, pose, name='payload'):
 
 
 def payload_link(combined, name='payload'):
-    """Return the SPART link id of the payload ``name`` in a model :func:`attach_payload` made."""
+    """Return the SPART link id of the payload ``name`` in ``combined`` (attach_payload's)."""
     if name not in combined.keys.link_id:
         raise InputError(f'robot {combined.name!r} has no payload link {name!r}')
     return combined.keys.link_id[name]

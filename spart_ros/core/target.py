@@ -236,11 +236,13 @@ class Target:
         source='',
     ):
         """
-        Return a checked Target (the class's fields; InputError naming a bad one and the fix).
+        Return a checked Target (InputError naming a bad argument and the fix).
 
-        ``inertia``: 3 principal moments, 6 values [ixx, iyy, izz, ixy, ixz, iyz], or (3, 3);
-        ``fixture``, ``initial_pose``: 4x4 rigid transforms (None: identity); ``initial_twist``
-        (6,) (None: at rest); the other arguments as the class's fields.
+        ``name``; ``mass`` [kg]; ``inertia``: 3 principal moments, 6 values [ixx, iyy, izz, ixy,
+        ixz, iyz], or (3, 3) [kg m^2]; ``com`` (3,) in l; ``fixture``, ``initial_pose``: 4x4 rigid
+        transforms (None: identity); ``fixture_name``; ``initial_twist`` (6,) (None: at rest);
+        ``initial_frame``: 'world' or 'base'; ``source``: where it was declared (as the class's
+        fields).
         """
         where = source or f'target {name!r}'
         name = str(name)
@@ -724,7 +726,7 @@ class FreeBody:
     # -- public ---------------------------------------------------------------------------------
     @staticmethod
     def pack(state):
-        """Return the 13 floats [r, v, quaternion [x, y, z, w], w] of a :data:`TargetState`."""
+        """Return the 13 floats [r, v, quaternion [x, y, z, w], w] of ``state`` (TargetState)."""
         R = chk.rotation('state.R', state.R)
         q = _quaternion(np.asarray(R, dtype=float).tolist())
         return (
@@ -736,7 +738,7 @@ class FreeBody:
 
     @staticmethod
     def unpack(x):
-        """Return the :data:`TargetState` of 13 packed floats (:meth:`pack`)."""
+        """Return the :data:`TargetState` of ``x``, 13 packed floats (:meth:`pack`)."""
         x = [float(v) for v in x]
         n = math.sqrt(sum(v * v for v in x[6:10]))
         R = np.array(_rotation(*(v / n for v in x[6:10]))).reshape(3, 3)
@@ -753,7 +755,9 @@ class FreeBody:
 
     def loads(self, t, state):
         """
-        Return (force (3,), torque (3,)) on the body at ``t``: world axes, torque about the CoM.
+        Return (force (3,), torque (3,)) on the body at ``state`` and time ``t``, world axes.
+
+        The torque is about the CoM.
 
         The orbit's tidal force and gravity-gradient torque (or m g and zero): what the plants
         apply to it (:meth:`spart_ros.core.orbit.CircularOrbit.loads` computes the same).
