@@ -193,7 +193,7 @@ class CapturePlanner:
         return (np.array(qs), np.array(qds)), None
 
     def _efforts(self, R0, r0, qs, qds, times):
-        """Return the largest |effort| (n_q,) along the samples, the base's attitude held."""
+        """Return the largest efforts (n_q,) along the samples, the base's attitude held."""
         peak = np.zeros(self.robot.n_q)
         qdds = np.gradient(qds, times, axis=0)
         fd = self.dynamics

@@ -649,8 +649,13 @@ class FreeBody:
         d = math.sqrt(dx * dx + dy * dy + dz * dz)
         return acc, (dx / d, dy / d, dz / d), 3.0 * self._mu / d**3
 
-    def _derivative(self, t, x):
-        """d/dt of x = [r (3), v (3), quaternion (4, [x, y, z, w]), w (3)] (13 floats)."""
+    def derivative(self, t, x):
+        """
+        Return dx/dt (13 floats) of the packed state ``x`` at time ``t`` [s].
+
+        ``x`` = [r (3), v (3), quaternion (4, [x, y, z, w]), w (3)] (:meth:`pack`), a sequence of
+        floats; scalar Python (a plant integrating the target with its own stages calls this).
+        """
         rx, ry, rz, vx, vy, vz, qx, qy, qz, qw, wx, wy, wz = x
         I00, I01, I02, I10, I11, I12, I20, I21, I22 = self._I
         J00, J01, J02, J10, J11, J12, J20, J21, J22 = self._Iinv
@@ -692,7 +697,7 @@ class FreeBody:
         )
 
     def _rk4(self, t, x, h):
-        f = self._derivative
+        f = self.derivative
         k1 = f(t, x)
         h2 = 0.5 * h
         k2 = f(t + h2, [a + h2 * b for a, b in zip(x, k1)])
@@ -750,7 +755,7 @@ class FreeBody:
 
         a: the CoM's acceleration in the world; alpha: the angular acceleration in the body axes.
         """
-        d = self._derivative(float(t), self.pack(state))
+        d = self.derivative(float(t), self.pack(state))
         return np.array(d[3:6]), np.array(d[10:13])
 
     def loads(self, t, state):
@@ -853,7 +858,7 @@ class FixturePrediction:
         t = self._time(t)
         body = self.body
         x = self._packed(t)
-        d = body._derivative(t, x)
+        d = body.derivative(t, x)
         m = _fixture_motion(self._fixture, x, d)
         if self.frame == 'world':
             return m
