@@ -39,6 +39,7 @@ import numpy as np
 from .capture_motion import _per_joint
 from .law import BaseFrames
 from ..core import checks as chk
+from ..core.attitude import _cross  # np.cross costs 8 times as much on 3-vectors
 from ..core.errors import InputError
 from ..core.fast import FastDynamics
 from ..core.momentum import about_point, center_of_mass_from_H0
@@ -147,7 +148,7 @@ class Detumble:
         kl, kp = self.momentum_gains
         force_w, force_sat = _scaled(-kp * h[3:6], self.max_force)
         # the torque about the system CoM is -k_L L: the force (at the base CoM) has a moment too
-        torque_w, torque_sat = _scaled(-kl * h[0:3] - np.cross(r0 - com, force_w), self.max_torque)
+        torque_w, torque_sat = _scaled(-kl * h[0:3] - _cross(r0 - com, force_w), self.max_torque)
         R_b = np.asarray(base.R_b, dtype=float)
         w, z = self.frequency, self.damping_ratio
         taum = self._reduced_inertia @ (w * w * (self.posture - q) - 2.0 * z * w * qd)
@@ -171,7 +172,7 @@ class Detumble:
         )
         # the force acts at the base CoM: its moment about b's origin is p_bc x f_b
         force_b = R_b.T @ force_w
-        torque_b = R_b.T @ torque_w + np.cross(self.frames.p_bc, force_b)
+        torque_b = R_b.T @ torque_w + _cross(self.frames.p_bc, force_b)
         return DetumbleCommand(
             efforts,
             torque_b,
