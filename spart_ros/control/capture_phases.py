@@ -3,18 +3,18 @@ The phases of a capture and their transition table (pure data and one small mach
 
 A capture goes through :data:`PHASES`:
 
-==============  ================================================================================
-``approach``    the end effector moves onto the fixture's predicted motion (the relative pose
-                shrinks to zero at the planned grasp time)
-``synchronise`` it moves with the fixture; waits until the grasp criteria hold for their dwell
-``grasp``       the capture event: the gripper closes (a weld in the plant); the end effector
-                keeps moving with the fixture until the attachment is reported
-``detumble``    the robot carries the target (its model too): the arm compliant, the base's
-                actuators absorb the momentum, until every rate is at rest
-``done``        at rest with the target held (the goal succeeded)
-``aborted``     stopped: a fault or a timeout (one zero command: the motors limp), or a cancel
-                (no command: the controller holds)
-==============  ================================================================================
+=================  ================================================================================
+``approach``       the end effector moves onto the fixture's predicted motion (the relative pose
+                   shrinks to zero at the planned grasp time)
+``synchronise``    it moves with the fixture; waits until the grasp criteria hold for their dwell
+``grasp``          the capture event: the gripper closes (a weld in the plant); the end effector
+                   keeps moving with the fixture until the attachment is reported
+``detumble``       the robot carries the target (its model too): the arm compliant, the base's
+                   actuators absorb the momentum, until every rate is at rest
+``done``           at rest with the target held (the goal succeeded)
+``aborted``        stopped: a fault or a timeout (one zero command: the motors limp), or a cancel
+                   (no command: the controller holds)
+=================  ================================================================================
 
 :data:`TRANSITIONS` lists every change of phase, its cause (``key``, and ``event`` in words) and
 whether one all-zero command goes out on the way (``zero``).  Before a goal, and once a capture has
