@@ -27,11 +27,11 @@ from spart_ros.core.base_state import (
     link_frame_wrench_to_base_generalized_force,
 )
 from spart_ros.core.fast import FastDynamics
+from spart_ros.core.free_body import FreeBody
 from spart_ros.core.kinematics import kinematics
 from spart_ros.core.momentum import momentum_about
 from spart_ros.core.payload import attach_payload, attachment_velocities
 from spart_ros.core.target import (
-    FreeBody,
     quaternion_from_rotation,
     rotation_from_quaternion,
     TargetState,

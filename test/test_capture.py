@@ -31,8 +31,9 @@ from spart_ros.control.capture_reference import ApproachPath
 from spart_ros.control.grasp import capture_model, grasp_error, GraspCheck, GraspTolerances
 from spart_ros.core.base_state import base_from_link_frame
 from spart_ros.core.fast import FastDynamics
+from spart_ros.core.free_body import FixturePrediction, FreeBody
 from spart_ros.core.rigid_motion import rotation_from_vector, rotation_vector
-from spart_ros.core.target import FixturePrediction, FreeBody, Target
+from spart_ros.core.target import Target
 
 pytestmark = pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')
 

@@ -36,7 +36,8 @@ from spart_ros.control.capture_goal import (
 )
 from spart_ros.control.capture_planning import CapturePlan
 from spart_ros.core.errors import InputError
-from spart_ros.core.target import FixturePrediction, FreeBody, Target
+from spart_ros.core.free_body import FixturePrediction, FreeBody
+from spart_ros.core.target import Target
 
 pytestmark = pytest.mark.filterwarnings('ignore::spart_ros.core.errors.SpartWarning')
 

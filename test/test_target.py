@@ -1,5 +1,5 @@
 """
-spart_ros.core.target: a free-flying target's declaration, dynamics and predicted motion.
+spart_ros.core.target and free_body: a target's declaration, dynamics and predicted motion.
 
 Independent checks (no plant, no ROS):
 
@@ -19,11 +19,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 from spart_ros.core.errors import InputError
+from spart_ros.core.free_body import FixturePrediction, FreeBody
 from spart_ros.core.orbit import CircularOrbit, clohessy_wiltshire
 from spart_ros.core.rigid_motion import rotation_from_vector, rotation_vector
 from spart_ros.core.target import (
-    FixturePrediction,
-    FreeBody,
     load_target,
     quaternion_from_rotation,
     rotation_from_quaternion,

@@ -4,7 +4,7 @@ The capture of a tumbling target, end to end, as one plain object a controller d
 :class:`Capture` composes the units of a capture for one robot, one end effector and one target:
 
 - the target's dynamics and the fixture's prediction from each estimate
-  (:mod:`spart_ros.core.target`: :meth:`Capture.set_estimate`);
+  (:mod:`spart_ros.core.free_body`: :meth:`Capture.set_estimate`);
 - the feasibility check and the grasp time before any attempt (:mod:`.capture_planning`);
 - the approach and synchronisation reference (:mod:`.capture_reference`) and law
   (:mod:`.capture_motion`); the grasp criteria (:mod:`.grasp`);
@@ -44,8 +44,9 @@ from .law import BaseFrames
 from ..core import checks as chk
 from ..core.errors import InputError, SpartError
 from ..core.fast import FastDynamics
+from ..core.free_body import FixturePrediction, FreeBody
 from ..core.kinematics import kinematics
-from ..core.target import FixturePrediction, FreeBody, load_target, Target
+from ..core.target import load_target, Target
 
 __all__ = ['Capture', 'CaptureOutput']
 

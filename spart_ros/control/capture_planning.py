@@ -2,7 +2,7 @@
 Is a capture feasible, and when to grasp: checked before any attempt (pure numpy, no ROS).
 
 :meth:`CapturePlanner.plan` takes the robot's state, the fixture's predicted motion
-(:class:`~spart_ros.core.target.FixturePrediction`) and the goal's timing, and returns a
+(:class:`~spart_ros.core.free_body.FixturePrediction`) and the goal's timing, and returns a
 :data:`CapturePlan` (the grasp time, the approach's duration, the joint configuration and rates
 at the grasp) or raises :class:`~spart_ros.control.capture_goal.CaptureRefused` naming the cause:
 

@@ -2,7 +2,7 @@
 The end effector's reference while it approaches a moving fixture and synchronises with it.
 
 The end-effector frame E must reach the **grasp frame** G(t) = T_f(t) G (the fixture frame f at
-its predicted pose, :class:`~spart_ros.core.target.FixturePrediction`, moved by the grasp offset
+its predicted pose, :class:`~spart_ros.core.free_body.FixturePrediction`, moved by the grasp offset
 G: E in f at the grasp) with zero relative pose and twist at the planned grasp time t_g, then
 move with it.  The reference is written relative to G(t):
 
@@ -82,7 +82,7 @@ class ApproachPath:
     """
     The reference of the approach and the synchronisation (see the module docstring).
 
-    ``prediction``: the fixture's :class:`~spart_ros.core.target.FixturePrediction` (in the
+    ``prediction``: the fixture's :class:`~spart_ros.core.free_body.FixturePrediction` (in the
     controller's world frame); ``start`` (4, 4): the end-effector frame's pose at ``t0`` [s];
     ``t_grasp`` [s] > t0: when the relative pose must be zero; ``grasp_offset`` (4, 4): E in f at
     the grasp (None: identity); ``standoff`` [m] >= 0 along ``approach_axis`` (3,), G's axes
