@@ -159,8 +159,13 @@ def test_the_fixture_twist_and_acceleration_are_the_rates_of_its_pose(frame):
     s = pred.target_state(1.0)
     assert np.abs(s.R - estimate.R).max() < 1e-12 and np.abs(s.r - estimate.r).max() < 1e-12
     assert np.abs(s.v - estimate.v).max() < 1e-12 and np.abs(s.w - estimate.w).max() < 1e-12
+    # a little before the estimate: integrated back (and forward again to the estimate)
+    back = pred.state(0.8)
+    again = FixturePrediction(body, back, 0.8, 'world').state(1.0)
+    start = pred.state(1.0)
+    assert np.abs(again.R - start.R).max() < 1e-12 and np.abs(again.w - start.w).max() < 1e-12
     with pytest.raises(InputError, match='before the estimate'):
-        pred.motion(0.5)
+        pred.motion(0.4)
 
 
 def test_the_prediction_steps_forward_as_propagate_does():

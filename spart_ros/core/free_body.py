@@ -177,14 +177,15 @@ class FreeBody:
         return min(self.max_step, self.max_angle / w) if w > 0 else self.max_step
 
     def _advance(self, t, x, t_end):
-        """Integrate the packed state x from ``t`` to ``t_end`` (>= t)."""
-        while t < t_end:
+        """Integrate the packed state x from ``t`` to ``t_end`` (forward, or backward)."""
+        direction = 1.0 if t_end >= t else -1.0
+        while (t_end - t) * direction > 0:
             h = self._step_size(x)
-            remaining = t_end - t
+            remaining = abs(t_end - t)
             if h >= remaining * (1.0 - 1e-12):
-                return t_end, self._rk4(t, x, remaining)
+                return t_end, self._rk4(t, x, t_end - t)
             steps = math.ceil(remaining / h)  # equal steps up to t_end (no sliver at the end)
-            h = remaining / steps
+            h = direction * remaining / steps
             x = self._rk4(t, x, h)
             t += h
         return t, x
@@ -266,12 +267,13 @@ class FixturePrediction:
     ``body``: the :class:`FreeBody`; ``estimate``: a :data:`TargetState` at time ``t`` [s] (in
     the world frame, or in LVLH with ``frame='lvlh'``: R l -> LVLH, r, v relative to LVLH in its
     axes, w relative to LVLH in body axes); ``frame``: 'world' or 'lvlh' (needs the body's
-    orbit), the frame of the estimate and of every result.  :meth:`motion` at times at or after
-    ``t``; the states reached are kept every ``max_step`` so that increasing times cost one RK4
-    step each (asking for an earlier time starts again from the nearest kept state).
+    orbit), the frame of the estimate and of every result.  :meth:`motion` at times from ``t`` on
+    (and up to ``max_backward`` s before it: an estimate stamped ahead of the control time,
+    integrated back); the states reached are kept every ``max_step`` so that increasing times cost
+    one RK4 step each (asking for an earlier time starts again from the nearest kept state).
     """
 
-    def __init__(self, body, estimate, t, frame='world'):
+    def __init__(self, body, estimate, t, frame='world', max_backward=0.5):
         if not isinstance(body, FreeBody):
             raise InputError(f'body: expected a FreeBody, got {chk.given(body)}')
         if frame not in ('world', 'lvlh'):
@@ -279,6 +281,7 @@ class FixturePrediction:
         if frame == 'lvlh' and body.orbit is None:
             raise InputError("frame 'lvlh' needs the body's orbit (FreeBody(target, orbit=...))")
         self.body, self.frame, self.t = body, frame, chk.scalar('t', t)
+        self.max_backward = chk.nonnegative('max_backward', max_backward)
         if frame == 'lvlh':
             R, r, v, w = (np.asarray(a, dtype=float) for a in estimate)
             R = chk.rotation('estimate.R', R)
@@ -289,20 +292,24 @@ class FixturePrediction:
         self._fixture = (tuple(R_cf.ravel().tolist()), tuple(p_cf.tolist()))
 
     def state(self, t):
-        """Return the predicted :data:`TargetState` at time ``t`` (>= the estimate's), world."""
+        """Return the predicted :data:`TargetState` at time ``t`` [s], world (class docstring)."""
         return self.body.unpack(self._packed(self._time(t)))
 
     def _time(self, t):
         t = float(t)
-        if not t >= self.t:
+        if not t >= self.t - self.max_backward:
             raise InputError(
-                f't: {t} s is before the estimate ({self.t} s): the prediction runs forward only'
+                f't: {t} s is more than {self.max_backward:g} s before the estimate ({self.t} s): '
+                'the prediction runs forward (an estimate stamped ahead of the control time by '
+                'up to max_backward is taken back)'
             )
         return t
 
     def _packed(self, t):
-        """Return the packed state at ``t`` (>= the estimate's), world (see :meth:`state`)."""
+        """Return the packed state at ``t``, world (see :meth:`state`)."""
         body, times, states = self.body, self._times, self._states
+        if t < self.t:  # an estimate stamped after t (clock skew, a late control tick)
+            return body._advance(self.t, states[0], t)[1]
         while times[-1] + body.max_step <= t:  # a state kept every max_step
             t_next, x = body._advance(times[-1], states[-1], times[-1] + body.max_step)
             times.append(t_next)
