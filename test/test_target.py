@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 from spart_ros.core.errors import InputError
 from spart_ros.core.free_body import FixturePrediction, FreeBody
 from spart_ros.core.orbit import CircularOrbit, clohessy_wiltshire
@@ -56,6 +55,8 @@ def _tumbling(rate_deg=10.0, seed=3, r=(1.5, 0.2, -0.3), v=(0.01, -0.02, 0.005))
 
 def _reference(state, times, orbit=None):
     """Return SciPy's DOP853 on [r, v, R (9), w]: Euler's equations, loads from orbit.loads."""
+    from scipy.integrate import solve_ivp  # here: every xdist worker imports every test file
+
     inv = np.linalg.inv(INERTIA)
     m = TARGET.mass
 
