@@ -262,6 +262,8 @@ class Capture:
         """
         if self.phase != ph.GRASP:
             raise InputError(f'attached: the capture is in phase {self.phase!r}, not grasp')
+        if self._state is None:
+            raise InputError('attached: no state of the robot yet (update first)')
         t = float(t)
         if T_link_target is None:
             T_link_target = self._relative_pose(self._state, t)
