@@ -101,3 +101,27 @@ def test_inverse_dynamics_fields():
     fields = S.InverseDynamics.Response.get_fields_and_field_types()
     assert fields['efforts'] == 'sequence<double>'
     assert fields['base_wrench'] == 'geometry_msgs/Wrench'
+
+
+def test_the_capture_action_matches_the_capture_goal():
+    """spart_interfaces/action/Capture: its fields and codes are those of the capture's goal."""
+    from dataclasses import fields
+
+    from spart_interfaces.action import Capture
+    from spart_ros.control import capture_goal as cg
+    from spart_ros.control.grasp import GraspTolerances
+
+    for cls in (Capture.Goal, Capture.Result, Capture.Feedback):
+        msg = cls()
+        assert deserialize_message(serialize_message(msg), cls) == msg
+    codes = {v: k for k, v in cg.RESULT_CODES.items()}
+    for name, code in codes.items():
+        assert getattr(Capture.Result, name.upper().replace(' ', '_')) == code
+    goal = set(Capture.Goal.get_fields_and_field_types())
+    tolerances = {f.name for f in fields(GraspTolerances)}
+    assert {f'{t}_tolerance' for t in tolerances - {'dwell'}} | {'dwell_time'} <= goal
+    timing = {f.name for f in fields(cg.CaptureGoal)} & goal
+    assert timing == goal - {f'{t}_tolerance' for t in tolerances} - {'dwell_time'}
+    assert timing >= {'target', 'fixture', 'approach_time', 'detumble_timeout', 'standoff'}
+    fb = Capture.Feedback(phase='synchronise', distance=0.01, relative_twist=Twist())
+    assert deserialize_message(serialize_message(fb), Capture.Feedback) == fb

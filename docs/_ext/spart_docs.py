@@ -102,15 +102,15 @@ def transitions_table():
 
 
 def interfaces_page(root):
-    """Return the reST page of spart_interfaces' messages and services (their definitions)."""
+    """Return the reST page of spart_interfaces' messages, services and actions (definitions)."""
     lines = [
-        heading('Messages and services (``spart_interfaces``)'),
+        heading('Messages, services and actions (``spart_interfaces``)'),
         '',
-        'The definitions as they are in ``spart_interfaces/msg`` and ``spart_interfaces/srv`` '
-        '(every field is documented in its comment).',
+        'The definitions as they are in ``spart_interfaces/msg``, ``spart_interfaces/srv`` and '
+        '``spart_interfaces/action`` (every field is documented in its comment).',
         '',
     ]
-    for kind, title in (('msg', 'Messages'), ('srv', 'Services')):
+    for kind, title in (('msg', 'Messages'), ('srv', 'Services'), ('action', 'Actions')):
         lines += [heading(title, '-'), '']
         for path in sorted((Path(root) / 'spart_interfaces' / kind).glob(f'*.{kind}')):
             name = f'spart_interfaces/{kind}/{path.stem}'
