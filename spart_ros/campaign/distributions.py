@@ -91,14 +91,14 @@ class Distribution:
 
         The exact values (the statistical tests compare samples with them).
         """
-        from scipy import stats
-
         if self.kind == 'uniform':
             low, high = self.param('low', shape), self.param('high', shape)
             return (low + high) / 2, (high - low) ** 2 / 12
         mean, std = self.param('mean', shape), self.param('std', shape)
         if self.kind == 'normal':
             return mean + 0 * std, std**2 + 0 * mean
+        from scipy import stats
+
         a = (self.param('low', shape) - mean) / std
         b = (self.param('high', shape) - mean) / std
         m, v = stats.truncnorm.stats(a, b, loc=mean, scale=std, moments='mv')

@@ -32,6 +32,18 @@ def rotation_matrix(rotvec):
     return np.eye(3) + np.sin(angle) / angle * K + (1.0 - np.cos(angle)) / angle**2 * K @ K
 
 
+def _moments_problem(moments, tolerance):
+    m = np.sort(moments)
+    if m[0] <= 0:
+        return f'principal moments {m.tolist()} not all positive'
+    if m[2] > (m[0] + m[1]) * (1.0 + tolerance):
+        return (
+            f'principal moments {m.tolist()}: the largest exceeds the sum of the other two '
+            '(the triangle inequality)'
+        )
+    return ''
+
+
 def inertia_problem(inertia, tolerance=1e-12):
     """
     Return why the tensor ``inertia`` (3, 3) is not a valid inertia about a CoM, or ''.
@@ -41,18 +53,9 @@ def inertia_problem(inertia, tolerance=1e-12):
     J = np.asarray(inertia, dtype=float)
     if J.shape != (3, 3) or not np.all(np.isfinite(J)):
         return 'not a finite 3x3 matrix'
-    if not np.allclose(J, J.T, rtol=0, atol=tolerance * max(np.abs(J).max(), 1e-300)):
+    if np.abs(J - J.T).max() > tolerance * max(np.abs(J).max(), 1e-300):
         return 'not symmetric'
-    moments = np.linalg.eigvalsh(J)
-    scale = max(float(moments.max()), 1e-300)
-    if moments.min() <= 0:
-        return f'principal moments {moments.tolist()} not all positive'
-    if moments[2] > moments[0] + moments[1] + tolerance * scale:
-        return (
-            f'principal moments {moments.tolist()}: the largest exceeds the sum of the other two '
-            '(the triangle inequality)'
-        )
-    return ''
+    return _moments_problem(np.linalg.eigvalsh(J), tolerance)
 
 
 def disperse_inertia(inertia, draw_moments, axes_std, rng, apply, where):
@@ -73,16 +76,16 @@ def disperse_inertia(inertia, draw_moments, axes_std, rng, apply, where):
     for _ in range(MAX_DRAWS):
         draw = np.asarray(draw_moments(rng), dtype=float)
         m = moments + draw if apply == 'add' else moments * draw if apply == 'scale' else draw
+        # R diag(m) R' has the principal moments m: check them, not its rounded eigenvalues
+        if _moments_problem(m, 1e-12):
+            continue
         R = axes if not axes_std else rotation_matrix(axes_std * rng.standard_normal(3)) @ axes
-        out = R @ np.diag(m) @ R.T
-        out = (out + out.T) / 2
-        if not inertia_problem(out):
-            return out
+        out = (R * m) @ R.T
+        return (out + out.T) / 2
     raise InputError(
         f'{where}: {MAX_DRAWS} draws gave no valid inertia (positive principal moments, obeying '
-        'the '
-        f'triangle inequality; nominal moments {moments.tolist()}): the dispersion is too wide '
-        'for this body'
+        f'the triangle inequality; nominal moments {moments.tolist()}): the dispersion is too '
+        'wide for this body'
     )
 
 

@@ -105,12 +105,14 @@ def _controller_view(campaign, inputs, plant, rng):
     return SensedPlant(plant, campaign.noise, rng, robot=robot, description=description)
 
 
-def simulation(campaign, index):
+def simulation(campaign, index, views=None):
     """
     Return (run, truth, draws) of run ``index``: the closed loop itself (may raise).
 
     ``run``: the :class:`~spart_ros.sim.closed_loop.ClosedLoopRun`; ``truth``: the plant's own
-    state when the readings had noise (else None); ``draws``: {column: value}.
+    state when the readings had noise (else None); ``draws``: {column: value}.  ``views``: a
+    list the plant (as the controller sees it) is appended to once built, for the caller to
+    look at when the run raises.
     """
     from ..core.actuators import BaseActuators
     from ..sim.closed_loop import _plant, simulate
@@ -132,6 +134,8 @@ def simulation(campaign, index):
         actuators=inputs.actuators,
     )
     view = _controller_view(campaign, inputs, plant, stream(campaign.seed, index, 'noise'))
+    if views is not None:
+        views.append(view)
     settings = dict(inputs.settings)
     if scenario.controller_actuators is not None:
         settings['actuators_file'] = BaseActuators.from_dict(
@@ -148,6 +152,22 @@ def simulation(campaign, index):
         **options,
     )
     return run, view.truth(run.joint_names), draws
+
+
+#: a state this large has diverged (its square overflows; the core's checks say the same)
+HUGE = 1e150
+
+
+def _diverged(views):
+    """Return whether the plant of a run that raised holds a diverged state (NaN or huge)."""
+    if not views:
+        return False
+    plant = views[0].plant
+    try:
+        state = np.concatenate([plant.joint_positions(), plant.joint_velocities()])
+    except Exception:  # noqa: B902 (a plant that cannot even say its state has diverged)
+        return True
+    return not np.all(np.isfinite(state)) or bool(np.abs(state).max(initial=0.0) > HUGE)
 
 
 def _finite(run, truth):
@@ -236,15 +256,14 @@ def run_one(campaign, index, keep_run=False):
     result.draws = dict.fromkeys(draw_columns(campaign.dispersions), float('nan'))
     result.metrics = dict.fromkeys(METRICS, float('nan'))
     run = truth = None
+    views = []
     try:
-        run, truth, draws = simulation(campaign, index)
-        result.draws.update(draws)
-    except SimulationDiverged as err:
-        result.status, result.error = 'nan', str(err)
-        _, draws = draw(campaign.dispersions, campaign.seed, index)
+        run, truth, draws = simulation(campaign, index, views)
         result.draws.update(draws)
     except Exception as err:  # noqa: B902 (a run that raises is a row, never a crash)
         result.error = _error_text(err)
+        if isinstance(err, SimulationDiverged) or _diverged(views):
+            result.status = 'nan'
         try:
             result.draws.update(draw(campaign.dispersions, campaign.seed, index)[1])
         except Exception:  # noqa: B902 (the draw itself raised: the columns stay NaN)

@@ -243,13 +243,15 @@ def load_campaign(source, **overrides):
     options = _options(spec.get('metrics'), scenario)
     success = spec.get('success')
     if success is None:
-        # a demo's bounds, but not one this duration cannot measure (settling after the end)
-        settled = options.settled_after
+        # a demo's bounds, but not those this duration cannot measure (e.g. a shortened run)
+        start = {
+            'tracking_rms': options.tracking_after,
+            'station_keeping_settled': options.settled_after,
+        }
         success = [
             f'{m} < {b!r}'
             for m, b in scenario.bounds.items()
-            if m != 'station_keeping_settled'
-            or (settled is not None and settled < scenario.duration)
+            if start.get(m, 0.0) is not None and start.get(m, 0.0) < scenario.duration
         ]
         spec_success = None
     else:

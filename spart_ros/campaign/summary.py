@@ -23,11 +23,11 @@ def success_interval(successes, runs, confidence=0.95):
 
     ``successes`` of ``runs`` (integers, runs >= 1); ``confidence`` in (0, 1).
     """
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta distribution's quantiles
 
     k, n, a = int(successes), int(runs), 1.0 - float(confidence)
-    low = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, a / 2))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - a / 2))
     return low, high
 
 
