@@ -290,3 +290,21 @@ def test_the_command_line_writes_the_results_and_continues_a_campaign(tmp_path, 
     assert main([str(path), '--workers', '1', '--quiet']) == 2
     assert 'holds the results of another campaign' in capsys.readouterr().err
     assert main([str(tmp_path / 'missing.yaml')]) == 2
+
+
+def test_a_run_lost_with_its_worker_is_retried_when_the_campaign_runs_again(tmp_path):
+    from spart_ros.campaign.engine import _infrastructure_error
+
+    class KilledWorker(Exception):  # distributed's name for a run whose workers kept dying
+        pass
+
+    lost = _infrastructure_error(1, KilledWorker('run-1 killed 3 workers'))
+    assert lost.status == 'lost' and 'retried when the campaign runs again' in lost.error
+    campaign = tiny(runs=2, scenario={'duration': 0.05})
+    first = run_campaign(campaign, output=str(tmp_path), workers=1, progress=False, plots=False)
+    journal = tmp_path / 'runs.jsonl'
+    rows = [json.loads(line) for line in journal.read_text().splitlines()]
+    journal.write_text(json.dumps(rows[0]) + '\n' + json.dumps(lost.row()) + '\n')
+    again = run_campaign(campaign, output=str(tmp_path), workers=1, progress=False, plots=False)
+    assert again.ran == 1 and [r.status for r in again.results] == ['passed', 'passed']
+    assert same_tables(first.table, again.table)

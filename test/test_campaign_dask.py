@@ -64,7 +64,7 @@ def cluster():
 
 @pytest.fixture(scope='module')
 def serial(tmp_path_factory):
-    """The campaign run in this process, without Dask: the reference table."""
+    """Return the campaign run in this process, without Dask: the reference table."""
     campaign = load_campaign(SPEC)
     result = run_campaign(
         campaign,

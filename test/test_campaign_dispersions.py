@@ -14,7 +14,7 @@ from spart_ros.campaign import dispersions, inertia, load_campaign
 from spart_ros.campaign.distributions import distribution, stream
 from spart_ros.campaign.link_properties import link_inertials, LinkInertial, with_link_inertials
 from spart_ros.campaign.parameters import parameters, run_inputs
-from spart_ros.core.errors import InputError
+from spart_ros.core.errors import InputError, ModelWarning
 
 N = 10_000
 
@@ -70,7 +70,7 @@ def test_draws_depend_on_seed_index_and_name_only():
 
 @pytest.fixture(scope='module')
 def orbit_params():
-    """The dispersible parameters of the orbital demo (SC_3DoF, wheels, thrusters, an orbit)."""
+    """Return the orbital demo's scenario and dispersible parameters (wheels, thrusters, orbit)."""
     from spart_ros.campaign.scenario import resolve_scenario
 
     scenario = resolve_scenario({'demo': 'SC_3DoF_orbit', 'plant': 'rk4'})
@@ -148,8 +148,8 @@ URDF = """<robot name="two">
     <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.04"/></inertial></link>
   <link name="tip"/>
   <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>
-    <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/>
-  </joint>
+    <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
   <joint name="j2" type="fixed"><parent link="arm"/><child link="tip"/></joint>
 </robot>"""
 
@@ -162,7 +162,8 @@ def test_link_inertials_written_back_are_the_same_bodies():
     assert sorted(read) == ['arm', 'base']  # tip has no <inertial>
     again = with_link_inertials(URDF, read)
     assert '0.3 -0.2 0.7' not in again
-    a, b = robot_from_urdf(URDF)[0], robot_from_urdf(again)[0]
+    with pytest.warns(ModelWarning, match='no <inertial>'):  # the tip: a massless frame
+        a, b = robot_from_urdf(URDF)[0], robot_from_urdf(again)[0]
     for la, lb in zip([a.base_link] + a.links, [b.base_link] + b.links):
         Ra, Rb = la.T[:3, :3], lb.T[:3, :3]
         assert la.mass == lb.mass
@@ -290,3 +291,35 @@ def test_the_digest_follows_what_decides_the_rows():
     assert a.digest != _campaign(seed=1).digest
     assert a.digest != _campaign(noise={'joint_positions': 1e-4}).digest
     assert a.success == ()  # SC_3DoF's bound is on tracking after 1 s: not in 0.1 s
+
+
+def test_the_success_interval_is_clopper_pearson():
+    from scipy.stats import binomtest
+
+    from spart_ros.campaign.summary import success_interval
+
+    for k, n in ((0, 10), (3, 10), (10, 10), (95, 100), (9990, 10000)):
+        exact = binomtest(k, n).proportion_ci(0.95, method='exact')
+        assert np.allclose(success_interval(k, n), (exact.low, exact.high), rtol=1e-9, atol=0)
+
+
+def test_the_documented_example_campaign_is_the_example_file():
+    """docs/campaigns.md shows examples/station_keeping_campaign.yaml, which loads."""
+    import os
+    import re
+
+    import yaml
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, 'examples', 'station_keeping_campaign.yaml')
+    with open(os.path.join(root, 'docs', 'campaigns.md'), encoding='utf-8') as f:
+        shown = re.search(r'```yaml\n(.*?)```', f.read(), re.S).group(1)
+    with open(path, encoding='utf-8') as f:
+        assert yaml.safe_load(shown) == yaml.safe_load(f)
+    campaign = load_campaign(path)
+    assert campaign.runs == 200 and len(campaign.dispersions) == 2 + 12
+    assert [str(p) for p in campaign.success] == [
+        'station_keeping_max < 0.06',
+        'station_keeping_settled < 0.03',
+        'attitude_change_max < 0.5',
+    ]

@@ -109,11 +109,14 @@ def _on_dask(campaign, pending, record, client, scheduler, workers):
     from distributed import as_completed, Client, LocalCluster
 
     own = []
+    log = logging.getLogger('distributed')
+    level = log.level
     try:
         if client is None:
             if scheduler:
                 client = Client(scheduler)
             else:
+                log.setLevel(logging.ERROR)  # a cluster of our own: not its INFO lines
                 cluster = LocalCluster(
                     n_workers=workers or _cores(),
                     threads_per_worker=1,
@@ -157,6 +160,7 @@ def _on_dask(campaign, pending, record, client, scheduler, workers):
     finally:
         for item in own:
             item.close()
+        log.setLevel(level)
 
 
 def run_campaign(

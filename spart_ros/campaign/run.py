@@ -107,7 +107,7 @@ def _controller_view(campaign, inputs, plant, rng):
 
 def simulation(campaign, index, views=None):
     """
-    Return (run, truth, draws) of run ``index``: the closed loop itself (may raise).
+    Return (run, truth, draws) of run ``index`` of ``campaign``: the closed loop (may raise).
 
     ``run``: the :class:`~spart_ros.sim.closed_loop.ClosedLoopRun`; ``truth``: the plant's own
     state when the readings had noise (else None); ``draws``: {column: value}.  ``views``: a

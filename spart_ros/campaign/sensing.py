@@ -219,11 +219,11 @@ class SensedPlant:
             )
         )
 
-    def step(self, *args, **kwargs):
-        """Step the plant (the state before the step is kept, with noise)."""
+    def step(self, steps=1):
+        """Step the plant ``steps`` physics steps (keeping the state before them, with noise)."""
         if self._rows is not None:
             self._record()
-        return self._plant.step(*args, **kwargs)
+        self._plant.step(steps)
 
     def truth(self, joint_names):
         """

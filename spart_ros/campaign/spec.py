@@ -114,7 +114,7 @@ class Campaign:
     ``noise``: a :class:`~spart_ros.campaign.sensing.Noise`; ``options``:
     :class:`~spart_ros.campaign.metrics.MetricOptions`; ``success``: the predicates;
     ``retain``: a :class:`Retention`; ``output``: the results folder; ``source``: the file;
-    ``digest``: what decides the rows, hashed.
+    ``digest``: what decides the rows, hashed; ``spec``: the campaign file's content.
     """
 
     name: str
@@ -207,7 +207,7 @@ def _digest(scenario, spec):
 
 def load_campaign(source, **overrides):
     """
-    Return the :class:`Campaign` of a campaign file (path) or of its content (a mapping).
+    Return the :class:`Campaign` of ``source``: a campaign file (path) or its content (a dict).
 
     ``overrides``: top-level keys replacing the file's (e.g. ``runs=10``, ``output=...``).
     Relative paths of a file start at its folder (of a mapping: the current folder).
