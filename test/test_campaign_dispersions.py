@@ -323,3 +323,12 @@ def test_the_documented_example_campaign_is_the_example_file():
         'station_keeping_settled < 0.03',
         'attitude_change_max < 0.5',
     ]
+
+
+def test_numeric_settings_are_dispersible_whatever_their_type():
+    from spart_ros.campaign.scenario import resolve_scenario
+
+    params = parameters(resolve_scenario({'demo': 'SC_3DoF', 'settings': {'kp': 400}}))
+    assert params['settings.kp'].nominal == 400.0  # an integer in a YAML file
+    assert params['settings.base_gains'].labels == ('0', '1', '2', '3')
+    assert 'settings.base_rows' not in params and 'settings.mode' not in params

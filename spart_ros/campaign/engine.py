@@ -28,6 +28,7 @@ from .results import results_of, ResultsFolder
 from .run import run_one, RunResult
 from .summary import format_summary
 from .summary import summary as make_summary
+from ..core.errors import SpartError
 
 __all__ = ['run_campaign', 'CampaignResult', 'rerun']
 
@@ -70,9 +71,11 @@ class _Progress:
     def __init__(self, enabled, total, done, name):
         self.bar = None
         self.counts = {}
-        if enabled:
+        try:
             from tqdm import tqdm
-
+        except ImportError:  # no bar then (pip install tqdm): the runs are the same
+            enabled = False
+        if enabled:
             self.bar = tqdm(
                 total=total, initial=done, desc=name, unit='run', file=sys.stderr, smoothing=0.1
             )
@@ -106,7 +109,13 @@ def _infrastructure_error(index, err):
 def _on_dask(campaign, pending, record, client, scheduler, workers):
     import logging
 
-    from distributed import as_completed, Client, LocalCluster
+    try:
+        from distributed import as_completed, Client, LocalCluster
+    except ImportError:
+        raise SpartError(
+            "Dask's distributed is not installed: pip install dask distributed (or run the "
+            'campaign in this process: --workers 1, workers=1)'
+        ) from None
 
     own = []
     log = logging.getLogger('distributed')

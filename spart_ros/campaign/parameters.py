@@ -118,22 +118,27 @@ def parameters(scenario):
     defaults = ControllerSettings()
     for key in ControllerSettings.__dataclass_fields__:
         value = scenario.settings.get(key, getattr(defaults, key))
-        if _numeric(value):
+        if _numeric(key, value):
             n = np.size(value)
             add(_value(f'settings.{key}', value, tuple(str(k) for k in range(n))))
     return out
 
 
-def _numeric(value):
-    if isinstance(value, bool):
+#: numeric settings that are not quantities (indices of rows): never dispersed
+_NOT_QUANTITIES = ('base_rows', 'task_rows')
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _numeric(key, value):
+    """Return whether setting ``key`` of ``value`` is a quantity (a number or a vector of them)."""
+    if key in _NOT_QUANTITIES:
         return False
-    if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
-        return isinstance(value, float)
-    return (
-        isinstance(value, (tuple, list))
-        and len(value) > 0
-        and all(isinstance(v, float) for v in value)
-    )
+    if isinstance(value, (tuple, list)):
+        return len(value) > 0 and all(_number(v) for v in value)
+    return _number(value)
 
 
 @dataclass
