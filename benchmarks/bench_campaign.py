@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -66,6 +67,7 @@ def main(argv=None):
     from distributed import Client, LocalCluster
 
     logging.getLogger('distributed').setLevel(logging.ERROR)  # not the clusters' INFO lines
+    warnings.filterwarnings('ignore', message='Port .* is already in use')  # the second one's
 
     probe = campaign(1, 1.0)
     run_one(probe, 0)  # warm: imports, kernels

@@ -108,6 +108,7 @@ def _infrastructure_error(index, err):
 
 def _on_dask(campaign, pending, record, client, scheduler, workers):
     import logging
+    import warnings
 
     try:
         from distributed import as_completed, Client, LocalCluster
@@ -126,13 +127,16 @@ def _on_dask(campaign, pending, record, client, scheduler, workers):
                 client = Client(scheduler)
             else:
                 log.setLevel(logging.ERROR)  # a cluster of our own: not its INFO lines
-                cluster = LocalCluster(
-                    n_workers=workers or _cores(),
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                )
+                with warnings.catch_warnings():
+                    # its HTTP server (health, metrics) takes another port when 8787 is taken
+                    warnings.filterwarnings('ignore', message='Port .* is already in use')
+                    cluster = LocalCluster(
+                        n_workers=workers or _cores(),
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                    )
                 own.append(cluster)
                 client = Client(cluster)
             own.insert(0, client)
