@@ -20,12 +20,19 @@ PACKAGES = (
     'spart_ros.core',
     'spart_ros.control',
     'spart_ros.sim',
+    'spart_ros.campaign',
     'spart_ros.codegen',
     'spart_ros.symbolic',
     'spart_ros.tools',
 )
 #: the packages whose every public function and class must document its parameters and returns
-CHECKED = ('spart_ros.core', 'spart_ros.control', 'spart_ros.sim', 'spart_ros.codegen')
+CHECKED = (
+    'spart_ros.core',
+    'spart_ros.control',
+    'spart_ros.sim',
+    'spart_ros.campaign',
+    'spart_ros.codegen',
+)
 
 
 def modules(package):
