@@ -138,4 +138,7 @@ spart_kinematics, spart_differential_kinematics = (
 spart_velocities, spart_accelerations = _library.spart_velocities, _library.spart_accelerations
 spart_inertia_in_inertial_frame = _library.spart_inertia_in_inertial_frame
 spart_inverse_dynamics = _library.spart_inverse_dynamics
+orbit_loads_mujoco, rigid_body_steps = _library.orbit_loads_mujoco, _library.rigid_body_steps
+dissipation_step, friction_correction = _library.dissipation_step, _library.friction_correction
+base_actuators_step = _library.base_actuators_step
 del missing

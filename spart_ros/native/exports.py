@@ -150,9 +150,71 @@ _export(
     (I1, C2, A1, A2, A1, A2, A1, A2, A2, A2, A2, A3, A4, A3, C1, C1, C1, C2),
 )
 
+# --- the plants' kernels (plant_kernels.py: 'module.kernel' names a kernel of another module)
+# ------------------------------------------------------------------------------------------
+_export(
+    'orbit_loads_mujoco',
+    'plant_kernels.orbit_loads_mujoco',
+    'orbit t bodies mass inertia xipos ximat user xfrc',
+    (C1, 'float64', I1, C1, C2, A2, A2, C2, A2),
+)
+_export(
+    'rigid_body_steps',
+    'plant_kernels.rigid_body_steps',
+    'mi mf W x steps t_ns dt_ns floating R0f r0f taum wrench orbit gravity work small fd wF0 wFm '
+    'done',
+    _MODEL
+    + (C1, 'int64', 'int64', 'int64', 'boolean', C2, C1, C1, C1, C1, C1, C2, C1, C1, C1, C2, I1),
+)
+_export(
+    'dissipation_step',
+    'plant_kernels.dissipation_step',
+    'M r u0 h idx damping friction G has_G velocity has_friction work vectors u1 umean',
+    (C2, C1, A1, 'float64', I1, C1, C1, C2, 'boolean', 'float64', 'boolean', C3, C2, C1, C1),
+)
+_export(
+    'base_actuators_step',
+    'plant_kernels.base_actuators_step',
+    't dt velocities wheel_index wheels wheel_commands wheel_torques wheel_counts thrusters '
+    'thruster_commands opened_at thruster_forces firings impulse ctrl ctrl_wheels ctrl_thrusters',
+    (
+        'float64',
+        'float64',
+        A1,
+        I1,
+        C2,
+        C1,
+        C1,
+        'int64[:, ::1]',
+        C2,
+        C1,
+        C1,
+        C1,
+        I1,
+        C1,
+        A1,
+        I1,
+        I1,
+    ),
+)
+_export(
+    'friction_correction',
+    'plant_kernels.friction_correction',
+    'qd qdd h inertia damping friction velocity scale G has_G coupled_above work vectors out',
+    (A1, A1, 'float64', A2, C1, C1, 'float64', 'float64', C2, 'boolean', 'float64', C3, C2, C1),
+)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the files the machine code is built from
-SOURCES = ('layout.py', 'kernels.py', 'exports.py', 'build.py', '_call.c')
+SOURCES = (
+    'layout.py',
+    'kernels.py',
+    'plant_layout.py',
+    'plant_kernels.py',
+    'exports.py',
+    'build.py',
+    '_call.c',
+)
 
 
 def _cpu():
