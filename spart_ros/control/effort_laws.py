@@ -351,8 +351,6 @@ class FreeFlying(_JointLaw):
         return a_b, alpha_b
 
     def command(self, state, ref, t, dt):
-        from ..core import base_state as bs
-
         base = state.base
         if self.base_reference is None:
             self.set_base_reference(base.R_b, base.p_b)
@@ -360,12 +358,12 @@ class FreeFlying(_JointLaw):
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
         a_b, alpha_b = self.base_acceleration(base)
         self._accel = (a_b, alpha_b)
-        u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
+        u0dot = self.frames.base_acceleration(base, a_b, alpha_b)
         inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         tau0, taum = self.dynamics.inverse_dynamics(
             R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True
         )
-        torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
+        torque_b, force_b = self.frames.link_wrench(base, tau0)
         actuators = None
         if self.actuation is not None:
             taum, actuators = self._actuate(state, R0, r0, u0, qdd, alpha_b, torque_b, force_b, t)

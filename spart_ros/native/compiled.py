@@ -139,6 +139,10 @@ spart_velocities, spart_accelerations = _library.spart_velocities, _library.spar
 spart_inertia_in_inertial_frame = _library.spart_inertia_in_inertial_frame
 spart_inverse_dynamics = _library.spart_inverse_dynamics
 orbit_loads_mujoco, rigid_body_steps = _library.orbit_loads_mujoco, _library.rigid_body_steps
-dissipation_step, friction_correction = _library.dissipation_step, _library.friction_correction
-base_actuators_step = _library.base_actuators_step
+dissipation_step, base_actuators_step = _library.dissipation_step, _library.base_actuators_step
+lvlh_state = _library.lvlh_state
+friction_correction = _library.friction_correction
+attitude_torque, wheel_base_torque = _library.attitude_torque, _library.wheel_base_torque
+wheel_state, thruster_pulses = _library.wheel_state, _library.thruster_pulses
+wheel_torques = _library.wheel_torques
 del missing

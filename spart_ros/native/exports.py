@@ -198,10 +198,52 @@ _export(
     ),
 )
 _export(
+    'lvlh_state',
+    'plant_kernels.lvlh_state',
+    'orbit t R p v w R_out p_out v_out w_out',
+    (C1, 'float64', A2, A1, A1, A1, C2, C1, C1, C1),
+)
+
+# --- the controller's per-tick kernels (control_kernels.py) -----------------------------------
+_export(
     'friction_correction',
-    'plant_kernels.friction_correction',
+    'control_kernels.friction_correction',
     'qd qdd h inertia damping friction velocity scale G has_G coupled_above work vectors out',
     (A1, A1, 'float64', A2, C1, C1, 'float64', 'float64', C2, 'boolean', 'float64', C3, C2, C1),
+)
+_export(
+    'wheel_base_torque',
+    'control_kernels.wheel_base_torque',
+    'axes Js friction speeds w_b alpha_b torque_b out',
+    (C2, C1, C1, A1, A1, A1, A1, C1),
+)
+_export(
+    'attitude_torque',
+    'control_kernels.attitude_torque',
+    'H tau0_0 taum_0 R_bc p_bc R_b alpha_c alpha_b w_b axes Js friction speeds torque_b force_b '
+    'u0dot taum out',
+    (C2, C1, C1, C2, C1, A2, C1, A1, A1, C2, C1, C1, A1, A1, A1, C1, C1, C1),
+)
+_export(
+    'wheel_state',
+    'control_kernels.wheel_state',
+    'speeds tau_max friction fast_speed max_speed axes Js lo hi h',
+    (A1, C1, C1, C1, C1, C2, C1, C1, C1, C1),
+    'float64',
+)
+_export(
+    'thruster_pulses',
+    'control_kernels.thruster_pulses',
+    'elapsed dt on_time force throttled f_max B thrusters wrench',
+    ('float64', 'float64', C1, C1, C1, C1, C2, C1, C1),
+    'float64',
+)
+_export(
+    'wheel_torques',
+    'control_kernels.wheel_torques',
+    'pinv target lo hi torque_map thrust wheels achieved',
+    (C2, A1, C1, C1, C2, C1, C1, C1),
+    'float64',
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -211,6 +253,7 @@ SOURCES = (
     'kernels.py',
     'plant_layout.py',
     'plant_kernels.py',
+    'control_kernels.py',
     'exports.py',
     'build.py',
     '_call.c',

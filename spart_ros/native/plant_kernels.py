@@ -8,8 +8,8 @@ Compiled kernels of the plants (numba): what a plant does at every step or integ
 - :func:`dissipation_step`: the joints' damping and friction step of both plants
   (:mod:`spart_ros.sim.joint_dissipation`: Newton's method for the backward-Euler velocities, then
   the linearized law integrated exactly by the symmetric eigenproblem);
-- :func:`friction_correction`: a computed-torque law's compensation of the joints' damping and
-  friction in a digital loop (:mod:`spart_ros.control.friction_compensation`).
+- :func:`base_actuators_step`: what the base's wheel motors and thrusters apply over a step
+  (:mod:`spart_ros.sim.actuation`).
 
 Each is the numpy code it replaces written out operation by operation (the same formulas in the
 same order, so that a result changes by rounding at most; :func:`rigid_body_steps` without an orbit
@@ -880,161 +880,28 @@ def base_actuators_step(
     return 0
 
 
-# --- a computed-torque law's friction compensation (control.friction_compensation) -----------
-@compiled(inline='always')
-def _discrete_weight(x):
-    """c(x) = 1 / (1 - exp(-x)) - 1 / x (x >= 0)."""
-    if x < 1e-4:
-        return 0.5 + x / 12.0
-    if x > 40.0:
-        return 1.0 - 1.0 / x
-    return -1.0 / math.expm1(-x) - 1.0 / x
-
-
-@compiled(inline='always')
-def _psi(x):
-    """Return x / (1 - exp(-x)) (x >= 0)."""
-    if x < 1e-4:
-        return 1.0 + x / 2.0 + x * x / 12.0
-    if x > 40.0:
-        return x
-    return -x / math.expm1(-x)
-
-
+# --- readouts ------------------------------------------------------------------------------
 @compiled
-def _dissipation_efforts(G, has_G, damping, friction, velocity, scale, v, wf, out, sign):
-    """Add sign G' (d G v + scale F tanh(G v / velocity)) to out (independent coordinates)."""
-    nf = damping.shape[0]
-    n = v.shape[0]
-    for j in range(nf):
-        if has_G:
-            acc = 0.0
-            for c in range(n):
-                acc += G[j, c] * v[c]
-            wf[j] = acc
-        else:
-            wf[j] = v[j]
-    for j in range(nf):
-        f = damping[j] * wf[j] + (scale * friction[j]) * math.tanh(wf[j] / velocity)
-        if has_G:
-            for c in range(n):
-                out[c] += sign * (G[j, c] * f)
-        else:
-            out[j] += sign * f
-
-
-@compiled
-def friction_correction(
-    qd,
-    qdd,
-    h,
-    inertia,
-    damping,
-    friction,
-    velocity,
-    scale,
-    G,
-    has_G,
-    coupled_above,
-    work,
-    vectors,
-    out,
-):
+def lvlh_state(orbit, t, R, p, v, w, R_out, p_out, v_out, w_out):
     """
-    Write into ``out`` (n,) FrictionCompensation.correction's efforts (its general branch).
+    Set a body frame's state in LVLH from its state in N at time t (CircularOrbit.to_lvlh).
 
-    f(w) - f(qd) with w = qd + c(h s / m) h qdd per coordinate (s the slopes at qd + h qdd / 2, m
-    the diagonal of ``inertia`` (n, n)), and where a coordinate's h s / m exceeds
-    ``coupled_above`` the linear part exact for the coupled joints (the eigenproblem of
-    L^-1 S L^-T, ``inertia`` = L L').  The law per full joint: ``damping``, ``friction`` (n_full,),
-    ``velocity``, the Coulomb part times ``scale``; full = ``G`` (n_full, n) independent when
-    ``has_G``.  Scratch ``work`` (5, n, n), ``vectors`` (10, max(n, n_full)).  Returns 0, or
-    -SINGULAR when ``inertia`` is not positive definite.
+    ``R`` (3, 3) body -> N, ``p`` (3,) origin in N, ``v``, ``w`` (3,) the origin's velocity and the
+    angular velocity relative to N in the body frame.  Writes R body -> LVLH (C' R, C = Rz(n t)),
+    p in LVLH, and v, w relative to LVLH in the body frame (v - R' (W x p), w - R' W, W = (0, 0,
+    n)).  Returns 0.
     """
-    n = qd.shape[0]
-    nf = damping.shape[0]
-    wf, sf = vectors[0, :nf], vectors[1, :nf]
-    s, x, w, y, z = vectors[2, :n], vectors[3, :n], vectors[4, :n], vectors[5, :n], vectors[6, :n]
-    for c in range(n):
-        w[c] = qd[c] + (0.5 * h) * qdd[c]  # the slopes at the period's middle
-    for j in range(nf):
-        if has_G:
-            acc = 0.0
-            for c in range(n):
-                acc += G[j, c] * w[c]
-            wf[j] = acc
-        else:
-            wf[j] = w[j]
-        t = math.tanh(wf[j] / velocity)
-        sf[j] = damping[j] + (friction[j] / velocity) * (1.0 - t * t)
-    for c in range(n):
-        if has_G:
-            acc = 0.0
-            for j in range(nf):
-                acc += G[j, c] * G[j, c] * sf[j]
-            s[c] = acc
-        else:
-            s[c] = sf[c]
-    coupled = False
-    for c in range(n):
-        x[c] = h * s[c] / max(inertia[c, c], 1e-300)
-        coupled = coupled or x[c] > coupled_above
-        w[c] = qd[c] + _discrete_weight(x[c]) * h * qdd[c]
-    for c in range(n):
-        out[c] = 0.0
-    _dissipation_efforts(G, has_G, damping, friction, velocity, scale, w, wf, out, 1.0)
-    _dissipation_efforts(G, has_G, damping, friction, velocity, 1.0, qd, wf, out, -1.0)
-    if not coupled:
-        return 0
-    S, L, Li, A, V = work[0], work[1], work[2], work[3], work[4]
-    for a in range(n):  # S = G' diag(sf) G (diag(s) without G)
-        for b in range(n):
-            if has_G:
-                acc = 0.0
-                for j in range(nf):
-                    acc += G[j, a] * sf[j] * G[j, b]
-                S[a, b] = acc
-            else:
-                S[a, b] = sf[a] if a == b else 0.0
-    if not _cholesky(inertia, L, n):
-        return -SINGULAR
-    _lower_inverse(L, Li, n)
-    for i in range(n):  # A = Li S Li'
-        for j in range(n):
-            acc = 0.0
-            for k in range(j + 1):
-                acc += S[i, k] * Li[j, k]
-            V[i, j] = acc
-    for i in range(n):
-        for j in range(n):
-            acc = 0.0
-            for k in range(i + 1):
-                acc += Li[i, k] * V[k, j]
-            A[i, j] = acc
-    lam = vectors[7, :n]
-    _symmetric_eigen(A, V, lam, n)
-    for i in range(n):  # z = L' qdd, y = V' z
-        acc = 0.0
-        for k in range(i, n):
-            acc += L[k, i] * qdd[k]
-        z[i] = acc
-    for i in range(n):
-        acc = 0.0
-        for k in range(n):
-            acc += V[k, i] * z[k]
-        y[i] = (_psi(h * max(lam[i], 0.0)) - 1.0) * acc
-    for i in range(n):  # z = V y, linear = L z
-        acc = 0.0
-        for k in range(n):
-            acc += V[i, k] * y[k]
-        z[i] = acc
-    for i in range(n):
-        acc = 0.0
-        for k in range(i + 1):
-            acc += L[i, k] * z[k]
-        # out - S (w - qd) + linear
-        sw = 0.0
-        for k in range(n):
-            sw += S[i, k] * (w[k] - qd[k])
-        out[i] += acc - sw
+    n = orbit[ORBIT_N]
+    c, s = math.cos(n * t), math.sin(n * t)
+    for k in range(3):
+        R_out[0, k] = c * R[0, k] + s * R[1, k]
+        R_out[1, k] = c * R[1, k] - s * R[0, k]
+        R_out[2, k] = R[2, k]
+    p_out[0] = c * p[0] + s * p[1]
+    p_out[1] = c * p[1] - s * p[0]
+    p_out[2] = p[2]
+    x0, x1 = -n * p[1], n * p[0]  # W x p (its third component is 0)
+    for k in range(3):
+        v_out[k] = v[k] - (R[0, k] * x0 + R[1, k] * x1)
+        w_out[k] = w[k] - R[2, k] * n
     return 0

@@ -235,6 +235,23 @@ def checked_orbit(orbit, floating, gravity):
     return orbit
 
 
+def _to_lvlh(orbit, t, R, p, v_b, w_b):
+    """Return orbit.to_lvlh(t, R, p, v_b, w_b), compiled (new arrays)."""
+    from ..native.compiled import lvlh_state
+    from .orbit_environment import orbit_row
+
+    out = (np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3))
+    row = _ORBIT_ROWS.get(orbit)
+    if row is None:
+        row = _ORBIT_ROWS[orbit] = orbit_row(orbit)
+    lvlh_state(row, float(t), R, p, v_b, w_b, *out)
+    return out
+
+
+#: the compiled kernels' row of each orbit (CircularOrbit is frozen: hashable)
+_ORBIT_ROWS = {}
+
+
 def _mj_quaternion(name, xyzw):
     """Return the MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
     q = _vector(name, xyzw, 4)
@@ -908,10 +925,15 @@ class MujocoPlant:
         relative to LVLH.
         """
         p, _ = self._base_pose()
-        v_b, w_b = self._base_twist()
+        R = self._base_rotation()
+        if not self.floating:
+            v_b, w_b = np.zeros(3), np.zeros(3)
+        else:
+            qvel = self.data.qvel
+            v_b, w_b = R.T @ qvel[0:3], qvel[3:6].copy()
         if self.orbit is not None:
-            return self.orbit.to_lvlh(self.time, self._base_rotation(), p, v_b, w_b)
-        return self._base_rotation(), p, v_b, w_b
+            return _to_lvlh(self.orbit, self.time, R, p, v_b, w_b)
+        return R, p, v_b, w_b
 
     def odometry(self):
         """

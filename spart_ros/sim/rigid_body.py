@@ -44,6 +44,7 @@ from .effectors import Effector
 from .joint_dissipation import JointDissipation
 from .orbit_environment import orbit_row, OrbitLoads
 from .plant import (
+    _to_lvlh,
     _vector,
     BASE_MODES,
     BaseOdometry,
@@ -606,7 +607,7 @@ class RigidBodyPlant:
         state = self._base_link_state()
         if self.orbit is None:
             return state
-        return self.orbit.to_lvlh(self.time, *state)
+        return _to_lvlh(self.orbit, self.time, *state)
 
     def _base_link_state(self):
         """Return the base link's pose and twist in SPART's inertial frame (N with an orbit)."""
