@@ -27,6 +27,7 @@ component is not checked.
 
 from collections import namedtuple
 from dataclasses import dataclass
+import functools
 import math
 
 import numpy as np
@@ -87,8 +88,9 @@ class GoalTolerances:
     goal: StateTolerances
     goal_time: float = 0.0
 
-    @property
+    @functools.cached_property
     def checks_path(self):
+        """Return whether a path tolerance is checked (once: the tolerances are constant)."""
         return bool(self.path.position.any() or self.path.velocity.any())
 
 

@@ -66,6 +66,7 @@ from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoc
 from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, ModelError, SpartError
 from ..core.orbit import CircularOrbit
+from ..native.compiled import finite_c1 as _finite_c1
 
 __all__ = [
     'MujocoPlant',
@@ -354,7 +355,8 @@ class MujocoPlant:
         self.effectors = []
         self._deciding, self._staged = [], []
         # MuJoCo's arrays are views of its data: taken once (an attribute read makes a new view)
-        self._qvel, self._xfrc = self.data.qvel, self.data.xfrc_applied
+        self._qpos, self._qvel = self.data.qpos, self.data.qvel
+        self._xfrc, self._qfrc_applied = self.data.xfrc_applied, self.data.qfrc_applied
         self._user_xfrc = np.zeros_like(self._xfrc)  # the user's wrenches during a staged step
         self._previous = None  # the passive-force callback found (called after the stages')
         if orbit is not None:
@@ -664,11 +666,11 @@ class MujocoPlant:
                 f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got '
                 f'{e.size}'
             )
-        if not np.all(np.isfinite(e)):
+        if not _finite_c1(e) and not np.all(np.isfinite(e)):  # compiled (C-ordered e) first
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(e))]
             raise InputError(f'non-finite effort for joints {bad}: {e.tolist()}')
         self._efforts[:] = e
-        self.data.qfrc_applied[self._vadr] = e
+        self._qfrc_applied[self._vadr] = e
         self._fresh = False
 
     def hold(self, on=True):
@@ -863,11 +865,11 @@ class MujocoPlant:
 
     def joint_positions(self):
         """Return (n_joints,) in ``joint_names`` order."""
-        return self.data.qpos[self._qadr].copy()
+        return self._qpos[self._qadr]  # (fancy indexing makes a new array)
 
     def joint_velocities(self):
         """Return (n_joints,) in ``joint_names`` order."""
-        return self.data.qvel[self._vadr].copy()
+        return self._qvel[self._vadr]
 
     def joint_accelerations(self):
         """
@@ -894,7 +896,7 @@ class MujocoPlant:
     def _base_pose(self):
         """(position (3,), quaternion w, x, y, z) of the base link frame in the world."""
         if self.floating:
-            return self.data.qpos[0:3].copy(), self.data.qpos[3:7].copy()
+            return self._qpos[0:3].copy(), self._qpos[3:7].copy()
         return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
 
     def _base_rotation(self):
@@ -913,7 +915,7 @@ class MujocoPlant:
         """(v_b, w_b): velocity of the base link origin and angular velocity, both in b (N's)."""
         if not self.floating:
             return np.zeros(3), np.zeros(3)
-        qvel = self.data.qvel
+        qvel = self._qvel
         return self._base_rotation().T @ qvel[0:3], qvel[3:6].copy()
 
     def base_link_state(self):
@@ -924,13 +926,14 @@ class MujocoPlant:
         :meth:`odometry` carries, with a rotation matrix.  With an orbit: in LVLH, the twist
         relative to LVLH.
         """
-        p, _ = self._base_pose()
-        R = self._base_rotation()
         if not self.floating:
+            p, R = self._base_pose()[0], self._base_rotation()
             v_b, w_b = np.zeros(3), np.zeros(3)
         else:
-            qvel = self.data.qvel
-            v_b, w_b = R.T @ qvel[0:3], qvel[3:6].copy()
+            qpos, qvel = self._qpos, self._qvel
+            R = np.empty((3, 3))
+            self._mj.mju_quat2Mat(R.reshape(9), qpos[3:7])
+            p, v_b, w_b = qpos[0:3].copy(), R.T @ qvel[0:3], qvel[3:6].copy()
         if self.orbit is not None:
             return _to_lvlh(self.orbit, self.time, R, p, v_b, w_b)
         return R, p, v_b, w_b
