@@ -33,6 +33,11 @@ import math
 import numpy as np
 
 from ..core.errors import InputError
+from ..native.compiled import call as _call
+from ..native.compiled import first_violation as _first_violation
+from ..native.compiled import KINDS
+
+_K_VIOLATION = KINDS['first_violation']
 
 __all__ = [
     'JointTolerance',
@@ -189,5 +194,22 @@ def violation(tolerances, q_names, position_error, velocity_error, what):
             return (
                 f'{what} of {q_names[k]} violated: {component} error {error[k]:.4g} beyond '
                 f'{tol[k]:g}'
+            )
+    return ''
+
+
+def state_violation(tolerances, q_names, ref, state, what):
+    """
+    Return :func:`violation` of the errors ``ref`` - ``state`` ('' when none), tested compiled.
+
+    ``ref``: the :data:`~spart_ros.control.trajectory.Reference`; ``state``: the measured (q,
+    qd); the errors are formed only for the sentence.
+    """
+    for component, measured in (('position', state.q), ('velocity', state.qd)):
+        tol = getattr(tolerances, component)
+        k = _call(_first_violation, _K_VIOLATION, tol, getattr(ref, component), measured)
+        if k is None or k != -1:  # a violation, or arrays of other types or lengths: numpy's
+            return violation(
+                tolerances, q_names, ref.position - state.q, ref.velocity - state.qd, what
             )
     return ''

@@ -145,4 +145,6 @@ friction_correction = _library.friction_correction
 attitude_torque, wheel_base_torque = _library.attitude_torque, _library.wheel_base_torque
 wheel_state, thruster_pulses = _library.wheel_state, _library.thruster_pulses
 wheel_torques = _library.wheel_torques
+first_violation, largest_excess = _library.first_violation, _library.largest_excess
+jump_excess = _library.jump_excess
 del missing

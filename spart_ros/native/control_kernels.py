@@ -385,3 +385,70 @@ def wheel_torques(pinv, target, lo, hi, torque_map, thrust, wheels, achieved):
         d = target[r] - acc
         miss += d * d
     return math.sqrt(miss)
+
+
+# --- the controller's per-tick checks (control.tolerances, control.continuity) --------------
+@compiled
+def first_violation(tolerance, reference, measured):
+    """
+    Return the first k with tolerance[k] > 0 and |reference[k] - measured[k]| > tolerance[k].
+
+    -1 when none (tolerances.violation's test of one component); -2 when the lengths differ.
+    """
+    if reference.shape[0] != tolerance.shape[0] or measured.shape[0] != tolerance.shape[0]:
+        return -2
+    for k in range(tolerance.shape[0]):
+        tol = tolerance[k]
+        if tol > 0.0 and abs(reference[k] - measured[k]) > tol:
+            return k
+    return -1
+
+
+@compiled
+def largest_excess(reference, measured, limit):
+    """
+    Return argmax(|reference - measured| - limit) when an |error| passes its limit, else -1.
+
+    Continuity.new_fault's test (the first of equal excesses, as numpy's argmax: the largest is one
+    that exceeds); -2 when the lengths differ.
+    """
+    if reference.shape[0] != limit.shape[0] or measured.shape[0] != limit.shape[0]:
+        return -2
+    best, k = 0.0, -1
+    for i in range(limit.shape[0]):
+        e = abs(reference[i] - measured[i])
+        if e > limit[i]:
+            d = e - limit[i]
+            if k < 0 or d > best:
+                best, k = d, i
+    return k
+
+
+@compiled
+def jump_excess(q, last_q, qd, last_qd, dt, tolerance):
+    """
+    Return the coordinate of a jump of the measured positions, or -1 (Continuity._jump's test).
+
+    A change dq = q - last_q outside [min(v0, v1) dt, max(v0, v1) dt] widened by ``tolerance``
+    (v0 = last_qd, v1 = qd): the argmax of max(low - dq, dq - high) - tolerance when it is > 0.
+    Only when some |dq| exceeds the tolerance (else -1 at once); -2 when the lengths differ.
+    """
+    n = q.shape[0]
+    if last_q.shape[0] != n or qd.shape[0] != n or last_qd.shape[0] != n:
+        return -2
+    large = False
+    for i in range(n):
+        if abs(q[i] - last_q[i]) > tolerance:
+            large = True
+            break
+    if not large:
+        return -1
+    best, k = -math.inf, -1
+    for i in range(n):
+        dq = q[i] - last_q[i]
+        low = min(qd[i], last_qd[i]) * dt
+        high = max(qd[i], last_qd[i]) * dt
+        beyond = max(low - dq, dq - high) - tolerance
+        if beyond > best:
+            best, k = beyond, i
+    return k if best > 0.0 else -1

@@ -245,6 +245,12 @@ _export(
     (C2, A1, C1, C1, C2, C1, C1, C1),
     'float64',
 )
+for _name, _arguments, _types in (
+    ('first_violation', 'tolerance reference measured', (A1, A1, A1)),
+    ('largest_excess', 'reference measured limit', (A1, A1, A1)),
+    ('jump_excess', 'q last_q qd last_qd dt tolerance', (A1, A1, A1, A1, 'float64', 'float64')),
+):
+    _export(_name, f'control_kernels.{_name}', _arguments, _types)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the files the machine code is built from
