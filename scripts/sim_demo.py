@@ -65,6 +65,8 @@ def _scenarios():
 
 
 SCENARIOS = _scenarios()
+#: s: the plant's step in every scenario (config/demo_*.yaml: dt), one joint state each
+STEP_S = 0.001
 
 
 def say(text):
@@ -666,6 +668,19 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, r
                 'angular_magnitude': float(np.linalg.norm(M[0, :3])),
                 'linear_magnitude': float(np.linalg.norm(M[0, 3:])),
             }
+    # the plant's states during the run: one per 1 ms step unless the plant fell behind real
+    # time (the sim then takes several steps per publish: the states between are lost at the
+    # plant); counted from the recorded stamps (reliable, queue 1000: the recorder keeps them)
+    seconds = result.get('sim_seconds', 0.0)
+    if seconds > 0:
+        t0_ns, t1_ns = t_start * 1e9, (t_start + seconds) * 1e9
+        published = sum(1 for stamp, _, _, _ in rec.js if t0_ns < stamp <= t1_ns)
+        result['states_per_second'] = {
+            'published': published,
+            'steps': int(round(seconds / STEP_S)),
+            'per_simulated_second': published / seconds,
+            'fraction': published / round(seconds / STEP_S),
+        }
     lat = rec.latencies()
     lat = lat[len(lat) // 10 :] * 1e3  # ms, after the start-up
     if len(lat):
@@ -1002,6 +1017,13 @@ def print_summary(r):
             f'{a["wheel_momentum_max_N_m_s"]:.3f} N m s at most; thrusters on '
             f'{a["thruster_on_fraction"] * 100:.2f} % of the time, propellant '
             f'{a["propellant_g"]:.2f} g'
+        )
+    if 'states_per_second' in r:
+        st = r['states_per_second']
+        say(
+            f'  the plant published {st["published"]} states of {st["steps"]} steps '
+            f'({st["per_simulated_second"]:.0f} per simulated second, {st["fraction"] * 100:.1f} '
+            '%; a state is lost when the plant falls behind real time)'
         )
     if 'latency_ms' in r:
         lat = r['latency_ms']

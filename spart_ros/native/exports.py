@@ -204,6 +204,14 @@ _export(
     (C1, 'float64', A2, A1, A1, A1, C2, C1, C1, C1),
 )
 
+_export('ros_quaternion', 'plant_kernels.ros_quaternion', 'R out', (A2, C1))
+_export(
+    'tidal_acceleration',
+    'plant_kernels.tidal_acceleration',
+    'orbit t r out',
+    (C1, 'float64', A1, C1),
+)
+
 # --- the controller's per-tick kernels (control_kernels.py) -----------------------------------
 _export(
     'friction_correction',

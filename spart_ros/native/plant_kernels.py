@@ -905,3 +905,48 @@ def lvlh_state(orbit, t, R, p, v, w, R_out, p_out, v_out, w_out):
         v_out[k] = v[k] - (R[0, k] * x0 + R[1, k] * x1)
         w_out[k] = w[k] - R[2, k] * n
     return 0
+
+
+@compiled
+def ros_quaternion(R, out):
+    """
+    Set ``out`` (4,) = the ROS quaternion (x, y, z, w), w >= 0, of the rotation R (body -> world).
+
+    core.attitude.quaternion_to_ros's arithmetic (Shepperd's choice of the largest component, on
+    D = R'), without its checks: the same numbers.  Returns 0.
+    """
+    d00, d11, d22 = R[0, 0], R[1, 1], R[2, 2]
+    d01, d10, d02, d20, d12, d21 = R[1, 0], R[0, 1], R[2, 0], R[0, 2], R[2, 1], R[1, 2]
+    tr = d00 + d11 + d22
+    qs0 = (1 + 2 * d00 - tr) / 4
+    qs1 = (1 + 2 * d11 - tr) / 4
+    qs2 = (1 + 2 * d22 - tr) / 4
+    qs3 = (1 + tr) / 4
+    k, best = 0, qs0
+    if qs1 > best:
+        k, best = 1, qs1
+    if qs2 > best:
+        k, best = 2, qs2
+    if qs3 > best:
+        k, best = 3, qs3
+    ql = math.sqrt(best)
+    if k == 0:
+        x, y, z, w = ql, (d01 + d10) / (4 * ql), (d20 + d02) / (4 * ql), (d12 - d21) / (4 * ql)
+    elif k == 1:
+        x, y, z, w = (d01 + d10) / (4 * ql), ql, (d12 + d21) / (4 * ql), (d20 - d02) / (4 * ql)
+    elif k == 2:
+        x, y, z, w = (d20 + d02) / (4 * ql), (d12 + d21) / (4 * ql), ql, (d01 - d10) / (4 * ql)
+    else:
+        x, y, z, w = (d12 - d21) / (4 * ql), (d20 - d02) / (4 * ql), (d01 - d10) / (4 * ql), ql
+    if w < 0:
+        x, y, z, w = -x, -y, -z, -w
+    out[0], out[1], out[2], out[3] = x, y, z, w
+    return 0
+
+
+@compiled
+def tidal_acceleration(orbit, t, r, out):
+    """Set ``out`` (3,) = the orbit's tidal acceleration at the point ``r`` (3,) of N at time t."""
+    a = orbit[ORBIT_N] * t
+    out[0], out[1], out[2] = _tidal(orbit, math.cos(a), math.sin(a), r[0], r[1], r[2])
+    return 0

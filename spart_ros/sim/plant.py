@@ -63,7 +63,6 @@ from .effectors import Effector
 from .joint_dissipation import JointDissipation
 from .orbit_environment import OrbitLoads
 from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
-from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, ModelError, SpartError
 from ..core.orbit import CircularOrbit
 from ..native.compiled import finite_c1 as _finite_c1
@@ -239,13 +238,28 @@ def checked_orbit(orbit, floating, gravity):
 def _to_lvlh(orbit, t, R, p, v_b, w_b):
     """Return orbit.to_lvlh(t, R, p, v_b, w_b), compiled (new arrays)."""
     from ..native.compiled import lvlh_state
-    from .orbit_environment import orbit_row
 
     out = (np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3))
+    lvlh_state(_orbit_row(orbit), float(t), R, p, v_b, w_b, *out)
+    return out
+
+
+def _orbit_row(orbit):
+    """Return the compiled kernels' row of ``orbit`` (kept per orbit: it is frozen)."""
     row = _ORBIT_ROWS.get(orbit)
     if row is None:
+        from .orbit_environment import orbit_row
+
         row = _ORBIT_ROWS[orbit] = orbit_row(orbit)
-    lvlh_state(row, float(t), R, p, v_b, w_b, *out)
+    return row
+
+
+def _rotation_quaternion(R):
+    """Return quaternion_to_ros(R) (x, y, z, w), w >= 0, compiled: the same numbers."""
+    from ..native.compiled import ros_quaternion
+
+    out = np.empty(4)
+    ros_quaternion(R, out)
     return out
 
 
@@ -946,7 +960,7 @@ class MujocoPlant:
         """
         if self.orbit is not None:
             R, p, v_b, w_b = self.base_link_state()
-            return BaseOdometry(p, np.array(quaternion_to_ros(R)), v_b, w_b)
+            return BaseOdometry(p, _rotation_quaternion(R), v_b, w_b)
         p, quat = self._base_pose()
         v_b, w_b = self._base_twist()
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
@@ -971,15 +985,22 @@ class MujocoPlant:
         With an orbit: orientation in LVLH, angular velocity relative to N (inertial), specific
         force = acceleration in N minus the tidal acceleration at the base link origin.
         """
-        _, quat = self._base_pose()
-        R_b = self._base_rotation()
-        a_b, _ = self.base_acceleration()
-        _, w_b = self._base_twist()
+        p, quat = self._base_pose()
+        R_b = np.empty((3, 3))
+        self._mj.mju_quat2Mat(R_b.reshape(9), quat)
+        w_b = self._qvel[3:6].copy() if self.floating else np.zeros(3)
+        if not self.floating or self.held:  # (base_acceleration, _base_twist: R_b once)
+            a_b = np.zeros(3)
+        else:
+            self._forward()
+            a_b = R_b.T @ self.data.qacc[0:3]
         if self.orbit is not None:
-            p = self._base_pose()[0]
-            tidal = self.orbit.accelerations(self.time, p[None, :])[0]
-            R = self.orbit.lvlh_rotation(self.time).T @ R_b
-            return ImuReading(np.array(quaternion_to_ros(R)), w_b, a_b - R_b.T @ tidal)
+            from ..native.compiled import tidal_acceleration
+
+            t, tidal = self.time, np.empty(3)
+            tidal_acceleration(_orbit_row(self.orbit), t, p, tidal)
+            R = _to_lvlh(self.orbit, t, R_b, p, np.zeros(3), w_b)[0]
+            return ImuReading(_rotation_quaternion(R), w_b, a_b - R_b.T @ tidal)
         return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
 
     def momentum(self):

@@ -44,6 +44,7 @@ from .effectors import Effector
 from .joint_dissipation import JointDissipation
 from .orbit_environment import orbit_row, OrbitLoads
 from .plant import (
+    _rotation_quaternion,
     _to_lvlh,
     _vector,
     BASE_MODES,
@@ -626,7 +627,7 @@ class RigidBodyPlant:
         The twist in b.  With an orbit: pose in LVLH, twist relative to LVLH.
         """
         R_b, p_b, v_b, w_b = self.base_link_state()
-        return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
+        return BaseOdometry(p_b, _rotation_quaternion(R_b), v_b, w_b)
 
     def base_rotation(self):
         """Return R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
