@@ -120,16 +120,17 @@ def test_the_plant_publishes_every_state_when_the_machine_lets_it(run):
     The plant loses at most 10 % of its 1 kHz states in every scenario (the orbital one included).
 
     Counted by the demo from the recorded stamps over the run (``states_per_second``).  Asserted
-    for the runs the machine did not disturb (the demo's own measure: no controller halt, no
-    command held over 20 ms while the arm moved): a stalled machine loses states whatever the plant
-    costs (issue 35: 43-68 % of the orbital run's states under a load of 3-6 from other processes,
-    13 % before the plant's kernels).
+    when the demo ran alone: other processes took less than a tenth of a core meanwhile (the demo
+    measures it from /proc, ``other_load_cores``; under scripts/test.sh the other workers run
+    beside it): with the machine shared, the demo's processes get less than the two cores they
+    use at 1 kHz and the plant loses states whatever it costs (issue 35: 43-68 % of the orbital
+    run's states with other processes at a load of 3-6, 13 % before the plant's kernels).
     """
     _, _, summary = run
     for r in summary['results']:
         states = r['states_per_second']
         assert states['steps'] > 4000 and states['published'] <= states['steps'] + 1, states
-        if r['halts_during_run'] == 0 and r['longest_one_command_s'] <= 0.02:
+        if r['other_load_cores'] < 0.1 and r['halts_during_run'] == 0:
             assert states['fraction'] >= MIN_STATE_FRACTION, (r['robot'], states)
 
 

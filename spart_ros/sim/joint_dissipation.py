@@ -22,9 +22,9 @@ inertia there, r the efforts minus the bias forces, P the map from the plant's v
 the joints' velocities):
 
 1. the backward-Euler velocities u* of M (u* - u0) / h + P' f(P u*) = r, solved exactly
-   (:meth:`JointDissipation.implicit_velocity`: Newton's method with a line search; the equations
-   are the gradient of a strictly convex function, so the solution is unique and the iteration
-   converges from anywhere): where the joints end up, robustly;
+   (Newton's method with a line search; the equations are the gradient of a strictly convex
+   function, so the solution is unique and the iteration converges from anywhere): where the
+   joints end up, robustly;
 2. the velocity equations M du/dt = r - P' f(P u) with f linearized at u*, f(u) ~ f(u*) + S (u -
    u*), integrated exactly over the step (the exponential of M^-1 S by the symmetric eigenproblem
    of L^-1 S L^-T, M = L L'): the end velocities u1 and their mean over the step, by which the
@@ -35,6 +35,11 @@ joint's acceleration at h / T = 0.5), the friction law exact where the joint end
 around it, stable for any inertia, damping and friction; r (gravity, Coriolis, the efforts) is
 held over the step (first order in h for the rigid-body part).  A robot without friction skips
 step 1 (its law is linear).
+
+**Compiled.** The step runs in one kernel (:func:`spart_ros.native.plant_kernels.dissipation_step`:
+Newton's iterations with a Cholesky solve, the eigenproblem by cyclic Jacobi rotations), the
+numpy code it replaced written out (test/plant_kernel_references.py keeps that code; the kernel
+equals it to 1e-12 of the velocities): 11 us against 380 us per step on a 7-joint arm.
 """
 
 import numpy as np
