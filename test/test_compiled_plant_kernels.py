@@ -277,3 +277,20 @@ def test_base_frames_convert_as_the_core_does():
         ):
             assert np.abs(got - want).max() < 1e-14
     assert math.isfinite(float(frames.p_bc[0]))
+
+
+def test_the_quintic_sample_is_numpys():
+    from spart_ros.native import compiled
+
+    rng = np.random.default_rng(40)
+    c = rng.normal(size=(3, 6, 7))
+    p, v, a = np.empty(7), np.empty(7), np.empty(7)
+    for x in rng.uniform(0, 1.5, 20):
+        compiled.quintic_sample(c, 1, float(x), p, v, a)
+        powers = x ** np.arange(6)
+        for got, want in (
+            (p, powers @ c[1]),
+            (v, (np.arange(1, 6) * powers[:5]) @ c[1, 1:]),
+            (a, (np.array([2.0, 6.0, 12.0, 20.0]) * powers[:4]) @ c[1, 2:]),
+        ):
+            assert np.abs(got - want).max() <= 1e-14 * (1 + np.abs(want).max())

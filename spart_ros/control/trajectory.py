@@ -31,6 +31,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.errors import InputError
+from ..native.compiled import quintic_sample as _quintic_sample
 
 __all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'hold', 'spline_derivatives']
 
@@ -179,23 +180,14 @@ class JointTrajectory:
             return Reference(self._final.position.copy(), np.zeros(self.n), np.zeros(self.n))
         knots = self._knots
         i = bisect.bisect_right(knots, s) - 1  # np.searchsorted(times, s, 'right') - 1
-        c = self._coefficients[i]
-        x = np.float64(s - knots[i])
-        powers = x**_POWERS
-        p = powers @ c
-        v = (_VELOCITY * powers[:5]) @ c[1:]
-        a = (_ACCELERATION * powers[:4]) @ c[2:]
+        p, v, a = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+        # the quintic and its derivatives at the time into segment i, compiled
+        _quintic_sample(self._coefficients, i, s - knots[i], p, v, a)
         return Reference(p, v, a)
 
     def done(self, now):
         """Return whether the trajectory has ended at control time ``now`` (s)."""
         return float(now) >= self.end_time
-
-
-#: the quintic's powers x^0..x^5 and its derivatives' factors (int: x ** int as before)
-_POWERS = np.arange(6)
-_VELOCITY = np.arange(1, 6)
-_ACCELERATION = np.array([2.0, 6.0, 12.0, 20.0])
 
 
 def _quintic_coefficients(t, y, v, a):

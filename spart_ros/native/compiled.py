@@ -147,5 +147,5 @@ attitude_torque, wheel_base_torque = _library.attitude_torque, _library.wheel_ba
 wheel_state, thruster_pulses = _library.wheel_state, _library.thruster_pulses
 wheel_torques = _library.wheel_torques
 first_violation, largest_excess = _library.first_violation, _library.largest_excess
-jump_excess = _library.jump_excess
+jump_excess, quintic_sample = _library.jump_excess, _library.quintic_sample
 del missing

@@ -452,3 +452,25 @@ def jump_excess(q, last_q, qd, last_qd, dt, tolerance):
         if beyond > best:
             best, k = beyond, i
     return k if best > 0.0 else -1
+
+
+# --- the joint reference (control.trajectory) ------------------------------------------------
+@compiled
+def quintic_sample(coefficients, i, x, p, v, a):
+    """
+    Set the position ``p``, velocity ``v``, acceleration ``a`` (n,) of segment ``i`` at ``x``.
+
+    QuinticTrajectory.sample: p = sum_m c_m x^m over the segment's coefficients c (6, n) of
+    ``coefficients`` (k, 6, n), v and a its derivatives (x: the time into the segment).  Returns 0.
+    """
+    c = coefficients[i]
+    x2 = x * x
+    x3 = x2 * x
+    x4 = x3 * x
+    x5 = x4 * x
+    for j in range(p.shape[0]):
+        c0, c1, c2, c3, c4, c5 = c[0, j], c[1, j], c[2, j], c[3, j], c[4, j], c[5, j]
+        p[j] = c0 + c1 * x + c2 * x2 + c3 * x3 + c4 * x4 + c5 * x5
+        v[j] = c1 + 2.0 * c2 * x + 3.0 * c3 * x2 + 4.0 * c4 * x3 + 5.0 * c5 * x4
+        a[j] = 2.0 * c2 + 6.0 * c3 * x + 12.0 * c4 * x2 + 20.0 * c5 * x3
+    return 0

@@ -253,6 +253,12 @@ _export(
     (C2, A1, C1, C1, C2, C1, C1, C1),
     'float64',
 )
+_export(
+    'quintic_sample',
+    'control_kernels.quintic_sample',
+    'coefficients i x p v a',
+    (C3, 'int64', 'float64', C1, C1, C1),
+)
 for _name, _arguments, _types in (
     ('first_violation', 'tolerance reference measured', (A1, A1, A1)),
     ('largest_excess', 'reference measured limit', (A1, A1, A1)),
