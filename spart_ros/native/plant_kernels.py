@@ -9,7 +9,9 @@ Compiled kernels of the plants (numba): what a plant does at every step or integ
   (:mod:`spart_ros.sim.joint_dissipation`: Newton's method for the backward-Euler velocities, then
   the linearized law integrated exactly by the symmetric eigenproblem);
 - :func:`base_actuators_step`: what the base's wheel motors and thrusters apply over a step
-  (:mod:`spart_ros.sim.actuation`).
+  (:mod:`spart_ros.sim.actuation`);
+- the readouts on an orbit: :func:`lvlh_state` (CircularOrbit.to_lvlh), :func:`tidal_acceleration`,
+  :func:`ros_quaternion` (core.attitude.quaternion_to_ros's arithmetic, without its checks).
 
 Each is the numpy code it replaces written out operation by operation (the same formulas in the
 same order, so that a result changes by rounding at most; :func:`rigid_body_steps` without an orbit
