@@ -294,3 +294,42 @@ def test_the_quintic_sample_is_numpys():
             (a, (np.array([2.0, 6.0, 12.0, 20.0]) * powers[:4]) @ c[1, 2:]),
         ):
             assert np.abs(got - want).max() <= 1e-14 * (1 + np.abs(want).max())
+
+
+def test_the_free_flying_base_law_is_numpys():
+    """The base PD law and its u0dot: small, general and near-pi rotations from the target."""
+    from spart_ros.control.end_effector import rotation_vector
+    from spart_ros.control.law import BaseFrames
+    from spart_ros.core.rigid_motion import rotation_from_vector
+    from spart_ros.native import compiled
+
+    robot = _robot(SC_3DOF)
+    frames = BaseFrames(robot)
+    frames.R_bc = np.ascontiguousarray(rotation_from_vector([0.2, -0.1, 0.3]))
+    frames.R_cb = np.ascontiguousarray(frames.R_bc.T)
+    frames.p_bc = np.array([0.1, -0.2, 0.05])
+    x, y, z = frames.p_bc
+    frames.minus_p_cross = np.array([[0.0, z, -y], [-z, 0.0, x], [y, -x, 0.0]])
+    rng = np.random.default_rng(41)
+    gains = np.array([0.05, 0.4, 0.5, 1.5])
+
+    class Base:
+        pass
+
+    for angle in (1e-8, 0.3, 2.0, np.pi - 1e-7, np.pi):
+        base = Base()
+        base.R_b = rotation_from_vector(rng.normal(size=3))
+        base.p_b, base.v_b, base.w_b = (rng.normal(size=3) for _ in range(3))
+        axis = rng.normal(size=3)
+        R_d = base.R_b @ rotation_from_vector(angle * axis / np.linalg.norm(axis))
+        p_d = rng.normal(size=3)
+        a_b, alpha_b, u0dot = np.empty(3), np.empty(3), np.empty(6)
+        state = (base.R_b, base.p_b, base.v_b, base.w_b, R_d, p_d, gains)
+        compiled.free_flying_base(*state, frames.R_bc, frames.p_bc, a_b, alpha_b, u0dot)
+        kp_p, kd_p, kp_r, kd_r = gains
+        want_alpha = kp_r * rotation_vector(base.R_b.T @ R_d) - kd_r * base.w_b
+        want_a = kp_p * (base.R_b.T @ (p_d - base.p_b)) - kd_p * base.v_b
+        want_u0dot = frames.base_acceleration(base, want_a, want_alpha)
+        assert np.abs(alpha_b - want_alpha).max() < 1e-13, (angle, alpha_b, want_alpha)
+        assert np.abs(a_b - want_a).max() < 1e-13
+        assert np.abs(u0dot - want_u0dot).max() < 1e-13

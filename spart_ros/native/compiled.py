@@ -148,4 +148,5 @@ wheel_state, thruster_pulses = _library.wheel_state, _library.thruster_pulses
 wheel_torques = _library.wheel_torques
 first_violation, largest_excess = _library.first_violation, _library.largest_excess
 jump_excess, quintic_sample = _library.jump_excess, _library.quintic_sample
+free_flying_base = _library.free_flying_base
 del missing

@@ -474,3 +474,72 @@ def quintic_sample(coefficients, i, x, p, v, a):
         v[j] = c1 + 2.0 * c2 * x + 3.0 * c3 * x2 + 4.0 * c4 * x3 + 5.0 * c5 * x4
         a[j] = 2.0 * c2 + 6.0 * c3 * x + 12.0 * c4 * x2 + 20.0 * c5 * x3
     return 0
+
+
+# --- the free-flying law's base (control.effort_laws.FreeFlying) ------------------------------
+@compiled
+def free_flying_base(R_b, p_b, v_b, w_b, R_d, p_d, gains, R_bc, p_bc, a_b, alpha_b, u0dot):
+    """
+    Set the base PD accelerations ``a_b``, ``alpha_b`` (3,) in b and SPART's ``u0dot`` (6,).
+
+    FreeFlying.base_acceleration: alpha_b = kp_r rotvec(R_b' R_d) - kd_r w_b, a_b = kp_p R_b'
+    (p_d - p_b) - kd_p v_b (``gains`` = kp_p, kd_p, kp_r, kd_r; the rotation vector as
+    core.rigid_motion's, angle in [0, pi]); then BaseFrames.base_acceleration: u0dot =
+    [R_bc' alpha_b; R_b (a_b + alpha_b x p_bc + w_b x (w_b x p_bc))].  Returns 0.
+    """
+    # E = R_b' R_d
+    e00 = R_b[0, 0] * R_d[0, 0] + R_b[1, 0] * R_d[1, 0] + R_b[2, 0] * R_d[2, 0]
+    e01 = R_b[0, 0] * R_d[0, 1] + R_b[1, 0] * R_d[1, 1] + R_b[2, 0] * R_d[2, 1]
+    e02 = R_b[0, 0] * R_d[0, 2] + R_b[1, 0] * R_d[1, 2] + R_b[2, 0] * R_d[2, 2]
+    e10 = R_b[0, 1] * R_d[0, 0] + R_b[1, 1] * R_d[1, 0] + R_b[2, 1] * R_d[2, 0]
+    e11 = R_b[0, 1] * R_d[0, 1] + R_b[1, 1] * R_d[1, 1] + R_b[2, 1] * R_d[2, 1]
+    e12 = R_b[0, 1] * R_d[0, 2] + R_b[1, 1] * R_d[1, 2] + R_b[2, 1] * R_d[2, 2]
+    e20 = R_b[0, 2] * R_d[0, 0] + R_b[1, 2] * R_d[1, 0] + R_b[2, 2] * R_d[2, 0]
+    e21 = R_b[0, 2] * R_d[0, 1] + R_b[1, 2] * R_d[1, 1] + R_b[2, 2] * R_d[2, 1]
+    e22 = R_b[0, 2] * R_d[0, 2] + R_b[1, 2] * R_d[1, 2] + R_b[2, 2] * R_d[2, 2]
+    # its rotation vector (rigid_motion._rotation_vector)
+    s0, s1, s2 = 0.5 * (e21 - e12), 0.5 * (e02 - e20), 0.5 * (e10 - e01)  # sin(angle) axis
+    s = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+    c = 0.5 * (e00 + e11 + e22 - 1.0)
+    angle = math.atan2(s, c)
+    if s > 1e-6:
+        f = angle / s
+        r0, r1, r2 = f * s0, f * s1, f * s2
+    elif c > 0:  # small angle: angle / sin(angle) ~ 1 + angle^2 / 6
+        f = 1.0 + angle * angle / 6.0
+        r0, r1, r2 = f * s0, f * s1, f * s2
+    else:  # near pi: the axis from the symmetric part (R + R') / 2 = c I + (1 - c) a a'
+        d = 1.0 - c
+        b00, b11, b22 = (e00 - c) / d, (e11 - c) / d, (e22 - c) / d
+        b01, b02, b12 = 0.5 * (e01 + e10) / d, 0.5 * (e02 + e20) / d, 0.5 * (e12 + e21) / d
+        if b00 >= b11 and b00 >= b22:
+            g = math.sqrt(max(b00, 1e-300))
+            x0, x1, x2 = b00 / g, b01 / g, b02 / g
+        elif b11 >= b22:
+            g = math.sqrt(max(b11, 1e-300))
+            x0, x1, x2 = b01 / g, b11 / g, b12 / g
+        else:
+            g = math.sqrt(max(b22, 1e-300))
+            x0, x1, x2 = b02 / g, b12 / g, b22 / g
+        if x0 * s0 + x1 * s1 + x2 * s2 < 0:
+            x0, x1, x2 = -x0, -x1, -x2
+        r0, r1, r2 = angle * x0, angle * x1, angle * x2
+    kp_p, kd_p, kp_r, kd_r = gains[0], gains[1], gains[2], gains[3]
+    alpha_b[0] = kp_r * r0 - kd_r * w_b[0]
+    alpha_b[1] = kp_r * r1 - kd_r * w_b[1]
+    alpha_b[2] = kp_r * r2 - kd_r * w_b[2]
+    d0, d1, d2 = p_d[0] - p_b[0], p_d[1] - p_b[1], p_d[2] - p_b[2]
+    for k in range(3):
+        a_b[k] = kp_p * (R_b[0, k] * d0 + R_b[1, k] * d1 + R_b[2, k] * d2) - kd_p * v_b[k]
+    # u0dot: [R_bc' alpha_b; R_b (a_b + alpha_b x p + w x (w x p))]
+    for k in range(3):
+        u0dot[k] = R_bc[0, k] * alpha_b[0] + R_bc[1, k] * alpha_b[1] + R_bc[2, k] * alpha_b[2]
+    px, py, pz = p_bc[0], p_bc[1], p_bc[2]
+    w0, w1, w2 = w_b[0], w_b[1], w_b[2]
+    wp, ww = w0 * px + w1 * py + w2 * pz, w0 * w0 + w1 * w1 + w2 * w2
+    c0 = a_b[0] + (alpha_b[1] * pz - alpha_b[2] * py) + (w0 * wp - px * ww)
+    c1 = a_b[1] + (alpha_b[2] * px - alpha_b[0] * pz) + (w1 * wp - py * ww)
+    c2 = a_b[2] + (alpha_b[0] * py - alpha_b[1] * px) + (w2 * wp - pz * ww)
+    for k in range(3):
+        u0dot[3 + k] = R_b[k, 0] * c0 + R_b[k, 1] * c1 + R_b[k, 2] * c2
+    return 0

@@ -259,6 +259,12 @@ _export(
     'coefficients i x p v a',
     (C3, 'int64', 'float64', C1, C1, C1),
 )
+_export(
+    'free_flying_base',
+    'control_kernels.free_flying_base',
+    'R_b p_b v_b w_b R_d p_d gains R_bc p_bc a_b alpha_b u0dot',
+    (A2, A1, A1, A1, A2, A1, A1, A2, A1, C1, C1, C1),
+)
 for _name, _arguments, _types in (
     ('first_violation', 'tolerance reference measured', (A1, A1, A1)),
     ('largest_excess', 'reference measured limit', (A1, A1, A1)),
