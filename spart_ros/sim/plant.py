@@ -54,6 +54,7 @@ current state and command, computed when first asked after a change.
 
 from collections import namedtuple
 from dataclasses import dataclass, field
+import functools
 import logging
 import math
 
@@ -244,13 +245,13 @@ def _to_lvlh(orbit, t, R, p, v_b, w_b):
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def _orbit_row(orbit):
-    """Return the compiled kernels' row of ``orbit`` (kept per orbit: it is frozen)."""
-    row = _ORBIT_ROWS.get(orbit)
-    if row is None:
-        from .orbit_environment import orbit_row
+    """Return the compiled kernels' row of ``orbit`` (kept per orbit: it is frozen; read only)."""
+    from .orbit_environment import orbit_row
 
-        row = _ORBIT_ROWS[orbit] = orbit_row(orbit)
+    row = orbit_row(orbit)
+    row.setflags(write=False)
     return row
 
 
@@ -261,10 +262,6 @@ def _rotation_quaternion(R):
     out = np.empty(4)
     ros_quaternion(R, out)
     return out
-
-
-#: the compiled kernels' row of each orbit (CircularOrbit is frozen: hashable)
-_ORBIT_ROWS = {}
 
 
 def _mj_quaternion(name, xyzw):
