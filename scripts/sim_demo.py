@@ -65,6 +65,43 @@ def _scenarios():
 
 
 SCENARIOS = _scenarios()
+#: s: the plant's step in every scenario (config/demo_*.yaml: dt), one joint state each
+STEP_S = 0.001
+
+
+def machine_cpu(launch_pid):
+    """
+    Return (the machine's busy CPU seconds, this process's and the launch's processes' seconds).
+
+    From /proc (Linux): /proc/stat's busy jiffies of every core, and utime + stime of this process
+    and of every descendant of ``launch_pid`` (the nodes); (0, 0) where /proc cannot be read.
+    """
+    hz = os.sysconf('SC_CLK_TCK')
+    try:
+        with open('/proc/stat') as f:
+            cpu = [int(x) for x in f.readline().split()[1:]]
+        busy = sum(cpu) - cpu[3] - (cpu[4] if len(cpu) > 4 else 0)  # all but idle and iowait
+        stats = {}
+        for entry in os.listdir('/proc'):
+            if entry.isdigit():
+                try:
+                    with open(f'/proc/{entry}/stat') as f:
+                        fields = f.read().rsplit(')', 1)[1].split()
+                except OSError:
+                    continue
+                stats[int(entry)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    except (OSError, ValueError, IndexError):
+        return 0.0, 0.0
+    ours, family = 0, {os.getpid(), launch_pid}
+    changed = True
+    while changed:  # the descendants of the launch process
+        changed = False
+        for pid, (ppid, _) in stats.items():
+            if ppid in family and pid not in family:
+                family.add(pid)
+                changed = True
+    ours = sum(stats[pid][1] for pid in family if pid in stats)
+    return busy / hz, ours / hz
 
 
 def say(text):
@@ -459,6 +496,7 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         )
         mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
         wall_run = time.monotonic()
+        machine_run = machine_cpu(launch.pid)
         next_print = time.monotonic() + 1.0
         while mon.sim_time() < t_start + duration:
             mon.spin(0.05)
@@ -478,6 +516,10 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
                 raise RuntimeError('the simulation is not advancing')
         result['sim_seconds'] = mon.sim_time() - t_start
         result['wall_seconds'] = time.monotonic() - wall_run
+        # the CPU other processes took meanwhile (cores): the machine's busy time minus this
+        # process's and the nodes' (the states the plant loses depend on it)
+        busy, ours = (b - a for a, b in zip(machine_run, machine_cpu(launch.pid)))
+        result['other_load_cores'] = max(busy - ours, 0.0) / result['wall_seconds']
         # the plant stops publishing: the controller must send one zero command and stop (counted
         # from the pause request: on a busy machine the zero can arrive before the service's
         # answer)
@@ -666,6 +708,19 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, r
                 'angular_magnitude': float(np.linalg.norm(M[0, :3])),
                 'linear_magnitude': float(np.linalg.norm(M[0, 3:])),
             }
+    # the plant's states during the run: one per 1 ms step unless the plant fell behind real
+    # time (the sim then takes several steps per publish: the states between are lost at the
+    # plant); counted from the recorded stamps (reliable, queue 1000: the recorder keeps them)
+    seconds = result.get('sim_seconds', 0.0)
+    if seconds > 0:
+        t0_ns, t1_ns = t_start * 1e9, (t_start + seconds) * 1e9
+        published = sum(1 for stamp, _, _, _ in rec.js if t0_ns < stamp <= t1_ns)
+        result['states_per_second'] = {
+            'published': published,
+            'steps': int(round(seconds / STEP_S)),
+            'per_simulated_second': published / seconds,
+            'fraction': published / round(seconds / STEP_S),
+        }
     lat = rec.latencies()
     lat = lat[len(lat) // 10 :] * 1e3  # ms, after the start-up
     if len(lat):
@@ -1002,6 +1057,14 @@ def print_summary(r):
             f'{a["wheel_momentum_max_N_m_s"]:.3f} N m s at most; thrusters on '
             f'{a["thruster_on_fraction"] * 100:.2f} % of the time, propellant '
             f'{a["propellant_g"]:.2f} g'
+        )
+    if 'states_per_second' in r:
+        st = r['states_per_second']
+        say(
+            f'  the plant published {st["published"]} states of {st["steps"]} steps '
+            f'({st["per_simulated_second"]:.0f} per simulated second, {st["fraction"] * 100:.1f} '
+            '%; a state is lost when the plant falls behind real time); other processes took '
+            f'{r.get("other_load_cores", 0.0):.2f} cores meanwhile'
         )
     if 'latency_ms' in r:
         lat = r['latency_ms']

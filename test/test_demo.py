@@ -109,6 +109,31 @@ def test_tracking_momentum_and_base(run):
         assert 'first_attempt' not in r or r['first_attempt']['disturbance'], r['first_attempt']
 
 
+#: the plant's states per step at least (1 kHz, one joint state per 1 ms step) when the demo runs
+#: alone: a state is lost when the sim falls behind real time (it then takes several steps per
+#: publication)
+MIN_STATE_FRACTION = 0.9
+
+
+def test_the_plant_publishes_every_state_when_the_machine_lets_it(run):
+    """
+    The plant loses at most 10 % of its 1 kHz states in every scenario (the orbital one included).
+
+    Counted by the demo from the recorded stamps over the run (``states_per_second``).  Asserted
+    when the demo ran alone: other processes took less than a tenth of a core meanwhile (the demo
+    measures it from /proc, ``other_load_cores``; under scripts/test.sh the other workers run
+    beside it): with the machine shared, the demo's processes get less than the two cores they
+    use at 1 kHz and the plant loses states whatever it costs (issue 35: 43-68 % of the orbital
+    run's states with other processes at a load of 3-6, 13 % before the plant's kernels).
+    """
+    _, _, summary = run
+    for r in summary['results']:
+        states = r['states_per_second']
+        assert states['steps'] > 4000 and states['published'] <= states['steps'] + 1, states
+        if r['other_load_cores'] < 0.1 and r['halts_during_run'] == 0:
+            assert states['fraction'] >= MIN_STATE_FRACTION, (r['robot'], states)
+
+
 def test_watchdog_and_services(run):
     _, _, summary = run
     for r in summary['results']:

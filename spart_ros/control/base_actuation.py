@@ -49,6 +49,15 @@ import numpy as np
 from .allocation import WrenchAllocator
 from ..core.actuators import G0
 from ..core.errors import InputError
+from ..native.compiled import attitude_torque as _attitude_torque
+from ..native.compiled import call as _call
+from ..native.compiled import KINDS
+from ..native.compiled import thruster_pulses as _thruster_pulses
+from ..native.compiled import wheel_base_torque as _wheel_base_torque
+from ..native.compiled import wheel_state as _wheel_state
+from ..native.compiled import wheel_torques as _wheel_torques
+
+_K_ATTITUDE, _K_WHEEL = KINDS['attitude_torque'], KINDS['wheel_base_torque']
 
 __all__ = ['BaseActuatorControl', 'BaseActuatorCommand', 'ActuationStatus', 'from_settings']
 
@@ -116,6 +125,15 @@ class BaseActuatorControl:
         self._wheels_torque = -self.axes  # (3, n_w): torque on the base per N m
         self._pinv = np.linalg.pinv(self._wheels_torque) if self.n_w else np.zeros((0, 3))
         self._flow = 1.0 / (actuators.specific_impulse * G0)
+        # the compiled kernels' arrays (C-ordered)
+        self._axes = np.ascontiguousarray(self.axes, dtype=float)
+        self._torque_map = np.ascontiguousarray(self._wheels_torque, dtype=float)
+        self._pinv = np.ascontiguousarray(self._pinv, dtype=float)
+        self._B = np.ascontiguousarray(self.B, dtype=float)
+        self._throttled = self.throttled.astype(float)
+        self._fast_speed = self.speed_margin * self.max_speed  # |w| at which a wheel stops
+        self._zero3, self._zero6 = np.zeros(3), np.zeros(6)
+        self._base_frame = (None, None, None)  # (robot, R_bc, p_bc) of the last AttitudeDynamics
         #: the wheels' last measured speeds (n_w,) [rad/s] (:meth:`set_speeds`), None: none yet
         self.speeds = None
         self.reset()
@@ -159,27 +177,35 @@ class BaseActuatorControl:
 
         ``torque_b``, ``force_b``: the locked model's base wrench at b's origin, in b; ``w_b``,
         ``alpha_b``: the base's angular velocity and acceleration in b; ``speeds`` (n_w,).
+        Compiled (:func:`spart_ros.native.control_kernels.wheel_base_torque`).
         """
-        speeds = np.asarray(speeds, dtype=float)
-        w_b, alpha_b = np.asarray(w_b, dtype=float), np.asarray(alpha_b, dtype=float)
-        h = self.wheel_momentum(speeds)
-        spin = self.axes @ (self.Js * (self.axes.T @ alpha_b))
-        drag = self.axes @ (self.friction * speeds)
         out = np.empty(6)
-        out[0:3] = np.asarray(torque_b, dtype=float) + np.cross(w_b, h) - spin - drag
+        args = (self._axes, self.Js, self.friction, speeds, w_b, alpha_b, torque_b, out[0:3])
+        if _call(_wheel_base_torque, _K_WHEEL, *args) is None:  # not float64 vectors: convert
+            _wheel_base_torque(*_vectors(args, (3, 4, 5, 6)))
         out[3:6] = force_b
         return out
 
     def torque_bounds(self, speeds):
         """Return (lower, upper) (n_w,) at ``speeds``: +- max_torque, one-sided at a limit."""
-        lo, hi = -self.tau_max.copy(), self.tau_max.copy()
-        fast = np.abs(speeds) >= self.speed_margin * self.max_speed
-        hold = self.friction * speeds  # the torque that keeps the speed
-        up = fast & (speeds > 0)
-        down = fast & (speeds < 0)
-        hi[up] = np.clip(hold[up], lo[up], hi[up])
-        lo[down] = np.clip(hold[down], lo[down], hi[down])
+        lo, hi = np.empty(self.n_w), np.empty(self.n_w)
+        self._wheel_state(np.asarray(speeds, dtype=float).reshape(-1), lo, hi, np.empty(3))
         return lo, hi
+
+    def _wheel_state(self, speeds, lo, hi, h):
+        """Set the torque bounds and the momentum h at ``speeds``; return max |w| / w_max."""
+        return _wheel_state(
+            speeds,
+            self.tau_max,
+            self.friction,
+            self._fast_speed,
+            self.max_speed,
+            self._axes,
+            self.Js,
+            lo,
+            hi,
+            h,
+        )
 
     # -- one tick -------------------------------------------------------------------------
     def command(self, t, required, speeds, thrust=True, torque_for=None):
@@ -202,12 +228,11 @@ class BaseActuatorControl:
             )
         dt = 0.0 if self._last_t is None else max(t - self._last_t, 0.0)
         self._last_t = t
-        lo, hi = self.torque_bounds(speeds)
-        h = self.wheel_momentum(speeds)
-        fraction = np.abs(speeds) / self.max_speed if self.n_w else np.zeros(0)
-        if self.n_w and fraction.max() >= self.dump_start:
+        lo, hi, h = np.empty(self.n_w), np.empty(self.n_w), np.empty(3)
+        largest = self._wheel_state(speeds, lo, hi, h)  # compiled: bounds, momentum, max |w|
+        if self.n_w and largest >= self.dump_start:
             self.dumping = True
-        elif not self.n_w or fraction.max() <= self.dump_stop:
+        elif not self.n_w or largest <= self.dump_stop:
             self.dumping = False
         saturated, messages = [], []
         use_thrusters = thrust and self.n_t > 0
@@ -215,28 +240,42 @@ class BaseActuatorControl:
             self._cycle_start is None or t - self._cycle_start >= self.thruster_period - 1e-9
         ):
             self._new_cycle(t, required, lo, hi, h)
-        thrusters = np.zeros(self.n_t)
-        if use_thrusters:
-            elapsed = t - self._cycle_start
-            on = elapsed + 0.5 * dt < self._on_time - 1e-12
-            thrusters = np.where(self.throttled, self._force, np.where(on, self.f_max, 0.0))
-            self.propellant += float(np.sum(thrusters) * dt * self._flow)
+        thrusters, thrust_wrench = np.zeros(self.n_t), np.zeros(6)
+        if use_thrusters:  # the cycle's pulses now, and their wrench
+            total = _thruster_pulses(
+                t - self._cycle_start,
+                dt,
+                self._on_time,
+                self._force,
+                self._throttled,
+                self.f_max,
+                self._B,
+                thrusters,
+                thrust_wrench,
+            )
+            self.propellant += float(total * dt * self._flow)
             if not self._cycle.feasible:
                 saturated += self._cycle.saturated
                 messages.append(f'thruster cycle: {self._cycle.message}')
         # the wheels: the torque the thrusters firing now leave
-        thrust_wrench = self.B @ thrusters if self.n_t else np.zeros(6)
         if torque_for is None:
             target = required[0:3] - thrust_wrench[0:3]
         else:
             target = np.asarray(torque_for(thrust_wrench[0:3], thrust_wrench[3:6]), dtype=float)
-        wheels = self._wheel_torques(target, lo, hi)
-        achieved = thrust_wrench.copy()
-        achieved[0:3] += self._wheels_torque @ wheels
-        miss = np.linalg.norm(target - self._wheels_torque @ wheels)
+        wheels, achieved = np.empty(self.n_w), np.empty(6)
+        miss = _wheel_torques(
+            self._pinv, target, lo, hi, self._torque_map, thrust_wrench, wheels, achieved
+        )
+        if miss < 0.0:  # the least-norm torques pass a bound: bounded least squares
+            wheels = self._bounded_wheel_torques(target, lo, hi)
+            exerted = self._wheels_torque @ wheels
+            achieved = thrust_wrench.copy()
+            achieved[0:3] += exerted
+            miss = np.linalg.norm(target - exerted)
         if miss > 1e-9 * self.allocator.torque_scale:
             at = np.isclose(wheels, lo, atol=1e-12) | np.isclose(wheels, hi, atol=1e-12)
             names = [n for n, a in zip(self.actuators.wheel_names, at) if a]
+            fraction = np.abs(speeds) / self.max_speed
             near = [
                 n for n, f in zip(self.actuators.wheel_names, fraction) if f >= self.speed_margin
             ]
@@ -275,13 +314,8 @@ class BaseActuatorControl:
         self._on_time = np.where(self.throttled, 0.0, on)
         self._force = np.where(self.throttled, f, 0.0)
 
-    def _wheel_torques(self, target, lo, hi):
+    def _bounded_wheel_torques(self, target, lo, hi):
         """Return the wheels' bounded least-squares torques (n_w,) for a torque ``target`` (3,)."""
-        if not self.n_w:
-            return np.zeros(0)
-        tau = self._pinv @ target
-        if np.all(tau >= lo) and np.all(tau <= hi):
-            return tau
         from scipy.optimize import lsq_linear
 
         fixed = lo >= hi
@@ -329,40 +363,72 @@ class AttitudeDynamics:
     """
 
     def __init__(self, robot, dynamics, R0, r0, q, u0, qd, qdd, alpha_b, w_b, actuation, speeds):
-        from ..core import base_state as bs
-
-        self._bs, self.robot = bs, robot
-        T = np.asarray(robot.base_link.T, dtype=float)
-        self.R_bc, self.p_bc = T[:3, :3], T[:3, 3]
+        frame = actuation._base_frame
+        if frame[0] is not robot:  # the base CoM frame in b, kept for the next tick's robot
+            T = np.asarray(robot.base_link.T, dtype=float)
+            frame = actuation._base_frame = (
+                robot,
+                np.ascontiguousarray(T[:3, :3]),
+                np.ascontiguousarray(T[:3, 3]),
+            )
+        self.robot = robot
+        _, self.R_bc, self.p_bc = frame
         self.R0 = np.array(R0, dtype=float)
         self.R_b = self.R0 @ self.R_bc.T
-        tau0, taum = dynamics.inverse_dynamics(R0, r0, q, u0, qd, np.zeros(6), qdd)
+        tau0, taum = dynamics.inverse_dynamics(R0, r0, q, u0, qd, actuation._zero6, qdd)
         self.tau0_0, self.taum_0 = np.array(tau0), np.array(taum)
         self.H = np.array(dynamics.mass_matrix(R0, r0, q))
-        self.alpha_b = np.asarray(alpha_b, dtype=float)
+        self.alpha_b = np.ascontiguousarray(alpha_b, dtype=float)
         self.alpha_c = self.R_bc.T @ self.alpha_b
-        self.w_b, self.actuation, self.speeds = w_b, actuation, speeds
+        self.w_b = np.ascontiguousarray(w_b, dtype=float)
+        self.actuation = actuation
+        self.speeds = np.ascontiguousarray(speeds, dtype=float)
         self.u0dot = np.zeros(6)
         self.taum = self.taum_0.copy()
-        self.torque_for(np.zeros(3), np.zeros(3))
+        self._out = np.zeros(3)
+        zero = actuation._zero3
+        self.torque_for(zero, zero)
 
     def torque_for(self, torque_b, force_b):
-        """Return the torque (3,) the wheels must exert on the base (b) under this thrust."""
-        torque_b, force_b = np.asarray(torque_b, float), np.asarray(force_b, float)
-        H = self.H
-        # the thrusters' generalized force in SPART's base coordinates
-        thr = np.empty(6)
-        thr[0:3] = self.R_bc.T @ (torque_b - np.cross(self.p_bc, force_b))
-        thr[3:6] = self.R_b @ force_b
-        u0dot = self.u0dot
-        u0dot[0:3] = self.alpha_c
-        u0dot[3:6] = np.linalg.solve(
-            H[3:6, 3:6], thr[3:6] - self.tau0_0[3:6] - H[3:6, 0:3] @ self.alpha_c
-        )
-        need = self.tau0_0 + H[0:6, 0:6] @ u0dot - thr  # the angular rows: the wheels' part
-        np.add(self.taum_0, H[6:, 0:6] @ u0dot, out=self.taum)
-        wheel_torque_b = self.R_bc @ need[0:3]  # a pure torque (its linear rows are zero)
+        """
+        Return the torque (3,) the wheels must exert on the base (b) under this thrust.
+
+        Compiled (:func:`spart_ros.native.control_kernels.attitude_torque`); sets ``u0dot`` and
+        ``taum``.
+        """
         a = self.actuation
-        return a.required_wrench(wheel_torque_b, np.zeros(3), self.w_b, self.alpha_b, self.speeds)[
-            0:3
-        ]
+        args = (
+            self.H,
+            self.tau0_0,
+            self.taum_0,
+            self.R_bc,
+            self.p_bc,
+            self.R_b,
+            self.alpha_c,
+            self.alpha_b,
+            self.w_b,
+            a._axes,
+            a.Js,
+            a.friction,
+            self.speeds,
+            torque_b,
+            force_b,
+            self.u0dot,
+            self.taum,
+            self._out,
+        )
+        code = _call(_attitude_torque, _K_ATTITUDE, *args)
+        if code is None:  # the thrust not as float64 vectors: convert
+            code = _attitude_torque(*_vectors(args, (13, 14)))
+        if code:
+            raise InputError(
+                "base actuators: the base's linear inertia block is singular (no mass?)"
+            )
+        return self._out.copy()
+
+
+def _vectors(args, which):
+    """Return ``args`` with the arguments at ``which`` as float64 vectors (copies)."""
+    return tuple(
+        np.array(a, dtype=float).reshape(-1) if k in which else a for k, a in enumerate(args)
+    )

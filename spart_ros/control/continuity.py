@@ -17,6 +17,12 @@ setting a hold starts a pending goal from it.
 import numpy as np
 
 from .goals import PATH_TOLERANCE_VIOLATED
+from ..native.compiled import call as _call
+from ..native.compiled import jump_excess as _jump_excess
+from ..native.compiled import KINDS
+from ..native.compiled import largest_excess as _largest_excess
+
+_K_JUMP, _K_EXCESS = KINDS['jump_excess'], KINDS['largest_excess']
 
 __all__ = ['Continuity']
 
@@ -43,8 +49,6 @@ class Continuity:
     def bind(self, robot):
         """Take the model of ``robot`` (a ControlledRobot; None: none)."""
         self.robot = robot
-        n = len(robot.q_names) if robot is not None else 0
-        self._err, self._over = np.zeros(n), np.zeros(n, dtype=bool)
 
     def reset(self):
         """Per activation: no fault, nothing announced or seen."""
@@ -94,18 +98,18 @@ class Continuity:
         and the speeds alone would explain almost any distance).
         """
         reference = self.reference
-        dq = np.subtract(state.q, reference.last_q)
-        tol = self.settings.jump_tolerance
-        if np.abs(dq).max() <= tol:
-            return ''
+        tol = float(self.settings.jump_tolerance)
         dt = max(t - reference.last_t, 0.0)
         last_qd = reference.last_qd
+        # compiled (numpy's test below for arrays of other types or lengths)
+        k = _call(_jump_excess, _K_JUMP, state.q, reference.last_q, state.qd, last_qd, dt, tol)
+        if k is None or k == -2:
+            k = _jump_numpy(state.q, reference.last_q, state.qd, last_qd, dt, tol)
+        if k < 0:
+            return ''
+        dq = np.subtract(state.q, reference.last_q)
         low = np.minimum(state.qd, last_qd) * dt
         high = np.maximum(state.qd, last_qd) * dt
-        beyond = np.maximum(low - dq, dq - high) - tol
-        if not (beyond > 0).any():
-            return ''
-        k = int(np.argmax(beyond))
         return (
             f'the measured {self.robot.q_names[k]} jumped by {dq[k]:.4g} in {dt:.4g} s (its '
             f'velocities {last_qd[k]:.3g} -> {state.qd[k]:.3g} allow {low[k]:.3g} to '
@@ -182,11 +186,13 @@ class Continuity:
         if self.fault is not None or not self.robot.fault_check:
             return False
         max_error = self.robot.max_error
-        e = np.subtract(ref.position, state.q, out=self._err)
-        np.abs(e, out=e)
-        if not np.greater(e, max_error, out=self._over).any():
+        k = _call(_largest_excess, _K_EXCESS, ref.position, state.q, max_error)  # compiled
+        if k is None or k == -2:  # arrays of other types or lengths: numpy
+            e = np.abs(np.subtract(ref.position, state.q))
+            k = int(np.argmax(e - max_error)) if (e > max_error).any() else -1
+        if k < 0:
             return False
-        k = int(np.argmax(e - max_error))
+        e = np.abs(np.subtract(ref.position, state.q))
         self.fault = (
             f'tracking error of {self.robot.q_names[k]} {e[k]:.4g} > max_tracking_error '
             f'{max_error[k]:g} at t = {t:.3f} s'
@@ -254,6 +260,15 @@ class Continuity:
         if self._jump_at is not None and _between(self._jump_at, t):
             return  # seen as a jump at that state: dropped and held already
         self._drop(why, 'reset')
+
+
+def _jump_numpy(q, last_q, qd, last_qd, dt, tol):
+    """Return the coordinate of a jump (Continuity._jump's test) or -1, in numpy."""
+    dq = np.subtract(q, last_q)
+    if np.abs(dq).max() <= tol:
+        return -1
+    beyond = np.maximum(np.minimum(qd, last_qd) * dt - dq, dq - np.maximum(qd, last_qd) * dt) - tol
+    return int(np.argmax(beyond)) if (beyond > 0).any() else -1
 
 
 def _between(window, t):

@@ -52,6 +52,11 @@ from .end_effector import rotation_vector
 from .friction_compensation import FrictionCompensation, saturation_notes
 from .law import BaseFrames, Law, LawOutput
 from ..core.errors import InputError
+from ..native.compiled import call as _call
+from ..native.compiled import free_flying_base as _free_flying_base
+from ..native.compiled import KINDS
+
+_K_BASE = KINDS['free_flying_base']
 
 __all__ = [
     'Gains',
@@ -343,29 +348,41 @@ class FreeFlying(_JointLaw):
             self.actuation.reset()
 
     def base_acceleration(self, base):
-        """Return (a_b, alpha_b) of the base PD law, both (3,) in b."""
-        kp_p, kd_p, kp_r, kd_r = self.base_gains
+        """Return (a_b, alpha_b) of the base PD law, both (3,) in b (new arrays)."""
+        return self._base_law(base)[0:2]
+
+    def _base_law(self, base):
+        """
+        Return (a_b, alpha_b, u0dot): the base PD law and SPART's base acceleration of it.
+
+        alpha_b = kp_rot rotvec(R_b' R_d) - kd_rot w_b, a_b = kp_pos R_b' (p_d - p_b) - kd_pos v_b,
+        u0dot = BaseFrames.base_acceleration's (compiled: free_flying_base; numpy for inputs of
+        other types).
+        """
         R_d, p_d = self.base_reference
-        alpha_b = kp_r * rotation_vector(base.R_b.T @ R_d) - kd_r * base.w_b
-        a_b = kp_p * (base.R_b.T @ (p_d - base.p_b)) - kd_p * base.v_b
-        return a_b, alpha_b
+        f = self.frames
+        a_b, alpha_b, u0dot = np.empty(3), np.empty(3), np.empty(6)
+        args = (base.R_b, base.p_b, base.v_b, base.w_b, R_d, p_d, self.base_gains, f.R_bc, f.p_bc)
+        if _call(_free_flying_base, _K_BASE, *args, a_b, alpha_b, u0dot) is None:
+            kp_p, kd_p, kp_r, kd_r = self.base_gains
+            alpha_b = kp_r * rotation_vector(base.R_b.T @ R_d) - kd_r * base.w_b
+            a_b = kp_p * (base.R_b.T @ (p_d - base.p_b)) - kd_p * base.v_b
+            u0dot = f.base_acceleration(base, a_b, alpha_b)
+        return a_b, alpha_b, u0dot
 
     def command(self, state, ref, t, dt):
-        from ..core import base_state as bs
-
         base = state.base
         if self.base_reference is None:
             self.set_base_reference(base.R_b, base.p_b)
         R0, r0, u0 = self.frames.floating(base)
         qdd = self.joint_acceleration(state.q, state.qd, ref, dt)
-        a_b, alpha_b = self.base_acceleration(base)
+        a_b, alpha_b, u0dot = self._base_law(base)
         self._accel = (a_b, alpha_b)
-        u0dot = bs.base_acceleration_from_link_frame(self.robot, base.R_b, base.w_b, a_b, alpha_b)
         inertia = self.joint_inertia(R0, r0, state.q) if self._needs_inertia(dt) else None
         tau0, taum = self.dynamics.inverse_dynamics(
             R0, r0, state.q, u0, state.qd, u0dot, qdd, floating=True
         )
-        torque_b, force_b = bs.base_generalized_force_to_link_frame(self.robot, R0, tau0)
+        torque_b, force_b = self.frames.link_wrench(base, tau0)
         actuators = None
         if self.actuation is not None:
             taum, actuators = self._actuate(state, R0, r0, u0, qdd, alpha_b, torque_b, force_b, t)

@@ -49,6 +49,9 @@ their time constants once, at build (``notes``), for the nominal 1 kHz period.
 
 import numpy as np
 
+from ..core.errors import InputError
+from ..native.compiled import friction_correction as _friction_correction
+
 __all__ = [
     'FrictionCompensation',
     'NOMINAL_PERIOD',
@@ -64,15 +67,6 @@ COUPLED_ABOVE = 0.6
 REFRESH = 10
 #: s: the control period the laws' notes assume (spart_sim and ros2_control's usual 1 kHz)
 NOMINAL_PERIOD = 1e-3
-
-
-def _psi(x):
-    """Return x / (1 - exp(-x)), elementwise (x >= 0; 1 at 0)."""
-    x = np.asarray(x, dtype=float)
-    mid = np.clip(x, 1e-4, 40.0)  # beyond 40 exp(-x) is below rounding (and soon subnormal: slow)
-    return np.where(
-        x < 1e-4, 1.0 + x / 2.0 + x * x / 12.0, np.where(x > 40.0, x, -mid / np.expm1(-mid))
-    )
 
 
 def discrete_weight(x):
@@ -116,6 +110,14 @@ class FrictionCompensation:
         self._damping = self.damping if self._G2 is None else self._G2.T @ self.damping
         self._gain = None  # damping only, every x small: d c, kept for REFRESH ticks
         self._age = 0
+        # the compiled correction's arrays (G: a placeholder without one) and scratch
+        self.n = dynamics.n_q
+        n_full = len(self.damping)
+        self._G_kernel = np.ascontiguousarray(
+            np.zeros((n_full, self.n)) if self._G is None else self._G, dtype=float
+        )
+        self._work = np.zeros((5, self.n, self.n))
+        self._vectors = np.zeros((10, max(self.n, n_full)))
 
     def _full(self, x):
         return x if self._G is None else self._G @ x
@@ -135,7 +137,6 @@ class FrictionCompensation:
         w = self._full(qd)
         t = np.tanh(w / self.velocity)
         s = self.damping + (self.friction / self.velocity) * (1.0 - t * t)
-        self._slopes_full = s[:, None]
         return s if self._G2 is None else self._G2.T @ s
 
     def needs_inertia(self, dt):
@@ -174,22 +175,33 @@ class FrictionCompensation:
                 c = 0.5 + x * (1.0 / 12.0 - x * x * (1.0 / 720.0))  # error < 3e-6 at x = 0.6
                 self._gain, self._age = self._damping * c, 0
                 return self._gain * (h * qdd)
-        s = self.slopes(qd + (0.5 * h) * qdd)
-        x = h * s / np.maximum(m, 1e-300)
-        w = qd + discrete_weight(x) * h * qdd
-        out = self.dissipation(w, self.scale) - self.dissipation(qd)
-        if x.max() <= COUPLED_ABOVE:
-            return out
-        # the coupled linear part: M qdd = e - S u over h from qd reaches qd + h qdd for
-        # e - S qd = M psi(h M^-1 S) qdd, psi(X) = X (1 - exp(-X))^-1 (by the eigenproblem of
-        # L^-1 S L^-T, M = L L'); the per-joint law's linear part replaced by it
-        S = np.diag(s) if self._G is None else self._G.T @ (self._slopes_full * self._G)
-        L = np.linalg.cholesky(inertia)
-        Li = np.linalg.inv(L)
-        lam, V = np.linalg.eigh(Li @ S @ Li.T)
-        y = V.T @ (L.T @ qdd)
-        linear = L @ (V @ ((_psi(h * np.maximum(lam, 0.0)) - 1.0) * y))
-        return out - S @ (w - qd) + linear
+        # the per-joint weights, and where a joint's h s / m passes COUPLED_ABOVE the coupled
+        # linear part: M qdd = e - S u over h from qd reaches qd + h qdd for e - S qd =
+        # M psi(h M^-1 S) qdd, psi(X) = X (1 - exp(-X))^-1 (by the eigenproblem of L^-1 S L^-T,
+        # M = L L'), in place of the per-joint law's linear part: compiled
+        # (spart_ros.native.control_kernels.friction_correction)
+        out = np.empty(self.n)
+        code = _friction_correction(
+            qd,
+            qdd,
+            h,
+            inertia,
+            self.damping,
+            self.friction,
+            self.velocity,
+            self.scale,
+            self._G_kernel,
+            self._G is not None,
+            COUPLED_ABOVE,
+            self._work,
+            self._vectors,
+            out,
+        )
+        if code:
+            raise InputError(
+                "friction compensation: the joints' mass matrix is not positive definite"
+            )
+        return out
 
     def efforts(self, qd, qdd, reference_velocity, dt):
         """

@@ -41,7 +41,7 @@ from .goals import (
     SUCCEEDED,
 )
 from .modes import accepts_pose_goals, mode_class
-from .tolerances import GoalTolerances, resolve_tolerances, violation
+from .tolerances import GoalTolerances, resolve_tolerances, state_violation, violation
 from .trajectory import JointTrajectory, Reference
 from ..core.errors import InputError, SpartError
 
@@ -317,13 +317,7 @@ class GoalManager:
         q_names = self.robot.q_names
         if t < goal.end_time:
             if tol is not None and tol.checks_path:
-                why = violation(
-                    tol.path,
-                    q_names,
-                    ref.position - state.q,
-                    ref.velocity - state.qd,
-                    'path tolerance',
-                )
+                why = state_violation(tol.path, q_names, ref, state, 'path tolerance')
                 if why:
                     why = f'{why} at t = {t:.3f} s'
                     self._notify(

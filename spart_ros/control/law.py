@@ -188,6 +188,34 @@ class BaseFrames:
         out[0:3] -= centripetal
         return out
 
+    def base_acceleration(self, base, a_b, alpha_b):
+        """
+        Return SPART's u0dot (6,) of the base link's acceleration ``a_b``, ``alpha_b`` (in b).
+
+        a_b: the classical acceleration of b's origin, alpha_b: the angular acceleration; u0dot =
+        [R_bc' alpha_b; R_b (a_b + alpha_b x p_bc + w_b x (w_b x p_bc))] (a new array; unchecked
+        :func:`~spart_ros.core.base_state.base_acceleration_from_link_frame`).
+        """
+        out = np.empty(6)
+        np.dot(self.R_cb, alpha_b, out=out[0:3])
+        w, p = base.w_b, self.p_bc
+        acc = a_b + np.dot(self.minus_p_cross, alpha_b)  # + alpha x p
+        acc += w * np.dot(w, p) - p * np.dot(w, w)  # + w x (w x p)
+        np.dot(base.R_b, acc, out=out[3:6])
+        return out
+
+    def link_wrench(self, base, tau0):
+        """
+        Return SPART's base wrench ``tau0`` (6,) as (torque, force) at b's origin, both in b.
+
+        force_b = R_b' tau0[3:6], torque_b = R_bc tau0[0:3] + p_bc x force_b (new arrays; unchecked
+        :func:`~spart_ros.core.base_state.base_generalized_force_to_link_frame`).
+        """
+        force = np.dot(base.R_b.T, tau0[3:6])
+        torque = np.dot(self.R_bc, tau0[0:3])
+        torque -= np.dot(self.minus_p_cross, force)  # + p x f = - f x p
+        return torque, force
+
     def floating(self, base):
         """Return (R0, r0, u0) of a moving base (buffers)."""
         self.pose(base)

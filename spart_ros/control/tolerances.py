@@ -27,11 +27,17 @@ component is not checked.
 
 from collections import namedtuple
 from dataclasses import dataclass
+import functools
 import math
 
 import numpy as np
 
 from ..core.errors import InputError
+from ..native.compiled import call as _call
+from ..native.compiled import first_violation as _first_violation
+from ..native.compiled import KINDS
+
+_K_VIOLATION = KINDS['first_violation']
 
 __all__ = [
     'JointTolerance',
@@ -87,8 +93,9 @@ class GoalTolerances:
     goal: StateTolerances
     goal_time: float = 0.0
 
-    @property
+    @functools.cached_property
     def checks_path(self):
+        """Return whether a path tolerance is checked (once: the tolerances are constant)."""
         return bool(self.path.position.any() or self.path.velocity.any())
 
 
@@ -187,5 +194,22 @@ def violation(tolerances, q_names, position_error, velocity_error, what):
             return (
                 f'{what} of {q_names[k]} violated: {component} error {error[k]:.4g} beyond '
                 f'{tol[k]:g}'
+            )
+    return ''
+
+
+def state_violation(tolerances, q_names, ref, state, what):
+    """
+    Return :func:`violation` of the errors ``ref`` - ``state`` ('' when none), tested compiled.
+
+    ``ref``: the :data:`~spart_ros.control.trajectory.Reference`; ``state``: the measured (q,
+    qd); the errors are formed only for the sentence.
+    """
+    for component, measured in (('position', state.q), ('velocity', state.qd)):
+        tol = getattr(tolerances, component)
+        k = _call(_first_violation, _K_VIOLATION, tol, getattr(ref, component), measured)
+        if k is None or k != -1:  # a violation, or arrays of other types or lengths: numpy's
+            return violation(
+                tolerances, q_names, ref.position - state.q, ref.velocity - state.qd, what
             )
     return ''

@@ -25,11 +25,13 @@ Arrays: ``positions`` (k, n) for k waypoints of n joints; times (k,) in seconds,
 increasing and > 0 (relative to the start).  Units are the joints' (rad or m).
 """
 
+import bisect
 from collections import namedtuple
 
 import numpy as np
 
 from ..core.errors import InputError
+from ..native.compiled import quintic_sample as _quintic_sample
 
 __all__ = ['JointTrajectory', 'Reference', 'ReferenceSchedule', 'hold', 'spline_derivatives']
 
@@ -150,6 +152,7 @@ class JointTrajectory:
             a[-1] = 0.0
         self.start_time = float(start_time)
         self.times = t  # knot times after the start, (k + 1,)
+        self._knots = t.tolist()  # the same, for bisect (a tenth of searchsorted's cost)
         self.end_time = self.start_time + t[-1]
         self.n = n
         self._coefficients = _quintic_coefficients(t, y, v, a)  # (k, 6, n)
@@ -171,17 +174,15 @@ class JointTrajectory:
         s = float(now) - self.start_time
         if s <= 0:
             return Reference(*(x.copy() for x in self._start))
-        if s >= self.times[-1]:
-            if s == self.times[-1]:
+        if s >= self._knots[-1]:
+            if s == self._knots[-1]:
                 return Reference(*(x.copy() for x in self._final))
             return Reference(self._final.position.copy(), np.zeros(self.n), np.zeros(self.n))
-        i = int(np.searchsorted(self.times, s, side='right')) - 1
-        c = self._coefficients[i]
-        x = s - self.times[i]
-        powers = x ** np.arange(6)
-        p = powers @ c
-        v = (np.arange(1, 6) * powers[:5]) @ c[1:]
-        a = (np.array([2.0, 6.0, 12.0, 20.0]) * powers[:4]) @ c[2:]
+        knots = self._knots
+        i = bisect.bisect_right(knots, s) - 1  # np.searchsorted(times, s, 'right') - 1
+        p, v, a = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+        # the quintic and its derivatives at the time into segment i, compiled
+        _quintic_sample(self._coefficients, i, s - knots[i], p, v, a)
         return Reference(p, v, a)
 
     def done(self, now):
@@ -227,7 +228,8 @@ class _Hold:
         self.final = self._ref
 
     def sample(self, now):
-        return Reference(*(x.copy() for x in self._ref))
+        ref = self._ref
+        return Reference(ref.position.copy(), ref.velocity.copy(), ref.acceleration.copy())
 
     def done(self, now):
         return True

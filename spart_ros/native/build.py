@@ -23,6 +23,7 @@ refused naming the plan (DEVELOPERS.md, "The compiled kernels and numba.pycc").
 import argparse
 import fcntl
 import glob
+import importlib
 from importlib.machinery import EXTENSION_SUFFIXES
 import json
 import os
@@ -73,9 +74,7 @@ def build(output=HERE, force=False, verbose=False):
             cc.target_cpu = 'host'
             cc.verbose = verbose
             for export, (kernel, _, types, returns) in EXPORTS.items():
-                cc.export(export, f'{returns}({", ".join(types)})')(
-                    getattr(kernels, kernel).py_func
-                )
+                cc.export(export, f'{returns}({", ".join(types)})')(_kernel(kernel).py_func)
             with warnings.catch_warnings():
                 # numba.pycc's pending-deprecation notice only: any other warning is shown
                 warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)
@@ -107,6 +106,13 @@ def build(output=HERE, force=False, verbose=False):
                 except OSError:
                     pass
         return target
+
+
+def _kernel(name):
+    """Return the dispatcher ``name`` of kernels.py, or ``module.name`` of another module here."""
+    module, _, function = name.rpartition('.')
+    source = importlib.import_module(f'{__package__}.{module}') if module else kernels
+    return getattr(source, function)
 
 
 def _build_call(module, work):

@@ -138,4 +138,15 @@ spart_kinematics, spart_differential_kinematics = (
 spart_velocities, spart_accelerations = _library.spart_velocities, _library.spart_accelerations
 spart_inertia_in_inertial_frame = _library.spart_inertia_in_inertial_frame
 spart_inverse_dynamics = _library.spart_inverse_dynamics
+orbit_loads_mujoco, rigid_body_steps = _library.orbit_loads_mujoco, _library.rigid_body_steps
+dissipation_step, base_actuators_step = _library.dissipation_step, _library.base_actuators_step
+lvlh_state, ros_quaternion = _library.lvlh_state, _library.ros_quaternion
+tidal_acceleration = _library.tidal_acceleration
+friction_correction = _library.friction_correction
+attitude_torque, wheel_base_torque = _library.attitude_torque, _library.wheel_base_torque
+wheel_state, thruster_pulses = _library.wheel_state, _library.thruster_pulses
+wheel_torques = _library.wheel_torques
+first_violation, largest_excess = _library.first_violation, _library.largest_excess
+jump_excess, quintic_sample = _library.jump_excess, _library.quintic_sample
+free_flying_base = _library.free_flying_base
 del missing

@@ -150,9 +150,140 @@ _export(
     (I1, C2, A1, A2, A1, A2, A1, A2, A2, A2, A2, A3, A4, A3, C1, C1, C1, C2),
 )
 
+# --- the plants' kernels (plant_kernels.py: 'module.kernel' names a kernel of another module)
+# ------------------------------------------------------------------------------------------
+_export(
+    'orbit_loads_mujoco',
+    'plant_kernels.orbit_loads_mujoco',
+    'orbit t bodies mass inertia xipos ximat user xfrc',
+    (C1, 'float64', I1, C1, C2, A2, A2, C2, A2),
+)
+_export(
+    'rigid_body_steps',
+    'plant_kernels.rigid_body_steps',
+    'mi mf W x steps t_ns dt_ns floating R0f r0f taum wrench orbit gravity work small fd wF0 wFm '
+    'done',
+    _MODEL
+    + (C1, 'int64', 'int64', 'int64', 'boolean', C2, C1, C1, C1, C1, C1, C2, C1, C1, C1, C2, I1),
+)
+_export(
+    'dissipation_step',
+    'plant_kernels.dissipation_step',
+    'M r u0 h idx damping friction G has_G velocity has_friction work vectors u1 umean',
+    (C2, C1, A1, 'float64', I1, C1, C1, C2, 'boolean', 'float64', 'boolean', C3, C2, C1, C1),
+)
+_export(
+    'base_actuators_step',
+    'plant_kernels.base_actuators_step',
+    't dt velocities wheel_index wheels wheel_commands wheel_torques wheel_counts thrusters '
+    'thruster_commands opened_at thruster_forces firings impulse ctrl ctrl_wheels ctrl_thrusters',
+    (
+        'float64',
+        'float64',
+        A1,
+        I1,
+        C2,
+        C1,
+        C1,
+        'int64[:, ::1]',
+        C2,
+        C1,
+        C1,
+        C1,
+        I1,
+        C1,
+        A1,
+        I1,
+        I1,
+    ),
+)
+_export(
+    'lvlh_state',
+    'plant_kernels.lvlh_state',
+    'orbit t R p v w R_out p_out v_out w_out',
+    (C1, 'float64', A2, A1, A1, A1, C2, C1, C1, C1),
+)
+
+_export('ros_quaternion', 'plant_kernels.ros_quaternion', 'R out', (A2, C1))
+_export(
+    'tidal_acceleration',
+    'plant_kernels.tidal_acceleration',
+    'orbit t r out',
+    (C1, 'float64', A1, C1),
+)
+
+# --- the controller's per-tick kernels (control_kernels.py) -----------------------------------
+_export(
+    'friction_correction',
+    'control_kernels.friction_correction',
+    'qd qdd h inertia damping friction velocity scale G has_G coupled_above work vectors out',
+    (A1, A1, 'float64', A2, C1, C1, 'float64', 'float64', C2, 'boolean', 'float64', C3, C2, C1),
+)
+_export(
+    'wheel_base_torque',
+    'control_kernels.wheel_base_torque',
+    'axes Js friction speeds w_b alpha_b torque_b out',
+    (C2, C1, C1, A1, A1, A1, A1, C1),
+)
+_export(
+    'attitude_torque',
+    'control_kernels.attitude_torque',
+    'H tau0_0 taum_0 R_bc p_bc R_b alpha_c alpha_b w_b axes Js friction speeds torque_b force_b '
+    'u0dot taum out',
+    (C2, C1, C1, C2, C1, A2, C1, A1, A1, C2, C1, C1, A1, A1, A1, C1, C1, C1),
+)
+_export(
+    'wheel_state',
+    'control_kernels.wheel_state',
+    'speeds tau_max friction fast_speed max_speed axes Js lo hi h',
+    (A1, C1, C1, C1, C1, C2, C1, C1, C1, C1),
+    'float64',
+)
+_export(
+    'thruster_pulses',
+    'control_kernels.thruster_pulses',
+    'elapsed dt on_time force throttled f_max B thrusters wrench',
+    ('float64', 'float64', C1, C1, C1, C1, C2, C1, C1),
+    'float64',
+)
+_export(
+    'wheel_torques',
+    'control_kernels.wheel_torques',
+    'pinv target lo hi torque_map thrust wheels achieved',
+    (C2, A1, C1, C1, C2, C1, C1, C1),
+    'float64',
+)
+_export(
+    'quintic_sample',
+    'control_kernels.quintic_sample',
+    'coefficients i x p v a',
+    (C3, 'int64', 'float64', C1, C1, C1),
+)
+_export(
+    'free_flying_base',
+    'control_kernels.free_flying_base',
+    'R_b p_b v_b w_b R_d p_d gains R_bc p_bc a_b alpha_b u0dot',
+    (A2, A1, A1, A1, A2, A1, A1, A2, A1, C1, C1, C1),
+)
+for _name, _arguments, _types in (
+    ('first_violation', 'tolerance reference measured', (A1, A1, A1)),
+    ('largest_excess', 'reference measured limit', (A1, A1, A1)),
+    ('jump_excess', 'q last_q qd last_qd dt tolerance', (A1, A1, A1, A1, 'float64', 'float64')),
+):
+    _export(_name, f'control_kernels.{_name}', _arguments, _types)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the files the machine code is built from
-SOURCES = ('layout.py', 'kernels.py', 'exports.py', 'build.py', '_call.c')
+SOURCES = (
+    'layout.py',
+    'kernels.py',
+    'plant_layout.py',
+    'plant_kernels.py',
+    'control_kernels.py',
+    'exports.py',
+    'build.py',
+    '_call.c',
+)
 
 
 def _cpu():

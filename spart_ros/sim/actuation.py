@@ -1,12 +1,14 @@
 """
-The base's reaction wheel motors and thrusters as a plant applies them (pure numpy, no ROS).
+The base's reaction wheel motors and thrusters as a plant applies them: an effector (no ROS).
 
 :class:`BaseActuation` is the part of a plant's step shared by the MuJoCo plant
 (:class:`~spart_ros.sim.plant.MujocoPlant`: MuJoCo actuators, ``data.ctrl``) and the RK4 plant
-(:class:`~spart_ros.sim.rigid_body.RigidBodyPlant`: joint efforts and a base wrench): it holds
+(:class:`~spart_ros.sim.rigid_body.RigidBodyPlant`: joint efforts and a base wrench), a held
+:class:`~spart_ros.sim.effectors.Effector`: it holds
 the commands as ros2_control's forward command controllers give them (one value per actuator of
 a group, :mod:`spart_ros.core.actuators` order), and before every physics step decides what
-each actuator applies during that step:
+each actuator applies during that step (compiled: :func:`spart_ros.native.plant_kernels.
+base_actuators_step`, the rules below written out):
 
 - a **reaction wheel motor** applies its commanded torque [N m] on the rotor (the base feels the
   reaction), clamped to +- ``max_torque``; at its speed limit it applies no torque that would
@@ -31,6 +33,7 @@ from collections import namedtuple
 import numpy as np
 
 from .commands import CommandRejected
+from .effectors import Effector
 from ..core.actuators import G0
 from ..core.errors import InputError
 
@@ -57,31 +60,57 @@ thruster; ``propellant`` [kg] used by all of them."""
 _EPS = 1e-10
 
 
-class BaseActuation:
+class BaseActuation(Effector):
     """
     Wheel motors and thrusters of one plant (see the module docstring).
 
     ``actuators``: :class:`~spart_ros.core.actuators.BaseActuators`; ``wheel_index`` (n_w,): the
-    plant's joint index of each wheel's joint; ``dt``: the physics step [s].
+    plant's joint index of each wheel's joint; ``dt``: the physics step [s].  A plant binds it
+    with :func:`attach_mujoco` or :func:`attach_rk4` (which set where the wheels' speeds are in
+    its velocity vector and, on MuJoCo, its actuators' ids).
     """
 
     def __init__(self, actuators, wheel_index, dt):
+        from ..native import compiled
+
         self.actuators = actuators
         w, t = actuators.wheels, actuators.thrusters
         self.n_wheels, self.n_thrusters = len(w), len(t)
         self.wheel_index = np.asarray(wheel_index, dtype=np.intp)
         self.dt = float(dt)
-        self.max_torque = np.array([x.max_torque for x in w], dtype=float)
-        self.max_speed = np.array([x.max_speed for x in w], dtype=float)
-        self.rotor_inertia = np.array([x.rotor_inertia for x in w], dtype=float)
-        self.friction = np.array([x.friction for x in w], dtype=float)
-        self.max_force = np.array([x.max_force for x in t], dtype=float)
-        self.min_on_time = np.array([x.min_on_time for x in t], dtype=float)
-        self.throttled = np.array([x.throttled for x in t], dtype=bool)
+        #: (4, n_w): max_torque, max_speed, rotor inertia, friction (the kernel's rows)
+        self._wheels = np.array(
+            [
+                [x.max_torque for x in w],
+                [x.max_speed for x in w],
+                [x.rotor_inertia for x in w],
+                [x.friction for x in w],
+            ],
+            dtype=float,
+        ).reshape(4, -1)
+        self.max_torque, self.max_speed, self.rotor_inertia, self.friction = self._wheels
+        #: (3, n_t): max_force, min_on_time, throttled (1.0 / 0.0)
+        self._thrusters = np.array(
+            [
+                [x.max_force for x in t],
+                [x.min_on_time for x in t],
+                [1.0 if x.throttled else 0.0 for x in t],
+            ],
+            dtype=float,
+        ).reshape(3, -1)
+        self.max_force, self.min_on_time = self._thrusters[0], self._thrusters[1]
+        self.throttled = self._thrusters[2] != 0.0
         #: (3, n_t) positions and directions in the base link frame
         self.thruster_positions = np.array([x.position for x in t], dtype=float).reshape(-1, 3).T
         self.thruster_directions = np.array([x.direction for x in t], dtype=float).reshape(-1, 3).T
         self.flow = 1.0 / (actuators.specific_impulse * G0)  # kg per N s
+        self._kernel = compiled.base_actuators_step
+        # where the wheels' speeds are in the plant's velocity vector, and MuJoCo's actuator ids
+        # (none: the RK4 plant): set by attach_mujoco / attach_rk4
+        self._speed_index = self.wheel_index.astype(np.int64)
+        self._ctrl_wheels = self._ctrl_thrusters = np.zeros(0, dtype=np.int64)
+        self._ctrl = np.zeros(0)
+        self._wrench_map = np.zeros((6, self.n_thrusters))  # thrust -> base CoM frame wrench
         self.reset()
 
     def reset(self):
@@ -94,8 +123,8 @@ class BaseActuation:
         if not hasattr(self, 'impulse'):
             self.impulse = np.zeros(self.n_thrusters)
             self.firings = np.zeros(self.n_thrusters, dtype=np.int64)
-            self.torque_limited = np.zeros(self.n_wheels, dtype=np.int64)
-            self.speed_limited = np.zeros(self.n_wheels, dtype=np.int64)
+            self._counts = np.zeros((2, self.n_wheels), dtype=np.int64)
+            self.torque_limited, self.speed_limited = self._counts  # views: the kernel's rows
 
     @property
     def propellant(self):
@@ -136,40 +165,41 @@ class BaseActuation:
         ``wheel_speeds`` (n_w,): the rotors' speeds relative to the base at ``t``.  Returns
         (wheel torques (n_w,), thruster forces (n_t,)), this object's arrays.
         """
-        if self.n_wheels:
-            self._wheel_torques(np.asarray(wheel_speeds, dtype=float))
-        if self.n_thrusters:
-            self._thruster_forces(float(t))
+        speeds = np.ascontiguousarray(wheel_speeds, dtype=float).reshape(-1)
+        self._decide(float(t), speeds, np.arange(self.n_wheels, dtype=np.int64), False)
         return self.wheel_torques, self.thruster_forces
 
-    def _wheel_torques(self, w):
-        tau = np.clip(self.wheel_commands, -self.max_torque, self.max_torque)
-        self.torque_limited += tau != self.wheel_commands
-        # the speed after the step stays within the limit: J (w' - w) = (tau - b w) dt
-        room = self.rotor_inertia / self.dt
-        hi = (self.max_speed - w) * room + self.friction * w
-        lo = (-self.max_speed - w) * room + self.friction * w
-        limited = np.clip(tau, np.minimum(lo, 0.0), np.maximum(hi, 0.0))
-        limited = np.where(np.isfinite(self.max_speed), limited, tau)
-        self.speed_limited += limited != tau
-        self.wheel_torques[:] = limited
+    def decide(self, t, velocities):
+        """
+        Decide what is applied over the step from time ``t`` (the Effector interface).
 
-    def _thruster_forces(self, t):
-        cmd = self.thruster_commands
-        throttled = np.clip(cmd, 0.0, self.max_force)
-        opened = ~np.isnan(self._opened_at)
-        want = cmd > 0.0
-        # the minimum impulse bit: an open valve stays open min_on_time at least
-        held = opened & ~want & (t - self._opened_at < self.min_on_time - _EPS)
-        open_now = want | held
-        new = open_now & ~opened
-        self._opened_at[new] = t
-        self._opened_at[~open_now] = np.nan
-        forces = np.where(self.throttled, throttled, np.where(open_now, self.max_force, 0.0))
-        started = (forces > 0.0) & ~(self.thruster_forces > 0.0)
-        self.firings += started
-        self.thruster_forces[:] = forces
-        self.impulse += forces * self.dt
+        ``velocities``: the plant's velocity vector (MuJoCo's ``qvel``, the RK4 plant's joint
+        velocities), where the wheels' speeds are at the index its attach set; on MuJoCo the
+        results also go to ``data.ctrl``.
+        """
+        self._decide(t, velocities, self._speed_index, True)
+
+    def _decide(self, t, velocities, index, to_ctrl):
+        empty = self._ctrl_wheels[:0]
+        self._kernel(
+            t,
+            self.dt,
+            velocities,
+            index,
+            self._wheels,
+            self.wheel_commands,
+            self.wheel_torques,
+            self._counts,
+            self._thrusters,
+            self.thruster_commands,
+            self._opened_at,
+            self.thruster_forces,
+            self.firings,
+            self.impulse,
+            self._ctrl,
+            self._ctrl_wheels if to_ctrl else empty,
+            self._ctrl_thrusters if to_ctrl else empty,
+        )
 
     def thruster_wrench(self, R_b=None):
         """
@@ -182,28 +212,11 @@ class BaseActuation:
         torque = np.cross(self.thruster_positions.T, (self.thruster_directions * f).T).sum(axis=0)
         return torque, force
 
-    def step_mujoco(self, plant, n):
-        """Advance a MuJoCo plant ``n`` steps, the actuators deciding before each one."""
-        m, d, mj = plant.model, plant.data, plant._mj
-        environment = getattr(plant, '_environment', None)  # an orbit's loads at every stage
-        for k in range(n):
-            self.set_mujoco_controls(plant, k)
-            if environment is None:
-                mj.mj_step(m, d)
-            else:
-                environment.run(mj.mj_step, m, d)
-
-    def set_mujoco_controls(self, plant, k=0):
-        """
-        Decide the actuators' forces over a MuJoCo plant's next step, into its ``data.ctrl``.
-
-        ``k``: the step's index from the plant's time (the step starts at time + k dt).
-        """
-        d = plant.data
-        t = (plant.time_ns + k * plant.dt_ns) * 1e-9
-        tau, f = self.before_step(t, d.qvel[self._wheel_vadr])
-        d.ctrl[self._ctrl_wheels] = tau
-        d.ctrl[self._ctrl_thrusters] = f
+    def rk4_held(self, taum, wrench):
+        """Add the wheel torques to ``taum`` and the thrusters' wrench (base CoM frame)."""
+        taum[self.wheel_index] += self.wheel_torques
+        if self.n_thrusters:
+            wrench += self._wrench_map @ self.thruster_forces
 
     # -- readouts -------------------------------------------------------------------------
     def wheel_reading(self, positions, speeds):
@@ -313,14 +326,17 @@ def attach_mujoco(plant, actuators):
     actuation = BaseActuation(actuators, wheel_joint_index(actuators, plant.joint_names), plant.dt)
     m = plant.model
     actuation._ctrl_wheels = np.array(
-        [m.actuator(f'{w.name}_motor').id for w in actuators.wheels], dtype=np.intp
+        [m.actuator(f'{w.name}_motor').id for w in actuators.wheels], dtype=np.int64
     )
     actuation._ctrl_thrusters = np.array(
-        [m.actuator(t.name).id for t in actuators.thrusters], dtype=np.intp
+        [m.actuator(t.name).id for t in actuators.thrusters], dtype=np.int64
     )
+    actuation._ctrl = plant.data.ctrl
     actuation._wheel_vadr = plant._vadr[actuation.wheel_index]
     actuation._wheel_qadr = plant._qadr[actuation.wheel_index]
+    actuation._speed_index = actuation._wheel_vadr.astype(np.int64)  # in qvel
     plant.actuation = actuation
+    plant.add_effector(actuation)
     _initial_wheel_speeds(plant, actuators)
     plant.reset()
 
@@ -333,9 +349,16 @@ def attach_rk4(plant, actuators):
     if actuators is None or not (actuators.wheels or actuators.thrusters):
         return
     actuators.check_robot(plant.robot)
-    plant.actuation = BaseActuation(
-        actuators, wheel_joint_index(actuators, plant.joint_names), plant.dt
-    )
+    actuation = BaseActuation(actuators, wheel_joint_index(actuators, plant.joint_names), plant.dt)
+    # a thruster's force -> [torque about the base CoM; force] in the base CoM frame c:
+    # R_cb (p x d - p_bc x d), R_cb d (p, d: its point and direction in b)
+    T = np.asarray(plant.robot.base_link.T, dtype=float)
+    R_bc, p_bc = T[:3, :3], T[:3, 3]
+    p, d = actuation.thruster_positions, actuation.thruster_directions
+    arm = p - p_bc[:, None]
+    actuation._wrench_map = np.vstack([R_bc.T @ np.cross(arm.T, d.T).T, R_bc.T @ d])
+    plant.actuation = actuation
+    plant.add_effector(actuation)
     _initial_wheel_speeds(plant, actuators)
 
 

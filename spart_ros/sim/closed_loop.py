@@ -483,6 +483,14 @@ def simulate(
         R_b, p_b, _, _ = plant.base_link_state()
         fixed = _Base(R_b, p_b, np.zeros(3), np.zeros(3))
     start_ns = plant.time_ns
+    # the loop's bookkeeping, bound once (a tick is a few tens of microseconds)
+    identity = np.array_equal(read, np.arange(len(plant.joint_names)))
+    positions, velocities = plant.joint_positions, plant.joint_velocities
+    update, step = controller.update, plant.step
+    reference = controller.reference  # the last commanded tick's reference (its feedback)
+    rows_t, rows_q, rows_qd = out['t'], out['q'], out['qd']
+    rows_q_ref, rows_qd_ref, rows_cmd = out['q_ref'], out['qd_ref'], out['commands']
+    rows_p, rows_R, rows_twist = out['base_position'], out['base_rotation'], out['base_twist']
     cpu, wall = time.process_time(), time.perf_counter()
     next_event = 0
     for k in range(ticks):
@@ -491,8 +499,11 @@ def simulate(
         while next_event < len(schedule) and schedule[next_event].t <= t + 1e-12:
             schedule[next_event].action(controller, plant, t)
             next_event += 1
-        q = np.ascontiguousarray(plant.joint_positions()[read])
-        qd = np.ascontiguousarray(plant.joint_velocities()[read])
+        if identity:  # the readouts are new arrays in this order already
+            q, qd = positions(), velocities()
+        else:
+            q = np.ascontiguousarray(positions()[read])
+            qd = np.ascontiguousarray(velocities()[read])
         if floating:
             base_state = _Base(*plant.base_link_state())
         else:
@@ -507,18 +518,18 @@ def simulate(
             t,
         )
         if actuation is not None:
-            speeds = plant.joint_velocities()[actuation.wheel_index]
+            speeds = velocities()[actuation.wheel_index]
             if controller.active and getattr(controller.law, 'actuation', None) is not None:
                 controller.set_reference('wheel_speeds', speeds)
-        cmd = controller.update(inputs, t)
+        cmd = update(inputs, t)
         row = k if record else 0
         if cmd is not None:
             plant.set_efforts(command.accept(cmd.values))
-            out['commands'][row] = cmd.values
+            rows_cmd[row] = cmd.values
             if actuation is not None:
                 _actuate(actuation, cmd)
         else:
-            out['commands'][row] = np.nan
+            rows_cmd[row] = np.nan
         if actuation is not None and record:
             out['wheel_speeds'][row] = speeds
             out['wheel_torques'][row] = actuation.wheel_commands
@@ -528,20 +539,19 @@ def simulate(
                 controller.actuation is not None and controller.actuation.feasible
             )
         if record:
-            out['t'][row] = t
-            out['q'][row], out['qd'][row] = q, qd
-            fb = controller.feedback()
-            if fb is not None and fb.t == t:
-                out['q_ref'][row], out['qd_ref'][row] = fb.desired.position, fb.desired.velocity
-            out['base_position'][row] = base_state.p_b
-            out['base_rotation'][row] = base_state.R_b
-            out['base_twist'][row, 0:3], out['base_twist'][row, 3:6] = (
-                base_state.v_b,
-                base_state.w_b,
-            )
+            rows_t[row] = t
+            rows_q[row], rows_qd[row] = q, qd
+            ref = reference.last_ref  # controller.feedback()'s reference, without its errors
+            if ref is not None and reference.last_t == t and reference.last_q is not None:
+                law = controller.law
+                if law is None or law.follows != 'none':
+                    rows_q_ref[row], rows_qd_ref[row] = ref.position, ref.velocity
+            rows_p[row] = base_state.p_b
+            rows_R[row] = base_state.R_b
+            rows_twist[row, 0:3], rows_twist[row, 3:6] = base_state.v_b, base_state.w_b
             states.append(controller.state)
         if k < ticks - 1:
-            plant.step(steps)
+            step(steps)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     return ClosedLoopRun(
         joint_names=names,

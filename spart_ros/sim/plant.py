@@ -31,10 +31,16 @@ at the step's start; the law implicit, its linear part exact over the step: stab
 joint's inertia); otherwise MuJoCo's integrator applies the damping.  ``friction='frictionloss'``:
 MuJoCo's constraint instead (static friction; not the model's law).
 
+Effectors (:mod:`spart_ros.sim.effectors`): the plant is MuJoCo's multibody dynamics (the hub)
+plus the units it applies at each step (``effectors``): the base's wheels and thrusters
+(:attr:`MujocoPlant.actuation`, MuJoCo actuators whose controls are decided before each step) and
+an orbit's loads (applied at every stage from MuJoCo's passive-force callback, into
+``xfrc_applied``: the user's wrenches there are kept and put back after each step).
+
 Orbit (``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit`; floating base, zero gravity):
 the physics runs in the orbit's frame N (non-rotating, centred on the freely falling reference
 point), every body feeling the orbit's tidal force and gravity-gradient torque at every stage
-(:class:`~spart_ros.sim.orbit_environment.MujocoOrbit`); the initial base pose and twist, the
+(:class:`~spart_ros.sim.orbit_environment.OrbitLoads`); the initial base pose and twist, the
 odometry, ``base_link_state`` and the IMU's orientation are in the rotating LVLH frame (Hill's
 axes: x radial, y along-track, z orbit normal; twist relative to LVLH), the IMU's angular velocity
 is relative to N (inertial, as a gyro measures it) and its specific force excludes the tidal field
@@ -48,17 +54,19 @@ current state and command, computed when first asked after a change.
 
 from collections import namedtuple
 from dataclasses import dataclass, field
+import functools
 import logging
 import math
 
 import numpy as np
 
+from .effectors import Effector
 from .joint_dissipation import JointDissipation
-from .orbit_environment import MujocoOrbit
+from .orbit_environment import OrbitLoads
 from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
-from ..core.attitude import quaternion_to_ros
 from ..core.errors import InputError, ModelError, SpartError
 from ..core.orbit import CircularOrbit
+from ..native.compiled import finite_c1 as _finite_c1
 
 __all__ = [
     'MujocoPlant',
@@ -228,6 +236,34 @@ def checked_orbit(orbit, floating, gravity):
     return orbit
 
 
+def _to_lvlh(orbit, t, R, p, v_b, w_b):
+    """Return orbit.to_lvlh(t, R, p, v_b, w_b), compiled (new arrays)."""
+    from ..native.compiled import lvlh_state
+
+    out = (np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3))
+    lvlh_state(_orbit_row(orbit), float(t), R, p, v_b, w_b, *out)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _orbit_row(orbit):
+    """Return the compiled kernels' row of ``orbit`` (kept per orbit: it is frozen; read only)."""
+    from .orbit_environment import orbit_row
+
+    row = orbit_row(orbit)
+    row.setflags(write=False)
+    return row
+
+
+def _rotation_quaternion(R):
+    """Return quaternion_to_ros(R) (x, y, z, w), w >= 0, compiled: the same numbers."""
+    from ..native.compiled import ros_quaternion
+
+    out = np.empty(4)
+    ros_quaternion(R, out)
+    return out
+
+
 def _mj_quaternion(name, xyzw):
     """Return the MuJoCo quaternion (w, x, y, z), normalized, of a ROS one (x, y, z, w)."""
     q = _vector(name, xyzw, 4)
@@ -324,10 +360,35 @@ class MujocoPlant:
         self.dissipation = None
         #: 'model' or 'frictionloss' (how the declared Coulomb friction acts), set by from_urdf
         self.friction = 'model'
-        #: the orbit (a CircularOrbit) or None; its loads on the bodies (MujocoOrbit) or None
+        #: the orbit (a CircularOrbit) or None
         self.orbit = checked_orbit(orbit, self.floating, model.opt.gravity)
-        self._environment = None if orbit is None else MujocoOrbit(orbit, mujoco, model, self.data)
+        #: the units applied at each step besides MuJoCo's dynamics (:mod:`.effectors`), in order
+        self.effectors = []
+        self._deciding, self._staged = [], []
+        # MuJoCo's arrays are views of its data: taken once (an attribute read makes a new view)
+        self._qpos, self._qvel = self.data.qpos, self.data.qvel
+        self._xfrc, self._qfrc_applied = self.data.xfrc_applied, self.data.qfrc_applied
+        self._user_xfrc = np.zeros_like(self._xfrc)  # the user's wrenches during a staged step
+        self._previous = None  # the passive-force callback found (called after the stages')
+        if orbit is not None:
+            loads = OrbitLoads(orbit)
+            loads.attach_mujoco(model, self.data)
+            self.add_effector(loads)
         self.reset()
+
+    def add_effector(self, effector):
+        """
+        Apply ``effector`` (an :class:`~spart_ros.sim.effectors.Effector`) at every step from now.
+
+        Its :meth:`~spart_ros.sim.effectors.Effector.decide` runs before each step (with MuJoCo's
+        ``qvel``), its stage loads (a ``staged`` one) at every stage.
+        """
+        self.effectors.append(effector)
+        if type(effector).decide is not Effector.decide:
+            self._deciding.append(effector)
+        if effector.staged:
+            self._staged.append(effector)
+        self._fresh = False
 
     @classmethod
     def from_urdf(
@@ -616,11 +677,11 @@ class MujocoPlant:
                 f'expected {self.n_joints} efforts for joints {list(self.joint_names)}, got '
                 f'{e.size}'
             )
-        if not np.all(np.isfinite(e)):
+        if not _finite_c1(e) and not np.all(np.isfinite(e)):  # compiled (C-ordered e) first
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(e))]
             raise InputError(f'non-finite effort for joints {bad}: {e.tolist()}')
         self._efforts[:] = e
-        self.data.qfrc_applied[self._vadr] = e
+        self._qfrc_applied[self._vadr] = e
         self._fresh = False
 
     def hold(self, on=True):
@@ -653,22 +714,15 @@ class MujocoPlant:
             self.data.time = self._time_ns * 1e-9
             return n
         before = [stat.number for stat in self._checks]
-        if self.dissipation is None:
-            if self.actuation is not None:  # the actuators decide before each step (orbit too)
-                self.actuation.step_mujoco(self, n)
-            elif self._environment is None:
+        if self.dissipation is None and not self._deciding:
+            if self._staged:  # the effectors' loads at every stage
+                self._with_stages(self._mj.mj_step, self.model, self.data, n)
+            else:
                 self._mj.mj_step(self.model, self.data, n)
-            else:  # the orbit's loads at every stage
-                self._environment.run(self._mj.mj_step, self.model, self.data, n)
+        elif self._staged:
+            self._with_stages(self._steps, n)
         else:
-            environment = self._environment
-            for k in range(n):
-                if self.actuation is not None:  # the actuators decide before each step
-                    self.actuation.set_mujoco_controls(self, k)
-                if environment is None:
-                    self._dissipative_step()
-                else:  # the orbit's loads at the step's start (mj_step1's passive forces)
-                    environment.run(self._dissipative_step)
+            self._steps(n)
         self._time_ns += n * self._dt_ns
         if self.orbit is not None:  # the orbit's angle follows the exact time
             self.data.time = self._time_ns * 1e-9
@@ -683,6 +737,47 @@ class MujocoPlant:
                     'state, efforts zero'
                 )
         return n
+
+    def _steps(self, n):
+        """Take ``n`` steps, the effectors deciding before each (the implicit step if any)."""
+        m, d, mj = self.model, self.data, self._mj
+        deciding, qvel = self._deciding, self._qvel
+        for k in range(n):
+            if deciding:  # the actuators decide before each step (at its start's time)
+                t = (self._time_ns + k * self._dt_ns) * 1e-9
+                for effector in deciding:
+                    effector.decide(t, qvel)
+            if self.dissipation is None:
+                mj.mj_step(m, d)
+            else:  # the stages' loads at the step's start (mj_step1's passive forces)
+                self._dissipative_step()
+
+    def _with_stages(self, function, *args):
+        """
+        Return ``function(*args)`` (``mj_step``, ``mj_forward``...) with the staged loads on.
+
+        MuJoCo has one passive-force callback per process, called for every model (even one being
+        compiled): it is set only around this plant's own calls, and the one found is put back
+        (and called after the stages').  The user's ``xfrc_applied`` is kept and put back.
+        """
+        mj = self._mj
+        np.copyto(self._user_xfrc, self._xfrc)
+        self._previous = mj.get_mjcb_passive()
+        mj.set_mjcb_passive(self._stage_callback)
+        try:
+            return function(*args)
+        finally:
+            mj.set_mjcb_passive(self._previous)
+            np.copyto(self._xfrc, self._user_xfrc)
+
+    def _stage_callback(self, m, d):
+        if d is self.data:
+            base = self._user_xfrc  # the first adds its loads to the user's, the others to it
+            for effector in self._staged:
+                effector.mujoco_stage(d, base)
+                base = None
+        if self._previous is not None:
+            self._previous(m, d)
 
     def reset(self, initial=None, new_time=False):
         """
@@ -720,8 +815,8 @@ class MujocoPlant:
         else:
             m.body_pos[self._root], m.body_quat[self._root] = p, quat
         d.qpos[self._qadr], d.qvel[self._vadr] = q, u
-        if self.actuation is not None:
-            self.actuation.reset()
+        for effector in self.effectors:
+            effector.reset()
         if new_time:
             self._time_ns += self._dt_ns
         d.time = self._time_ns * 1e-9
@@ -774,18 +869,18 @@ class MujocoPlant:
             self._fresh = True
 
     def _mj_forward(self):
-        if self._environment is None:
-            self._mj.mj_forward(self.model, self.data)
+        if self._staged:
+            self._with_stages(self._mj.mj_forward, self.model, self.data)
         else:
-            self._environment.run(self._mj.mj_forward, self.model, self.data)
+            self._mj.mj_forward(self.model, self.data)
 
     def joint_positions(self):
         """Return (n_joints,) in ``joint_names`` order."""
-        return self.data.qpos[self._qadr].copy()
+        return self._qpos[self._qadr]  # (fancy indexing makes a new array)
 
     def joint_velocities(self):
         """Return (n_joints,) in ``joint_names`` order."""
-        return self.data.qvel[self._vadr].copy()
+        return self._qvel[self._vadr]
 
     def joint_accelerations(self):
         """
@@ -812,7 +907,7 @@ class MujocoPlant:
     def _base_pose(self):
         """(position (3,), quaternion w, x, y, z) of the base link frame in the world."""
         if self.floating:
-            return self.data.qpos[0:3].copy(), self.data.qpos[3:7].copy()
+            return self._qpos[0:3].copy(), self._qpos[3:7].copy()
         return self.model.body_pos[self._root].copy(), self.model.body_quat[self._root].copy()
 
     def _base_rotation(self):
@@ -831,7 +926,7 @@ class MujocoPlant:
         """(v_b, w_b): velocity of the base link origin and angular velocity, both in b (N's)."""
         if not self.floating:
             return np.zeros(3), np.zeros(3)
-        qvel = self.data.qvel
+        qvel = self._qvel
         return self._base_rotation().T @ qvel[0:3], qvel[3:6].copy()
 
     def base_link_state(self):
@@ -842,11 +937,17 @@ class MujocoPlant:
         :meth:`odometry` carries, with a rotation matrix.  With an orbit: in LVLH, the twist
         relative to LVLH.
         """
-        p, _ = self._base_pose()
-        v_b, w_b = self._base_twist()
+        if not self.floating:
+            p, R = self._base_pose()[0], self._base_rotation()
+            v_b, w_b = np.zeros(3), np.zeros(3)
+        else:
+            qpos, qvel = self._qpos, self._qvel
+            R = np.empty((3, 3))
+            self._mj.mju_quat2Mat(R.reshape(9), qpos[3:7])
+            p, v_b, w_b = qpos[0:3].copy(), R.T @ qvel[0:3], qvel[3:6].copy()
         if self.orbit is not None:
-            return self.orbit.to_lvlh(self.time, self._base_rotation(), p, v_b, w_b)
-        return self._base_rotation(), p, v_b, w_b
+            return _to_lvlh(self.orbit, self.time, R, p, v_b, w_b)
+        return R, p, v_b, w_b
 
     def odometry(self):
         """
@@ -856,7 +957,7 @@ class MujocoPlant:
         """
         if self.orbit is not None:
             R, p, v_b, w_b = self.base_link_state()
-            return BaseOdometry(p, np.array(quaternion_to_ros(R)), v_b, w_b)
+            return BaseOdometry(p, _rotation_quaternion(R), v_b, w_b)
         p, quat = self._base_pose()
         v_b, w_b = self._base_twist()
         return BaseOdometry(p, _ros_quaternion(quat), v_b, w_b)
@@ -881,15 +982,22 @@ class MujocoPlant:
         With an orbit: orientation in LVLH, angular velocity relative to N (inertial), specific
         force = acceleration in N minus the tidal acceleration at the base link origin.
         """
-        _, quat = self._base_pose()
-        R_b = self._base_rotation()
-        a_b, _ = self.base_acceleration()
-        _, w_b = self._base_twist()
+        p, quat = self._base_pose()
+        R_b = np.empty((3, 3))
+        self._mj.mju_quat2Mat(R_b.reshape(9), quat)
+        w_b = self._qvel[3:6].copy() if self.floating else np.zeros(3)
+        if not self.floating or self.held:  # (base_acceleration, _base_twist: R_b once)
+            a_b = np.zeros(3)
+        else:
+            self._forward()
+            a_b = R_b.T @ self.data.qacc[0:3]
         if self.orbit is not None:
-            p = self._base_pose()[0]
-            tidal = self.orbit.accelerations(self.time, p[None, :])[0]
-            R = self.orbit.lvlh_rotation(self.time).T @ R_b
-            return ImuReading(np.array(quaternion_to_ros(R)), w_b, a_b - R_b.T @ tidal)
+            from ..native.compiled import tidal_acceleration
+
+            t, tidal = self.time, np.empty(3)
+            tidal_acceleration(_orbit_row(self.orbit), t, p, tidal)
+            R = _to_lvlh(self.orbit, t, R_b, p, np.zeros(3), w_b)[0]
+            return ImuReading(_rotation_quaternion(R), w_b, a_b - R_b.T @ tidal)
         return ImuReading(_ros_quaternion(quat), w_b, a_b - R_b.T @ self.model.opt.gravity)
 
     def momentum(self):

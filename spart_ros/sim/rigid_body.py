@@ -32,7 +32,7 @@ inertia; first order in dt for the rest of the dynamics (``integrator`` says whi
 ``orbit`` (a :class:`~spart_ros.core.orbit.CircularOrbit`, floating base, zero gravity): the
 robot moves near the orbit's reference point; the state is integrated in the orbit's frame N
 (non-rotating, falling with the reference point) with the tidal force and gravity-gradient torque
-on every link at every RK4 stage (:class:`~spart_ros.sim.orbit_environment.RigidBodyOrbit`); the
+on every link at every RK4 stage (:class:`~spart_ros.sim.orbit_environment.OrbitLoads`); the
 initial state and the readouts (``base_link_state``, ``odometry``) are in the rotating LVLH frame
 (Hill's axes: x radial, y along-track, z orbit normal), ``spart_state`` and ``momentum`` in N.
 """
@@ -40,9 +40,12 @@ initial state and the readouts (``base_link_state``, ``odometry``) are in the ro
 import numpy as np
 
 from .actuation import attach_rk4
+from .effectors import Effector
 from .joint_dissipation import JointDissipation
-from .orbit_environment import RigidBodyOrbit
+from .orbit_environment import orbit_row, OrbitLoads
 from .plant import (
+    _rotation_quaternion,
+    _to_lvlh,
     _vector,
     BASE_MODES,
     BaseOdometry,
@@ -54,7 +57,11 @@ from .plant import (
 from ..core import base_state as bs
 from ..core.attitude import quaternion_from_ros, quaternion_to_ros
 from ..core.errors import InputError
+from ..core.fast import FastDynamics
 from ..core.fast.mimic import fast_dynamics
+from ..native import compiled
+from ..native.layout import NOT_FINITE
+from ..native.plant_layout import RK4_ROWS, RK4_SMALL
 
 __all__ = ['RigidBodyPlant']
 
@@ -122,7 +129,6 @@ class RigidBodyPlant:
         gravity = _vector('gravity', gravity, 3)
         self.orbit = checked_orbit(orbit, self.floating, gravity)
         self.fast = fast_dynamics(robot, gravity, joint_dynamics=joint_dynamics)
-        self._environment = None if orbit is None else RigidBodyOrbit(self.orbit, robot)
         self.joint_names = tuple(robot.coordinates.names)
         self.sorted_joint_names = tuple(sorted(self.joint_names))
         self.n_joints = len(self.joint_names)
@@ -145,8 +151,30 @@ class RigidBodyPlant:
         self._R_cb = self._R_bc.T.copy()
         self.initial = InitialState() if initial is None else initial
         self.actuation = None
-        self._taum = np.zeros(self.n_joints)
-        self._tau0 = np.zeros(6)
+        # what the effectors hold over a step: joint efforts, a base wrench fixed in the base CoM
+        # frame [torque; force]; their staged loads (SPART's wF0, wFm)
+        self._taum, self._tau0, self._wrench, self._thrust = (
+            np.zeros(self.n_joints),
+            np.zeros(6),
+            np.zeros(6),
+            False,
+        )
+        self._wF0, self._wFm = np.zeros(6), np.zeros((6, self.fast.n))
+        # the compiled RK4 step (a robot without mimic joints: full = independent coordinates)
+        self._kernel = compiled.rigid_body_steps if isinstance(self.fast, FastDynamics) else None
+        size = (13 if self.floating else 0) + 2 * self.n_joints
+        self._x = np.zeros(size)
+        self._x_velocities = self._x[size - self.n_joints :]
+        self._work, self._small = np.zeros((RK4_ROWS, size)), np.zeros(RK4_SMALL)
+        self._fd, self._done = np.zeros(6 + self.n_joints), np.zeros(1, dtype=np.int64)
+        #: the units applied at each step besides the robot's dynamics (:mod:`.effectors`)
+        self.effectors = []
+        self._deciding, self._staged = [], []
+        self._compiled, self._orbit_row = self._kernel is not None, orbit_row(None)
+        if self.orbit is not None:
+            loads = OrbitLoads(self.orbit)
+            loads.attach_rk4(robot)
+            self.add_effector(loads)
         attach_rk4(self, actuators)
         self.reset()
         #: the joints' damping and friction, applied implicitly (None: RK4 on the model's FD)
@@ -280,8 +308,8 @@ class RigidBodyPlant:
         self._q, self._u = q, u
         self._R0 = _rotation(self._quat)
         self._efforts[:] = 0.0
-        if self.actuation is not None:
-            self.actuation.reset()
+        for effector in self.effectors:
+            effector.reset()
 
     # -- dynamics -------------------------------------------------------------------------
     # The state is one vector x: floating [quaternion (w, x, y, z) of R0, r0, q, u0, u], fixed [q,
@@ -305,29 +333,52 @@ class RigidBodyPlant:
             self._q, self._u = x[0:n].copy(), x[n:].copy()
         self._R0 = _rotation(self._quat)
 
+    def add_effector(self, effector):
+        """
+        Apply ``effector`` (an :class:`~spart_ros.sim.effectors.Effector`) at every step from now.
+
+        Its :meth:`~spart_ros.sim.effectors.Effector.decide` runs before each step (with the joint
+        velocities), its held loads add to the step's efforts and base wrench, a staged one's at
+        every stage (compiled when the step knows it, else its ``rk4_stage``).
+        """
+        self.effectors.append(effector)
+        if type(effector).decide is not Effector.decide:
+            self._deciding.append(effector)
+        if effector.staged:
+            self._staged.append(effector)
+        rows = [e.rk4_kernel_orbit() for e in self._staged]
+        self._compiled = (
+            self._kernel is not None and len(rows) <= 1 and all(r is not None for r in rows)
+        )
+        self._orbit_row = rows[0] if rows else orbit_row(None)
+
+    def _decide(self, t, velocities):
+        """Let the effectors decide what they apply over the step from ``t``; hold their loads."""
+        for effector in self._deciding:
+            effector.decide(t, velocities)
+        self._decide_held()
+
     def _actuator_loads(self, R0):
         """(tau0 (6,), taum (n,)): the base's generalized force and the joint efforts held."""
-        a = self.actuation
-        if a is None:
-            return self._zero6, self._efforts
-        np.copyto(self._taum, self._efforts)
-        self._taum[a.wheel_index] += a.wheel_torques
-        if not self.floating or not a.n_thrusters:
+        if not self._thrust:
             return self._zero6, self._taum
-        torque_b, force_b = a.thruster_wrench()
-        R_b = R0 @ self._R_cb
-        self._tau0[0:3] = self._R_cb @ (torque_b - np.cross(self._p_bc, force_b))
-        self._tau0[3:6] = R_b @ force_b
+        w = self._wrench  # [torque; force] in the base CoM frame: tau0 = [torque; R0 force]
+        self._tau0[0:3] = w[0:3]
+        self._tau0[3:6] = R0 @ w[3:6]
         return self._tau0, self._taum
 
     def _loads(self, t, R0, r0, q, u0, u):
-        """Return the orbit's (wF0, wFm) at this stage, or (None, None) without an orbit."""
-        if self._environment is None:
+        """Return the staged effectors' (wF0, wFm) at this stage, or (None, None) without any."""
+        if not self._staged:
             return None, None
-        return self._environment.wrenches(self.fast, t, R0, r0, q, u0, u)
+        self._wF0.fill(0.0)
+        self._wFm.fill(0.0)
+        for effector in self._staged:
+            effector.rk4_stage(self.fast, t, R0, r0, q, u0, u, self._wF0, self._wFm)
+        return self._wF0, self._wFm
 
     def _rates(self, x, t=0.0):
-        """dx/dt at x (time ``t`` [s]) under the held efforts."""
+        """dx/dt at x (time ``t`` [s]) under the held loads (:meth:`_decide`)."""
         n = self.n_joints
         out = np.empty_like(x)
         if not self.floating:
@@ -339,7 +390,7 @@ class RigidBodyPlant:
                 self._zero6,
                 u,
                 self._zero6,
-                self._actuator_loads(self._R0)[1],
+                self._taum,
                 floating=False,
             )
             out[0:n], out[n:] = u, udot
@@ -360,6 +411,7 @@ class RigidBodyPlant:
 
     def _accelerations(self, quat, r0, q, u0, u):
         R0 = _rotation(quat)
+        self._decide_held()
         tau0, taum = self._actuator_loads(R0)
         wF0, wFm = self._loads(self.time, R0, r0, q, u0, u) if self.floating else (None, None)
         u0dot, udot = self.fast.forward_dynamics(
@@ -376,17 +428,24 @@ class RigidBodyPlant:
         )
         return u0dot.copy(), udot.copy()
 
+    def _decide_held(self):
+        """Hold the loads of what the effectors decided last (their commands now, no decision)."""
+        np.copyto(self._taum, self._efforts)
+        self._wrench.fill(0.0)
+        for effector in self.effectors:
+            effector.rk4_held(self._taum, self._wrench)
+        self._thrust = bool(self._wrench[3:6].any())
+
     def _implicit_step(self, h):
         """
         Take one step with the joints' dissipation implicit (module docstring).
 
-        The actuators' forces and an orbit's loads are taken at the step's start (first order,
-        as the rest of the dynamics in this step).
+        The effectors' loads (held and staged) are taken at the step's start (first order, as the
+        rest of the dynamics in this step).
         """
         n, fast = self.n_joints, self.fast
-        t, a = self.time, self.actuation
-        if a is not None:  # what the actuators apply over this step
-            a.before_step(t, self._u[a.wheel_index])
+        t = self.time
+        self._decide(t, self._u)
         tau0, taum = self._actuator_loads(self._R0)
         wF0, wFm = (
             self._loads(t, self._R0, self._r0, self._q, self._u0, self._u)
@@ -425,54 +484,106 @@ class RigidBodyPlant:
             return self.dissipation.forces(self._u)
         return self.fast.joint_friction(self._u).copy()
 
+    def _diverged(self, h):
+        from .plant import SimulationDiverged
+
+        held = self._efforts.tolist()
+        self.reset()
+        return SimulationDiverged(
+            f'the simulation diverged before t = {self.time + h:.6f} s (efforts {held}): back to '
+            'the initial state, efforts zero'
+        )
+
     def step(self, n=1):
         """
         Advance ``n`` steps of ``dt`` (RK4, or the implicit step) with the held efforts.
 
-        Return the number of steps taken (``n``).
+        Return the number of steps taken (``n``).  RK4 runs compiled
+        (:func:`spart_ros.native.plant_kernels.rigid_body_steps`, the numpy stages written out:
+        the same results) unless the robot has mimic joints or an effector has no compiled form.
         """
-        h = self.dt
+        h, n = self.dt, int(n)
         if self.dissipation is not None:
-            for _ in range(int(n)):
+            for _ in range(n):
                 self._implicit_step(h)
                 if not (np.all(np.isfinite(self._u)) and np.all(np.isfinite(self._q))):
-                    from .plant import SimulationDiverged
-
-                    held = self._efforts.tolist()
-                    self.reset()
-                    raise SimulationDiverged(
-                        f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
-                        f'{held}): back to the initial state, efforts zero'
-                    )
+                    raise self._diverged(h)
                 self._time_ns += self._dt_ns
-            return int(n)
+            return n
+        if self._compiled:
+            return self._compiled_steps(n)
+        return self._rk4_steps(n)
+
+    def _rk4_steps(self, n, decided=False):
+        """
+        RK4 in numpy: stages of the core's forward dynamics (the reference the kernel follows).
+
+        ``decided``: the effectors decided the first step already.
+        """
+        h = self.dt
         x = self._pack()
-        a = self.actuation
-        for _ in range(int(n)):
-            t = self.time  # the stages' times matter only to an orbit
-            if a is not None:  # what the actuators apply over this step
-                n_q = self.n_joints
-                speeds = x[13 + n_q :] if self.floating else x[n_q:]
-                a.before_step(t, speeds[a.wheel_index])
+        velocities = x[13 + self.n_joints :] if self.floating else x[self.n_joints :]
+        for k in range(n):
+            t = self.time  # the stages' times matter only to staged loads
+            if k or not decided:
+                self._decide(t, velocities)
             k1 = self._rates(x, t)
             k2 = self._rates(x + (0.5 * h) * k1, t + 0.5 * h)
             k3 = self._rates(x + (0.5 * h) * k2, t + 0.5 * h)
             k4 = self._rates(x + h * k3, t + h)
             new = x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
             if not np.all(np.isfinite(new)):
-                from .plant import SimulationDiverged
-
-                self.reset()
-                raise SimulationDiverged(
-                    f'the simulation diverged before t = {self.time + h:.6f} s (efforts '
-                    f'{self._efforts.tolist()}): back to the initial state, efforts zero'
-                )
+                raise self._diverged(h)
             if self.floating:
                 new[0:4] /= np.linalg.norm(new[0:4])
-            x = new
+            x[:] = new
             self._time_ns += self._dt_ns
         self._unpack(x)
-        return int(n)
+        return n
+
+    def _compiled_steps(self, n):
+        """Take ``n`` compiled RK4 steps: one kernel call (one a step when an effector decides)."""
+        x = self._x
+        np.copyto(x, self._pack())
+        fast = self.fast
+        done = self._done
+        per_step = bool(self._deciding)
+        remaining = n
+        while remaining > 0:
+            steps = 1 if per_step else remaining
+            self._decide(self.time, self._x_velocities)
+            code = self._kernel(
+                fast._mi,
+                fast._mf,
+                fast._W,
+                x,
+                steps,
+                self._time_ns,
+                self._dt_ns,
+                self.floating,
+                self._R0,
+                self._r0,
+                self._taum,
+                self._wrench,
+                self._orbit_row,
+                fast._gravity,
+                self._work,
+                self._small,
+                self._fd,
+                self._wF0,
+                self._wFm,
+                done,
+            )
+            self._time_ns += int(done[0]) * self._dt_ns
+            remaining -= int(done[0])
+            if code == NOT_FINITE:
+                raise self._diverged(self.dt)
+            if code:  # the forward dynamics refused the state: the numpy step says why
+                self._unpack(x)
+                self._rk4_steps(remaining, decided=True)
+                return n
+        self._unpack(x)
+        return n
 
     # -- readouts (ROS conventions) -------------------------------------------------------------
     def joint_positions(self):
@@ -497,7 +608,7 @@ class RigidBodyPlant:
         state = self._base_link_state()
         if self.orbit is None:
             return state
-        return self.orbit.to_lvlh(self.time, *state)
+        return _to_lvlh(self.orbit, self.time, *state)
 
     def _base_link_state(self):
         """Return the base link's pose and twist in SPART's inertial frame (N with an orbit)."""
@@ -516,7 +627,7 @@ class RigidBodyPlant:
         The twist in b.  With an orbit: pose in LVLH, twist relative to LVLH.
         """
         R_b, p_b, v_b, w_b = self.base_link_state()
-        return BaseOdometry(p_b, np.array(quaternion_to_ros(R_b)), v_b, w_b)
+        return BaseOdometry(p_b, _rotation_quaternion(R_b), v_b, w_b)
 
     def base_rotation(self):
         """Return R_b (3, 3): base link frame -> world (-> LVLH with an orbit)."""
