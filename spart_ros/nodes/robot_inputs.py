@@ -67,6 +67,7 @@ from .runner import freeze_heap
 from .stamps import JUMP, jump_back_ns, NEVER, NEWER, order, stamp_ns
 from .throttle import LogLimiter
 from ..core.errors import InputError, ModelError, SpartError
+from ..core.urdf import urdf_text
 
 __all__ = [
     'RobotInputs',
@@ -279,6 +280,14 @@ RobotState = namedtuple('RobotState', 'base q qd')
 RobotState.__doc__ = """A complete robot state for one joint-state stamp: ``base`` a
 :class:`~.base_estimator.BaseLinkState` (ROS convention), ``q``, ``qd`` (n_q,) in the model's
 joint-variable order (the arrays are the mapper's: copy them to keep them)."""
+
+
+def _text_of(path):
+    """Return the URDF text of the file ``path`` (xacro expanded), or the path if unreadable."""
+    try:
+        return urdf_text(path)
+    except (SpartError, OSError):
+        return path
 
 
 class _Quat:
@@ -502,7 +511,10 @@ class RobotInputs:
                     [self._pending_joints[n][1] for n in names],
                 )
             self._pending_joints.clear()
-        self.model, self.joints, self.description = model, joints, source
+        # a file's text as other nodes publish it (spart_sim, robot_state_publisher: xacro
+        # expanded), so that the same robot on robot_description is not taken as a new model
+        self.description = _text_of(source) if path else source
+        self.model, self.joints = model, joints
         self.node.get_logger().info(f'{model.summary()} (from {origin})')
         if self._on_model is not None:
             self._on_model(model)
