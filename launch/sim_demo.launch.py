@@ -15,9 +15,10 @@ Starts spart_sim (the plant: joint_states, odom, imu, robot_description, /clock;
 effort commands), spart_controller (controller.launch.py) and spart_dynamics
 (dynamics.launch.py). All three read ONE parameter file, ``params`` (default
 config/demo_<robot>.yaml; with ``urdf_path``: config/demo_robot.yaml, or
-config/demo_robot_floating.yaml with ``base:=floating``), keyed ``/**:``: shared names (base, gravity, topics) mean the same
-thing to every node, and a node ignores the others' parameters. The controller and the dynamics
-node take the URDF from the sim's robot_description topic (as from robot_state_publisher).
+config/demo_robot_floating.yaml with ``base:=floating``), keyed ``/**:``: shared names (base,
+gravity, topics) mean the same thing to every node, and a node ignores the others' parameters.
+The controller and the dynamics node take the URDF from the sim's robot_description topic (as
+from robot_state_publisher).
 Every node is a Python node of this package; robot_state_publisher (C++) only with
 ``robot_state_publisher:=true``. ``scripts/sim_demo.py`` (the README's main job) runs this file
 with scripts/local_launch.py, sends the trajectory and records the run.

@@ -222,7 +222,7 @@ def test_bad_settings_refused_at_configure():
 
 def test_the_mode_follows_the_base_unless_named_and_a_wrong_one_names_the_right_ones():
     """
-    mode '' (the node's default): computed_torque on a fixed base, floating_base on a floating one.
+    The mode '' (the node's default): computed_torque on a fixed base, floating_base on floating.
 
     A mode named for the other base is refused with the modes of this base and the parameter to
     set (issue 34: 'needs base: fixed (got base: floating)' named no mode that works).

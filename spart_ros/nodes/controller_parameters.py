@@ -41,8 +41,8 @@ PARAMETERS = table(
         'mode',
         "control law; '' (unset): by the base, 'computed_torque' on a fixed base, "
         "'floating_base' on a floating one; 'computed_torque' (fixed base), 'floating_base' "
-        "(free-floating base, "
-        "Floating_ID), 'free_flying' (actuated base, base wrench out), 'gravity_compensation' "
+        "(free-floating base, Floating_ID), 'free_flying' (actuated base, base wrench out), "
+        "'gravity_compensation' "
         "(g(q) and kd damping, no trajectories), 'joint_impedance' (fixed base), "
         "'cartesian_impedance' (fixed base) or 'floating_cartesian_impedance' (free-floating "
         "base), or a space-robot mode following an end-effector reference: 'resolved_rate', "
