@@ -165,8 +165,38 @@ def _orbit(args):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    from .core.errors import SpartError
+    import warnings
+
     from .sim.closed_loop import demo, DEMOS, simulate
+    from .sim.joint_limits import JointLimitWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', JointLimitWarning)
+        warnings.simplefilter('default')
+        run = _run(args, demo, DEMOS, simulate)
+    for w in caught:  # the others as Python prints them; the joint limits in the summary
+        if not issubclass(w.category, JointLimitWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if isinstance(run, int):
+        return run
+    run, name, bound, orbit = run
+    _summary(
+        args,
+        run,
+        name,
+        bound,
+        orbit,
+        [str(w.message) for w in caught if issubclass(w.category, JointLimitWarning)],
+    )
+    if args.output:
+        for path in run.plots(args.output, name):
+            print(f'  wrote {path}')
+    return 0
+
+
+def _run(args, demo, DEMOS, simulate):
+    """Return (run, name, the demo's bound or None, orbit), or the exit code of a bad argument."""
+    from .core.errors import SpartError
 
     try:
         orbit = _orbit(args)
@@ -208,6 +238,11 @@ def main(argv=None):
             name, bound = run.robot.name, None
     except (SpartError, OSError, ValueError) as err:
         return _fail(str(err))
+    return run, name, bound, orbit
+
+
+def _summary(args, run, name, bound, orbit, limit_warnings):
+    """Print what the run did: tracking, actuators, saturation, joint limits, the final state."""
     c = run.controller
     print(
         f'{name}: mode {c.settings.mode}, {"floating" if run.plant.floating else "fixed"} base, '
@@ -219,12 +254,7 @@ def main(argv=None):
         p = run.base_position[-1]
         print(f'  base link at the end: ({p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g}) m in LVLH')
     if run.wheel_speeds is not None:
-        share = run.actuation_feasible.mean() * 100
-        speed = np.abs(run.wheel_speeds).max()
-        print(
-            f'  base actuators: wrench exerted at {share:.1f} % of the ticks; wheel speed '
-            f'{speed:.1f} rad/s at most; propellant {run.propellant[-1] * 1e3:.3f} g'
-        )
+        _actuators_summary(run)
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
     follows = c.law.follows if c.law is not None else 'none'
@@ -251,6 +281,15 @@ def main(argv=None):
                 f"  largest RMS {np.nanmax(rms):.2e} (the demo's bound: {bound:g}): "
                 + ('within' if np.nanmax(rms) < bound else 'BEYOND')
             )
+    sat = c.controlled.saturation if c.controlled is not None else None
+    if sat is not None and sat.count:
+        commands = int(np.sum(~np.isnan(run.commands[:, 0]))) if run.commands.size else 0
+        print(
+            f'  efforts clamped at their limits in {sat.count} of {commands} commands (the last '
+            f'time: {sat.describe()})'
+        )
+    for text in limit_warnings:
+        print(f'  warning: {text}')
     for goal in run.goals:
         print(f'  trajectory: {goal.status} {goal.message}')
     print(
@@ -258,10 +297,20 @@ def main(argv=None):
         f's of CPU ({run.cpu_per_simulated_second():.3f} s of CPU per simulated second, '
         f'{run.wall_seconds:.3f} s wall)'
     )
-    if args.output:
-        for path in run.plots(args.output, name):
-            print(f'  wrote {path}')
-    return 0
+
+
+def _actuators_summary(run):
+    """Print the base actuators' figures: whichever the robot has (wheels, thrusters or both)."""
+    act = run.plant.actuation
+    parts = [f'wrench exerted at {run.actuation_feasible.mean() * 100:.1f} % of the ticks']
+    if act.n_wheels:
+        parts.append(f'wheel speed {np.abs(run.wheel_speeds).max():.1f} rad/s at most')
+    if act.n_thrusters:
+        parts.append(f'propellant {run.propellant[-1] * 1e3:.3f} g')
+    print(
+        f'  base actuators ({act.n_wheels} wheels, {act.n_thrusters} thrusters): '
+        + '; '.join(parts)
+    )
 
 
 if __name__ == '__main__':

@@ -372,6 +372,25 @@ def test_computed_torque_holds_then_tracks_a_trajectory_in_command_joint_order(c
         process=ct.proc,
     )
     assert list(copy.name) == CT_JOINTS and list(copy.effort) == list(cmd.data)
+    # the clamped effort in a status sent after that command (issue 34): the joint, what the law
+    # asked (the reference's unclamped effort), the limit; and said in the log, as is that gravity
+    # at the first pose already needs more (the gravity forces: the efforts at rest)
+    answered = time.time() + 0.05
+    status = ct.last_status(
+        lambda s: s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec > answered
+    )
+    assert list(status.saturated_joints) == [CT_LIMIT[0]], status
+    assert list(status.saturated_limit) == [CT_LIMIT[1]] and status.saturated_commands >= 2
+    np.testing.assert_allclose(status.saturated_demand, [tau[robot.q_names.index(CT_LIMIT[0])]])
+    ct.proc.wait_for_output(rf'efforts clamped at their limits: {CT_LIMIT[0]} asked', 10.0)
+    g0 = _fixed_id(robot, q0, np.zeros(robot.n_q), np.zeros(robot.n_q))
+    need = abs(g0[robot.q_names.index(CT_LIMIT[0])])
+    assert need > CT_LIMIT[1]
+    ct.proc.wait_for_output(
+        rf'gravity at the start pose needs {need:.4g} N m at {CT_LIMIT[0]}, more than its effort '
+        'limit 5 N m',
+        10.0,
+    )
     # a trajectory (stamp 0 = now, any joint order, position-only points) from the held reference
     target = q0 + 0.3
     order = list(reversed(robot.q_names))

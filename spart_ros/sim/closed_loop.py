@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 
 from .commands import EffortCommand
+from .joint_limits import JointLimitWarning, VelocityLimits
 from .plant import InitialState, MujocoPlant
 from .rigid_body import RigidBodyPlant
 from ..control.controller import ControlInputs, Controller
@@ -543,6 +544,9 @@ def simulate(
         if k < ticks - 1:
             plant.step(steps)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    if record:  # the plants enforce no URDF velocity limit: a joint past one is said
+        for text in VelocityLimits.of(robot, names).excess(out['qd']):
+            warnings.warn(text, JointLimitWarning, stacklevel=2)
     return ClosedLoopRun(
         joint_names=names,
         command_joints=list(controller.joint_names),
