@@ -21,6 +21,10 @@ floating base in free_flying or a space mode): the plant applies them, the contr
 (its ``actuators_file``), and the run's wheel speeds, propellant and the share of ticks whose base
 wrench was exerted are printed.  ``--demo SC_3DoF_orbit`` has them and its orbit already.
 
+A xacro file is expanded (``--xacro-arg name:=value``, repeatable); its ``$(find pkg)`` look in
+the ``--package-path`` folders, then ROS_PACKAGE_PATH and the ament index
+(:mod:`spart_ros.core.packages`).
+
 ``--params``: a node parameters file (keyed ``/**``, as ``config/controller_*.yaml``): its
 controller settings (mode, gains, command_joints...) and ``base``/``gravity`` are used;
 ``--set name=value`` overrides one (YAML value).  ``--waypoint T q...``: a joint trajectory
@@ -99,6 +103,13 @@ def _parser():
     )
     ap.add_argument('--output', help='folder for the PNG plots')
     ap.add_argument(
+        '--xacro-arg',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='a xacro argument of the robot file (repeatable)',
+    )
+    ap.add_argument(
         '--actuators',
         metavar='FILE',
         help="the base's reaction wheels and thrusters (YAML; docs/base_actuators.md)",
@@ -122,6 +133,9 @@ def _parser():
         default='linear',
         help="tidal field: 'linear' (Hill / Clohessy-Wiltshire, default) or 'nonlinear'",
     )
+    from .core.packages import add_package_path_option
+
+    add_package_path_option(ap)
     return ap
 
 
@@ -164,8 +178,19 @@ def _orbit(args):
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     import warnings
+
+    from .core.packages import use_package_path_option
+
+    use_package_path_option(parser, args)
+    args.xacro = {}
+    for item in args.xacro_arg:
+        name, sep, value = item.partition(':=')
+        if not sep or not name:
+            parser.error(f'--xacro-arg {item!r}: expected NAME:=VALUE')
+        args.xacro[name] = value
 
     from .sim.closed_loop import demo, DEMOS, simulate
     from .sim.joint_limits import JointLimitWarning
@@ -211,6 +236,11 @@ def _run(args, demo, DEMOS, simulate):
         else:
             if not args.urdf:
                 return _fail('a URDF (or --demo NAME) is needed')
+            urdf = args.urdf
+            if args.xacro:  # expanded here with its arguments: the plant and the model read it
+                from .core.urdf import urdf_text
+
+                urdf = urdf_text(args.urdf, args.xacro)
             settings = _settings(args)
             base = args.base or settings.pop('base', 'floating' if orbit else 'fixed')
             settings.pop('base', None)
@@ -224,7 +254,7 @@ def _run(args, demo, DEMOS, simulate):
                 else (waypoints[-1][0] + 1.0 if waypoints else 2.0)
             )
             run = simulate(
-                args.urdf,
+                urdf,
                 settings,
                 duration=duration,
                 trajectory=waypoints or None,

@@ -106,6 +106,7 @@ from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
 from ..core.orbit import CircularOrbit, EARTH_MU, EARTH_RADIUS, ORBIT_MODELS
+from ..core.packages import set_package_paths
 from ..core.ros2_control import initial_values, ros2_control_from_urdf
 from ..core.urdf import urdf_text
 from ..sim import (
@@ -247,6 +248,15 @@ PARAMETERS = table(
         '(at most one per physics step)',
         low=0.0,
         open_low=True,
+    ),
+    Param(
+        'package_paths',
+        None,
+        'folders where $(find pkg) of a xacro robot description looks for packages (each the '
+        'package folder, or a folder holding packages), before ROS_PACKAGE_PATH and the ament '
+        'index; unset = those two only',
+        type='string_array',
+        example=['/home/me/ws/src/my_robot_description'],
     ),
     Param('controller_name', 'effort_controller', 'commands topic is <controller_name>/commands'),
     Param(
@@ -428,6 +438,10 @@ class SimNode(Node):
         self._log_limiter = LogLimiter(5.0)
 
         source, origin = self._description_source(p)
+        try:  # for $(find pkg) of a xacro description
+            set_package_paths(p['package_paths'] or ())
+        except SpartError as err:
+            raise ConfigError(str(err)) from None
         self._urdf = urdf_text(source)  # xacro expanded: robot_description is plain URDF
         initial = InitialState.from_lists(
             p['initial_joint_names'],
