@@ -428,7 +428,12 @@ def test_goals_queued_preempted_canceled_and_refused():
         with pytest.raises(InputError, match=match):
             c.submit(bad, clock.t)
         assert bad.status == ABORTED
-    with pytest.raises(InputError, match='point 0 has 1 positions for 2 joint_names'):
+    # which joints, in which order (issue 34: '3 positions for 12 joint_names' said neither)
+    with pytest.raises(
+        InputError,
+        match=r'point 0 has 1 positions for 2 joint_names: one per joint, in the order '
+        r"\['shoulder', 'elbow'\]",
+    ):
         TrajectoryGoal.from_points(['shoulder', 'elbow'], [(1.0, [0.0], [], [])])
     with pytest.raises(InputError, match='no point with time_from_start > 0'):
         TrajectoryGoal.from_points(['shoulder'], [(0.0, [0.0], [], [])])

@@ -11,7 +11,8 @@ Effort saturation and the URDF limits a plant does not enforce, said rather than
   efforts were clamped; after the fault it sags (the hold cannot hold it), and a joint past its
   URDF velocity limit (lowered to 0.5 rad/s) is warned; ``python -m spart_ros.simulate`` prints
   both;
-- :class:`~spart_ros.sim.joint_limits.VelocityLimits` and ``outside_position_limits`` on arrays.
+- :class:`~spart_ros.sim.joint_limits.VelocityLimits` and ``outside_position_limits`` on arrays;
+  offline, a start outside the position limits is warned.
 """
 
 from types import SimpleNamespace
@@ -219,3 +220,11 @@ def test_the_simulate_command_line_prints_the_saturation_and_the_velocity_limits
     assert 'efforts clamped at their limits in ' in out and 'lbr_iiwa_joint_2 asked' in out, out
     assert 'warning: joint lbr_iiwa_joint_2 moves at' in out, out
     assert 'trajectory: aborted fault: tracking error' in out and 'after its efforts' in out
+
+
+def test_offline_a_start_outside_the_position_limits_is_warned():
+    from spart_ros.sim.closed_loop import simulate
+    from spart_ros.sim.joint_limits import JointLimitWarning
+
+    with pytest.warns(JointLimitWarning, match='joint lbr_iiwa_joint_2 starts at 2.5, outside'):
+        simulate(urdf_path('kuka_iiwa'), {}, duration=0.01, initial={'lbr_iiwa_joint_2': 2.5})

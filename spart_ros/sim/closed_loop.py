@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 
 from .commands import EffortCommand
-from .joint_limits import JointLimitWarning, VelocityLimits
+from .joint_limits import JointLimitWarning, outside_position_limits, VelocityLimits
 from .plant import InitialState, MujocoPlant
 from .rigid_body import RigidBodyPlant
 from ..control.controller import ControlInputs, Controller
@@ -484,6 +484,8 @@ def simulate(
         R_b, p_b, _, _ = plant.base_link_state()
         fixed = _Base(R_b, p_b, np.zeros(3), np.zeros(3))
     start_ns = plant.time_ns
+    for text in outside_position_limits(robot, names, plant.joint_positions()[read]):
+        warnings.warn(text, JointLimitWarning, stacklevel=2)
     cpu, wall = time.process_time(), time.perf_counter()
     next_event = 0
     for k in range(ticks):

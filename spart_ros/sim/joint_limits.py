@@ -39,7 +39,7 @@ def outside_position_limits(robot, names, positions):
         if q < lo or q > hi:
             out.append(
                 f'joint {name} starts at {q:.4g}, outside its URDF limits [{lo:.4g}, {hi:.4g}] '
-                '(set its start: initial_joint_names / initial_joint_positions, or the '
+                "(its start: spart_sim's initial_joint_positions, simulate()'s initial, or the "
                 '<ros2_control> initial_value)'
             )
     return out
