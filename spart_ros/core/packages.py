@@ -15,8 +15,9 @@ beside the robot, a ROS 1 package) cannot be expanded.  :func:`find_package` loo
 A folder of 1-3 is a package (it holds a ``package.xml`` naming it, or has the package's name),
 holds it (a sub-folder of the package's name), or is searched below for one (as rospack crawls
 ``ROS_PACKAGE_PATH``: a ``package.xml`` naming it, in sub-folders, not in a package's own, nor in
-hidden ones or those marked ``COLCON_IGNORE``, ``AMENT_IGNORE`` or ``CATKIN_IGNORE``).  A package found nowhere raises :class:`PackageNotFound`, which says where
-it looked and how to name a folder.
+hidden ones or those marked ``COLCON_IGNORE``, ``AMENT_IGNORE`` or ``CATKIN_IGNORE``).  A
+package found nowhere raises :class:`PackageNotFound`, which says where it looked and how to
+name a folder.
 """
 
 import os
@@ -67,7 +68,11 @@ def set_package_paths(paths):
 
 
 def package_paths(extra=()):
-    """Return the folders searched before the ament index, in order (see the module docstring)."""
+    """
+    Return the folders searched before the ament index, in order (see the module docstring).
+
+    ``extra``: folders a call names, first.
+    """
     env = [p for p in os.environ.get(ENV, '').split(os.pathsep) if p]
     out = []
     for p in [os.path.abspath(os.path.expanduser(str(x))) for x in extra or ()] + _paths + env:

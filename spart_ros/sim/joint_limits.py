@@ -74,14 +74,14 @@ class VelocityLimits:
         )
 
     def over(self, qd):
-        """Return the indices of the joints whose |qd| (n,) exceeds their limit (often none)."""
+        """Return the indices of the joints whose ``|qd|`` (n,) exceeds their limit (or ())."""
         if not self.any:
             return ()
         np.greater(np.abs(qd), self.limits, out=self._over)
         return np.flatnonzero(self._over) if self._over.any() else ()
 
     def text(self, k, speed):
-        """Return the sentence for joint ``k`` at ``speed`` (its largest |velocity|)."""
+        """Return the sentence for joint ``k`` at ``speed`` (its largest ``|velocity|``)."""
         u = self.units[k]
         return (
             f'joint {self.names[k]} moves at {speed:.4g} {u}, beyond its URDF velocity limit '
@@ -89,7 +89,7 @@ class VelocityLimits:
         )
 
     def excess(self, qd):
-        """Return one sentence per joint whose |velocity| exceeds its limit in ``qd`` (k, n)."""
+        """Return one sentence per joint whose ``|velocity|`` exceeds its limit in ``qd`` (k, n)."""
         qd = np.asarray(qd, dtype=float)
         if not self.any or qd.size == 0:
             return []
