@@ -89,7 +89,7 @@ class VelocityLimits:
         )
 
     def excess(self, qd):
-        """Return one sentence per joint whose ``|velocity|`` exceeds its limit in ``qd`` (k, n)."""
+        """Return one sentence per joint whose ``|velocity|`` passes its limit in ``qd`` (k, n)."""
         qd = np.asarray(qd, dtype=float)
         if not self.any or qd.size == 0:
             return []
