@@ -1074,9 +1074,7 @@ def test_invalid_configuration_exits_with_a_clear_error():
     ):
         proc = start_node('spart_ros', 'controller_node', namespace='/cfg', parameters=params)
         try:
-            deadline = time.monotonic() + scaled(30)
-            while proc.is_running() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            proc.wait_exit()
             assert proc.returncode == 2, proc.describe()
             assert text in proc.output()
         finally:
@@ -1115,9 +1113,7 @@ def test_an_old_or_unknown_parameter_is_said_not_ignored():
         parameters={'enabled': False, 'autostart': True},
     )
     try:
-        deadline = time.monotonic() + scaled(30)
-        while proc.is_running() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        proc.wait_exit()
         assert (
             proc.returncode == 2
             and 'enabled was renamed autostart: give autostart only' in proc.output()
