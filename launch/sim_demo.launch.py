@@ -7,14 +7,18 @@ The closed loop on the embedded MuJoCo plant, on a real ROS 2 install (launch/la
     base, gravity
     ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf                # fixed base,
     gravity
+    ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf base:=floating # floating
+    base, zero gravity
     ros2 launch spart_ros sim_demo.launch.py urdf_path:=/my/robot.urdf params:=/my/demo.yaml
 
 Starts spart_sim (the plant: joint_states, odom, imu, robot_description, /clock; applies
 effort commands), spart_controller (controller.launch.py) and spart_dynamics
 (dynamics.launch.py). All three read ONE parameter file, ``params`` (default
-config/demo_<robot>.yaml), keyed ``/**:``: shared names (base, gravity, topics) mean the same
-thing to every node, and a node ignores the others' parameters. The controller and the dynamics
-node take the URDF from the sim's robot_description topic (as from robot_state_publisher).
+config/demo_<robot>.yaml; with ``urdf_path``: config/demo_robot.yaml, or
+config/demo_robot_floating.yaml with ``base:=floating``), keyed ``/**:``: shared names (base,
+gravity, topics) mean the same thing to every node, and a node ignores the others' parameters.
+The controller and the dynamics node take the URDF from the sim's robot_description topic (as
+from robot_state_publisher).
 Every node is a Python node of this package; robot_state_publisher (C++) only with
 ``robot_state_publisher:=true``. ``scripts/sim_demo.py`` (the README's main job) runs this file
 with scripts/local_launch.py, sends the trajectory and records the run.
@@ -65,11 +69,14 @@ def _sim(context):
 def _params(arg, share):
     if arg('params'):
         return arg('params')
-    # a URDF of the user's: the generic file (gravity said once for the three nodes), not the
-    # example robot's (its joints and base are that robot's)
-    return os.path.join(
-        share, 'config', 'demo_robot.yaml' if arg('urdf_path') else f'demo_{arg("robot")}.yaml'
-    )
+    # a URDF of the user's: the generic file of its base (gravity said once for the three nodes;
+    # a floating base in zero gravity), not the example robot's (its joints are that robot's)
+    if arg('urdf_path'):
+        floating = arg('base') == 'floating'
+        name = 'demo_robot_floating.yaml' if floating else 'demo_robot.yaml'
+    else:
+        name = f'demo_{arg("robot")}.yaml'
+    return os.path.join(share, 'config', name)
 
 
 def _others(context):
@@ -110,7 +117,8 @@ def generate_launch_description():
                 default_value='',
                 description='Parameter file of all three nodes (default: '
                 'config/demo_<robot>.yaml; with urdf_path: config/demo_robot.yaml, a fixed base '
-                'in gravity).',
+                'in gravity, or with base:=floating config/demo_robot_floating.yaml, zero '
+                'gravity).',
             ),
             DeclareLaunchArgument(
                 'base', default_value='', description="'fixed' or 'floating' (overrides params)."

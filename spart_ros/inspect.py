@@ -36,6 +36,7 @@ import numpy as np
 from .core.errors import SpartError
 from .core.invertibility import singularity
 from .core.model import FIXED, JOINT_TYPE_NAMES, PRISMATIC
+from .core.packages import add_package_path_option, use_package_path_option
 from .core.urdf import robot_from_urdf
 
 
@@ -281,6 +282,7 @@ def _arguments(argv):
         metavar='NAME:=VALUE',
         help='a xacro argument (repeatable)',
     )
+    add_package_path_option(parser)
     parser.add_argument(
         '--workspace',
         metavar='LINK',
@@ -331,6 +333,7 @@ def _arguments(argv):
         if not sep or not name:
             parser.error(f'--xacro-arg {item!r}: expected NAME:=VALUE')
         mappings[name] = value
+    use_package_path_option(parser, args)
     return args, mappings
 
 

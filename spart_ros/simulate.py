@@ -21,6 +21,10 @@ floating base in free_flying or a space mode): the plant applies them, the contr
 (its ``actuators_file``), and the run's wheel speeds, propellant and the share of ticks whose base
 wrench was exerted are printed.  ``--demo SC_3DoF_orbit`` has them and its orbit already.
 
+A xacro file is expanded (``--xacro-arg name:=value``, repeatable); its ``$(find pkg)`` look in
+the ``--package-path`` folders, then ROS_PACKAGE_PATH and the ament index
+(:mod:`spart_ros.core.packages`).
+
 ``--params``: a node parameters file (keyed ``/**``, as ``config/controller_*.yaml``): its
 controller settings (mode, gains, command_joints...) and ``base``/``gravity`` are used;
 ``--set name=value`` overrides one (YAML value).  ``--waypoint T q...``: a joint trajectory
@@ -99,6 +103,13 @@ def _parser():
     )
     ap.add_argument('--output', help='folder for the PNG plots')
     ap.add_argument(
+        '--xacro-arg',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='a xacro argument of the robot file (repeatable)',
+    )
+    ap.add_argument(
         '--actuators',
         metavar='FILE',
         help="the base's reaction wheels and thrusters (YAML; docs/base_actuators.md)",
@@ -122,6 +133,9 @@ def _parser():
         default='linear',
         help="tidal field: 'linear' (Hill / Clohessy-Wiltshire, default) or 'nonlinear'",
     )
+    from .core.packages import add_package_path_option
+
+    add_package_path_option(ap)
     return ap
 
 
@@ -164,9 +178,50 @@ def _orbit(args):
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
-    from .core.errors import SpartError
+    parser = _parser()
+    args = parser.parse_args(argv)
+    import warnings
+
+    from .core.packages import use_package_path_option
+
+    use_package_path_option(parser, args)
+    args.xacro = {}
+    for item in args.xacro_arg:
+        name, sep, value = item.partition(':=')
+        if not sep or not name:
+            parser.error(f'--xacro-arg {item!r}: expected NAME:=VALUE')
+        args.xacro[name] = value
+
     from .sim.closed_loop import demo, DEMOS, simulate
+    from .sim.joint_limits import JointLimitWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', JointLimitWarning)
+        warnings.simplefilter('default')
+        run = _run(args, demo, DEMOS, simulate)
+    for w in caught:  # the others as Python prints them; the joint limits in the summary
+        if not issubclass(w.category, JointLimitWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if isinstance(run, int):
+        return run
+    run, name, bound, orbit = run
+    _summary(
+        args,
+        run,
+        name,
+        bound,
+        orbit,
+        [str(w.message) for w in caught if issubclass(w.category, JointLimitWarning)],
+    )
+    if args.output:
+        for path in run.plots(args.output, name):
+            print(f'  wrote {path}')
+    return 0
+
+
+def _run(args, demo, DEMOS, simulate):
+    """Return (run, name, the demo's bound or None, orbit), or the exit code of a bad argument."""
+    from .core.errors import SpartError
 
     try:
         orbit = _orbit(args)
@@ -181,6 +236,11 @@ def main(argv=None):
         else:
             if not args.urdf:
                 return _fail('a URDF (or --demo NAME) is needed')
+            urdf = args.urdf
+            if args.xacro:  # expanded here with its arguments: the plant and the model read it
+                from .core.urdf import urdf_text
+
+                urdf = urdf_text(args.urdf, args.xacro)
             settings = _settings(args)
             base = args.base or settings.pop('base', 'floating' if orbit else 'fixed')
             settings.pop('base', None)
@@ -194,7 +254,7 @@ def main(argv=None):
                 else (waypoints[-1][0] + 1.0 if waypoints else 2.0)
             )
             run = simulate(
-                args.urdf,
+                urdf,
                 settings,
                 duration=duration,
                 trajectory=waypoints or None,
@@ -208,6 +268,11 @@ def main(argv=None):
             name, bound = run.robot.name, None
     except (SpartError, OSError, ValueError) as err:
         return _fail(str(err))
+    return run, name, bound, orbit
+
+
+def _summary(args, run, name, bound, orbit, limit_warnings):
+    """Print what the run did: tracking, actuators, saturation, joint limits, the final state."""
     c = run.controller
     print(
         f'{name}: mode {c.settings.mode}, {"floating" if run.plant.floating else "fixed"} base, '
@@ -219,12 +284,7 @@ def main(argv=None):
         p = run.base_position[-1]
         print(f'  base link at the end: ({p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g}) m in LVLH')
     if run.wheel_speeds is not None:
-        share = run.actuation_feasible.mean() * 100
-        speed = np.abs(run.wheel_speeds).max()
-        print(
-            f'  base actuators: wrench exerted at {share:.1f} % of the ticks; wheel speed '
-            f'{speed:.1f} rad/s at most; propellant {run.propellant[-1] * 1e3:.3f} g'
-        )
+        _actuators_summary(run)
     rms = run.rms(args.rms_after)
     err = run.tracking_error()[run.t >= args.rms_after]
     follows = c.law.follows if c.law is not None else 'none'
@@ -251,6 +311,15 @@ def main(argv=None):
                 f"  largest RMS {np.nanmax(rms):.2e} (the demo's bound: {bound:g}): "
                 + ('within' if np.nanmax(rms) < bound else 'BEYOND')
             )
+    sat = c.controlled.saturation if c.controlled is not None else None
+    if sat is not None and sat.count:
+        commands = int(np.sum(~np.isnan(run.commands[:, 0]))) if run.commands.size else 0
+        print(
+            f'  efforts clamped at their limits in {sat.count} of {commands} commands (the last '
+            f'time: {sat.describe()})'
+        )
+    for text in limit_warnings:
+        print(f'  warning: {text}')
     for goal in run.goals:
         print(f'  trajectory: {goal.status} {goal.message}')
     print(
@@ -258,10 +327,20 @@ def main(argv=None):
         f's of CPU ({run.cpu_per_simulated_second():.3f} s of CPU per simulated second, '
         f'{run.wall_seconds:.3f} s wall)'
     )
-    if args.output:
-        for path in run.plots(args.output, name):
-            print(f'  wrote {path}')
-    return 0
+
+
+def _actuators_summary(run):
+    """Print the base actuators' figures: whichever the robot has (wheels, thrusters or both)."""
+    act = run.plant.actuation
+    parts = [f'wrench exerted at {run.actuation_feasible.mean() * 100:.1f} % of the ticks']
+    if act.n_wheels:
+        parts.append(f'wheel speed {np.abs(run.wheel_speeds).max():.1f} rad/s at most')
+    if act.n_thrusters:
+        parts.append(f'propellant {run.propellant[-1] * 1e3:.3f} g')
+    print(
+        f'  base actuators ({act.n_wheels} wheels, {act.n_thrusters} thrusters): '
+        + '; '.join(parts)
+    )
 
 
 if __name__ == '__main__':

@@ -265,6 +265,18 @@ class NodeProcess:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def wait_exit(self, timeout=120.0):
+        """
+        Wait until the process exits (a node refusing its parameters); return its exit code.
+
+        None if it still runs after ``timeout`` s (scaled).  Generous on purpose: a refused node
+        exits within seconds, but one at nice 19 beside a busy loop took more than 30 s to do so.
+        """
+        try:
+            return self.proc.wait(scaled(timeout))
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self, timeout=10.0):
         """
         Stop the node and return its exit code (0 = clean shutdown).

@@ -419,3 +419,38 @@ def test_a_mode_that_does_not_drive_the_actuators_leaves_them_at_zero():
     assert run.command_joints == ARM and 'tracking' in run.states
     assert not run.wheel_torques.any() and not run.thruster_commands.any()
     assert not run.actuation_feasible.any() and run.propellant[-1] == 0.0
+
+
+@pytest.mark.parametrize('kept', ['both', 'wheels', 'thrusters', 'none'])
+def test_the_simulate_command_line_prints_its_summary_for_any_actuators(kept, tmp_path, capsys):
+    """
+    ``python -m spart_ros.simulate`` with wheels only, thrusters only, both, or no file (issue 34).
+
+    Thrusters only crashed after the run (the largest wheel speed of no wheels); the summary line
+    names what the robot has and gives only its figures; an orbit as in the issue's command.
+    """
+    import yaml
+    from spart_ros.simulate import main
+
+    doc = yaml.safe_load(open(YAML))
+    if kept == 'wheels':
+        doc.pop('thrusters')
+    elif kept == 'thrusters':
+        doc.pop('reaction_wheels')
+    path = tmp_path / 'actuators.yaml'
+    path.write_text(yaml.safe_dump(doc))
+    argv = [URDF, '--base', 'floating', '--gravity', '0', '0', '0', '--set', 'mode=free_flying']
+    argv += ['--orbit-altitude', '400e3', '--duration', '0.2', '--plant', 'rk4', '--dt', '0.002']
+    argv += [] if kept == 'none' else ['--actuators', str(path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert 'final state holding' in out, out
+    lines = [line for line in out.splitlines() if 'base actuators' in line]
+    if kept == 'none':
+        assert not lines, out
+        return
+    (line,) = lines
+    wheels, thrusters = kept in ('both', 'wheels'), kept in ('both', 'thrusters')
+    assert f'({4 if wheels else 0} wheels, {12 if thrusters else 0} thrusters)' in line, line
+    assert ('wheel speed' in line) == wheels and ('propellant' in line) == thrusters, line
+    assert 'wrench exerted at' in line

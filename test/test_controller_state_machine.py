@@ -220,6 +220,29 @@ def test_bad_settings_refused_at_configure():
         assert c.state == UNCONFIGURED
 
 
+def test_the_mode_follows_the_base_unless_named_and_a_wrong_one_names_the_right_ones():
+    """
+    The mode '' (the node's default): computed_torque on a fixed base, floating_base on floating.
+
+    A mode named for the other base is refused with the modes of this base and the parameter to
+    set (issue 34: 'needs base: fixed (got base: floating)' named no mode that works).
+    """
+    from spart_ros.control.settings import DEFAULT_MODES, modes_for_base
+
+    assert ControllerSettings().mode == 'computed_torque'
+    assert ControllerSettings(floating=True).mode == 'floating_base'
+    assert ControllerSettings(mode='', floating=True).mode == DEFAULT_MODES[True]
+    assert ControllerSettings(mode='free_flying', floating=True).mode == 'free_flying'
+    floating = modes_for_base(True)
+    assert {'floating_base', 'free_flying', 'reactionless'} <= set(floating)
+    assert not {'computed_torque', 'gravity_compensation'} & set(floating)
+    with pytest.raises(InputError) as err:
+        ControllerSettings(mode='computed_torque', floating=True).check()
+    text = str(err.value)
+    assert 'mode computed_torque needs base: fixed (got base: floating)' in text
+    assert ', '.join(floating) in text and 'mode:=floating_base' in text, text
+
+
 def test_stale_state_one_zero_then_silence_then_resume_on_the_reference():
     c, clock = active_controller()
     q0 = np.array([0.3, -0.4])
@@ -405,7 +428,12 @@ def test_goals_queued_preempted_canceled_and_refused():
         with pytest.raises(InputError, match=match):
             c.submit(bad, clock.t)
         assert bad.status == ABORTED
-    with pytest.raises(InputError, match='point 0 has 1 positions for 2 joint_names'):
+    # which joints, in which order (issue 34: '3 positions for 12 joint_names' said neither)
+    with pytest.raises(
+        InputError,
+        match=r'point 0 has 1 positions for 2 joint_names: one per joint, in the order '
+        r"\['shoulder', 'elbow'\]",
+    ):
         TrajectoryGoal.from_points(['shoulder', 'elbow'], [(1.0, [0.0], [], [])])
     with pytest.raises(InputError, match='no point with time_from_start > 0'):
         TrajectoryGoal.from_points(['shoulder'], [(0.0, [0.0], [], [])])

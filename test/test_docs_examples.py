@@ -227,3 +227,42 @@ def test_the_readme_is_short():
     assert len(lines) <= 320, f'README.md has {len(lines)} lines: move details into docs/'
     text = '\n'.join(lines)
     assert 'bash scripts/run_demo.sh' in text and 'bash scripts/test.sh' in text
+
+
+#: a run of this many lines that comes twice in a page is a copy (issue 34: a how-to page held
+#: its first 40 lines twice, and the site's menu listed it twice)
+REPEAT = 10
+
+
+def test_no_page_repeats_a_block_of_lines_or_has_two_titles():
+    """
+    No page holds the same REPEAT consecutive non-blank lines twice, nor a second '# ' title.
+
+    Compared stripped; fences and lines of punctuation only (a table rule) do not count, and a
+    '# ' inside a code block is a comment, not a title.
+    """
+    found = []
+    for page in PAGES:
+        lines, titles, fenced = [], [], False
+        for k, raw in enumerate(page.read_text('utf-8').splitlines(), 1):
+            line = raw.strip()
+            if line.startswith(('```', '~~~')):
+                fenced = not fenced
+                continue
+            if not fenced and raw.startswith('# '):
+                titles.append(k)
+            if line and any(c.isalnum() for c in line):
+                lines.append((k, line))
+        first = {}
+        for i in range(len(lines) - REPEAT + 1):
+            window = tuple(text for _, text in lines[i : i + REPEAT])
+            if window in first and lines[first[window] + REPEAT - 1][0] < lines[i][0]:
+                found.append(
+                    f'{page.relative_to(ROOT)}: lines {lines[i][0]}.. repeat lines '
+                    f'{lines[first[window]][0]}..'
+                )
+                break
+            first.setdefault(window, i)
+        if len(titles) > 1:
+            found.append(f'{page.relative_to(ROOT)}: {len(titles)} titles (lines {titles})')
+    assert not found, found

@@ -36,7 +36,6 @@ from node_helpers import (
     LATCHED_QOS,
     RELIABLE_QOS,
     RosTestNode,
-    scaled,
     start_node,
     WaitTimeout,
 )
@@ -907,6 +906,16 @@ def test_fixed_inverse_kinematics(fx):
         )
         < 1e-6
     )
+    # base_pose left at its default: where the node places the base (its parameters), as the
+    # current state would; not the origin (issue 34)
+    res5 = fx.call(
+        InverseKinematics,
+        'inverse_kinematics',
+        _ik_request(link, point, R_t, p_t, joint_names=names, positions=seed[::-1].tolist()),
+    )
+    assert res5.success, res5.message
+    np.testing.assert_allclose(res5.positions, res.positions, atol=1e-9)
+    np.testing.assert_allclose(_pose(res5.base_pose)[1], p_b, atol=1e-12)
     # the seed from the node's current state (joint_states; the base from the parameters)
     t = stamp(35)  # between the fx tests before (10..32) and after (40..)
     fx.exchange([(fx.js, joint_state(robot.q_names, seed, None, t))], t)
@@ -1716,9 +1725,7 @@ def test_runtime_urdf_path_parameter(rt):
 def test_invalid_configuration_exits_with_a_clear_error():
     proc = start_node(PKG, EXE, namespace='/cfg', parameters={'base': 'wobbly'})
     try:
-        deadline = time.monotonic() + scaled(30)
-        while proc.is_running() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        proc.wait_exit()
         assert proc.returncode == 2, proc.describe()
         assert "base must be one of ('fixed', 'floating'), got 'wobbly'" in proc.output()
     finally:

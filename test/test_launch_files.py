@@ -251,6 +251,43 @@ def test_sim_demo_launch_with_a_urdf_of_ones_own():
     )  # the one default rule on both sides
 
 
+def test_sim_demo_launch_with_a_floating_urdf_of_ones_own_runs_in_zero_gravity():
+    """
+    urdf_path:= base:=floating without params:= takes config/demo_robot_floating.yaml.
+
+    Zero gravity, the floating-base mode by default (the controller's mode '' follows the base), no
+    joints named (issue 34: demo_robot.yaml's -9.81 made a floating robot fall).
+    """
+    from spart_ros.control.settings import ControllerSettings
+
+    urdf = ROOT / 'test' / 'data' / 'urdf' / 'vendor' / 'solo12.urdf'
+    nodes = local_launch.nodes_of(
+        LAUNCH / 'sim_demo.launch.py', {'urdf_path': str(urdf), 'base': 'floating'}
+    )
+    files = {n.parameters[0] for n in nodes}
+    assert [Path(f).name for f in files] == ['demo_robot_floating.yaml']
+    doc = yaml.safe_load(Path(files.pop()).read_text())['/**']['ros__parameters']
+    assert doc['gravity'] == [0.0, 0.0, 0.0] and doc['base'] == 'floating'
+    assert 'joints' not in doc and 'command_joints' not in doc
+    assert ControllerSettings(mode=doc['mode'], floating=True).mode == 'floating_base'
+    assert all(n.parameters[1].get('base') == 'floating' for n in nodes)
+
+
+def test_the_readme_floating_base_command_gives_the_controller_a_floating_base_mode():
+    """spart_ros.launch.py base:=floating: controller.yaml's mode '' is floating_base then."""
+    from spart_ros.control.settings import ControllerSettings
+
+    urdf = str(ROOT / 'test' / 'data' / 'urdf' / 'vendor' / 'solo12.urdf')
+    _, controller = local_launch.nodes_of(
+        LAUNCH / 'spart_ros.launch.py', {'urdf_path': urdf, 'base': 'floating'}
+    )
+    doc = yaml.safe_load(Path(controller.parameters[0]).read_text())['/**']['ros__parameters']
+    assert controller.parameters[1] == {'urdf_path': urdf, 'base': 'floating'}
+    assert doc['mode'] == ''
+    assert ControllerSettings(mode=doc['mode'], floating=True).mode == 'floating_base'
+    assert ControllerSettings(mode=doc['mode'], floating=False).mode == 'computed_torque'
+
+
 def test_sim_demo_launch_arguments_override(tmp_path):
     urdf, params = ROOT / 'urdf' / 'SC_3DoF.urdf', tmp_path / 'mine.yaml'
     params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {'lockstep': True}}}))

@@ -230,3 +230,42 @@ def test_mimic_joints_strict_inertia_and_encoding_on_the_topic(ros):
         )
     finally:
         proc.cleanup()
+
+
+def test_the_nodes_find_xacro_packages_in_package_paths(tmp_path):
+    """
+    The parameter package_paths: spart_dynamics and spart_sim expand a xacro's $(find pkg).
+
+    A ``urdf_path`` whose package is in no ament index (issue 34); spart_dynamics reads it through
+    RobotInputs, as spart_controller does.
+    """
+    (tmp_path / 'desc' / 'urdf').mkdir(parents=True)
+    (tmp_path / 'desc' / 'urdf' / 'part.xacro').write_text(
+        '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:macro name="part" '
+        'params="name"><link name="${name}"><inertial><mass value="2"/><inertia ixx="0.1" '
+        'iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></xacro:macro></robot>'
+    )
+    arm = tmp_path / 'arm.urdf.xacro'
+    arm.write_text(
+        '<robot name="found_arm" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:include filename="$(find desc)/urdf/part.xacro"/><xacro:part name="base"/>'
+        '<xacro:part name="link"/><joint name="j" type="revolute"><parent link="base"/>'
+        '<child link="link"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" '
+        'velocity="1"/></joint></robot>'
+    )
+    common = {'urdf_path': str(arm), 'package_paths': [str(tmp_path)]}
+    procs = [
+        start_node('spart_ros', 'dynamics_node', namespace='/pkgs', parameters=common),
+        start_node(
+            'spart_ros',
+            'sim_node',
+            namespace='/pkgs',
+            parameters=dict(common, publish_clock=False, lockstep=True),
+        ),
+    ]
+    try:
+        procs[0].wait_for_output(r"model 'found_arm': 2 links .* \(from urdf_path", 60.0)
+        procs[1].wait_for_output(r"robot 'found_arm' from urdf_path", 60.0)
+    finally:
+        for p in procs:
+            p.cleanup()

@@ -1,8 +1,8 @@
 """
 The MuJoCo and RK4 plants on an orbit (no ROS): closed forms, invariants; no orbit: as before.
 
-- orbit off: the plants' runs equal those of the code before the option, bit for bit
-  (orbit_off_reference.py);
+- orbit off: the plants' runs equal those of the code before the option to rounding
+  (orbit_off_reference.py; the stored runs come from another CPU: not bit for bit);
 - a point mass (a single small body) without thrust follows the Clohessy-Wiltshire closed form
   (written out here, not the package's) to 1e-6 of its motion over one orbit, for a drift, a 2:1
   relative ellipse and an out-of-plane oscillation, and keeps its Jacobi integral (the energy in
@@ -73,20 +73,42 @@ def rotation(axis, angle):
 # -- orbit off: unchanged ---------------------------------------------------------------------
 
 
+#: How far a run may differ from the stored one, relative to the largest value of each readout
+#: (max(1, max |ref|)).  The stored runs were made on another CPU: the last bits of libm, BLAS
+#: and SIMD reductions differ between CPUs (seen: 3.5e-18 on MuJoCo, 5.6e-17 on RK4).  Rounding
+#: of 1e-16 in the start state grows to 3e-15 (MuJoCo) and 6e-15 (RK4) over the 100 steps
+#: (measured by perturbing it), so 1e-12 leaves a factor 150 for rounding; any physics a change
+#: could add is far above it (an orbit's tidal force alone moves the base by 2e-9 m in 0.1 s).
+ORBIT_OFF_TOLERANCE = 1e-12
+
+
+def orbit_off_differences(run, reference):
+    """Return {readout: its largest difference from ``reference``, relative to its size}."""
+    out = {}
+    for name, values in run.items():
+        ref = reference[name]
+        assert values.shape == ref.shape, name
+        out[name] = float(np.max(np.abs(values - ref)) / max(1.0, np.max(np.abs(ref))))
+    return out
+
+
 @pytest.mark.parametrize('kind', PLANTS)
-def test_without_an_orbit_the_plants_run_as_before_bit_for_bit(kind):
+def test_without_an_orbit_the_plants_run_as_before(kind):
+    """
+    Orbit off: the runs of the code before the option, to rounding (ORBIT_OFF_TOLERANCE).
+
+    The same runs with an orbit differ by far more: the tolerance would see a change.
+    """
     sys.path.insert(0, HERE)
     import orbit_off_reference
 
     reference = np.load(os.path.join(HERE, 'data', 'orbit_off_reference.npz'))
-    run = orbit_off_reference.run(kind)
-    for name, values in run.items():
-        ref = reference[name]
-        assert values.shape == ref.shape, name
-        assert np.array_equal(values, ref), (
-            f'{name}: differs from the run before the orbit option, largest difference '
-            f'{np.max(np.abs(values - ref)):.3g}'
-        )
+    off = orbit_off_differences(orbit_off_reference.run(kind), reference)
+    assert max(off.values()) <= ORBIT_OFF_TOLERANCE, (
+        f'differs from the run before the orbit option by more than rounding explains: {off}'
+    )
+    on = orbit_off_differences(orbit_off_reference.run(kind, orbit=ORBIT), reference)
+    assert min(on[f'{kind}_{k}'] for k in ('p', 'q', 'odom')) > 1e3 * ORBIT_OFF_TOLERANCE, on
 
 
 # -- point mass: Clohessy-Wiltshire -----------------------------------------------------------

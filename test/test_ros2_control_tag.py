@@ -249,5 +249,5 @@ def test_only_the_gazebo_variant_needs_the_installed_package(monkeypatch):
         )
     text = urdf_text(str(XACRO), {'plant': 'gazebo', 'controllers': '/my/controllers.yaml'})
     assert '<parameters>/my/controllers.yaml</parameters>' in text
-    with pytest.raises(URDFError, match="package 'spart_ros' not found"):
+    with pytest.raises(URDFError, match=r"package 'spart_ros' of \$\(find spart_ros\) not found"):
         urdf_text(str(XACRO), {'plant': 'gazebo'})

@@ -26,7 +26,6 @@ from node_helpers import (
     LATCHED_QOS,
     RELIABLE_QOS,
     RosTestNode,
-    scaled,
     start_node,
 )
 import numpy as np
@@ -673,11 +672,55 @@ def test_invalid_configuration_exits_with_a_clear_error(params, message):
 
     proc = start_node(PKG, EXE, namespace='/cfg', parameters=params or {'publish_clock': False})
     try:
-        deadline = time.monotonic() + scaled(30)
-        while proc.is_running() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        proc.wait_exit()
         assert proc.returncode == 2, proc.describe()
         assert re.search(message, proc.output()), proc.describe()
+    finally:
+        proc.cleanup()
+
+
+def test_limits_the_plant_does_not_enforce_and_ros2_control_tags_without_efforts_are_said():
+    """
+    A joint started outside its URDF position limits, one faster than its velocity limit: warned.
+
+    And a <ros2_control> tag whose joints have position interfaces only: the sim says that it
+    then commands every independent joint by effort (as it does), not that they get none (issue
+    34). SC_3DoF (velocity limits 2 rad/s, positions [-pi, pi]), lockstep: only the first state.
+    """
+    tag = (
+        '<ros2_control name="arm" type="system"><hardware><plugin>mock_components/GenericSystem'
+        '</plugin></hardware><joint name="Joint_1"><command_interface name="position"/>'
+        '<state_interface name="position"/></joint></ros2_control></robot>'
+    )
+    text = (ROOT / 'urdf' / 'SC_3DoF.urdf').read_text().replace('</robot>', tag)  # with limits
+    proc = start_node(
+        PKG,
+        EXE,
+        namespace='/limits',
+        parameters={
+            'robot_description': text,
+            'base': 'floating',
+            'gravity': [0.0, 0.0, 0.0],
+            'lockstep': True,
+            'lockstep_republish_period': 0.0,
+            'hold_until_command': False,
+            'publish_clock': False,
+            'initial_joint_names': ['Joint_1', 'Joint_2'],
+            'initial_joint_positions': [0.0, 3.5],
+            'initial_joint_velocities': [2.5, 0.0],
+        },
+    )
+    try:
+        proc.wait_for_output(READY, 60.0)
+        proc.wait_for_output(
+            r'joint Joint_1 moves at 2.5 rad/s, beyond its URDF velocity limit 2 rad/s', 60.0
+        )
+        out = proc.output()
+        assert 'initial state: joint Joint_2 starts at 3.5, outside its URDF limits' in out, out
+        assert 'no joint of the <ros2_control> tags has an effort command interface' in out, out
+        assert 'it gets none' not in out
+        assert "for joints ['Joint_1', 'Joint_2', 'Joint_3']" in out, out
+        assert proc.stop() == 0, proc.describe()
     finally:
         proc.cleanup()
 

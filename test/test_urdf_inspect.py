@@ -66,6 +66,54 @@ def test_xacro_arguments(capsys):
     assert err.value.code == 2
 
 
+def test_package_paths_on_every_command_line(capsys, tmp_path, monkeypatch):
+    """
+    ``--package-path DIR`` for $(find pkg) on inspect, simulate, codegen; ``--xacro-arg`` too.
+
+    Without it the package is not found: one line saying how to name it (issue 34).
+    """
+    from spart_ros.codegen.__main__ import _arguments as codegen_arguments
+    from spart_ros.core import packages
+    from spart_ros.simulate import main as simulate
+
+    monkeypatch.delenv(packages.ENV, raising=False)
+    (tmp_path / 'desc' / 'urdf').mkdir(parents=True)
+    (tmp_path / 'desc' / 'urdf' / 'part.xacro').write_text(
+        '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:macro name="part" '
+        'params="name m"><link name="${name}"><inertial><mass value="${m}"/><inertia ixx="0.1" '
+        'iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></xacro:macro></robot>'
+    )
+    arm = tmp_path / 'arm.urdf.xacro'
+    arm.write_text(
+        '<robot name="arm" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:include filename="$(find desc)/urdf/part.xacro"/><xacro:arg name="m" default="1"/>'
+        '<xacro:part name="base" m="4"/><xacro:part name="link" m="$(arg m)"/><joint name="j" '
+        'type="revolute"><parent link="base"/><child link="link"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="10" velocity="1"/></joint></robot>'
+    )
+    try:
+        code, out = run(capsys, str(arm))
+        assert code == 1 and out.count("package 'desc' of $(find desc) not found") == 1, out
+        assert '--package-path DIR' in out
+        code, out = run(capsys, str(arm), '--package-path', str(tmp_path), '--xacro-arg', 'm:=2.5')
+        assert code == 0 and 'link: mass 2.5 kg' in out, out
+        assert simulate([str(arm), '--duration', '0.05']) == 2
+        assert "package 'desc' of $(find desc) not found" in capsys.readouterr().err
+        argv = [str(arm), '--package-path', str(tmp_path / 'desc'), '--xacro-arg', 'm:=2.5']
+        assert simulate(argv + ['--duration', '0.05']) == 0
+        assert 'arm: mode computed_torque, fixed base' in capsys.readouterr().out
+        packages.set_package_paths([])
+        args = codegen_arguments(
+            [str(arm), '--out', str(tmp_path), '--package-path', str(tmp_path)]
+        )
+        assert packages.package_paths() == [str(tmp_path)] and args.model == str(arm)
+        with pytest.raises(SystemExit):
+            run(capsys, str(arm), '--package-path', str(tmp_path / 'missing'))
+        assert 'not folders' in capsys.readouterr().err
+    finally:
+        packages.set_package_paths([])
+
+
 def test_errors_exit_non_zero(capsys, tmp_path):
     code, out = run(capsys, os.path.join(LOADING, 'manisat_planar.urdf'), '--strict')
     assert code == 1 and 'ERROR: InertiaError' in out and "'Satellite'" in out

@@ -20,6 +20,7 @@ from spart_ros.core.attitude import rpy_rotation
 from spart_ros.core.errors import (
     InertiaError,
     InertiaWarning,
+    InputError,
     MimicJointWarning,
     ModelWarning,
     SingularModelError,
@@ -28,7 +29,7 @@ from spart_ros.core.errors import (
 )
 from spart_ros.core.fast import FastDynamics
 from spart_ros.core.model import check_mass_inertia
-from spart_ros.core.urdf import robot_from_urdf
+from spart_ros.core.urdf import robot_from_urdf, urdf_text
 
 LOADING = os.path.join(TEST_DIR, 'data', 'urdf', 'loading')
 UR5 = os.path.join(LOADING, 'ur5_world.urdf')
@@ -364,6 +365,103 @@ def test_xacro_text_and_includes_beside_the_file(tmp_path):
         'iyy="1" iyz="0" izz="1"/></inertial></link></robot>'
     )
     assert load(text)[0].base_link.mass == 6.0
+
+
+def _description_package(root, name='my_arm_description', manifest=True):
+    """Write package ``name`` with a macro file under ``root``; return the robot's xacro text."""
+    pkg = root / name
+    (pkg / 'urdf').mkdir(parents=True)
+    if manifest:
+        (pkg / 'package.xml').write_text(
+            f'<?xml version="1.0"?><package format="3"><name>{name}</name></package>'
+        )
+    (pkg / 'urdf' / 'link.xacro').write_text(
+        '<robot xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:macro name="box_link" params="name mass"><link name="${name}"><inertial>'
+        '<mass value="${mass}"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
+        '</inertial></link></xacro:macro></robot>'
+    )
+    return (
+        f'<robot name="arm" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        f'<xacro:include filename="$(find {name})/urdf/link.xacro"/>'
+        '<xacro:arg name="mass" default="2.0"/><xacro:box_link name="base" mass="5.0"/>'
+        '<xacro:box_link name="link_1" mass="$(arg mass)"/>'
+        '<joint name="joint_1" type="revolute"><parent link="base"/><child link="link_1"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>'
+        '</robot>'
+    )
+
+
+def test_xacro_find_looks_in_the_folders_named_ros_package_path_and_the_ament_index(
+    tmp_path, monkeypatch
+):
+    """
+    ``$(find pkg)``: the package's folder, a folder holding it, deeper with a package.xml.
+
+    Then ROS_PACKAGE_PATH, then the ament index (spart_ros's own share, as xacro finds it); the
+    folders a call names come first, the process's next (issue 34: xacro alone asks the ament
+    index only, and the error told to run xacro, which fails the same way).
+    """
+    from spart_ros.core import packages
+
+    monkeypatch.delenv(packages.ENV, raising=False)
+    text = _description_package(tmp_path / 'src' / 'robots')
+    arm = tmp_path / 'arm.urdf.xacro'
+    arm.write_text(text)
+    pkg = tmp_path / 'src' / 'robots' / 'my_arm_description'
+    for folder in (pkg, pkg.parent, tmp_path / 'src', tmp_path):  # itself, holder, crawled
+        robot, _ = robot_from_urdf(str(arm), package_paths=[str(folder)])
+        assert [(link.name, link.mass) for link in robot.links] == [('link_1', 2.0)], folder
+    robot, _ = robot_from_urdf(str(arm), package_paths=[str(pkg)], xacro_args={'mass': '3.5'})
+    assert robot.links[0].mass == 3.5
+    monkeypatch.setenv(packages.ENV, f'/no/such/folder{os.pathsep}{tmp_path / "src"}')
+    assert robot_from_urdf(str(arm))[0].n_q == 1
+    monkeypatch.delenv(packages.ENV)
+    packages.set_package_paths([str(pkg.parent)])
+    try:
+        assert 'link_1' in urdf_text(str(arm))
+    finally:
+        packages.set_package_paths([])
+    with pytest.raises(InputError, match='not folders'):
+        packages.set_package_paths([str(tmp_path / 'missing')])
+    # the ament index, as xacro: spart_ros's share folder
+    from ament_index_python.packages import get_package_share_directory
+
+    share = get_package_share_directory('spart_ros')
+    assert packages.find_package('spart_ros') == share
+    marked = text.replace(
+        'mass="5.0"/>',
+        'mass="5.0"/><xacro:property name="p" value="$(find spart_ros)"/>'
+        '<link name="where"><visual><geometry><mesh filename="${p}/a.stl"/></geometry></visual>'
+        '</link>',
+        1,
+    )
+    arm.write_text(marked)
+    assert f'{share}/a.stl' in urdf_text(str(arm), package_paths=[str(pkg)])
+
+
+def test_xacro_find_of_a_package_nowhere_is_one_error_saying_where_and_how(
+    tmp_path, monkeypatch
+):
+    from spart_ros.core import packages
+
+    monkeypatch.setenv(packages.ENV, str(tmp_path / 'elsewhere'))
+    arm = tmp_path / 'arm.urdf.xacro'
+    arm.write_text(_description_package(tmp_path / 'src', manifest=False))
+    with pytest.raises(URDFError) as err:
+        robot_from_urdf(str(arm), package_paths=[str(tmp_path / 'other')])
+    text = str(err.value)
+    assert text.count('not found') == 1 and text.startswith(str(arm)), text  # once (was twice)
+    for words in (
+        "package 'my_arm_description' of $(find my_arm_description) not found",
+        str(tmp_path / 'other'),
+        'ROS_PACKAGE_PATH set',
+        'the ament index',
+        '--package-path DIR',
+        "the nodes' parameter package_paths",
+    ):
+        assert words in text, text
+    assert 'run xacro first' not in text  # running xacro fails the same way
 
 
 @pytest.mark.parametrize(

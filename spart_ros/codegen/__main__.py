@@ -19,6 +19,7 @@ import numpy as np
 
 from .generator import DEFAULT_QUANTITIES, generate, MAX_OPERATIONS, MAX_SECONDS
 from ..core.errors import SpartError
+from ..core.packages import add_package_path_option, use_package_path_option
 
 
 def _numbers(parser, option, text, n):
@@ -92,7 +93,9 @@ def _arguments(argv):
         metavar='NAME:=VALUE',
         help='a xacro argument (repeatable)',
     )
+    add_package_path_option(parser)
     args = parser.parse_args(argv)
+    use_package_path_option(parser, args)
     if args.gravity is not None:
         args.gravity = _numbers(parser, '--gravity', args.gravity, 3)
     xyz = _numbers(parser, '--base-xyz', args.base_xyz, 3)

@@ -281,7 +281,12 @@ class BaseActuatorControl:
             ]
             saturated += [n for n in names if n not in saturated]
             messages.append(
-                f'wheels short of the torque by {miss:.3g} N m'
+                (
+                    f'wheels short of the torque by {miss:.3g} N m'
+                    if self.n_w
+                    else f'no reaction wheels: the thrusters firing now leave {miss:.3g} N m of '
+                    'the torque asked for at this tick'
+                )
                 + (f' (at their torque bounds: {", ".join(names)})' if names else '')
                 + (f' (at the speed limit: {", ".join(near)})' if near else '')
             )

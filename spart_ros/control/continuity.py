@@ -64,8 +64,11 @@ class Continuity:
 
         ``state``: the measured state; ``recovering``: this tick ends a halt. It handles, in this
         order: the control clock going back, the first state after an announced plant reset, a
-        resume after a halt, a jump of the measured state, an activation or a reset to hold.
+        resume after a halt, a jump of the measured state, an activation or a reset to hold. The
+        first state of a model: can the robot hold itself there (``check_start_pose``)?
         """
+        if not self.robot.start_checked:
+            self.robot.check_start_pose(state)
         reference = self.reference
         last_t = reference.last_t
         if last_t is not None and t < last_t - self.settings.state_timeout:
@@ -197,6 +200,9 @@ class Continuity:
             f'tracking error of {self.robot.q_names[k]} {e[k]:.4g} > max_tracking_error '
             f'{max_error[k]:g} at t = {t:.3f} s'
         )
+        clamped = self.robot.saturation.recent(t)  # the usual cause: say it with the fault
+        if clamped:
+            self.fault += f', after {clamped}'
         self.counts['faults'] += 1
         self._fault_at = (self.reference.last_t, t)
         self._notify(

@@ -7,7 +7,9 @@ robot_description is a new one) from the controller's settings: the law of the m
 the model's coordinates, the effort limits (the URDF's, or ``effort_limits``), the position
 limits, the per-joint settings (gains, ``max_tracking_error``, the default goal tolerances) and,
 when a pose goal needs it, the end effector's inverse kinematics.  It turns a law's output into
-the command: the command joints' values, refused when not finite, clamped to the limits.
+the command: the command joints' values, refused when not finite, clamped to the limits (and
+the clamping watched: :mod:`.saturation`); at the first state it commands, it says when gravity
+there already needs more than a joint's effort limit (a robot that cannot hold itself).
 """
 
 from types import SimpleNamespace
@@ -19,6 +21,7 @@ from .goals import GoalError, INVALID_JOINTS
 from .law import BaseFrames
 from .modes import build_law
 from .safety import all_finite, clamp_efforts, effort_limits
+from .saturation import effort_unit, EffortSaturation
 from .settings import GAINS
 from .tolerances import default_tolerances
 from .trajectory import Reference
@@ -46,7 +49,9 @@ class ControlledRobot:
     (n,) position limits; ``limits`` (m,) effort (or, for a velocity law, no) limits;
     ``max_error`` (n,) ``max_tracking_error`` per coordinate (inf: unchecked), ``fault_check``
     (whether any is checked); ``tolerances``, the default goal tolerances
-    (:func:`~spart_ros.control.tolerances.default_tolerances`).
+    (:func:`~spart_ros.control.tolerances.default_tolerances`); ``saturation``, the
+    :class:`~spart_ros.control.saturation.EffortSaturation` of its commands; ``start_checked``:
+    :meth:`check_start_pose` ran.
     """
 
     def __init__(self, settings, robot, dynamics=None, hardware=(), notify=None):
@@ -95,6 +100,12 @@ class ControlledRobot:
         self.lower = np.array([joints[q].lower for q in q_names], dtype=float)
         self.upper = np.array([joints[q].upper for q in q_names], dtype=float)
         self._set_limits(limits, per, s)
+        types = {j.name: j.type for j in robot.joints}
+        self.units = [effort_unit(types[n]) for n in names]
+        self._notify = notify
+        self._clamped = np.zeros(len(names), dtype=bool)
+        self.saturation = EffortSaturation(names, self.units, notify)
+        self.start_checked = False
 
     def _set_limits(self, limits, per, settings):
         self.limits, self._minus_limits = limits, -limits
@@ -121,18 +132,53 @@ class ControlledRobot:
             limits if self.law.interface != 'velocity' else self.limits, per, settings
         )
 
-    def command_values(self, values):
+    def command_values(self, values, t=None):
         """
         Return the command (m,) from a law's ``values`` (n,) in the model's coordinates.
 
         The command joints' values, clamped to ``limits`` (this object's buffer, overwritten by
-        the next call). InputError naming the joint when one is not finite: the law failed.
+        the next call); ``t``: the control time (s), for :attr:`saturation`. InputError naming the
+        joint when one is not finite: the law failed.
         """
         values = values if self.every_joint else values[self.index]
         if not all_finite(values, self.zero):
             clamp_efforts(values, self.limits)  # raises, naming the joint
         out = np.maximum(values, self._minus_limits, out=self._values)  # np.clip, a third of
-        return np.minimum(out, self.limits, out=out)  # its cost (finite values: the same)
+        out = np.minimum(out, self.limits, out=out)  # its cost (finite values: the same)
+        clamped = np.not_equal(out, values, out=self._clamped)
+        if self.saturation.active or np.count_nonzero(clamped):  # (a third of any()'s cost)
+            self.saturation.update(values, clamped, self.limits, t)
+        return out
+
+    def check_start_pose(self, state):
+        """
+        Say once when gravity at ``state`` needs more than a command joint's effort limit.
+
+        ``state``: the first state this robot is commanded at (``base``, ``q``: model coordinates),
+        on a fixed base in gravity; a warning naming each such joint, the effort and the limit
+        (a robot that cannot hold itself there sags with its efforts clamped, and a tracking fault
+        follows).  Return the joints (list of str).
+        """
+        self.start_checked = True
+        law = self.law
+        if law.base != 'fixed' or law.interface == 'velocity' or not np.any(self.dynamics.gravity):
+            return []
+        R0, r0, _ = self.frames.fixed(state.base)
+        _, gm = self.dynamics.gravity_forces(R0, r0, state.q)
+        need = np.abs(np.asarray(gm, dtype=float)[self.index])
+        over = [k for k in range(len(self.joint_names)) if need[k] > self.limits[k]]
+        for k in over:
+            name, unit = self.joint_names[k], self.units[k]
+            if self._notify is not None:
+                self._notify(
+                    'warning',
+                    ('start pose', name),
+                    f'gravity at the start pose needs {need[k]:.4g} {unit} at {name}, more than '
+                    f'its effort limit {self.limits[k]:.4g} {unit}: the robot cannot hold itself '
+                    'there (its efforts are clamped, it sags, a tracking fault follows); raise '
+                    'effort_limits or the URDF <limit effort>, or start where it can hold itself',
+                )
+        return [self.joint_names[k] for k in over]
 
     def columns(self, joint_names):
         """

@@ -278,12 +278,11 @@ class Controller:
 
         ``robot``: the core Robot; ``dynamics``: its fast path in independent coordinates (built
         when None); ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command
-        (if one may
-        be applied), inactive until activated again (a model is structural); active waiting for its
-        first model: the law is built and the controller goes on (holding at the first state). A
-        model the settings cannot control leaves it inactive, saying why (:attr:`reason`, and
-        :meth:`activate` refuses) until a usable model comes. Returns the zero :data:`Command` or
-        None.
+        (if one may be applied), inactive until activated again (a model is structural); active
+        waiting for its first model: the law is built and the controller goes on (holding at the
+        first state). A model the settings cannot control leaves it inactive, saying why
+        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes. Returns the
+        zero :data:`Command` or None.
         """
         zero = None
         if self.active and self.controlled is not None:
@@ -422,7 +421,7 @@ class Controller:
             out = law.command(state, ref, t, dt, inputs.now)
         else:
             out = law.command(state, ref, t, dt)
-        values = controlled.command_values(out.values)
+        values = controlled.command_values(out.values, t)
         self.supervision.commanded(values)
         reference.remember(state, ref, t)
         self.details = out.details
@@ -607,6 +606,7 @@ class Controller:
             counts,
             self.details,
             self.actuation,
+            self.controlled.saturation if self.controlled is not None else None,
         )
 
 

@@ -162,7 +162,8 @@ class TrajectoryGoal:
             for j, r in enumerate(rows):
                 if len(r) != m:
                     raise InputError(
-                        f'point {j + skipped} has {len(r)} {attr} for {m} joint_names'
+                        f'point {j + skipped} has {len(r)} {attr} for {m} joint_names: one per '
+                        f'joint, in the order {names}'
                     )
             values = np.array(rows, dtype=float)
             if not np.all(np.isfinite(values)):

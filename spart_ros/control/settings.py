@@ -21,7 +21,19 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ['ControllerSettings', 'RUN_TIME', 'PER_JOINT', 'GAINS', 'TOLERANCES', 'per_joint']
+__all__ = [
+    'ControllerSettings',
+    'RUN_TIME',
+    'PER_JOINT',
+    'GAINS',
+    'TOLERANCES',
+    'DEFAULT_MODES',
+    'modes_for_base',
+    'per_joint',
+]
+
+#: the mode of a controller whose ``mode`` is '' (unset): by its base, {floating: mode}
+DEFAULT_MODES = {False: 'computed_torque', True: 'floating_base'}
 
 #: settings a controller takes at run time, between two ticks (the others need a reconfigure)
 RUN_TIME = (
@@ -55,6 +67,25 @@ GAINS = ('kp', 'kd', 'ki', 'integral_limit', 'impedance_stiffness', 'impedance_d
 PER_JOINT = GAINS + ('effort_limits', 'max_tracking_error', 'path_tolerance', 'goal_tolerance')
 #: per-joint settings that are tolerances (>= 0, 0 = not checked)
 TOLERANCES = ('max_tracking_error', 'path_tolerance', 'goal_tolerance')
+
+
+def modes_for_base(floating):
+    """
+    Return the names of the modes whose law runs on a floating (True) or fixed (False) base.
+
+    The package's modes and the registered ones that load (one that does not is left out here;
+    naming it as ``mode`` says why).
+    """
+    from .modes import mode_class, mode_names
+
+    base, names = 'floating' if floating else 'fixed', []
+    for name in mode_names():
+        try:
+            if mode_class(name).base == base:
+                names.append(name)
+        except InputError:
+            continue
+    return names
 
 
 def _space_modes():
@@ -103,7 +134,9 @@ class ControllerSettings:
     """
     Every setting of a controller (see the module docstring; units SI, angles rad).
 
-    Structural: ``mode`` (:func:`spart_ros.control.modes.mode_names`), ``floating`` (the
+    Structural: ``mode`` (:func:`spart_ros.control.modes.mode_names`; '' takes the base's,
+    :data:`DEFAULT_MODES`: computed_torque on a fixed base, floating_base on a floating one),
+    ``floating`` (the
     inputs carry a moving base state: odometry), ``command_joints`` (the effort controller's
     joints in its order; empty = :func:`spart_ros.core.mimic.command_joints`), ``event_driven``
     (one command per new joint-state stamp; False: ticks on a timer), ``joint_dynamics`` (the
@@ -113,7 +146,7 @@ class ControllerSettings:
     its meaning, unit and range are in the node's reference.
     """
 
-    mode: str = 'computed_torque'
+    mode: str = ''  # '' = by the base (DEFAULT_MODES): computed_torque, floating_base
     floating: bool = False
     command_joints: tuple = ()
     event_driven: bool = True
@@ -186,6 +219,11 @@ class ControllerSettings:
     thruster_period: float = 0.1  # s: a thruster cycle (pulse-width modulation)
     momentum_dump: tuple = (0.6, 0.2, 0.05)  # start, stop (of the speed limit), gain 1/s
 
+    def __post_init__(self):
+        """Take the base's default mode (:data:`DEFAULT_MODES`) when ``mode`` is ''."""
+        if self.mode == '':
+            self.mode = DEFAULT_MODES[bool(self.floating)]
+
     def replace(self, **changes):
         """Return a copy with ``changes`` (InputError for an unknown name)."""
         names = {f.name for f in fields(self)}
@@ -204,9 +242,12 @@ class ControllerSettings:
 
         law = mode_class(self.mode)  # InputError naming the modes
         if (law.base == 'floating') != bool(self.floating):
+            base = 'floating' if self.floating else 'fixed'
             raise InputError(
-                f'mode {self.mode} needs base: {law.base} (got base: '
-                f'{"floating" if self.floating else "fixed"})'
+                f'mode {self.mode} needs base: {law.base} (got base: {base}); the modes for a '
+                f'{base} base: {", ".join(modes_for_base(self.floating))}: set the parameter '
+                f'mode to one (mode:={DEFAULT_MODES[bool(self.floating)]} on a launch command '
+                f"line), or leave it unset ('') for {DEFAULT_MODES[bool(self.floating)]}"
             )
         if self.command_interface not in law.interfaces:
             raise InputError(

@@ -43,8 +43,8 @@ Feedback.__doc__ = """The last commanded tick for a goal's progress: control tim
 Snapshot = namedtuple(
     'Snapshot',
     'state reason active commanding joint_names position_error velocity_error '
-    'efforts trajectory_remaining compute_time counts details actuators',
-    defaults=(None,),
+    'efforts trajectory_remaining compute_time counts details actuators saturation',
+    defaults=(None, None),
 )
 Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): ``state`` (one of
 :data:`~spart_ros.control.controller.STATES`), ``reason`` (why, '' when commanding normally),
@@ -53,4 +53,5 @@ Snapshot.__doc__ = """What a status message says (:meth:`Controller.snapshot`): 
 (m,); ``trajectory_remaining`` (s), ``compute_time`` (s, of the last tick), ``counts`` (commands,
 zeros, timeouts, rejected, recoveries, trajectories, faults, resets, jumps) and the law's
 ``details`` (a space mode's status, else None); ``actuators``: the base actuators' last
-:data:`~spart_ros.control.base_actuation.ActuationStatus`, else None."""
+:data:`~spart_ros.control.base_actuation.ActuationStatus`, else None; ``saturation``: the command
+joints' :class:`~spart_ros.control.saturation.EffortSaturation` (None without a model)."""

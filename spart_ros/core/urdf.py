@@ -35,6 +35,7 @@ from .model import (
     JointLimits,
     Mimic,
 )
+from .packages import find_package, PackageNotFound
 
 log = logging.getLogger(__name__)
 
@@ -135,20 +136,32 @@ def _folder_message(path):
     )
 
 
-def _expand_xacro(text, label, path, xacro_args):
-    """URDF text from xacro text (or a .xacro file), with xacro's Python API."""
+def _expand_xacro(text, label, path, xacro_args, package_paths=None):
+    """
+    URDF text from xacro text (or a .xacro file), with xacro's Python API.
+
+    ``$(find pkg)`` by :func:`spart_ros.core.packages.find_package` (``package_paths`` first,
+    then the process's folders, ROS_PACKAGE_PATH and the ament index, where xacro looks).
+    """
     how = (
         'run xacro first (e.g. `xacro robot.urdf.xacro name:=value > robot.urdf`) and load its '
         'output'
     )
     try:
         import xacro
+        from xacro import substitution_args
     except ImportError:  # pragma: no cover - xacro is a dependency
         raise URDFError(
             f'{label} holds xacro constructs (${{...}}, <xacro:...>) and the xacro package is not '
             f'installed: {how}'
         ) from None
+
+    def find(package):
+        return find_package(package, package_paths or ())
+
     with _XACRO_LOCK:
+        saved = substitution_args._eval_find, substitution_args._eval_dict.get('find')
+        substitution_args._eval_find = substitution_args._eval_dict['find'] = find
         try:
             xacro.init_stacks(
                 None if path is None else os.path.abspath(path)
@@ -157,11 +170,28 @@ def _expand_xacro(text, label, path, xacro_args):
             xacro.process_doc(doc, mappings=dict(xacro_args or {}))
             return doc.toxml()
         except Exception as err:  # XacroException, ExpatError, NameError from an expression...
+            missing = _cause(err, PackageNotFound)
+            if missing is not None:  # said once, with where it looked and how to name a folder
+                raise PackageNotFound(f'{label}: {missing}') from None
             detail = ' '.join(str(err).split()) or type(err).__name__  # one line
             raise URDFError(
                 f'{label} holds xacro constructs (${{...}}, <xacro:...>) that xacro could not '
                 f'expand: {detail}; {how}'
             ) from None
+        finally:
+            substitution_args._eval_find = saved[0]
+            substitution_args._eval_dict['find'] = saved[1]
+
+
+def _cause(err, kind):
+    """Return the exception of type ``kind`` in ``err`` (xacro's ``exc``, causes), or None."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, kind):
+            return err
+        seen.add(id(err))
+        err = getattr(err, 'exc', None) or err.__cause__ or err.__context__
+    return None
 
 
 def _parse_xml(text, label):
@@ -474,11 +504,13 @@ def _xacro_refused(label):
     )
 
 
-def _robot_from_text(text, label, path, strict, xacro_args, expand_xacro, overrides):
+def _robot_from_text(
+    text, label, path, strict, xacro_args, expand_xacro, overrides, package_paths=None
+):
     if _needs_xacro(text, path):
         if not expand_xacro:
             raise _xacro_refused(label)
-        text = _expand_xacro(text, label, path, xacro_args)
+        text = _expand_xacro(text, label, path, xacro_args, package_paths)
     root = _parse_xml(text, label)
     ignored = sorted(
         {_local(c.tag) for c in root if _local(c.tag) not in ('link', 'joint')} - {''}
@@ -583,6 +615,7 @@ def robot_from_urdf(
     expand_xacro=True,
     joint_dynamics=None,
     armature=None,
+    package_paths=None,
 ):
     """
     Build a robot from URDF.
@@ -595,7 +628,9 @@ def robot_from_urdf(
     (``xacro_args``: its ``name:=value`` arguments as a dict) or refused with a URDFError
     saying to run xacro first; ``expand_xacro=False`` refuses them without running xacro
     (for text from other processes, e.g. a ``robot_description`` topic: xacro evaluates
-    expressions and reads files and environment variables).
+    expressions and reads files and environment variables).  ``$(find pkg)``: the folders
+    ``package_paths`` (list of str) first, then the process's, ROS_PACKAGE_PATH and the ament
+    index (:mod:`spart_ros.core.packages`; a PackageNotFound names where it looked).
 
     Returns ``(robot, robot_keys)``, links and joints numbered as SPART numbers them (``verbose``:
     print the robot's one-line summary).
@@ -632,7 +667,7 @@ def robot_from_urdf(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
             robot = _robot_from_text(
-                text, label, path, strict, xacro_args, expand_xacro, overrides
+                text, label, path, strict, xacro_args, expand_xacro, overrides, package_paths
             )
     except SpartError as err:
         message = str(err)
@@ -650,14 +685,16 @@ def robot_from_urdf(
     return robot, robot.keys
 
 
-def urdf_text(source, xacro_args=None):
+def urdf_text(source, xacro_args=None, package_paths=None):
     """
     Return the URDF text :func:`robot_from_urdf` reads from ``source`` (path, text or bytes).
 
     Decoded, and expanded by xacro when it is xacro (``xacro_args``: its ``name:=value``
-    arguments as a dict), for other readers of the same robot, e.g. MuJoCo in :mod:`spart_ros.sim`.
+    arguments as a dict; ``package_paths``: folders for ``$(find pkg)``, as
+    :func:`robot_from_urdf`'s), for other readers of the same robot, e.g. MuJoCo in
+    :mod:`spart_ros.sim`.
     """
     text, label, path = _load_text(source)
     if _needs_xacro(text, path):
-        text = _expand_xacro(text, label, path, xacro_args)
+        text = _expand_xacro(text, label, path, xacro_args, package_paths)
     return text

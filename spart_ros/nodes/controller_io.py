@@ -259,6 +259,11 @@ class ControllerIO:
         msg.commands, msg.zero_commands, msg.timeouts = c['commands'], c['zeros'], c['timeouts']
         msg.rejected_messages = rejected
         msg.trajectories = c['trajectories']
+        sat = snap.saturation
+        if sat is not None:
+            msg.saturated_joints = sat.joints
+            msg.saturated_demand, msg.saturated_limit = sat.demand.tolist(), sat.limit.tolist()
+            msg.saturated_commands = sat.count
         out = snap.details
         if out is not None:  # a space mode's SpaceOutput
             cmd, st = out.command, out.command.status

@@ -21,7 +21,8 @@ D = ControllerSettings()  # the defaults
 
 def _setting(name, description, **kw):
     """Return a parameter of a ControllerSettings field (its default; run-time if RUN_TIME)."""
-    default = getattr(D, name)
+    # the field's own default ('' for mode: by the base), not the value D resolved it to
+    default = ControllerSettings.__dataclass_fields__[name].default
     if isinstance(default, tuple):
         default = list(default) if default else None
     return Param(name, default, description, dynamic=name in RUN_TIME, **kw)
@@ -38,8 +39,10 @@ PARAMETERS = table(
     ),
     _setting(
         'mode',
-        "control law: 'computed_torque' (fixed base), 'floating_base' (free-floating base, "
-        "Floating_ID), 'free_flying' (actuated base, base wrench out), 'gravity_compensation' "
+        "control law; '' (unset): by the base, 'computed_torque' on a fixed base, "
+        "'floating_base' on a floating one; 'computed_torque' (fixed base), 'floating_base' "
+        "(free-floating base, Floating_ID), 'free_flying' (actuated base, base wrench out), "
+        "'gravity_compensation' "
         "(g(q) and kd damping, no trajectories), 'joint_impedance' (fixed base), "
         "'cartesian_impedance' (fixed base) or 'floating_cartesian_impedance' (free-floating "
         "base), or a space-robot mode following an end-effector reference: 'resolved_rate', "

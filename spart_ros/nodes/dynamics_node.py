@@ -424,8 +424,11 @@ class DynamicsNode(Node):
                 required=('positions',),
                 followers=model.followers,
             )['positions']
-            R_b, p_b = pose_to_matrix('base_pose', req.base_pose)
-            base = BaseLinkState(R_b, p_b, np.zeros(3), np.zeros(3))
+            if _default_pose(req.base_pose):  # unset: where the node places the base
+                base = self.inputs.fixed_base
+            else:
+                R_b, p_b = pose_to_matrix('base_pose', req.base_pose)
+                base = BaseLinkState(R_b, p_b, np.zeros(3), np.zeros(3))
         names, order = self._response_order(model, req)
         rows = list(req.rows) or None
         position_only = all(
@@ -522,6 +525,12 @@ class DynamicsNode(Node):
         set_vector3(res.base_wrench.force, out.force_b)
         set_vector3(res.base_acceleration.linear, out.a_b)
         set_vector3(res.base_acceleration.angular, out.alpha_b)
+
+
+def _default_pose(pose):
+    """Return True for a geometry_msgs/Pose left at its default (origin, identity)."""
+    p, q = pose.position, pose.orientation
+    return p.x == p.y == p.z == 0.0 and q.x == q.y == q.z == 0.0 and q.w == 1.0
 
 
 def _set_pose(msg, R, p):

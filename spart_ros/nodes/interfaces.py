@@ -72,6 +72,13 @@ def _floating(p):
     return p['base'] == 'floating'
 
 
+def _mode(p):
+    """Return the controller's mode for its parameter values ``p`` ('' = by the base)."""
+    from ..control.settings import DEFAULT_MODES
+
+    return p['mode'] or DEFAULT_MODES[p.get('base') == 'floating']
+
+
 def _references(mode):
     from ..control.modes import MODES
 
@@ -214,7 +221,7 @@ CONTROLLER = ROBOT_INPUTS + (
         param='ee_goal_topic',
         when='a mode that takes pose goals (the fixed-base joint modes, by inverse kinematics; '
         'the end-effector modes)',
-        present=lambda p: _pose_goals(p['mode']),
+        present=lambda p: _pose_goals(_mode(p)),
     ),
     Interface(
         'subscription',
@@ -223,7 +230,7 @@ CONTROLLER = ROBOT_INPUTS + (
         RELIABLE_QOS,
         param='ee_twist_topic',
         when='the end-effector modes (space-robot, Cartesian impedance)',
-        present=lambda p: 'ee_twist' in _references(p['mode']),
+        present=lambda p: 'ee_twist' in _references(_mode(p)),
     ),
     Interface(
         'subscription',
@@ -232,7 +239,7 @@ CONTROLLER = ROBOT_INPUTS + (
         RELIABLE_QOS,
         param='ee_pose_topic',
         when='the end-effector modes (space-robot, Cartesian impedance)',
-        present=lambda p: 'ee_pose' in _references(p['mode']),
+        present=lambda p: 'ee_pose' in _references(_mode(p)),
     ),
     Interface(
         'subscription',
@@ -241,7 +248,7 @@ CONTROLLER = ROBOT_INPUTS + (
         RELIABLE_QOS,
         param='base_pose_topic',
         when='``mode: free_flying``',
-        present=lambda p: 'base_pose' in _references(p['mode']),
+        present=lambda p: 'base_pose' in _references(_mode(p)),
     ),
     Interface(
         'subscription',
@@ -250,7 +257,7 @@ CONTROLLER = ROBOT_INPUTS + (
         RELIABLE_QOS,
         param='base_attitude_topic',
         when='``mode: desired_reaction``',
-        present=lambda p: 'base_attitude' in _references(p['mode']),
+        present=lambda p: 'base_attitude' in _references(_mode(p)),
     ),
     Interface(
         'subscription',
@@ -287,7 +294,7 @@ CONTROLLER = ROBOT_INPUTS + (
         RELIABLE_QOS,
         param='base_wrench_topic',
         when='``mode: free_flying``',
-        present=lambda p: 'base_pose' in _references(p['mode']),
+        present=lambda p: 'base_pose' in _references(_mode(p)),
     ),
     Interface(
         'publisher',

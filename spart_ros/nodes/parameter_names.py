@@ -105,6 +105,7 @@ NAMES = frozenset(
         'orbit_mu',
         'orbit_topic',
         'output_queue_depth',
+        'package_paths',
         'path_sample_period',
         'path_tolerance',
         'plant_gravity_topic',

@@ -67,6 +67,8 @@ from .runner import freeze_heap
 from .stamps import JUMP, jump_back_ns, NEVER, NEWER, order, stamp_ns
 from .throttle import LogLimiter
 from ..core.errors import InputError, ModelError, SpartError
+from ..core.packages import set_package_paths
+from ..core.urdf import urdf_text
 
 __all__ = [
     'RobotInputs',
@@ -153,6 +155,15 @@ INPUT_PARAMETERS = table(
         'YAML file overriding the joints\' damping, friction, armature: {joint (or "*"): '
         '{armature: kg m^2, damping: N m s/rad, friction: N m}} (give spart_sim the same file); '
         '"" = the URDF\'s only',
+    ),
+    Param(
+        'package_paths',
+        None,
+        'folders where $(find pkg) of a xacro robot description looks for packages (each the '
+        'package folder, or a folder holding packages), before ROS_PACKAGE_PATH and the ament '
+        'index; unset = those two only',
+        type='string_array',
+        example=['/home/me/ws/src/my_robot_description'],
     ),
     Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState input topic'),
     Param(
@@ -281,6 +292,14 @@ RobotState.__doc__ = """A complete robot state for one joint-state stamp: ``base
 joint-variable order (the arrays are the mapper's: copy them to keep them)."""
 
 
+def _text_of(path):
+    """Return the URDF text of the file ``path`` (xacro expanded), or the path if unreadable."""
+    try:
+        return urdf_text(path)
+    except (SpartError, OSError):
+        return path
+
+
 class _Quat:
 
     def __init__(self, x, y, z, w):
@@ -324,6 +343,10 @@ class RobotInputs:
         self.odom_max_age = check_max_age('odom_max_age', p['odom_max_age'])  # 0 = no limit
         self.accept_older = bool(p['accept_older_stamps'])
         self.jump_back = jump_back_ns('clock_jump_back', p['clock_jump_back'])
+        try:  # for $(find pkg) of a xacro description (urdf_path, robot_description)
+            set_package_paths(p['package_paths'] or ())
+        except InputError as err:
+            raise ConfigError(str(err)) from None
         self.config = ModelConfig(
             base=p['base'],
             imu_link=p['imu_link'] if self.use_imu else '',
@@ -502,7 +525,10 @@ class RobotInputs:
                     [self._pending_joints[n][1] for n in names],
                 )
             self._pending_joints.clear()
-        self.model, self.joints, self.description = model, joints, source
+        # a file's text as other nodes publish it (spart_sim, robot_state_publisher: xacro
+        # expanded), so that the same robot on robot_description is not taken as a new model
+        self.description = _text_of(source) if path else source
+        self.model, self.joints = model, joints
         self.node.get_logger().info(f'{model.summary()} (from {origin})')
         if self._on_model is not None:
             self._on_model(model)

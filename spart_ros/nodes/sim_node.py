@@ -106,6 +106,7 @@ from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
 from ..core.orbit import CircularOrbit, EARTH_MU, EARTH_RADIUS, ORBIT_MODELS
+from ..core.packages import set_package_paths
 from ..core.ros2_control import initial_values, ros2_control_from_urdf
 from ..core.urdf import urdf_text
 from ..sim import (
@@ -116,6 +117,7 @@ from ..sim import (
     RealTimePacer,
     SimulationDiverged,
 )
+from ..sim.joint_limits import outside_position_limits, VelocityLimits
 from ..sim.urdf_import import INTEGRATORS
 
 NODE_NAME = 'spart_sim'
@@ -246,6 +248,15 @@ PARAMETERS = table(
         '(at most one per physics step)',
         low=0.0,
         open_low=True,
+    ),
+    Param(
+        'package_paths',
+        None,
+        'folders where $(find pkg) of a xacro robot description looks for packages (each the '
+        'package folder, or a folder holding packages), before ROS_PACKAGE_PATH and the ament '
+        'index; unset = those two only',
+        type='string_array',
+        example=['/home/me/ws/src/my_robot_description'],
     ),
     Param('controller_name', 'effort_controller', 'commands topic is <controller_name>/commands'),
     Param(
@@ -427,6 +438,10 @@ class SimNode(Node):
         self._log_limiter = LogLimiter(5.0)
 
         source, origin = self._description_source(p)
+        try:  # for $(find pkg) of a xacro description
+            set_package_paths(p['package_paths'] or ())
+        except SpartError as err:
+            raise ConfigError(str(err)) from None
         self._urdf = urdf_text(source)  # xacro expanded: robot_description is plain URDF
         initial = InitialState.from_lists(
             p['initial_joint_names'],
@@ -461,6 +476,8 @@ class SimNode(Node):
             p['joints'] or [j for j in command_joints(plant.robot, hardware) if j not in wheels],
             plant.joint_names,
         )
+        # the plant enforces no URDF velocity limit: said (throttled) when a joint passes one
+        self._velocity_limits = VelocityLimits.of(plant.robot, plant.joint_names)
         self._hold_until_command = bool(p['hold_until_command'])
         plant.hold(self._hold_until_command)
         self._lockstep = bool(p['lockstep'])
@@ -597,6 +614,20 @@ class SimNode(Node):
             plant.reset()
         notes = self._hardware_notes
         followers = plant.robot.coordinates.followers
+        # without any effort interface in the tags, the default joints are every independent one
+        # (core.mimic.command_joints): those do get effort commands
+        efforts = any('effort' in j.command_names for c in hardware for j in c.joints)
+        if hardware and not efforts:
+            notes.append(
+                (
+                    'warning',
+                    'no joint of the <ros2_control> tags has an effort command interface: '
+                    "spart_sim's default joints (parameter joints unset) are then every "
+                    f'independent joint {list(plant.robot.coordinates.names)}, commanded by '
+                    "effort, as spart_controller's default command_joints; the tags' other "
+                    'command interfaces are not simulated',
+                )
+            )
         for c in hardware:
             notes.append(
                 (
@@ -607,7 +638,7 @@ class SimNode(Node):
                 )
             )
             for j in c.joints:
-                if j.command_names and 'effort' not in j.command_names:
+                if efforts and j.command_names and 'effort' not in j.command_names:
                     notes.append(
                         (
                             'warning',
@@ -632,6 +663,9 @@ class SimNode(Node):
         plant = self._plant
         for note in plant.load_warnings:
             self.get_logger().warning(f'robot description: {note}')
+        start = plant.joint_positions()
+        for note in outside_position_limits(plant.robot, plant.joint_names, start):
+            self.get_logger().warning(f'initial state: {note}')
         for level, note in self._hardware_notes:  # one call site per severity (rclpy)
             if level == 'warning':
                 self.get_logger().warning(f'robot description: {note}')
@@ -742,6 +776,13 @@ class SimNode(Node):
         self._pub_joints.publish(msgs.joint_state(stamp))
         self._waiting = True
         self._last_publish = time.monotonic()
+        over = self._velocity_limits.over(plant.joint_velocities())
+        if len(over) and self._log_limiter.allow('velocity limit', self._last_publish):
+            qd = plant.joint_velocities()
+            self.get_logger().warning(
+                '; '.join(self._velocity_limits.text(k, abs(qd[k])) for k in over)
+                + f' at t = {plant.time:.3f} s (log throttled)'
+            )
 
     def _real_time_tick(self, _timer_info=None):
         plant = self._plant

@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 
 from .commands import EffortCommand
+from .joint_limits import JointLimitWarning, outside_position_limits, VelocityLimits
 from .plant import InitialState, MujocoPlant
 from .rigid_body import RigidBodyPlant
 from ..control.controller import ControlInputs, Controller
@@ -483,6 +484,8 @@ def simulate(
         R_b, p_b, _, _ = plant.base_link_state()
         fixed = _Base(R_b, p_b, np.zeros(3), np.zeros(3))
     start_ns = plant.time_ns
+    for text in outside_position_limits(robot, names, plant.joint_positions()[read]):
+        warnings.warn(text, JointLimitWarning, stacklevel=2)
     # the loop's bookkeeping, bound once (a tick is a few tens of microseconds)
     identity = np.array_equal(read, np.arange(len(plant.joint_names)))
     positions, velocities = plant.joint_positions, plant.joint_velocities
@@ -553,6 +556,9 @@ def simulate(
         if k < ticks - 1:
             step(steps)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    if record:  # the plants enforce no URDF velocity limit: a joint past one is said
+        for text in VelocityLimits.of(robot, names).excess(out['qd']):
+            warnings.warn(text, JointLimitWarning, stacklevel=2)
     return ClosedLoopRun(
         joint_names=names,
         command_joints=list(controller.joint_names),

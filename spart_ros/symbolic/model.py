@@ -39,7 +39,9 @@ class SymbolicModel:
     (0, 0, -g) with the symbol ``g`` (``self.g``).  ``simplify``: simplify every result (the
     switch); ``time_limit``: seconds per simplification step and entry; ``max_ops``: larger
     entries are not expanded; ``total_limit``: seconds per result, beyond which the remaining
-    entries stay unsimplified (each limit is reported in ``self.reports``, never a hang).
+    entries stay unsimplified (each limit is reported in ``self.reports``, never a hang).  The
+    time limits make the result depend on the machine's speed and load; ``time_limit=None,
+    total_limit=None`` leaves only ``max_ops`` (deterministic: the same result everywhere).
     ``snap``: rotation entries of a numeric model within this of 0 or +-1 are made exact (URDF
     rounding of pi/2; see :mod:`.exact`).  ``self.q``, ``self.qd``, ``self.qdd`` are the symbol
     vectors
