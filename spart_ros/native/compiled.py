@@ -138,4 +138,10 @@ spart_kinematics, spart_differential_kinematics = (
 spart_velocities, spart_accelerations = _library.spart_velocities, _library.spart_accelerations
 spart_inertia_in_inertial_frame = _library.spart_inertia_in_inertial_frame
 spart_inverse_dynamics = _library.spart_inverse_dynamics
+# analytic derivatives and batches (derivatives.py, batch.py)
+rnea_derivatives, aba_derivatives = _library.rnea_derivatives, _library.aba_derivatives
+rnea_batch, aba_batch = _library.rnea_batch, _library.aba_batch
+crba_batch, jacobian_batch = _library.crba_batch, _library.jacobian_batch
+rnea_derivatives_batch = _library.rnea_derivatives_batch
+aba_derivatives_batch = _library.aba_derivatives_batch
 del missing
