@@ -76,6 +76,8 @@ class ControlledRobot:
             )
         per, gains, limits = _per_joint(s, names, q_names, robot)
         law = build_law(s.mode, dynamics, s, gains)
+        if hasattr(law, 'notify'):  # a law that reports events of its own (mpc)
+            law.notify = notify
         _warm_up(law, len(q_names))
         for note in getattr(law, 'notes', ()):
             if notify is not None:

@@ -328,6 +328,8 @@ class Controller:
             self.supervision.unbind()
         else:
             self.supervision.bind(controlled)
+            if hasattr(controlled.law, 'preview'):  # a law that looks ahead (mpc)
+                controlled.law.preview = self.reference.sample
         self.goals.robot = controlled
         self.continuity.bind(controlled)
 

@@ -48,6 +48,7 @@ RUN_TIME = (
     'cartesian_damping',
     'nullspace_stiffness',
     'nullspace_damping',
+    'mpc_deadline',
 )
 #: the PD(+I) gains, the integral bound and the joint impedance: one value or one per command joint
 GAINS = ('kp', 'kd', 'ki', 'integral_limit', 'impedance_stiffness', 'impedance_damping')
@@ -185,6 +186,13 @@ class ControllerSettings:
     actuators_file: str = ''  # their YAML (spart_ros.core.actuators); '' = none
     thruster_period: float = 0.1  # s: a thruster cycle (pulse-width modulation)
     momentum_dump: tuple = (0.6, 0.2, 0.05)  # start, stop (of the speed limit), gain 1/s
+    # model-predictive control (modes mpc, floating_mpc: spart_ros.control.mpc)
+    mpc_horizon: float = 0.5  # s
+    mpc_steps: int = 10  # steps over the horizon
+    mpc_period: float = 0.01  # s between two solves
+    mpc_deadline: float = 0.008  # s: a slower solve is not used (computed torque that tick)
+    # costs: joint position, joint velocity, effort, base attitude, base angular velocity
+    mpc_weights: tuple = (1000.0, 10.0, 0.001, 1000.0, 100.0)
 
     def replace(self, **changes):
         """Return a copy with ``changes`` (InputError for an unknown name)."""
@@ -218,6 +226,9 @@ class ControllerSettings:
             'reference_timeout',
             'path_sample_period',
             'thruster_period',
+            'mpc_horizon',
+            'mpc_period',
+            'mpc_deadline',
         ):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
@@ -232,6 +243,14 @@ class ControllerSettings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
+        if not (isinstance(self.mpc_steps, int) and 2 <= self.mpc_steps <= 1000):
+            raise InputError(f'mpc_steps must be an integer in 2..1000, got {self.mpc_steps!r}')
+        w = _floats('mpc_weights', self.mpc_weights)
+        if len(w) != 5 or not all(math.isfinite(x) and x >= 0 for x in w):
+            raise InputError(
+                'mpc_weights: expected 5 finite values >= 0 (joint position, joint velocity, '
+                f'effort, base attitude, base angular velocity), got {self.mpc_weights!r}'
+            )
         fc = self.friction_compensation
         if not (isinstance(fc, (int, float)) and not isinstance(fc, bool) and 0.0 <= fc <= 1.0):
             raise InputError(f'friction_compensation must be a number in [0, 1], got {fc!r}')

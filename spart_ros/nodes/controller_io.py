@@ -260,7 +260,10 @@ class ControllerIO:
         msg.rejected_messages = rejected
         msg.trajectories = c['trajectories']
         out = snap.details
-        if out is not None:  # a space mode's SpaceOutput
+        if out is not None and hasattr(out, 'fallback'):  # the mpc modes' MpcStatus
+            msg.feasible = not out.fallback
+            msg.message = out.message if out.fallback else ''
+        elif out is not None:  # a space mode's SpaceOutput
             cmd, st = out.command, out.command.status
             msg.momentum, msg.momentum_about_com = (
                 st.momentum.tolist(),

@@ -42,7 +42,8 @@ PARAMETERS = table(
         "Floating_ID), 'free_flying' (actuated base, base wrench out), 'gravity_compensation' "
         "(g(q) and kd damping, no trajectories), 'joint_impedance' (fixed base), "
         "'cartesian_impedance' (fixed base) or 'floating_cartesian_impedance' (free-floating "
-        "base), or a space-robot mode following an end-effector reference: 'resolved_rate', "
+        "base), 'mpc' (fixed base) or 'floating_mpc' (free-floating base): model-predictive "
+        "control of the joint reference, or a space-robot mode following an end-effector reference: 'resolved_rate', "
         "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'; or a mode another "
         'package registers (entry point group spart_ros.modes: docs/controller.md, "Adding a '
         'mode"); checked at configure',
@@ -247,6 +248,34 @@ PARAMETERS = table(
         'torque -gain h [1/s]',
         type='double_array',
         length=3,
+    ),
+    _setting(
+        'mpc_horizon',
+        'mpc, floating_mpc: the prediction horizon [s] (docs/mpc.md)',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting('mpc_steps', 'mpc, floating_mpc: steps over the horizon', low=2, high=1000),
+    _setting(
+        'mpc_period',
+        'mpc, floating_mpc: seconds between two solves (the plan is applied in between)',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting(
+        'mpc_deadline',
+        'mpc, floating_mpc: a solve slower than this [s] (wall clock) or not solved is not '
+        'used: computed torque until the next solve, reported in ~/status and the log',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting(
+        'mpc_weights',
+        'mpc, floating_mpc: costs [joint position 1/rad^2, joint velocity s^2/rad^2, effort '
+        '1/(N m)^2, base attitude 1/rad^2, base angular velocity s^2/rad^2]',
+        type='double_array',
+        low=0.0,
+        length=5,
     ),
     Param(
         'wheel_states_topic',
