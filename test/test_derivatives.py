@@ -8,10 +8,9 @@ computeRNEADerivatives / computeABADerivatives on the fixed-base KUKA; batches a
 single calls in the same process.
 """
 
+from core_helpers import load_robot, random_rotation, urdf_path
 import numpy as np
 import pytest
-
-from core_helpers import load_robot, random_rotation, urdf_path
 from spart_ros.core import robot_from_urdf
 from spart_ros.core.errors import InputError
 from spart_ros.core.fast import FastDynamics
@@ -88,7 +87,12 @@ def test_derivatives_equal_central_differences(name, floating, joint_dynamics):
     du = np.eye(size)
     _close(
         res.dtau_du,
-        _central(lambda *x: ID(*state, *x), lambda k, s: (u0 + s * du[k, :6], um + s * du[k, 6:]), size, first),
+        _central(
+            lambda *x: ID(*state, *x),
+            lambda k, s: (u0 + s * du[k, :6], um + s * du[k, 6:]),
+            size,
+            first,
+        ),
     )
     H = fd.mass_matrix(*state)
     assert np.abs(res.dtau_dudot[first:, first:] - H[first:, first:]).max() < 1e-10
@@ -103,11 +107,21 @@ def test_derivatives_equal_central_differences(name, floating, joint_dynamics):
     _close(fwd.dudot_dq, _central(FD, lambda k, s: _perturbed(state, k, s), size, first))
     _close(
         fwd.dudot_du,
-        _central(lambda *x: FD(*state, *x), lambda k, s: (u0 + s * du[k, :6], um + s * du[k, 6:]), size, first),
+        _central(
+            lambda *x: FD(*state, *x),
+            lambda k, s: (u0 + s * du[k, :6], um + s * du[k, 6:]),
+            size,
+            first,
+        ),
     )
     _close(
         fwd.dudot_dtau,
-        _central(lambda *x: FD(*state, u0, um, *x), lambda k, s: (t0 + s * du[k, :6], tm + s * du[k, 6:]), size, first),
+        _central(
+            lambda *x: FD(*state, u0, um, *x),
+            lambda k, s: (t0 + s * du[k, :6], tm + s * du[k, 6:]),
+            size,
+            first,
+        ),
     )
     if floating:  # the momentum h0 = H[0:6] u
         mom = dd.momentum(*state, u0, um)
@@ -115,7 +129,12 @@ def test_derivatives_equal_central_differences(name, floating, joint_dynamics):
         assert np.allclose(mom.h0, H[0:6] @ u, atol=1e-10)
         _close(
             mom.dh0_dq,
-            _central(lambda *x: fd.mass_matrix(*x)[0:6] @ u, lambda k, s: _perturbed(state, k, s), size, 0),
+            _central(
+                lambda *x: fd.mass_matrix(*x)[0:6] @ u,
+                lambda k, s: _perturbed(state, k, s),
+                size,
+                0,
+            ),
         )
 
 
@@ -169,8 +188,12 @@ def test_batches_equal_the_single_calls_on_both_threads():
     fdd = two.forward_dynamics_derivatives(R0s, r0s, qms, u0s, ums, a0s, ams)
     for k in (0, m // 2 - 1, m // 2, m - 1):
         s = (R0s[k], r0s[k], qms[k])
-        assert np.array_equal(tau[k], np.concatenate(fd.inverse_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k])))
-        assert np.array_equal(udot[k], np.concatenate(fd.forward_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k])))
+        assert np.array_equal(
+            tau[k], np.concatenate(fd.inverse_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k]))
+        )
+        assert np.array_equal(
+            udot[k], np.concatenate(fd.forward_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k]))
+        )
         assert np.array_equal(H[k], fd.mass_matrix(*s))
         assert np.array_equal(J[k], fd.jacobian(3, *s, bias=False)[0])
         single = dd.forward_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k])

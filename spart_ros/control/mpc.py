@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from .effort_laws import ComputedTorque, FloatingBase, _JointLaw
+from .effort_laws import _JointLaw, ComputedTorque, FloatingBase
 from .law import LawOutput
 from ..core.errors import InputError
 from ..core.rigid_motion import rotation_vector
@@ -124,7 +124,8 @@ class MpcProblem:
         self._values = np.ones(len(rows))
         # where each entry (in the order above) lands in the CSC data
         tag = sparse.csc_matrix(
-            (np.arange(1, len(rows) + 1, dtype=float), (rows, cols)), shape=(self._n_rows, self.n_z)
+            (np.arange(1, len(rows) + 1, dtype=float), (rows, cols)),
+            shape=(self._n_rows, self.n_z),
         )
         tag.sort_indices()
         self._order = tag.data.astype(np.int64) - 1  # CSC position -> COO index
@@ -240,7 +241,7 @@ class MpcProblem:
         v[s : s + n_a] = -self.Ak[1:].ravel()
         v[s + n_a : self._dyn.stop] = -self.Bk.ravel()
         self.solver.update(q=self._q, l=self._l, u=self._u, Ax=v[self._order])
-        res = self.solver.solve()
+        res = self.solver.solve(raise_error=False)
         self.iterations = int(res.info.iter)
         self.status = res.info.status
         if res.info.status_val not in (1, 2) or res.x is None or not np.all(np.isfinite(res.x)):
@@ -268,8 +269,8 @@ class ModelPredictive(_JointLaw):
     fallback_class = ComputedTorque
 
     def __init__(self, dynamics, gains, settings=None):
-        from ..core.fast.derivatives import DynamicsDerivatives
         from .settings import ControllerSettings
+        from ..core.fast.derivatives import DynamicsDerivatives
 
         super().__init__(dynamics, gains)
         s = settings or ControllerSettings(mode=self.mode, floating=self.base == 'floating')
@@ -416,7 +417,11 @@ class ModelPredictive(_JointLaw):
         if self.plan is None:
             out = self.fallback.command(state, ref, t, dt)
             self.details = MpcStatus(
-                self.solves, self.misses, True, self.solve_time, self.problem.iterations,
+                self.solves,
+                self.misses,
+                True,
+                self.solve_time,
+                self.problem.iterations,
                 self.message,
             )
             return LawOutput(out.values, out.base_torque, out.base_force, self.details)
@@ -433,7 +438,11 @@ class ModelPredictive(_JointLaw):
         M = self.fallback.joint_inertia(R0, r0, state.q)
         tau = taus[k] + M @ (self.gains.kp * e + self.gains.kd * ev)
         self.details = MpcStatus(
-            self.solves, self.misses, False, self.solve_time, self.problem.iterations,
+            self.solves,
+            self.misses,
+            False,
+            self.solve_time,
+            self.problem.iterations,
             self.message,
         )
         return LawOutput(tau, None, None, self.details)

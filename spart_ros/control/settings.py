@@ -188,11 +188,11 @@ class ControllerSettings:
     momentum_dump: tuple = (0.6, 0.2, 0.05)  # start, stop (of the speed limit), gain 1/s
     # model-predictive control (modes mpc, floating_mpc: spart_ros.control.mpc)
     mpc_horizon: float = 0.5  # s
-    mpc_steps: int = 10  # steps over the horizon
+    mpc_steps: int = 25  # steps over the horizon
     mpc_period: float = 0.01  # s between two solves
     mpc_deadline: float = 0.008  # s: a slower solve is not used (computed torque that tick)
     # costs: joint position, joint velocity, effort, base attitude, base angular velocity
-    mpc_weights: tuple = (1000.0, 10.0, 0.001, 1000.0, 100.0)
+    mpc_weights: tuple = (1e5, 1e3, 1e-4, 1e5, 1e3)
 
     def replace(self, **changes):
         """Return a copy with ``changes`` (InputError for an unknown name)."""

@@ -17,12 +17,25 @@ STRIDE = 1000
 
 
 @compiled
-def rnea_batch(mi, mf, W, R0s, r0s, qms, u0s, ums, u0dots, umdots, gravity, floating, start, stop, out):
+def rnea_batch(
+    mi, mf, W, R0s, r0s, qms, u0s, ums, u0dots, umdots, gravity, floating, start, stop, out
+):
     """out[k] = [tau0; taum] of state k (inverse dynamics)."""
     for k in range(start, stop):
         code = rnea(
-            mi, mf, W, R0s[k], r0s[k], qms[k], u0s[k], ums[k], u0dots[k], umdots[k], gravity,
-            floating, out[k],
+            mi,
+            mf,
+            W,
+            R0s[k],
+            r0s[k],
+            qms[k],
+            u0s[k],
+            ums[k],
+            u0dots[k],
+            umdots[k],
+            gravity,
+            floating,
+            out[k],
         )
         if code:
             return STRIDE * k + code
@@ -30,12 +43,25 @@ def rnea_batch(mi, mf, W, R0s, r0s, qms, u0s, ums, u0dots, umdots, gravity, floa
 
 
 @compiled
-def aba_batch(mi, mf, W, R0s, r0s, qms, u0s, ums, tau0s, taums, gravity, floating, start, stop, out):
+def aba_batch(
+    mi, mf, W, R0s, r0s, qms, u0s, ums, tau0s, taums, gravity, floating, start, stop, out
+):
     """out[k] = [u0dot; umdot] of state k (forward dynamics)."""
     for k in range(start, stop):
         code = aba(
-            mi, mf, W, R0s[k], r0s[k], qms[k], u0s[k], ums[k], tau0s[k], taums[k], gravity,
-            floating, out[k],
+            mi,
+            mf,
+            W,
+            R0s[k],
+            r0s[k],
+            qms[k],
+            u0s[k],
+            ums[k],
+            tau0s[k],
+            taums[k],
+            gravity,
+            floating,
+            out[k],
         )
         if code:
             return STRIDE * k + code
@@ -64,14 +90,48 @@ def jacobian_batch(mi, mf, W, R0s, r0s, qms, link, offset, start, stop, J):
 
 @compiled
 def rnea_derivatives_batch(
-    mi, mf, W, D, R0s, r0s, qms, u0s, ums, u0dots, umdots, gravity, floating, start, stop, tau,
-    dq, du, H, dh,
+    mi,
+    mf,
+    W,
+    D,
+    R0s,
+    r0s,
+    qms,
+    u0s,
+    ums,
+    u0dots,
+    umdots,
+    gravity,
+    floating,
+    start,
+    stop,
+    tau,
+    dq,
+    du,
+    H,
+    dh,
 ):
     """:func:`.derivatives.rnea_derivatives` of each state k into tau[k], dq[k], du[k], H[k], dh[k]."""
     for k in range(start, stop):
         code = rnea_derivatives(
-            mi, mf, W, D, R0s[k], r0s[k], qms[k], u0s[k], ums[k], u0dots[k], umdots[k], gravity,
-            floating, tau[k], dq[k], du[k], H[k], dh[k],
+            mi,
+            mf,
+            W,
+            D,
+            R0s[k],
+            r0s[k],
+            qms[k],
+            u0s[k],
+            ums[k],
+            u0dots[k],
+            umdots[k],
+            gravity,
+            floating,
+            tau[k],
+            dq[k],
+            du[k],
+            H[k],
+            dh[k],
         )
         if code:
             return STRIDE * k + code
@@ -80,14 +140,48 @@ def rnea_derivatives_batch(
 
 @compiled
 def aba_derivatives_batch(
-    mi, mf, W, D, R0s, r0s, qms, u0s, ums, tau0s, taums, gravity, floating, start, stop, out,
-    dq, du, Minv, L,
+    mi,
+    mf,
+    W,
+    D,
+    R0s,
+    r0s,
+    qms,
+    u0s,
+    ums,
+    tau0s,
+    taums,
+    gravity,
+    floating,
+    start,
+    stop,
+    out,
+    dq,
+    du,
+    Minv,
+    L,
 ):
     """:func:`.derivatives.aba_derivatives` of each state k into out[k], dq[k], du[k], Minv[k]."""
     for k in range(start, stop):
         code = aba_derivatives(
-            mi, mf, W, D, R0s[k], r0s[k], qms[k], u0s[k], ums[k], tau0s[k], taums[k], gravity,
-            floating, out[k], dq[k], du[k], Minv[k], L,
+            mi,
+            mf,
+            W,
+            D,
+            R0s[k],
+            r0s[k],
+            qms[k],
+            u0s[k],
+            ums[k],
+            tau0s[k],
+            taums[k],
+            gravity,
+            floating,
+            out[k],
+            dq[k],
+            du[k],
+            Minv[k],
+            L,
         )
         if code:
             return STRIDE * k + code

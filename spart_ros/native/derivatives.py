@@ -68,11 +68,11 @@ from .layout import (
     A,
     ARMATURE,
     BAD_SHAPE,
+    DAMPING,
     F,
     FIXED,
     FRICTION,
     FRICTION_VELOCITY,
-    DAMPING,
     IC,
     NOT_FINITE,
     OVERFLOW,
@@ -500,7 +500,9 @@ def _fd_derivatives(
 
 
 @compiled
-def aba_derivatives(mi, mf, W, D, R0, r0, qm, u0, um, tau0, taum, gravity, floating, out, dq, du, Minv, L):
+def aba_derivatives(
+    mi, mf, W, D, R0, r0, qm, u0, um, tau0, taum, gravity, floating, out, dq, du, Minv, L
+):
     """
     Return 0 or an error code; ``out`` = udot = FD, ``dq`` = d udot / d q, ``du`` = d udot / d u.
 

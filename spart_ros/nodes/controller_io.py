@@ -22,9 +22,10 @@ import numpy as np
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
+
+from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 
 from .base_actuators_io import BaseActuatorsIO, fill_status
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3

@@ -77,11 +77,7 @@ class Batch:
     # -- plumbing ---------------------------------------------------------------------------
     def _stack(self, name, a, m, shape):
         """``a`` as an (m,) + shape float64 array: as it is when it already is one, else converted."""
-        if (
-            type(a) is not np.ndarray
-            or a.dtype != np.float64
-            or a.shape != (m,) + shape
-        ):
+        if type(a) is not np.ndarray or a.dtype != np.float64 or a.shape != (m,) + shape:
             try:
                 a = np.array(a, dtype=float)
             except (TypeError, ValueError):
@@ -117,8 +113,7 @@ class Batch:
             or not out.flags.c_contiguous
         ):
             raise InputError(
-                f'out: expected a C-ordered float64 array of shape {shape}, got '
-                f'{chk.given(out)}'
+                f'out: expected a C-ordered float64 array of shape {shape}, got {chk.given(out)}'
             )
         return out
 
@@ -152,9 +147,7 @@ class Batch:
             4: 'not a rotation',
             5: 'the result overflows',
         }.get(kind, f'error code {code}')
-        raise InputError(
-            f'{name}: state {k}: ' + (f'{what}s[{k}]: ' if what else '') + reason
-        )
+        raise InputError(f'{name}: state {k}: ' + (f'{what}s[{k}]: ' if what else '') + reason)
 
     def _floating(self, floating):
         return chk.flag('floating', floating)
@@ -176,7 +169,20 @@ class Batch:
             'rnea_batch',
             m,
             lambda t, lo, hi: (
-                self._mi, self._mf, self._W[t], R0s, r0s, qms, u0s, ums, a0, am, g, fl, lo, hi,
+                self._mi,
+                self._mf,
+                self._W[t],
+                R0s,
+                r0s,
+                qms,
+                u0s,
+                ums,
+                a0,
+                am,
+                g,
+                fl,
+                lo,
+                hi,
                 out,
             ),
         )
@@ -200,7 +206,20 @@ class Batch:
             'aba_batch',
             m,
             lambda t, lo, hi: (
-                self._mi, self._mf, self._W[t], R0s, r0s, qms, u0s, ums, t0, tm, g, fl, lo, hi,
+                self._mi,
+                self._mf,
+                self._W[t],
+                R0s,
+                r0s,
+                qms,
+                u0s,
+                ums,
+                t0,
+                tm,
+                g,
+                fl,
+                lo,
+                hi,
                 out,
             ),
         )
@@ -236,7 +255,17 @@ class Batch:
             'jacobian_batch',
             m,
             lambda t, lo, hi: (
-                self._mi, self._mf, self._W[t], R0s, r0s, qms, link, offset, lo, hi, out,
+                self._mi,
+                self._mf,
+                self._W[t],
+                R0s,
+                r0s,
+                qms,
+                link,
+                offset,
+                lo,
+                hi,
+                out,
             ),
         )
         return out
@@ -265,8 +294,23 @@ class Batch:
             'rnea_derivatives_batch',
             m,
             lambda t, lo, hi: (
-                self._mi, self._mf, self._W[t], self._D[t], R0s, r0s, qms, u0s, ums, a0, am, g,
-                fl, lo, hi, *outs, dh,
+                self._mi,
+                self._mf,
+                self._W[t],
+                self._D[t],
+                R0s,
+                r0s,
+                qms,
+                u0s,
+                ums,
+                a0,
+                am,
+                g,
+                fl,
+                lo,
+                hi,
+                *outs,
+                dh,
             ),
         )
         return outs
@@ -295,8 +339,23 @@ class Batch:
             'aba_derivatives_batch',
             m,
             lambda t, lo, hi: (
-                self._mi, self._mf, self._W[t], self._D[t], R0s, r0s, qms, u0s, ums, t0, tm, g,
-                fl, lo, hi, *outs, self._L[t],
+                self._mi,
+                self._mf,
+                self._W[t],
+                self._D[t],
+                R0s,
+                r0s,
+                qms,
+                u0s,
+                ums,
+                t0,
+                tm,
+                g,
+                fl,
+                lo,
+                hi,
+                *outs,
+                self._L[t],
             ),
         )
         return outs

@@ -97,8 +97,11 @@ class DynamicsDerivatives:
         self._mi, self._mf, self._gravity = model.mi, model.mf, model.gravity
         z = np.zeros
         self._W, self._D = z((n + 2, L.WS_COLS)), z((n + 8, DL.D_COLS))
-        self._tau, self._dq, self._du, self._H = z(size), z((size, size)), z((size, size)), z(
-            (size, size)
+        self._tau, self._dq, self._du, self._H = (
+            z(size),
+            z((size, size)),
+            z((size, size)),
+            z((size, size)),
         )
         self._dh = z((6, size))
         self._udot, self._fdq, self._fdu, self._Minv = (
@@ -129,7 +132,7 @@ class DynamicsDerivatives:
         if code in (L.OVERFLOW, L.SINGULAR):
             raise InputError(
                 f'{what}: the result is not finite or H is singular at this state (error code '
-                f'{code}); the state is far beyond the robot\'s size or the model singular'
+                f"{code}); the state is far beyond the robot's size or the model singular"
             )
         kind, k = divmod(code, 100)
         arg = L.ARGUMENT_NAMES[k] if 0 < k < len(L.ARGUMENT_NAMES) else 'an argument'
@@ -144,7 +147,9 @@ class DynamicsDerivatives:
         """
         args = (R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating)
         outs = (self._tau, self._dq, self._du, self._H, self._dh)
-        code = N.call(N.rnea_derivatives, _K_ID, self._mi, self._mf, self._W, self._D, *args, *outs)
+        code = N.call(
+            N.rnea_derivatives, _K_ID, self._mi, self._mf, self._W, self._D, *args, *outs
+        )
         if code is None:
             state = self._state(R0, r0, qm, u0, um, u0dot, umdot, ('u0dot', 'umdot'))
             code = N.rnea_derivatives(
