@@ -8,9 +8,9 @@ Derivatives, batches and the mpc mode: figures and ratios against baselines of t
 2. batches (spart_ros.core.fast.batch) of N = 1000 states against a Python loop of single calls,
    one thread and two;
 3. the mpc modes' solve time per step (median, p99) in a closed loop on the MuJoCo plant (KUKA
-   iiwa, fixed base; SPART's SC_3DoF, free-floating), horizon 0.5 s, against Crocoddyl's box-FDDP on the
-   same problem (its own Pinocchio action models, Euler steps of the same length, the same costs,
-   warm-started, one iteration per step as the mode's real-time iteration, and to convergence);
+   iiwa, fixed base; SPART's SC_3DoF, free-floating), horizon 0.5 s, against Crocoddyl's
+   box-FDDP on the same problem (its own Pinocchio action models, Euler steps of the same
+   length, the same costs, warm-started, one iteration per step as the mode's real-time iteration, and to convergence);
    Crocoddyl is not a dependency (it pulls in 420 MB of example-robot-data): ``uv pip install
    crocoddyl`` for part 3's baseline, else it is skipped.
 """
@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test'))
-from core_helpers import load_robot, random_rotation, urdf_path  # noqa: E402
+from core_helpers import load_robot, random_rotation, urdf_path  # noqa: E402, I100
 from spart_ros.core.fast import FastDynamics  # noqa: E402
 from spart_ros.core.fast.batch import Batch  # noqa: E402
 from spart_ros.core.fast.derivatives import DynamicsDerivatives  # noqa: E402

@@ -1,5 +1,5 @@
 """
-Model-predictive control of the joints (modes ``mpc``, fixed base, and ``floating_mpc``, base free).
+Model-predictive control of the joints: modes ``mpc`` (fixed base), ``floating_mpc`` (base free).
 
 Every ``mpc_period`` the law solves a receding-horizon optimal control problem over
 ``mpc_horizon`` seconds in ``mpc_steps`` steps of h (pure numpy and OSQP, no ROS):
@@ -47,9 +47,10 @@ MpcStatus = namedtuple(
 )
 MpcStatus.__doc__ = """What the MPC law reports each tick (the controller's ``details``).
 
-``solves``: solves used since activation, ``misses``: solves not used (deadline or solver), ``fallback``:
-this tick's effort is computed torque's, ``solve_time``: wall seconds of the last solve, ``iterations``:
-OSQP's of the last solve, ``message``: why the last miss was one ('' when none)."""
+``solves``: solves used since activation, ``misses``: solves not used (deadline or solver),
+``fallback``: this tick's effort is computed torque's, ``solve_time``: wall seconds of the last
+solve, ``iterations``: OSQP's of the last solve, ``message``: why the last miss was one ('' when
+none)."""
 
 
 def _rodrigues(w):
@@ -350,7 +351,7 @@ class ModelPredictive(_JointLaw):
         return R0, r0, u0
 
     def _tau_ref(self, R0, r0, q, qd, qdd, u0):
-        """The reference's inverse dynamics (K, n_q) (a fixed base)."""
+        """Return the reference's inverse dynamics (K, n_q) (a fixed base)."""
         zero = np.zeros(6)
         out = np.empty((len(q) - 1, self.n))
         for k in range(len(q) - 1):
@@ -465,7 +466,7 @@ class FloatingModelPredictive(ModelPredictive):
         return R0.copy(), r0.copy(), u0.copy()
 
     def _tau_ref(self, R0, r0, q, qd, qdd, u0):
-        """Floating_ID of the reference with the base state measured now (K, n_q)."""
+        """Return Floating_ID of the reference with the base state measured now (K, n_q)."""
         out = np.empty((len(q) - 1, self.n))
         for k in range(len(q) - 1):
             out[k] = self._id.floating_inverse_dynamics(R0, r0, q[k], u0, qd[k], qdd[k])[0]
