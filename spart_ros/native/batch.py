@@ -1,5 +1,5 @@
 """
-Compiled batches: one call evaluates a kernel for the states ``start .. stop - 1`` of stacked inputs.
+Compiled batches: one call runs a kernel for the states ``start .. stop - 1`` of stacked inputs.
 
 Inputs are stacked along a first axis (``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms`` (m, n_q) ...),
 outputs too, given by the caller (C-ordered).  Each state is one call of the single-state entry
@@ -111,7 +111,7 @@ def rnea_derivatives_batch(
     H,
     dh,
 ):
-    """:func:`.derivatives.rnea_derivatives` of each state k into tau[k], dq[k], du[k], H[k], dh[k]."""
+    """:func:`.derivatives.rnea_derivatives` of each state k into tau[k], dq[k] ... dh[k]."""
     for k in range(start, stop):
         code = rnea_derivatives(
             mi,

@@ -1,6 +1,7 @@
 """
-Batches on the compiled fast path: inverse and forward dynamics, mass matrix, Jacobian and the
-analytic derivatives for m states in one call, on both cores.
+Batches on the compiled fast path: m states in one call, on both cores.
+
+Inverse and forward dynamics, mass matrix, Jacobian and the analytic derivatives.
 
 :class:`Batch` takes a :class:`~spart_ros.core.fast.FastDynamics`' model (robot, gravity, joint
 dynamics) and states stacked along a first axis: ``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms`` (m,
@@ -57,7 +58,8 @@ class Batch:
         model = getattr(dynamics, 'model', None)
         if model is None or not hasattr(dynamics, 'new_workspace'):
             raise InputError(
-                f'dynamics: expected a FastDynamics (spart_ros.core.fast), got {chk.given(dynamics)}'
+                'dynamics: expected a FastDynamics (spart_ros.core.fast), got '
+                f'{chk.given(dynamics)}'
             )
         if threads is None:
             threads = 2 if (os.cpu_count() or 1) >= 2 else 1
@@ -76,7 +78,7 @@ class Batch:
 
     # -- plumbing ---------------------------------------------------------------------------
     def _stack(self, name, a, m, shape):
-        """``a`` as an (m,) + shape float64 array: as it is when it already is one, else converted."""
+        """Return ``a`` as an (m,) + shape float64 array (converted unless it is one)."""
         if type(a) is not np.ndarray or a.dtype != np.float64 or a.shape != (m,) + shape:
             try:
                 a = np.array(a, dtype=float)

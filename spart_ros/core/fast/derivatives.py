@@ -88,7 +88,8 @@ class DynamicsDerivatives:
         model = getattr(dynamics, 'model', None)
         if model is None or not hasattr(dynamics, 'new_workspace'):
             raise InputError(
-                f'dynamics: expected a FastDynamics (spart_ros.core.fast), got {chk.given(dynamics)}'
+                'dynamics: expected a FastDynamics (spart_ros.core.fast), got '
+                f'{chk.given(dynamics)}'
             )
         self.dynamics = dynamics
         self.model, self.robot = model, dynamics.robot
@@ -116,7 +117,7 @@ class DynamicsDerivatives:
         self._fd = ForwardDynamicsDerivatives(self._udot, self._fdq, self._fdu, self._Minv)
 
     def _state(self, R0, r0, qm, u0, um, a0, am, names):
-        """The arguments checked and converted (the slow path; InputError naming a bad one)."""
+        """Return the arguments checked and converted (the slow path; InputError naming one)."""
         nq = self.n_q
         return (
             chk.rotation('R0', R0),
