@@ -8,7 +8,9 @@ computeRNEADerivatives / computeABADerivatives on the fixed-base KUKA; batches a
 single calls in the same process.
 """
 
-from core_helpers import load_robot, random_rotation, urdf_path
+import os
+
+from core_helpers import load_robot, random_rotation, random_tree_urdf, URDF_DIR, urdf_path
 import numpy as np
 import pytest
 from spart_ros.core import robot_from_urdf
@@ -138,39 +140,64 @@ def test_derivatives_equal_central_differences(name, floating, joint_dynamics):
         )
 
 
-def test_derivatives_equal_pinocchio_fixed_base():
-    """computeRNEADerivatives / computeABADerivatives of the fixed-base KUKA, gravity in b."""
-    pin = pytest.importorskip('pinocchio')
+# random trees (branches below the base, prismatic, continuous and fixed joints, offset base
+# inertial frame) and real robots: SPART's KUKA iiwa and SC_3DoF, a UR5 and a UFactory xArm7
+PIN_ROBOTS = ('tree_1', 'tree_2', 'kuka_iiwa', 'SC_3DoF', 'ur5_robot', 'vendor/xarm7')
+
+
+def _robot_text(name):
+    import xml.etree.ElementTree as ET
+
+    if name.startswith('tree_'):
+        return random_tree_urdf(9, seed=int(name[5:]))
+    with open(
+        os.path.join(URDF_DIR, name + '.urdf') if '/' in name else urdf_path(name),
+        encoding='utf-8',
+    ) as f:
+        text = f.read()
+    root = ET.fromstring(text.encode('utf-8'))
+    world = [j for j in root.findall('joint') if j.find('parent').get('link') == 'world']
+    for el in world + [link for link in root.findall('link') if link.get('name') == 'world']:
+        root.remove(el)  # spart_ros drops a 'world' root link (docs/urdf_loading.md)
+    return ET.tostring(root, encoding='unicode')
+
+
+def _rel(ours, ref):
+    return np.abs(ours - ref).max() / max(1.0, np.abs(ref).max())
+
+
+@pytest.mark.parametrize('floating', [True, False], ids=['floating', 'fixed'])
+@pytest.mark.parametrize('name', PIN_ROBOTS)
+def test_derivatives_equal_pinocchio(name, floating):
+    """
+    computeRNEADerivatives / computeABADerivatives, mapped to SPART's coordinates exactly.
+
+    The chain rule through the free flyer's coordinates (v = T(R0) u) is the oracle's
+    (pinocchio_oracle.rnea_derivatives / aba_derivatives); a fixed base compares the joint blocks.
+    """
+    pytest.importorskip('pinocchio')
     from pinocchio_oracle import PinocchioOracle
 
-    robot = load_robot('kuka_iiwa')
-    oracle = PinocchioOracle(urdf_path('kuka_iiwa'), robot.q_names, floating=False)
-    rng = np.random.default_rng(5)
-    nq = robot.n_q
-    R0, r0 = np.eye(3), np.zeros(3)
-    qm, um, am = (rng.standard_normal(nq) for _ in range(3))
-    g = np.array([0.0, 0.0, -9.81])
-    fd = FastDynamics(robot, gravity=g)
-    dd = DynamicsDerivatives(fd)
-    model, data = oracle.model, oracle.data
-    oracle._set_gravity(R0, r0, g)
-    q = oracle.q(R0, r0, qm)
-    p = oracle.perm
-    v, a = np.zeros(nq), np.zeros(nq)
-    v[p], a[p] = um, am
-    pin.computeRNEADerivatives(model, data, q, v, a)
-    ours = dd.inverse_dynamics(R0, r0, qm, np.zeros(6), um, np.zeros(6), am, False)
-    assert np.abs(ours.dtau_dq[6:, 6:] - data.dtau_dq[np.ix_(p, p)]).max() < 1e-9
-    assert np.abs(ours.dtau_du[6:, 6:] - data.dtau_dv[np.ix_(p, p)]).max() < 1e-9
-    tau = rng.standard_normal(nq)
-    tp = np.zeros(nq)
-    tp[p] = tau
-    pin.computeABADerivatives(model, data, q, v, tp)
-    fwd = dd.forward_dynamics(R0, r0, qm, np.zeros(6), um, np.zeros(6), tau, False)
-    Minv = np.triu(data.Minv) + np.triu(data.Minv, 1).T
-    assert np.abs(fwd.dudot_dq[6:, 6:] - data.ddq_dq[np.ix_(p, p)]).max() < 1e-9
-    assert np.abs(fwd.dudot_du[6:, 6:] - data.ddq_dv[np.ix_(p, p)]).max() < 1e-9
-    assert np.abs(fwd.dudot_dtau[6:, 6:] - Minv[np.ix_(p, p)]).max() < 1e-9
+    text = _robot_text(name)
+    robot = robot_from_urdf(text)[0]
+    oracle = PinocchioOracle(text, robot.q_names, floating=floating)
+    g = np.array([0.4, -1.2, -9.81])
+    dd = DynamicsDerivatives(FastDynamics(robot, gravity=g))
+    rng = np.random.default_rng(7)
+    nq, o = robot.n_q, 0 if floating else 6
+    for _ in range(2):
+        R0, r0, qm = random_rotation(rng), rng.standard_normal(3), rng.uniform(-2, 2, nq)
+        u0, a0 = (rng.standard_normal(6) if floating else np.zeros(6) for _ in range(2))
+        um, am = rng.standard_normal(nq), rng.standard_normal(nq)
+        ours = dd.inverse_dynamics(R0, r0, qm, u0, um, a0, am, floating)
+        ref = oracle.rnea_derivatives(R0, r0, qm, u0, um, a0, am, gravity=g)
+        for a, b in zip(ours[1:], ref):
+            assert _rel(a[o:, o:], b) < 1e-9, (_rel(a[o:, o:], b), a.shape)
+        tau = rng.standard_normal(6 + nq) * 3
+        ours = dd.forward_dynamics(R0, r0, qm, u0, um, tau[:6], tau[6:], floating)
+        ref = oracle.aba_derivatives(R0, r0, qm, u0, um, tau[o:], gravity=g)
+        for a, b in zip(ours[1:], ref):
+            assert _rel(a[o:, o:], b) < 1e-9, (_rel(a[o:, o:], b), a.shape)
 
 
 def test_batches_equal_the_single_calls_on_both_threads():
