@@ -406,7 +406,7 @@ class PinocchioOracle:
     # R0 exp([dtheta]x) gives R_b exp([R_bc dtheta]x) and p_b + dr0 + R_b [p_bc]x R_bc dtheta.
     # T depends on R0 through its block R_b' only: dT/dtheta_k = -[R_bc e_k]x R_b' in [0:3, 3:6].
     def _dT(self, R0):
-        """The three matrices dT/dtheta_k (k = 0, 1, 2), (3, nv, nv)."""
+        """Return the three matrices dT/dtheta_k (k = 0, 1, 2), (3, nv, nv)."""
         R_b, _ = self.base_pose(R0, np.zeros(3))
         out = np.zeros((3, self.model.nv, self.model.nv))
         for k in range(3):
@@ -414,7 +414,7 @@ class PinocchioOracle:
         return out
 
     def _dc(self, R0, u):
-        """c = Tdot u: its derivatives dc/du (nv, N) and dc/dtheta (nv, 3)."""
+        """Return the derivatives of c = Tdot u: dc/du (nv, N) and dc/dtheta (nv, 3)."""
         nv = self.model.nv
         R_b, _ = self.base_pose(R0, np.zeros(3))
         w_b, rd = self.R_bc @ u[0:3], u[3:6]

@@ -170,7 +170,7 @@ def _rel(ours, ref):
 @pytest.mark.parametrize('name', PIN_ROBOTS)
 def test_derivatives_equal_pinocchio(name, floating):
     """
-    computeRNEADerivatives / computeABADerivatives, mapped to SPART's coordinates exactly.
+    Equal Pinocchio's computeRNEADerivatives / computeABADerivatives in SPART's coordinates.
 
     The chain rule through the free flyer's coordinates (v = T(R0) u) is the oracle's
     (pinocchio_oracle.rnea_derivatives / aba_derivatives); a fixed base compares the joint blocks.
