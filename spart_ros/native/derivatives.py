@@ -30,10 +30,10 @@ the derivative of the momentum h0 = H[0:6] u come out of the same sums.
 Forward dynamics: udot = FD(q, u, tau) solves ID(q, u, udot) = tau, so d udot / d x = -H^-1 d ID /
 d x at that udot and d udot / d tau = H^-1 (a Cholesky factor of H; a fixed base: its joint block).
 
-No kernel allocates: the caller gives the derivative workspace ``D`` (float64, (n + 8, D_COLS)),
-the outputs and, for forward dynamics, a scratch matrix ``L`` (2 (6 + n_q) + 7, 6 + n_q).  The batch
-kernels loop over a range of states (the caller splits the range between threads: they run
-without the GIL).
+No kernel allocates: the caller gives the derivative workspace ``D`` (float64, (n + 8,
+D_COLS)), the outputs and, for forward dynamics, a scratch matrix ``L`` (2 (6 + n_q) + 7, 6 +
+n_q).  The batch kernels loop over a range of states (the caller splits the range between
+threads: they run without the GIL).
 """
 
 import numpy as np
@@ -50,18 +50,12 @@ from .kernels import (
     _mat6_vec,
     _singular,
     _spatial_inertia,
-    aba,
     base_generalized_force,
     base_motion,
     base_transpose_times,
-    check_pose,
-    check_state,
     check_vector,
     compiled,
-    crba,
     forward_kinematics,
-    jacobian,
-    rnea,
     velocity_acceleration_pass,
 )
 from .layout import (
@@ -74,115 +68,149 @@ from .layout import (
     FRICTION,
     FRICTION_VELOCITY,
     IC,
-    NOT_FINITE,
+    IW,
+    MASS,
     OVERFLOW,
     R,
     S,
     V,
+    X,
 )
 
 # --- derivative workspace columns (per row of D) ----------------------------------------------
 # rows 0..n: bodies (their joint's column data); rows n+1..n+6: the six base columns; row n+7:
-# scratch.  M1 = sum over the subtree of I_j crm(v_j) (row-major 6x6), HC = sum of I_j v_j.
-M1, HC, SC, PSI, PSID, PSIV, ALPHA, BETA, GQ, GV, LAST, GH = (
+# scratch.  SIG: the angular block (row-major 3x3) of the subtree's sum of I_j crm(v_j) +
+# crm(v_j)' I_j (its other blocks are -/+ [p]x of the subtree's linear momentum p, HC[3:6], and
+# 0); HC: the subtree's momentum, the sum of I_j v_j.
+SIG, HC, SC, PSI, PSID, PSIV, ALPHA, BETA, GQ, GV, LAST, GH = (
     0,
-    36,
-    42,
-    48,
-    54,
-    60,
-    66,
-    72,
-    78,
-    84,
-    90,
-    91,
+    9,
+    15,
+    21,
+    27,
+    33,
+    39,
+    45,
+    51,
+    57,
+    63,
+    64,
 )
-D_COLS = 97
+D_COLS = 70
+
+
+@compiled
+def _sigma(mf, W, i, out):
+    """
+    ``out`` (9) = the angular block of I_i crm(v_i) + crm(v_i)' I_i (row-major 3x3).
+
+    With I_i = [[A, m [x]x], [-m [x]x, m 1]] (A = Iw + m [x]x' [x]x) the sum is
+    [[A [w]x - [w]x A + m (o x' + x o' - 2 (x . o) 1), -m [vc]x], [m [vc]x, 0]], o = v_O,
+    vc = o + w x x the CoM's velocity: 40 products instead of a 6x6x6 matrix product.
+    """
+    m = mf[i, MASS]
+    x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
+    Iw = W[i, IW : IW + 9]
+    w0, w1, w2 = W[i, V], W[i, V + 1], W[i, V + 2]
+    o0, o1, o2 = W[i, V + 3], W[i, V + 4], W[i, V + 5]
+    xx = x0 * x0 + x1 * x1 + x2 * x2
+    a00 = Iw[0] + m * (xx - x0 * x0)
+    a01 = Iw[1] - m * x0 * x1
+    a02 = Iw[2] - m * x0 * x2
+    a10 = Iw[3] - m * x1 * x0
+    a11 = Iw[4] + m * (xx - x1 * x1)
+    a12 = Iw[5] - m * x1 * x2
+    a20 = Iw[6] - m * x2 * x0
+    a21 = Iw[7] - m * x2 * x1
+    a22 = Iw[8] + m * (xx - x2 * x2)
+    # S = A [w]x, column c = A (w x e_c)
+    s00, s10, s20 = w2 * a01 - w1 * a02, w2 * a11 - w1 * a12, w2 * a21 - w1 * a22
+    s01, s11, s21 = w0 * a02 - w2 * a00, w0 * a12 - w2 * a10, w0 * a22 - w2 * a20
+    s02, s12, s22 = w1 * a00 - w0 * a01, w1 * a10 - w0 * a11, w1 * a20 - w0 * a21
+    xo2 = 2.0 * (x0 * o0 + x1 * o1 + x2 * o2)
+    out[0] = 2.0 * s00 + m * (2.0 * o0 * x0 - xo2)
+    out[4] = 2.0 * s11 + m * (2.0 * o1 * x1 - xo2)
+    out[8] = 2.0 * s22 + m * (2.0 * o2 * x2 - xo2)
+    out[1] = out[3] = s01 + s10 + m * (o0 * x1 + x0 * o1)
+    out[2] = out[6] = s02 + s20 + m * (o0 * x2 + x0 * o2)
+    out[5] = out[7] = s12 + s21 + m * (o1 * x2 + x1 * o2)
 
 
 @compiled(inline='always')
-def _mat6t_vec(M, v, out):
-    """``out`` = M' v for a row-major 6x6 M."""
-    for c in range(6):
-        acc = 0.0
-        for r in range(6):
-            acc += M[6 * r + c] * v[r]
-        out[c] = acc
+def _sigma_times(D, i, x, out):
+    """``out`` = Sigma^C_i x (the subtree's I crm(v) + crm(v)' I: see _sigma)."""
+    Sg = D[i, SIG : SIG + 9]
+    p0, p1, p2 = D[i, HC + 3], D[i, HC + 4], D[i, HC + 5]
+    w0, w1, w2, v0, v1, v2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    out[0] = Sg[0] * w0 + Sg[1] * w1 + Sg[2] * w2 - (p1 * v2 - p2 * v1)
+    out[1] = Sg[3] * w0 + Sg[4] * w1 + Sg[5] * w2 - (p2 * v0 - p0 * v2)
+    out[2] = Sg[6] * w0 + Sg[7] * w1 + Sg[8] * w2 - (p0 * v1 - p1 * v0)
+    out[3] = p1 * w2 - p2 * w1
+    out[4] = p2 * w0 - p0 * w2
+    out[5] = p0 * w1 - p1 * w0
 
 
 @compiled
-def _composite_b_times(D, i, x, out, tmp):
-    """``out`` = B^C_i x = -(M1 x + M1' x) + x x* h^C (composite of body i)."""
-    M = D[i, M1 : M1 + 36]
-    _mat6_vec(M, x, out)
-    _mat6t_vec(M, x, tmp)
-    for k in range(6):
-        out[k] = -(out[k] + tmp[k])
-    _crf_add(x, D[i, HC : HC + 6], out)
-
-
-@compiled
-def _column_data(W, D, body, d, tmp, tmp2):
+def _column_data(W, D, body, d, joint, tmp, cs, tmp2):
     """
-    ALPHA = I^C S, BETA = B^C' S, GQ, GV of the column whose S, PSI, PSID, PSIV are in row ``d``.
+    Fill the data of the column whose S, PSI, PSID, PSIV are in row ``d`` of D.
 
-    ``body``: the body carrying it (its composites in W and D).
+    ALPHA = I^C S and BETA = B^C' S = -Sigma S - S x* h^C (every column); for a joint's column
+    (``joint``) also GQ = S x* F + I^C dPsi + B^C Psi, GV = I^C Psiv + B^C S and GH = S x* h^C
+    + I^C Psi, with B^C x = -Sigma x + x x* h^C (the rows before it).  ``body``: the body
+    carrying it (its composites in W and D).
     """
     s = D[d, SC : SC + 6]
     IC_b = W[body, IC : IC + 36]
+    hc = D[body, HC : HC + 6]
     _mat6_vec(IC_b, s, D[d, ALPHA : ALPHA + 6])
-    # BETA = B' S = -(M1 S + M1' S) - S x* h
-    M = D[body, M1 : M1 + 36]
+    _sigma_times(D, body, s, tmp)  # Sigma S
+    for k in range(6):
+        cs[k] = 0.0
+    _crf_add(s, hc, cs)  # S x* h^C
     beta = D[d, BETA : BETA + 6]
-    _mat6_vec(M, s, beta)
-    _mat6t_vec(M, s, tmp)
     for k in range(6):
-        beta[k] = -(beta[k] + tmp[k])
-    for k in range(6):
-        tmp[k] = 0.0
-    _crf_add(s, D[body, HC : HC + 6], tmp)
-    for k in range(6):
-        beta[k] -= tmp[k]
-    # GQ = S x* F + I^C dPsi + B^C Psi;  GV = I^C Psiv + B^C S;  GH = S x* h^C + I^C Psi
-    gq = D[d, GQ : GQ + 6]
-    for k in range(6):
-        gq[k] = 0.0
-    _crf_add(s, W[body, F : F + 6], gq)
-    _mat6_vec(IC_b, D[d, PSID : PSID + 6], tmp)
-    for k in range(6):
-        gq[k] += tmp[k]
-    _composite_b_times(D, body, D[d, PSI : PSI + 6], tmp, tmp2)
-    for k in range(6):
-        gq[k] += tmp[k]
-    gv = D[d, GV : GV + 6]
-    _mat6_vec(IC_b, D[d, PSIV : PSIV + 6], gv)
-    _composite_b_times(D, body, s, tmp, tmp2)
-    for k in range(6):
-        gv[k] += tmp[k]
+        beta[k] = -tmp[k] - cs[k]
+    if not joint:
+        return
+    psi = D[d, PSI : PSI + 6]
     gh = D[d, GH : GH + 6]
-    _mat6_vec(IC_b, D[d, PSI : PSI + 6], gh)
-    _crf_add(s, D[body, HC : HC + 6], gh)
+    _mat6_vec(IC_b, psi, gh)  # I^C Psi
+    gv = D[d, GV : GV + 6]
+    for k in range(6):
+        gv[k] = 2.0 * gh[k] - tmp[k] + cs[k]  # Psiv = 2 Psi for a joint
+        gh[k] += cs[k]
+    gq = D[d, GQ : GQ + 6]
+    _mat6_vec(IC_b, D[d, PSID : PSID + 6], gq)
+    _crf_add(s, W[body, F : F + 6], gq)
+    _crf_add(psi, hc, gq)
+    _sigma_times(D, body, psi, tmp2)
+    for k in range(6):
+        gq[k] -= tmp2[k]
 
 
 @compiled
 def _id_derivatives(
-    mi, mf, W, D, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, tau, dq, du, H, dh
+    mi, mf, W, D, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, tau, dq, du, H, dh, fk
 ):
     """
-    The inverse dynamics and its derivatives (module docstring); the inputs checked already.
+    Compute the inverse dynamics and its derivatives (module docstring); inputs checked already.
 
-    ``tau`` (N,), ``dq``, ``du``, ``H`` (N, N), ``dh`` (6, N), N = 6 + n_q.
+    ``tau`` (N,), ``dq``, ``du``, ``H`` (N, N), ``dh`` (6, N), N = 6 + n_q; ``fk`` False: the
+    workspace holds this configuration's kinematics already (forward dynamics ran on it).  The
+    base's translation columns of dq, du and dh are zero (a rigid translation of the whole
+    system, of its position or velocity, changes no force: gravity is uniform): not computed.
     """
     n, nq = mi[0], mi[1]
     N = 6 + nq
-    forward_kinematics(mi, mf, W, R0, r0, qm)
+    if fk:
+        forward_kinematics(mi, mf, W, R0, r0, qm)
     base_motion(W, u0, u0dot, floating, True)
     for k in range(3):  # gravity as the acceleration -g of the base's translation
         W[0, A + 3 + k] -= gravity[k]
     velocity_acceleration_pass(mi, W, um, umdot, True)
     scratch = D[n + 7]
-    tmp, col, e, tmp2 = scratch[0:6], scratch[6:12], scratch[12:18], scratch[18:24]
+    tmp, col, cs, tmp2 = scratch[0:6], scratch[6:12], scratch[12:18], scratch[18:24]
     Vt, At = scratch[24:30], scratch[30:36]
     for i in range(n + 1):
         Ii = W[i, IC : IC + 36]
@@ -193,15 +221,7 @@ def _id_derivatives(
         f = W[i, F : F + 6]
         _mat6_vec(Ii, W[i, A : A + 6], f)
         _crf_add(v, h, f)
-        M = D[i, M1 : M1 + 36]
-        for c in range(6):  # column c of I crm(v) = I (v x e_c)
-            for k in range(6):
-                e[k] = 0.0
-            e[c] = 1.0
-            _crm(v, e, tmp)
-            _mat6_vec(Ii, tmp, col)
-            for r in range(6):
-                M[6 * r + c] = col[r]
+        _sigma(mf, W, i, D[i, SIG : SIG + 9])
         D[i, LAST] = i
     # composites, leaves to the base (a child's id is above its parent's)
     for i in range(n, 0, -1):
@@ -210,7 +230,8 @@ def _id_derivatives(
             tau[6 + mi[4 + 3 * (i - 1)]] = _dot6(W[i, S : S + 6], W[i, F : F + 6])
         for k in range(36):
             W[p, IC + k] += W[i, IC + k]
-            D[p, M1 + k] += D[i, M1 + k]
+        for k in range(9):
+            D[p, SIG + k] += D[i, SIG + k]
         for k in range(6):
             D[p, HC + k] += D[i, HC + k]
             W[p, F + k] += W[i, F + k]
@@ -232,36 +253,34 @@ def _id_derivatives(
         for k in range(6):
             psid[k] += tmp[k]
             D[i, PSIV + k] = 2.0 * psi[k]
-        _column_data(W, D, i, i, tmp, tmp2)
-    for k in range(6):
-        Vt[k] = 0.0
-        At[k] = 0.0
-    if floating:
+        _column_data(W, D, i, i, True, tmp, cs, tmp2)
+    if floating:  # the base's columns (a fixed base has none): their rows need ALPHA, BETA
+        for k in range(6):
+            Vt[k] = 0.0
+            At[k] = 0.0
         for k in range(3):
             Vt[3 + k] = u0[3 + k]
             At[3 + k] = u0dot[3 + k] - gravity[k]
-    for c in range(6):
-        d = n + 1 + c
-        s = D[d, SC : SC + 6]
-        for k in range(6):
-            s[k] = 0.0
-        if c < 3:
-            for r in range(3):
-                s[r] = W[0, R + 3 * r + c]
-        else:
-            s[c] = 1.0
-        psi, psid, psiv = D[d, PSI : PSI + 6], D[d, PSID : PSID + 6], D[d, PSIV : PSIV + 6]
-        _crm(Vt, s, psi)
-        _crm(At, s, psid)
-        _crm(Vt, psi, tmp)
-        for k in range(6):
-            psid[k] += tmp[k]
-            psiv[k] = psi[k]
-        if c < 3:
-            _crm(W[0, V : V + 6], s, tmp)
+        for c in range(6):
+            d = n + 1 + c
+            s = D[d, SC : SC + 6]
             for k in range(6):
-                psiv[k] += tmp[k]
-        _column_data(W, D, 0, d, tmp, tmp2)
+                s[k] = 0.0
+            if c < 3:  # a rotation about the base CoM, axis R0 e_c
+                for r in range(3):
+                    s[r] = W[0, R + 3 * r + c]
+                psi, psid = D[d, PSI : PSI + 6], D[d, PSID : PSID + 6]
+                psiv = D[d, PSIV : PSIV + 6]
+                _crm(Vt, s, psi)
+                _crm(At, s, psid)
+                _crm(Vt, psi, tmp)
+                _crm(W[0, V : V + 6], s, psiv)
+                for k in range(6):
+                    psid[k] += tmp[k]
+                    psiv[k] += psi[k]
+            else:
+                s[c] = 1.0
+            _column_data(W, D, 0, d, False, tmp, cs, tmp2)
     # the matrices
     for r in range(N):
         for c in range(N):
@@ -279,6 +298,13 @@ def _id_derivatives(
             else:
                 dk, k = n + 1 + c, c
             sk = D[dk, SC : SC + 6]
+            if b == 0 and c >= 3:  # a translation of the base: H only
+                for i in range(1, n + 1):
+                    if mi[3 + 3 * (i - 1)] != FIXED:
+                        H[6 + mi[4 + 3 * (i - 1)], k] = D[i, ALPHA + c]
+                for c2 in range(6):
+                    H[c2, k] = D[n + 1 + c2, ALPHA + c]
+                continue
             psi, psid, psiv = D[dk, PSI : PSI + 6], D[dk, PSID : PSID + 6], D[dk, PSIV : PSIV + 6]
             # rows beyond k (and k's own): the composite at the row's body
             for i in range(max(b, 1), int(D[b, LAST]) + 1):
@@ -386,7 +412,7 @@ def rnea_derivatives(
     if code:
         return code
     return _id_derivatives(
-        mi, mf, W, D, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, tau, dq, du, H, dh
+        mi, mf, W, D, R0, r0, qm, u0, um, u0dot, umdot, gravity, floating, tau, dq, du, H, dh, True
     )
 
 
@@ -423,17 +449,37 @@ def _invert_factor(L, o, N):
 
 
 @compiled
-def _negated_product(M, X, B, o, N):
-    """X[o:N, o:N] = -M X (through the scratch block B, rows o..N-1)."""
+def _negated_product(M, X, B, o, N, c0, c1):
+    """
+    X[o:N, c0:c1] = -M[o:N, o:N] X[o:N, c0:c1] (through the scratch block B, rows o..N-1).
+
+    Four columns at a time in registers: no store inside the sum (twice the speed of the
+    plain triple loop here).
+    """
     for r in range(o, N):
-        for c in range(o, N):
+        for c in range(c0, c1):
             B[r, c] = X[r, c]
-            X[r, c] = 0.0
     for r in range(o, N):
-        for k in range(o, N):
-            m = M[r, k]
-            for c in range(o, N):
-                X[r, c] -= m * B[k, c]
+        c = c0
+        while c + 4 <= c1:
+            a0 = a1 = a2 = a3 = 0.0
+            for k in range(o, N):
+                m = M[r, k]
+                a0 += m * B[k, c]
+                a1 += m * B[k, c + 1]
+                a2 += m * B[k, c + 2]
+                a3 += m * B[k, c + 3]
+            X[r, c] = -a0
+            X[r, c + 1] = -a1
+            X[r, c + 2] = -a2
+            X[r, c + 3] = -a3
+            c += 4
+        while c < c1:
+            a0 = 0.0
+            for k in range(o, N):
+                a0 += M[r, k] * B[k, c]
+            X[r, c] = -a0
+            c += 1
 
 
 @compiled
@@ -467,6 +513,7 @@ def _fd_derivatives(
         du,
         L[0:N],
         dh,
+        False,
     )
     if code:
         return code
@@ -487,8 +534,14 @@ def _fd_derivatives(
             Minv[r, c] = acc
             Minv[c, r] = acc
     B = L[N : 2 * N]
-    _negated_product(Minv, dq, B, o, N)
-    _negated_product(Minv, du, B, o, N)
+    if floating:  # the base translation's columns are zero (see _id_derivatives)
+        _negated_product(Minv, dq, B, 0, N, 0, 3)
+        _negated_product(Minv, du, B, 0, N, 0, 3)
+        _negated_product(Minv, dq, B, 0, N, 6, N)
+        _negated_product(Minv, du, B, 0, N, 6, N)
+    else:
+        _negated_product(Minv, dq, B, o, N, o, N)
+        _negated_product(Minv, du, B, o, N, o, N)
     if o:  # a fixed base: the joint block only
         for r in range(N):
             for c in range(N):
