@@ -329,7 +329,7 @@ class Controller:
         else:
             self.supervision.bind(controlled)
             if hasattr(controlled.law, 'preview'):  # a law that looks ahead (mpc)
-                controlled.law.preview = self.reference.sample
+                controlled.law.preview = self.reference.samples
         self.goals.robot = controlled
         self.continuity.bind(controlled)
 

@@ -1,33 +1,30 @@
 """
-Model-predictive control of the joints: modes ``mpc`` (fixed base), ``floating_mpc`` (base free).
+Model-predictive control: modes ``mpc`` (fixed base) and ``floating_mpc`` (free-floating base).
 
-Every ``mpc_period`` the law solves a receding-horizon optimal control problem over
-``mpc_horizon`` seconds in ``mpc_steps`` steps of h (pure numpy and OSQP, no ROS):
+Pure numpy and OSQP (no ROS).  Every ``mpc_period`` seconds the law plans the joints'
+accelerations over ``mpc_horizon`` seconds in ``mpc_steps`` steps, as deviations d_k from the
+reference's (:mod:`.mpc_problem`: the joint error's exact double integrator, the effort limits
+linearized along the horizon with the analytic derivatives, the joint position and velocity limits
+hard; on a free-floating base the base's attitude and angular velocity in the cost).  The reference
+over the horizon is the controller's own schedule (:attr:`ModelPredictive.preview`).
 
-    min  sum_k |x_k - x_ref(t + k h)|^2_Q + |tau_k - tau_ref_k|^2_R
-    s.t. x_{k+1} = step(x_k, tau_k)   (semi-implicit Euler on the fast path's forward dynamics)
-         |tau_k| <= effort limits,    q_lower <= q_k <= q_upper  (the URDF's position limits)
+Between two solves, at every tick, the law is computed torque (``floating_base`` on a free base)
+on the plan: the reference it follows is the planned motion, q_ref(t) + e(t), qd_ref(t) + e'(t),
+qdd_ref(t) + d_k, with the controller's PD gains on the deviation from it.  So it tracks as
+computed torque does, and IS computed torque when no limit is active and the state is on the
+reference (the plan is then the reference); where a limit would be exceeded, the plan gives way
+before it is reached.
 
-x = (configuration, u) in SPART's coordinates; the reference is the controller's joint reference
-sampled over the horizon (:attr:`ModelPredictive.preview`, the schedule the controller follows),
-tau_ref its inverse dynamics.  On a free-floating base (``floating_mpc``) the base is unactuated,
-its attitude (the rotation from the one held since activation) and angular velocity are in the
-cost, and the base's momentum is kept by the dynamics themselves.
+**Deadline.**  A solve that takes longer than ``mpc_deadline`` seconds of wall-clock time (OSQP
+stops at the time left), or that OSQP does not solve, is not used: that tick and the ticks up to
+the next solve are computed torque on the reference itself, and the miss is reported: the law's
+:data:`MpcStatus` (the controller's status: ``mpc_fallback``, ``mpc_misses``, ``mpc_message``)
+and a warning through ``notify`` (the node's log, throttled).  Solves run inside the tick that
+needs one (at most ``mpc_deadline`` plus the linearization, a fraction of a millisecond); the
+controller's safety rules (limits, watchdogs, one zero command on every exit) apply as to every
+law.
 
-One sequential quadratic programming iteration per solve (real-time iteration): the previous
-solution, shifted by the time elapsed, is rolled out from the measured state through the
-nonlinear dynamics, linearized along the way with the analytic derivatives
-(:class:`~spart_ros.core.fast.derivatives.DynamicsDerivatives`), and the QP in the deviations
-(sparse, its pattern built once, OSQP warm-started from the last solution) gives the new plan.
-Between two solves the plan's effort at the current time is applied (zero-order hold over h).
-
-**Deadline.**  A solve that takes more than ``mpc_deadline`` seconds (wall clock), or that OSQP
-does not solve, is not used: the tick falls back to computed torque (the ``computed_torque`` or
-``floating_base`` law with the controller's gains) and so does every tick until the next solve
-succeeds; each miss is reported (:data:`MpcStatus` in the status, ``notify`` warning).  The
-controller's safety rules (limits, watchdog, zero command on every exit) apply as to every law.
-
-Why OSQP on the linearized dynamics and not Crocoddyl's box-FDDP: docs/mpc.md (measured).
+Why OSQP on this problem, not Crocoddyl's box-FDDP: docs/derivatives_and_mpc.md (measured).
 """
 
 from collections import namedtuple
@@ -36,276 +33,110 @@ import time
 import numpy as np
 
 from .effort_laws import _JointLaw, ComputedTorque, FloatingBase
+from .friction_compensation import saturation_notes
 from .law import LawOutput
+from .mpc_problem import evaluate, HorizonQP, Linearization, rollout
+from .trajectory import Reference
 from ..core.errors import InputError
 from ..core.rigid_motion import rotation_vector
 
-__all__ = ['ModelPredictive', 'FloatingModelPredictive', 'MpcStatus', 'MpcProblem']
+__all__ = ['ModelPredictive', 'FloatingModelPredictive', 'MpcStatus', 'TASKS']
+
+#: what the cost tracks: the joint reference, or a link point's motion (in the base frame) that the
+#: joint reference gives
+TASKS = ('joint', 'end_effector')
 
 MpcStatus = namedtuple(
     'MpcStatus', 'solves misses fallback solve_time iterations message', defaults=('',)
 )
 MpcStatus.__doc__ = """What the MPC law reports each tick (the controller's ``details``).
 
-``solves``: solves used since activation, ``misses``: solves not used (deadline or solver),
-``fallback``: this tick's effort is computed torque's, ``solve_time``: wall seconds of the last
-solve, ``iterations``: OSQP's of the last solve, ``message``: why the last miss was one ('' when
-none)."""
+``solves``: solves used since activation; ``misses``: solves not used (past the deadline, or not
+solved); ``fallback``: this tick's effort is computed torque's on the reference (the last solve
+missed); ``solve_time``: wall-clock seconds of the last solve; ``iterations``: OSQP's in the last
+solve; ``message``: why the last miss was one ('' when none yet)."""
 
 
-def _rodrigues(w):
-    """Return exp([w]x) (3, 3)."""
-    th = float(np.sqrt(w @ w))
-    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    if th < 1e-9:
-        return np.eye(3) + K
-    return np.eye(3) + (np.sin(th) / th) * K + ((1.0 - np.cos(th)) / (th * th)) * (K @ K)
+def _limits(robot, settings):
+    """Return the joints' (effort, lower, upper, velocity) limits (n,) in model coordinates."""
+    from .safety import effort_limits
 
-
-class MpcProblem:
-    """
-    The receding-horizon problem of one robot and its sparse QP (module docstring).
-
-    ``derivatives``: a :class:`~spart_ros.core.fast.derivatives.DynamicsDerivatives`;
-    ``floating``: the base is free (unactuated); ``steps``, ``h`` [s]: the horizon's steps and
-    their length; ``weights`` = (position, velocity, effort, base attitude, base rate) (1/rad^2,
-    s^2/rad^2, 1/(N m)^2, 1/rad^2, s^2/rad^2); ``effort`` (n_q,) limits [N m or N];
-    ``lower``, ``upper`` (n_q,) position limits (inf where none).
-    """
-
-    def __init__(self, derivatives, floating, steps, h, weights, effort, lower, upper):
-        import osqp
-        from scipy import sparse
-
-        self.derivatives = derivatives
-        self.floating = bool(floating)
-        self.nq = nq = derivatives.n_q
-        self.steps, self.h = K, h = int(steps), float(h)
-        self.nt = nt = 6 + nq if floating else nq  # tangent of the configuration
-        self.nx, self.nu = nx, nu = 2 * nt, nq
-        self.o = 0 if floating else 6  # first row/column of the derivatives used
-        self.effort = np.asarray(effort, float)
-        self.lower, self.upper = np.asarray(lower, float), np.asarray(upper, float)
-        wp, wv, wr, wa, ww = (float(w) for w in weights)
-        q_w = np.full(nt, wp)
-        v_w = np.full(nt, wv)
-        if floating:  # base rotation and rate; the base's position and velocity are free
-            q_w[0:3], q_w[3:6], v_w[0:3], v_w[3:6] = wa, 0.0, ww, 0.0
-        self.Q = np.concatenate([q_w, v_w])
-        self.R = np.full(nu, wr)
-        self.n_z = K * (nx + nu)
-        P = sparse.diags(np.concatenate([np.tile(self.Q, K), np.tile(self.R, K)])).tocsc()
-        # constraint rows: dynamics (K nx), efforts (K nu), joint positions with limits (K m)
-        self.limited = np.flatnonzero(np.isfinite(self.lower) | np.isfinite(self.upper))
-        m = len(self.limited)
-        rows, cols = [], []
-        eye_x, eye_u = np.arange(nx), np.arange(nu)
-        ax, bx = np.meshgrid(np.arange(nx), np.arange(nx), indexing='ij')
-        bu_r, bu_c = np.meshgrid(np.arange(nx), np.arange(nu), indexing='ij')
-        for k in range(K):  # row block k: dx_{k+1} - A_k dx_k - B_k du_k = 0
-            rows.append(k * nx + eye_x)
-            cols.append(k * nx + eye_x)
-        for k in range(1, K):
-            rows.append((k * nx + ax).ravel())
-            cols.append(((k - 1) * nx + bx).ravel())
-        for k in range(K):
-            rows.append((k * nx + bu_r).ravel())
-            cols.append((K * nx + k * nu + bu_c).ravel())
-        n_fixed = K * nx  # the identity entries, never updated
-        r0 = K * nx
-        for k in range(K):
-            rows.append(r0 + k * nu + eye_u)
-            cols.append(K * nx + k * nu + eye_u)
-        r0 += K * nu
-        for k in range(K):  # the joint position part of dx_{k+1}
-            rows.append(r0 + k * m + np.arange(m))
-            cols.append(k * nx + (nt - nq) + self.limited)
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
-        self._n_rows = r0 + K * m
-        self._values = np.ones(len(rows))
-        # where each entry (in the order above) lands in the CSC data
-        tag = sparse.csc_matrix(
-            (np.arange(1, len(rows) + 1, dtype=float), (rows, cols)),
-            shape=(self._n_rows, self.n_z),
-        )
-        tag.sort_indices()
-        self._order = tag.data.astype(np.int64) - 1  # CSC position -> COO index
-        self._dyn = slice(n_fixed, n_fixed + (K - 1) * nx * nx + K * nx * nu)
-        self._A = tag.copy()
-        self._A.data[:] = 1.0
-        self._q = np.zeros(self.n_z)
-        self._l, self._u = np.zeros(self._n_rows), np.zeros(self._n_rows)
-        self.solver = osqp.OSQP()
-        self.solver.setup(
-            P,
-            self._q,
-            self._A,
-            self._l,
-            self._u,
-            verbose=False,
-            warm_starting=True,
-            polishing=False,
-            eps_abs=1e-3,
-            eps_rel=1e-3,
-            max_iter=200,
-            adaptive_rho=True,
-        )
-        # rollout buffers
-        self.Ak = np.zeros((K, nx, nx))
-        self.Bk = np.zeros((K, nx, nu))
-        self.X = np.zeros((K + 1, nx))  # tangent-free record: q-part as SPART's (qm / base pose)
-        self.iterations = 0
-
-    # -- the model's step ---------------------------------------------------------------------
-    def rollout(self, R0, r0, qm, u0, um, taus):
-        """
-        Roll ``taus`` (K, n_q) out from the state; linearize each step.
-
-        Returns the states: R0s (K + 1, 3, 3), r0s (K + 1, 3), qms (K + 1, n_q), u0s (K + 1,
-        6), ums (K + 1, n_q).  Fills :attr:`Ak`, :attr:`Bk`.
-        """
-        K, h, nt, nq, o = self.steps, self.h, self.nt, self.nq, self.o
-        R0s, r0s = np.empty((K + 1, 3, 3)), np.empty((K + 1, 3))
-        qms, u0s, ums = np.empty((K + 1, nq)), np.empty((K + 1, 6)), np.empty((K + 1, nq))
-        R0s[0], r0s[0], qms[0], u0s[0], ums[0] = R0, r0, qm, u0, um
-        zero6 = np.zeros(6)
-        eye = np.eye(nt)
-        act = slice(6, 6 + nq)
-        rhs = np.zeros((nt, 1 + 2 * nt + nq))
-        rhs[:, 1 + nt + nq :] = eye
-        for k in range(K):
-            udot, fq, fu, Minv = self.derivatives.forward_dynamics(
-                R0s[k], r0s[k], qms[k], u0s[k], ums[k], zero6, taus[k], self.floating
-            )
-            # linearly implicit in u (stiff joint damping: a light joint's d / m >> 1 / h):
-            # u+ = u + h G f,  G = (I - h df/du)^-1
-            Fq, Fu, Ft = fq[o:, o:], fu[o:, o:], Minv[o:, act]
-            rhs[:, 0] = udot[o:]
-            rhs[:, 1 : 1 + nt] = Fq
-            rhs[:, 1 + nt : 1 + nt + nq] = Ft
-            sol = np.linalg.solve(eye - h * Fu, rhs)  # one LAPACK call: G f, G fq, G ft, G
-            step = h * sol[:, 0]
-            Gq, Gt, G = sol[:, 1 : 1 + nt], sol[:, 1 + nt : 1 + nt + nq], sol[:, 1 + nt + nq :]
-            if self.floating:
-                u0s[k + 1] = u0s[k] + step[0:6]
-                R0s[k + 1] = R0s[k] @ _rodrigues(0.5 * h * (u0s[k, 0:3] + u0s[k + 1, 0:3]))
-                r0s[k + 1] = r0s[k] + 0.5 * h * (u0s[k, 3:6] + u0s[k + 1, 3:6])
-                ums[k + 1] = ums[k] + step[6:]
-            else:
-                u0s[k + 1] = 0.0
-                R0s[k + 1], r0s[k + 1] = R0s[k], r0s[k]
-                ums[k + 1] = ums[k] + step
-            # positions by the trapezoidal rule: second order in h
-            qms[k + 1] = qms[k] + 0.5 * h * (ums[k] + ums[k + 1])
-            A = self.Ak[k]
-            A[:nt, :nt] = eye + (0.5 * h * h) * Gq
-            A[:nt, nt:] = (0.5 * h) * (eye + G)
-            A[nt:, :nt] = h * Gq
-            A[nt:, nt:] = G
-            self.Bk[k, :nt] = (0.5 * h * h) * Gt
-            self.Bk[k, nt:] = h * Gt
-        return R0s, r0s, qms, u0s, ums
-
-    def solve(self, state, taus, reference, tau_ref):
-        """
-        One real-time iteration: return the new plan (K, n_q), or None when OSQP did not solve.
-
-        ``state`` = (R0, r0, qm, u0, um) measured; ``taus`` (K, n_q): the warm start;
-        ``reference`` = (q_ref (K + 1, n_q), qd_ref (K + 1, n_q), R_ref (3, 3) the base attitude
-        held, or None); ``tau_ref`` (K, n_q).
-        """
-        K, nx, nu, nt, nq = self.steps, self.nx, self.nu, self.nt, self.nq
-        R0s, r0s, qms, u0s, ums = self.rollout(*state, taus)
-        q_ref, qd_ref, R_ref = reference
-        err = np.zeros((K, nx))
-        err[:, nt - nq : nt] = qms[1:] - q_ref[1:]
-        err[:, nt + nt - nq :] = ums[1:] - qd_ref[1:]
-        if self.floating:
-            for k in range(K):
-                err[k, 0:3] = rotation_vector(R_ref.T @ R0s[k + 1])
-            err[:, nt : nt + 3] = u0s[1:, 0:3]
-        self._q[: K * nx] = (err * self.Q).ravel()
-        self._q[K * nx :] = ((taus - tau_ref) * self.R).ravel()
-        # dynamics rows: 0; efforts and positions: bounds of the deviations
-        r = K * nx
-        self._l[:r] = self._u[:r] = 0.0
-        self._l[r : r + K * nu] = (-self.effort - taus).ravel()
-        self._u[r : r + K * nu] = (self.effort - taus).ravel()
-        r += K * nu
-        lim = self.limited
-        self._l[r:] = np.maximum(self.lower[lim] - qms[1:, lim], -1e20).ravel()
-        self._u[r:] = np.minimum(self.upper[lim] - qms[1:, lim], 1e20).ravel()
-        # matrix values, in the order the pattern was built: identities, -A_k (k >= 1), -B_k
-        v = self._values
-        n_a = (K - 1) * nx * nx
-        s = self._dyn.start
-        v[s : s + n_a] = -self.Ak[1:].ravel()
-        v[s + n_a : self._dyn.stop] = -self.Bk.ravel()
-        self.solver.update(q=self._q, l=self._l, u=self._u, Ax=v[self._order])
-        res = self.solver.solve(raise_error=False)
-        self.iterations = int(res.info.iter)
-        self.status = res.info.status
-        if res.info.status_val not in (1, 2) or res.x is None or not np.all(np.isfinite(res.x)):
-            return None  # not solved (solved inaccurate, 2, is taken)
-        dx = res.x[: K * nx].reshape(K, nx)
-        #: the plan's predicted joint positions and velocities (K + 1, n_q), from the state
-        self.q_pred = qms.copy()
-        self.qd_pred = ums.copy()
-        self.q_pred[1:] += dx[:, nt - nq : nt]
-        self.qd_pred[1:] += dx[:, 2 * nt - nq :]
-        return taus + res.x[K * nx :].reshape(K, nu)
+    names = list(robot.coordinates.names)
+    joints = {j.name: j.limits for j in robot.joints}
+    urdf = {j.name: j.limits.effort for j in robot.joints}
+    override = settings.per_joint(names)['effort_limits'] if len(settings.effort_limits) else ()
+    try:
+        effort = np.array(effort_limits(names, urdf, override), dtype=float)
+    except InputError:  # no limit declared: the effort is unbounded here (the gate clamps)
+        effort = np.full(len(names), np.inf)
+    effort[~(effort > 0)] = np.inf
+    lower = np.array([joints[q].lower for q in names], dtype=float)
+    upper = np.array([joints[q].upper for q in names], dtype=float)
+    velocity = np.array([joints[q].velocity for q in names], dtype=float)
+    velocity[~(velocity > 0)] = np.inf
+    return effort, lower, upper, velocity
 
 
 class ModelPredictive(_JointLaw):
     """
-    MPC of a joint reference on a fixed base (module docstring).
+    MPC of the joint reference on a fixed base (module docstring).
 
-    ``dynamics``: the robot's fast path; ``gains``: the computed-torque fallback's
-    :class:`~spart_ros.control.effort_laws.Gains`; ``settings``: the ``mpc_*`` settings and the
-    effort limits.
+    ``dynamics``: the robot's fast path; ``gains``: the PD gains of the ticks (and of the
+    fallback), :class:`~spart_ros.control.effort_laws.Gains`; ``settings``: a
+    :class:`~spart_ros.control.settings.ControllerSettings` (the ``mpc_*`` settings, the effort
+    limits, ``ee_link`` and ``ee_offset`` for the end-effector task).  ``follower``: the law of
+    the ticks (computed torque on the plan, and on the reference when a solve missed).
     """
 
     mode = 'mpc'
     base = 'fixed'
-    fallback_class = ComputedTorque
+    follower_class = ComputedTorque
 
     def __init__(self, dynamics, gains, settings=None):
         from .settings import ControllerSettings
-        from ..core.fast.derivatives import DynamicsDerivatives
+        from ..core.fast.batch import Batch
 
         super().__init__(dynamics, gains)
+        self.follower = self.follower_class(dynamics, gains)
         s = settings or ControllerSettings(mode=self.mode, floating=self.base == 'floating')
-        horizon, steps = float(s.mpc_horizon), int(s.mpc_steps)
-        if not (horizon > 0 and steps >= 2):
-            raise InputError(
-                f'mpc_horizon must be > 0 s and mpc_steps >= 2, got {horizon!r}, {steps!r}'
-            )
-        self.h = horizon / steps
+        if s.mpc_task not in TASKS:
+            raise InputError(f'mpc_task must be one of {list(TASKS)}, got {s.mpc_task!r}')
+        self.steps = K = int(s.mpc_steps)
+        self.h = float(s.mpc_horizon) / K
         self.period, self.deadline = float(s.mpc_period), float(s.mpc_deadline)
-        self.fallback = self.fallback_class(dynamics.new_workspace(), gains)
-        robot = self.robot
-        joints = {j.name: j for j in robot.joints}
-        names = list(robot.coordinates.names)
-        effort = np.array([joints[q].limits.effort for q in names], dtype=float)
-        if len(s.effort_limits) in (1, len(names)):
-            effort = np.broadcast_to(np.asarray(s.effort_limits, float), effort.shape).copy()
-        effort[~(effort > 0)] = np.inf
-        effort = np.minimum(effort, 1e9)
-        lower = np.array([joints[q].limits.lower for q in names], dtype=float)
-        upper = np.array([joints[q].limits.upper for q in names], dtype=float)
-        self.problem = MpcProblem(
-            DynamicsDerivatives(dynamics.new_workspace()),
-            self.base == 'floating',
-            steps,
+        self.task = s.mpc_task
+        effort, lower, upper, velocity = _limits(self.robot, s)
+        self.effort_limit = effort
+        self.qp = HorizonQP(
+            self.n,
+            K,
             self.h,
             s.mpc_weights,
-            effort,
-            lower,
-            upper,
+            floating=self.base == 'floating',
+            task=self.task,
+            posture=s.mpc_posture_weight,
+            lower=lower,
+            upper=upper,
+            velocity=velocity,
+            effort=effort,
         )
-        self._id = dynamics.new_workspace()
-        #: the controller's reference schedule sampler (``sample(t)`` -> Reference), set by the
-        #: controller; None: the reference at the tick is held over the horizon
+        self.batch = Batch(dynamics.new_workspace(), threads=1)
+        if self.task == 'end_effector':
+            from ..core.checks import link_id
+            from ..core.connectivity import leaf_links
+
+            self._ee = link_id('ee_link', s.ee_link or leaf_links(self.robot)[0], self.robot)
+            self._ee_offset = np.asarray(s.ee_offset, dtype=float)
+            self._kin = dynamics.new_workspace()
+        n = self.n
+        self._R0s, self._r0s = np.zeros((K + 1, 3, 3)), np.zeros((K + 1, 3))
+        self._zeros6 = np.zeros((K + 1, 6))
+        self._q, self._qd, self._qdd = np.zeros((K + 1, n)), np.zeros((K + 1, n)), np.zeros((K, n))
+        self._node_times = self.h * np.arange(1, K + 1)
+        self._ahead = tuple(np.zeros((K, n)) for _ in range(3))
+        #: the controller's look-ahead at its reference schedule, ``preview(times (m,), (q, qd,
+        #: qdd) (m, n))`` (:meth:`~spart_ros.control.joint_reference.JointReference.samples`), set
+        #: by the controller; None: the reference of the tick is held over the horizon
         self.preview = None
         #: notify(level, key, text): where misses are reported (set by the controlled robot)
         self.notify = None
@@ -314,160 +145,243 @@ class ModelPredictive(_JointLaw):
     @classmethod
     def build(cls, mode, dynamics, settings, gains):
         law = cls(dynamics, gains, settings)
-        law.friction.scale = settings.friction_compensation
-        law.fallback.friction.scale = settings.friction_compensation
+        law.follower.friction.scale = settings.friction_compensation
+        law.notes = saturation_notes(dynamics, law.follower.friction)
         return law
 
     def apply_settings(self, settings, gains):
         super().apply_settings(settings, gains)
-        self.fallback.apply_settings(settings, gains)
+        self.follower.apply_settings(settings, gains)
         self.deadline = float(settings.mpc_deadline)
 
     def reset(self):
         super().reset()
-        if hasattr(self, 'fallback'):
-            self.fallback.reset()
-        self.plan = None  # (t of the solve, efforts (K, n_q)), or None: fall back
-        self.warm = None  # the last plan, for the warm start
+        if hasattr(self, 'follower'):
+            self.follower.reset()
+        self.plan = None  # the Plan followed, or None: computed torque on the reference
+        self.last_plan = None  # the last solution (a warm start even when it missed)
+        self.next_solve = None  # control time of the next solve
         self.base_attitude = None
         self.solves = self.misses = 0
         self.solve_time, self.message = 0.0, ''
+        self.details = MpcStatus(0, 0, True, 0.0, 0, '')
 
-    def _reference(self, ref, t):
-        """q_ref, qd_ref, qdd_ref (K + 1, n_q) over the horizon from ``t``."""
-        K, h = self.problem.steps, self.h
-        if self.preview is None:
-            q = np.tile(ref.position, (K + 1, 1))
-            return q, np.zeros_like(q), np.zeros_like(q)
-        refs = [ref] + [self.preview(t + k * h) for k in range(1, K + 1)]
-        return (
-            np.array([r.position for r in refs]),
-            np.array([r.velocity for r in refs]),
-            np.array([r.acceleration for r in refs]),
+    # -- the horizon ---------------------------------------------------------------------------
+    def _references(self, ref, t):
+        """Return the reference at the nodes: q, qd (K + 1, n), qdd (K, n) (this object's)."""
+        K = self.steps
+        q, qd, qdd = self._q, self._qd, self._qdd
+        q[0], qd[0], qdd[0] = ref.position, ref.velocity, ref.acceleration
+        if self.preview is None:  # no schedule to look at: the tick's reference is held
+            q[1:], qd[1:], qdd[1:] = ref.position, 0.0, 0.0
+        else:
+            ahead = self._ahead
+            self.preview(t + self._node_times, ahead)
+            q[1:], qd[1:], qdd[1:] = ahead[0], ahead[1], ahead[2][: K - 1]
+        return q, qd, qdd
+
+    def _guess(self, e0, ed0, t):
+        """Return the warm start (e, ed (K + 1, n), d (K, n)): the last plan, shifted."""
+        K, h = self.steps, self.h
+        d = np.zeros((K, self.n))
+        last = self.last_plan
+        if last is not None:  # the last plan's acceleration at each new step's middle
+            j = np.floor((t + self._node_times - 0.5 * h - last.t0) / last.h).astype(np.intp)
+            ok = (j >= 0) & (j < len(last.d))
+            d[ok] = last.d[j[ok]]
+        return (*rollout(e0, ed0, d, h), d)  # from the measured error
+
+    def _linearize(self, R0, r0, u0, q, qd, qdd, guess):
+        """
+        Return the :data:`~spart_ros.control.mpc_problem.Linearization` at the warm start.
+
+        ``R0``, ``r0``, ``u0``: the measured base; ``q``, ``qd`` (K + 1, n), ``qdd`` (K, n): the
+        warm start's joint motion at the nodes.
+        """
+        K = self.steps
+        e, ed, d = guess
+        self._R0s[:] = R0
+        self._r0s[:] = r0
+        z = self._zeros6
+        tau, dq, du, H, _ = self.batch.inverse_dynamics_derivatives(
+            self._R0s[:K], self._r0s[:K], q[:K], z[:K], qd[:K], z[:K], qdd, floating=False
         )
+        Dq, Dv, M = dq[:, 6:, 6:], du[:, 6:, 6:], H[:, 6:, 6:]
+        offset = _affine_offset(tau[:, 6:], Dq, Dv, M, e[:K], ed[:K], d)
+        return Linearization(offset, Dq, Dv, M, *self._task(q, guess))
+
+    def _task(self, q, guess):
+        """Return (task_offset (K, 3), Jp (K, 3, n)) of the end-effector task, else (None,) * 2."""
+        if self.task != 'end_effector':
+            return None, None
+        K, n = self.steps, self.n
+        R, r = np.eye(3), np.zeros(3)
+        kin, link, off = self._kin, self._ee, self._ee_offset
+        offset, Jp = np.empty((K, 3)), np.empty((K, 3, n))
+        q_ref = self._q
+        for k in range(1, K + 1):
+            J = kin.jacobian(link, R, r, q[k], offset=off, bias=False)[0]
+            Rl, x = kin.link_pose(link)
+            p = x + Rl @ off
+            Jp[k - 1] = J[3:6, 6:]
+            kin.jacobian(link, R, r, q_ref[k], offset=off, bias=False)
+            Rl, x = kin.link_pose(link)
+            offset[k - 1] = p - (x + Rl @ off) - Jp[k - 1] @ guess[0][k]
+        return offset, Jp
 
     def _state(self, state):
-        R0, r0, u0 = self.frames.fixed(state.base)
-        return R0, r0, u0
+        """Return the base (R0, r0, u0) of the measured state."""
+        return self.frames.fixed(state.base)
 
-    def _tau_ref(self, R0, r0, q, qd, qdd, u0):
-        """Return the reference's inverse dynamics (K, n_q) (a fixed base)."""
-        zero = np.zeros(6)
-        out = np.empty((len(q) - 1, self.n))
-        for k in range(len(q) - 1):
-            out[k] = self._id.inverse_dynamics(
-                R0, r0, q[k], zero, qd[k], zero, qdd[k], floating=False
-            )[1]
-        return out
+    def _x0(self, state, R0, u0, e0, ed0):
+        return (e0, ed0)
 
-    def _warm_start(self, t, tau_ref):
-        K, h = self.problem.steps, self.h
-        if self.warm is None:
-            return tau_ref.copy()
-        t_prev, taus = self.warm
-        pos = np.clip((t - t_prev) / h + np.arange(K), 0.0, K - 1)
-        j = np.minimum(pos.astype(np.intp), K - 2)
-        frac = (pos - j)[:, None]
-        return (1.0 - frac) * taus[j] + frac * taus[j + 1]
+    def _solve(self, state, ref, t, start):
+        """
+        Return (a new Plan from control time ``t``, or None; why not, or '').
 
-    def _solve(self, state, ref, t):
+        ``start``: the solve's start on the wall clock (time.perf_counter()).
+        """
         R0, r0, u0 = self._state(state)
-        q_ref, qd_ref, qdd_ref = self._reference(ref, t)
-        if self.base_attitude is None:
-            self.base_attitude = R0.copy()
-        tau_ref = self._tau_ref(R0, r0, q_ref, qd_ref, qdd_ref, u0)
-        taus = self._warm_start(t, tau_ref)
-        return self.problem.solve(
-            (R0, r0, state.q, u0, state.qd),
-            taus,
-            (q_ref, qd_ref, self.base_attitude),
-            tau_ref,
-        )
+        q_ref, qd_ref, qdd_ref = self._references(ref, t)
+        e0, ed0 = state.q - q_ref[0], state.qd - qd_ref[0]
+        x0 = self._x0(state, R0, u0, e0, ed0)
+        guess = self._guess(e0, ed0, t)
+        q, qd = q_ref + guess[0], qd_ref + guess[1]
+        lin = self._linearize(R0, r0, u0, q, qd, qdd_ref + guess[2], guess)
+        left = self.deadline - (time.perf_counter() - start)
+        if left <= 0:
+            return None, 'late'
+        plan = self.qp.solve(x0, (q_ref, qd_ref), lin, guess, time_limit=left)
+        if plan is None:
+            return None, 'late' if 'time limit' in self.qp.status else self.qp.status
+        return plan._replace(t0=t), ''
 
+    # -- the tick --------------------------------------------------------------------------
     def command(self, state, ref, t, dt):
         t = 0.0 if t is None else float(t)
-        if self.plan is None or t - self.plan[0] >= self.period - 1e-9 or t < self.plan[0]:
-            start = time.perf_counter()
-            try:
-                taus = self._solve(state, ref, t)
-                why = '' if taus is not None else 'the QP solver did not solve the problem'
-            except Exception as err:  # noqa: BLE001 - a failed solve falls back, never stops
-                taus, why = None, f'{type(err).__name__}: {err}'
-            self.solve_time = time.perf_counter() - start
-            if taus is not None and self.solve_time > self.deadline:
-                why = (
-                    f'the solve took {self.solve_time * 1e3:.2f} ms, past its deadline of '
-                    f'{self.deadline * 1e3:.2f} ms'
-                )
-            if why:
-                self.misses += 1
-                self.plan, self.message = None, why
-                if taus is not None:
-                    self.warm = (t, taus)  # still the best warm start for the next solve
-                if self.notify is not None:
-                    self.notify(
-                        'warning',
-                        ('mpc', 'miss'),
-                        f'{self.mode}: {why}: computed torque until the next solve '
-                        f'({self.misses} of {self.misses + self.solves} solves missed)',
-                    )
-            else:
-                self.solves += 1
-                self.plan = self.warm = (t, taus)
-                self._pred = (self.problem.q_pred, self.problem.qd_pred)
-        if self.plan is None:
-            out = self.fallback.command(state, ref, t, dt)
-            self.details = MpcStatus(
-                self.solves,
-                self.misses,
-                True,
-                self.solve_time,
-                self.problem.iterations,
-                self.message,
-            )
-            return LawOutput(out.values, out.base_torque, out.base_force, self.details)
-        t_plan, taus = self.plan
-        s = (t - t_plan) / self.h
-        k = min(int(s + 1e-9), len(taus) - 1)
-        # between two solves the plan is followed with the fallback's PD gains on the joints'
-        # inertia (the plan's feedback at the control rate): tau = tau_plan + M (kp e + kd ev)
-        q_pred, qd_pred = self._pred
-        frac = min(max(s - k, 0.0), 1.0)
-        e = (1.0 - frac) * q_pred[k] + frac * q_pred[k + 1] - state.q
-        ev = (1.0 - frac) * qd_pred[k] + frac * qd_pred[k + 1] - state.qd
-        R0, r0, _ = self._state(state)
-        M = self.fallback.joint_inertia(R0, r0, state.q)
-        tau = taus[k] + M @ (self.gains.kp * e + self.gains.kd * ev)
+        if self.next_solve is None or t >= self.next_solve - 1e-9 or t < self.next_solve - 2 * (
+            self.period
+        ):
+            self._attempt(state, ref, t)
+        plan = self.plan
+        if plan is None:
+            out = self.follower.command(state, ref, t, dt)
+        else:
+            e, ed, d = evaluate(plan, t)
+            planned = Reference(ref.position + e, ref.velocity + ed, ref.acceleration + d)
+            out = self.follower.command(state, planned, t, dt)
         self.details = MpcStatus(
             self.solves,
             self.misses,
-            False,
+            plan is None,
             self.solve_time,
-            self.problem.iterations,
+            self.qp.iterations,
             self.message,
         )
-        return LawOutput(tau, None, None, self.details)
+        return LawOutput(out.values, out.base_torque, out.base_force, self.details)
+
+    def _attempt(self, state, ref, t):
+        """Solve now; keep the plan, or fall back to computed torque and report the miss."""
+        self.next_solve = t + self.period
+        start = time.perf_counter()
+        try:
+            plan, why = self._solve(state, ref, t, start)
+        except Exception as err:  # noqa: BLE001 - a failed solve falls back, never stops the tick
+            plan, why = None, f'{type(err).__name__}: {err}'
+        self.solve_time = elapsed = time.perf_counter() - start
+        if why == 'late' or elapsed > self.deadline:
+            why = (
+                f'the solve took {elapsed * 1e3:.2f} ms, past mpc_deadline '
+                f'({self.deadline * 1e3:.2f} ms)'
+            )
+        elif why:
+            why = f'OSQP did not solve the QP ({why})'
+        if why:
+            self.misses += 1
+            self.plan, self.message = None, why
+            if plan is not None:
+                self.last_plan = plan  # still the best warm start
+            if self.notify is not None:
+                self.notify(
+                    'warning',
+                    ('mpc', 'miss'),
+                    f'{self.mode}: solve not used: {why}; computed torque until the next solve '
+                    f'({self.misses} of {self.misses + self.solves} solves missed)',
+                )
+            return
+        self.solves += 1
+        self.plan = self.last_plan = plan
+
+
+def _affine_offset(tau, Dq, Dv, M, e, ed, d):
+    """Return tau - Dq e - Dv e' - M d (K, n) (node 0: the measured state, no error terms)."""
+    off = tau - np.einsum('kij,kj->ki', M, d)
+    off[1:] -= np.einsum('kij,kj->ki', Dq[1:], e[1:]) + np.einsum('kij,kj->ki', Dv[1:], ed[1:])
+    return off
 
 
 class FloatingModelPredictive(ModelPredictive):
     """
-    MPC of a joint reference on a free-floating (unactuated) base (module docstring).
+    MPC of the joint reference on a free-floating (unactuated) base (module docstring).
 
-    The base attitude held since activation and the base's angular velocity are in the cost.
-    ``dynamics``, ``gains``, ``settings``: as :class:`ModelPredictive`.
+    The ticks are :class:`~spart_ros.control.effort_laws.FloatingBase` on the plan; the cost
+    adds the base's attitude (its rotation from the attitude at activation) and angular
+    velocity, linear in the joint state through the conserved momentum.  ``dynamics``,
+    ``gains``, ``settings``: as :class:`ModelPredictive`.
     """
 
     mode = 'floating_mpc'
     base = 'floating'
-    fallback_class = FloatingBase
+    follower_class = FloatingBase
 
     def _state(self, state):
         R0, r0, u0 = self.frames.floating(state.base)
         return R0.copy(), r0.copy(), u0.copy()
 
-    def _tau_ref(self, R0, r0, q, qd, qdd, u0):
-        """Return Floating_ID of the reference with the base state measured now (K, n_q)."""
-        out = np.empty((len(q) - 1, self.n))
-        for k in range(len(q) - 1):
-            out[k] = self._id.floating_inverse_dynamics(R0, r0, q[k], u0, qd[k], qdd[k])[0]
-        return out
+    def _x0(self, state, R0, u0, e0, ed0):
+        if self.base_attitude is None:
+            self.base_attitude = R0.copy()
+        return (e0, ed0, rotation_vector(self.base_attitude.T @ R0), u0[0:3].copy())
+
+    def _linearize(self, R0, r0, u0, q, qd, qdd, guess):
+        """
+        Floating_ID's efforts and the base's angular velocity, linearized at the warm start.
+
+        The base pose is the measured one at every node and the momentum SPART's h0 = H[0:6] u
+        of the measured state (both held over the horizon: the base turns a few degrees in it).
+        """
+        K, n = self.steps, self.n
+        e, ed, d = guess
+        b = self.batch
+        Rs, rs, z = self._R0s, self._r0s, self._zeros6
+        Rs[:] = R0
+        rs[:] = r0
+        H = b.mass_matrix(Rs, rs, q)  # (K + 1, N, N)
+        h0 = H[0, 0:6] @ np.concatenate([u0, qd[0]])  # the measured momentum
+        H0, H0m = H[:, 0:6, 0:6], H[:, 0:6, 6:]
+        u0s = np.empty((K + 1, 6))
+        u0s[:] = np.linalg.solve(H0, (h0 - np.einsum('kij,kj->ki', H0m, qd))[..., None])[..., 0]
+        qdd_all = np.empty((K + 1, n))
+        qdd_all[:K], qdd_all[K] = qdd, qdd[K - 1]
+        tau0 = b.inverse_dynamics(Rs, rs, q, u0s, qd, z, qdd_all)[:, 0:6]
+        u0dot = -np.linalg.solve(H0, tau0[..., None])[..., 0]
+        tau, dq, du, H, dh = b.inverse_dynamics_derivatives(Rs, rs, q, u0s, qd, u0dot, qdd_all)
+        H0, H0m, Hmm = H[:, 0:6, 0:6], H[:, 0:6, 6:], H[:, 6:, 6:]
+        X = np.linalg.inv(H0)  # (K + 1, 6, 6)
+        du0_dqm = -X @ dh[:, :, 6:]  # the momentum held: d u0 / d qm, d u0 / d um
+        du0_dum = -X @ H0m
+        # total derivatives of tau through u0, then tau0 = 0 held by the base's acceleration
+        Tq = dq[:, :, 6:] + du[:, :, 0:6] @ du0_dqm
+        Tv = du[:, :, 6:] + du[:, :, 0:6] @ du0_dum
+        S = np.swapaxes(H0m, 1, 2) @ X  # Hm0 H0^-1
+        Dq, Dv = Tq[:, 6:] - S @ Tq[:, 0:6], Tv[:, 6:] - S @ Tv[:, 0:6]
+        M = Hmm - S @ H0m
+        offset = _affine_offset(tau[:K, 6:], Dq[:K], Dv[:K], M[:K], e[:K], ed[:K], d)
+        Gw, Jw = du0_dqm[1:, 0:3], du0_dum[1:, 0:3]
+        w_off = (
+            u0s[1:, 0:3]
+            - np.einsum('kij,kj->ki', Gw, e[1:])
+            - np.einsum('kij,kj->ki', Jw, ed[1:])
+        )
+        return Linearization(offset, Dq[:K], Dv[:K], M[:K], w_off, Gw, Jw, *self._task(q, guess))

@@ -22,10 +22,9 @@ import numpy as np
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
+from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
-
-from spart_interfaces.msg import ControllerStatus, EndEffectorGoal
 
 from .base_actuators_io import BaseActuatorsIO, fill_status
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
@@ -262,8 +261,9 @@ class ControllerIO:
         msg.trajectories = c['trajectories']
         out = snap.details
         if out is not None and hasattr(out, 'fallback'):  # the mpc modes' MpcStatus
-            msg.feasible = not out.fallback
-            msg.message = out.message if out.fallback else ''
+            msg.mpc_solves, msg.mpc_misses = out.solves, out.misses
+            msg.mpc_fallback, msg.mpc_solve_time = bool(out.fallback), float(out.solve_time)
+            msg.mpc_message = out.message
         elif out is not None:  # a space mode's SpaceOutput
             cmd, st = out.command, out.command.status
             msg.momentum, msg.momentum_about_com = (

@@ -276,22 +276,24 @@ class Batch:
         self, R0s, r0s, qms, u0s, ums, u0dots, umdots, floating=True, out=None
     ):
         """
-        Return (tau, dtau_dq, dtau_du, H), stacked (m, ...), of each state.
+        Return (tau, dtau_dq, dtau_du, H, dh0_dq), stacked (m, ...), of each state.
 
         :meth:`DynamicsDerivatives.inverse_dynamics
-        <spart_ros.core.fast.derivatives.DynamicsDerivatives.inverse_dynamics>` per state; the
-        arguments as :meth:`inverse_dynamics`; ``out``: the caller's 4 arrays ((m, N), 3 x (m, N,
+        <spart_ros.core.fast.derivatives.DynamicsDerivatives.inverse_dynamics>` per state, and the
+        derivative of SPART's momentum h0 = H[0:6] u (m, 6, N) at constant u
+        (:meth:`DynamicsDerivatives.momentum
+        <spart_ros.core.fast.derivatives.DynamicsDerivatives.momentum>`); the arguments as
+        :meth:`inverse_dynamics`; ``out``: the caller's 5 arrays ((m, N), 3 x (m, N, N), (m, 6,
         N), N = 6 + n_q).
         """
         m, R0s, r0s, qms = self._states(R0s, r0s, qms)
         nq, g, fl, size = self.n_q, self._gravity, self._floating(floating), self.size
         u0s, ums = self._stack('u0s', u0s, m, (6,)), self._stack('ums', ums, m, (nq,))
         a0, am = self._stack('u0dots', u0dots, m, (6,)), self._stack('umdots', umdots, m, (nq,))
-        shapes = ((m, size), (m, size, size), (m, size, size), (m, size, size))
+        shapes = ((m, size), (m, size, size), (m, size, size), (m, size, size), (m, 6, size))
         outs = tuple(
             self._out(f'idd{k}', None if out is None else out[k], s) for k, s in enumerate(shapes)
         )
-        dh = self._out('idd_dh', None, (m, 6, size))
         self._run(
             'rnea_derivatives_batch',
             m,
@@ -312,7 +314,6 @@ class Batch:
                 lo,
                 hi,
                 *outs,
-                dh,
             ),
         )
         return outs
