@@ -278,12 +278,11 @@ class Controller:
 
         ``robot``: the core Robot; ``dynamics``: its fast path in independent coordinates (built
         when None); ``hardware``: its ``<ros2_control>`` tags. Active with a law: one zero command
-        (if one may
-        be applied), inactive until activated again (a model is structural); active waiting for its
-        first model: the law is built and the controller goes on (holding at the first state). A
-        model the settings cannot control leaves it inactive, saying why (:attr:`reason`, and
-        :meth:`activate` refuses) until a usable model comes. Returns the zero :data:`Command` or
-        None.
+        (if one may be applied), inactive until activated again (a model is structural); active
+        waiting for its first model: the law is built and the controller goes on (holding at the
+        first state). A model the settings cannot control leaves it inactive, saying why
+        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes. Returns the zero
+        :data:`Command` or None.
         """
         zero = None
         if self.active and self.controlled is not None:
@@ -328,8 +327,7 @@ class Controller:
             self.supervision.unbind()
         else:
             self.supervision.bind(controlled)
-            if hasattr(controlled.law, 'preview'):  # a law that looks ahead (mpc)
-                controlled.law.preview = self.reference.samples
+            controlled.law.preview = self.reference.samples  # a look-ahead (the mpc modes)
         self.goals.robot = controlled
         self.continuity.bind(controlled)
 

@@ -92,13 +92,12 @@ class ModelPredictive(_JointLaw):
     base = 'fixed'
     follower_class = ComputedTorque
 
-    def __init__(self, dynamics, gains, settings=None):
-        from .settings import ControllerSettings
+    def __init__(self, dynamics, gains, settings):
         from ..core.fast.batch import Batch
 
         super().__init__(dynamics, gains)
         self.follower = self.follower_class(dynamics, gains)
-        s = settings or ControllerSettings(mode=self.mode, floating=self.base == 'floating')
+        s = settings
         if s.mpc_task not in TASKS:
             raise InputError(f'mpc_task must be one of {list(TASKS)}, got {s.mpc_task!r}')
         self.steps = K = int(s.mpc_steps)
@@ -134,10 +133,8 @@ class ModelPredictive(_JointLaw):
         self._q, self._qd, self._qdd = np.zeros((K + 1, n)), np.zeros((K + 1, n)), np.zeros((K, n))
         self._node_times = self.h * np.arange(1, K + 1)
         self._ahead = tuple(np.zeros((K, n)) for _ in range(3))
-        #: the controller's look-ahead at its reference schedule, ``preview(times (m,), (q, qd,
-        #: qdd) (m, n))`` (:meth:`~spart_ros.control.joint_reference.JointReference.samples`), set
-        #: by the controller; None: the reference of the tick is held over the horizon
-        self.preview = None
+        # self.preview (the Law's): the controller's look-ahead, ``preview(times (m,), (q, qd,
+        # qdd) (m, n))``; None: the reference of the tick is held over the horizon
         #: notify(level, key, text): where misses are reported (set by the controlled robot)
         self.notify = None
         self.reset()

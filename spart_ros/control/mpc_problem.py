@@ -64,9 +64,9 @@ Plan.__doc__ = """A solution: from control time ``t0`` [s], K steps of ``h`` [s]
 
 def rollout(e0, ed0, d, h):
     """
-    Return (e, e') (K + 1, n) of the double integrator from (e0, e'0) (n,) under ``d`` (K, n).
+    Return (e, e') (K + 1, n) of the double integrator from ``e0``, ``ed0`` (n,) under ``d``.
 
-    Exact for the piecewise-constant accelerations ``d`` over steps of ``h`` seconds.
+    Exact for the piecewise-constant accelerations ``d`` (K, n) over steps of ``h`` seconds.
     """
     K, n = d.shape
     e, ed = np.empty((K + 1, n)), np.empty((K + 1, n))

@@ -282,9 +282,10 @@ class Batch:
         <spart_ros.core.fast.derivatives.DynamicsDerivatives.inverse_dynamics>` per state, and the
         derivative of SPART's momentum h0 = H[0:6] u (m, 6, N) at constant u
         (:meth:`DynamicsDerivatives.momentum
-        <spart_ros.core.fast.derivatives.DynamicsDerivatives.momentum>`); the arguments as
-        :meth:`inverse_dynamics`; ``out``: the caller's 5 arrays ((m, N), 3 x (m, N, N), (m, 6,
-        N), N = 6 + n_q).
+        <spart_ros.core.fast.derivatives.DynamicsDerivatives.momentum>`).  ``R0s`` (m, 3, 3),
+        ``r0s`` (m, 3), ``qms``, ``ums``, ``umdots`` (m, n_q), ``u0s``, ``u0dots`` (m, 6): the
+        states and accelerations; ``floating`` False pins the base; ``out``: the caller's 5
+        arrays ((m, N), 3 x (m, N, N), (m, 6, N), N = 6 + n_q).
         """
         m, R0s, r0s, qms = self._states(R0s, r0s, qms)
         nq, g, fl, size = self.n_q, self._gravity, self._floating(floating), self.size
@@ -325,8 +326,10 @@ class Batch:
         Return (udot, dudot_dq, dudot_du, H^-1), stacked (m, ...), of each state.
 
         :meth:`DynamicsDerivatives.forward_dynamics
-        <spart_ros.core.fast.derivatives.DynamicsDerivatives.forward_dynamics>` per state; the
-        arguments as :meth:`forward_dynamics`; ``out``: the caller's 4 arrays.
+        <spart_ros.core.fast.derivatives.DynamicsDerivatives.forward_dynamics>` per state.
+        ``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms``, ``ums``, ``taums`` (m, n_q), ``u0s``,
+        ``tau0s`` (m, 6): the states and generalized forces; ``floating`` False pins the base;
+        ``out``: the caller's 4 arrays ((m, N), 3 x (m, N, N)).
         """
         m, R0s, r0s, qms = self._states(R0s, r0s, qms)
         nq, g, fl, size = self.n_q, self._gravity, self._floating(floating), self.size
