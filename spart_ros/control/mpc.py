@@ -257,8 +257,10 @@ class ModelPredictive(_JointLaw):
     # -- the tick --------------------------------------------------------------------------
     def command(self, state, ref, t, dt):
         t = 0.0 if t is None else float(t)
-        if self.next_solve is None or t >= self.next_solve - 1e-9 or t < self.next_solve - 2 * (
-            self.period
+        if (
+            self.next_solve is None
+            or t >= self.next_solve - 1e-9
+            or t < self.next_solve - 2 * (self.period)
         ):
             self._attempt(state, ref, t)
         plan = self.plan
@@ -377,8 +379,6 @@ class FloatingModelPredictive(ModelPredictive):
         offset = _affine_offset(tau[:K, 6:], Dq[:K], Dv[:K], M[:K], e[:K], ed[:K], d)
         Gw, Jw = du0_dqm[1:, 0:3], du0_dum[1:, 0:3]
         w_off = (
-            u0s[1:, 0:3]
-            - np.einsum('kij,kj->ki', Gw, e[1:])
-            - np.einsum('kij,kj->ki', Jw, ed[1:])
+            u0s[1:, 0:3] - np.einsum('kij,kj->ki', Gw, e[1:]) - np.einsum('kij,kj->ki', Jw, ed[1:])
         )
         return Linearization(offset, Dq[:K], Dv[:K], M[:K], w_off, Gw, Jw, *self._task(q, guess))

@@ -261,9 +261,9 @@ class HorizonQP:
         n, h = self.n, self.h
         wp, wv, wa, wt, ww = self.weights
         diag = np.zeros(self.nz)
-        joint_p, joint_v = (self.posture, self.posture * wv / max(wp, 1e-300)) if (
-            self._P_blocks
-        ) else (wp, wv)
+        joint_p, joint_v = (
+            (self.posture, self.posture * wv / max(wp, 1e-300)) if (self._P_blocks) else (wp, wv)
+        )
         diag[self._e] = 2 * h * joint_p
         diag[self._ed] = 2 * h * joint_v
         diag[self._d] = 2 * h * wa
