@@ -13,7 +13,7 @@ dynamics rows of the QP never change.  The robot's dynamics enter where they mat
 limits:
 
 - efforts: tau_k = ID(q_k, qd_k, qdd_k), linearized at the plan of the previous solve (the warm
-  start) with the analytic derivatives and the mass matrix, |tau_k| <= the effort limits at every
+  start) with the analytic derivatives and the mass matrix, within the effort limits at every
   step's start; exact at the first step (inverse dynamics is affine in the acceleration, and the
   state there is the measured one).  On a free-floating base the efforts are Floating_ID's (base
   unactuated): derivatives and the reduced inertia H* = Hm - H0m' H0^-1 H0m from the same
