@@ -47,18 +47,24 @@ def _rollout(d, e0, ed0, h):
 
 
 def test_the_horizon_qp_solves_the_double_integrator_problem():
-    """Unconstrained: the least-squares plan; with an effort limit: SLSQP's plan (both dense)."""
-    from scipy.optimize import minimize
+    """
+    Plan as the dense problem's optimum.
 
+    Unconstrained: the least-squares plan; with an effort limit active: a feasible plan that meets
+    the Karush-Kuhn-Tucker conditions (the cost's gradient balanced by the active limits' with
+    multipliers >= 0).
+    """
     n, K, h = 2, 8, 0.05
     wp, wv, wa = 1e4, 200.0, 1.0
     qp, lin, (e0, ed0), zero = _qp_problem(n, K, h)
     plan = qp.solve((e0, ed0), zero[:2], lin, zero)
 
-    def cost(x):
+    def residuals(x):  # the cost is the sum of their squares; they and the efforts are affine
         d = x.reshape(K, n)
         e, ed = _rollout(d, e0, ed0, h)
-        return h * (wp * np.sum(e[1:] ** 2) + wv * np.sum(ed[1:] ** 2) + wa * np.sum(d**2))
+        return np.sqrt(h) * np.concatenate(
+            [np.sqrt(wp) * e[1:].ravel(), np.sqrt(wv) * ed[1:].ravel(), np.sqrt(wa) * x]
+        )
 
     def efforts(x):
         d = x.reshape(K, n)
@@ -67,25 +73,30 @@ def test_the_horizon_qp_solves_the_double_integrator_problem():
         out[1:] += np.einsum('kij,kj->ki', lin.Dq[1:], e[1:K]) + np.einsum(
             'kij,kj->ki', lin.Dv[1:], ed[1:K]
         )
-        return out
+        return out.ravel()
 
-    free = minimize(cost, np.zeros(K * n), method='BFGS', options={'gtol': 1e-10}).x
-    assert np.abs(plan.d - free.reshape(K, n)).max() < 1e-3 * np.abs(free).max()
+    eye = np.eye(K * n)
+    r0, c0 = residuals(np.zeros(K * n)), efforts(np.zeros(K * n))
+    J = np.stack([residuals(x) - r0 for x in eye], axis=1)
+    C = np.stack([efforts(x) - c0 for x in eye], axis=1)
+    free = np.linalg.lstsq(J, -r0, rcond=None)[0]
+    assert np.abs(plan.d.ravel() - free).max() < 1e-3 * np.abs(free).max()
     e, ed = _rollout(plan.d, e0, ed0, h)
-    assert np.allclose(plan.e, e, atol=1e-6) and np.allclose(plan.ed, ed, atol=1e-6)
-    limit = 0.7 * np.abs(efforts(free)).max()  # active
+    assert np.allclose(plan.e, e, atol=1e-12) and np.allclose(plan.ed, ed, atol=1e-12)
+    limit = 0.7 * np.abs(c0 + C @ free).max()  # active
     qp, lin, _, _ = _qp_problem(n, K, h, effort=np.full(n, limit))
     plan = qp.solve((e0, ed0), zero[:2], lin, zero)
-    ref = minimize(
-        cost,
-        free,
-        method='SLSQP',
-        constraints=[{'type': 'ineq', 'fun': lambda x: limit - np.abs(efforts(x)).ravel()}],
-        options={'ftol': 1e-12, 'maxiter': 500},
-    )
-    assert ref.success and np.abs(efforts(free)).max() > limit
-    assert np.abs(efforts(plan.d.ravel())).max() < limit * (1 + 1e-3)
-    assert abs(cost(plan.d.ravel()) - ref.fun) < 2e-3 * ref.fun
+
+    x = plan.d.ravel()
+    c = c0 + C @ x
+    assert np.abs(c).max() < limit * (1 + 1e-3)
+    grad = 2 * J.T @ (r0 + J @ x)
+    active = np.flatnonzero(np.abs(c) > limit * (1 - 1e-3))
+    assert len(active)
+    G = np.sign(c[active])[:, None] * C[active]  # the active limits' gradients
+    mult = np.linalg.lstsq(G.T, -grad, rcond=None)[0]
+    assert np.abs(grad + G.T @ mult).max() < 1e-3 * np.abs(grad).max()
+    assert mult.min() > -1e-3 * np.abs(mult).max()
 
 
 def _law(mode, robot_name='kuka_iiwa', **settings):
@@ -226,7 +237,7 @@ def test_a_missed_deadline_is_computed_torque_and_reported():
     base = SimpleNamespace(R_b=np.eye(3), p_b=np.zeros(3), v_b=np.zeros(3), w_b=np.zeros(3))
     zero = np.zeros(fd.n_q)
     law.command(SimpleNamespace(base=base, q=Q1, qd=zero), Reference(Q1, zero, zero), 0.0, 0.0)
-    (level, key, text), = notes
+    ((level, key, text),) = notes
     assert level == 'warning' and 'past mpc_deadline' in text and 'computed torque' in text
 
 
