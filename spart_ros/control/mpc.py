@@ -64,11 +64,12 @@ def _limits(robot, settings):
     names = list(robot.coordinates.names)
     joints = {j.name: j.limits for j in robot.joints}
     urdf = {j.name: j.limits.effort for j in robot.joints}
-    override = settings.per_joint(names)['effort_limits'] if len(settings.effort_limits) else ()
     try:
+        given = len(settings.effort_limits)
+        override = settings.per_joint(names)['effort_limits'] if given else ()
         effort = np.array(effort_limits(names, urdf, override), dtype=float)
-    except InputError:  # no limit declared: the effort is unbounded here (the gate clamps)
-        effort = np.full(len(names), np.inf)
+    except InputError:  # none declared, or per command joint (a subset): the gate clamps those
+        effort = np.array([urdf[q] for q in names], dtype=float)
     effort[~(effort > 0)] = np.inf
     lower = np.array([joints[q].lower for q in names], dtype=float)
     upper = np.array([joints[q].upper for q in names], dtype=float)
