@@ -151,8 +151,34 @@ class Batch:
         }.get(kind, f'error code {code}')
         raise InputError(f'{name}: state {k}: ' + (f'{what}s[{k}]: ' if what else '') + reason)
 
-    def _floating(self, floating):
-        return chk.flag('floating', floating)
+    def _batch(self, name, states, inputs, outputs, floating=None, extra=(), workspace=False):
+        """
+        Run batch kernel ``name`` and return its outputs (the module docstring).
+
+        ``states`` = (R0s, r0s, qms); ``inputs``: [(name, array, shape of one state)] stacked
+        after them; ``outputs``: [(key, the caller's array or None, shape of one state)];
+        ``floating``: the flag (with the model's gravity before it) of the kernels that take one;
+        ``extra``: arguments after the inputs; ``workspace``: the kernel takes the derivative
+        workspace D (after W) and, for forward dynamics, its scratch matrix (last).
+        """
+        m, R0s, r0s, qms = self._states(*states)
+        xs = [self._stack(n, a, m, shape) for n, a, shape in inputs]
+        if floating is not None:
+            fl = chk.flag('floating', floating)
+            if name.startswith('aba') and not self.dynamics._invertible[0 if fl else 1]:
+                self.dynamics._check_invertible(fl)
+            xs += [self._gravity, fl]
+        outs = [self._out(key, o, (m,) + shape) for key, o, shape in outputs]
+        D = self._D if workspace else None
+        scratch = self._L if workspace and name.startswith('aba') else None
+
+        def args(t, lo, hi):
+            ws = (self._W[t],) if D is None else (self._W[t], D[t])
+            last = () if scratch is None else (scratch[t],)
+            return (self._mi, self._mf, *ws, R0s, r0s, qms, *xs, *extra, lo, hi, *outs, *last)
+
+        self._run(name, m, args)
+        return outs
 
     # -- batches ----------------------------------------------------------------------------
     def inverse_dynamics(self, R0s, r0s, qms, u0s, ums, u0dots, umdots, floating=True, out=None):
@@ -162,33 +188,11 @@ class Batch:
         ``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms``, ``ums``, ``umdots`` (m, n_q), ``u0s``,
         ``u0dots`` (m, 6); ``floating`` False pins the base; ``out`` (m, 6 + n_q): the caller's.
         """
-        m, R0s, r0s, qms = self._states(R0s, r0s, qms)
-        nq, g, fl = self.n_q, self._gravity, self._floating(floating)
-        u0s, ums = self._stack('u0s', u0s, m, (6,)), self._stack('ums', ums, m, (nq,))
-        a0, am = self._stack('u0dots', u0dots, m, (6,)), self._stack('umdots', umdots, m, (nq,))
-        out = self._out('id', out, (m, self.size))
-        self._run(
-            'rnea_batch',
-            m,
-            lambda t, lo, hi: (
-                self._mi,
-                self._mf,
-                self._W[t],
-                R0s,
-                r0s,
-                qms,
-                u0s,
-                ums,
-                a0,
-                am,
-                g,
-                fl,
-                lo,
-                hi,
-                out,
-            ),
-        )
-        return out
+        nq = self.n_q
+        inputs = [('u0s', u0s, (6,)), ('ums', ums, (nq,))]
+        inputs += [('u0dots', u0dots, (6,)), ('umdots', umdots, (nq,))]
+        outputs = [('id', out, (self.size,))]
+        return self._batch('rnea_batch', (R0s, r0s, qms), inputs, outputs, floating)[0]
 
     def forward_dynamics(self, R0s, r0s, qms, u0s, ums, tau0s, taums, floating=True, out=None):
         """
@@ -197,35 +201,11 @@ class Batch:
         ``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms``, ``ums``, ``taums`` (m, n_q), ``u0s``,
         ``tau0s`` (m, 6); ``floating`` False pins the base; ``out`` (m, 6 + n_q): the caller's.
         """
-        m, R0s, r0s, qms = self._states(R0s, r0s, qms)
-        nq, g, fl = self.n_q, self._gravity, self._floating(floating)
-        if not self.dynamics._invertible[0 if fl else 1]:
-            self.dynamics._check_invertible(fl)
-        u0s, ums = self._stack('u0s', u0s, m, (6,)), self._stack('ums', ums, m, (nq,))
-        t0, tm = self._stack('tau0s', tau0s, m, (6,)), self._stack('taums', taums, m, (nq,))
-        out = self._out('fd', out, (m, self.size))
-        self._run(
-            'aba_batch',
-            m,
-            lambda t, lo, hi: (
-                self._mi,
-                self._mf,
-                self._W[t],
-                R0s,
-                r0s,
-                qms,
-                u0s,
-                ums,
-                t0,
-                tm,
-                g,
-                fl,
-                lo,
-                hi,
-                out,
-            ),
-        )
-        return out
+        nq = self.n_q
+        inputs = [('u0s', u0s, (6,)), ('ums', ums, (nq,))]
+        inputs += [('tau0s', tau0s, (6,)), ('taums', taums, (nq,))]
+        outputs = [('fd', out, (self.size,))]
+        return self._batch('aba_batch', (R0s, r0s, qms), inputs, outputs, floating)[0]
 
     def mass_matrix(self, R0s, r0s, qms, out=None):
         """
@@ -233,14 +213,8 @@ class Batch:
 
         ``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms`` (m, n_q); ``out``: the caller's array.
         """
-        m, R0s, r0s, qms = self._states(R0s, r0s, qms)
-        out = self._out('H', out, (m, self.size, self.size))
-        self._run(
-            'crba_batch',
-            m,
-            lambda t, lo, hi: (self._mi, self._mf, self._W[t], R0s, r0s, qms, lo, hi, out),
-        )
-        return out
+        outputs = [('H', out, (self.size, self.size))]
+        return self._batch('crba_batch', (R0s, r0s, qms), [], outputs)[0]
 
     def jacobian(self, link, R0s, r0s, qms, offset=None, out=None):
         """
@@ -251,26 +225,8 @@ class Batch:
         """
         link = chk.link_id('link', link, self.robot)
         offset = np.zeros(3) if offset is None else chk.vector('offset', offset, 3)
-        m, R0s, r0s, qms = self._states(R0s, r0s, qms)
-        out = self._out('J', out, (m, 6, self.size))
-        self._run(
-            'jacobian_batch',
-            m,
-            lambda t, lo, hi: (
-                self._mi,
-                self._mf,
-                self._W[t],
-                R0s,
-                r0s,
-                qms,
-                link,
-                offset,
-                lo,
-                hi,
-                out,
-            ),
-        )
-        return out
+        outputs = [('J', out, (6, self.size))]
+        return self._batch('jacobian_batch', (R0s, r0s, qms), [], outputs, extra=(link, offset))[0]
 
     def inverse_dynamics_derivatives(
         self, R0s, r0s, qms, u0s, ums, u0dots, umdots, floating=True, out=None
@@ -287,37 +243,21 @@ class Batch:
         states and accelerations; ``floating`` False pins the base; ``out``: the caller's 5
         arrays ((m, N), 3 x (m, N, N), (m, 6, N), N = 6 + n_q).
         """
-        m, R0s, r0s, qms = self._states(R0s, r0s, qms)
-        nq, g, fl, size = self.n_q, self._gravity, self._floating(floating), self.size
-        u0s, ums = self._stack('u0s', u0s, m, (6,)), self._stack('ums', ums, m, (nq,))
-        a0, am = self._stack('u0dots', u0dots, m, (6,)), self._stack('umdots', umdots, m, (nq,))
-        shapes = ((m, size), (m, size, size), (m, size, size), (m, size, size), (m, 6, size))
-        outs = tuple(
-            self._out(f'idd{k}', None if out is None else out[k], s) for k, s in enumerate(shapes)
+        nq, N = self.n_q, self.size
+        inputs = [('u0s', u0s, (6,)), ('ums', ums, (nq,))]
+        inputs += [('u0dots', u0dots, (6,)), ('umdots', umdots, (nq,))]
+        shapes = ((N,), (N, N), (N, N), (N, N), (6, N))
+        outputs = [(f'idd{k}', None if out is None else out[k], s) for k, s in enumerate(shapes)]
+        return tuple(
+            self._batch(
+                'rnea_derivatives_batch',
+                (R0s, r0s, qms),
+                inputs,
+                outputs,
+                floating,
+                workspace=True,
+            )
         )
-        self._run(
-            'rnea_derivatives_batch',
-            m,
-            lambda t, lo, hi: (
-                self._mi,
-                self._mf,
-                self._W[t],
-                self._D[t],
-                R0s,
-                r0s,
-                qms,
-                u0s,
-                ums,
-                a0,
-                am,
-                g,
-                fl,
-                lo,
-                hi,
-                *outs,
-            ),
-        )
-        return outs
 
     def forward_dynamics_derivatives(
         self, R0s, r0s, qms, u0s, ums, tau0s, taums, floating=True, out=None
@@ -331,37 +271,18 @@ class Batch:
         ``tau0s`` (m, 6): the states and generalized forces; ``floating`` False pins the base;
         ``out``: the caller's 4 arrays ((m, N), 3 x (m, N, N)).
         """
-        m, R0s, r0s, qms = self._states(R0s, r0s, qms)
-        nq, g, fl, size = self.n_q, self._gravity, self._floating(floating), self.size
-        if not self.dynamics._invertible[0 if fl else 1]:
-            self.dynamics._check_invertible(fl)
-        u0s, ums = self._stack('u0s', u0s, m, (6,)), self._stack('ums', ums, m, (nq,))
-        t0, tm = self._stack('tau0s', tau0s, m, (6,)), self._stack('taums', taums, m, (nq,))
-        shapes = ((m, size), (m, size, size), (m, size, size), (m, size, size))
-        outs = tuple(
-            self._out(f'fdd{k}', None if out is None else out[k], s) for k, s in enumerate(shapes)
+        nq, N = self.n_q, self.size
+        inputs = [('u0s', u0s, (6,)), ('ums', ums, (nq,))]
+        inputs += [('tau0s', tau0s, (6,)), ('taums', taums, (nq,))]
+        shapes = ((N,), (N, N), (N, N), (N, N))
+        outputs = [(f'fdd{k}', None if out is None else out[k], s) for k, s in enumerate(shapes)]
+        return tuple(
+            self._batch(
+                'aba_derivatives_batch',
+                (R0s, r0s, qms),
+                inputs,
+                outputs,
+                floating,
+                workspace=True,
+            )
         )
-        self._run(
-            'aba_derivatives_batch',
-            m,
-            lambda t, lo, hi: (
-                self._mi,
-                self._mf,
-                self._W[t],
-                self._D[t],
-                R0s,
-                r0s,
-                qms,
-                u0s,
-                ums,
-                t0,
-                tm,
-                g,
-                fl,
-                lo,
-                hi,
-                *outs,
-                self._L[t],
-            ),
-        )
-        return outs

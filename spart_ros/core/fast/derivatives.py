@@ -146,25 +146,9 @@ class DynamicsDerivatives:
         ``R0`` (3, 3), ``r0`` (3,), ``qm`` (n_q,), ``u0`` (6,), ``um`` (n_q,), ``u0dot`` (6,),
         ``umdot`` (n_q,): SPART's state and accelerations; ``floating`` False pins the base.
         """
-        args = (R0, r0, qm, u0, um, u0dot, umdot, self._gravity, floating)
         outs = (self._tau, self._dq, self._du, self._H, self._dh)
-        code = N.call(
-            N.rnea_derivatives, _K_ID, self._mi, self._mf, self._W, self._D, *args, *outs
-        )
-        if code is None:
-            state = self._state(R0, r0, qm, u0, um, u0dot, umdot, ('u0dot', 'umdot'))
-            code = N.rnea_derivatives(
-                self._mi,
-                self._mf,
-                self._W,
-                self._D,
-                *state,
-                self._gravity,
-                chk.flag('floating', floating),
-                *outs,
-            )
-        if code:
-            self._raise(code, 'inverse dynamics derivatives')
+        state = (R0, r0, qm, u0, um, u0dot, umdot)
+        self._call(N.rnea_derivatives, _K_ID, state, floating, outs, ('u0dot', 'umdot'), 'inverse')
         return self._id
 
     def forward_dynamics(self, R0, r0, qm, u0, um, tau0, taum, floating=True):
@@ -177,24 +161,20 @@ class DynamicsDerivatives:
         """
         if not self.dynamics._invertible[0 if floating else 1]:
             self.dynamics._check_invertible(floating)
-        args = (R0, r0, qm, u0, um, tau0, taum, self._gravity, floating)
         outs = (self._udot, self._fdq, self._fdu, self._Minv, self._L)
-        code = N.call(N.aba_derivatives, _K_FD, self._mi, self._mf, self._W, self._D, *args, *outs)
-        if code is None:
-            state = self._state(R0, r0, qm, u0, um, tau0, taum, ('tau0', 'taum'))
-            code = N.aba_derivatives(
-                self._mi,
-                self._mf,
-                self._W,
-                self._D,
-                *state,
-                self._gravity,
-                chk.flag('floating', floating),
-                *outs,
-            )
-        if code:
-            self._raise(code, 'forward dynamics derivatives')
+        state = (R0, r0, qm, u0, um, tau0, taum)
+        self._call(N.aba_derivatives, _K_FD, state, floating, outs, ('tau0', 'taum'), 'forward')
         return self._fd
+
+    def _call(self, kernel, kinds, state, floating, outs, names, what):
+        """Run ``kernel``: the checked compiled call, else every argument converted; raise."""
+        mi, mf, W, D, g = self._mi, self._mf, self._W, self._D, self._gravity
+        code = N.call(kernel, kinds, mi, mf, W, D, *state, g, floating, *outs)
+        if code is None:  # an argument of another type: checked and converted in Python
+            args = self._state(*state, names)
+            code = kernel(mi, mf, W, D, *args, g, chk.flag('floating', floating), *outs)
+        if code:
+            self._raise(code, f'{what} dynamics derivatives')
 
     def momentum(self, R0, r0, qm, u0, um):
         """
