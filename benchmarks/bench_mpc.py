@@ -355,6 +355,17 @@ def mpc_solves(duration, compare_with=None):
             100.0,
         ),
         ('SC_3DoF', 'floating', {}, sc_goal, duration, None, 'floating_base', 100.0),
+        # the base's attitude against the joints' tracking (no redundancy to use)
+        (
+            'SC_3DoF',
+            'floating',
+            {'mpc_weights': (1e2, 10.0, 1.0, 1e5, 1e3)},
+            sc_goal,
+            duration,
+            None,
+            'floating_base',
+            100.0,
+        ),
         (
             'arm7_floating',
             'floating',
@@ -385,6 +396,8 @@ def mpc_solves(duration, compare_with=None):
             initial,
         )
         label = f'{name} {mode}' + (' (effort limits 100 N m)' if 'effort_limits' in extra else '')
+        if 'mpc_weights' in extra and not extra.get('mpc_task'):
+            label += f' (mpc_weights {list(extra["mpc_weights"])})'
         print(f'   {label}: {_times(records)}; misses {run.controller.law.misses}')
         rms, emax = _tracking(run)
         rms_o, emax_o = _tracking(ref)
@@ -393,8 +406,10 @@ def mpc_solves(duration, compare_with=None):
             f'({emax_o:.2e})'
         )
         if base == 'floating':
+            final = np.abs(run.q[-1] - run.q_ref[-1]).max()
             line += (
-                f'; base turned at most {_base_turn(run):.2f} deg ({other} {_base_turn(ref):.2f})'
+                f'; at the end {final:.1e} rad; base turned at most {_base_turn(run):.2f} deg '
+                f'({other} {_base_turn(ref):.2f})'
             )
         print(line)
         if have_croc:
