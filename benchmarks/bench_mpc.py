@@ -18,7 +18,8 @@ Derivatives, batches and the mpc modes: figures and ratios against baselines of 
    the same states, references, horizon, steps, weights and effort limits; Euler steps),
    warm-started, one iteration (the real-time iteration) and up to ten.  Crocoddyl is not a
    dependency: ``uv pip install --no-deps crocoddyl==3.2.1 libcrocoddyl==3.2.1`` (its wheels'
-   declared dependencies pull 420 MB of example-robot-data it does not need), else skipped.
+   declared dependencies pull example-robot-data, 437 MB installed, that it does not need), else
+   skipped.
 
 ``--compare-with CHECKOUT``: part 3's KUKA run also in another checkout of spart_ros (e.g. an
 earlier formulation of the mode), in a subprocess of the same run.
