@@ -327,6 +327,7 @@ class Controller:
             self.supervision.unbind()
         else:
             self.supervision.bind(controlled)
+            controlled.law.preview = self.reference.samples  # a look-ahead (the mpc modes)
         self.goals.robot = controlled
         self.continuity.bind(controlled)
 

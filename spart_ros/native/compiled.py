@@ -149,4 +149,10 @@ wheel_torques = _library.wheel_torques
 first_violation, largest_excess = _library.first_violation, _library.largest_excess
 jump_excess, quintic_sample = _library.jump_excess, _library.quintic_sample
 free_flying_base = _library.free_flying_base
+# analytic derivatives and batches (derivatives.py, batch.py)
+rnea_derivatives, aba_derivatives = _library.rnea_derivatives, _library.aba_derivatives
+rnea_batch, aba_batch = _library.rnea_batch, _library.aba_batch
+crba_batch, jacobian_batch = _library.crba_batch, _library.jacobian_batch
+rnea_derivatives_batch = _library.rnea_derivatives_batch
+aba_derivatives_batch = _library.aba_derivatives_batch
 del missing
