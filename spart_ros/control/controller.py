@@ -281,8 +281,8 @@ class Controller:
         (if one may be applied), inactive until activated again (a model is structural); active
         waiting for its first model: the law is built and the controller goes on (holding at the
         first state). A model the settings cannot control leaves it inactive, saying why
-        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes. Returns the
-        zero :data:`Command` or None.
+        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes. Returns the zero
+        :data:`Command` or None.
         """
         zero = None
         if self.active and self.controlled is not None:
@@ -323,10 +323,8 @@ class Controller:
     def _bind(self, controlled):
         """Give every unit the model (a ControlledRobot, or None)."""
         self.controlled = controlled
-        if controlled is None:
-            self.supervision.unbind()
-        else:
-            self.supervision.bind(controlled)
+        self.supervision.bind(controlled)
+        if controlled is not None:
             controlled.law.preview = self.reference.samples  # a look-ahead (the mpc modes)
         self.goals.robot = controlled
         self.continuity.bind(controlled)
