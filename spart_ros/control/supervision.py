@@ -58,7 +58,8 @@ class Supervisor:
     def bind(self, robot):
         """Take the command joints of ``robot`` (a ControlledRobot; None: :meth:`unbind`)."""
         if robot is None:
-            return self.unbind()
+            self.unbind()
+            return
         self._index, self._every_joint = robot.index, robot.every_joint
         self._zeros_q = np.zeros(len(robot.q_names))
         self._zero = robot.zero

@@ -144,13 +144,6 @@ def build(output=HERE, force=False, verbose=False):
         return target
 
 
-def _kernel(name):
-    """Return the dispatcher ``name`` of kernels.py, or ``module.name`` of another module here."""
-    module, _, function = name.rpartition('.')
-    source = importlib.import_module(f'{__package__}.{module}') if module else kernels
-    return getattr(source, function)
-
-
 def _build_call(module, work):
     """_call.c compiled into the extension module ``module`` in ``work``; its path."""
     tools = Toolchain()
