@@ -132,6 +132,9 @@ class Controller:
         self.details = None
         self.actuation = None  # the base actuators' last status (a law that drives them)
         self.compute_time = 0.0
+        #: the capture of a tumbling target (:mod:`.capture_control`: target_file), or None
+        self.capture = None
+        self._hardware = ()
 
     # -- what it is doing -----------------------------------------------------------------
     @property
@@ -184,6 +187,8 @@ class Controller:
         return f'{why}; {pending}' if why and pending else why or pending
 
     def _tracking(self):
+        if self.capture is not None and self.capture.commanding:
+            return True
         law = self.law
         if law is not None and law.follows == 'end_effector':
             return law.has_reference
@@ -214,6 +219,7 @@ class Controller:
         self.model_error = None
         if robot is not None:
             self._bind(ControlledRobot(self.settings, robot, dynamics, hardware, self._notify))
+            self._hardware = hardware
         self._configured = True
         self.gate.reason = '' if self.controlled is not None else 'no robot model yet'
 
@@ -256,6 +262,9 @@ class Controller:
         """
         if not self.active:
             return None
+        self._capture_stopped(
+            'the controller was deactivated' + (f' ({reason})' if reason else '')
+        )
         self.goals.abort('the controller was deactivated' + (f' ({reason})' if reason else ''))
         self.gate.disable(reason)
         self.continuity.fault = None
@@ -296,6 +305,7 @@ class Controller:
             return zero
         try:
             self._bind(ControlledRobot(self.settings, robot, dynamics, hardware, self._notify))
+            self._hardware = hardware
         except Exception as err:  # noqa: BLE001 - any model: never fatal, waits for another one
             text = (
                 str(err)
@@ -321,8 +331,8 @@ class Controller:
                 f'{what}: not possible in state {self.state} (needs {" or ".join(states)})'
             )
 
-    def _bind(self, controlled):
-        """Give every unit the model (a ControlledRobot, or None)."""
+    def _bind(self, controlled, keep_capture=False):
+        """Give every unit the model (a ControlledRobot, or None); a capture unit with a target."""
         self.controlled = controlled
         if controlled is None:
             self.supervision.unbind()
@@ -330,6 +340,14 @@ class Controller:
             self.supervision.bind(controlled)
         self.goals.robot = controlled
         self.continuity.bind(controlled)
+        if keep_capture and self.capture is not None and controlled is not None:
+            self.capture.actuation = getattr(controlled.law, 'actuation', None)
+        if not keep_capture:
+            self.capture = None
+            if controlled is not None and self.settings.target_file:
+                from .capture_control import CaptureControl
+
+                self.capture = CaptureControl(self.settings, controlled)
 
     def _set_settings(self, settings):
         self.settings = settings
@@ -356,6 +374,90 @@ class Controller:
         why = goal_refusal(kind, self.state, mode, self.fault)
         if why:
             raise InputError(why)
+        if self.capture is not None and self.capture.live:
+            raise InputError(
+                f'a capture is under way (phase {self.capture.phase}): {kind} refused (cancel the '
+                'capture first)'
+            )
+        self._capture_release()
+
+    # -- the capture of a target (capture_control) ---------------------------------------------
+    def _capture_tick(self, capture, state, t, t0):
+        """Return the capture's Command of this tick, or None (it hands back to the law)."""
+        tick = capture.tick(state, t)
+        if tick is None:  # canceled (or ended): the law holds the pose measured now
+            self._capture_release()
+            return None
+        if tick.zero:  # the capture's abort: one zero command, a halt; resumed by a hold
+            self.supervision.answered()
+            out = self.supervision.stop(f'capture aborted: {tick.why}', timeout=False)
+            self._capture_release()
+            return out
+        values = self.controlled.command_values(tick.values)
+        self.supervision.commanded(values)
+        self.reference.remember(state, None, t)
+        self.details = capture.capture.goal.feedback if capture.capture.goal else None
+        self.actuation = None if tick.actuators is None else tick.actuators.status
+        self.compute_time = time.perf_counter() - t0
+        return Command(values, False, tick.base_torque, tick.base_force, t, tick.actuators)
+
+    def _capture_release(self):
+        """Hand the control back to the law (on the model carrying the target after a grasp)."""
+        capture = self.capture
+        if capture is None:
+            return
+        model = capture.release()
+        if model is not None:  # the law on the model with the target (the same joints)
+            controlled = ControlledRobot(self.settings, model, None, self._hardware, self._notify)
+            self._bind(controlled, keep_capture=True)
+        self.reference.hold_next()
+        if self.controlled is not None:
+            self.controlled.law.clear_references()
+
+    def _capture_stopped(self, why, t=None):
+        """Abort a capture going on: the controller stopped commanding (no second zero)."""
+        capture = self.capture
+        if capture is not None and capture.live:
+            capture.stopped(why, t)
+            self._capture_release()
+
+    def submit_capture(self, goal, t):
+        """
+        Accept the capture goal ``goal`` (a CaptureGoal) at control time ``t`` [s].
+
+        The controller must be commanding (active, a model, a commanded state, no fault) with a
+        target (``target_file``); a joint trajectory or pose goal it follows is preempted.  Return
+        the goal; InputError (a CaptureRefused with the result code for an infeasible capture)
+        naming why it is refused (the goal aborted).
+        """
+        from .capture_goal import CaptureRefused
+
+        try:
+            if self.capture is None:
+                raise CaptureRefused(
+                    'no target: give the controller one (target_file) to capture it'
+                )
+            if not self.active or self.fault is not None or self.gate.halted:
+                raise CaptureRefused(
+                    f'the controller is {self.state}'
+                    + (f' ({self.reason})' if self.reason else '')
+                    + ': capture refused'
+                )
+            r = self.reference
+            if r.last_q is None or r.last_base is None:
+                raise CaptureRefused('the controller has commanded no state yet: capture refused')
+            from types import SimpleNamespace
+
+            state = SimpleNamespace(base=r.last_base, q=r.last_q.copy(), qd=r.last_qd.copy())
+            goal = self.capture.submit(goal, state, t)
+        except SpartError as err:
+            if hasattr(goal, '_finish') and not goal.done:
+                goal._finish(ABORTED, str(err), getattr(err, 'code', INVALID_GOAL))
+            self._count_rejected()
+            raise
+        self.goals.abort(f'replaced by capture goal {goal.id}')
+        self.counts['trajectories'] += 1
+        return goal
 
     def apply_settings(self, **changes):
         """
@@ -390,7 +492,9 @@ class Controller:
         try:
             return self._update(inputs, t)
         except Exception as err:  # noqa: BLE001 - a tick must never kill its caller: halt instead
-            return self.supervision.failed(err)
+            out = self.supervision.failed(err)
+            self._capture_stopped(f'the tick failed: {err}', t)
+            return out
 
     def _update(self, inputs, t):
         """Run the tick: supervision -> continuity -> reference and goals -> law -> command."""
@@ -401,11 +505,18 @@ class Controller:
         stopped = continuity.fault is not None and not law.holds_position
         verdict = self.supervision.admit(inputs, t, reference.last_t, stopped)
         if verdict is not COMPUTE:
+            if verdict is not None:  # a stop: a capture going on ends with it
+                self._capture_stopped(self.gate.reason, t)
             return verdict  # a stop (one zero command) or nothing
         t0 = time.perf_counter()
         t = float(t)
         state = inputs.state
         continuity.before_law(state, t, self.supervision.recovering)
+        capture = self.capture
+        if capture is not None and capture.commanding:
+            out = self._capture_tick(capture, state, t, t0)
+            if out is not None:
+                return out
         ref = None
         if law.follows != 'end_effector':
             ref = reference.at(t)
@@ -439,7 +550,10 @@ class Controller:
         """
         if not self.active or self.controlled is None:
             return None
-        return self.supervision.check(inputs)
+        out = self.supervision.check(inputs)
+        if out is not None:
+            self._capture_stopped(self.gate.reason)
+        return out
 
     def reject(self, what, error):
         """
@@ -450,7 +564,9 @@ class Controller:
         """
         if not self.active or self.controlled is None:
             return None
-        return self.supervision.reject(what, error)
+        out = self.supervision.reject(what, error)
+        self._capture_stopped(f'{what} rejected: {error}')
+        return out
 
     def clear_fault(self):
         """
@@ -481,6 +597,7 @@ class Controller:
         """
         self.counts['resets'] += 1
         if self.active:
+            self._capture_stopped(why, t)
             self.continuity.plant_reset(why, t)
 
     # -- references -------------------------------------------------------------------------

@@ -185,6 +185,9 @@ class ControllerSettings:
     actuators_file: str = ''  # their YAML (spart_ros.core.actuators); '' = none
     thruster_period: float = 0.1  # s: a thruster cycle (pulse-width modulation)
     momentum_dump: tuple = (0.6, 0.2, 0.05)  # start, stop (of the speed limit), gain 1/s
+    # the capture of a tumbling target (spart_ros.control.capture_control)
+    target_file: object = ''  # its YAML or URDF (spart_ros.core.target), or a Target; '' = none
+    capture_base: str = ''  # 'held' (the wheels hold the attitude), 'free'; '' = held with wheels
 
     def replace(self, **changes):
         """Return a copy with ``changes`` (InputError for an unknown name)."""
@@ -257,6 +260,20 @@ class ControllerSettings:
             load_actuators(self.actuators_file)  # InputError naming the file's problem
         cartesian_gains(self.cartesian_stiffness, self.cartesian_damping)
         nullspace_gains(self.nullspace_stiffness, self.nullspace_damping)
+        if self.capture_base not in ('', 'held', 'free'):
+            raise InputError(
+                f"capture_base: expected '', 'held' or 'free', got {self.capture_base!r}"
+            )
+        if isinstance(self.target_file, str) and not self.target_file:
+            return self
+        if not self.floating:
+            raise InputError(
+                'target_file: the capture of a free-flying target needs a floating base (base: '
+                'floating)'
+            )
+        from ..core.target import load_target
+
+        load_target(self.target_file)  # InputError naming the file's problem
         return self
 
     def per_joint(self, names):
