@@ -343,11 +343,12 @@ class Controller:
         if keep_capture and self.capture is not None and controlled is not None:
             self.capture.actuation = getattr(controlled.law, 'actuation', None)
         if not keep_capture:
+            orbit = self.capture.orbit if self.capture is not None else None
             self.capture = None
             if controlled is not None and self.settings.target_file:
                 from .capture_control import CaptureControl
 
-                self.capture = CaptureControl(self.settings, controlled)
+                self.capture = CaptureControl(self.settings, controlled, orbit)
 
     def _set_settings(self, settings):
         self.settings = settings

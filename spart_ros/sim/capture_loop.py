@@ -10,8 +10,8 @@ tick :class:`CaptureLoop`
   optional white noise (``estimate_noise``: standard deviations of the position [m], the attitude
   [rad, a rotation vector in l], the linear and the angular velocity [m/s, rad/s, in l]), stamped
   ``estimate_delay`` s late (the estimate of t - delay, given at t);
-- submits the capture goal at its ``start`` (the first tick the controller commands at or after
-  it), and when the capture asks for the grasp, welds the target in the plant where it is and
+- submits the capture goal at its ``start`` (the first tick at or after it when the controller
+  commands and has an estimate), and when the capture asks for the grasp, welds the target in the plant where it is and
   tells the controller what the weld holds (``spart_sim`` does the same over topics);
 - records, per tick: the distance from the end-effector point to the fixture (the plant's truth),
   the phase, the relative twist at the fixture (the capture's feedback), the target's pose and
@@ -24,16 +24,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .target_body import system_momentum
+from .target_body import PoseEstimator, system_momentum
 from ..control.capture_goal import CaptureGoal, CaptureRefused
 from ..control.grasp import GraspTolerances
 from ..core.errors import InputError, SpartError
-from ..core.rigid_motion import rotation_from_vector
 
 __all__ = ['CaptureLoop', 'CaptureRecord', 'capture_options', 'MUJOCO_SETTLE']
 
-#: s after the weld at which the MuJoCo plant's grasp impulse is read (its transient: about 30 ms)
-MUJOCO_SETTLE = 0.05
+#: s after the weld at which the MuJoCo plant's grasp impulse is read (one tick at 100 Hz: the
+#: weld's time constant is 2 dt)
+MUJOCO_SETTLE = 0.01
 
 #: keys of simulate's ``capture`` mapping besides the CaptureGoal's fields
 _LOOP_KEYS = ('start', 'estimate_period', 'estimate_noise', 'estimate_delay', 'seed')
@@ -150,21 +150,7 @@ class CaptureLoop:
         if self.unit is None or self.body is None:
             raise InputError('capture: the controller and the plant both need the target')
         self.start = float(start)
-        self.period = max(float(estimate_period), 0.0)
-        self.delay = float(estimate_delay)
-        if not self.delay >= 0:
-            raise InputError(
-                f'capture.estimate_delay: expected seconds >= 0, got {estimate_delay}'
-            )
-        noise = np.zeros(4) if estimate_noise is None else np.asarray(estimate_noise, float)
-        if noise.shape != (4,) or not np.all(noise >= 0):
-            raise InputError(
-                'capture.estimate_noise: expected 4 standard deviations >= 0 (position m, '
-                f'attitude rad, linear m/s, angular rad/s), got {estimate_noise!r}'
-            )
-        self.noise, self.rng = noise, np.random.default_rng(seed)
-        self._next_estimate = -np.inf
-        self._queue = []  # (time, odometry) of the estimates not given yet (a delay)
+        self.estimator = PoseEstimator(estimate_period, estimate_noise, estimate_delay, seed)
         self._submitted = False
         self._settle_at = None
         offset = np.asarray(controller.settings.ee_offset, dtype=float)
@@ -182,33 +168,20 @@ class CaptureLoop:
             goal=goal,
         )
 
-    def _noisy(self, odom):
-        """Return (R, p, v_l, w_l) of an odometry with the estimate's noise."""
-        from ..core.attitude import quaternion_from_ros
-
-        R = np.asarray(quaternion_from_ros(*odom.orientation), dtype=float)
-        p, v, w = (np.array(x, dtype=float) for x in (odom.position, odom.linear, odom.angular))
-        if self.noise.any():
-            s = self.noise
-            p = p + s[0] * self.rng.standard_normal(3)
-            R = R @ rotation_from_vector(s[1] * self.rng.standard_normal(3))
-            v = v + s[2] * self.rng.standard_normal(3)
-            w = w + s[3] * self.rng.standard_normal(3)
-        return R, p, v, w
-
     def before(self, t):
         """Give the controller the estimate due at control time ``t`` [s] (before its tick)."""
-        if self.body.attached or t < self._next_estimate - 1e-12:
+        if self.body.attached:
             return
-        self._next_estimate = t + self.period
-        self._queue.append((t, self._noisy(self.body.odometry())))
-        due = [e for e in self._queue if e[0] <= t - self.delay + 1e-12]
+        due = self.estimator.observe(t, self.body.odometry)
         if not due:
             return
-        stamp, (R, p, v, w) = due[-1]
-        self._queue = [e for e in self._queue if e[0] > stamp]
+        from ..core.attitude import quaternion_from_ros
+
+        stamp, odom = due[-1]
+        R = np.asarray(quaternion_from_ros(*odom.orientation), dtype=float)
         target = self.unit.capture.target
-        self.unit.set_estimate(target.state_from_odometry(R, p, v, w), stamp)
+        state = target.state_from_odometry(R, odom.position, odom.linear, odom.angular)
+        self.unit.set_estimate(state, stamp)
 
     def after(self, row, t):
         """After the controller's tick at ``t``: the goal when due, the weld, the row ``row``."""
@@ -219,6 +192,7 @@ class CaptureLoop:
             and not self._submitted
             and t >= self.start - 1e-12
             and c.reference.last_q is not None
+            and unit.capture.prediction is not None  # (an estimate came: a delay holds it back)
         ):
             self._submitted = True
             try:

@@ -57,6 +57,7 @@ __all__ = [
     'system_momentum',
     'grasp_link',
     'checked_target',
+    'PoseEstimator',
 ]
 
 Grasp = namedtuple('Grasp', 'time T_link_target impulse momentum_before momentum_after')
@@ -433,3 +434,69 @@ class RigidBodyTarget(TargetBody):
     def settle(self):
         """Return the :data:`Grasp` (exact at the attachment here)."""
         return self.grasp
+
+
+class PoseEstimator:
+    """
+    The target's odometry as a pose estimator gives it: every ``period``, noisy, late.
+
+    ``period`` [s]: one estimate per period of the plant's time (0: at every call); ``noise``:
+    4 standard deviations (position [m], world axes; attitude [rad], a rotation vector in l;
+    linear and angular velocity [m/s, rad/s], in l) or None (exact); ``delay`` [s]: an estimate of
+    the state at t is given out at t + delay (stamped t: when it was measured); ``seed``: the
+    noise's generator.  :meth:`observe` takes the plant's odometry at each call and returns the
+    estimates due then, oldest first.
+    """
+
+    def __init__(self, period=0.0, noise=None, delay=0.0, seed=0):
+        self.period = float(period)
+        self.delay = float(delay)
+        if not (np.isfinite(self.period) and self.period >= 0):
+            raise InputError(f'target estimate period: expected seconds >= 0, got {period!r}')
+        if not (np.isfinite(self.delay) and self.delay >= 0):
+            raise InputError(f'target estimate delay: expected seconds >= 0, got {delay!r}')
+        s = np.zeros(4) if noise is None or len(noise) == 0 else np.asarray(noise, dtype=float)
+        if s.shape != (4,) or not np.all(np.isfinite(s)) or np.any(s < 0):
+            raise InputError(
+                'target estimate noise: expected 4 standard deviations >= 0 (position m, attitude '
+                f'rad, linear m/s, angular rad/s), got {noise!r}'
+            )
+        self.noise = s
+        self.rng = np.random.default_rng(int(seed))
+        self.reset()
+
+    def reset(self):
+        """Forget the estimates not given out yet (a plant reset)."""
+        self._next = -np.inf
+        self._queue = []
+
+    def _noisy(self, odom):
+        from ..core.rigid_motion import rotation_from_vector
+        from .plant import _rotation_quaternion, BaseOdometry
+
+        s = self.noise
+        if not s.any():
+            return odom
+        g = self.rng.standard_normal(12)
+        R = rotation_from_quaternion(odom.orientation) @ rotation_from_vector(s[1] * g[3:6])
+        return BaseOdometry(
+            np.asarray(odom.position, float) + s[0] * g[0:3],
+            _rotation_quaternion(np.ascontiguousarray(R)),
+            np.asarray(odom.linear, float) + s[2] * g[6:9],
+            np.asarray(odom.angular, float) + s[3] * g[9:12],
+        )
+
+    def observe(self, t, odometry):
+        """
+        Return [(stamp [s], BaseOdometry)] due at plant time ``t`` [s].
+
+        ``odometry``: the plant's odometry of the target now (a callable returning it: called only
+        when an estimate is taken).
+        """
+        if t >= self._next - 1e-12:
+            self._next = t + self.period if self.period > 0 else -np.inf
+            self._queue.append((t, self._noisy(odometry())))
+        due = [e for e in self._queue if e[0] <= t - self.delay + 1e-12]
+        if due:
+            self._queue = self._queue[len(due) :]
+        return due
