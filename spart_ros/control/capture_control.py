@@ -156,8 +156,13 @@ class CaptureControl:
 
     @property
     def commanding(self):
-        """Return True while the capture's command replaces the law's (live, or done, held)."""
-        return self.live or (self.capture.phase == DONE and not self.released)
+        """
+        Return True while the capture's command replaces the law's.
+
+        Live, or done (the stack held at rest), or ended and not handed back yet (the tick after
+        a cancel: the law then holds the pose measured at that tick).
+        """
+        return self.live or not self.released
 
     @property
     def grasp_wanted(self):

@@ -397,7 +397,7 @@ class Controller:
         values = self.controlled.command_values(tick.values)
         self.supervision.commanded(values)
         self.reference.remember(state, None, t)
-        self.details = capture.capture.goal.feedback if capture.capture.goal else None
+        self.details = None  # (the capture's feedback goes out by its action)
         self.actuation = None if tick.actuators is None else tick.actuators.status
         self.compute_time = time.perf_counter() - t0
         return Command(values, False, tick.base_torque, tick.base_force, t, tick.actuators)
@@ -440,9 +440,9 @@ class Controller:
                 )
             if not self.active or self.fault is not None or self.gate.halted:
                 raise CaptureRefused(
-                    f'the controller is {self.state}'
-                    + (f' ({self.reason})' if self.reason else '')
-                    + ': capture refused'
+                    f'the controller is not commanding (state {self.state}'
+                    + (f': {self.reason}' if self.reason else '')
+                    + '): capture refused'
                 )
             r = self.reference
             if r.last_q is None or r.last_base is None:
@@ -518,6 +518,7 @@ class Controller:
             out = self._capture_tick(capture, state, t, t0)
             if out is not None:
                 return out
+            continuity.before_law(state, t, False)  # handed back: the pose measured now is held
         ref = None
         if law.follows != 'end_effector':
             ref = reference.at(t)

@@ -25,6 +25,7 @@ Fields left 0 take the defaults of :class:`~spart_ros.control.capture_goal.Captu
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.task import Future
+
 from spart_interfaces.action import Capture
 
 from ..control.capture_goal import CaptureGoal
@@ -70,7 +71,9 @@ def goal_from_request(request):
     for name in _TIMES:
         value = float(getattr(request, name))
         if value < 0:
-            raise InputError(f'{name}: expected seconds (or m) >= 0 (0 = the default), got {value}')
+            raise InputError(
+                f'{name}: expected seconds (or m) >= 0 (0 = the default), got {value}'
+            )
         if value > 0:
             times[name] = value
     return CaptureGoal(
@@ -215,7 +218,10 @@ class CaptureActionServer:
                 continue
             msg = Capture.Feedback()
             ns = int(round(fb.time * 1e9))
-            msg.header.stamp.sec, msg.header.stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
+            msg.header.stamp.sec, msg.header.stamp.nanosec = (
+                ns // 1_000_000_000,
+                ns % 1_000_000_000,
+            )
             msg.header.frame_id = frame
             msg.phase = fb.phase
             msg.distance, msg.angle = float(fb.distance), float(fb.angle)

@@ -101,8 +101,10 @@ class CaptureIO:
             return
         try:
             orbit = CircularOrbit.make(
-                mean_motion=msg.mean_motion, mu=msg.gravitational_parameter,
-                body_radius=msg.body_radius, model=msg.model,
+                mean_motion=msg.mean_motion,
+                mu=msg.gravitational_parameter,
+                body_radius=msg.body_radius,
+                model=msg.model,
             )
             unit.set_orbit(orbit)
         except (InputError, SpartError) as err:

@@ -263,7 +263,7 @@ PARAMETERS = table(
     _setting(
         'capture_base',
         "capture: the base during the approach: 'held' (its attitude held by the reaction "
-        "wheels of actuators_file) or 'free' (it reacts); \"\" = held with wheels, else free",
+        'wheels of actuators_file) or \'free\' (it reacts); "" = held with wheels, else free',
         choices=('', 'held', 'free'),
     ),
     Param(
@@ -288,7 +288,7 @@ PARAMETERS = table(
         'orbit_topic',
         'orbit',
         'capture: spart_interfaces/Orbit in (latched, as spart_sim publishes it): the orbit '
-        "whose LVLH frame is the world frame (the target's prediction follows it); \"\" = none",
+        'whose LVLH frame is the world frame (the target\'s prediction follows it); "" = none',
     ),
     Param(
         'trajectory_topic', '~/joint_trajectory', 'trajectory_msgs/JointTrajectory reference in'

@@ -415,7 +415,7 @@ PARAMETERS = table(
     Param(
         'grasp_link',
         '',
-        "the robot's link the target is welded to at the grasp; \"\" = the first leaf link (not "
+        'the robot\'s link the target is welded to at the grasp; "" = the first leaf link (not '
         "a reaction wheel's rotor)",
     ),
     Param(
@@ -450,7 +450,7 @@ PARAMETERS = table(
     Param(
         'grasp_topic',
         'grasp',
-        'std_msgs/Header input: a grasp request (spart_controller, when its capture\'s grasp '
+        "std_msgs/Header input: a grasp request (spart_controller, when its capture's grasp "
         'criteria hold): the target is welded to grasp_link where it is',
     ),
     Param(

@@ -471,8 +471,8 @@ class PoseEstimator:
         self._queue = []
 
     def _noisy(self, odom):
-        from ..core.rigid_motion import rotation_from_vector
         from .plant import _rotation_quaternion, BaseOdometry
+        from ..core.rigid_motion import rotation_from_vector
 
         s = self.noise
         if not s.any():
