@@ -29,7 +29,7 @@ class CaptureIO:
     """
     The capture's topics of a configured controller node (module docstring).
 
-    ``node``: the ControllerNode (``controller``, ``control_stamp()``, ``get_logger()``); ``p``: its
+    ``node``: the ControllerNode (``controller``, ``control_stamp()``, its logger); ``p``: its
     parameters; ``qos``: the topics' QoS; ``latched``: the orbit's; ``guard(callback, what)``.
     """
 

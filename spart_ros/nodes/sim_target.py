@@ -75,7 +75,7 @@ class SimTargetIO:
         )
 
     def reset(self):
-        """The plant was reset (the target is back, released)."""
+        """Forget the estimates not published: the plant was reset (the target back, released)."""
         self.estimator.reset()
         self.last = None
 

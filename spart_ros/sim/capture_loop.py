@@ -11,8 +11,9 @@ tick :class:`CaptureLoop`
   [rad, a rotation vector in l], the linear and the angular velocity [m/s, rad/s, in l]), stamped
   ``estimate_delay`` s late (the estimate of t - delay, given at t);
 - submits the capture goal at its ``start`` (the first tick at or after it when the controller
-  commands and has an estimate), and when the capture asks for the grasp, welds the target in the plant where it is and
-  tells the controller what the weld holds (``spart_sim`` does the same over topics);
+  commands and has an estimate), and when the capture asks for the grasp, welds the target in
+  the plant where it is and tells the controller what the weld holds (``spart_sim`` does the
+  same over topics);
 - records, per tick: the distance from the end-effector point to the fixture (the plant's truth),
   the phase, the relative twist at the fixture (the capture's feedback), the target's pose and
   twist, robot + target momentum, the wheels' momentum (:class:`CaptureRecord`).
