@@ -30,10 +30,9 @@ from node_helpers import RELIABLE_QOS, RosTestNode, scaled, start_node
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
-
 from spart_interfaces.action import Capture
 from spart_interfaces.msg import ControllerStatus
+from std_msgs.msg import Float64MultiArray
 
 pytestmark = pytest.mark.timeout(300)
 

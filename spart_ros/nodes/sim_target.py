@@ -75,7 +75,7 @@ class SimTargetIO:
         )
 
     def reset(self):
-        """Forget the estimates not published: the plant was reset (the target back, released)."""
+        """Forget the estimates not published yet (after a plant reset: the target is back)."""
         self.estimator.reset()
         self.last = None
 
