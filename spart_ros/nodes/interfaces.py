@@ -458,6 +458,15 @@ SIM = (
         present=_target,
     ),
     Interface(
+        'publisher',
+        'grasp_impulse',
+        'geometry_msgs/msg/WrenchStamped',
+        RELIABLE_QOS,
+        param='grasp_impulse_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
         'subscription',
         'grasp',
         'std_msgs/msg/Header',

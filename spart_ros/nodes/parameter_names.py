@@ -46,6 +46,7 @@ NAMES = frozenset(
         'goal_time',
         'goal_tolerance',
         'grasp_attached_topic',
+        'grasp_impulse_topic',
         'grasp_link',
         'grasp_topic',
         'gravity',

@@ -459,6 +459,13 @@ PARAMETERS = table(
         'geometry_msgs/PoseStamped output: the weld made (stamp: its time; frame_id: the grasp '
         "link; pose: the target's link frame in the grasp link's frame)",
     ),
+    Param(
+        'grasp_impulse_topic',
+        'grasp_impulse',
+        'geometry_msgs/WrenchStamped output, once 10 ms after the weld: the impulse the target '
+        'received at the grasp (force: linear N s; torque: angular about its CoM N m s; world '
+        'axes)',
+    ),
     Param('publish_clock', True, 'publish /clock (simulated time)'),
     Param('odom_frame', 'odom', 'header.frame_id of the odometry (the world frame)'),
     Param(
@@ -763,7 +770,7 @@ class SimNode(Node):
             self._pub_tf,
         ]
         if self._target is not None:
-            pubs += [self._target._pub, self._target._pub_attached]
+            pubs += [self._target._pub, self._target._pub_attached, self._target._pub_impulse]
         return [pub for pub in pubs if pub is not None]
 
     def _guard(self, callback, what):

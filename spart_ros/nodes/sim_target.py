@@ -18,16 +18,20 @@ welded to ``grasp_link`` at the grasp).  Then:
   criteria held): the plant welds the target to ``grasp_link`` where it is, once;
 - ``grasp_attached_topic`` geometry_msgs/PoseStamped out: the weld made: stamped with the
   plant's time of the weld, ``frame_id`` the grasp link, the pose of the target's link frame in
-  the grasp link's frame (what the weld holds, and what the controller's model carries).
+  the grasp link's frame (what the weld holds, and what the controller's model carries);
+- ``grasp_impulse_topic`` geometry_msgs/WrenchStamped out, once, 10 ms after the weld (its
+  transient): the impulse the target received at the grasp (``force``: linear [N s], ``torque``:
+  angular about its CoM [N m s], world axes), its momentum change over those 10 ms.
 
 A ``~/reset`` puts the target back at its initial state, released.
 """
 
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+import numpy as np
 from std_msgs.msg import Header
 
-from ..sim.target_body import PoseEstimator
+from ..sim.target_body import PoseEstimator, SETTLE
 
 __all__ = ['SimTargetIO']
 
@@ -51,6 +55,8 @@ class SimTargetIO:
         self._msg.header.frame_id, self._msg.child_frame_id = world, self.frame
         self._pub = node.create_publisher(Odometry, p['target_odometry_topic'], qos)
         self._pub_attached = node.create_publisher(PoseStamped, p['grasp_attached_topic'], events)
+        self._pub_impulse = node.create_publisher(WrenchStamped, p['grasp_impulse_topic'], events)
+        self._settle_at = None  # ns: when the grasp's impulse is read
         self._sub = node.create_subscription(
             Header, p['grasp_topic'], guard(self._on_grasp, 'grasp'), events
         )
@@ -58,7 +64,8 @@ class SimTargetIO:
 
     @property
     def topics(self):
-        return [self._sub.topic_name], [self._pub.topic_name, self._pub_attached.topic_name]
+        pubs = (self._pub, self._pub_attached, self._pub_impulse)
+        return [self._sub.topic_name], [p.topic_name for p in pubs]
 
     def describe(self):
         """Return one line for the log: the target, its grasp link, its estimates."""
@@ -78,9 +85,13 @@ class SimTargetIO:
         """Forget the estimates not published yet (after a plant reset: the target is back)."""
         self.estimator.reset()
         self.last = None
+        self._settle_at = None
 
     def publish(self, time_ns):
         """Publish the estimates due at plant time ``time_ns`` [ns] (oldest first)."""
+        if self._settle_at is not None and time_ns >= self._settle_at:
+            self._settle_at = None
+            self._publish_impulse(self.body.settle())
         due = self.estimator.observe(time_ns * 1e-9, self.body.odometry)
         msg = self._msg
         for t, o in due:
@@ -113,7 +124,21 @@ class SimTargetIO:
         o = out.pose.orientation
         o.x, o.y, o.z, o.w = (float(x) for x in q)
         self._pub_attached.publish(out)
+        self._settle_at = self.plant.time_ns + int(round(SETTLE * 1e9))
         self.node.get_logger().info(
             f'grasp: target {body.target.name!r} welded to {body.link!r} at t = '
             f'{self.plant.time:.6f} s (asked at {msg.stamp.sec + 1e-9 * msg.stamp.nanosec:.6f} s)'
+        )
+
+    def _publish_impulse(self, grasp):
+        msg = WrenchStamped()
+        msg.header.stamp = self.node._messages.stamp(int(round(grasp.time * 1e9)))
+        msg.header.frame_id = self._msg.header.frame_id
+        j = grasp.impulse
+        msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = (float(x) for x in j[0:3])
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(x) for x in j[3:6])
+        self._pub_impulse.publish(msg)
+        self.node.get_logger().info(
+            f'grasp: the target received {np.linalg.norm(j[3:6]):.4g} N s and '
+            f"{np.linalg.norm(j[0:3]):.4g} N m s (its momentum change over the weld's transient)"
         )

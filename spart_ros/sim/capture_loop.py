@@ -25,16 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .target_body import PoseEstimator, system_momentum
+from .target_body import PoseEstimator, SETTLE as MUJOCO_SETTLE, system_momentum
 from ..control.capture_goal import CaptureGoal, CaptureRefused
 from ..control.grasp import GraspTolerances
 from ..core.errors import InputError, SpartError
 
 __all__ = ['CaptureLoop', 'CaptureRecord', 'capture_options', 'MUJOCO_SETTLE']
 
-#: s after the weld at which the MuJoCo plant's grasp impulse is read (one tick at 100 Hz: the
-#: weld's time constant is 2 dt)
-MUJOCO_SETTLE = 0.01
 
 #: keys of simulate's ``capture`` mapping besides the CaptureGoal's fields
 _LOOP_KEYS = ('start', 'estimate_period', 'estimate_noise', 'estimate_delay', 'seed')

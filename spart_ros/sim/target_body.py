@@ -58,7 +58,12 @@ __all__ = [
     'grasp_link',
     'checked_target',
     'PoseEstimator',
+    'SETTLE',
 ]
+
+#: s after the weld at which the MuJoCo plant's grasp impulse is read (MujocoTarget.settle): the
+#: weld's transient (its time constant 2 dt) is over
+SETTLE = 0.01
 
 Grasp = namedtuple('Grasp', 'time T_link_target impulse momentum_before momentum_after')
 Grasp.__doc__ = """The grasp as the plant made it: ``time`` [s]; ``T_link_target`` (4, 4): the
