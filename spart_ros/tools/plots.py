@@ -206,23 +206,34 @@ def capture_progress(path, title, t, phases, distance, angle, linear, angular, t
     Plot a capture's approach: distance and angle to the grasp, relative twist, per phase.
 
     ``t`` (k,) [s]; ``phases`` (k,); ``distance`` [m], ``angle`` [rad], ``linear`` [m/s],
-    ``angular`` [rad/s] (k,) each; ``tolerances``: (position, orientation, linear, angular) drawn
-    as dashed lines, or None.
+    ``angular`` [rad/s] (k,) each (not drawn in the phases that hold the target: detumble, done);
+    ``tolerances``: (position, orientation, linear, angular) drawn as dashed lines, or None.
     """
     plt, fig, axes = _figure(2, title, height=2.4)
     phases = np.asarray(phases)
+    held = np.isin(phases, ('detumble', 'done'))  # the target held: nothing to approach
     for name, colour in PHASE_COLOURS.items():
-        sel = phases == name
+        sel = (phases == name) & ~held
         if sel.any():
             axes[0].semilogy(
                 t[sel], np.maximum(distance[sel], 1e-6), '.', ms=2, color=colour, label=name
             )
             axes[1].semilogy(t[sel], np.maximum(linear[sel], 1e-7), '.', ms=2, color=colour)
     axes[0].semilogy(
-        t, np.maximum(angle, 1e-6), ':', color='tab:purple', lw=1, label='angle [rad]'
+        t[~held],
+        np.maximum(angle[~held], 1e-6),
+        ':',
+        color='tab:purple',
+        lw=1,
+        label='angle [rad]',
     )
     axes[1].semilogy(
-        t, np.maximum(angular, 1e-7), ':', color='tab:purple', lw=1, label='angular [rad/s]'
+        t[~held],
+        np.maximum(angular[~held], 1e-7),
+        ':',
+        color='tab:purple',
+        lw=1,
+        label='angular [rad/s]',
     )
     if tolerances is not None:
         axes[0].axhline(tolerances[0], ls='--', color='k', lw=0.8, label='tolerance')
