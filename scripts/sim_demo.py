@@ -23,7 +23,8 @@ servicing spacecraft captures a tumbling client: the ~/capture action instead of
 scripts/capture_demo.py says what is run and checked). Summary per scenario: RMS and max
 tracking error per joint after the first second, base attitude change, total momentum drift
 (floating base: momentum about the world origin from the recorded states and the core's
-generalized inertia), command latency (joint_states receipt -> command receipt, here) p50/p99. Written to ``<output>/summary.json`` too.
+generalized inertia), command latency (joint_states receipt -> command receipt, here) p50/p99.
+Written to ``<output>/summary.json`` too.
 
     bash scripts/run_demo.sh                      # set-up, then this with the defaults
     python scripts/sim_demo.py [--output DIR] [--seconds S] [--scenarios SC_3DoF kuka_iiwa]
