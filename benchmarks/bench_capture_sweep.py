@@ -49,12 +49,13 @@ def main(argv=None):
             if s['status'] == 'succeeded':
                 row['succeeded'] += 1
                 print(
-                    f'{rate:5.1f} deg/s axis {seed}: captured: grasp {s["t_grasp"]:.2f} s, at rest '
+                    f'{rate:5.1f} deg/s axis {seed}: captured: grasp {s["t_grasp"]:.2f} s, '
+                    'at rest '
                     f'{s["t_rest"]:.2f} s ({s["t_rest"] - s["t_grasp"]:.1f} s of detumble); '
                     f'relative {s["relative_speed"] * 1e3:.2f} mm/s, '
                     f'{s["relative_rate"] * 1e3:.2f} mrad/s at the grasp; base '
-                    f'{s["attitude_before_deg"]:.3f} deg before the grasp, {s["attitude_deg"]:.2f} '
-                    f'in all; joint rates <= {s["rate_fraction"]:.0%}, efforts <= '
+                    f'{s["attitude_before_deg"]:.3f} deg before the grasp, '
+                    f'{s["attitude_deg"]:.2f} in all; joint rates <= {s["rate_fraction"]:.0%}, efforts <= '
                     f'{s["effort_fraction"]:.0%}, wheels <= {s["wheel_fraction"]:.0%} of their '
                     f'limits; the target {s["target_rate_deg"]:.3f} deg/s at the end '
                     f'({s["cpu"]:.1f} s CPU)',
@@ -67,7 +68,8 @@ def main(argv=None):
                 row['missed'] += 1
                 missed += 1
                 print(
-                    f'{rate:5.1f} deg/s axis {seed}: NOT captured: {s["status"]} ({s["message"]}); '
+                    f'{rate:5.1f} deg/s axis {seed}: NOT captured: {s["status"]} '
+                    f'({s["message"]}); '
                     f'phases {run.capture.phase_times(run.t)}',
                     flush=True,
                 )

@@ -35,8 +35,12 @@ DT = {'rk4': 1e-3, 'mujoco': 5e-4}
 
 
 def tumbling(rate_deg, seed=None, axis=None, target=None):
-    """Return the scenario's target tumbling at ``rate_deg`` about ``axis`` (base frame) or a
-    random one (``seed``), its fixture where the declaration puts it."""
+    """
+    Return the scenario's target tumbling at ``rate_deg`` [deg/s].
+
+    About ``axis`` (base frame) or a random one (``seed``), its fixture where the declaration
+    puts it; ``target``: another declaration (default the scenario's).
+    """
     from spart_ros.core.target import load_target
 
     t = load_target(TARGET if target is None else target)

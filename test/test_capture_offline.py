@@ -58,10 +58,10 @@ def test_the_demo_capture_succeeds_within_its_bounds(demo):
     # it tumbled before: the relative rate was the tumble's at the start
     assert np.degrees(np.linalg.norm(c.target_twist[0, 3:6])) > 3.5
     print(
-        f"\ndemo capture: grasp {s['t_grasp']:.2f} s (planned {goal.plan.t_grasp:.2f}), relative "
-        f"{s['relative_speed'] * 1e3:.2f} mm/s and {s['relative_rate'] * 1e3:.2f} mrad/s, base "
-        f"{s['attitude_before_deg']:.3f} deg before it; at rest {s['t_rest']:.2f} s; joint rates "
-        f"<= {s['rate_fraction']:.0%} of their limits; {s['cpu']:.2f} s CPU"
+        f'\ndemo capture: grasp {s["t_grasp"]:.2f} s (planned {goal.plan.t_grasp:.2f}), relative '
+        f'{s["relative_speed"] * 1e3:.2f} mm/s and {s["relative_rate"] * 1e3:.2f} mrad/s, base '
+        f'{s["attitude_before_deg"]:.3f} deg before it; at rest {s["t_rest"]:.2f} s; joint rates '
+        f'<= {s["rate_fraction"]:.0%} of their limits; {s["cpu"]:.2f} s CPU'
     )
 
 
@@ -95,8 +95,15 @@ def _spinner(rate_deg):
     com = t.fixture[:3, 3]
     v = -np.cross(w, R @ com)  # l's origin turning about the CoM, which stays
     return Target.make(
-        'client', t.mass, t.inertia, com, t.fixture, t.fixture_name, t.initial_pose,
-        np.concatenate([w, v]), 'base',
+        'client',
+        t.mass,
+        t.inertia,
+        com,
+        t.fixture,
+        t.fixture_name,
+        t.initial_pose,
+        np.concatenate([w, v]),
+        'base',
     )
 
 

@@ -50,7 +50,12 @@ def _target(pose, twist):
     F[:3, :3] = rotation_from_vector([0.0, -math.pi / 2, 0.0])
     F[:3, 3] = [0.5, 0.0, 0.0]
     return Target.make(
-        'client', 250.0, INERTIA, com=[0.05, -0.02, 0.1], fixture=F, initial_pose=pose,
+        'client',
+        250.0,
+        INERTIA,
+        com=[0.05, -0.02, 0.1],
+        fixture=F,
+        initial_pose=pose,
         initial_twist=twist,
     )
 
@@ -72,13 +77,25 @@ def _plant(kind, target, orbit=None, dt=1e-3):
     initial = InitialState(dict(zip(JOINTS, Q0)))
     if kind == 'mujoco':
         return MujocoPlant.from_urdf(
-            URDF, base='floating', gravity=(0, 0, 0), dt=dt, initial=initial, orbit=orbit,
-            target=target, grasp_link='arm_tool',
+            URDF,
+            base='floating',
+            gravity=(0, 0, 0),
+            dt=dt,
+            initial=initial,
+            orbit=orbit,
+            target=target,
+            grasp_link='arm_tool',
         )
     robot, _ = robot_from_urdf(URDF)
     return RigidBodyPlant(
-        robot, base='floating', gravity=(0, 0, 0), dt=dt, initial=initial, orbit=orbit,
-        target=target, grasp_link='arm_tool',
+        robot,
+        base='floating',
+        gravity=(0, 0, 0),
+        dt=dt,
+        initial=initial,
+        orbit=orbit,
+        target=target,
+        grasp_link='arm_tool',
     )
 
 
@@ -227,7 +244,9 @@ def test_the_pose_estimator_period_delay_and_noise():
     samples = [noisy.observe(k * 1e-3, odometry)[0][1] for k in range(4000)]
     for field, std in (('position', 0.01), ('linear', 0.003), ('angular', 0.004)):
         x = np.array([getattr(s, field) for s in samples])
-        assert np.allclose(x.std(axis=0), std, rtol=0.1) and np.abs(x.mean(axis=0)).max() < std / 10
+        assert (
+            np.allclose(x.std(axis=0), std, rtol=0.1) and np.abs(x.mean(axis=0)).max() < std / 10
+        )
     from spart_ros.core.rigid_motion import rotation_vector
     from spart_ros.core.target import rotation_from_quaternion
 
