@@ -55,7 +55,8 @@ def main(argv=None):
                     f'relative {s["relative_speed"] * 1e3:.2f} mm/s, '
                     f'{s["relative_rate"] * 1e3:.2f} mrad/s at the grasp; base '
                     f'{s["attitude_before_deg"]:.3f} deg before the grasp, '
-                    f'{s["attitude_deg"]:.2f} in all; joint rates <= {s["rate_fraction"]:.0%}, efforts <= '
+                    f'{s["attitude_deg"]:.2f} in all; joint rates <= {s["rate_fraction"]:.0%}, '
+                    'efforts <= '
                     f'{s["effort_fraction"]:.0%}, wheels <= {s["wheel_fraction"]:.0%} of their '
                     f'limits; the target {s["target_rate_deg"]:.3f} deg/s at the end '
                     f'({s["cpu"]:.1f} s CPU)',

@@ -150,7 +150,7 @@ def test_before_the_grasp_the_target_moves_as_a_free_rigid_body(kind, orbit):
 
 
 def _next_to_the_tool(plant, speed=0.03, rate=3.0):
-    """A target whose fixture is at the tool now, moving relative to it (an impact)."""
+    """Return a target whose fixture is at the tool now, moving relative to it (an impact)."""
     R_e, p_e = plant.target.link_pose()  # the tool's frame in the world (identity base: = base)
     F = FREE.fixture
     R_l = R_e @ F[:3, :3].T
