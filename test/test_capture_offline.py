@@ -88,7 +88,7 @@ def test_at_the_edge_of_the_envelope_it_succeeds():
 
 
 def _spinner(rate_deg):
-    """Return the target with its CoM at its fixture, spinning about the fixture's approach axis."""
+    """Return the target with its CoM at its fixture, spinning about the fixture's z axis."""
     t = load_target(cc.TARGET)
     R = t.initial_pose[:3, :3]
     w = math.radians(rate_deg) * (R @ t.fixture[:3, :3] @ np.array([0.0, 0.0, 1.0]))
