@@ -41,11 +41,12 @@ import numpy as np
 from .capture import Capture
 from .capture_goal import CaptureRefused, INVALID_GOAL
 from .capture_phases import ACTIVE_PHASES, DONE, GRASP
+from .goals import ABORTED
 from ..core.connectivity import leaf_links
-from ..core.errors import InputError
+from ..core.errors import InputError, SpartError
 from ..core.fast import FastDynamics
 
-__all__ = ['CaptureControl', 'CaptureTick', 'CAPTURE_BASES']
+__all__ = ['CaptureControl', 'CaptureTick', 'CAPTURE_BASES', 'bound', 'tick', 'stopped', 'submit']
 
 #: how the base is treated during the approach ('' = held with wheels, else free)
 CAPTURE_BASES = ('', 'held', 'free')
@@ -264,3 +265,111 @@ class CaptureControl:
             thrust = a.n_t > 0 and bool(np.any(force))
             act = a.command(t, required, speeds, thrust=thrust)
         return CaptureTick(out.values, out.base_torque, out.base_force, act, False, '')
+
+
+# -- the controller's side (its hooks call these: spart_ros.control.controller) ------------------
+def bound(controller, controlled, keep=False):
+    """
+    Return the controller's capture unit for the ControlledRobot ``controlled`` (None: none).
+
+    A new one when the settings have a target (its orbit kept), or the one it has (``keep``: a
+    hand-back onto the model with the target, which keeps the capture; its base actuators are the
+    new law's).
+    """
+    capture = controller.capture
+    if keep:
+        if capture is not None and controlled is not None:
+            capture.actuation = getattr(controlled.law, 'actuation', None)
+        return capture
+    orbit = capture.orbit if capture is not None else None
+    if controlled is None or not controller.settings.target_file:
+        return None
+    return CaptureControl(controller.settings, controlled, orbit)
+
+
+def tick(controller, state, t, t0):
+    """
+    Return the controller's Command of the capture's tick at ``t``, or None (handed back).
+
+    ``state``: the measured state; ``t0``: when the tick started (perf_counter) for its compute
+    time.  A zero tick (the capture's abort) is a stop: one zero command, the controller halted.
+    """
+    import time
+
+    from .tick import Command
+
+    out = controller.capture.tick(state, t)
+    if out is None:  # canceled (or ended): the law holds the pose measured now
+        _release(controller)
+        return None
+    supervision = controller.supervision
+    if out.zero:  # the capture's abort: one zero command, a halt; resumed by a hold
+        supervision.answered()
+        stop = supervision.stop(f'capture aborted: {out.why}', timeout=False)
+        _release(controller)
+        return stop
+    values = controller.controlled.command_values(out.values)
+    supervision.commanded(values)
+    controller.reference.remember(state, None, t)
+    controller.details = None  # (the capture's feedback goes out by its action)
+    controller.actuation = None if out.actuators is None else out.actuators.status
+    controller.compute_time = time.perf_counter() - t0
+    return Command(values, False, out.base_torque, out.base_force, t, out.actuators)
+
+
+def _release(controller):
+    """Hand the control back to the law (on the model carrying the target after a grasp)."""
+    from .controlled_robot import ControlledRobot
+
+    capture = controller.capture
+    model = capture.release()
+    if model is not None:  # the law on the model with the target (the same joints)
+        c = controller
+        c._bind(ControlledRobot(c.settings, model, None, c._hardware, c._notify), True)
+    controller.reference.hold_next()
+    if controller.controlled is not None:
+        controller.controlled.law.clear_references()
+
+
+def stopped(controller, why, t=None):
+    """
+    Abort a live capture: the controller stopped commanding (``why``; None: a new goal comes).
+
+    Its zero command is not sent again (the controller's was the one); a capture that ended (done,
+    or canceled and not yet handed back) is handed back.
+    """
+    capture = controller.capture
+    if capture.live and why is not None:
+        capture.stopped(why, t)
+        _release(controller)
+    elif not capture.released and not capture.live:
+        _release(controller)
+
+
+def submit(controller, goal, t):
+    """Return ``goal`` accepted by ``controller`` (:meth:`Controller.submit_capture`)."""
+    from types import SimpleNamespace
+
+    c = controller
+    try:
+        if c.capture is None:
+            raise CaptureRefused('no target: give the controller one (target_file) to capture it')
+        if not c.active or c.fault is not None or c.gate.halted:
+            raise CaptureRefused(
+                f'the controller is not commanding (state {c.state}'
+                + (f': {c.reason}' if c.reason else '')
+                + '): capture refused'
+            )
+        r = c.reference
+        if r.last_q is None or r.last_base is None:
+            raise CaptureRefused('the controller has commanded no state yet: capture refused')
+        state = SimpleNamespace(base=r.last_base, q=r.last_q.copy(), qd=r.last_qd.copy())
+        goal = c.capture.submit(goal, state, t)
+    except SpartError as err:
+        if hasattr(goal, '_finish') and not goal.done:
+            goal._finish(ABORTED, str(err), getattr(err, 'code', INVALID_GOAL))
+        c._count_rejected()
+        raise
+    c.goals.abort(f'replaced by capture goal {goal.id}')
+    c.counts['trajectories'] += 1
+    return goal

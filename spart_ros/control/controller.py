@@ -68,13 +68,13 @@ import logging
 import time
 import traceback
 
-import numpy as np
-
+from . import capture_control
 from .continuity import Continuity
 from .controlled_robot import ControlledRobot
 from .goal_manager import goal_refusal, GoalManager
 from .goals import ABORTED, INVALID_GOAL
 from .joint_reference import JointReference
+from .reports import ControllerReports
 from .settings import RUN_TIME
 from .states import (  # the states and their transition table: spart_ros.control.states
     COMMANDING,
@@ -108,7 +108,7 @@ __all__ = [
 ]
 
 
-class Controller:
+class Controller(ControllerReports):
     """
     The state machine (see the module docstring).
 
@@ -340,15 +340,7 @@ class Controller:
             self.supervision.bind(controlled)
         self.goals.robot = controlled
         self.continuity.bind(controlled)
-        if keep_capture and self.capture is not None and controlled is not None:
-            self.capture.actuation = getattr(controlled.law, 'actuation', None)
-        if not keep_capture:
-            orbit = self.capture.orbit if self.capture is not None else None
-            self.capture = None
-            if controlled is not None and self.settings.target_file:
-                from .capture_control import CaptureControl
-
-                self.capture = CaptureControl(self.settings, controlled, orbit)
+        self.capture = capture_control.bound(self, controlled, keep_capture)
 
     def _set_settings(self, settings):
         self.settings = settings
@@ -380,47 +372,12 @@ class Controller:
                 f'a capture is under way (phase {self.capture.phase}): {kind} refused (cancel the '
                 'capture first)'
             )
-        self._capture_release()
-
-    # -- the capture of a target (capture_control) ---------------------------------------------
-    def _capture_tick(self, capture, state, t, t0):
-        """Return the capture's Command of this tick, or None (it hands back to the law)."""
-        tick = capture.tick(state, t)
-        if tick is None:  # canceled (or ended): the law holds the pose measured now
-            self._capture_release()
-            return None
-        if tick.zero:  # the capture's abort: one zero command, a halt; resumed by a hold
-            self.supervision.answered()
-            out = self.supervision.stop(f'capture aborted: {tick.why}', timeout=False)
-            self._capture_release()
-            return out
-        values = self.controlled.command_values(tick.values)
-        self.supervision.commanded(values)
-        self.reference.remember(state, None, t)
-        self.details = None  # (the capture's feedback goes out by its action)
-        self.actuation = None if tick.actuators is None else tick.actuators.status
-        self.compute_time = time.perf_counter() - t0
-        return Command(values, False, tick.base_torque, tick.base_force, t, tick.actuators)
-
-    def _capture_release(self):
-        """Hand the control back to the law (on the model carrying the target after a grasp)."""
-        capture = self.capture
-        if capture is None:
-            return
-        model = capture.release()
-        if model is not None:  # the law on the model with the target (the same joints)
-            controlled = ControlledRobot(self.settings, model, None, self._hardware, self._notify)
-            self._bind(controlled, keep_capture=True)
-        self.reference.hold_next()
-        if self.controlled is not None:
-            self.controlled.law.clear_references()
+        self._capture_stopped(None)  # a capture done (the stack held): handed back first
 
     def _capture_stopped(self, why, t=None):
-        """Abort a capture going on: the controller stopped commanding (no second zero)."""
-        capture = self.capture
-        if capture is not None and capture.live:
-            capture.stopped(why, t)
-            self._capture_release()
+        """Abort a capture going on (the controller stopped commanding: ``why``), hand back."""
+        if self.capture is not None:
+            capture_control.stopped(self, why, t)
 
     def submit_capture(self, goal, t):
         """
@@ -429,36 +386,9 @@ class Controller:
         The controller must be commanding (active, a model, a commanded state, no fault) with a
         target (``target_file``); a joint trajectory or pose goal it follows is preempted.  Return
         the goal; InputError (a CaptureRefused with the result code for an infeasible capture)
-        naming why it is refused (the goal aborted).
+        naming why it is refused (the goal aborted).  See :mod:`.capture_control`.
         """
-        from .capture_goal import CaptureRefused
-
-        try:
-            if self.capture is None:
-                raise CaptureRefused(
-                    'no target: give the controller one (target_file) to capture it'
-                )
-            if not self.active or self.fault is not None or self.gate.halted:
-                raise CaptureRefused(
-                    f'the controller is not commanding (state {self.state}'
-                    + (f': {self.reason}' if self.reason else '')
-                    + '): capture refused'
-                )
-            r = self.reference
-            if r.last_q is None or r.last_base is None:
-                raise CaptureRefused('the controller has commanded no state yet: capture refused')
-            from types import SimpleNamespace
-
-            state = SimpleNamespace(base=r.last_base, q=r.last_q.copy(), qd=r.last_qd.copy())
-            goal = self.capture.submit(goal, state, t)
-        except SpartError as err:
-            if hasattr(goal, '_finish') and not goal.done:
-                goal._finish(ABORTED, str(err), getattr(err, 'code', INVALID_GOAL))
-            self._count_rejected()
-            raise
-        self.goals.abort(f'replaced by capture goal {goal.id}')
-        self.counts['trajectories'] += 1
-        return goal
+        return capture_control.submit(self, goal, t)
 
     def apply_settings(self, **changes):
         """
@@ -513,9 +443,8 @@ class Controller:
         t = float(t)
         state = inputs.state
         continuity.before_law(state, t, self.supervision.recovering)
-        capture = self.capture
-        if capture is not None and capture.commanding:
-            out = self._capture_tick(capture, state, t, t0)
+        if self.capture is not None and self.capture.commanding:
+            out = capture_control.tick(self, state, t, t0)
             if out is not None:
                 return out
             continuity.before_law(state, t, False)  # handed back: the pose measured now is held
@@ -670,63 +599,6 @@ class Controller:
                 + ': reference ignored'
             )
         self.controlled.law.set_reference(name, value, received)
-
-    # -- for status messages and action servers --------------------------------------------
-    def feedback(self):
-        """
-        Return the :data:`Feedback` of the last commanded tick.
-
-        None before one, or for a mode without a joint reference (an end-effector mode; one that
-        follows none, such as gravity_compensation, whose law ignores the hold it is given).
-        """
-        law = self.law
-        return self.reference.feedback() if law is None or law.follows != 'none' else None
-
-    def trajectory_remaining(self, t):
-        """Return the seconds to the end of the followed (or queued) trajectory at time ``t``."""
-        return self.reference.remaining(t)
-
-    def state_age(self, inputs):
-        """Return the age (s) of the oldest of ``inputs`` a command needs (-1: one never came)."""
-        return self.supervision.state_age(inputs)
-
-    def snapshot(self, t=None):
-        """
-        Return the :data:`Snapshot` for a status message.
-
-        State, reason, per command joint the errors (reference - measured, at the last command) and
-        the last efforts sent, counters; ``t``: the control time (default: the last tick's).
-        """
-        fb = self.feedback()
-        idx = self.controlled.index if self.controlled is not None else np.zeros(0, np.intp)
-        if fb is not None and len(idx):
-            pos, vel = fb.error[0][idx], fb.error[1][idx]
-        else:
-            pos = vel = np.zeros(len(idx))
-        g = self.gate
-        counts = dict(
-            self.counts,
-            commands=g.commands,
-            zeros=g.zeros,
-            timeouts=g.timeouts,
-            rejected=g.rejected,
-            recoveries=g.recoveries,
-        )
-        return Snapshot(
-            self.state,
-            self.reason,
-            self.active,
-            self.commanding,
-            list(self.joint_names),
-            pos,
-            vel,
-            np.array(self.supervision.efforts),
-            self.trajectory_remaining(t),
-            self.compute_time,
-            counts,
-            self.details,
-            self.actuation,
-        )
 
 
 _logger = logging.getLogger('spart_ros.controller')

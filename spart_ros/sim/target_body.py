@@ -60,6 +60,7 @@ __all__ = [
     'checked_target',
     'PoseEstimator',
     'SETTLE',
+    'Odometry',
 ]
 
 #: s after the weld at which the MuJoCo plant's grasp impulse is read (MujocoTarget.settle): the
@@ -73,6 +74,18 @@ target's link frame l in the grasping link's URDF frame (what the weld holds); `
 exact impact; on MuJoCo filled in after the weld's transient, :meth:`MujocoTarget.settle`);
 ``momentum_before``, ``momentum_after`` (6,): robot + target [L about N's origin; P] just before
 and just after (:func:`system_momentum`)."""
+
+
+Odometry = namedtuple('Odometry', 'position orientation linear angular')
+Odometry.__doc__ = """nav_msgs/Odometry content of a target's link frame l (the fields of
+:data:`spart_ros.sim.plant.BaseOdometry`): position (3,) of l's origin in the world (LVLH with an
+orbit), orientation (x, y, z, w) of l, linear (3,) velocity of l's origin and angular (3,)
+velocity, both in l (relative to LVLH with an orbit)."""
+
+
+def _quaternion(R):
+    """Return the ROS quaternion (x, y, z, w), w >= 0, of a rotation matrix (4,)."""
+    return np.asarray(quaternion_from_rotation(np.ascontiguousarray(R, dtype=float)), float)
 
 
 def checked_target(target):
@@ -145,18 +158,14 @@ class TargetBody(Effector):
 
     def odometry(self):
         """
-        Return the :class:`~spart_ros.sim.plant.BaseOdometry` of the target's link frame l.
+        Return the :data:`Odometry` of the target's link frame l.
 
         REP 105: pose of l in the world (LVLH with an orbit), twist of l in l (relative to LVLH).
         """
-        from .plant import _rotation_quaternion, BaseOdometry
-
         R, p, v_l, w_l = self.target.odometry(self.state())
         if self.orbit is not None:
-            from .plant import _to_lvlh
-
-            R, p, v_l, w_l = _to_lvlh(self.orbit, self.plant.time, R, p, v_l, w_l)
-        return BaseOdometry(np.asarray(p, float), _rotation_quaternion(R), v_l, w_l)
+            R, p, v_l, w_l = self.orbit.to_lvlh(self.plant.time, R, p, v_l, w_l)
+        return Odometry(np.asarray(p, float), _quaternion(R), v_l, w_l)
 
     def momentum(self):
         """Return the target's [angular momentum about N's origin; linear momentum] (6,)."""
@@ -477,7 +486,7 @@ class PoseEstimator:
         self._queue = []
 
     def _noisy(self, odom):
-        from .plant import _rotation_quaternion, BaseOdometry
+        """Return ``odom`` (an :data:`Odometry`) with the estimate's noise added."""
         from ..core.rigid_motion import rotation_from_vector
 
         s = self.noise
@@ -485,16 +494,16 @@ class PoseEstimator:
             return odom
         g = self.rng.standard_normal(12)
         R = rotation_from_quaternion(odom.orientation) @ rotation_from_vector(s[1] * g[3:6])
-        return BaseOdometry(
+        return Odometry(
             np.asarray(odom.position, float) + s[0] * g[0:3],
-            _rotation_quaternion(np.ascontiguousarray(R)),
+            _quaternion(R),
             np.asarray(odom.linear, float) + s[2] * g[6:9],
             np.asarray(odom.angular, float) + s[3] * g[9:12],
         )
 
     def observe(self, t, odometry):
         """
-        Return [(stamp [s], BaseOdometry)] due at plant time ``t`` [s].
+        Return [(stamp [s], :data:`Odometry`)] due at plant time ``t`` [s].
 
         ``odometry``: the plant's odometry of the target now (a callable returning it: called only
         when an estimate is taken).
