@@ -191,7 +191,8 @@ class CaptureControl:
         """
         Accept the :class:`~spart_ros.control.capture_goal.CaptureGoal` ``goal`` at ``t``.
 
-        ``state``: the last commanded state.  CaptureRefused naming why it is not feasible.
+        ``state``: the last commanded state.  Return the goal (active); CaptureRefused naming why
+        it is not feasible.
         """
         if self.capture.attachment is not None and self.capture.phase == DONE:
             raise CaptureRefused(
@@ -204,7 +205,11 @@ class CaptureControl:
         return goal
 
     def cancel(self, goal, t=None):
-        """Cancel ``goal`` (no command from the next tick: the law holds); True if it was."""
+        """
+        Cancel ``goal`` at control time ``t``: no command from the next tick (the law holds).
+
+        Return True if it was the goal followed and not done.
+        """
         return self.capture.cancel(goal, t)
 
     def attached(self, t, T_link_target=None):
@@ -215,8 +220,9 @@ class CaptureControl:
         """
         Abort the capture: the controller stopped commanding (a halt, a deactivation...).
 
-        Its zero command is not sent again (the controller's was the one).  Return True if a
-        capture goal was live.
+        ``why``: the reason (the goal's message), ``t``: the control time [s].  Its zero command
+        is not sent again (the controller's was the one).  Return True if a capture goal was
+        live.
         """
         c = self.capture
         aborted = c.abort(f'the controller stopped: {why}', t)
@@ -335,6 +341,8 @@ def stopped(controller, why, t=None):
     """
     Abort a live capture: the controller stopped commanding (``why``; None: a new goal comes).
 
+    ``controller``: the Controller; ``t``: the control time [s] (None: unknown).
+
     Its zero command is not sent again (the controller's was the one); a capture that ended (done,
     or canceled and not yet handed back) is handed back.
     """
@@ -347,7 +355,11 @@ def stopped(controller, why, t=None):
 
 
 def submit(controller, goal, t):
-    """Return ``goal`` accepted by ``controller`` (:meth:`Controller.submit_capture`)."""
+    """
+    Return ``goal`` accepted by ``controller`` at control time ``t`` [s].
+
+    :meth:`~spart_ros.control.controller.Controller.submit_capture`: InputError naming why not.
+    """
     from types import SimpleNamespace
 
     c = controller

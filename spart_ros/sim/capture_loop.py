@@ -52,7 +52,8 @@ class CaptureRecord:
     ``wheel_momentum`` (k, 3): the wheels' momentum relative to the base, in b (zeros without
     wheels); ``goal``: the :class:`~spart_ros.control.capture_goal.CaptureGoal`; ``grasp``: the
     plant's :data:`~spart_ros.sim.target_body.Grasp` (None without one); ``refused``: why the goal
-    was refused ('' if it was not).
+    was refused ('' if it was not); ``started``: reserved ({phase: time}, the goal's own is
+    ``goal.started``).
     """
 
     distance: np.ndarray

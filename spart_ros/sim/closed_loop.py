@@ -138,7 +138,8 @@ class ClosedLoopRun:
     ``cpu_seconds``, ``wall_seconds`` of the loop; ``goals`` the goals submitted.  With base
     actuators (else None): ``wheel_speeds``, ``wheel_torques`` (k, n_w), ``thruster_commands``
     (k, n_t), ``propellant`` (k,) used so far [kg], ``actuation_feasible`` (k,) whether the
-    allocation met the wrench.
+    allocation met the wrench.  ``capture``: with a target (``simulate(target=...)``), the
+    :class:`~spart_ros.sim.capture_loop.CaptureRecord`, else None.
     """
 
     t: np.ndarray

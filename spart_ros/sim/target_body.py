@@ -213,7 +213,13 @@ class MujocoTarget(TargetBody):
     payload_in_robot = False
 
     def extend(self, mujoco, spec, robot, dt):
-        """Add the target's body, its fixture site and the (inactive) weld to ``spec``."""
+        """
+        Add the target's body, its fixture site and the (inactive) weld to ``spec``.
+
+        ``mujoco``: the module; ``spec``: the MjSpec before it compiles; ``robot``: the core's
+        model of the URDF (its link names); ``dt``: the plant's step [s] (the weld's time constant
+        is 2 dt).
+        """
         t = self.target
         names = set(robot.link_names)
         if t.name in names:
@@ -331,7 +337,7 @@ class MujocoTarget(TargetBody):
 
     def settle(self):
         """
-        Fill the grasp's ``impulse`` and ``momentum_after`` in, after the weld's transient.
+        Return the :data:`Grasp` with its ``impulse`` and ``momentum_after``, after the transient.
 
         The target's momentum change and robot + target's momentum now (call some ten steps
         after :meth:`attach`: the weld pulls the two together over its time constant, 2 dt).
@@ -354,7 +360,8 @@ class RigidBodyTarget(TargetBody):
     """
     The target on the RK4 plant: a state beside the robot's, then a payload (module docstring).
 
-    Bound by :meth:`attach_rk4`; the plant calls :meth:`advance` after each of its steps.
+    ``target``, ``link``, ``orbit``: as :class:`TargetBody`.  Bound by :meth:`attach_rk4`; the
+    plant calls :meth:`advance` with each of its steps.
     """
 
     def __init__(self, target, link, orbit=None):
@@ -367,7 +374,7 @@ class RigidBodyTarget(TargetBody):
         return self.attached
 
     def attach_rk4(self, plant):
-        """Bind to a :class:`~spart_ros.sim.rigid_body.RigidBodyPlant` (before its first reset)."""
+        """Bind to ``plant`` (a :class:`~spart_ros.sim.rigid_body.RigidBodyPlant`, not reset)."""
         self.plant = plant
         self._link_id = plant.robot.keys.link_id[self.link]
         self._body = FreeBody(self.target, self.orbit, None if self.orbit else plant.gravity)
