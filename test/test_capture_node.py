@@ -3,8 +3,9 @@ spart_controller's ~/capture action over real DDS, with spart_sim's target and w
 
 The INSTALLED nodes: spart_sim in lockstep (20 steps of 0.5 ms per command: control at 100 Hz)
 with the capture demo's chaser (urdf/arm7_spacecraft.urdf, its wheels and thrusters) and target
-(urdf/capture_target.yaml, tumbling at 4 deg/s; its odometry every 50 ms), no orbit;
-spart_controller in free_flying with the same target.  An action client in this process sends
+(urdf/capture_target.yaml, tumbling at 4 deg/s; its odometry every 50 ms) in a 500 km orbit;
+spart_controller in free_flying with the same target (the orbit from the sim's latched topic:
+the world frame is LVLH).  An action client in this process sends
 goals; what happened is read from the sim's topics, not only from the controller's reports:
 
 - a goal naming an unknown target is accepted and at once aborted, its result saying why
@@ -16,7 +17,9 @@ goals; what happened is read from the sim's topics, not only from the controller
   command (FAULT);
 - a capture succeeds: feedback through approach, synchronise and detumble, the sim welds the
   target once when the controller asks (grasp_attached), the result SUCCESSFUL with the grasp and
-  rest times, the target moving with the end effector and at rest after.
+  rest times, the target at rest after (its odometry);
+- the target's frame is on /tf beside the base's, the pose of its odometry (tf2_msgs: the
+  test-only copy, test/interfaces).
 
 Each goal starts from the sim's ~/reset (robot and target back at their initial state).
 """
@@ -84,6 +87,8 @@ class Loop:
                 'initial_joint_positions': Q0,
                 'grasp_link': 'arm_tool',
                 'target_period': 0.05,
+                'orbit_altitude': 500e3,
+                'state_queue_depth': 100,
             },
         )
         # lockstep: the loop waits for the controller, so a stalled process is no stale input
@@ -256,3 +261,27 @@ def test_a_capture_succeeds_over_the_topics(loop):
         f'{res.result.rest_time:.2f} s; the target turns at {np.degrees(rate):.3f} deg/s after'
     )
     assert np.degrees(rate) < 0.2
+
+
+def test_the_target_is_in_tf_beside_the_base(loop):
+    try:
+        from tf2_msgs.msg import TFMessage  # noqa: I100 - test/interfaces' copy here
+    except ImportError:
+        pytest.skip('tf2_msgs is not importable: SPART_TEST_INTERFACES=1 bash scripts/setup.sh')
+    tf = loop.ros.subscribe(TFMessage, '/tf', RELIABLE_QOS)
+    loop.after(0.5, 'some states with /tf')
+    both = [m for m in tf.messages if len(m.transforms) == 2]
+    assert both, [len(m.transforms) for m in tf.messages[:5]]
+    odometry = {seconds(m.header.stamp): m for m in loop.target.messages}
+    checked = 0
+    for m in both:
+        base, target = m.transforms
+        assert base.header.frame_id == target.header.frame_id == 'lvlh'
+        assert target.child_frame_id == 'client' and base.child_frame_id == 'arm_base'
+        o = odometry.get(seconds(target.header.stamp))
+        if o is None:
+            continue
+        p, t = o.pose.pose.position, target.transform.translation
+        assert (p.x, p.y, p.z) == (t.x, t.y, t.z)
+        checked += 1
+    assert checked > 0
