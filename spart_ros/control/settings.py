@@ -230,6 +230,9 @@ class ControllerSettings:
     mpc_weights: tuple = (1.6e4, 300.0, 1.0, 0.0, 0.0)
     mpc_task: str = 'joint'  # 'joint' or 'end_effector' (ee_link's point, in the base frame)
     mpc_posture_weight: float = 10.0  # 1/rad^2: the joint error in an end-effector task
+    # the capture of a tumbling target (spart_ros.control.capture_control)
+    target_file: object = ''  # its YAML or URDF (spart_ros.core.target), or a Target; '' = none
+    capture_base: str = ''  # 'held' (the wheels hold the attitude), 'free'; '' = held with wheels
 
     def __post_init__(self):
         """Take the base's default mode (:data:`DEFAULT_MODES`) when ``mode`` is ''."""
@@ -328,6 +331,20 @@ class ControllerSettings:
             load_actuators(self.actuators_file)  # InputError naming the file's problem
         cartesian_gains(self.cartesian_stiffness, self.cartesian_damping)
         nullspace_gains(self.nullspace_stiffness, self.nullspace_damping)
+        if self.capture_base not in ('', 'held', 'free'):
+            raise InputError(
+                f"capture_base: expected '', 'held' or 'free', got {self.capture_base!r}"
+            )
+        if isinstance(self.target_file, str) and not self.target_file:
+            return self
+        if not self.floating:
+            raise InputError(
+                'target_file: the capture of a free-flying target needs a floating base (base: '
+                'floating)'
+            )
+        from ..core.target import load_target
+
+        load_target(self.target_file)  # InputError naming the file's problem
         return self
 
     def per_joint(self, names):

@@ -300,6 +300,43 @@ PARAMETERS = table(
         'wheel_states',
         "base actuators: sensor_msgs/JointState in, the wheels' speeds by name",
     ),
+    _setting(
+        'target_file',
+        'a free-flying target to capture (YAML or URDF path, or package://<pkg>/<path>; '
+        'docs/capture.md): the ~/capture action (approach and synchronise with its grapple '
+        'fixture, grasp, detumble) on the estimates of target_odometry_topic; base floating; '
+        '"" = none',
+    ),
+    _setting(
+        'capture_base',
+        "capture: the base during the approach: 'held' (its attitude held by the reaction "
+        'wheels of actuators_file) or \'free\' (it reacts); "" = held with wheels, else free',
+        choices=('', 'held', 'free'),
+    ),
+    Param(
+        'target_odometry_topic',
+        'target/odom',
+        "capture: nav_msgs/Odometry in, estimates of the target's link frame (pose in the world "
+        'frame, twist in its own frame, REP 105), stamped when measured',
+    ),
+    Param(
+        'grasp_topic',
+        'grasp',
+        'capture: std_msgs/Header out, once when the grasp criteria have held: the plant is to '
+        'weld the target (spart_sim does)',
+    ),
+    Param(
+        'grasp_attached_topic',
+        'grasp_attached',
+        "capture: geometry_msgs/PoseStamped in, the weld made: the target's link frame in the "
+        "end effector link's frame (the model carries the target there from then on)",
+    ),
+    Param(
+        'orbit_topic',
+        'orbit',
+        'capture: spart_interfaces/Orbit in (latched, as spart_sim publishes it): the orbit '
+        'whose LVLH frame is the world frame (the target\'s prediction follows it); "" = none',
+    ),
     Param(
         'trajectory_topic', '~/joint_trajectory', 'trajectory_msgs/JointTrajectory reference in'
     ),
