@@ -53,7 +53,8 @@ for f in local_setup.sh local_setup.bash; do
 done
 
 # --- 3. pinned requirements (skipped when the stamp matches) ---------------
-# The compiled kernels (spart_ros/native: numba's ahead-of-time compiler, ~35 s of one core) need
+# The compiled kernels (spart_ros/native: numba's ahead-of-time compiler, two processes: ~50 and
+# ~30 s of a core) need
 # only numpy and numba: built in the background, from as soon as those two are installed.
 KERNELS_LOG="$(mktemp -t spart_kernels.XXXXXX.log)"
 kernels=""
@@ -179,8 +180,8 @@ copy_headers "$PY_INC" /opt/python/cp311-cp311/include/python3.11 "python $PYVER
 copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include "numpy $NP_VER"
 
 # --- 5. the compiled kernels and colcon build ---------------------------------
-# numba compiles spart_ros/native/kernels.py into one extension module (about 30 s of CPU, once
-# per change of the kernels) next to the sources; colcon build installs a copy of it beside the
+# numba compiles spart_ros/native/kernels.py (and its siblings) into two extension modules, by two
+# processes at once (about 80 s of CPU in all, once per change of the kernels), next to the sources; colcon build installs a copy of it beside the
 # package, so tests (source tree) and nodes (install tree) share one build and never compile at
 # run time. The module's name carries a hash of its sources. Loading it builds it first when
 # there is no build of these sources (numba is imported only then). It is built while colcon

@@ -1,18 +1,18 @@
 """
-Build the compiled kernels ahead of time into one extension module.
+Build the compiled kernels ahead of time into extension modules (two, by two processes at once).
 
     python -m spart_ros.native.build [--output DIR] [--force]
 
 compiles every kernel of :data:`.exports.EXPORTS` from :mod:`.kernels` with numba's
 ahead-of-time compiler (``numba.pycc``) into ``DIR/<library_name()>.<ext>`` (default: this
-package's folder), without numba's runtime (nothing in it allocates) and for this machine's
-CPU, and ``_call.c`` (the type-checked fast call of a kernel) into
-``DIR/<library_name()>_call.<ext>``.  The module needs only NumPy to load (about a millisecond: no
-numba, no LLVM), which is
-what makes a node start fast.  Nothing is done when that file exists already (another build
-with the same sources, Python, NumPy and CPU); concurrent builds of one folder wait for each
-other.  Needs numba, a C compiler and Python's headers; :mod:`.compiled` runs this on first use
-when no build is found.
+package's folder) and, those of ``PARTS[k]`` for k > 0 by a process of their own each, into
+``DIR/<library_name()><PARTS[k]>.<ext>``, without numba's runtime (nothing in them allocates) and
+for this machine's CPU, and ``_call.c`` (the type-checked fast call of a kernel) into
+``DIR/<library_name()>_call.<ext>``.  The modules need only NumPy to load (about a millisecond:
+no numba, no LLVM), which is what makes a node start fast.  Nothing is done when the files exist
+already (another build with the same sources, Python, NumPy and CPU); concurrent builds of one
+folder wait for each other.  Needs numba, a C compiler and Python's headers; :mod:`.compiled`
+runs this on first use when no build is found.
 
 ``numba.pycc`` is pending deprecation in numba (since 0.57), to be removed once its replacement
 exists; there is no other supported ahead-of-time path yet.  numba is pinned
@@ -29,6 +29,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +52,7 @@ with warnings.catch_warnings():
         ) from None
 
 from . import kernels
-from .exports import EXPORTS, HERE, library_name, NOGIL
+from .exports import EXPORTS, HERE, library_name, NOGIL, part_of, PARTS
 
 
 def _kernel(name):
@@ -84,56 +85,94 @@ def _releasing_the_gil(functions):
         pycc_compiler.compile_extra = original
 
 
+def _compile_part(name, part, work, verbose=False):
+    """Compile the exports of ``PARTS[part]`` into ``work``/``name + PARTS[part]``; its path."""
+    cc = CC(name + PARTS[part], source_module=kernels)
+    cc.output_dir = work
+    cc.use_nrt = False
+    cc.target_cpu = 'host'
+    cc.verbose = verbose
+    nogil = set()
+    for export, (kernel, _, types, returns) in EXPORTS.items():
+        if part_of(export) != part:
+            continue
+        function = _kernel(kernel).py_func
+        cc.export(export, f'{returns}({", ".join(types)})')(function)
+        if export in NOGIL:
+            nogil.add(function)
+    with warnings.catch_warnings(), _releasing_the_gil(nogil):
+        # numba.pycc's pending-deprecation notice only: any other warning is shown
+        warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)
+        cc.compile()
+    return os.path.join(work, cc.output_file)
+
+
+def _start_part(part, work):
+    """Start a process compiling ``PARTS[part]`` into ``work`` (the package importable there)."""
+    root = os.path.dirname(os.path.dirname(HERE))  # the folder holding this spart_ros package
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get('PYTHONPATH')) if p),
+    )
+    return subprocess.Popen(
+        [sys.executable, '-m', f'{__package__}.build', '--part', str(part), '--output', work],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def build(output=HERE, force=False, verbose=False):
     """
-    Return the path of the built module in ``output``.
+    Return the path of the built module (the first part) in ``output``.
 
-    Built now unless it exists, or ``force``.
+    Built now unless it exists, or ``force``: the other parts by processes of their own while
+    this one compiles the first.
     """
     name = library_name()
     target = os.path.join(output, name + EXTENSION_SUFFIXES[0])
+    files = [name + suffix + EXTENSION_SUFFIXES[0] for suffix in PARTS + ('_call',)]
     os.makedirs(output, exist_ok=True)
     with open(os.path.join(output, '.kernels.lock'), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same folder: wait for it
-        if os.path.exists(target) and not force:
+        if all(os.path.exists(os.path.join(output, f)) for f in files) and not force:
             return target
         start = time.perf_counter()
         work = tempfile.mkdtemp(prefix='.build_', dir=output)  # same file system: an atomic rename
+        others = [_start_part(part, work) for part in range(1, len(PARTS))]
         try:
-            cc = CC(name, source_module=kernels)
-            cc.output_dir = work
-            cc.use_nrt = False
-            cc.target_cpu = 'host'
-            cc.verbose = verbose
-            nogil = set()
-            for export, (kernel, _, types, returns) in EXPORTS.items():
-                function = _kernel(kernel).py_func
-                cc.export(export, f'{returns}({", ".join(types)})')(function)
-                if export in NOGIL:
-                    nogil.add(function)
-            with warnings.catch_warnings(), _releasing_the_gil(nogil):
-                # numba.pycc's pending-deprecation notice only: any other warning is shown
-                warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)
-                cc.compile()
+            built = [_compile_part(name, 0, work, verbose)]
+            for part, process in enumerate(others, start=1):
+                log, _ = process.communicate()
+                path = os.path.join(work, name + PARTS[part] + EXTENSION_SUFFIXES[0])
+                if process.returncode != 0 or not os.path.exists(path):
+                    raise RuntimeError(f'compiling the kernels of part {part} failed:\n{log}')
+                built.append(path)
             seconds = time.perf_counter() - start
             with open(os.path.join(work, name + '.json'), 'w') as f:
                 json.dump(
                     {
                         'module': name,
+                        'parts': [name + suffix for suffix in PARTS],
                         'numba': numba.__version__,
-                        'nrt': cc.use_nrt,
-                        'target_cpu': cc.target_cpu,
+                        'nrt': False,
+                        'target_cpu': 'host',
                         'seconds': round(seconds, 1),
                         'exports': sorted(EXPORTS),
                     },
                     f,
                     indent=1,
                 )
-            call = _build_call(name + '_call', work)
+            built.append(_build_call(name + '_call', work))
             os.replace(os.path.join(work, name + '.json'), os.path.join(output, name + '.json'))
-            os.replace(call, os.path.join(output, name + '_call' + EXTENSION_SUFFIXES[0]))
-            os.replace(os.path.join(work, cc.output_file), target)
+            for path, file in zip(built[::-1], files[::-1]):  # the first part last: _find's key
+                os.replace(path, os.path.join(output, file))
         finally:
+            for process in others:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
             shutil.rmtree(work, ignore_errors=True)
         for old in glob.glob(os.path.join(output, '_kernels_*')):  # builds of older sources
             if not os.path.basename(old).startswith(name):
@@ -176,8 +215,12 @@ def main(argv=None):
         '--force', action='store_true', help='build even if a build of these sources exists'
     )
     ap.add_argument('--verbose', action='store_true', help="print the compiler's commands")
+    ap.add_argument('--part', type=int, help=argparse.SUPPRESS)  # build(): one part, into --output
     args = ap.parse_args(argv)
     start = time.perf_counter()
+    if args.part is not None:
+        _compile_part(library_name(), args.part, args.output, args.verbose)
+        return 0
     path = build(args.output, args.force, args.verbose)
     print(f'[native] compiled kernels ready in {time.perf_counter() - start:.1f} s: {path}')
     return 0

@@ -1,9 +1,10 @@
 """
-The compiled kernels, loaded from the extension module built ahead of time (:mod:`.build`).
+The compiled kernels, loaded from the extension modules built ahead of time (:mod:`.build`).
 
-Importing this module loads ``<library_name()>.<ext>`` (about a millisecond; numba is not
-imported) from this package's folder, else from the user's cache
-(``$XDG_CACHE_HOME/spart_ros/native``, default ``~/.cache/...``).  When neither holds a build
+Importing this module loads ``<library_name()>.<ext>`` and the other parts'
+(:data:`.exports.PARTS`; about a millisecond; numba is not imported) from this package's
+folder, else from the user's cache (``$XDG_CACHE_HOME/spart_ros/native``, default
+``~/.cache/...``).  When neither holds a build
 of these sources (a fresh checkout, an edited kernel), it is built first, once, in a separate
 process (``python -m spart_ros.native.build``, about a minute; in this package's folder if
 writable, else in the cache), and a line on stderr says so.  ``scripts/setup.sh`` builds it
@@ -21,8 +22,9 @@ import importlib.util
 import os
 import subprocess
 import sys
+import types
 
-from .exports import EXPORTS, HERE, library_name
+from .exports import EXPORTS, HERE, library_name, PARTS
 
 NAME = library_name()
 _FILE = NAME + EXTENSION_SUFFIXES[0]
@@ -43,11 +45,11 @@ def cache_folder():
 
 def _find():
     for folder in (HERE, cache_folder()):
-        path = os.path.join(folder, _FILE)
-        if os.path.exists(path) and os.path.exists(
-            os.path.join(folder, NAME + '_call' + EXTENSION_SUFFIXES[0])
+        if all(
+            os.path.exists(os.path.join(folder, NAME + suffix + EXTENSION_SUFFIXES[0]))
+            for suffix in PARTS + ('_call',)
         ):
-            return path
+            return os.path.join(folder, _FILE)
     return None
 
 
@@ -87,9 +89,14 @@ def _load(path, name=NAME):
     return module
 
 
-_library = _load(_find() or _build())
-#: the file the kernels were loaded from
-LIBRARY = _library.__file__
+_parts = [_load(_find() or _build())]
+#: the file the kernels were loaded from (the first of the parts: .exports.PARTS)
+LIBRARY = _parts[0].__file__
+_parts += [_load(LIBRARY.replace(NAME, NAME + s), NAME + s) for s in PARTS[1:]]
+#: every part's kernels in one namespace
+_library = types.SimpleNamespace(
+    **{k: getattr(m, k) for m in _parts for k in dir(m) if not k.startswith('__')}
+)
 #: call(kernel, kinds, *args): ``kernel(*args)`` if every argument is of its kind, else None
 #: (_call.c)
 call = _load(LIBRARY.replace(NAME, NAME + '_call'), NAME + '_call').call

@@ -355,6 +355,19 @@ def _cpu():
     )
 
 
+#: the kernels are built as two extension modules, compiled by two processes at once (the build
+#: was one core's ~100 s): the core's dynamics (kernels.py, derivatives.py, batch.py), then the
+#: plants' and the controller's kernels; the first is ``library_name()``, the other that + '_b'
+PARTS = ('', '_b')
+#: the source modules of the first part ('' = kernels.py)
+_FIRST_PART = ('', 'derivatives', 'batch')
+
+
+def part_of(export):
+    """Return the index in :data:`PARTS` of the extension module that holds ``export``."""
+    return 0 if EXPORTS[export][0].rpartition('.')[0] in _FIRST_PART else 1
+
+
 def library_name():
     """
     Return the extension module's name.
