@@ -136,9 +136,7 @@ class Monitor:
         import rclpy
         from rclpy.experimental import EventsExecutor
         from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import JointState
         from spart_ros.nodes.bag_recorder import BagRecorder
-        from std_msgs.msg import Float64MultiArray
 
         from spart_interfaces.msg import ControllerStatus
 
@@ -148,12 +146,23 @@ class Monitor:
         # the sim's state topics subscribed before it starts and recorded from the first stamp all
         # of them delivered (found by discovery, each started at another moment: /odom 0.1-0.2 s
         # after /joint_states, 25-160 joint states without their odometry)
+        self.status = []  # (sim time of the last joint state, ControllerStatus)
+        self.last_stamp = None  # (sec, nanosec) of the last joint state
+        self.last_joint_state = None  # its bytes
+        self.commands = []  # (receipt time, serialized Float64MultiArray)
+        # the joint states and commands: from the recorder's own subscriptions (a second one per
+        # topic would be a second delivery of each 1 kHz message)
+        commands = f'{ns}/effort_controller/commands'
         self.recorder = BagRecorder(
             self.node,
             str(bag_path),
             include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'),
-            expect=state_topics(ns),
+            expect={**state_topics(ns), commands: 'std_msgs/msg/Float64MultiArray'},
             align=tuple(state_topics(ns)),
+            listeners={
+                f'{ns}/joint_states': self._on_joint_state,
+                commands: lambda data: self.commands.append((time.monotonic(), data)),
+            },
         )
         qos = QoSProfile(
             history=HistoryPolicy.KEEP_LAST,
@@ -161,22 +170,8 @@ class Monitor:
             reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.VOLATILE,
         )
-        self.status = []  # (sim time of the last joint state, ControllerStatus)
-        self.last_stamp = None  # (sec, nanosec) of the last joint state
-        self.last_joint_state = None  # its bytes
-        self.commands = []  # (receipt time, serialized Float64MultiArray)
-        self.node.create_subscription(
-            JointState, f'{ns}/joint_states', self._on_joint_state, qos, raw=True
-        )
         self.node.create_subscription(
             ControllerStatus, f'{ns}/spart_controller/status', self._on_status, qos
-        )
-        self.node.create_subscription(
-            Float64MultiArray,
-            f'{ns}/effort_controller/commands',
-            lambda data: self.commands.append((time.monotonic(), data)),
-            qos,
-            raw=True,
         )
         self.executor = EventsExecutor()
         self.executor.add_node(self.node)

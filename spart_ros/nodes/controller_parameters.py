@@ -257,6 +257,12 @@ PARAMETERS = table(
         "base actuators: sensor_msgs/JointState in, the wheels' speeds by name",
     ),
     Param(
+        'wheel_speeds_in_joint_states',
+        False,
+        "base actuators: read the wheels' speeds from joint_states (spart_sim publishes them "
+        'there too) instead of wheel_states_topic: one subscription fewer at the state rate',
+    ),
+    Param(
         'trajectory_topic', '~/joint_trajectory', 'trajectory_msgs/JointTrajectory reference in'
     ),
     Param(

@@ -92,16 +92,19 @@ from rclpy.clock import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message, serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
+from .cdr import CdrError, parse_float64_array
 from .config import BASE_MODES, ConfigError, package_path
 from .parameters import declare, Param, table
 from .robot_inputs import guarded, ROBOT_DESCRIPTION_QOS
 from .runner import EXECUTORS, run_node
 from .sim_actuators import SimActuatorsIO
+from .state_messages import SerializedStates
 from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
@@ -559,8 +562,12 @@ class SimNode(Node):
             self._pub_gravity.publish(g)
         commands_topic = f'{p["controller_name"]}/commands'
         self._sub_commands = self.create_subscription(
-            Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS
-        )
+            Float64MultiArray,
+            commands_topic,
+            self._guard(self._on_command_raw, 'command'),
+            STATE_QOS,
+            raw=True,
+        )  # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
         self._actuators = (
             SimActuatorsIO(self, self._plant, p, STATE_QOS, self._guard)
             if self._plant.actuation is not None
@@ -570,6 +577,14 @@ class SimNode(Node):
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
         world = p['odom_frame'] if self._orbit is None else p['orbit_frame']
         self._messages = _StateMessages(self._plant, world, self._base_frame)
+        try:  # the per-state messages as bytes: the same as the message objects, cheaper
+            self._serialized = SerializedStates(
+                self._plant, world, self._base_frame, serialize_message
+            )
+        except ValueError:  # CdrError included: message objects then
+            self._serialized = None
+        if self._actuators is not None:
+            self._actuators.serialized = self._serialized
         self._pub_orbit = self._pub_tf = None
         self._tf_note = None
         if self._orbit is not None:
@@ -762,18 +777,32 @@ class SimNode(Node):
         The joint states last, because event-driven consumers (spart_controller, spart_dynamics)
         compute when they arrive, with the base state of the same stamp already received.
         """
-        plant, msgs = self._plant, self._messages
+        plant, msgs, ser = self._plant, self._messages, self._serialized
         stamp = msgs.stamp(plant.time_ns)
-        if self._pub_clock is not None:
-            msgs.clock.clock = stamp
-            self._pub_clock.publish(msgs.clock)
-        self._pub_odom.publish(msgs.odometry(stamp))
-        if self._pub_tf is not None:
-            self._pub_tf.publish(msgs.tf())
-        self._pub_imu.publish(msgs.imu(stamp))
-        if self._actuators is not None:
-            self._actuators.publish(stamp, self._base_frame)
-        self._pub_joints.publish(msgs.joint_state(stamp))
+        if ser is not None:  # serialized templates (spart_ros.nodes.state_messages)
+            sec, nanosec = stamp.sec, stamp.nanosec
+            if self._pub_clock is not None:
+                self._pub_clock.publish(ser.clock_bytes(sec, nanosec))
+            if self._pub_tf is None:
+                self._pub_odom.publish(ser.odometry_bytes(sec, nanosec))
+            else:  # the transform is taken from the odometry message
+                self._pub_odom.publish(msgs.odometry(stamp))
+                self._pub_tf.publish(msgs.tf())
+            self._pub_imu.publish(ser.imu_bytes(sec, nanosec))
+            if self._actuators is not None:
+                self._actuators.publish(stamp, self._base_frame)
+            self._pub_joints.publish(ser.joint_state_bytes(sec, nanosec))
+        else:
+            if self._pub_clock is not None:
+                msgs.clock.clock = stamp
+                self._pub_clock.publish(msgs.clock)
+            self._pub_odom.publish(msgs.odometry(stamp))
+            if self._pub_tf is not None:
+                self._pub_tf.publish(msgs.tf())
+            self._pub_imu.publish(msgs.imu(stamp))
+            if self._actuators is not None:
+                self._actuators.publish(stamp, self._base_frame)
+            self._pub_joints.publish(msgs.joint_state(stamp))
         self._waiting = True
         self._last_publish = time.monotonic()
         over = self._velocity_limits.over(plant.joint_velocities())
@@ -818,9 +847,16 @@ class SimNode(Node):
             self._publish_state()
 
     # -- commands and services ------------------------------------------------------------
-    def _on_command(self, msg):
+    def _on_command_raw(self, data):
         try:
-            self._plant.set_efforts(self._command.accept(msg.data))
+            values = parse_float64_array(data)
+        except CdrError:  # another encoding: rclpy's deserializer (slower, same values)
+            values = deserialize_message(data, Float64MultiArray).data
+        self._on_command(values)
+
+    def _on_command(self, values):
+        try:
+            self._plant.hold_command(self._command, values)
             if self._plant.held:
                 self._plant.hold(False)
                 self.get_logger().info(
