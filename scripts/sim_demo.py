@@ -18,10 +18,13 @@ scripts/local_launch.py: separate processes, one YAML for all three nodes):
 
 Scenarios: SC_3DoF (SPART's spacecraft with a 3-joint arm, free-floating, zero gravity,
 floating-base inverse dynamics: the base reacts) and kuka_iiwa (7 joints, fixed base, gravity,
-computed torque). Summary per scenario: RMS and max tracking error per joint after the first
-second, base attitude change, total momentum drift (floating base: momentum about the world
-origin from the recorded states and the core's generalized inertia), command latency
-(joint_states receipt -> command receipt, here) p50/p99. Written to ``<output>/summary.json`` too.
+computed torque), SC_3DoF_orbit (station keeping in orbit with wheels and thrusters) and capture (a
+servicing spacecraft captures a tumbling client: the ~/capture action instead of a trajectory;
+scripts/capture_demo.py says what is run and checked). Summary per scenario: RMS and max
+tracking error per joint after the first second, base attitude change, total momentum drift
+(floating base: momentum about the world origin from the recorded states and the core's
+generalized inertia), command latency (joint_states receipt -> command receipt, here) p50/p99.
+Written to ``<output>/summary.json`` too.
 
     bash scripts/run_demo.sh                      # set-up, then this with the defaults
     python scripts/sim_demo.py [--output DIR] [--seconds S] [--scenarios SC_3DoF kuka_iiwa]
@@ -59,9 +62,10 @@ def _scenarios():
     The package's own, shared with the offline run of the same demo (``python -m spart_ros.simulate
     --demo NAME``).
     """
+    from capture_demo import CAPTURE
     from spart_ros.sim.closed_loop import DEMOS
 
-    return DEMOS
+    return {**DEMOS, 'capture': CAPTURE}
 
 
 SCENARIOS = _scenarios()
@@ -440,6 +444,10 @@ def share_file(*parts):
 
 
 def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
+    if scenario.get('capture'):  # the ~/capture action instead of a trajectory
+        from capture_demo import run_capture
+
+        return run_capture(name, scenario, out, seconds, launch_log, attempt)
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
     from std_srvs.srv import SetBool
@@ -992,6 +1000,10 @@ def disturbance(r):
 
 
 def print_summary(r):
+    if r.get('capture'):
+        from capture_demo import print_capture
+
+        return print_capture(r)
     say(f'=== {r["label"]}')
     say(
         f'  {r.get("sim_seconds", 0):.2f} s simulated in {r.get("wall_seconds", 0):.2f} s wall '
@@ -1130,6 +1142,13 @@ def main(argv=None):
         help='simulated seconds of the orbital scenario (default: --seconds, else its trajectory '
         '+ 1 s); shorter runs are checked against the bounds that apply to them',
     )
+    ap.add_argument(
+        '--capture-seconds',
+        type=float,
+        default=0.0,
+        help='simulated seconds of the capture scenario after its goal (default: until the goal '
+        'ends, 30 s at most); shorter runs are checked against the bounds that apply to them',
+    )
     ap.add_argument('--scenarios', nargs='+', default=list(SCENARIOS), choices=list(SCENARIOS))
     args = ap.parse_args(argv)
     out = args.output or ROOT / 'demo_output' / time.strftime('%Y%m%d-%H%M%S')
@@ -1150,6 +1169,8 @@ def main(argv=None):
                         if 'orbit' in SCENARIOS[name] and args.orbit_seconds
                         else args.seconds
                     )
+                    if SCENARIOS[name].get('capture'):
+                        seconds = args.capture_seconds
                     results.append(run_once_more_after_a_stall(name, out, seconds, launch_log))
                 except RuntimeError as err:
                     failures.append(f'{name}: {err}')

@@ -1,11 +1,12 @@
 """
-The capture's envelope on the core's dynamics (docs/capture.md, "The envelope measured so far").
+The capture's envelope on the core's dynamics alone (phase 1's stand-in, test/capture_sim.py).
 
 Not a test (the suite runs one case, test/test_capture.py): ``python test/capture_sweep.py
 [rates_deg] [seeds]`` from the repository root, e.g. ``python test/capture_sweep.py 0,5,10,15 3``,
 prints one line per tumble rate and random axis: accepted or refused (why), when grasped and at
 rest, the base attitude before the grasp and over the run, the largest joint rate, the relative
-twist at the grasp.
+twist at the grasp.  The envelope on the plants, in the main job's scenario:
+benchmarks/bench_capture_sweep.py.
 """
 
 import os

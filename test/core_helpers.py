@@ -6,7 +6,9 @@ Shared helpers of the core tests (test/test_core_*.py) and benchmarks.
 - ``random_state(robot, seed)``: a random state (R0, r0, qm, u, udot, wrenches, tau) with a fixed
   seed;
 - ``run_chain(robot, state)``: the whole SPART chain (Kinematics ... Floating_ID) on a state;
-- ``serial_chain_urdf(n_links, seed)``: a random n-link revolute chain as URDF text (benchmarks).
+- ``serial_chain_urdf(n_links, seed)``: a random n-link revolute chain as URDF text (benchmarks);
+- ``random_tree_urdf(n_links, seed)``: a random branched tree (revolute, continuous, prismatic and
+  fixed joints, offset and rotated inertial frames, the base's too) as URDF text.
 
 Import from a test as ``from core_helpers import ...`` (pytest puts test/ on sys.path
 because test/ has no __init__.py) or ``from test.core_helpers import ...`` from the repo root.
@@ -233,5 +235,58 @@ def serial_chain_urdf(n_links, seed=0):
         )
         parts.append(f'<link name="link_{k}">{inertial(mass, dims, com, com_rpy)}</link>')
         parent = f'link_{k}'
+    parts.append('</robot>\n')
+    return '\n'.join(parts)
+
+
+def random_tree_urdf(n_links, seed=0):
+    """
+    URDF text of a random kinematic tree of ``n_links`` links below a base.
+
+    Each link hangs from a random earlier link (branches anywhere, the base included); joints
+    are revolute, continuous, prismatic or (one in six) fixed, with random unit axes, origins
+    and rpy; masses in [0.5, 3] kg with box inertias in randomly offset and rotated inertial
+    frames (the base's too, so that SPART's base frame differs from the URDF base link frame).
+    Every moving joint has a ``<limit>``.  Names: ``base``, ``link_1..n``, ``joint_1..n``.
+    """
+    rng = np.random.default_rng(seed)
+
+    def f(*v):
+        return ' '.join(repr(float(x)) for x in v)
+
+    def inertial(mass, rng):
+        a, b, c = rng.uniform(0.05, 0.4, 3)
+        moments = mass * np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 12
+        return (
+            f'<inertial><origin xyz="{f(*rng.uniform(-0.1, 0.1, 3))}" '
+            f'rpy="{f(*rng.uniform(-np.pi, np.pi, 3))}"/><mass value="{f(mass)}"/>'
+            f'<inertia ixx="{f(moments[0])}" ixy="0" ixz="0" iyy="{f(moments[1])}" iyz="0" '
+            f'izz="{f(moments[2])}"/></inertial>'
+        )
+
+    parts = [
+        f'<?xml version="1.0"?>\n<robot name="random_tree_{n_links}_{seed}">',
+        f'<link name="base">{inertial(20.0, rng)}</link>',
+    ]
+    names = ['base']
+    for k in range(1, n_links + 1):
+        parent = names[int(rng.integers(0, len(names)))]
+        kind = ('revolute', 'revolute', 'continuous', 'prismatic', 'revolute', 'fixed')[
+            int(rng.integers(0, 6))
+        ]
+        axis = rng.standard_normal(3)
+        axis /= np.linalg.norm(axis)
+        limit = (
+            '<limit lower="-3" upper="3" effort="100" velocity="2"/>'
+            if kind in ('revolute', 'prismatic')
+            else ''
+        )
+        parts.append(
+            f'<joint name="joint_{k}" type="{kind}"><parent link="{parent}"/>'
+            f'<child link="link_{k}"/><origin xyz="{f(*rng.uniform(-0.3, 0.3, 3))}" '
+            f'rpy="{f(*rng.uniform(-np.pi, np.pi, 3))}"/><axis xyz="{f(*axis)}"/>{limit}</joint>'
+        )
+        parts.append(f'<link name="link_{k}">{inertial(float(rng.uniform(0.5, 3.0)), rng)}</link>')
+        names.append(f'link_{k}')
     parts.append('</robot>\n')
     return '\n'.join(parts)

@@ -399,3 +399,89 @@ class PinocchioOracle:
         else:
             a = pin.aba(self.model, self.data, q, T @ u, tau_pin, fext)
         return np.linalg.solve(T, a - self.Tdot_u(R0, u))
+
+    # -- derivatives in SPART coordinates ---------------------------------------------------
+    # SPART's configuration tangent s = [dtheta (base frame c); dr0 (inertial); dqm] maps to
+    # Pinocchio's (q (+) delta, delta = [nu; omega] local to b) by the same T as the velocities:
+    # R0 exp([dtheta]x) gives R_b exp([R_bc dtheta]x) and p_b + dr0 + R_b [p_bc]x R_bc dtheta.
+    # T depends on R0 through its block R_b' only: dT/dtheta_k = -[R_bc e_k]x R_b' in [0:3, 3:6].
+    def _dT(self, R0):
+        """Return the three matrices dT/dtheta_k (k = 0, 1, 2), (3, nv, nv)."""
+        R_b, _ = self.base_pose(R0, np.zeros(3))
+        out = np.zeros((3, self.model.nv, self.model.nv))
+        for k in range(3):
+            out[k, 0:3, 3:6] = -skew(self.R_bc[:, k]) @ R_b.T
+        return out
+
+    def _dc(self, R0, u):
+        """Return the derivatives of c = Tdot u: dc/du (nv, N) and dc/dtheta (nv, 3)."""
+        nv = self.model.nv
+        R_b, _ = self.base_pose(R0, np.zeros(3))
+        w_b, rd = self.R_bc @ u[0:3], u[3:6]
+        dc_du = np.zeros((nv, nv))
+        dc_du[0:3, 0:3] = skew(R_b.T @ rd) @ self.R_bc
+        dc_du[0:3, 3:6] = -skew(w_b) @ R_b.T
+        dc_dth = np.zeros((nv, 3))
+        for k, dT in enumerate(self._dT(R0)):
+            dc_dth[0:3, k] = -np.cross(w_b, dT[0:3, 3:6] @ rd)
+        return dc_du, dc_dth
+
+    def rnea_derivatives(self, R0, r0, qm, u0, um, u0dot, umdot, gravity=None):
+        """
+        Return SPART's (dtau_dq, dtau_du, H) from ``computeRNEADerivatives``, exact chain rule.
+
+        tau = T' rnea(q, T u, T udot + Tdot u); columns as SPART's configuration tangent
+        (free flyer) or the joint variables (fixed base: (n_q, n_q) blocks).
+        """
+        self._set_gravity(R0, r0, gravity)
+        q = self.q(R0, r0, qm)
+        u, udot = self.u(u0, um), self.u(u0dot, umdot)
+        T = self.T(R0)
+        a = T @ udot + self.Tdot_u(R0, u)
+        dq, dv, da = (
+            np.array(x) for x in pin.computeRNEADerivatives(self.model, self.data, q, T @ u, a)
+        )
+        da = symmetric(da)
+        if not self.floating:
+            return T.T @ dq @ T, T.T @ dv @ T, T.T @ da @ T
+        tau = pin.rnea(self.model, self.data, q, T @ u, a)
+        dc_du, dc_dth = self._dc(R0, u)
+        d_q = dq @ T
+        for k, dT in enumerate(self._dT(R0)):
+            d_q[:, k] += dv @ (dT @ u) + da @ (dT @ udot + dc_dth[:, k])
+        d_s = T.T @ d_q
+        for k, dT in enumerate(self._dT(R0)):
+            d_s[:, k] += dT.T @ tau
+        return d_s, T.T @ (dv @ T + da @ dc_du), T.T @ da @ T
+
+    def aba_derivatives(self, R0, r0, qm, u0, um, tau, gravity=None):
+        """
+        Return SPART's (dudot_dq, dudot_du, dudot_dtau) from ``computeABADerivatives``.
+
+        udot = T^-1 (aba(q, T u, T^-T tau) - Tdot u), differentiated exactly (chain rule);
+        columns as :meth:`rnea_derivatives`.
+        """
+        self._set_gravity(R0, r0, gravity)
+        q = self.q(R0, r0, qm)
+        u = self.u(u0, um)
+        T = self.T(R0)
+        Ti = np.linalg.inv(T)
+        tau_pin = Ti.T @ np.asarray(tau, float)
+        dq, dv, Minv = (
+            np.array(x)
+            for x in pin.computeABADerivatives(self.model, self.data, q, T @ u, tau_pin)
+        )
+        Minv = symmetric(Minv)
+        if not self.floating:
+            return Ti @ dq @ T, Ti @ dv @ T, Ti @ Minv @ Ti.T
+        a = pin.aba(self.model, self.data, q, T @ u, tau_pin)
+        dc_du, dc_dth = self._dc(R0, u)
+        c = self.Tdot_u(R0, u)
+        d_a = dq @ T
+        for k, dT in enumerate(self._dT(R0)):
+            # v = T u and tau_pin = T^-T tau turn with R0; so does T^-1 outside
+            d_a[:, k] += dv @ (dT @ u) - Minv @ (Ti.T @ (dT.T @ tau_pin)) - dc_dth[:, k]
+        d_s = Ti @ d_a
+        for k, dT in enumerate(self._dT(R0)):
+            d_s[:, k] -= Ti @ (dT @ (Ti @ (a - c)))
+        return d_s, Ti @ (dv @ T - dc_du), Ti @ Minv @ Ti.T

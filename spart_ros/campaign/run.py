@@ -132,6 +132,8 @@ def simulation(campaign, index, views=None):
         scenario.integrator,
         orbit=inputs.orbit,
         actuators=inputs.actuators,
+        target=None if scenario.target is None else scenario.target['target'],
+        grasp_link=inputs.settings.get('ee_link') or None,
     )
     view = _controller_view(campaign, inputs, plant, stream(campaign.seed, index, 'noise'))
     if views is not None:
@@ -141,7 +143,9 @@ def simulation(campaign, index, views=None):
         settings['actuators_file'] = BaseActuators.from_dict(
             scenario.controller_actuators, source='the controller actuators'
         )
-    options = {} if scenario.target is None else {'target': scenario.target}
+    options = {}
+    if scenario.target is not None:
+        options = {'target': scenario.target['target'], 'capture': scenario.target['capture']}
     run = simulate(
         settings=settings,
         duration=scenario.duration,

@@ -20,8 +20,10 @@ other keys override it) or the inputs ``simulate`` and ``python -m spart_ros.sim
 - ``actuators``: the base's wheels and thrusters (their YAML file, or its content);
 - ``initial``: ``{joint_positions: {joint: rad}, joint_velocities: {...}, base_position,
   base_orientation (x, y, z, w), base_linear_velocity, base_angular_velocity}``;
-- ``target``: passed to ``simulate(target=...)`` (the capture of a tumbling target: it needs a
-  ``simulate`` that takes one).
+- ``target``: the capture of a tumbling target (docs/capture.md): its YAML or URDF (a path), or
+  the YAML's content, or ``{file: <either>, capture: {...}}`` with the capture's goal and options
+  (``simulate``'s ``capture``: ``start``, ``estimate_period``, ``estimate_noise``, the goal's
+  fields...); the run's ``distance_to_target`` series and metrics come from it.
 
 Paths are relative to the campaign file's folder.  Everything is read on the machine that
 starts the campaign (files become their text), so workers on other hosts need no files.
@@ -161,6 +163,22 @@ def _actuators_content(value, folder, key):
     load_actuators(path)  # InputError naming the file's problem
     with open(path, encoding='utf-8') as f:
         return yaml.safe_load(f)
+
+
+def _target(value, folder):
+    """Return {'target': Target, 'capture': mapping or None} of ``scenario.target``, or None."""
+    from ..core.target import load_target
+
+    if value is None:
+        return None
+    capture = None
+    if isinstance(value, dict) and set(value) <= {'file', 'capture'} and 'file' in value:
+        capture, value = value.get('capture'), value['file']
+        if capture is not None and not isinstance(capture, dict):
+            raise InputError(f'scenario.target.capture: expected a mapping, got {capture!r}')
+    if isinstance(value, str):
+        value = _path(value, folder, 'target')
+    return {'target': load_target(value), 'capture': copy.deepcopy(capture)}
 
 
 def _vector(where, value, n):
@@ -320,15 +338,7 @@ def resolve_scenario(spec, folder='.'):
     duration = float(duration)
     if not np.isfinite(duration) or duration <= 0:
         raise InputError(f'scenario.duration: expected seconds > 0, got {duration!r}')
-    target = spec.get('target')
-    if target is not None:
-        from ..sim.closed_loop import simulate
-
-        if 'target' not in inspect.signature(simulate).parameters:
-            raise InputError(
-                'scenario.target: this spart_ros has no target in the offline closed loop yet '
-                '(simulate takes no target= keyword): remove the key, or update spart_ros'
-            )
+    target = _target(spec.get('target'), folder)
     scenario = Scenario(
         urdf=urdf,
         settings=settings,

@@ -87,6 +87,8 @@ class ControlledRobot:
         per, gains, limits = _per_joint(s, names, q_names, robot)
         law = build_law(s.mode, dynamics, s, gains)
         _warm_up(law, len(q_names))
+        if hasattr(law, 'notify'):  # a law that reports events of its own (mpc; not the warm-up's)
+            law.notify = notify
         for note in getattr(law, 'notes', ()):
             if notify is not None:
                 notify('warning', ('note', note), f'{s.mode}: {note}')

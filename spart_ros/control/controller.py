@@ -68,13 +68,13 @@ import logging
 import time
 import traceback
 
-import numpy as np
-
+from . import capture_control
 from .continuity import Continuity
 from .controlled_robot import ControlledRobot
 from .goal_manager import goal_refusal, GoalManager
 from .goals import ABORTED, INVALID_GOAL
 from .joint_reference import JointReference
+from .reports import ControllerReports
 from .settings import RUN_TIME
 from .states import (  # the states and their transition table: spart_ros.control.states
     COMMANDING,
@@ -108,7 +108,7 @@ __all__ = [
 ]
 
 
-class Controller:
+class Controller(ControllerReports):
     """
     The state machine (see the module docstring).
 
@@ -132,6 +132,9 @@ class Controller:
         self.details = None
         self.actuation = None  # the base actuators' last status (a law that drives them)
         self.compute_time = 0.0
+        #: the capture of a tumbling target (:mod:`.capture_control`: target_file), or None
+        self.capture = None
+        self._hardware = ()
 
     # -- what it is doing -----------------------------------------------------------------
     @property
@@ -184,6 +187,8 @@ class Controller:
         return f'{why}; {pending}' if why and pending else why or pending
 
     def _tracking(self):
+        if self.capture is not None and self.capture.commanding:
+            return True
         law = self.law
         if law is not None and law.follows == 'end_effector':
             return law.has_reference
@@ -214,6 +219,7 @@ class Controller:
         self.model_error = None
         if robot is not None:
             self._bind(ControlledRobot(self.settings, robot, dynamics, hardware, self._notify))
+            self._hardware = hardware
         self._configured = True
         self.gate.reason = '' if self.controlled is not None else 'no robot model yet'
 
@@ -256,6 +262,9 @@ class Controller:
         """
         if not self.active:
             return None
+        self._capture_stopped(
+            'the controller was deactivated' + (f' ({reason})' if reason else '')
+        )
         self.goals.abort('the controller was deactivated' + (f' ({reason})' if reason else ''))
         self.gate.disable(reason)
         self.continuity.fault = None
@@ -281,8 +290,8 @@ class Controller:
         (if one may be applied), inactive until activated again (a model is structural); active
         waiting for its first model: the law is built and the controller goes on (holding at the
         first state). A model the settings cannot control leaves it inactive, saying why
-        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes. Returns the
-        zero :data:`Command` or None.
+        (:attr:`reason`, and :meth:`activate` refuses) until a usable model comes. Returns the zero
+        :data:`Command` or None.
         """
         zero = None
         if self.active and self.controlled is not None:
@@ -295,6 +304,7 @@ class Controller:
             return zero
         try:
             self._bind(ControlledRobot(self.settings, robot, dynamics, hardware, self._notify))
+            self._hardware = hardware
         except Exception as err:  # noqa: BLE001 - any model: never fatal, waits for another one
             text = (
                 str(err)
@@ -320,15 +330,15 @@ class Controller:
                 f'{what}: not possible in state {self.state} (needs {" or ".join(states)})'
             )
 
-    def _bind(self, controlled):
-        """Give every unit the model (a ControlledRobot, or None)."""
+    def _bind(self, controlled, keep_capture=False):
+        """Give every unit the model (a ControlledRobot, or None); a capture unit with a target."""
         self.controlled = controlled
-        if controlled is None:
-            self.supervision.unbind()
-        else:
-            self.supervision.bind(controlled)
+        self.supervision.bind(controlled)
+        if controlled is not None:
+            controlled.law.preview = self.reference.samples  # a look-ahead (the mpc modes)
         self.goals.robot = controlled
         self.continuity.bind(controlled)
+        self.capture = capture_control.bound(self, controlled, keep_capture)
 
     def _set_settings(self, settings):
         self.settings = settings
@@ -355,6 +365,28 @@ class Controller:
         why = goal_refusal(kind, self.state, mode, self.fault)
         if why:
             raise InputError(why)
+        if self.capture is not None and self.capture.live:
+            raise InputError(
+                f'a capture is under way (phase {self.capture.phase}): {kind} refused (cancel the '
+                'capture first)'
+            )
+        self._capture_stopped(None)  # a capture done (the stack held): handed back first
+
+    def _capture_stopped(self, why, t=None):
+        """Abort a capture going on (the controller stopped commanding: ``why``), hand back."""
+        if self.capture is not None:
+            capture_control.stopped(self, why, t)
+
+    def submit_capture(self, goal, t):
+        """
+        Accept the capture goal ``goal`` (a CaptureGoal) at control time ``t`` [s].
+
+        The controller must be commanding (active, a model, a commanded state, no fault) with a
+        target (``target_file``); a joint trajectory or pose goal it follows is preempted.  Return
+        the goal; InputError (a CaptureRefused with the result code for an infeasible capture)
+        naming why it is refused (the goal aborted).  See :mod:`.capture_control`.
+        """
+        return capture_control.submit(self, goal, t)
 
     def apply_settings(self, **changes):
         """
@@ -389,7 +421,9 @@ class Controller:
         try:
             return self._update(inputs, t)
         except Exception as err:  # noqa: BLE001 - a tick must never kill its caller: halt instead
-            return self.supervision.failed(err)
+            out = self.supervision.failed(err)
+            self._capture_stopped(f'the tick failed: {err}', t)
+            return out
 
     def _update(self, inputs, t):
         """Run the tick: supervision -> continuity -> reference and goals -> law -> command."""
@@ -400,11 +434,18 @@ class Controller:
         stopped = continuity.fault is not None and not law.holds_position
         verdict = self.supervision.admit(inputs, t, reference.last_t, stopped)
         if verdict is not COMPUTE:
+            if verdict is not None:  # a stop: a capture going on ends with it
+                self._capture_stopped(self.gate.reason, t)
             return verdict  # a stop (one zero command) or nothing
         t0 = time.perf_counter()
         t = float(t)
         state = inputs.state
         continuity.before_law(state, t, self.supervision.recovering)
+        if self.capture is not None and self.capture.commanding:
+            out = capture_control.tick(self, state, t, t0)
+            if out is not None:
+                return out
+            continuity.before_law(state, t, False)  # handed back: the pose measured now is held
         ref = None
         if law.follows != 'end_effector':
             ref = reference.at(t)
@@ -438,7 +479,10 @@ class Controller:
         """
         if not self.active or self.controlled is None:
             return None
-        return self.supervision.check(inputs)
+        out = self.supervision.check(inputs)
+        if out is not None:
+            self._capture_stopped(self.gate.reason)
+        return out
 
     def reject(self, what, error):
         """
@@ -449,7 +493,9 @@ class Controller:
         """
         if not self.active or self.controlled is None:
             return None
-        return self.supervision.reject(what, error)
+        out = self.supervision.reject(what, error)
+        self._capture_stopped(f'{what} rejected: {error}')
+        return out
 
     def clear_fault(self):
         """
@@ -480,6 +526,7 @@ class Controller:
         """
         self.counts['resets'] += 1
         if self.active:
+            self._capture_stopped(why, t)
             self.continuity.plant_reset(why, t)
 
     # -- references -------------------------------------------------------------------------
@@ -550,64 +597,6 @@ class Controller:
                 + ': reference ignored'
             )
         self.controlled.law.set_reference(name, value, received)
-
-    # -- for status messages and action servers --------------------------------------------
-    def feedback(self):
-        """
-        Return the :data:`Feedback` of the last commanded tick.
-
-        None before one, or for a mode without a joint reference (an end-effector mode; one that
-        follows none, such as gravity_compensation, whose law ignores the hold it is given).
-        """
-        law = self.law
-        return self.reference.feedback() if law is None or law.follows != 'none' else None
-
-    def trajectory_remaining(self, t):
-        """Return the seconds to the end of the followed (or queued) trajectory at time ``t``."""
-        return self.reference.remaining(t)
-
-    def state_age(self, inputs):
-        """Return the age (s) of the oldest of ``inputs`` a command needs (-1: one never came)."""
-        return self.supervision.state_age(inputs)
-
-    def snapshot(self, t=None):
-        """
-        Return the :data:`Snapshot` for a status message.
-
-        State, reason, per command joint the errors (reference - measured, at the last command) and
-        the last efforts sent, counters; ``t``: the control time (default: the last tick's).
-        """
-        fb = self.feedback()
-        idx = self.controlled.index if self.controlled is not None else np.zeros(0, np.intp)
-        if fb is not None and len(idx):
-            pos, vel = fb.error[0][idx], fb.error[1][idx]
-        else:
-            pos = vel = np.zeros(len(idx))
-        g = self.gate
-        counts = dict(
-            self.counts,
-            commands=g.commands,
-            zeros=g.zeros,
-            timeouts=g.timeouts,
-            rejected=g.rejected,
-            recoveries=g.recoveries,
-        )
-        return Snapshot(
-            self.state,
-            self.reason,
-            self.active,
-            self.commanding,
-            list(self.joint_names),
-            pos,
-            vel,
-            np.array(self.supervision.efforts),
-            self.trajectory_remaining(t),
-            self.compute_time,
-            counts,
-            self.details,
-            self.actuation,
-            self.controlled.saturation if self.controlled is not None else None,
-        )
 
 
 _logger = logging.getLogger('spart_ros.controller')

@@ -76,6 +76,10 @@ class JointReference:
         """Return the Reference of the schedule at control time ``t``."""
         return self.schedule.sample(t)
 
+    def samples(self, times, out):
+        """Write the schedule's references at control times ``times`` into ``out`` (q, qd, qdd)."""
+        self.schedule.samples(times, out)
+
     def follow(self, trajectory):
         """Follow ``trajectory`` from its start time on (the schedule's ``replace``)."""
         self.schedule.replace(trajectory)

@@ -77,6 +77,9 @@ class Law:
     holds_position = True
     interfaces = ('effort',)
     notes = ()  # warnings raised while building (for a node's log)
+    #: the controller's look-ahead at its reference schedule (``JointReference.samples``), set
+    #: when the law is bound: what the mpc modes plan over
+    preview = None
 
     @classmethod
     def build(cls, mode, dynamics, settings, gains=None):

@@ -16,6 +16,7 @@ from :func:`mode_class` (its ``base``, ``follows``, ``references``, ``interfaces
 from .effort_laws import ComputedTorque, FloatingBase, FreeFlying, GravityCompensation
 from .impedance import CartesianImpedance, FloatingCartesianImpedance, JointImpedance
 from .law import Law
+from .mpc import FloatingModelPredictive, ModelPredictive
 from .space_modes import SPACE_LAWS, SpaceMode
 from ..core.errors import InputError
 
@@ -39,6 +40,8 @@ MODES = {
     'joint_impedance': JointImpedance,
     'cartesian_impedance': CartesianImpedance,
     'floating_cartesian_impedance': FloatingCartesianImpedance,
+    'mpc': ModelPredictive,
+    'floating_mpc': FloatingModelPredictive,
     **{mode: SpaceMode for mode in SPACE_LAWS},
 }
 

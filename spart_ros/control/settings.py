@@ -60,6 +60,7 @@ RUN_TIME = (
     'cartesian_damping',
     'nullspace_stiffness',
     'nullspace_damping',
+    'mpc_deadline',
 )
 #: the PD(+I) gains, the integral bound and the joint impedance: one value or one per command joint
 GAINS = ('kp', 'kd', 'ki', 'integral_limit', 'impedance_stiffness', 'impedance_damping')
@@ -218,6 +219,20 @@ class ControllerSettings:
     actuators_file: str = ''  # their YAML (spart_ros.core.actuators); '' = none
     thruster_period: float = 0.1  # s: a thruster cycle (pulse-width modulation)
     momentum_dump: tuple = (0.6, 0.2, 0.05)  # start, stop (of the speed limit), gain 1/s
+    # model-predictive control (modes mpc, floating_mpc: spart_ros.control.mpc)
+    mpc_horizon: float = 0.5  # s
+    mpc_steps: int = 25  # steps over the horizon
+    mpc_period: float = 0.01  # s between two solves
+    mpc_deadline: float = 0.008  # s: a slower solve is not used (computed torque instead)
+    # costs: task position, task velocity, acceleration, base attitude, base angular velocity
+    # (1/rad^2 or 1/m^2, s^2/rad^2, s^4/rad^2, 1/rad^2, s^2/rad^2); the first three as kp 100,
+    # kd 20 of the PD law when nothing limits the plan
+    mpc_weights: tuple = (1.6e4, 300.0, 1.0, 0.0, 0.0)
+    mpc_task: str = 'joint'  # 'joint' or 'end_effector' (ee_link's point, in the base frame)
+    mpc_posture_weight: float = 10.0  # 1/rad^2: the joint error in an end-effector task
+    # the capture of a tumbling target (spart_ros.control.capture_control)
+    target_file: object = ''  # its YAML or URDF (spart_ros.core.target), or a Target; '' = none
+    capture_base: str = ''  # 'held' (the wheels hold the attitude), 'free'; '' = held with wheels
 
     def __post_init__(self):
         """Take the base's default mode (:data:`DEFAULT_MODES`) when ``mode`` is ''."""
@@ -259,6 +274,9 @@ class ControllerSettings:
             'reference_timeout',
             'path_sample_period',
             'thruster_period',
+            'mpc_horizon',
+            'mpc_period',
+            'mpc_deadline',
         ):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
@@ -273,6 +291,21 @@ class ControllerSettings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
+        if not (isinstance(self.mpc_steps, int) and 2 <= self.mpc_steps <= 1000):
+            raise InputError(f'mpc_steps must be an integer in 2..1000, got {self.mpc_steps!r}')
+        if self.mpc_task not in ('joint', 'end_effector'):
+            raise InputError(
+                f"mpc_task must be 'joint' or 'end_effector', got {self.mpc_task!r}"
+            )
+        pw = self.mpc_posture_weight
+        if not (isinstance(pw, (int, float)) and math.isfinite(pw) and pw >= 0):
+            raise InputError(f'mpc_posture_weight must be a finite number >= 0, got {pw!r}')
+        w = _floats('mpc_weights', self.mpc_weights)
+        if len(w) != 5 or not all(math.isfinite(x) and x >= 0 for x in w):
+            raise InputError(
+                'mpc_weights: expected 5 finite values >= 0 (task position, task velocity, '
+                f'acceleration, base attitude, base angular velocity), got {self.mpc_weights!r}'
+            )
         fc = self.friction_compensation
         if not (isinstance(fc, (int, float)) and not isinstance(fc, bool) and 0.0 <= fc <= 1.0):
             raise InputError(f'friction_compensation must be a number in [0, 1], got {fc!r}')
@@ -298,6 +331,20 @@ class ControllerSettings:
             load_actuators(self.actuators_file)  # InputError naming the file's problem
         cartesian_gains(self.cartesian_stiffness, self.cartesian_damping)
         nullspace_gains(self.nullspace_stiffness, self.nullspace_damping)
+        if self.capture_base not in ('', 'held', 'free'):
+            raise InputError(
+                f"capture_base: expected '', 'held' or 'free', got {self.capture_base!r}"
+            )
+        if isinstance(self.target_file, str) and not self.target_file:
+            return self
+        if not self.floating:
+            raise InputError(
+                'target_file: the capture of a free-flying target needs a floating base (base: '
+                'floating)'
+            )
+        from ..core.target import load_target
+
+        load_target(self.target_file)  # InputError naming the file's problem
         return self
 
     def per_joint(self, names):

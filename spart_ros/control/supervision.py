@@ -62,7 +62,10 @@ class Supervisor:
 
     # -- the model and the run -----------------------------------------------------------
     def bind(self, robot):
-        """Take the command joints of ``robot`` (a ControlledRobot)."""
+        """Take the command joints of ``robot`` (a ControlledRobot; None: :meth:`unbind`)."""
+        if robot is None:
+            self.unbind()
+            return
         self._index, self._every_joint = robot.index, robot.every_joint
         self._zeros_q = np.zeros(len(robot.q_names))
         self._zero = robot.zero

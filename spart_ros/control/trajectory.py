@@ -185,6 +185,35 @@ class JointTrajectory:
         _quintic_sample(self._coefficients, i, s - knots[i], p, v, a)
         return Reference(p, v, a)
 
+    def samples(self, times, out):
+        """
+        Write the references at control times ``times`` (m,) into ``out`` = (q, qd, qdd) (m, n).
+
+        What :meth:`sample` returns at each time, in one vectorized pass (a preview of the
+        horizon: :mod:`spart_ros.control.mpc`).
+        """
+        q, qd, qdd = out
+        s = np.asarray(times, dtype=float) - self.start_time
+        end = self.times[-1]
+        i = np.clip(np.searchsorted(self.times, s, side='right') - 1, 0, len(self.times) - 2)
+        x = np.clip(s - self.times[i], 0.0, None)[:, None]
+        c = self._coefficients[i]  # (m, 6, n)
+        x2 = x * x
+        x3 = x2 * x
+        q[:] = c[:, 0] + x * c[:, 1] + x2 * c[:, 2] + x3 * c[:, 3] + x2 * x2 * c[:, 4]
+        q += x3 * x2 * c[:, 5]
+        qd[:] = c[:, 1] + 2 * x * c[:, 2] + 3 * x2 * c[:, 3] + 4 * x3 * c[:, 4]
+        qd += 5 * x2 * x2 * c[:, 5]
+        qdd[:] = 2 * c[:, 2] + 6 * x * c[:, 3] + 12 * x2 * c[:, 4] + 20 * x3 * c[:, 5]
+        before, after = s <= 0, s >= end
+        for mask, ref in ((before, self._start), (after, self._final)):
+            if mask.any():
+                q[mask], qd[mask], qdd[mask] = ref.position, ref.velocity, ref.acceleration
+        beyond = s > end
+        if beyond.any():
+            qd[beyond] = 0.0
+            qdd[beyond] = 0.0
+
     def done(self, now):
         """Return whether the trajectory has ended at control time ``now`` (s)."""
         return float(now) >= self.end_time
@@ -231,6 +260,11 @@ class _Hold:
         ref = self._ref
         return Reference(ref.position.copy(), ref.velocity.copy(), ref.acceleration.copy())
 
+    def samples(self, times, out):
+        out[0][:] = self._ref.position
+        out[1][:] = 0.0
+        out[2][:] = 0.0
+
     def done(self, now):
         return True
 
@@ -262,6 +296,22 @@ class ReferenceSchedule:
     def sample(self, t):
         """Return :data:`Reference` followed at time ``t`` (s, the clock of the start times)."""
         return self._at(t).sample(t)
+
+    def samples(self, times, out):
+        """
+        Write the references followed at times ``times`` (m,) into ``out`` = (q, qd, qdd) (m, n).
+
+        As :meth:`sample` at each time, vectorized per trajectory (a look-ahead: the mpc modes).
+        """
+        times = np.asarray(times, dtype=float)
+        starts = [s.start_time for s in self._segments[1:]]
+        which = np.searchsorted(starts, times, side='right')  # the segment of each time
+        for k in np.unique(which):
+            rows = np.flatnonzero(which == k)
+            parts = tuple(np.empty((len(rows), x.shape[1])) for x in out)
+            self._segments[k].samples(times[rows], parts)
+            for x, part in zip(out, parts):
+                x[rows] = part
 
     def replace(self, trajectory):
         """Follow ``trajectory`` from its start time on (see the class docstring)."""

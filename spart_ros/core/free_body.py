@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from . import checks as chk
+from .attitude import _cross  # np.cross costs 8 times as much on 3-vectors
 from .errors import InputError
 from .orbit import CircularOrbit
 from .target import _quaternion, _rotation, FixtureMotion, Target, TargetState
@@ -404,7 +405,7 @@ def _motion_in_lvlh(orbit, t, m):
     W = orbit.angular_velocity
     R, p = C.T @ m.R, C.T @ m.p
     omega = C.T @ m.twist[0:3] - W
-    v = C.T @ m.twist[3:6] - np.cross(W, p)
-    alpha = C.T @ m.acceleration[0:3] - np.cross(W, omega)
-    a = C.T @ m.acceleration[3:6] - 2.0 * np.cross(W, v) - np.cross(W, np.cross(W, p))
+    v = C.T @ m.twist[3:6] - _cross(W, p)
+    alpha = C.T @ m.acceleration[0:3] - _cross(W, omega)
+    a = C.T @ m.acceleration[3:6] - 2.0 * _cross(W, v) - _cross(W, _cross(W, p))
     return FixtureMotion(R, p, np.concatenate([omega, v]), np.concatenate([alpha, a]))

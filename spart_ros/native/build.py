@@ -21,6 +21,7 @@ refused naming the plan (DEVELOPERS.md, "The compiled kernels and numba.pycc").
 """
 
 import argparse
+import contextlib
 import fcntl
 import glob
 import importlib
@@ -40,6 +41,7 @@ with warnings.catch_warnings():
     warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)  # pycc's notice (planned)
     try:
         from numba.pycc import CC
+        from numba.pycc import compiler as pycc_compiler
         from numba.pycc.platform import Toolchain
     except ImportError as err:
         raise ImportError(
@@ -49,7 +51,37 @@ with warnings.catch_warnings():
         ) from None
 
 from . import kernels
-from .exports import EXPORTS, HERE, library_name
+from .exports import EXPORTS, HERE, library_name, NOGIL
+
+
+def _kernel(name):
+    """Return the numba dispatcher of kernel ``name``: ``kernel`` or ``module.kernel`` here."""
+    module, _, kernel = name.rpartition('.')
+    source = importlib.import_module(f'{__package__}.{module}') if module else kernels
+    return getattr(source, kernel)
+
+
+@contextlib.contextmanager
+def _releasing_the_gil(functions):
+    """
+    Compile ``functions`` (Python functions) with numba's release_gil flag.
+
+    pycc compiles every export with one set of flags and offers no nogil option: its per-export
+    compile call is wrapped while the module is built.
+    """
+    original = pycc_compiler.compile_extra
+
+    def compile_extra(typingctx, targetctx, func, args, return_type, flags, **kwargs):
+        if func in functions:
+            flags = flags.copy()
+            flags.release_gil = True
+        return original(typingctx, targetctx, func, args, return_type, flags, **kwargs)
+
+    pycc_compiler.compile_extra = compile_extra
+    try:
+        yield
+    finally:
+        pycc_compiler.compile_extra = original
 
 
 def build(output=HERE, force=False, verbose=False):
@@ -73,9 +105,13 @@ def build(output=HERE, force=False, verbose=False):
             cc.use_nrt = False
             cc.target_cpu = 'host'
             cc.verbose = verbose
+            nogil = set()
             for export, (kernel, _, types, returns) in EXPORTS.items():
-                cc.export(export, f'{returns}({", ".join(types)})')(_kernel(kernel).py_func)
-            with warnings.catch_warnings():
+                function = _kernel(kernel).py_func
+                cc.export(export, f'{returns}({", ".join(types)})')(function)
+                if export in NOGIL:
+                    nogil.add(function)
+            with warnings.catch_warnings(), _releasing_the_gil(nogil):
                 # numba.pycc's pending-deprecation notice only: any other warning is shown
                 warnings.simplefilter('ignore', NumbaPendingDeprecationWarning)
                 cc.compile()
@@ -106,13 +142,6 @@ def build(output=HERE, force=False, verbose=False):
                 except OSError:
                     pass
         return target
-
-
-def _kernel(name):
-    """Return the dispatcher ``name`` of kernels.py, or ``module.name`` of another module here."""
-    module, _, function = name.rpartition('.')
-    source = importlib.import_module(f'{__package__}.{module}') if module else kernels
-    return getattr(source, function)
 
 
 def _build_call(module, work):

@@ -153,4 +153,10 @@ input_problem, clamp_command = _library.input_problem, _library.clamp_command
 mujoco_base_state, hold_efforts = _library.mujoco_base_state, _library.hold_efforts
 rigid_base_state = _library.rigid_base_state
 base_frames_floating, base_link_wrench = _library.base_frames_floating, _library.base_link_wrench
+# analytic derivatives and batches (derivatives.py, batch.py)
+rnea_derivatives, aba_derivatives = _library.rnea_derivatives, _library.aba_derivatives
+rnea_batch, aba_batch = _library.rnea_batch, _library.aba_batch
+crba_batch, jacobian_batch = _library.crba_batch, _library.jacobian_batch
+rnea_derivatives_batch = _library.rnea_derivatives_batch
+aba_derivatives_batch = _library.aba_derivatives_batch
 del missing

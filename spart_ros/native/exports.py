@@ -320,6 +320,57 @@ for _name, _arguments, _types in (
 ):
     _export(_name, f'control_kernels.{_name}', _arguments, _types)
 
+# --- analytic derivatives and batches (issue 38): kernels of derivatives.py and batch.py ---------
+# (a dotted kernel name is 'module.kernel' in this package; NOGIL: compiled to release the GIL)
+#: exported names compiled to run without the GIL (the batches: two threads on two cores)
+NOGIL = set()
+_DERIVATIVE = (A2, A1, A1, A1, A1, A1, A1, A1, 'boolean')  # R0 .. umdot (or tau0, taum), g, flag
+_export(
+    'rnea_derivatives',
+    'derivatives.rnea_derivatives',
+    'mi mf W D R0 r0 qm u0 um u0dot umdot gravity floating tau dq du H dh',
+    _MODEL + (C2,) + _DERIVATIVE + (C1, C2, C2, C2, C2),
+)
+_export(
+    'aba_derivatives',
+    'derivatives.aba_derivatives',
+    'mi mf W D R0 r0 qm u0 um tau0 taum gravity floating out dq du Minv L',
+    _MODEL + (C2,) + _DERIVATIVE + (C1, C2, C2, C2, C2),
+)
+_STACK = (A3, A2, A2, A2, A2, A2, A2, A1, 'boolean', 'int64', 'int64')  # R0s .. g, flag, range
+for _name, _outputs in (('rnea', (C2,)), ('aba', (C2,))):
+    _export(
+        f'{_name}_batch',
+        f'batch.{_name}_batch',
+        'mi mf W R0s r0s qms u0s ums xs ys gravity floating start stop out',
+        _MODEL + _STACK + _outputs,
+    )
+_export(
+    'crba_batch',
+    'batch.crba_batch',
+    'mi mf W R0s r0s qms start stop H',
+    _MODEL + (A3, A2, A2, 'int64', 'int64', C3),
+)
+_export(
+    'jacobian_batch',
+    'batch.jacobian_batch',
+    'mi mf W R0s r0s qms link offset start stop J',
+    _MODEL + (A3, A2, A2, 'int64', A1, 'int64', 'int64', C3),
+)
+_export(
+    'rnea_derivatives_batch',
+    'batch.rnea_derivatives_batch',
+    'mi mf W D R0s r0s qms u0s ums xs ys gravity floating start stop tau dq du H dh',
+    _MODEL + (C2,) + _STACK + (C2, C3, C3, C3, C3),
+)
+_export(
+    'aba_derivatives_batch',
+    'batch.aba_derivatives_batch',
+    'mi mf W D R0s r0s qms u0s ums xs ys gravity floating start stop out dq du Minv L',
+    _MODEL + (C2,) + _STACK + (C2, C3, C3, C3, C2),
+)
+NOGIL.update(name for name in EXPORTS if name.endswith('_batch'))
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the files the machine code is built from
 SOURCES = (
@@ -329,6 +380,8 @@ SOURCES = (
     'plant_kernels.py',
     'control_kernels.py',
     'least_squares.py',
+    'derivatives.py',
+    'batch.py',
     'exports.py',
     'build.py',
     '_call.c',

@@ -276,7 +276,11 @@ class ControllerIO:
             msg.saturated_demand, msg.saturated_limit = sat.demand.tolist(), sat.limit.tolist()
             msg.saturated_commands = sat.count
         out = snap.details
-        if out is not None:  # a space mode's SpaceOutput
+        if out is not None and hasattr(out, 'fallback'):  # the mpc modes' MpcStatus
+            msg.mpc_solves, msg.mpc_misses = out.solves, out.misses
+            msg.mpc_fallback, msg.mpc_solve_time = bool(out.fallback), float(out.solve_time)
+            msg.mpc_message = out.message
+        elif out is not None:  # a space mode's SpaceOutput
             cmd, st = out.command, out.command.status
             msg.momentum, msg.momentum_about_com = (
                 st.momentum.tolist(),

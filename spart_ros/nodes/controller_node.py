@@ -66,6 +66,13 @@ class ControllerNode(LifecycleNode):
         )
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.action = self._action_server()
+        self.capture_io = None
+        self.capture_action = None
+        if self.p['target_file']:  # the ~/capture action (a structural parameter: set at start)
+            from .capture_action import CaptureActionServer
+
+            self.capture_action = CaptureActionServer(self)
+            self.get_logger().info(f'Capture action server on {self.capture_action.name}')
         if not self.p['autostart']:
             self.get_logger().info(
                 'unconfigured (autostart false): waiting for the configure transition'
@@ -102,6 +109,8 @@ class ControllerNode(LifecycleNode):
         """Results of the action goals that finished (after a tick or a transition)."""
         if self.action is not None and self.action.busy:
             self.action.update()
+        if self.capture_action is not None and self.capture_action.busy:
+            self.capture_action.update()
 
     # -- lifecycle --------------------------------------------------------------------------
     def on_configure(self, state):
@@ -120,6 +129,7 @@ class ControllerNode(LifecycleNode):
     def _configure(self):
         p = self.p = values(self, PARAMETERS)
         p['actuators_file'] = package_path('actuators_file', p['actuators_file'])
+        p['target_file'] = package_path('target_file', p['target_file'])
         settings = settings_from(p)
         self.controller.configure(settings)
         self.event_driven = settings.event_driven
@@ -157,6 +167,14 @@ class ControllerNode(LifecycleNode):
         if p['status_rate'] > 0:
             self._timers.append(
                 self.create_timer(1.0 / p['status_rate'], self._guarded(self._status, 'status'))
+            )
+        if p['target_file']:
+            from .capture_io import CaptureIO
+            from .controller_io import COMMAND_QOS
+            from .robot_inputs import ROBOT_DESCRIPTION_QOS
+
+            self.capture_io = CaptureIO(
+                self, p, COMMAND_QOS, ROBOT_DESCRIPTION_QOS, self.inputs.guard
             )
         self.inputs.load_initial_model()
         if self.controller.model_error:  # a model from the parameters that does not fit them
@@ -227,10 +245,10 @@ class ControllerNode(LifecycleNode):
         for timer in self._timers:
             self.destroy_timer(timer)
         self._timers, self._tick_timer = [], None
-        for part in (self.inputs, self.io):
+        for part in (self.inputs, self.io, self.capture_io):
             if part is not None:
                 part.destroy()
-        self.inputs = self.io = None
+        self.inputs = self.io = self.capture_io = None
 
     # -- model, parameters, services --------------------------------------------------------
     def _on_model(self, model):
@@ -319,6 +337,8 @@ class ControllerNode(LifecycleNode):
     def _tick(self):
         stamp = self.control_stamp()
         self._send(self.controller.update(self._inputs(), stamp[0] + 1e-9 * stamp[1]), stamp)
+        if self.capture_io is not None:
+            self.capture_io.after_tick()
         self._results()
 
     def _on_joint_state(self, sec, nanosec):
@@ -348,6 +368,8 @@ class ControllerNode(LifecycleNode):
         )
         if self.action is not None:
             self.action.publish_feedback()
+        if self.capture_action is not None:
+            self.capture_action.publish_feedback(self.p['world_frame'])
 
     # -- logging ----------------------------------------------------------------------------
     def _notify(self, level, key, text):

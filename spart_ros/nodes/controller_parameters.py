@@ -45,7 +45,9 @@ PARAMETERS = table(
         "'gravity_compensation' "
         "(g(q) and kd damping, no trajectories), 'joint_impedance' (fixed base), "
         "'cartesian_impedance' (fixed base) or 'floating_cartesian_impedance' (free-floating "
-        "base), or a space-robot mode following an end-effector reference: 'resolved_rate', "
+        "base), 'mpc' (fixed base) or 'floating_mpc' (free-floating base): model-predictive "
+        'control of the joint reference (docs/derivatives_and_mpc.md), or a space-robot mode '
+        "following an end-effector reference: 'resolved_rate', "
         "'resolved_rate_min_base_energy', 'reactionless', 'desired_reaction'; or a mode another "
         'package registers (entry point group spart_ros.modes: docs/controller.md, "Adding a '
         'mode"); checked at configure',
@@ -251,10 +253,89 @@ PARAMETERS = table(
         type='double_array',
         length=3,
     ),
+    _setting(
+        'mpc_horizon',
+        'mpc, floating_mpc: the prediction horizon [s] (docs/derivatives_and_mpc.md)',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting('mpc_steps', 'mpc, floating_mpc: steps over the horizon', low=2, high=1000),
+    _setting(
+        'mpc_period',
+        'mpc, floating_mpc: seconds between two solves (the plan is followed in between)',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting(
+        'mpc_deadline',
+        'mpc, floating_mpc: a solve slower than this [s] (wall clock) or not solved is not '
+        'used: computed torque until the next solve, reported in ~/status (mpc_fallback, '
+        'mpc_misses, mpc_message) and the log',
+        low=0.0,
+        open_low=True,
+    ),
+    _setting(
+        'mpc_weights',
+        'mpc, floating_mpc: costs [task position 1/rad^2 (1/m^2), task velocity s^2/rad^2, '
+        'acceleration s^4/rad^2, base attitude 1/rad^2, base angular velocity s^2/rad^2]; the '
+        'default corrects an error as the PD gains kp 100, kd 20 do',
+        type='double_array',
+        low=0.0,
+        length=5,
+    ),
+    _setting(
+        'mpc_task',
+        "mpc, floating_mpc: what the cost tracks: 'joint' (the joint reference) or "
+        "'end_effector' (the motion of ee_link's point, in the base frame, that the joint "
+        'reference gives; the redundancy is free for the base objective)',
+        choices=('joint', 'end_effector'),
+    ),
+    _setting(
+        'mpc_posture_weight',
+        "mpc, floating_mpc with mpc_task 'end_effector': the joint error's cost [1/rad^2]",
+        low=0.0,
+    ),
     Param(
         'wheel_states_topic',
         'wheel_states',
         "base actuators: sensor_msgs/JointState in, the wheels' speeds by name",
+    ),
+    _setting(
+        'target_file',
+        'a free-flying target to capture (YAML or URDF path, or package://<pkg>/<path>; '
+        'docs/capture.md): the ~/capture action (approach and synchronise with its grapple '
+        'fixture, grasp, detumble) on the estimates of target_odometry_topic; base floating; '
+        '"" = none',
+    ),
+    _setting(
+        'capture_base',
+        "capture: the base during the approach: 'held' (its attitude held by the reaction "
+        'wheels of actuators_file) or \'free\' (it reacts); "" = held with wheels, else free',
+        choices=('', 'held', 'free'),
+    ),
+    Param(
+        'target_odometry_topic',
+        'target/odom',
+        "capture: nav_msgs/Odometry in, estimates of the target's link frame (pose in the world "
+        'frame, twist in its own frame, REP 105), stamped when measured',
+    ),
+    Param(
+        'grasp_topic',
+        'grasp',
+        'capture: std_msgs/Header out, once when the grasp criteria have held: the plant is to '
+        'weld the target (spart_sim does)',
+    ),
+    Param(
+        'grasp_attached_topic',
+        'grasp_attached',
+        "capture: geometry_msgs/PoseStamped in, the weld made: the target's link frame in the "
+        "end effector link's frame (the model carries the target there from then on)",
+    ),
+    Param(
+        'orbit_topic',
+        'orbit',
+        'capture: spart_interfaces/Orbit in (latched, as spart_sim publishes it): the orbit '
+        'whose LVLH frame is the world frame (the target\'s prediction follows it); "" = none',
     ),
     Param(
         'wheel_speeds_in_joint_states',

@@ -91,6 +91,10 @@ def _pose_goals(mode):
     return accepts_pose_goals(mode)
 
 
+def _target(p):
+    return bool(p['target_file'])
+
+
 def _control_msgs(_):
     try:
         import control_msgs.action  # noqa: F401 - is it installed?
@@ -320,6 +324,53 @@ CONTROLLER = ROBOT_INPUTS + (
         description='true: activate (and clear a fault); false: deactivate (one zero command)',
     ),
     Interface(
+        'subscription',
+        'target/odom',
+        'nav_msgs/msg/Odometry',
+        RELIABLE_QOS,
+        param='target_odometry_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
+        'subscription',
+        'grasp_attached',
+        'geometry_msgs/msg/PoseStamped',
+        RELIABLE_QOS,
+        param='grasp_attached_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
+        'subscription',
+        'orbit',
+        'spart_interfaces/msg/Orbit',
+        LATCHED_QOS,
+        param='orbit_topic',
+        when='``target_file`` set and ``orbit_topic`` not empty',
+        present=lambda p: _target(p) and bool(p['orbit_topic']),
+    ),
+    Interface(
+        'publisher',
+        'grasp',
+        'std_msgs/msg/Header',
+        RELIABLE_QOS,
+        param='grasp_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
+        'action',
+        '~/capture',
+        'spart_interfaces/action/Capture',
+        when='``target_file`` set',
+        present=_target,
+        description='capture the target by its grapple fixture (approach and synchronise, '
+        'grasp, detumble), refused before any attempt when out of reach or too fast; feedback: '
+        'phase, distance and relative twist at the fixture; cancel, preemption before the grasp, '
+        'abort on a fault with one zero command (docs/capture.md)',
+    ),
+    Interface(
         'action',
         '~/follow_joint_trajectory',
         'control_msgs/action/FollowJointTrajectory',
@@ -394,6 +445,42 @@ SIM = (
         when='``publish_clock: true``',
         present=lambda p: p['publish_clock'],
         description='the simulated time',
+    ),
+    Interface(
+        'publisher',
+        'target/odom',
+        'nav_msgs/msg/Odometry',
+        STATE_OUT_QOS,
+        param='target_odometry_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
+        'publisher',
+        'grasp_attached',
+        'geometry_msgs/msg/PoseStamped',
+        RELIABLE_QOS,
+        param='grasp_attached_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
+        'publisher',
+        'grasp_impulse',
+        'geometry_msgs/msg/WrenchStamped',
+        RELIABLE_QOS,
+        param='grasp_impulse_topic',
+        when='``target_file`` set',
+        present=_target,
+    ),
+    Interface(
+        'subscription',
+        'grasp',
+        'std_msgs/msg/Header',
+        RELIABLE_QOS,
+        param='grasp_topic',
+        when='``target_file`` set',
+        present=_target,
     ),
     Interface(
         'service',

@@ -37,6 +37,12 @@ Orbit (``orbit_altitude`` or ``orbit_mean_motion`` set; floating base, zero grav
     at each state, the odometry's pose.  Where tf2_msgs is not installed (these PyPI wheels) the
     node says so once and publishes no /tf: the odometry carries the same transform (frame_id,
     child_frame_id, pose, stamp), and a /tf of another type would break every tf listener.
+Target (``target_file`` set: a free-flying target, docs/capture.md; :mod:`.sim_target`): a body
+    of its own under the same orbit; ``target_odometry_topic`` nav_msgs/Odometry (its link frame,
+    as a pose estimator reports it: ``target_period``, ``target_noise``, ``target_delay``), in
+    ``/tf`` beside the base; ``grasp_topic`` std_msgs/Header in (a grasp request: the target is
+    welded to ``grasp_link`` where it is) and ``grasp_attached_topic`` geometry_msgs/PoseStamped
+    out (the weld made: its time, the target's pose in the grasp link's frame).
 Input
     ``<controller_name>/commands`` std_msgs/Float64MultiArray, RELIABLE depth 10 (as
         ros2_control's effort controllers subscribe): ``data[i]`` = effort of ``joints[i]``
@@ -413,6 +419,67 @@ PARAMETERS = table(
         'with an orbit: publish orbit_frame -> base frame on /tf at each state (tf2_msgs; where '
         'it is not installed, the odometry alone carries that transform)',
     ),
+    Param(
+        'target_file',
+        '',
+        'a free-flying target (YAML or URDF path, or package://<pkg>/<path>; docs/capture.md): '
+        'a body of its own under the same orbit, its odometry on target_odometry_topic, welded '
+        'to grasp_link when grasp_topic asks; "" = none',
+    ),
+    Param(
+        'grasp_link',
+        '',
+        'the robot\'s link the target is welded to at the grasp; "" = the first leaf link (not '
+        "a reaction wheel's rotor)",
+    ),
+    Param(
+        'target_odometry_topic',
+        'target/odom',
+        "nav_msgs/Odometry output: the target's link frame as a pose estimator reports it (pose "
+        'in the world frame, twist in its own frame, REP 105; LVLH with an orbit)',
+    ),
+    Param('target_frame', '', 'child_frame_id of the target\'s odometry; "" = the target\'s name'),
+    Param(
+        'target_period',
+        0.0,
+        's of simulated time between two target odometry messages (0 = one with every state)',
+        low=0.0,
+    ),
+    Param(
+        'target_noise',
+        [0.0, 0.0, 0.0, 0.0],
+        "white noise of the target's odometry, standard deviations: [position m, attitude rad "
+        '(a rotation vector in the target frame), linear m/s, angular rad/s]',
+        length=4,
+        low=0.0,
+    ),
+    Param('target_noise_seed', 0, "the target odometry noise's generator seed"),
+    Param(
+        'target_delay',
+        0.0,
+        "s: the target's odometry of a state goes out this much simulated time later (stamped "
+        'with the state it measured)',
+        low=0.0,
+    ),
+    Param(
+        'grasp_topic',
+        'grasp',
+        "std_msgs/Header input: a grasp request (spart_controller, when its capture's grasp "
+        'criteria hold): the target is welded to grasp_link where it is',
+    ),
+    Param(
+        'grasp_attached_topic',
+        'grasp_attached',
+        'geometry_msgs/PoseStamped output: the weld made (stamp: its time; frame_id: the grasp '
+        "link; pose: the target's link frame in the grasp link's frame)",
+    ),
+    Param(
+        'grasp_impulse_topic',
+        'grasp_impulse',
+        'geometry_msgs/WrenchStamped output, once 10 ms after the weld: the impulse the target '
+        'received at the grasp (force: linear N s; torque: angular about its CoM N m s; world '
+        'axes)',
+    ),
     Param('publish_clock', True, 'publish /clock (simulated time)'),
     Param('odom_frame', 'odom', 'header.frame_id of the odometry (the world frame)'),
     Param(
@@ -469,6 +536,8 @@ class SimNode(Node):
             initial=initial,
             joint_dynamics=p['joint_dynamics_file'] or None,
             friction=p['joint_friction'],
+            target=package_path('target_file', p['target_file']) or None,
+            grasp_link=p['grasp_link'] or None,
         )
         if plant.actuation is not None:  # robot_description: the wheels are joints too
             self._urdf = plant.description
@@ -585,6 +654,13 @@ class SimNode(Node):
             self._serialized = None
         if self._actuators is not None:
             self._actuators.serialized = self._serialized
+        self._target = None
+        if self._plant.target is not None:
+            from .sim_target import SimTargetIO
+
+            self._target = SimTargetIO(
+                self, self._plant, p, world, state_qos, STATE_QOS, self._guard
+            )
         self._pub_orbit = self._pub_tf = None
         self._tf_note = None
         if self._orbit is not None:
@@ -605,7 +681,7 @@ class SimNode(Node):
                     )
                 else:
                     self._pub_tf = self.create_publisher(tf_type, '/tf', TF_QOS)
-                    self._messages.add_tf(tf_type)
+                    self._messages.add_tf(tf_type, self._target)
 
     def _hardware(self, plant, initial):
         """
@@ -692,6 +768,8 @@ class SimNode(Node):
             )
         if self._tf_note:
             self.get_logger().warning(self._tf_note)
+        if self._target is not None:
+            self.get_logger().info(self._target.describe())
         if plant.base_hint and plant.base_hint != p['base']:
             self.get_logger().warning(
                 f'the URDF joins {plant.base_link!r} to its world link with a {plant.base_hint} '
@@ -740,6 +818,8 @@ class SimNode(Node):
             self._pub_orbit,
             self._pub_tf,
         ]
+        if self._target is not None:
+            pubs += [self._target._pub, self._target._pub_attached, self._target._pub_impulse]
         return [pub for pub in pubs if pub is not None]
 
     def _guard(self, callback, what):
@@ -787,6 +867,9 @@ class SimNode(Node):
                 self._pub_odom.publish(ser.odometry_bytes(sec, nanosec))
             else:  # the transform is taken from the odometry message
                 self._pub_odom.publish(msgs.odometry(stamp))
+            if self._target is not None:
+                self._target.publish(plant.time_ns)
+            if self._pub_tf is not None:
                 self._pub_tf.publish(msgs.tf())
             self._pub_imu.publish(ser.imu_bytes(sec, nanosec))
             if self._actuators is not None:
@@ -797,6 +880,8 @@ class SimNode(Node):
                 msgs.clock.clock = stamp
                 self._pub_clock.publish(msgs.clock)
             self._pub_odom.publish(msgs.odometry(stamp))
+            if self._target is not None:
+                self._target.publish(plant.time_ns)
             if self._pub_tf is not None:
                 self._pub_tf.publish(msgs.tf())
             self._pub_imu.publish(msgs.imu(stamp))
@@ -877,6 +962,8 @@ class SimNode(Node):
         try:
             self._plant.reset(new_time=True)  # the state after it gets a stamp of its own
             self._command.clear()
+            if self._target is not None:
+                self._target.reset()
             self._plant.hold(self._hold_until_command)
             self._pacer.restart(time.monotonic(), self._plant.time)
             # stamped like the first state after the reset, and sent before it (a controller may
@@ -981,23 +1068,30 @@ class _StateMessages:
         self.imu_msg.header.frame_id = base_frame
         self.tf_msg = None
 
-    def add_tf(self, tf_type):
-        """Publish the odometry's pose as a /tf transform too (a TFMessage class)."""
+    def add_tf(self, tf_type, target=None):
+        """
+        Publish the odometry's pose as a /tf transform too (a TFMessage class).
+
+        ``target``: the sim's target (SimTargetIO): its last odometry's pose beside the base's.
+        """
         from geometry_msgs.msg import TransformStamped
 
         t = TransformStamped()
         t.header.frame_id, t.child_frame_id = self.odom.header.frame_id, self.odom.child_frame_id
         self.tf_msg = tf_type(transforms=[t])
+        self._tf_types, self._target = (tf_type, TransformStamped), target
 
     def tf(self):
         """Return the TFMessage of the last :meth:`odometry` (its stamp and pose)."""
         t = self.tf_msg.transforms[0]
-        pose = self.odom.pose.pose
-        t.header.stamp = self.odom.header.stamp
-        t.transform.translation.x = pose.position.x
-        t.transform.translation.y = pose.position.y
-        t.transform.translation.z = pose.position.z
-        t.transform.rotation = pose.orientation
+        _transform(t, self.odom)
+        target = getattr(self, '_target', None)
+        if target is not None and target.last is not None:
+            if len(self.tf_msg.transforms) == 1:  # the target's, from its first odometry on
+                u = self._tf_types[1]()
+                u.header.frame_id, u.child_frame_id = target.last.header.frame_id, target.frame
+                self.tf_msg = self._tf_types[0](transforms=[t, u])
+            _transform(self.tf_msg.transforms[1], target.last)
         return self.tf_msg
 
     @staticmethod
@@ -1037,6 +1131,16 @@ class _StateMessages:
         w.x, w.y, w.z = r.angular_velocity.tolist()
         a.x, a.y, a.z = r.linear_acceleration.tolist()
         return msg
+
+
+def _transform(t, odom):
+    """Set the TransformStamped ``t`` to the pose and stamp of the Odometry ``odom``."""
+    pose = odom.pose.pose
+    t.header.stamp = odom.header.stamp
+    t.transform.translation.x = pose.position.x
+    t.transform.translation.y = pose.position.y
+    t.transform.translation.z = pose.position.z
+    t.transform.rotation = pose.orientation
 
 
 def main(args=None):

@@ -139,7 +139,8 @@ class ClosedLoopRun:
     ``cpu_seconds``, ``wall_seconds`` of the loop; ``goals`` the goals submitted.  With base
     actuators (else None): ``wheel_speeds``, ``wheel_torques`` (k, n_w), ``thruster_commands``
     (k, n_t), ``propellant`` (k,) used so far [kg], ``actuation_feasible`` (k,) whether the
-    allocation met the wrench.
+    allocation met the wrench.  ``capture``: with a target (``simulate(target=...)``), the
+    :class:`~spart_ros.sim.capture_loop.CaptureRecord`, else None.
     """
 
     t: np.ndarray
@@ -167,6 +168,14 @@ class ClosedLoopRun:
     thruster_commands: np.ndarray = None
     propellant: np.ndarray = None
     actuation_feasible: np.ndarray = None
+    #: with a target (``simulate(target=...)``): the capture's
+    #: :class:`~spart_ros.sim.capture_loop.CaptureRecord`, else None
+    capture: object = None
+
+    @property
+    def distance_to_target(self):
+        """Return the end effector's distance to the target's fixture (k,) [m], or None."""
+        return None if self.capture is None else self.capture.distance
 
     @property
     def robot(self):
@@ -295,6 +304,8 @@ def _plant(
     orbit=None,
     actuators=None,
     friction='model',
+    target=None,
+    grasp_link=None,
 ):
     if not isinstance(plant, str):
         return plant
@@ -315,6 +326,8 @@ def _plant(
             friction=friction,
             orbit=orbit,
             actuators=actuators,
+            target=target,
+            grasp_link=grasp_link,
         )
     import warnings
 
@@ -327,7 +340,15 @@ def _plant(
         warnings.simplefilter('ignore')
         robot, _ = robot_from_urdf(text, joint_dynamics=joint_dynamics, armature=armature)
     out = RigidBodyPlant(
-        robot, base=base, gravity=gravity, dt=dt, initial=initial, orbit=orbit, actuators=actuators
+        robot,
+        base=base,
+        gravity=gravity,
+        dt=dt,
+        initial=initial,
+        orbit=orbit,
+        actuators=actuators,
+        target=target,
+        grasp_link=grasp_link,
     )
     out.description = text
     return out
@@ -377,6 +398,9 @@ def simulate(
     friction='model',
     orbit=None,
     actuators=None,
+    target=None,
+    capture=None,
+    grasp_link=None,
 ):
     """
     Run the controller on a plant for ``duration`` seconds; returns a :class:`ClosedLoopRun`.
@@ -407,9 +431,22 @@ def simulate(
     ``actuators_file`` unless the settings name one: the controller's model then has the wheels
     locked, it is given the wheels' speeds each tick, and its thruster and wheel commands go to
     the plant (zeros on a stop command).
+    ``target``: a free-flying target to capture (a :class:`~spart_ros.core.target.Target`, its
+    YAML or URDF, or the YAML's content; ``grasp_link``: the plant's link that grasps it, default
+    the controller's ``ee_link``), in the plant (built here with it, or a plant object built with
+    ``target=``) and the controller's ``target_file``; ``capture``: the capture goal, submitted at
+    its ``start`` (a :class:`~spart_ros.control.capture_goal.CaptureGoal`, or a mapping of its
+    fields and of the loop's options ``start``, ``estimate_period``, ``estimate_noise``,
+    ``estimate_delay``, ``seed``: :mod:`spart_ros.sim.capture_loop`; None: the default goal at
+    t = 0; False: none).  The run's :attr:`ClosedLoopRun.capture` records it (its
+    ``distance_to_target`` per tick).
     """
     if isinstance(initial, dict):
         initial = InitialState(dict(initial))
+    if target is not None and grasp_link is None:
+        link = settings.get('ee_link') if isinstance(settings, dict) else None
+        link = getattr(settings, 'ee_link', None) if link is None else link
+        grasp_link = link or None
     plant = _plant(
         plant,
         urdf,
@@ -423,8 +460,11 @@ def simulate(
         orbit,
         actuators,
         friction,
+        target,
+        grasp_link,
     )
     floating = bool(plant.floating)
+    settings = _with_target(settings, plant, target)
     if isinstance(settings, dict) and actuators is not None and isinstance(actuators, str):
         settings = {'actuators_file': actuators, **settings}
     settings = _settings(settings, floating)
@@ -433,6 +473,7 @@ def simulate(
     controller = Controller(notify=lambda level, key, text: None)
     controller.configure(settings, robot, dynamics)
     controller.activate()
+
     names = list(robot.coordinates.names)
     command = EffortCommand(controller.joint_names, plant.joint_names)
     actuation = getattr(plant, 'actuation', None)
@@ -477,6 +518,13 @@ def simulate(
             propellant=np.zeros(rows),
             actuation_feasible=np.zeros(rows, dtype=bool),
         )
+    capture_loop = None
+    if getattr(plant, 'target', None) is not None and controller.capture is not None:
+        from .capture_loop import capture_options, CaptureLoop
+
+        goal, loop_options = capture_options(capture)
+        controller.capture.set_orbit(plant.orbit)
+        capture_loop = CaptureLoop(controller, plant, goal, rows, **loop_options)
     states = []
     joint_times = np.zeros(n)
     fixed = None
@@ -536,6 +584,8 @@ def simulate(
                 and getattr(controlled.law, 'actuation', None) is not None
             ):
                 controller.set_reference('wheel_speeds', speeds)
+        if capture_loop is not None:
+            capture_loop.before(t)
         cmd = update(inputs, t)
         row = k if record else 0
         if cmd is not None:
@@ -545,6 +595,8 @@ def simulate(
                 _actuate(actuation, cmd)
         else:
             rows_cmd[row] = np.nan
+        if capture_loop is not None:
+            capture_loop.after(row, t)
         if record:
             if actuation is not None:
                 rows_speeds[row] = speeds
@@ -579,8 +631,26 @@ def simulate(
         wall_seconds=wall,
         states=states,
         goals=goals,
+        capture=None if capture_loop is None else capture_loop.record,
         **out,
     )
+
+
+def _with_target(settings, plant, target):
+    """Return ``settings`` with the plant's target as the controller's ``target_file``."""
+    body = getattr(plant, 'target', None)
+    if body is None:
+        if target is not None:
+            raise InputError(
+                'target: the plant given has no target: build it with target= (MujocoPlant.'
+                'from_urdf, RigidBodyPlant), or let simulate build it'
+            )
+        return settings
+    if isinstance(settings, ControllerSettings):
+        return settings if settings.target_file else settings.replace(target_file=body.target)
+    settings = dict(settings or {})
+    settings.setdefault('target_file', body.target)
+    return settings
 
 
 def _actuate(actuation, cmd):

@@ -19,7 +19,9 @@ is one unit with one interface, :class:`Effector`, that both hubs call:
 
 The effectors here: :class:`~spart_ros.sim.actuation.BaseActuation` (the base's reaction wheel
 motors and thrusters: held), :class:`~spart_ros.sim.orbit_environment.OrbitLoads` (the orbit's
-tidal force and gravity-gradient torque on every body: staged, compiled).  The joints' damping and
+tidal force and gravity-gradient torque on every body: staged, compiled), a capture's target
+(:mod:`.target_body`: MuJoCo's free body and weld; the RK4 plant's state beside the robot's,
+advanced with its steps, then a payload).  The joints' damping and
 friction are not an effector: they change the step itself (:mod:`.joint_dissipation`, the same
 compiled step in both hubs).  A new unit (a grasped target's constraint, solar pressure) is one
 more :class:`Effector` and one line in each hub's list (``plant.effectors``).

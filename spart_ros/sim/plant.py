@@ -243,6 +243,20 @@ def checked_orbit(orbit, floating, gravity):
     return orbit
 
 
+def _with_target(extend, unit, actuators, dt):
+    """Return a spec extension that adds ``extend``'s (the base's actuators) and the target's."""
+    from .target_body import grasp_link
+
+    def both(mujoco, spec, robot):
+        if extend is not None:
+            extend(mujoco, spec, robot)
+        rotors = [w.rotor for w in actuators.wheels] if actuators is not None else []
+        unit.link = grasp_link(robot, unit.link, rotors)
+        unit.extend(mujoco, spec, robot, dt)
+
+    return both
+
+
 def _to_lvlh(orbit, t, R, p, v_b, w_b):
     """Return orbit.to_lvlh(t, R, p, v_b, w_b), compiled (new arrays)."""
     from ..native.compiled import lvlh_state
@@ -332,6 +346,8 @@ class MujocoPlant:
             raise ModelError('floating base: the root body has no free joint')
         moving = []
         for j in range(first, m.njnt):
+            if m.body_rootid[m.jnt_bodyid[j]] != self._root:  # another tree's (a target's)
+                continue
             kind = mujoco.mjtJoint(m.jnt_type[j]).name
             if kind not in MOVING_JOINT_TYPES:
                 raise ModelError(
@@ -370,6 +386,8 @@ class MujocoPlant:
         self.friction = 'model'
         #: the orbit (a CircularOrbit) or None
         self.orbit = checked_orbit(orbit, self.floating, model.opt.gravity)
+        #: a free-flying target (:class:`~spart_ros.sim.target_body.MujocoTarget`) or None
+        self.target = None
         #: the units applied at each step besides MuJoCo's dynamics (:mod:`.effectors`), in order
         self.effectors = []
         self._deciding, self._staged = [], []
@@ -415,6 +433,8 @@ class MujocoPlant:
         friction='model',
         actuators=None,
         orbit=None,
+        target=None,
+        grasp_link=None,
     ):
         """
         Return the plant of a URDF (path or text).
@@ -442,8 +462,13 @@ class MujocoPlant:
         them (:attr:`actuation`, :mod:`.actuation`).
         ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit` (floating base, zero gravity; see
         the module docstring), or None.
+        ``target``: a free-flying target (a :class:`~spart_ros.core.target.Target` or what
+        :func:`~spart_ros.core.target.load_target` reads), a body of its own under the same orbit
+        or gravity, welded to ``grasp_link`` (default: the robot's first leaf link) at the grasp
+        (:attr:`target`, :class:`~spart_ros.sim.target_body.MujocoTarget`), or None.
         """
         from .actuation import attach_mujoco, urdf_with_wheels
+        from .target_body import MujocoTarget
 
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
@@ -455,6 +480,10 @@ class MujocoPlant:
         if not math.isfinite(dt) or dt <= 0.0:
             raise InputError(f'dt must be a positive number of seconds, got {dt}')
         source, actuators, extend = urdf_with_wheels(source, actuators, xacro_args)
+        unit = None
+        if target is not None:
+            unit = MujocoTarget(target, grasp_link, orbit)
+            extend = _with_target(extend, unit, actuators, dt)
         imported = mujoco_model_from_urdf(
             source,
             base == 'floating',
@@ -486,9 +515,15 @@ class MujocoPlant:
         plant.gravity = gravity
         plant.friction = friction
         plant.description = source if actuators is not None else None
+        if model.neq:  # mimic joints (and a target's weld): as stiff as MuJoCo's soft
+            model.eq_solref[:, 0] = 2.0 * plant.dt  # constraints go at this step
+        if unit is not None:
+            unit.attach_mujoco(plant)
+            plant.target = unit
+            plant.add_effector(unit)
         attach_mujoco(plant, actuators)
-        if model.neq:  # mimic joints: as stiff as MuJoCo's soft constraints go at this step
-            model.eq_solref[:, 0] = 2.0 * plant.dt
+        if unit is not None:
+            plant.reset()  # the target at its initial state (relative to the robot's)
         declared = {j.name: j.dynamics for j in plant.robot.joints}
         dissipation = JointDissipation(
             [declared[n].damping for n in plant.joint_names],
@@ -742,6 +777,8 @@ class MujocoPlant:
         if self.paused or n <= 0:
             return 0
         if self.held:  # brakes on: the robot stays where it is, the time goes on
+            if self.target is not None:  # (a free target does not: it tumbles on)
+                self.target.advance_held(self.time, n, self.dt)
             self._time_ns += n * self._dt_ns
             self.data.time = self._time_ns * 1e-9
             return n
@@ -851,11 +888,11 @@ class MujocoPlant:
         else:
             m.body_pos[self._root], m.body_quat[self._root] = p, quat
         d.qpos[self._qadr], d.qvel[self._vadr] = q, u
-        for effector in self.effectors:
-            effector.reset()
         if new_time:
             self._time_ns += self._dt_ns
         d.time = self._time_ns * 1e-9
+        for effector in self.effectors:  # (at the reset's time: a target placed then)
+            effector.reset()
         self._efforts[:] = 0.0
         self._fresh = False
 

@@ -110,7 +110,11 @@ class RigidBodyPlant:
     (:mod:`.actuation`): the wheel motor torques add to the joint efforts, the thrusters' wrench
     (fixed in the base, evaluated at each RK4 stage) is the base's generalized force.
     ``orbit``: a :class:`~spart_ros.core.orbit.CircularOrbit` (see the module
-    docstring; None: empty space or uniform gravity, as before).
+    docstring; None: empty space or uniform gravity, as before).  ``target``: a free-flying target
+    (a :class:`~spart_ros.core.target.Target` or what :func:`~spart_ros.core.target.load_target`
+    reads), integrated beside the robot and made a payload of ``grasp_link`` (default: the robot's
+    first leaf link) at the grasp (:attr:`target`,
+    :class:`~spart_ros.sim.target_body.RigidBodyTarget`), or None.
     """
 
     def __init__(
@@ -123,6 +127,8 @@ class RigidBodyPlant:
         initial=None,
         actuators=None,
         orbit=None,
+        target=None,
+        grasp_link=None,
     ):
         if base not in BASE_MODES:
             raise InputError(f"base must be 'fixed' or 'floating', got {base!r}")
@@ -130,6 +136,7 @@ class RigidBodyPlant:
         self.floating = base == 'floating'
         gravity = _vector('gravity', gravity, 3)
         self.orbit = checked_orbit(orbit, self.floating, gravity)
+        self._joint_dynamics = bool(joint_dynamics)
         self.fast = fast_dynamics(robot, gravity, joint_dynamics=joint_dynamics)
         self.joint_names = tuple(robot.coordinates.names)
         self.sorted_joint_names = tuple(sorted(self.joint_names))
@@ -178,6 +185,18 @@ class RigidBodyPlant:
             loads.attach_rk4(robot)
             self.add_effector(loads)
         attach_rk4(self, actuators)
+        #: a free-flying target (:class:`~spart_ros.sim.target_body.RigidBodyTarget`) or None
+        self.target = None
+        self._robot = robot  # the robot without a payload (a reset returns to it)
+        if target is not None:
+            from .target_body import grasp_link as _grasp_link
+            from .target_body import RigidBodyTarget
+
+            wheels = self.actuation.actuators.wheels if self.actuation is not None else []
+            link = _grasp_link(robot, grasp_link, [w.rotor for w in wheels])
+            self.target = RigidBodyTarget(target, link, self.orbit)
+            self.target.attach_rk4(self)
+            self.add_effector(self.target)
         self.reset()
         #: the joints' damping and friction, applied implicitly (None: RK4 on the model's FD)
         self.dissipation = None
@@ -352,11 +371,12 @@ class RigidBodyPlant:
         velocities), its held loads add to the step's efforts and base wrench, a staged one's at
         every stage (compiled when the step knows it, else its ``rk4_stage``).
         """
-        self.effectors.append(effector)
-        if type(effector).decide is not Effector.decide:
-            self._deciding.append(effector)
-        if effector.staged:
-            self._staged.append(effector)
+        if effector is not None:  # (None: only the compiled step re-evaluated)
+            self.effectors.append(effector)
+            if type(effector).decide is not Effector.decide:
+                self._deciding.append(effector)
+            if effector.staged:
+                self._staged.append(effector)
         rows = [e.rk4_kernel_orbit() for e in self._staged]
         self._compiled = (
             self._kernel is not None and len(rows) <= 1 and all(r is not None for r in rows)
@@ -514,6 +534,8 @@ class RigidBodyPlant:
         the same results) unless the robot has mimic joints or an effector has no compiled form.
         """
         h, n = self.dt, int(n)
+        if self.target is not None and n > 0:  # the free target's own state, the same steps
+            self.target.advance(self.time, n, h)
         if self.dissipation is not None:
             for _ in range(n):
                 self._implicit_step(h)
@@ -524,6 +546,31 @@ class RigidBodyPlant:
         if self._compiled:
             return self._compiled_steps(n)
         return self._rk4_steps(n)
+
+    # -- a payload (a grasped target) -------------------------------------------------------------
+    def _carry_payload(self, robot, u0, u):
+        """Take ``robot`` (this one with a payload: the same joints) and velocities u0, ``u``."""
+        self._use_robot(robot)
+        self._u0 = np.array(u0, dtype=float)
+        self._u = np.array(u, dtype=float)
+
+    def _release_payload(self):
+        """Back to the robot without the payload (a reset; the state is set after)."""
+        self._use_robot(self._robot)
+
+    def _use_robot(self, robot):
+        """Rebuild what depends on the model's links: the fast path, the loads' bodies."""
+        self.robot = robot
+        gravity = self.fast.gravity.copy()
+        self.fast = fast_dynamics(robot, gravity, joint_dynamics=self._joint_dynamics)
+        self._kernel = compiled.rigid_body_steps if isinstance(self.fast, FastDynamics) else None
+        self._wFm = np.zeros((6, self.fast.n))
+        for effector in self.effectors:
+            if isinstance(effector, OrbitLoads):
+                effector.attach_rk4(robot)
+        if self.dissipation is not None:
+            self._free = fast_dynamics(robot, gravity)
+        self.add_effector(None)  # re-evaluate the compiled step
 
     def _rk4_steps(self, n, decided=False):
         """

@@ -6,7 +6,8 @@ An animated GIF of a recorded motion that anyone can watch without a ROS tool (n
 frame: the URDFs' meshes are not needed), else with matplotlib as a 3D stick figure (joint origins
 joined parent to child, the base marked).  Frames: the base link pose in the world and the joint
 positions by name, and optionally the thrusters firing then, drawn as cyan exhaust plumes (the
-base's actuators, :mod:`spart_ros.core.actuators`).
+base's actuators, :mod:`spart_ros.core.actuators`), and a free body (a capture's target) as its
+equivalent-inertia box with its grapple fixture's axes (:func:`target_drawing`).
 """
 
 import os
@@ -14,7 +15,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ['motion_gif', 'BACKENDS']
+__all__ = ['motion_gif', 'target_drawing', 'BACKENDS']
 
 BACKENDS = ('mujoco', 'matplotlib')
 #: colour of a firing thruster's exhaust (nothing else is drawn in it)
@@ -44,9 +45,35 @@ def _frame_positions(robot, frames):
     return out
 
 
-def _view(poses):
-    """(centre (3,), extent) of every link origin over the motion."""
-    pts = np.array([T[:3, 3] for frame in poses for T in frame.values()])
+def target_drawing(target, T_l):
+    """
+    Return what :func:`motion_gif` draws of a target at the pose ``T_l`` (4, 4) of its link frame.
+
+    ``target``: a :class:`~spart_ros.core.target.Target`; returns {'box': (4, 4) the box's pose
+    (its CoM, principal axes), 'half': (3,) its half sizes (the box of the same mass and inertia),
+    'fixture': (4, 4) the fixture frame}, world.
+    """
+    moments, axes = np.linalg.eigh(np.asarray(target.inertia, dtype=float))
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    total = moments.sum()
+    half = np.sqrt(np.maximum(1.5 * (total - 2.0 * moments) / target.mass, 1e-6))
+    T_l = np.asarray(T_l, dtype=float)
+    box = np.eye(4)
+    box[:3, :3], box[:3, 3] = T_l[:3, :3] @ axes, T_l[:3, :3] @ target.com + T_l[:3, 3]
+    return {'box': box, 'half': half, 'fixture': T_l @ np.asarray(target.fixture, dtype=float)}
+
+
+def _target(frame):
+    """Return the target drawing of ``frame`` (its 4th element), or None."""
+    return frame[3] if len(frame) > 3 else None
+
+
+def _view(poses, frames=()):
+    """(centre (3,), extent) of every link origin (and target) over the motion."""
+    pts = [T[:3, 3] for frame in poses for T in frame.values()]
+    pts += [t['box'][:3, 3] for t in map(_target, frames) if t is not None]
+    pts = np.array(pts)
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     return (lo + hi) / 2, max(float(np.max(hi - lo)), 0.2)
 
@@ -103,6 +130,44 @@ def _add_plumes(mujoco, scene, segments, width):
         scene.ngeom += 1
 
 
+#: colours of the target's box and of its fixture's x, y, z axes
+TARGET_RGBA = (0.3, 0.75, 0.35, 0.35)
+AXES_RGBA = ((1.0, 0.2, 0.2, 1.0), (0.2, 1.0, 0.2, 1.0), (0.2, 0.4, 1.0, 1.0))
+
+
+def _add_target(mujoco, scene, target, width):
+    """Add a box of the target's equivalent inertia and its fixture's axes (MuJoCo user geoms)."""
+    if target is None or scene.ngeom + 4 > scene.maxgeom:
+        return
+    geom = scene.geoms[scene.ngeom]
+    box = target['box']
+    mujoco.mjv_initGeom(
+        geom,
+        mujoco.mjtGeom.mjGEOM_BOX,
+        np.asarray(target['half'], dtype=float),
+        box[:3, 3].copy(),
+        np.ascontiguousarray(box[:3, :3]).reshape(9),
+        np.array(TARGET_RGBA, dtype=np.float32),
+    )
+    scene.ngeom += 1
+    F = target['fixture']
+    length = 0.6 * float(np.min(target['half']))
+    for k, rgba in enumerate(AXES_RGBA):
+        geom = scene.geoms[scene.ngeom]
+        mujoco.mjv_initGeom(
+            geom,
+            mujoco.mjtGeom.mjGEOM_ARROW,
+            np.zeros(3),
+            np.zeros(3),
+            np.zeros(9),
+            np.array(rgba, dtype=np.float32),
+        )
+        mujoco.mjv_connector(
+            geom, mujoco.mjtGeom.mjGEOM_ARROW, width, F[:3, 3], F[:3, 3] + length * F[:3, k]
+        )
+        scene.ngeom += 1
+
+
 def _mujoco_frames(urdf, floating, frames, poses, size):
     """RGB images (h, w, 3) rendered offscreen by MuJoCo; raises if no GL backend works."""
     # MuJoCo picks its GL backend when first imported; the variable is not left to the processes
@@ -131,7 +196,7 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
         option.flags[mujoco.mjtVisFlag.mjVIS_INERTIA] = True
         option.flags[mujoco.mjtVisFlag.mjVIS_JOINT] = True
         camera = mujoco.MjvCamera()
-        centre, extent = _view(poses)
+        centre, extent = _view(poses, frames)
         camera.lookat[:], camera.distance, camera.azimuth, camera.elevation = (
             centre,
             2.2 * extent,
@@ -158,6 +223,7 @@ def _mujoco_frames(urdf, floating, frames, poses, size):
             renderer.update_scene(data, camera, option)
             _add_links(mujoco, renderer.scene, robot, pose, 0.012 * extent)
             _add_plumes(mujoco, renderer.scene, _plumes(frame, 0.25 * extent), 0.02 * extent)
+            _add_target(mujoco, renderer.scene, _target(frame), 0.01 * extent)
             images.append(renderer.render().copy())
         return images
     finally:
@@ -177,7 +243,7 @@ def _matplotlib_frames(robot, poses, size, title, frames=None):
         )
         for j, link in zip(robot.joints, robot.links)
     }
-    centre, extent = _view(poses)
+    centre, extent = _view(poses, frames or ())
     half = 0.6 * extent
     width, height = size
     fig = plt.figure(figsize=(width / 80, height / 80), dpi=80)
@@ -212,6 +278,9 @@ def _matplotlib_frames(robot, poses, size, title, frames=None):
             ax.scatter(*base[:3, 3], s=60, color='black', marker='s')
             for a, b in _plumes(frames[k], 0.4 * half) if frames is not None else []:
                 ax.plot(*zip(a, b), color=PLUME_RGBA[:3], linewidth=3)
+            target = _target(frames[k]) if frames is not None else None
+            if target is not None:
+                _draw_target(ax, target)
             for i, c in enumerate(centre):
                 getattr(ax, 'set_' + 'xyz'[i] + 'lim')(c - half, c + half)
             ax.set_title(f'{title}  frame {k + 1}/{len(poses)}', fontsize=8)
@@ -223,13 +292,29 @@ def _matplotlib_frames(robot, poses, size, title, frames=None):
     return images
 
 
+def _draw_target(ax, target):
+    """Draw the target's box edges and its fixture's axes (matplotlib)."""
+    box, h = target['box'], np.asarray(target['half'], dtype=float)
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
+    world = corners @ box[:3, :3].T + box[:3, 3]
+    for i in range(8):
+        for j in range(i + 1, 8):
+            if np.count_nonzero(corners[i] != corners[j]) == 1:  # an edge
+                ax.plot(*zip(world[i], world[j]), color=TARGET_RGBA[:3], linewidth=1)
+    F = target['fixture']
+    length = 0.6 * float(h.min())
+    for k, rgba in enumerate(AXES_RGBA):
+        ax.plot(*zip(F[:3, 3], F[:3, 3] + length * F[:3, k]), color=rgba[:3], linewidth=2)
+
+
 def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend='auto', title=''):
     """
     Write an animated GIF of ``frames`` of the robot of ``urdf`` to ``path``.
 
-    ``frames``: [((4, 4) base link pose in the world, {joint name: position}[, plumes])], plumes:
-    the thrusters firing, [(position (3,), direction (3,))] in the base link frame (the exhaust is
-    drawn opposite to the direction of the thrust); ``urdf``: path or text. Returns the backend
+    ``frames``: [((4, 4) base link pose in the world, {joint name: position}[, plumes[, target]])],
+    plumes: the thrusters firing, [(position (3,), direction (3,))] in the base link frame (the
+    exhaust is drawn opposite to the direction of the thrust); target: a free body's drawing
+    (:func:`target_drawing`) or None; ``urdf``: path or text. Returns the backend
     used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's offscreen renderer first.
     """
     from PIL import Image

@@ -14,7 +14,20 @@ __all__ = [
     'relative_orbit',
     'reaction_wheels',
     'thrusters',
+    'capture_progress',
+    'grasp_impulse',
+    'capture_rates',
 ]
+
+#: a capture's phases and their colours in the plots
+PHASE_COLOURS = {
+    'approach': 'tab:blue',
+    'synchronise': 'tab:orange',
+    'grasp': 'tab:red',
+    'detumble': 'tab:green',
+    'done': 'tab:gray',
+    'aborted': 'black',
+}
 
 
 def _figure(rows, title, height=2.0):
@@ -171,4 +184,107 @@ def thrusters(path, title, names, t, forces, propellant):
     axes[0].set_ylabel('firing')
     axes[1].plot(t, np.asarray(propellant) * 1e3)
     axes[1].set_ylabel('propellant used [g]')
+    _save(plt, fig, axes, path)
+
+
+def _phases(ax, t, phases):
+    """Shade the phases of a capture (``phases`` (len(t),) names) on ``ax``."""
+    phases = list(phases)
+    k = 0
+    while k < len(t):
+        j = k
+        while j + 1 < len(t) and phases[j + 1] == phases[k]:
+            j += 1
+        colour = PHASE_COLOURS.get(phases[k])
+        if colour is not None:
+            ax.axvspan(t[k], t[j], color=colour, alpha=0.08, lw=0)
+        k = j + 1
+
+
+def capture_progress(path, title, t, phases, distance, angle, linear, angular, tolerances=None):
+    """
+    Plot a capture's approach: distance and angle to the grasp, relative twist, per phase.
+
+    ``t`` (k,) [s]; ``phases`` (k,); ``distance`` [m], ``angle`` [rad], ``linear`` [m/s],
+    ``angular`` [rad/s] (k,) each (not drawn in the phases that hold the target: detumble, done);
+    ``tolerances``: (position, orientation, linear, angular) drawn as dashed lines, or None.
+    """
+    plt, fig, axes = _figure(2, title, height=2.4)
+    phases = np.asarray(phases)
+    held = np.isin(phases, ('detumble', 'done'))  # the target held: nothing to approach
+    for name, colour in PHASE_COLOURS.items():
+        sel = (phases == name) & ~held
+        if sel.any():
+            axes[0].semilogy(
+                t[sel], np.maximum(distance[sel], 1e-6), '.', ms=2, color=colour, label=name
+            )
+            axes[1].semilogy(t[sel], np.maximum(linear[sel], 1e-7), '.', ms=2, color=colour)
+    axes[0].semilogy(
+        t[~held],
+        np.maximum(angle[~held], 1e-6),
+        ':',
+        color='tab:purple',
+        lw=1,
+        label='angle [rad]',
+    )
+    axes[1].semilogy(
+        t[~held],
+        np.maximum(angular[~held], 1e-7),
+        ':',
+        color='tab:purple',
+        lw=1,
+        label='angular [rad/s]',
+    )
+    if tolerances is not None:
+        axes[0].axhline(tolerances[0], ls='--', color='k', lw=0.8, label='tolerance')
+        axes[1].axhline(tolerances[2], ls='--', color='k', lw=0.8)
+    for ax in axes:
+        _phases(ax, t, phases)
+    axes[0].set_ylabel('to the grasp [m]')
+    axes[1].set_ylabel('relative speed [m/s]')
+    axes[0].legend(loc='upper right', fontsize=7, ncol=4)
+    axes[1].legend(loc='upper right', fontsize=7)
+    _save(plt, fig, axes, path)
+
+
+def grasp_impulse(path, title, t, linear, angular, t_grasp, impulse=None):
+    """
+    Plot the target's momentum around the grasp: ``linear`` [N s], ``angular`` [N m s] (k, 3).
+
+    ``t_grasp`` [s]: the weld; ``impulse`` (6,) [angular; linear] the plant reports, or None.
+    """
+    plt, fig, axes = _figure(2, title, height=2.2)
+    for ax, values, unit in ((axes[0], linear, 'N s'), (axes[1], angular, 'N m s')):
+        for k, axis in enumerate('xyz'):
+            ax.plot(t, values[:, k], label=axis)
+        ax.axvline(t_grasp, color='tab:red', ls='--', lw=1, label='weld')
+        ax.set_ylabel(f'momentum [{unit}]')
+    if impulse is not None:
+        axes[0].set_title(
+            f'impulse at the grasp: {np.linalg.norm(impulse[3:6]):.3g} N s, '
+            f"{np.linalg.norm(impulse[0:3]):.3g} N m s (the plant's)",
+            fontsize=9,
+        )
+    axes[0].legend(loc='upper right', fontsize=7, ncol=4)
+    _save(plt, fig, axes, path)
+
+
+def capture_rates(
+    path, title, t_base, base_rate, t_target, target_rate, t_joints, joint_rate, t_grasp=None
+):
+    """
+    Plot the combined system's rates: the base's, the target's, the largest joint rate.
+
+    All [deg/s] against their own times [s]; ``t_grasp``: the weld (a dashed line), or None.
+    """
+    plt, fig, axes = _figure(2, title, height=2.2)
+    axes[0].plot(t_base, base_rate, label='base')
+    axes[0].plot(t_target, target_rate, label='target')
+    axes[0].set_ylabel('angular rate [deg/s]')
+    axes[1].plot(t_joints, joint_rate, color='tab:purple')
+    axes[1].set_ylabel('largest joint rate [deg/s]')
+    for ax in axes:
+        if t_grasp is not None:
+            ax.axvline(t_grasp, color='tab:red', ls='--', lw=1)
+    axes[0].legend(loc='upper right', fontsize=8)
     _save(plt, fig, axes, path)

@@ -266,7 +266,13 @@ def _replay(out, messages, kinds, robot, ns, sim_time):
 
 
 def add_replay_topics(
-    path, robot, namespace='', out_path=None, clock_topic='/clock', messages=None
+    path,
+    robot,
+    namespace='',
+    out_path=None,
+    clock_topic='/clock',
+    messages=None,
+    odometry_topics=(),
 ):
     """
     Rewrite the MCAP bag ``path`` with ``/tf``, ``/tf_static``, ``/robot_description``.
@@ -275,7 +281,9 @@ def add_replay_topics(
     the module docstring). ``namespace``: of the recorded ``joint_states``, ``odom`` and
     ``robot_description`` topics (e.g. '/demo_kuka'). ``messages``: the bag's messages as
     :func:`spart_ros.tools.bag.read_messages` returns them, decoded at least on those topics and
-    ``clock_topic``, when read already (else read here). Returns {topic: messages added}.
+    ``clock_topic``, when read already (else read here); ``odometry_topics``: more
+    nav_msgs/Odometry topics whose poses go on ``/tf`` too (``frame_id -> child_frame_id``, e.g. a
+    capture's target). Returns {topic: messages added}.
     BagError (nothing written) if the bag has /tf or /tf_static already.
     """
     ns = namespace.rstrip('/')
@@ -284,6 +292,7 @@ def add_replay_topics(
         f'{ns}/odom': 'odom',
         f'{ns}/robot_description': 'description',
         clock_topic: 'clock',
+        **dict.fromkeys(odometry_topics, 'odom'),
     }
     if messages is None:
         messages = read_messages(path, decode=kinds)
