@@ -22,7 +22,7 @@ __all__ = [
     'SerializedCommands',
     'SerializedWrench',
     'template',
-    'differing_bytes',
+    'bool_sequence',
     'set_vector3',
     'set_point',
 ]
@@ -127,7 +127,7 @@ def template(data, fields, types=None, located=None):
     Made with the sentinel values ``fields`` (name -> values: float64, or of the struct code of
     ``types[name]``, e.g. 'Q' for uint64) and stamps (:data:`SENTINEL_STAMP`); ``located``:
     fields whose offsets are known already (name -> (offsets, numpy type), e.g. bools found by
-    :func:`differing_bytes`).  CdrError when a sentinel is not found exactly once.
+    :func:`bool_sequence`).  CdrError when a sentinel is not found exactly once.
     """
     from .cdr import CdrError, Template
 
@@ -152,21 +152,31 @@ def template(data, fields, types=None, located=None):
     return Template(data, offsets, stamps, dtypes)
 
 
-def differing_bytes(a, b, count):
+def bool_sequence(a, b, count):
     """
-    Return the offsets where the serialized messages ``a`` and ``b`` differ (``count`` of them).
+    Return the offsets of a message's sequence of ``count`` bools (list of ``count`` ints).
 
-    Two serializations of one message with one field changed (e.g. bools all False, then all
-    True); CdrError unless they have one length and differ at exactly ``count`` bytes.
+    ``a`` and ``b``: two serializations of one message, the sequence all False in ``a`` and all
+    True in ``b``.  Found by its layout (its uint32 length ``count``, then one byte per bool) at
+    one offset of both, not by the bytes that differ: the serializer leaves the alignment padding
+    uninitialised, so two serializations of one message can differ there too.  CdrError unless
+    exactly one such offset exists.
     """
+    import struct
+
     from .cdr import CdrError
 
-    if len(a) != len(b):
-        raise CdrError('the two serializations differ in length')
-    at = [k for k in range(len(a)) if a[k] != b[k]]
-    if len(at) != count:
-        raise CdrError(f'{len(at)} bytes differ, expected {count}')
-    return at
+    head = struct.pack('<I', count)
+    off, on = head + bytes(count), head + b'\x01' * count
+    found = []
+    at = b.find(on)
+    while at >= 0:
+        if a[at : at + len(off)] == off:
+            found.append(at + len(head))
+        at = b.find(on, at + 1)
+    if len(a) != len(b) or len(found) != 1:
+        raise CdrError(f'a sequence of {count} bools found {len(found)} times, expected once')
+    return list(range(found[0], found[0] + count))
 
 
 class SerializedCommands:

@@ -650,8 +650,9 @@ class SimNode(Node):
             self._serialized = SerializedStates(
                 self._plant, world, self._base_frame, serialize_message
             )
-        except ValueError:  # CdrError included: message objects then
+        except ValueError as err:  # CdrError included: message objects then
             self._serialized = None
+            self.get_logger().info(f'state messages built as objects (slower): {err}')
         if self._actuators is not None:
             self._actuators.serialized = self._serialized
         self._target = None

@@ -16,7 +16,7 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 
-from .messages import _sentinels, differing_bytes, SENTINEL_STAMP, template
+from .messages import _sentinels, bool_sequence, SENTINEL_STAMP, template
 from ..sim.actuation import wheel_reading
 
 __all__ = ['SerializedStates']
@@ -97,7 +97,7 @@ class SerializedStates:
             msg.firing = [False] * k
             off = serialize(msg)
             msg.firing = [True] * k
-            firing = differing_bytes(off, serialize(msg), k)  # the bools: where the bytes differ
+            firing = bool_sequence(off, serialize(msg), k)  # where the bools are
             self.thrusters = template(
                 off,
                 {
