@@ -450,7 +450,7 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         return run_capture(name, scenario, out, seconds, launch_log, attempt)
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
-    from std_srvs.srv import SetBool
+    from std_srvs.srv import SetBool, Trigger
 
     from spart_interfaces.srv import InverseDynamics
 
@@ -498,6 +498,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
             f'running {duration:g} s of simulated time'
         )
         mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
+        # the plant's own count of the states it did not publish, from here to the pause
+        timing = [json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message)]
         wall_run = time.monotonic()
         machine_run = machine_cpu(launch.pid)
         next_print = time.monotonic() + 1.0
@@ -530,6 +532,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         if not res.success:
             raise RuntimeError(f'pausing the simulator failed: {res.message}')
+        timing.append(json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message))
+        result['plant_timing'] = timing
 
         def zero_command():
             for k in range(n0, len(mon.commands)):
@@ -723,6 +727,20 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, r
             'steps': int(round(seconds / STEP_S)),
             'per_simulated_second': published / seconds,
             'fraction': published / round(seconds / STEP_S),
+        }
+    # the plant's count of the states it did not publish (its ~/timing, before the run and at the
+    # pause) against the states missing from the recording over the same stamps
+    if len(result.get('plant_timing', ())) == 2:
+        a, b = result['plant_timing']
+        steps = int(round((b['time_ns'] - a['time_ns']) * 1e-9 / STEP_S))
+        in_bag = sum(1 for stamp, _, _, _ in rec.js if a['time_ns'] < stamp <= b['time_ns'])
+        result['lost_states'] = {
+            'steps': steps,
+            'recorded': in_bag,
+            'missing_from_recording': steps - in_bag,
+            'counted_by_plant': b['batched'] - a['batched'],
+            'plant_steps': b['steps'] - a['steps'],
+            'slipped_s': b['slipped_s'] - a['slipped_s'],
         }
     lat = rec.latencies()
     lat = lat[len(lat) // 10 :] * 1e3  # ms, after the start-up
@@ -1072,6 +1090,13 @@ def print_summary(r):
             f'({st["per_simulated_second"]:.0f} per simulated second, {st["fraction"] * 100:.1f} '
             '%; a state is lost when the plant falls behind real time); other processes took '
             f'{r.get("other_load_cores", 0.0):.2f} cores meanwhile'
+        )
+    if 'lost_states' in r:
+        st = r['lost_states']
+        say(
+            f'  the plant counted {st["counted_by_plant"]} of {st["plant_steps"]} steps taken in '
+            f'batches (states not published), the recording misses {st["missing_from_recording"]} '
+            f'of {st["steps"]}; {st["slipped_s"]:.3f} s of simulated time given up'
         )
     if 'latency_ms' in r:
         lat = r['latency_ms']

@@ -64,6 +64,10 @@ Services
         zeroed, held again until a command (``hold_until_command``); simulated time goes on by
         one ``dt`` (a clock never runs backwards, and the state after the reset has a new stamp).
     ``~/pause`` std_srvs/SetBool: true pauses the physics and the clock, false resumes.
+    ``~/timing`` std_srvs/Trigger: the real-time pacing's counts so far, as JSON in the answer's
+        message: ``time_ns`` (the plant's time), ``steps`` (taken by the real-time timer),
+        ``batched`` (of those, the ones taken in a batch to catch up with the wall clock: their
+        states were never published), ``slipped_s`` (simulated time given up).
 
 Timing
     real time (default): a wall timer at ``publish_rate`` steps the physics as many ``dt``
@@ -87,6 +91,7 @@ Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p
 """
 
 from dataclasses import replace
+import json
 import sys
 import time
 
@@ -556,6 +561,9 @@ class SimNode(Node):
         self._lockstep_steps = int(p['lockstep_steps'])
         rate = float(p['publish_rate'])
         self._pacer = RealTimePacer(plant.dt, p['real_time_factor'], MAX_LAG)
+        #: real time: the steps taken, and those of them whose states were not published (a
+        #: tick taking several steps publishes the last state only)
+        self._steps_taken = self._steps_batched = 0
         republish = float(p['lockstep_republish_period'])
         self._base_frame = p['base_frame'] or plant.base_link
         self._create_interfaces(p)
@@ -644,6 +652,7 @@ class SimNode(Node):
         )
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
+        self._srv_timing = self.create_service(Trigger, '~/timing', self._on_timing)
         world = p['odom_frame'] if self._orbit is None else p['orbit_frame']
         self._messages = _StateMessages(self._plant, world, self._base_frame)
         try:  # the per-state messages as bytes: the same as the message objects, cheaper
@@ -906,6 +915,8 @@ class SimNode(Node):
         n = self._pacer.steps_due(time.monotonic(), plant.time)
         if n and self._advance(n):
             self._publish_state()
+            self._steps_taken += n
+            self._steps_batched += n - 1
         if self._pacer.slipped > self._slip_reported + 0.1 and self._log_limiter.allow(
             'slip', time.monotonic()
         ):
@@ -980,6 +991,18 @@ class SimNode(Node):
             response.success = False
             response.message = str(err)
         self.get_logger().info(f'~/reset: {response.message}')
+        return response
+
+    def _on_timing(self, request, response):
+        response.success = True
+        response.message = json.dumps(
+            {
+                'time_ns': int(self._plant.time_ns),
+                'steps': self._steps_taken,
+                'batched': self._steps_batched,
+                'slipped_s': float(self._pacer.slipped),
+            }
+        )
         return response
 
     def _on_pause(self, request, response):
