@@ -244,7 +244,10 @@ class Template:
         """Write the ``values`` (flat, in field order) of field ``name``."""
         view = self._single.get(name)
         if view is not None:  # one block in order: a copy (numpy converts the type)
-            view[:] = np.ravel(values)
+            try:
+                view[:] = values  # a flat array or sequence (np.ravel's call costs 1.5 us)
+            except ValueError:
+                view[:] = np.ravel(values)
             return
         values = np.asarray(values, dtype=self._types[name]).ravel()
         order = self._order[name]
