@@ -662,3 +662,31 @@ def base_link_wrench(R_b, tau0, R_bc, p_bc, torque, force):
         t = R_bc[i, 0] * tau0[0] + R_bc[i, 1] * tau0[1] + R_bc[i, 2] * tau0[2]
         torque[i] = t - (c0 if i == 0 else c1 if i == 1 else c2)
     return 0
+
+
+# --- the PD joint acceleration of the effort laws (control.effort_laws._JointLaw) -------------
+@compiled
+def pd_acceleration(q, qd, position, velocity, acceleration, kp, kd, e, ev, qdd):
+    """
+    Set qdd (n,) = kp e + acceleration + kd (velocity - qd), e = position - q (n,).
+
+    _JointLaw.joint_acceleration without an integral, numpy's operations in its order (so the
+    same numbers): ``e`` and ``ev`` (n,) get the position and velocity errors.  Returns 0; -1
+    (nothing set) when the lengths differ.
+    """
+    n = qdd.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or position.shape[0] != n:
+        return -1
+    if velocity.shape[0] != n or acceleration.shape[0] != n or kp.shape[0] != n:
+        return -1
+    if kd.shape[0] != n or e.shape[0] != n or ev.shape[0] != n:
+        return -1
+    for k in range(n):
+        ek = position[k] - q[k]
+        e[k] = ek
+        a = kp[k] * ek
+        a = a + acceleration[k]
+        evk = (velocity[k] - qd[k]) * kd[k]
+        ev[k] = evk
+        qdd[k] = a + evk
+    return 0

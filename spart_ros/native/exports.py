@@ -272,6 +272,12 @@ _export(
     (C2, C1, C1, C1, 'float64', 'int64', C1, C1, C2, C2, C2, I1),
 )
 _export(
+    'pd_acceleration',
+    'control_kernels.pd_acceleration',
+    'q qd position velocity acceleration kp kd e ev qdd',
+    (A1, A1, A1, A1, A1, A1, A1, C1, C1, C1),
+)
+_export(
     'input_problem',
     'control_kernels.input_problem',
     'q qd n joint_times index every now timeout base_time has_base',
