@@ -81,7 +81,9 @@ nitpicky = False
 
 html_theme = 'sphinx_rtd_theme'
 html_title = f'spart_ros {release}'
-html_theme_options = {'navigation_depth': 3, 'collapse_navigation': False}
+# collapse_navigation (the theme's default): each page's sidebar expands its own branch only; the
+# whole tree on every page was 28 % of the build's CPU (21 -> 15 s here)
+html_theme_options = {'navigation_depth': 3, 'collapse_navigation': True}
 html_static_path = []
 html_show_sourcelink = False
 

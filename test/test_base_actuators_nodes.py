@@ -100,6 +100,13 @@ def test_free_flying_drives_wheels_and_thrusters_over_topics(ros, node_process):
         process=procs,
     )
     assert len(s.wheel_speeds) == 4 and len(s.wheel_momentum) == 3
+    # this side's readers can match the sim's writers later still (discovery under load)
+    ros.wait_for(
+        lambda: wheels.messages and thrusters.messages and odom.messages,
+        scaled(30.0),
+        'wheel_states, thruster_states and odom here',
+        process=procs,
+    )
     assert list(wheels.messages[-1].name) == ['rw_x', 'rw_y', 'rw_z', 'rw_s']
     assert len(thrusters.messages[-1].name) == 12
     assert len(wheel_cmd.messages[-1].data) == 4

@@ -275,7 +275,7 @@ def _campaign(**changes):
         ({'retain': {'series': ['q', 'torque']}}, r"unknown series \['torque'\]"),
         ({'runs': 0}, r'runs: expected an integer >= 1'),
         ({'scenario': {'demo': 'SC_3DoF', 'orbit': {'altitude': -5}}}, r'orbit altitude'),
-        ({'scenario': {'demo': 'SC_3DoF', 'target': {'mass': 10}}}, r'no target in the offline'),
+        ({'scenario': {'demo': 'SC_3DoF', 'target': {'mass': 10}}}, r'target: inertia is missing'),
         ({'scenario': {'demo': 'SC_3DoF', 'settings': {'kp': -1.0}}}, r'kp: every value'),
     ],
 )
