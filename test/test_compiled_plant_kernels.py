@@ -347,6 +347,6 @@ def test_the_pd_acceleration_is_numpys():
     e, ev, qdd = np.empty(n), np.empty(n), np.empty(n)
     assert compiled.pd_acceleration(q, qd, p, v, a, kp, kd, e, ev, qdd) == 0
     want = kp * (p - q) + a + (v - qd) * kd
-    for got, ref in ((e, p - q), (ev, (v - qd) * kd), (qdd, want)):
-        np.testing.assert_allclose(got, ref, rtol=1e-15, atol=1e-15 * np.abs(ref).max())
+    for got, expect in ((e, p - q), (ev, (v - qd) * kd), (qdd, want)):
+        np.testing.assert_allclose(got, expect, rtol=1e-15, atol=1e-15 * np.abs(expect).max())
     assert compiled.pd_acceleration(q[:3], qd, p, v, a, kp, kd, e, ev, qdd) == -1  # lengths
