@@ -140,9 +140,7 @@ class Monitor:
         import rclpy
         from rclpy.experimental import EventsExecutor
         from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import JointState
         from spart_ros.nodes.bag_recorder import BagRecorder
-        from std_msgs.msg import Float64MultiArray
 
         from spart_interfaces.msg import ControllerStatus
 
@@ -152,12 +150,23 @@ class Monitor:
         # the sim's state topics subscribed before it starts and recorded from the first stamp all
         # of them delivered (found by discovery, each started at another moment: /odom 0.1-0.2 s
         # after /joint_states, 25-160 joint states without their odometry)
+        self.status = []  # (sim time of the last joint state, ControllerStatus)
+        self.last_stamp = None  # (sec, nanosec) of the last joint state
+        self.last_joint_state = None  # its bytes
+        self.commands = []  # (receipt time, serialized Float64MultiArray)
+        # the joint states and commands: from the recorder's own subscriptions (a second one per
+        # topic would be a second delivery of each 1 kHz message)
+        commands = f'{ns}/effort_controller/commands'
         self.recorder = BagRecorder(
             self.node,
             str(bag_path),
             include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'),
-            expect=state_topics(ns),
+            expect={**state_topics(ns), commands: 'std_msgs/msg/Float64MultiArray'},
             align=tuple(state_topics(ns)),
+            listeners={
+                f'{ns}/joint_states': self._on_joint_state,
+                commands: lambda data: self.commands.append((time.monotonic(), data)),
+            },
         )
         qos = QoSProfile(
             history=HistoryPolicy.KEEP_LAST,
@@ -165,22 +174,8 @@ class Monitor:
             reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.VOLATILE,
         )
-        self.status = []  # (sim time of the last joint state, ControllerStatus)
-        self.last_stamp = None  # (sec, nanosec) of the last joint state
-        self.last_joint_state = None  # its bytes
-        self.commands = []  # (receipt time, serialized Float64MultiArray)
-        self.node.create_subscription(
-            JointState, f'{ns}/joint_states', self._on_joint_state, qos, raw=True
-        )
         self.node.create_subscription(
             ControllerStatus, f'{ns}/spart_controller/status', self._on_status, qos
-        )
-        self.node.create_subscription(
-            Float64MultiArray,
-            f'{ns}/effort_controller/commands',
-            lambda data: self.commands.append((time.monotonic(), data)),
-            qos,
-            raw=True,
         )
         self.executor = EventsExecutor()
         self.executor.add_node(self.node)
@@ -455,7 +450,7 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         return run_capture(name, scenario, out, seconds, launch_log, attempt)
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
-    from std_srvs.srv import SetBool
+    from std_srvs.srv import SetBool, Trigger
 
     from spart_interfaces.srv import InverseDynamics
 
@@ -503,6 +498,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
             f'running {duration:g} s of simulated time'
         )
         mon.wait(lambda: mon.sim_time() >= t_start, 30.0, 'the start of the trajectory', launch)
+        # the plant's own count of the states it did not publish, from here to the pause
+        timing = [json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message)]
         wall_run = time.monotonic()
         machine_run = machine_cpu(launch.pid)
         next_print = time.monotonic() + 1.0
@@ -535,6 +532,8 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         if not res.success:
             raise RuntimeError(f'pausing the simulator failed: {res.message}')
+        timing.append(json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message))
+        result['plant_timing'] = timing
 
         def zero_command():
             for k in range(n0, len(mon.commands)):
@@ -728,6 +727,20 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, r
             'steps': int(round(seconds / STEP_S)),
             'per_simulated_second': published / seconds,
             'fraction': published / round(seconds / STEP_S),
+        }
+    # the plant's count of the states it did not publish (its ~/timing, before the run and at the
+    # pause) against the states missing from the recording over the same stamps
+    if len(result.get('plant_timing', ())) == 2:
+        a, b = result['plant_timing']
+        steps = int(round((b['time_ns'] - a['time_ns']) * 1e-9 / STEP_S))
+        in_bag = sum(1 for stamp, _, _, _ in rec.js if a['time_ns'] < stamp <= b['time_ns'])
+        result['lost_states'] = {
+            'steps': steps,
+            'recorded': in_bag,
+            'missing_from_recording': steps - in_bag,
+            'counted_by_plant': b['batched'] - a['batched'],
+            'plant_steps': b['steps'] - a['steps'],
+            'slipped_s': b['slipped_s'] - a['slipped_s'],
         }
     lat = rec.latencies()
     lat = lat[len(lat) // 10 :] * 1e3  # ms, after the start-up
@@ -1077,6 +1090,13 @@ def print_summary(r):
             f'({st["per_simulated_second"]:.0f} per simulated second, {st["fraction"] * 100:.1f} '
             '%; a state is lost when the plant falls behind real time); other processes took '
             f'{r.get("other_load_cores", 0.0):.2f} cores meanwhile'
+        )
+    if 'lost_states' in r:
+        st = r['lost_states']
+        say(
+            f'  the plant counted {st["counted_by_plant"]} of {st["plant_steps"]} steps taken in '
+            f'batches (states not published), the recording misses {st["missing_from_recording"]} '
+            f'of {st["steps"]}; {st["slipped_s"]:.3f} s of simulated time given up'
         )
     if 'latency_ms' in r:
         lat = r['latency_ms']

@@ -334,3 +334,19 @@ def test_the_free_flying_base_law_is_numpys():
         assert np.abs(alpha_b - want_alpha).max() < 1e-13, (angle, alpha_b, want_alpha)
         assert np.abs(a_b - want_a).max() < 1e-13
         assert np.abs(u0dot - want_u0dot).max() < 1e-13
+
+
+def test_the_pd_acceleration_is_numpys():
+    """The effort laws' PD joint acceleration (no integral) and its errors, as numpy's."""
+    from spart_ros.native import compiled
+
+    rng = np.random.default_rng(42)
+    n = 7
+    q, qd, p, v, a = (rng.normal(size=n) for _ in range(5))
+    kp, kd = rng.uniform(0, 400, n), rng.uniform(0, 40, n)
+    e, ev, qdd = np.empty(n), np.empty(n), np.empty(n)
+    assert compiled.pd_acceleration(q, qd, p, v, a, kp, kd, e, ev, qdd) == 0
+    want = kp * (p - q) + a + (v - qd) * kd
+    for got, expect in ((e, p - q), (ev, (v - qd) * kd), (qdd, want)):
+        np.testing.assert_allclose(got, expect, rtol=1e-15, atol=1e-15 * np.abs(expect).max())
+    assert compiled.pd_acceleration(q[:3], qd, p, v, a, kp, kd, e, ev, qdd) == -1  # lengths

@@ -10,8 +10,9 @@ link frame b:
   base by -tau a_i), ``lower_i <= tau_i <= upper_i`` (its torque limit, narrowed at its speed
   limit).
 
-:meth:`WrenchAllocator.allocate` solves, with scipy's bounded least squares
-(``scipy.optimize.lsq_linear``, method 'bvls': an active-set method, exact at its end):
+:meth:`WrenchAllocator.allocate` solves, with bounded least squares (scipy's BVLS,
+``scipy.optimize.lsq_linear`` method 'bvls', an active-set method exact at its end, compiled:
+:class:`~spart_ros.control.bounded_least_squares.BoundedLeastSquares`, the same steps):
 
 1. the **bounded least-squares optimum** ``x1 = argmin ||S (M x - w)||`` over the bounds, ``S`` =
    diag(1/torque_scale (3), 1/force_scale (3)) so that newton-metres and newtons weigh alike.
@@ -33,6 +34,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .bounded_least_squares import BoundedLeastSquares
 from ..core.errors import InputError
 
 __all__ = ['WrenchAllocator', 'Allocation', 'effectiveness']
@@ -98,6 +100,8 @@ class WrenchAllocator:
         # variables scaled to their bound: x = span * y
         self._span = np.where(span > 0, span, 1.0)
         self._A = (self.S[:, None] * self.M) * self._span
+        n = self.n_t + self.n_w
+        self._lsq = BoundedLeastSquares(6 + n + 3, n)  # step 2: the preference rows (and dump)
 
     def bounds(self, lower_torques=None, upper_torques=None):
         """
@@ -128,8 +132,6 @@ class WrenchAllocator:
         should do among exact solutions (default 0); ``thruster_torque`` (3,) with ``dump_weight``
         > 0: the torque the thrusters should exert among exact solutions (momentum dumping).
         """
-        from scipy.optimize import lsq_linear
-
         w = np.asarray(wrench, dtype=float).reshape(-1)
         if w.shape != (6,) or not np.all(np.isfinite(w)):
             raise InputError(f'allocation: expected a finite wrench of 6 values, got {wrench!r}')
@@ -142,7 +144,7 @@ class WrenchAllocator:
         ylo_s, yhi_s = ylo.copy(), yhi.copy()
         yhi_s[fixed] = np.nextafter(ylo[fixed], np.inf)
         b = self.S * w
-        x1 = self._solve(lsq_linear, self._A, b, ylo, yhi, ylo_s, yhi_s, fixed)
+        x1 = self._solve(self._A, b, ylo, yhi, ylo_s, yhi_s, fixed)
         r1 = b - self._A @ x1
         if np.abs(r1).max() > self.tolerance:
             return self._result(x1 * span, w, lo, hi, False)
@@ -165,16 +167,15 @@ class WrenchAllocator:
                 self.epsilon * dump_weight * self.S[0:3] * np.asarray(thruster_torque, float)
             )
         A2, b2 = np.vstack(rows), np.concatenate(rhs)
-        x2 = self._solve(lsq_linear, A2, b2, ylo, yhi, ylo_s, yhi_s, fixed)
+        x2 = self._solve(A2, b2, ylo, yhi, ylo_s, yhi_s, fixed)
         x2 = self._polish(x2, b, ylo, yhi)
         if np.abs(b - self._A @ x2).max() > self.tolerance:
             x2 = x1
         return self._result(x2 * span, w, lo, hi, True)
 
-    @staticmethod
-    def _solve(lsq_linear, A, b, ylo, yhi, ylo_s, yhi_s, fixed):
-        res = lsq_linear(A, b, bounds=(ylo_s, yhi_s), method='bvls', tol=1e-14, max_iter=200)
-        return np.clip(np.where(fixed, ylo, res.x), ylo, yhi)
+    def _solve(self, A, b, ylo, yhi, ylo_s, yhi_s, fixed):
+        x = self._lsq.solve(A, b, ylo_s, yhi_s, tol=1e-14, max_iter=200)  # scipy's bvls
+        return np.clip(np.where(fixed, ylo, x), ylo, yhi)
 
     def _polish(self, y, b, ylo, yhi):
         """Remove the residual with a least-norm step of the variables off their bounds."""

@@ -47,10 +47,12 @@ from collections import namedtuple
 import numpy as np
 
 from .allocation import WrenchAllocator
+from .bounded_least_squares import BoundedLeastSquares
 from ..core.actuators import G0
 from ..core.errors import InputError
 from ..native.compiled import attitude_torque as _attitude_torque
 from ..native.compiled import call as _call
+from ..native.compiled import finite_c1 as _finite_c1
 from ..native.compiled import KINDS
 from ..native.compiled import thruster_pulses as _thruster_pulses
 from ..native.compiled import wheel_base_torque as _wheel_base_torque
@@ -124,6 +126,7 @@ class BaseActuatorControl:
         self.B = actuators.thruster_wrenches.reshape(6, -1)  # (6, n_t)
         self._wheels_torque = -self.axes  # (3, n_w): torque on the base per N m
         self._pinv = np.linalg.pinv(self._wheels_torque) if self.n_w else np.zeros((0, 3))
+        self._wheels_lsq = BoundedLeastSquares(3, self.n_w)
         self._flow = 1.0 / (actuators.specific_impulse * G0)
         # the compiled kernels' arrays (C-ordered)
         self._axes = np.ascontiguousarray(self.axes, dtype=float)
@@ -141,7 +144,7 @@ class BaseActuatorControl:
     def set_speeds(self, speeds):
         """Keep the wheels' measured speeds (n_w,) [rad/s], declaration order."""
         v = np.array(speeds, dtype=float).reshape(-1)
-        if v.shape != (self.n_w,) or not np.all(np.isfinite(v)):
+        if v.shape != (self.n_w,) or not (_finite_c1(v) or np.all(np.isfinite(v))):
             raise InputError(
                 f'wheel speeds: expected {self.n_w} finite values for '
                 f'{self.actuators.wheel_names}, got {np.ravel(speeds).tolist()}'
@@ -321,12 +324,10 @@ class BaseActuatorControl:
 
     def _bounded_wheel_torques(self, target, lo, hi):
         """Return the wheels' bounded least-squares torques (n_w,) for a torque ``target`` (3,)."""
-        from scipy.optimize import lsq_linear
-
         fixed = lo >= hi
         hi_s = np.where(fixed, np.nextafter(lo, np.inf), hi)
-        res = lsq_linear(self._wheels_torque, target, bounds=(lo, hi_s), method='bvls', tol=1e-14)
-        return np.clip(np.where(fixed, lo, res.x), lo, hi)
+        x = self._wheels_lsq.solve(self._wheels_torque, target, lo, hi_s, tol=1e-14)  # bvls
+        return np.clip(np.where(fixed, lo, x), lo, hi)
 
 
 def from_settings(settings):

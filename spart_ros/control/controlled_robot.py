@@ -29,8 +29,13 @@ from ..core.connectivity import leaf_links
 from ..core.errors import InputError
 from ..core.inverse_kinematics import InverseKinematics
 from ..core.mimic import command_joints as default_command_joints
+from ..native.compiled import call as _call
+from ..native.compiled import clamp_command as _clamp_command
+from ..native.compiled import KINDS
 
 __all__ = ['ControlledRobot']
+
+_K_CLAMP = KINDS['clamp_command']
 
 
 class ControlledRobot:
@@ -110,6 +115,7 @@ class ControlledRobot:
         self.start_checked = False
 
     def _set_limits(self, limits, per, settings):
+        limits = np.ascontiguousarray(limits, dtype=float)  # (the clamp kernel's layout)
         self.limits, self._minus_limits = limits, -limits
         self.max_error = _full(
             per['max_tracking_error'], np.inf, self.index, len(self.q_names), zero_means=np.inf
@@ -142,6 +148,21 @@ class ControlledRobot:
         the next call); ``t``: the control time (s), for :attr:`saturation`. InputError naming the
         joint when one is not finite: the law failed.
         """
+        count = _call(
+            _clamp_command,
+            _K_CLAMP,
+            values,
+            self.index,
+            self.every_joint,
+            self.limits,
+            self._values,
+            self._clamped,
+        )  # compiled: the numpy below for values of other types, or not finite (it says which)
+        if count is not None and count >= 0:
+            if count or self.saturation.active:
+                demand = values if self.every_joint else values[self.index]
+                self.saturation.update(demand, self._clamped, self.limits, t)
+            return self._values
         values = values if self.every_joint else values[self.index]
         if not all_finite(values, self.zero):
             clamp_efforts(values, self.limits)  # raises, naming the joint

@@ -55,8 +55,9 @@ from ..core.errors import InputError
 from ..native.compiled import call as _call
 from ..native.compiled import free_flying_base as _free_flying_base
 from ..native.compiled import KINDS
+from ..native.compiled import pd_acceleration as _pd_acceleration
 
-_K_BASE = KINDS['free_flying_base']
+_K_BASE, _K_PD = KINDS['free_flying_base'], KINDS['pd_acceleration']
 
 __all__ = [
     'Gains',
@@ -167,6 +168,10 @@ class _JointLaw(Law):
         Updates the clamped integral of the error.
         """
         g = self.gains
+        if not g.integrating:  # compiled (numpy below for other types, and with an integral)
+            args = (q, qd, ref.position, ref.velocity, ref.acceleration, g.kp, g.kd)
+            if _call(_pd_acceleration, _K_PD, *args, self._e, self._ev, self.qdd_cmd) == 0:
+                return self.qdd_cmd
         e = np.subtract(ref.position, q, out=self._e)
         if dt > 0 and g.integrating:
             np.clip(self.integral + e * dt, -g.integral_limit, g.integral_limit, out=self.integral)

@@ -39,6 +39,12 @@ from collections import namedtuple
 import numpy as np
 
 from .friction_compensation import FrictionCompensation
+from ..native.compiled import base_frames_floating as _floating
+from ..native.compiled import base_link_wrench as _link_wrench
+from ..native.compiled import call as _call
+from ..native.compiled import KINDS
+
+_K_FLOATING, _K_WRENCH = KINDS['base_frames_floating'], KINDS['base_link_wrench']
 
 __all__ = ['Law', 'LawOutput', 'BaseFrames', 'FrictionCompensation', 'FOLLOWS']
 
@@ -160,6 +166,7 @@ class BaseFrames:
         self._u0_angular, self._u0_linear = self.u0[0:3], self.u0[3:6]  # views
         self.zero6 = np.zeros(6)
         self._fixed = None
+        self._out = (self.R0, self.r0, self.u0)
 
     def pose(self, base):
         """Return (R0, r0) of ``base`` (buffers)."""
@@ -212,15 +219,25 @@ class BaseFrames:
         Return SPART's base wrench ``tau0`` (6,) as (torque, force) at b's origin, both in b.
 
         force_b = R_b' tau0[3:6], torque_b = R_bc tau0[0:3] + p_bc x force_b (new arrays; unchecked
-        :func:`~spart_ros.core.base_state.base_generalized_force_to_link_frame`).
+        :func:`~spart_ros.core.base_state.base_generalized_force_to_link_frame`; compiled).
         """
+        torque, force = np.empty(3), np.empty(3)
+        done = _call(_link_wrench, _K_WRENCH, base.R_b, tau0, self.R_bc, self.p_bc, torque, force)
+        if done is not None:
+            return torque, force  # (numpy below for inputs of other types)
         force = np.dot(base.R_b.T, tau0[3:6])
         torque = np.dot(self.R_bc, tau0[0:3])
         torque -= np.dot(self.minus_p_cross, force)  # + p x f = - f x p
         return torque, force
 
     def floating(self, base):
-        """Return (R0, r0, u0) of a moving base (buffers)."""
+        """Return (R0, r0, u0) of a moving base (buffers; compiled)."""
+        b, out = base, self._out
+        done = _call(
+            _floating, _K_FLOATING, b.R_b, b.p_b, b.v_b, b.w_b, self.R_bc, self.p_bc, *out
+        )
+        if done is not None:
+            return self.R0, self.r0, self.u0  # (numpy below for inputs of other types)
         self.pose(base)
         np.dot(self.R_cb, base.w_b, out=self._u0_angular)
         np.dot(self.minus_p_cross, base.w_b, out=self._v)

@@ -28,6 +28,12 @@ from .safety import all_finite, CommandGate, ZERO
 from .settings import ControllerSettings
 from .tick import Command
 from ..core.errors import SpartError
+from ..native.compiled import call as _call
+from ..native.compiled import input_problem as _input_problem
+from ..native.compiled import KINDS
+
+_K_INPUTS = KINDS['input_problem']
+_NO_TIMES = np.zeros(0)
 
 __all__ = ['Supervisor', 'COMPUTE']
 
@@ -101,21 +107,22 @@ class Supervisor:
                 self._stamp_seen, self._stamp_changed = stamp, inputs.now
             if stamp == self._answered:  # answered already (a lockstep plant republishing)
                 return self.check(inputs)
-        problem = self._problem(inputs)
-        if problem is not None:
-            out = self.stop(problem)
-            if out is not None:
-                self._answered = stamp
-            return out
         state = inputs.state
-        if not (
-            all_finite(state.q, self._zeros_q)
-            and all_finite(state.qd, self._zeros_q)
-            and (state.base is self._checked_base or self._finite_base(state.base))
-        ):
-            out = self.reject('state', 'not finite (NaN or infinity)')
-            self._answered = stamp if out is not None else self._answered
-            return out
+        if not self._fit(inputs, state):  # the tests below, compiled (0: every one passes)
+            problem = self._problem(inputs)
+            if problem is not None:
+                out = self.stop(problem)
+                if out is not None:
+                    self._answered = stamp
+                return out
+            if not (
+                all_finite(state.q, self._zeros_q)
+                and all_finite(state.qd, self._zeros_q)
+                and (state.base is self._checked_base or self._finite_base(state.base))
+            ):
+                out = self.reject('state', 'not finite (NaN or infinity)')
+                self._answered = stamp if out is not None else self._answered
+                return out
         if stopped:
             self._answered = stamp
             return None  # stopped by the fault until cleared
@@ -127,6 +134,35 @@ class Supervisor:
         ):
             self._unsupervised(t - last_t)
         return COMPUTE
+
+    def _fit(self, inputs, state):
+        """
+        Return True when the inputs pass every test of :meth:`admit` (one compiled call).
+
+        False: one fails, or they are of types the kernel does not take (then admit's numpy
+        tests say which and why).
+        """
+        if inputs.unavailable or state is None:
+            return False
+        base = state.base
+        if not (base is self._checked_base or self.settings.floating):
+            return False  # a fixed base not checked yet
+        jt, base_time = inputs.joint_times, inputs.base_time
+        code = _call(
+            _input_problem,
+            _K_INPUTS,
+            state.q,
+            state.qd,
+            self._zeros_q.shape[0],
+            _NO_TIMES if jt is None else jt,
+            self._index,
+            self._every_joint,
+            float(inputs.now),
+            self.gate.state_timeout,
+            0.0 if base_time is None else float(base_time),
+            base_time is not None,
+        )
+        return code == 0
 
     def commanded(self, values):
         """Record that the command ``values`` of this tick went out (its stamp is answered)."""

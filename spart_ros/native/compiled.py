@@ -155,7 +155,11 @@ wheel_state, thruster_pulses = _library.wheel_state, _library.thruster_pulses
 wheel_torques = _library.wheel_torques
 first_violation, largest_excess = _library.first_violation, _library.largest_excess
 jump_excess, quintic_sample = _library.jump_excess, _library.quintic_sample
-free_flying_base = _library.free_flying_base
+free_flying_base, bvls = _library.free_flying_base, _library.bvls
+input_problem, clamp_command = _library.input_problem, _library.clamp_command
+mujoco_base_state, hold_efforts = _library.mujoco_base_state, _library.hold_efforts
+rigid_base_state, pd_acceleration = _library.rigid_base_state, _library.pd_acceleration
+base_frames_floating, base_link_wrench = _library.base_frames_floating, _library.base_link_wrench
 # analytic derivatives and batches (derivatives.py, batch.py)
 rnea_derivatives, aba_derivatives = _library.rnea_derivatives, _library.aba_derivatives
 rnea_batch, aba_batch = _library.rnea_batch, _library.aba_batch

@@ -543,3 +543,150 @@ def free_flying_base(R_b, p_b, v_b, w_b, R_d, p_d, gains, R_bc, p_bc, a_b, alpha
     for k in range(3):
         u0dot[3 + k] = R_b[k, 0] * c0 + R_b[k, 1] * c1 + R_b[k, 2] * c2
     return 0
+
+
+# --- the controller's supervision of a tick (control.supervision, control.controlled_robot) ---
+@compiled
+def input_problem(q, qd, n, joint_times, index, every, now, timeout, base_time, has_base):
+    """
+    Return 0 when a tick's inputs are fit to command, else the first problem's code.
+
+    Supervisor.admit's tests in its order (CommandGate.problem, then the state's finiteness):
+    1 a command joint's receipt time is NaN (never received: ``joint_times`` at ``index``, or all
+    of them when ``every``; none are checked when ``joint_times`` is empty), 2 the oldest is more
+    than ``timeout`` before ``now``, 3 the base state's receipt time ``base_time`` is NaN, 4 it is
+    too old (when ``has_base``), 5 ``q`` or ``qd`` is not finite, 6 they are not ``n`` long.  The
+    caller's own path (numpy) then says why.
+    """
+    m = joint_times.shape[0] if every else index.shape[0]
+    if joint_times.shape[0] > 0 and index.shape[0] > 0:
+        oldest = math.inf
+        for k in range(m):
+            x = joint_times[k] if every else joint_times[index[k]]
+            if x != x:
+                return 1
+            if x < oldest:
+                oldest = x
+        if now - oldest > timeout:
+            return 2
+    if has_base:
+        if base_time != base_time:
+            return 3
+        if now - base_time > timeout:
+            return 4
+    if q.shape[0] != n or qd.shape[0] != n:
+        return 6
+    for k in range(n):
+        if not (math.isfinite(q[k]) and math.isfinite(qd[k])):
+            return 5
+    return 0
+
+
+@compiled
+def clamp_command(values, index, every, limits, out, clamped):
+    """
+    Set ``out`` (m,) = the command joints' ``values`` clamped to +- ``limits``; return how many.
+
+    The command joints: ``values`` at ``index`` (all of them when ``every``); ``clamped`` (m,)
+    flags those the limits changed (ControlledRobot.command_values: np.maximum then np.minimum,
+    the same numbers for finite values).  -1 when one is not finite (nothing is set), -2 when
+    ``values`` is too short.
+    """
+    m = limits.shape[0]
+    if every:
+        if values.shape[0] != m:
+            return -2
+    else:
+        for k in range(m):
+            if index[k] >= values.shape[0]:
+                return -2
+    for k in range(m):
+        v = values[k] if every else values[index[k]]
+        if not math.isfinite(v):
+            return -1
+    count = 0
+    for k in range(m):
+        v = values[k] if every else values[index[k]]
+        lim = limits[k]
+        o = max(v, -lim)
+        o = min(o, lim)
+        out[k] = o
+        c = o != v
+        clamped[k] = c
+        if c:
+            count += 1
+    return count
+
+
+# --- a floating base's frames (control.law.BaseFrames) ---------------------------------------
+@compiled
+def base_frames_floating(R_b, p_b, v_b, w_b, R_bc, p_bc, R0, r0, u0):
+    """
+    Set SPART's base state R0 (3, 3), r0 (3,), u0 (6,) of the base link's (BaseFrames.floating).
+
+    ``R_b``, ``p_b``: the base link's pose in the world; ``v_b``, ``w_b``: its twist in b;
+    ``R_bc``, ``p_bc``: the base CoM frame in b.  R0 = R_b R_bc, r0 = p_b + R_b p_bc, u0 =
+    [R_bc' w_b; R_b (v_b + w_b x p_bc)] (numpy's products, term by term).  Returns 0.
+    """
+    for i in range(3):
+        for j in range(3):
+            R0[i, j] = R_b[i, 0] * R_bc[0, j] + R_b[i, 1] * R_bc[1, j] + R_b[i, 2] * R_bc[2, j]
+        r0[i] = p_b[i] + (R_b[i, 0] * p_bc[0] + R_b[i, 1] * p_bc[1] + R_b[i, 2] * p_bc[2])
+        u0[i] = R_bc[0, i] * w_b[0] + R_bc[1, i] * w_b[1] + R_bc[2, i] * w_b[2]
+    x, y, z = p_bc[0], p_bc[1], p_bc[2]
+    w0, w1, w2 = w_b[0], w_b[1], w_b[2]
+    e0 = (0.0 * w0 + z * w1 + -y * w2) + v_b[0]  # -[p]x w = w x p, then + v_b
+    e1 = (-z * w0 + 0.0 * w1 + x * w2) + v_b[1]
+    e2 = (y * w0 + -x * w1 + 0.0 * w2) + v_b[2]
+    for i in range(3):
+        u0[3 + i] = R_b[i, 0] * e0 + R_b[i, 1] * e1 + R_b[i, 2] * e2
+    return 0
+
+
+@compiled
+def base_link_wrench(R_b, tau0, R_bc, p_bc, torque, force):
+    """
+    Set SPART's base wrench ``tau0`` (6,) as ``torque``, ``force`` (3,) at b's origin, in b.
+
+    BaseFrames.link_wrench: force = R_b' tau0[3:6], torque = R_bc tau0[0:3] + p_bc x force.
+    Returns 0.
+    """
+    for i in range(3):
+        force[i] = R_b[0, i] * tau0[3] + R_b[1, i] * tau0[4] + R_b[2, i] * tau0[5]
+    x, y, z = p_bc[0], p_bc[1], p_bc[2]
+    f0, f1, f2 = force[0], force[1], force[2]
+    c0 = 0.0 * f0 + z * f1 + -y * f2  # -[p]x f = f x p: subtracted
+    c1 = -z * f0 + 0.0 * f1 + x * f2
+    c2 = y * f0 + -x * f1 + 0.0 * f2
+    for i in range(3):
+        t = R_bc[i, 0] * tau0[0] + R_bc[i, 1] * tau0[1] + R_bc[i, 2] * tau0[2]
+        torque[i] = t - (c0 if i == 0 else c1 if i == 1 else c2)
+    return 0
+
+
+# --- the PD joint acceleration of the effort laws (control.effort_laws._JointLaw) -------------
+@compiled
+def pd_acceleration(q, qd, position, velocity, acceleration, kp, kd, e, ev, qdd):
+    """
+    Set qdd (n,) = kp e + acceleration + kd (velocity - qd), e = position - q (n,).
+
+    _JointLaw.joint_acceleration without an integral, numpy's operations in its order (so the
+    same numbers): ``e`` and ``ev`` (n,) get the position and velocity errors.  Returns 0; -1
+    (nothing set) when the lengths differ.
+    """
+    n = qdd.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or position.shape[0] != n:
+        return -1
+    if velocity.shape[0] != n or acceleration.shape[0] != n or kp.shape[0] != n:
+        return -1
+    if kd.shape[0] != n or e.shape[0] != n or ev.shape[0] != n:
+        return -1
+    for k in range(n):
+        ek = position[k] - q[k]
+        e[k] = ek
+        a = kp[k] * ek
+        a = a + acceleration[k]
+        evk = (velocity[k] - qd[k]) * kd[k]
+        ev[k] = evk
+        qdd[k] = a + evk
+    return 0

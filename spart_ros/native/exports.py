@@ -265,6 +265,60 @@ _export(
     'R_b p_b v_b w_b R_d p_d gains R_bc p_bc a_b alpha_b u0dot',
     (A2, A1, A1, A1, A2, A1, A1, A2, A1, C1, C1, C1),
 )
+_export(
+    'bvls',
+    'least_squares.bvls',
+    'A b lb ub tol max_iter active x T V vectors index',
+    (C2, C1, C1, C1, 'float64', 'int64', C1, C1, C2, C2, C2, I1),
+)
+_export(
+    'pd_acceleration',
+    'control_kernels.pd_acceleration',
+    'q qd position velocity acceleration kp kd e ev qdd',
+    (A1, A1, A1, A1, A1, A1, A1, C1, C1, C1),
+)
+_export(
+    'input_problem',
+    'control_kernels.input_problem',
+    'q qd n joint_times index every now timeout base_time has_base',
+    (A1, A1, 'int64', A1, I1, 'boolean', 'float64', 'float64', 'float64', 'boolean'),
+)
+_export(
+    'clamp_command',
+    'control_kernels.clamp_command',
+    'values index every limits out clamped',
+    (A1, I1, 'boolean', C1, C1, 'boolean[::1]'),
+)
+_export(
+    'base_frames_floating',
+    'control_kernels.base_frames_floating',
+    'R_b p_b v_b w_b R_bc p_bc R0 r0 u0',
+    (A2, A1, A1, A1, C2, C1, C2, C1, C1),
+)
+_export(
+    'base_link_wrench',
+    'control_kernels.base_link_wrench',
+    'R_b tau0 R_bc p_bc torque force',
+    (A2, A1, C2, C1, C1, C1),
+)
+_export(
+    'mujoco_base_state',
+    'plant_kernels.mujoco_base_state',
+    'qpos qvel orbit t has_orbit R p v w',
+    (A1, A1, C1, 'float64', 'boolean', C2, C1, C1, C1),
+)
+_export(
+    'rigid_base_state',
+    'plant_kernels.rigid_base_state',
+    'R0 r0 u0 R_cb p_bc floating orbit t has_orbit R p v w',
+    (A2, A1, A1, C2, C1, 'boolean', C1, 'float64', 'boolean', C2, C1, C1, C1),
+)
+_export(
+    'hold_efforts',
+    'plant_kernels.hold_efforts',
+    'values index held efforts qfrc vadr',
+    (A1, I1, C1, C1, A1, I1),
+)
 for _name, _arguments, _types in (
     ('first_violation', 'tolerance reference measured', (A1, A1, A1)),
     ('largest_excess', 'reference measured limit', (A1, A1, A1)),
@@ -331,6 +385,7 @@ SOURCES = (
     'plant_layout.py',
     'plant_kernels.py',
     'control_kernels.py',
+    'least_squares.py',
     'derivatives.py',
     'batch.py',
     'exports.py',

@@ -952,3 +952,127 @@ def tidal_acceleration(orbit, t, r, out):
     a = orbit[ORBIT_N] * t
     out[0], out[1], out[2] = _tidal(orbit, math.cos(a), math.sin(a), r[0], r[1], r[2])
     return 0
+
+
+# --- the MuJoCo plant's readouts and inputs (sim.plant) -------------------------------------
+@compiled
+def mujoco_base_state(qpos, qvel, orbit, t, has_orbit, R, p, v, w):
+    """
+    Set the floating base link's pose and twist from MuJoCo's free joint (base_link_state).
+
+    ``qpos`` [p; quaternion w, x, y, z] and ``qvel`` [velocity of b's origin, world; angular
+    velocity, b] (the free joint's first seven and six): R (3, 3) b -> world (mju_quat2Mat's
+    formula), p (3,), v = R' qvel[0:3], w (3,) in b; with an orbit (``has_orbit``, ``orbit`` its
+    row at time ``t``) in LVLH, the twist relative to it (lvlh_state).  Returns 0.
+    """
+    a, b, c, d = qpos[3], qpos[4], qpos[5], qpos[6]
+    if a == 1.0 and b == 0.0 and c == 0.0 and d == 0.0:
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    else:
+        aa, ab, ac, ad = a * a, a * b, a * c, a * d
+        bb, bc, bd = b * b, b * c, b * d
+        cc, cd, dd = c * c, c * d, d * d
+        r00 = aa + bb - cc - dd
+        r11 = aa - bb + cc - dd
+        r22 = aa - bb - cc + dd
+        r01 = 2.0 * (bc - ad)
+        r02 = 2.0 * (bd + ac)
+        r10 = 2.0 * (bc + ad)
+        r12 = 2.0 * (cd - ab)
+        r20 = 2.0 * (bd - ac)
+        r21 = 2.0 * (cd + ab)
+    x, y, z = qvel[0], qvel[1], qvel[2]
+    v0 = r00 * x + r10 * y + r20 * z
+    v1 = r01 * x + r11 * y + r21 * z
+    v2 = r02 * x + r12 * y + r22 * z
+    p0, p1, p2 = qpos[0], qpos[1], qpos[2]
+    w0, w1, w2 = qvel[3], qvel[4], qvel[5]
+    if has_orbit:  # lvlh_state, on the values above
+        n = orbit[ORBIT_N]
+        co, si = math.cos(n * t), math.sin(n * t)
+        R[0, 0], R[0, 1], R[0, 2] = co * r00 + si * r10, co * r01 + si * r11, co * r02 + si * r12
+        R[1, 0], R[1, 1], R[1, 2] = co * r10 - si * r00, co * r11 - si * r01, co * r12 - si * r02
+        R[2, 0], R[2, 1], R[2, 2] = r20, r21, r22
+        p[0], p[1], p[2] = co * p0 + si * p1, co * p1 - si * p0, p2
+        x0, x1 = -n * p1, n * p0
+        v[0] = v0 - (r00 * x0 + r10 * x1)
+        v[1] = v1 - (r01 * x0 + r11 * x1)
+        v[2] = v2 - (r02 * x0 + r12 * x1)
+        w[0], w[1], w[2] = w0 - r20 * n, w1 - r21 * n, w2 - r22 * n
+    else:
+        R[0, 0], R[0, 1], R[0, 2] = r00, r01, r02
+        R[1, 0], R[1, 1], R[1, 2] = r10, r11, r12
+        R[2, 0], R[2, 1], R[2, 2] = r20, r21, r22
+        p[0], p[1], p[2] = p0, p1, p2
+        v[0], v[1], v[2] = v0, v1, v2
+        w[0], w[1], w[2] = w0, w1, w2
+    return 0
+
+
+@compiled
+def hold_efforts(values, index, held, efforts, qfrc, vadr):
+    """
+    Hold a command's ``values`` (m,): held[index] = values, then efforts = held, qfrc[vadr] = held.
+
+    EffortCommand.accept then MujocoPlant.set_efforts (``held``: the command's efforts of every
+    plant joint, ``efforts`` the plant's, ``qfrc`` MuJoCo's qfrc_applied at the joints' dof
+    ``vadr``).  Returns 0; -1 (nothing changed) when a value is not finite or the lengths differ.
+    """
+    m = index.shape[0]
+    if values.shape[0] != m:
+        return -1
+    for k in range(m):
+        if not math.isfinite(values[k]):
+            return -1
+    for k in range(m):
+        held[index[k]] = values[k]
+    for j in range(held.shape[0]):
+        efforts[j] = held[j]
+        qfrc[vadr[j]] = held[j]
+    return 0
+
+
+@compiled
+def rigid_base_state(R0, r0, u0, R_cb, p_bc, floating, orbit, t, has_orbit, R, p, v, w):
+    """
+    Set the base link's pose and twist from SPART's base state (RigidBodyPlant.base_link_state).
+
+    ``R0`` (3, 3), ``r0`` (3,), ``u0`` (6,) [angular velocity; CoM velocity] of the base CoM
+    frame c in the world; ``R_cb`` (3, 3) = R_bc' and ``p_bc`` (3,): the CoM frame in b.  R = R0
+    R_cb, p = r0 - R p_bc; floating: w = R_cb' u0[0:3], v = R' (u0[3:6] - (R w) x (R p_bc)), else
+    zero; with an orbit (``has_orbit``) in LVLH, the twist relative to it (lvlh_state).  Returns 0.
+    """
+    for i in range(3):
+        for k in range(3):
+            R[i, k] = R0[i, 0] * R_cb[0, k] + R0[i, 1] * R_cb[1, k] + R0[i, 2] * R_cb[2, k]
+    rho0 = R[0, 0] * p_bc[0] + R[0, 1] * p_bc[1] + R[0, 2] * p_bc[2]
+    rho1 = R[1, 0] * p_bc[0] + R[1, 1] * p_bc[1] + R[1, 2] * p_bc[2]
+    rho2 = R[2, 0] * p_bc[0] + R[2, 1] * p_bc[1] + R[2, 2] * p_bc[2]
+    p[0], p[1], p[2] = r0[0] - rho0, r0[1] - rho1, r0[2] - rho2
+    if floating:
+        for k in range(3):  # w = R_bc u0[0:3] (R_bc = R_cb')
+            w[k] = R_cb[0, k] * u0[0] + R_cb[1, k] * u0[1] + R_cb[2, k] * u0[2]
+        a0 = R[0, 0] * w[0] + R[0, 1] * w[1] + R[0, 2] * w[2]  # R w
+        a1 = R[1, 0] * w[0] + R[1, 1] * w[1] + R[1, 2] * w[2]
+        a2 = R[2, 0] * w[0] + R[2, 1] * w[1] + R[2, 2] * w[2]
+        e0 = u0[3] - (a1 * rho2 - a2 * rho1)
+        e1 = u0[4] - (a2 * rho0 - a0 * rho2)
+        e2 = u0[5] - (a0 * rho1 - a1 * rho0)
+        for k in range(3):
+            v[k] = R[0, k] * e0 + R[1, k] * e1 + R[2, k] * e2
+    else:
+        v[0] = v[1] = v[2] = 0.0
+        w[0] = w[1] = w[2] = 0.0
+    if has_orbit:  # lvlh_state in place: column by column, the N-frame values read first
+        n = orbit[ORBIT_N]
+        co, si = math.cos(n * t), math.sin(n * t)
+        x0, x1 = -n * p[1], n * p[0]
+        for k in range(3):
+            r0k, r1k, r2k = R[0, k], R[1, k], R[2, k]
+            v[k] = v[k] - (r0k * x0 + r1k * x1)
+            w[k] = w[k] - r2k * n
+            R[0, k] = co * r0k + si * r1k
+            R[1, k] = co * r1k - si * r0k
+        q0, q1 = p[0], p[1]
+        p[0], p[1] = co * q0 + si * q1, co * q1 - si * q0
+    return 0

@@ -7,6 +7,10 @@ seconds, subscribes to each new one matching ``include`` with the QoS its publis
 when one of them is, else RELIABLE: the same adaptation rosbag2 makes), and writes the
 serialized messages as they arrive (receipt time) through :class:`spart_ros.tools.bag.McapBag`.
 
+``listeners`` ({topic: callback(data)}) get the serialized messages of topics it records, e.g. a
+monitor in the same node that follows them without subscribing a second time (at 1 kHz a second
+delivery of each message costs as much CPU as the recording).
+
 Topics found by discovery are recorded from the moment they are found and their subscription
 matched: each one from another moment (a 1 kHz topic found 0.2 s later than another loses 200
 messages the other has).  Topics the caller knows in advance (``expect``: {topic: type}, from
@@ -58,8 +62,12 @@ class BagRecorder:
         depth=1000,
         expect=None,
         align=(),
+        listeners=None,
     ):
         self.node = node
+        #: {topic: callback(data)}: called with each serialized message of the topic it records
+        #: (the caller's own use of it, without a second subscription: one delivery less)
+        self.listeners = dict(listeners or {})
         self.bag = McapBag(path)
         self.include = include
         self.depth = depth
@@ -114,9 +122,23 @@ class BagRecorder:
         )
 
     def _writer(self, topic, type_name):
-        bag = self.bag
+        bag, listener = self.bag, self.listeners.get(topic)
         if topic in self._aligned:
-            return lambda data: self._aligned_write(topic, type_name, data, time.time_ns())
+            if listener is None:
+                return lambda data: self._aligned_write(topic, type_name, data, time.time_ns())
+
+            def aligned(data):
+                self._aligned_write(topic, type_name, data, time.time_ns())
+                listener(data)
+
+            return aligned
+        if listener is not None:
+
+            def write_and_listen(data):
+                bag.add(topic, type_name, data, time.time_ns())
+                listener(data)
+
+            return write_and_listen
 
         def write(data):
             bag.add(topic, type_name, data, time.time_ns())

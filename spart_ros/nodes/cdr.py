@@ -1,12 +1,12 @@
 """
-Serialized (CDR) fast paths of the dynamics node: no rclpy, only struct and numpy.
+Serialized (CDR) fast paths of the nodes' 1 kHz messages: no rclpy, only struct and numpy.
 
 At 1 kHz the rclpy message conversions cost more than the dynamics: turning a
 serialized sensor_msgs/JointState into a Python object takes about as long as
 the whole model update, and so does converting three output messages back.
-So the node subscribes to joint_states with ``raw=True`` and reads the bytes here
-(:func:`parse_joint_state`), and publishes outputs as bytes written into
-templates (:class:`Template`).
+So the nodes subscribe to their per-state inputs with ``raw=True`` and read the bytes here
+(:func:`parse_joint_state`, :func:`parse_odometry`, :func:`parse_float64_array`), and publish
+their per-state outputs as bytes written into templates (:class:`Template`).
 
 Both sides follow the encoding of the ROS 2 middleware here: an encapsulation
 header (4 bytes) then plain CDR (XCDR1), little-endian, 8-byte values aligned to 8
@@ -23,7 +23,15 @@ import struct
 
 import numpy as np
 
-__all__ = ['CdrError', 'parse_joint_state', 'header_stamp', 'Template', 'CDR_LE']
+__all__ = [
+    'CdrError',
+    'parse_joint_state',
+    'parse_odometry',
+    'parse_float64_array',
+    'header_stamp',
+    'Template',
+    'CDR_LE',
+]
 
 CDR_LE = b'\x00\x01'  # encapsulation id: plain CDR, little-endian
 _U32 = struct.Struct('<I')
@@ -124,19 +132,78 @@ class JointStateReader:
 
 parse_joint_state = JointStateReader()
 
+_ODOM_TAIL = struct.Struct(
+    '<7d36d6d'
+)  # pose (position, orientation x y z w), its covariance, twist
+
+
+def _string(buf, off, end, what):
+    """(str, new offset): a CDR string (uint32 length with the NUL, then the bytes) at ``off``."""
+    off += (-(off - 4)) % 4
+    if off + 4 > end:
+        raise CdrError(f'truncated {what}')
+    (n,) = _U32.unpack_from(buf, off)
+    off += 4
+    if n == 0 or off + n > end or buf[off + n - 1] != 0:
+        raise CdrError(f'{what} is not a NUL-terminated string within the buffer')
+    return bytes(buf[off : off + n - 1]).decode('utf-8'), off + n
+
+
+def parse_odometry(buf):
+    """
+    Parse a serialized nav_msgs/Odometry.
+
+    Return (sec, nanosec, frame_id, child_frame_id, position (3,), orientation (x, y, z, w),
+    linear (3,), angular (3,)): the pose and twist, floats in tuples (the covariances are not
+    read).  CdrError if the buffer is not little-endian plain CDR or is malformed.
+    """
+    end = len(buf)
+    if end < 16 or buf[0:2] != CDR_LE:
+        raise CdrError(f'encapsulation {bytes(buf[0:2]).hex()} is not plain CDR little-endian')
+    sec, nanosec = _STAMP.unpack_from(buf, 4)
+    frame_id, off = _string(buf, 12, end, 'header.frame_id')
+    child, off = _string(buf, off, end, 'child_frame_id')
+    off += (-(off - 4)) % 8
+    if off + _ODOM_TAIL.size + 36 * 8 > end:
+        raise CdrError('odometry pose or twist runs past the end of the buffer')
+    v = _ODOM_TAIL.unpack_from(buf, off)
+    return sec, nanosec, frame_id, child, v[0:3], v[3:7], v[43:46], v[46:49]
+
+
+def parse_float64_array(buf):
+    """
+    Parse a serialized std_msgs/Float64MultiArray: return its data (read-only float64 view).
+
+    The layout (dimensions, data_offset) is skipped, as the effort controllers ignore it.
+    CdrError if the buffer is not little-endian plain CDR or is malformed.
+    """
+    end = len(buf)
+    if end < 12 or buf[0:2] != CDR_LE:
+        raise CdrError(f'encapsulation {bytes(buf[0:2]).hex()} is not plain CDR little-endian')
+    (dims,) = _U32.unpack_from(buf, 4)
+    off = 8
+    for _ in range(dims):  # MultiArrayDimension: label, size, stride
+        _, off = _string(buf, off, end, 'layout.dim label')
+        off += (-(off - 4)) % 4 + 8
+    off += (-(off - 4)) % 4 + 4  # data_offset
+    if off > end:
+        raise CdrError('truncated Float64MultiArray layout')
+    return _doubles(buf, off, end)[0]
+
 
 class Template:
     """
     A serialized message whose numbers are rewritten in place.
 
     ``data``: the serialized message (bytes) made with sentinel values;
-    ``fields``: name -> list of byte offsets of float64 values (in the order the
-    values are given to :meth:`set_field`); ``stamps``: byte offsets of builtin_interfaces/Time
+    ``fields``: name -> list of byte offsets of its values (in the order the
+    values are given to :meth:`set_field`), float64 unless ``types`` gives the field another
+    numpy type ('<u8', '?'...); ``stamps``: byte offsets of builtin_interfaces/Time
     (sec, nanosec) pairs to rewrite together.
     Values are written in memory order (one block per run of consecutive offsets).
     """
 
-    def __init__(self, data, fields, stamps):
+    def __init__(self, data, fields, stamps, types=None):
         if bytes(data[0:2]) != CDR_LE:
             raise CdrError(
                 f'encapsulation {bytes(data[0:2]).hex()} is not plain CDR little-endian'
@@ -145,28 +212,44 @@ class Template:
         self.stamps = list(stamps)
         self._blocks = {}
         self._order = {}
+        self._types = {}
         for name, offsets in fields.items():
+            dtype = np.dtype((types or {}).get(name, '<f8'))
+            self._types[name] = dtype
             order = np.argsort(np.asarray(offsets, dtype=np.int64), kind='stable')
             self._order[name] = None if np.array_equal(order, np.arange(len(order))) else order
             offsets = [offsets[k] for k in order]
             blocks, k = [], 0
-            while k < len(offsets):  # runs of consecutive doubles
+            while k < len(offsets):  # runs of consecutive values
                 j = k
-                while j + 1 < len(offsets) and offsets[j + 1] == offsets[j] + 8:
+                while j + 1 < len(offsets) and offsets[j + 1] == offsets[j] + dtype.itemsize:
                     j += 1
                 blocks.append(
                     (
                         k,
                         j + 1,
-                        np.frombuffer(self.buf, dtype='<f8', count=j + 1 - k, offset=offsets[k]),
+                        np.frombuffer(self.buf, dtype=dtype, count=j + 1 - k, offset=offsets[k]),
                     )
                 )
                 k = j + 1
             self._blocks[name] = blocks
+        #: fields written as one block, in order (set_field's fast case)
+        self._single = {
+            name: blocks[0][2]
+            for name, blocks in self._blocks.items()
+            if len(blocks) == 1 and self._order[name] is None
+        }
 
     def set_field(self, name, values):
-        """Write the float64 ``values`` (flat, in field order) of field ``name``."""
-        values = np.asarray(values, dtype=float).ravel()
+        """Write the ``values`` (flat, in field order) of field ``name``."""
+        view = self._single.get(name)
+        if view is not None:  # one block in order: a copy (numpy converts the type)
+            try:
+                view[:] = values  # a flat array or sequence (np.ravel's call costs 1.5 us)
+            except ValueError:
+                view[:] = np.ravel(values)
+            return
+        values = np.asarray(values, dtype=self._types[name]).ravel()
         order = self._order[name]
         if order is not None:
             values = values[order]

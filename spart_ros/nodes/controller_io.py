@@ -28,7 +28,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from .base_actuators_io import BaseActuatorsIO, fill_status
 from .conversions import pose_to_matrix, quaternion, stamp_seconds, vector3
-from .messages import SerializedCommands, set_vector3
+from .messages import SerializedCommands, SerializedWrench, set_vector3
 from .robot_inputs import ROBOT_DESCRIPTION_QOS
 from ..control.ee_goals import PoseGoal
 from ..control.goals import TrajectoryGoal
@@ -70,7 +70,7 @@ class ControllerIO:
     plant's gravity to ``node.on_gravity(g)``; every callback guarded by ``guard(callback, what)``.
     """
 
-    def __init__(self, node, p, references, guard, pose_goals=False):
+    def __init__(self, node, p, references, guard, pose_goals=False, inputs=None):
         self.node = node
         self._pub = node.create_publisher(Float64MultiArray, p['commands_topic'], COMMAND_QOS)
         self._pub_js = (
@@ -85,11 +85,11 @@ class ControllerIO:
         )
         self._pub_status = node.create_publisher(ControllerStatus, p['status_topic'], COMMAND_QOS)
         self.actuators = (
-            BaseActuatorsIO(node, p, COMMAND_QOS, guard) if p['actuators_file'] else None
+            BaseActuatorsIO(node, p, COMMAND_QOS, guard, inputs) if p['actuators_file'] else None
         )
         self.world_frame = p['world_frame']
         self.base_link = ''
-        self._serialized = None
+        self._serialized = self._wrench = None
         self._names = []
         c = node.controller
         subs = [
@@ -196,6 +196,12 @@ class ControllerIO:
             )
         except ValueError:  # CdrError included: message objects then
             self._serialized = None
+        self._wrench = None
+        if self._pub_wrench is not None and isinstance(base_link, str):
+            try:
+                self._wrench = SerializedWrench(base_link, serialize_message)
+            except ValueError:
+                self._wrench = None
 
     # -- out ------------------------------------------------------------------------------
     def publish(self, cmd, stamp):
@@ -231,7 +237,12 @@ class ControllerIO:
                         effort=values.tolist(),
                     )
                 )
-        if self._pub_wrench is not None and cmd.base_torque is not None:
+        if self._pub_wrench is not None and cmd.base_torque is not None and self._wrench:
+            sec, nanosec = int(stamp[0]), int(stamp[1])
+            self._pub_wrench.publish(
+                self._wrench.wrench_bytes(sec, nanosec, cmd.base_torque, cmd.base_force)
+            )
+        elif self._pub_wrench is not None and cmd.base_torque is not None:
             msg = WrenchStamped()
             msg.header.stamp = Time(sec=int(stamp[0]), nanosec=int(stamp[1]))
             msg.header.frame_id = self.base_link

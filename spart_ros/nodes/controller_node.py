@@ -147,6 +147,7 @@ class ControllerNode(LifecycleNode):
             mode_class(settings.mode).reference_names(settings.mode),
             self.inputs.guard,
             pose_goals=accepts_pose_goals(settings.mode),
+            inputs=self.inputs,
         )
         steady = Clock(
             clock_type=ClockType.STEADY_TIME

@@ -338,6 +338,12 @@ PARAMETERS = table(
         'whose LVLH frame is the world frame (the target\'s prediction follows it); "" = none',
     ),
     Param(
+        'wheel_speeds_in_joint_states',
+        False,
+        "base actuators: read the wheels' speeds from joint_states (spart_sim publishes them "
+        'there too) instead of wheel_states_topic: one subscription fewer at the state rate',
+    ),
+    Param(
         'trajectory_topic', '~/joint_trajectory', 'trajectory_msgs/JointTrajectory reference in'
     ),
     Param(

@@ -10,7 +10,14 @@ import numpy as np
 from ..core.attitude import quaternion_from_ros
 from ..core.errors import InputError
 
-__all__ = ['stamp_seconds', 'finite', 'vector3', 'quaternion', 'pose_to_matrix']
+__all__ = [
+    'stamp_seconds',
+    'finite',
+    'vector3',
+    'quaternion',
+    'quaternion_values',
+    'pose_to_matrix',
+]
 
 
 def stamp_seconds(stamp):
@@ -36,8 +43,13 @@ def quaternion(name, q):
 
     The quaternion is normalized; a zero or non-finite one is an InputError naming ``name``.
     """
+    return quaternion_values(name, q.x, q.y, q.z, q.w)
+
+
+def quaternion_values(name, x, y, z, w):
+    """Return :func:`quaternion` of the numbers (x, y, z, w) (a serialized message's)."""
     try:
-        return quaternion_from_ros(q.x, q.y, q.z, q.w)
+        return quaternion_from_ros(x, y, z, w)
     except InputError as err:
         raise InputError(f'{name}: {err}') from None
 

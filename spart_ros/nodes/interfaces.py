@@ -490,6 +490,13 @@ SIM = (
         '``reset_notice_topic`` goes out before the state after it',
     ),
     Interface('service', '~/pause', 'std_srvs/srv/SetBool', description='pause (true) or resume'),
+    Interface(
+        'service',
+        '~/timing',
+        'std_srvs/srv/Trigger',
+        description='the real-time pacing so far (JSON): steps taken, those taken in a batch to '
+        'catch up (their states not published), simulated time given up',
+    ),
 )
 
 #: node name -> its interfaces

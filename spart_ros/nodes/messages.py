@@ -13,13 +13,16 @@ import struct
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Twist
 import numpy as np
+
 from spart_interfaces.msg import CenterOfMass, Jacobian, Jacobians, LinkTwists
 
 __all__ = [
     'OutputMessages',
     'SerializedOutputs',
     'SerializedCommands',
+    'SerializedWrench',
     'template',
+    'bool_sequence',
     'set_vector3',
     'set_point',
 ]
@@ -117,31 +120,63 @@ def _sentinels(count, start):
 SENTINEL_STAMP = Time(sec=_SENTINEL_SEC, nanosec=_SENTINEL_NANOSEC)
 
 
-def template(data, fields):
+def template(data, fields, types=None, located=None):
     """
     Return a :class:`~.cdr.Template` of the serialized message ``data``.
 
-    Made with the sentinel values ``fields`` (name -> values) and stamps (:data:`SENTINEL_STAMP`);
-    CdrError when a sentinel is not found exactly once.
+    Made with the sentinel values ``fields`` (name -> values: float64, or of the struct code of
+    ``types[name]``, e.g. 'Q' for uint64) and stamps (:data:`SENTINEL_STAMP`); ``located``:
+    fields whose offsets are known already (name -> (offsets, numpy type), e.g. bools found by
+    :func:`bool_sequence`).  CdrError when a sentinel is not found exactly once.
     """
     from .cdr import CdrError, Template
 
-    offsets = {}
+    offsets, dtypes = {}, {}
     for name, values in fields.items():
+        code = (types or {}).get(name, 'd')
         offs = []
         for v in values:
-            pat = struct.pack('<d', v)
+            pat = struct.pack('<' + code, v)
             at = data.find(pat)
             if at < 0 or data.find(pat, at + 1) >= 0:
                 raise CdrError(f'sentinel of field {name!r} found {data.count(pat)} times')
             offs.append(at)
-        offsets[name] = offs
+        offsets[name], dtypes[name] = offs, '<' + {'d': 'f8', 'Q': 'u8'}[code]
+    for name, (offs, dtype) in (located or {}).items():
+        offsets[name], dtypes[name] = list(offs), dtype
     pat = struct.pack('<iI', _SENTINEL_SEC, _SENTINEL_NANOSEC)
     stamps, at = [], data.find(pat)
     while at >= 0:
         stamps.append(at)
         at = data.find(pat, at + 1)
-    return Template(data, offsets, stamps)
+    return Template(data, offsets, stamps, dtypes)
+
+
+def bool_sequence(a, b, count):
+    """
+    Return the offsets of a message's sequence of ``count`` bools (list of ``count`` ints).
+
+    ``a`` and ``b``: two serializations of one message, the sequence all False in ``a`` and all
+    True in ``b``.  Found by its layout (its uint32 length ``count``, then one byte per bool) at
+    one offset of both, not by the bytes that differ: the serializer leaves the alignment padding
+    uninitialised, so two serializations of one message can differ there too.  CdrError unless
+    exactly one such offset exists.
+    """
+    import struct
+
+    from .cdr import CdrError
+
+    head = struct.pack('<I', count)
+    off, on = head + bytes(count), head + b'\x01' * count
+    found = []
+    at = b.find(on)
+    while at >= 0:
+        if a[at : at + len(off)] == off:
+            found.append(at + len(head))
+        at = b.find(on, at + 1)
+    if len(a) != len(b) or len(found) != 1:
+        raise CdrError(f'a sequence of {count} bools found {len(found)} times, expected once')
+    return list(range(found[0], found[0] + count))
 
 
 class SerializedCommands:
@@ -158,6 +193,7 @@ class SerializedCommands:
         from std_msgs.msg import Float64MultiArray
 
         values = _sentinels(n, 0)
+        self.n = n
         self.commands = template(serialize(Float64MultiArray(data=values)), {'data': values})
         self.joint_command = None
         if names is not None:
@@ -174,6 +210,33 @@ class SerializedCommands:
         t = self.joint_command
         t.set_stamp(sec, nanosec)
         t.set_field('effort', values)
+        return t.to_bytes()
+
+
+class SerializedWrench:
+    """
+    A geometry_msgs/WrenchStamped of a fixed frame as a serialized template.
+
+    ``frame_id``: its header's; ``serialize``: rclpy's serialize_message.  CdrError when the
+    layout is not the expected one (then publish message objects).
+    """
+
+    def __init__(self, frame_id, serialize):
+        from geometry_msgs.msg import WrenchStamped
+
+        values = _sentinels(6, 0)
+        msg = WrenchStamped()
+        msg.header.stamp, msg.header.frame_id = SENTINEL_STAMP, frame_id
+        set_vector3(msg.wrench.force, values[0:3])
+        set_vector3(msg.wrench.torque, values[3:6])
+        self._template = template(serialize(msg), {'force': values[0:3], 'torque': values[3:6]})
+
+    def wrench_bytes(self, sec, nanosec, torque, force):
+        """Return the message stamped (``sec``, ``nanosec``) with ``torque`` and ``force`` (3,)."""
+        t = self._template
+        t.set_stamp(sec, nanosec)
+        t.set_field('force', force)
+        t.set_field('torque', torque)
         return t.to_bytes()
 
 

@@ -161,6 +161,7 @@ NAMES = frozenset(
         'urdf_path',
         'use_imu',
         'velocity_gain',
+        'wheel_speeds_in_joint_states',
         'wheel_states_topic',
         'world_frame',
     )

@@ -37,6 +37,7 @@ here computes dynamics: the node does, from :meth:`RobotInputs.state`.
 """
 
 from collections import namedtuple
+import inspect
 import time
 import traceback
 
@@ -57,9 +58,16 @@ from .base_estimator import (
     frame_state_to_base,
     imu_to_base,
 )
-from .cdr import CdrError, parse_joint_state
+from .cdr import CdrError, parse_joint_state, parse_odometry
 from .config import BASE_MODES, ConfigError, ModelConfig
-from .conversions import finite, pose_to_matrix, quaternion, stamp_seconds, vector3
+from .conversions import (
+    finite,
+    pose_to_matrix,
+    quaternion,
+    quaternion_values,
+    stamp_seconds,
+    vector3,
+)
 from .joint_states import JointStateMapper
 from .model import Model
 from .parameters import Param, table
@@ -283,7 +291,14 @@ def guarded(node, limiter, callback, what, on_error=None):
             on_error(what, error)
         return None
 
+    # rclpy's executors take a timer callback's signature at every call (inspect.signature: ~19
+    # us for a function, ~2 when it is given): the one inspect would find, given
+    wrapped.__signature__ = _ANY_ARGUMENTS
     return wrapped
+
+
+#: the signature ``(*args)``
+_ANY_ARGUMENTS = inspect.Signature([inspect.Parameter('args', inspect.Parameter.VAR_POSITIONAL)])
 
 
 RobotState = namedtuple('RobotState', 'base q qd')
@@ -301,6 +316,7 @@ def _text_of(path):
 
 
 class _Quat:
+    """A quaternion's x, y, z, w read from a serialized message (the fields of a message's)."""
 
     def __init__(self, x, y, z, w):
         self.x, self.y, self.z, self.w = float(x), float(y), float(z), float(w)
@@ -369,6 +385,9 @@ class RobotInputs:
         # nodes: a second source stamped a little earlier does not turn it back); after a clock
         # jump, the jumped one's; with accept_older_stamps, the last one's
         self.last_stamp = None
+        #: callbacks(names, velocities) given every joint_states message first (another unit's
+        #: joints in it, e.g. the base's reaction wheels: no second subscription)
+        self.joint_listeners = []
         self.last_receipt = None  # node clock (s) when it arrived (joints.received: steady clock)
         self.odom_receipt = None
         self.odom_steady = float('nan')  # steady clock (time.monotonic) of the last odometry
@@ -397,8 +416,12 @@ class RobotInputs:
         self.odometry_sub = self.imu_sub = self.description_sub = None
         if self.floating:
             self.odometry_sub = node.create_subscription(
-                Odometry, p['odometry_topic'], self.guard(self._on_odometry, 'odometry'), qos
-            )
+                Odometry,
+                p['odometry_topic'],
+                self.guard(self._on_odometry_raw, 'odometry'),
+                qos,
+                raw=True,
+            )  # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
             if self.use_imu:
                 self.imu_sub = node.create_subscription(
                     Imu, p['imu_topic'], self.guard(self._on_imu, 'imu'), qos
@@ -567,6 +590,8 @@ class RobotInputs:
 
     def joint_state(self, sec, nanosec, names, positions, velocities):
         """One joint state (arrays in ``names`` order): map it, then ``on_joint_state``."""
+        for listener in self.joint_listeners:  # e.g. the wheels' speeds, before the tick
+            listener(names, velocities)
         if self.model is None:
             if len(positions) == len(names):
                 vel = velocities if len(velocities) == len(names) else [0.0] * len(names)
@@ -677,29 +702,48 @@ class RobotInputs:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     # -- base -----------------------------------------------------------------------------
+    def _on_odometry_raw(self, data):
+        try:
+            sec, nanosec, frame_id, child, p, q, v, w = parse_odometry(data)
+        except CdrError:  # another encoding: rclpy's deserializer (slower, same result)
+            self._on_odometry(deserialize_message(data, Odometry))
+            return
+        R_b = quaternion_values('odometry pose.orientation', *q)
+        p_b = finite('odometry pose.position', p)
+        v_b = finite('odometry twist linear', v)
+        w_b = finite('odometry twist angular', w)
+        self._odometry(sec, nanosec, frame_id, child, R_b, p_b, v_b, w_b)
+
     def _on_odometry(self, msg):
         R_b, p_b = pose_to_matrix('odometry pose', msg.pose.pose)
         v_b = vector3('odometry twist linear', msg.twist.twist.linear)
         w_b = vector3('odometry twist angular', msg.twist.twist.angular)
-        if msg.child_frame_id:
+        stamp, header = msg.header.stamp, msg.header
+        self._odometry(
+            stamp.sec, stamp.nanosec, header.frame_id, msg.child_frame_id, R_b, p_b, v_b, w_b
+        )
+
+    def _odometry(self, sec, nanosec, frame_id, child_frame_id, R_b, p_b, v_b, w_b):
+        """One odometry of the base (REP 105: pose in ``frame_id``, twist in the child frame)."""
+        if child_frame_id:
             # REP 105 allows odometry of any frame fixed to the base (base_footprint, the base
             # link under a massless root): converted exactly; another frame is refused by name
             model = self.model
             if model is None:
                 return  # its frame cannot be checked yet; the next one will be
-            T_b_f = model.frame_in_base(msg.child_frame_id, 'odometry child_frame_id')
+            T_b_f = model.frame_in_base(child_frame_id, 'odometry child_frame_id')
             if T_b_f is not None:
                 R_b, p_b, v_b, w_b = frame_state_to_base(T_b_f, R_b, p_b, v_b, w_b)
         if (
-            msg.header.frame_id
-            and msg.header.frame_id != self.world_frame
-            and self.once.allow(('odom frame', msg.header.frame_id), 0.0)
+            frame_id
+            and frame_id != self.world_frame
+            and self.once.allow(('odom frame', frame_id), 0.0)
         ):
             self.node.get_logger().warning(
-                f'odometry frame_id {msg.header.frame_id!r} differs from world_frame '
+                f'odometry frame_id {frame_id!r} differs from world_frame '
                 f'{self.world_frame!r} (warned once)'
             )
-        ns = stamp_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
+        ns = stamp_ns(sec, nanosec)
         verdict = NEWER if self.accept_older else order(ns, self._odom_ns, self.jump_back)
         if verdict == JUMP:
             self.forget_stamps(
@@ -717,7 +761,7 @@ class RobotInputs:
             return
         self.estimator.set_odometry(R_b, p_b, v_b, w_b)
         self._odom_ns = ns
-        self._odom_stamp = stamp_seconds(msg.header.stamp)
+        self._odom_stamp = sec + 1e-9 * nanosec  # (stamp_seconds)
         self.odom_receipt = self.now()
         self.odom_steady = time.monotonic()
         self.counts['odometry'] += 1

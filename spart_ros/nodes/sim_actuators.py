@@ -16,10 +16,12 @@ propellant).  The limits' clamps are counted and warned (throttled).
 
 import time
 
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from spart_interfaces.msg import ThrusterState
 from std_msgs.msg import Float64MultiArray
 
+from .cdr import CdrError, parse_float64_array
 from ..sim.actuation import wheel_reading
 from ..sim.commands import CommandRejected
 
@@ -46,6 +48,7 @@ class SimActuatorsIO:
                     f'{act.wheel_controller}/commands',
                     guard(lambda m: self._accept('wheels', a.set_wheel_torques, m), 'wheels'),
                     qos,
+                    raw=True,
                 )
             )
             self._pub_wheels = node.create_publisher(JointState, p['wheel_states_topic'], qos)
@@ -61,6 +64,7 @@ class SimActuatorsIO:
                         'thrusters',
                     ),
                     qos,
+                    raw=True,
                 )
             )
             self._pub_thrusters = node.create_publisher(
@@ -69,14 +73,20 @@ class SimActuatorsIO:
             self._pubs.append(self._pub_thrusters)
             self._thrusters = ThrusterState(name=list(act.thruster_names))
         self._limited = (0, 0)
+        #: the sim's SerializedStates (the states as bytes), or None: message objects
+        self.serialized = None
 
     @property
     def topics(self):
         return [s.topic_name for s in self._subs], [q.topic_name for q in self._pubs]
 
-    def _accept(self, what, apply, msg):
+    def _accept(self, what, apply, data):
         try:
-            apply(msg.data)
+            values = parse_float64_array(data)  # serialized (raw=True): rclpy's costs more
+        except CdrError:  # another encoding: rclpy's deserializer (slower, same values)
+            values = deserialize_message(data, Float64MultiArray).data
+        try:
+            apply(values)
         except CommandRejected as err:
             self.node._error_throttled(
                 (what, err.kind), f'{what} command dropped: {err} (the previous stays; throttled)'
@@ -85,13 +95,17 @@ class SimActuatorsIO:
     def publish(self, stamp, frame):
         """Publish the wheels' and thrusters' states of this instant."""
         a = self.actuation
+        ser = self.serialized
         if a.n_wheels:
             r = wheel_reading(self.plant)
-            msg = self._wheels
-            msg.header.stamp, msg.header.frame_id = stamp, frame
-            msg.position, msg.velocity = r.positions.tolist(), r.speeds.tolist()
-            msg.effort = r.torques.tolist()
-            self._pub_wheels.publish(msg)
+            if ser is not None:
+                self._pub_wheels.publish(ser.wheels_bytes(stamp.sec, stamp.nanosec, r))
+            else:
+                msg = self._wheels
+                msg.header.stamp, msg.header.frame_id = stamp, frame
+                msg.position, msg.velocity = r.positions.tolist(), r.speeds.tolist()
+                msg.effort = r.torques.tolist()
+                self._pub_wheels.publish(msg)
             limited = (int(r.torque_limited.sum()), int(r.speed_limited.sum()))
             if limited != self._limited and self.node._log_limiter.allow(
                 'wheel limits', time.monotonic()
@@ -102,7 +116,9 @@ class SimActuatorsIO:
                     f'{dict(zip(r.names, r.speed_limited.tolist()))} steps so far (throttled)'
                 )
             self._limited = limited
-        if a.n_thrusters:
+        if a.n_thrusters and ser is not None:
+            self._pub_thrusters.publish(ser.thrusters_bytes(stamp.sec, stamp.nanosec))
+        elif a.n_thrusters:
             r = a.thruster_reading()
             msg = self._thrusters
             msg.header.stamp, msg.header.frame_id = stamp, frame

@@ -64,6 +64,10 @@ Services
         zeroed, held again until a command (``hold_until_command``); simulated time goes on by
         one ``dt`` (a clock never runs backwards, and the state after the reset has a new stamp).
     ``~/pause`` std_srvs/SetBool: true pauses the physics and the clock, false resumes.
+    ``~/timing`` std_srvs/Trigger: the real-time pacing's counts so far, as JSON in the answer's
+        message: ``time_ns`` (the plant's time), ``steps`` (taken by the real-time timer),
+        ``batched`` (of those, the ones taken in a batch to catch up with the wall clock: their
+        states were never published), ``slipped_s`` (simulated time given up).
 
 Timing
     real time (default): a wall timer at ``publish_rate`` steps the physics as many ``dt``
@@ -87,6 +91,7 @@ Run: ``ros2 run spart_ros sim_node --ros-args -p urdf_path:=urdf/SC_3DoF.urdf -p
 """
 
 from dataclasses import replace
+import json
 import sys
 import time
 
@@ -98,16 +103,19 @@ from rclpy.clock import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message, serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import SetBool, Trigger
 
+from .cdr import CdrError, parse_float64_array
 from .config import BASE_MODES, ConfigError, package_path
 from .parameters import declare, Param, table
 from .robot_inputs import guarded, ROBOT_DESCRIPTION_QOS
 from .runner import EXECUTORS, run_node
 from .sim_actuators import SimActuatorsIO
+from .state_messages import SerializedStates
 from .throttle import LogLimiter
 from ..core.errors import SpartError
 from ..core.mimic import command_joints
@@ -553,6 +561,9 @@ class SimNode(Node):
         self._lockstep_steps = int(p['lockstep_steps'])
         rate = float(p['publish_rate'])
         self._pacer = RealTimePacer(plant.dt, p['real_time_factor'], MAX_LAG)
+        #: real time: the steps taken, and those of them whose states were not published (a
+        #: tick taking several steps publishes the last state only)
+        self._steps_taken = self._steps_batched = 0
         republish = float(p['lockstep_republish_period'])
         self._base_frame = p['base_frame'] or plant.base_link
         self._create_interfaces(p)
@@ -628,8 +639,12 @@ class SimNode(Node):
             self._pub_gravity.publish(g)
         commands_topic = f'{p["controller_name"]}/commands'
         self._sub_commands = self.create_subscription(
-            Float64MultiArray, commands_topic, self._guard(self._on_command, 'command'), STATE_QOS
-        )
+            Float64MultiArray,
+            commands_topic,
+            self._guard(self._on_command_raw, 'command'),
+            STATE_QOS,
+            raw=True,
+        )  # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
         self._actuators = (
             SimActuatorsIO(self, self._plant, p, STATE_QOS, self._guard)
             if self._plant.actuation is not None
@@ -637,8 +652,18 @@ class SimNode(Node):
         )
         self._srv_reset = self.create_service(Trigger, '~/reset', self._on_reset)
         self._srv_pause = self.create_service(SetBool, '~/pause', self._on_pause)
+        self._srv_timing = self.create_service(Trigger, '~/timing', self._on_timing)
         world = p['odom_frame'] if self._orbit is None else p['orbit_frame']
         self._messages = _StateMessages(self._plant, world, self._base_frame)
+        try:  # the per-state messages as bytes: the same as the message objects, cheaper
+            self._serialized = SerializedStates(
+                self._plant, world, self._base_frame, serialize_message
+            )
+        except ValueError as err:  # CdrError included: message objects then
+            self._serialized = None
+            self.get_logger().info(f'state messages built as objects (slower): {err}')
+        if self._actuators is not None:
+            self._actuators.serialized = self._serialized
         self._target = None
         if self._plant.target is not None:
             from .sim_target import SimTargetIO
@@ -842,20 +867,37 @@ class SimNode(Node):
         The joint states last, because event-driven consumers (spart_controller, spart_dynamics)
         compute when they arrive, with the base state of the same stamp already received.
         """
-        plant, msgs = self._plant, self._messages
+        plant, msgs, ser = self._plant, self._messages, self._serialized
         stamp = msgs.stamp(plant.time_ns)
-        if self._pub_clock is not None:
-            msgs.clock.clock = stamp
-            self._pub_clock.publish(msgs.clock)
-        self._pub_odom.publish(msgs.odometry(stamp))
-        if self._target is not None:
-            self._target.publish(plant.time_ns)
-        if self._pub_tf is not None:
-            self._pub_tf.publish(msgs.tf())
-        self._pub_imu.publish(msgs.imu(stamp))
-        if self._actuators is not None:
-            self._actuators.publish(stamp, self._base_frame)
-        self._pub_joints.publish(msgs.joint_state(stamp))
+        if ser is not None:  # serialized templates (spart_ros.nodes.state_messages)
+            sec, nanosec = stamp.sec, stamp.nanosec
+            if self._pub_clock is not None:
+                self._pub_clock.publish(ser.clock_bytes(sec, nanosec))
+            if self._pub_tf is None:
+                self._pub_odom.publish(ser.odometry_bytes(sec, nanosec))
+            else:  # the transform is taken from the odometry message
+                self._pub_odom.publish(msgs.odometry(stamp))
+            if self._target is not None:
+                self._target.publish(plant.time_ns)
+            if self._pub_tf is not None:
+                self._pub_tf.publish(msgs.tf())
+            self._pub_imu.publish(ser.imu_bytes(sec, nanosec))
+            if self._actuators is not None:
+                self._actuators.publish(stamp, self._base_frame)
+            self._pub_joints.publish(ser.joint_state_bytes(sec, nanosec))
+        else:
+            if self._pub_clock is not None:
+                msgs.clock.clock = stamp
+                self._pub_clock.publish(msgs.clock)
+            self._pub_odom.publish(msgs.odometry(stamp))
+            if self._target is not None:
+                self._target.publish(plant.time_ns)
+            if self._pub_tf is not None:
+                self._pub_tf.publish(msgs.tf())
+            self._pub_imu.publish(msgs.imu(stamp))
+            if self._actuators is not None:
+                self._actuators.publish(stamp, self._base_frame)
+            self._pub_joints.publish(msgs.joint_state(stamp))
         self._waiting = True
         self._last_publish = time.monotonic()
         over = self._velocity_limits.over(plant.joint_velocities())
@@ -873,6 +915,8 @@ class SimNode(Node):
         n = self._pacer.steps_due(time.monotonic(), plant.time)
         if n and self._advance(n):
             self._publish_state()
+            self._steps_taken += n
+            self._steps_batched += n - 1
         if self._pacer.slipped > self._slip_reported + 0.1 and self._log_limiter.allow(
             'slip', time.monotonic()
         ):
@@ -900,9 +944,16 @@ class SimNode(Node):
             self._publish_state()
 
     # -- commands and services ------------------------------------------------------------
-    def _on_command(self, msg):
+    def _on_command_raw(self, data):
         try:
-            self._plant.set_efforts(self._command.accept(msg.data))
+            values = parse_float64_array(data)
+        except CdrError:  # another encoding: rclpy's deserializer (slower, same values)
+            values = deserialize_message(data, Float64MultiArray).data
+        self._on_command(values)
+
+    def _on_command(self, values):
+        try:
+            self._plant.hold_command(self._command, values)
             if self._plant.held:
                 self._plant.hold(False)
                 self.get_logger().info(
@@ -940,6 +991,18 @@ class SimNode(Node):
             response.success = False
             response.message = str(err)
         self.get_logger().info(f'~/reset: {response.message}')
+        return response
+
+    def _on_timing(self, request, response):
+        response.success = True
+        response.message = json.dumps(
+            {
+                'time_ns': int(self._plant.time_ns),
+                'steps': self._steps_taken,
+                'batched': self._steps_batched,
+                'slipped_s': float(self._pacer.slipped),
+            }
+        )
         return response
 
     def _on_pause(self, request, response):

@@ -36,6 +36,7 @@ from .commands import CommandRejected
 from .effectors import Effector
 from ..core.actuators import G0
 from ..core.errors import InputError
+from ..native.compiled import finite_c1 as _finite_c1
 
 __all__ = ['BaseActuation', 'WheelReading', 'ThrusterReading']
 
@@ -134,6 +135,8 @@ class BaseActuation(Effector):
     # -- commands -------------------------------------------------------------------------
     def _checked(self, what, names, values):
         v = np.asarray(values, dtype=float).reshape(-1)
+        if v.size == len(names) and _finite_c1(np.ascontiguousarray(v)):  # (compiled)
+            return v
         if v.size != len(names):
             raise CommandRejected(
                 f'{what}: expected {len(names)} values for {list(names)}, got {v.size}', 'length'

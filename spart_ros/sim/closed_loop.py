@@ -537,47 +537,59 @@ def simulate(
     # the loop's bookkeeping, bound once (a tick is a few tens of microseconds)
     identity = np.array_equal(read, np.arange(len(plant.joint_names)))
     positions, velocities = plant.joint_positions, plant.joint_velocities
-    update, step = controller.update, plant.step
+    base_link_state = plant.base_link_state
+    update, step, hold = controller.update, plant.step, plant.hold_command
     reference = controller.reference  # the last commanded tick's reference (its feedback)
     rows_t, rows_q, rows_qd = out['t'], out['q'], out['qd']
     rows_q_ref, rows_qd_ref, rows_cmd = out['q_ref'], out['qd_ref'], out['commands']
     rows_p, rows_R, rows_twist = out['base_position'], out['base_rotation'], out['base_twist']
+    if actuation is not None:
+        wheel_index = actuation.wheel_index
+        rows_speeds, rows_torques = out['wheel_speeds'], out['wheel_torques']
+        rows_thrust, rows_used = out['thruster_commands'], out['propellant']
+        rows_feasible = out['actuation_feasible']
+    n_events, next_event = len(schedule), 0
+    next_t = schedule[0].t if schedule else np.inf
+    base_time = None
     cpu, wall = time.process_time(), time.perf_counter()
-    next_event = 0
     for k in range(ticks):
         t_ns = start_ns + k * tick_ns
         t = t_ns * 1e-9
-        while next_event < len(schedule) and schedule[next_event].t <= t + 1e-12:
-            schedule[next_event].action(controller, plant, t)
-            next_event += 1
+        if next_t <= t + 1e-12:
+            while next_event < n_events and schedule[next_event].t <= t + 1e-12:
+                schedule[next_event].action(controller, plant, t)
+                next_event += 1
+            next_t = schedule[next_event].t if next_event < n_events else np.inf
         if identity:  # the readouts are new arrays in this order already
-            q, qd = positions(), velocities()
+            q, v = positions(), velocities()
+            qd = v
         else:
-            q = np.ascontiguousarray(positions()[read])
-            qd = np.ascontiguousarray(velocities()[read])
+            v = velocities()
+            q, qd = positions()[read], v[read]
         if floating:
-            base_state = _Base(*plant.base_link_state())
+            base_state = _Base(*base_link_state())
+            base_time = t
         else:
             base_state = fixed
         joint_times.fill(t)
         inputs = ControlInputs(
-            _State(base_state, q, qd),
-            None,
-            joint_times,
-            t if floating else None,
-            divmod(t_ns, 1_000_000_000),
-            t,
+            _State(base_state, q, qd), None, joint_times, base_time, divmod(t_ns, 1_000_000_000), t
         )
         if actuation is not None:
-            speeds = velocities()[actuation.wheel_index]
-            if controller.active and getattr(controller.law, 'actuation', None) is not None:
+            speeds = v[wheel_index]
+            controlled = controller.controlled
+            if (
+                controller.active
+                and controlled is not None
+                and getattr(controlled.law, 'actuation', None) is not None
+            ):
                 controller.set_reference('wheel_speeds', speeds)
         if capture_loop is not None:
             capture_loop.before(t)
         cmd = update(inputs, t)
         row = k if record else 0
         if cmd is not None:
-            plant.set_efforts(command.accept(cmd.values))
+            hold(command, cmd.values)
             rows_cmd[row] = cmd.values
             if actuation is not None:
                 _actuate(actuation, cmd)
@@ -585,15 +597,14 @@ def simulate(
             rows_cmd[row] = np.nan
         if capture_loop is not None:
             capture_loop.after(row, t)
-        if actuation is not None and record:
-            out['wheel_speeds'][row] = speeds
-            out['wheel_torques'][row] = actuation.wheel_commands
-            out['thruster_commands'][row] = actuation.thruster_commands
-            out['propellant'][row] = actuation.propellant
-            out['actuation_feasible'][row] = bool(
-                controller.actuation is not None and controller.actuation.feasible
-            )
         if record:
+            if actuation is not None:
+                rows_speeds[row] = speeds
+                rows_torques[row] = actuation.wheel_commands
+                rows_thrust[row] = actuation.thruster_commands
+                rows_used[row] = actuation.propellant
+                status = controller.actuation
+                rows_feasible[row] = status is not None and bool(status.feasible)
             rows_t[row] = t
             rows_q[row], rows_qd[row] = q, qd
             ref = reference.last_ref  # controller.feedback()'s reference, without its errors

@@ -62,11 +62,18 @@ import numpy as np
 
 from .effectors import Effector
 from .joint_dissipation import JointDissipation
-from .orbit_environment import OrbitLoads
+from .orbit_environment import orbit_row, OrbitLoads
 from .urdf_import import FRICTION_MODELS, INTEGRATORS, MOVING_JOINT_TYPES, mujoco_model_from_urdf
 from ..core.errors import InputError, ModelError, SpartError
 from ..core.orbit import CircularOrbit
+from ..native.compiled import call as _call
 from ..native.compiled import finite_c1 as _finite_c1
+from ..native.compiled import hold_efforts as _hold_efforts
+from ..native.compiled import KINDS
+from ..native.compiled import mujoco_base_state as _mujoco_base_state
+
+_K_HOLD = KINDS['hold_efforts']
+_NO_ORBIT = orbit_row(None)  # (the kernels' orbit row where there is no orbit: not read)
 
 __all__ = [
     'MujocoPlant',
@@ -361,10 +368,11 @@ class MujocoPlant:
         m.opt.timestep = self._dt_ns * 1e-9
         self._time_ns = 0
         self._fresh = False  # mj_forward done at this state?
-        # MuJoCo's warning counters (live views: reading one is ~0.1 us, d.warning[...] ~2 us)
-        self._checks = [
-            self.data.warning[getattr(mujoco.mjtWarning, w)] for w in _DIVERGENCE_WARNINGS
-        ]
+        # MuJoCo's warning counters: all of them (a live array: its bytes compared around a step
+        # cost ~0.3 us) and those of a divergence
+        self._warning_counts = self.data.warning.number
+        self._check_index = [int(getattr(mujoco.mjtWarning, w)) for w in _DIVERGENCE_WARNINGS]
+        self._checks = [self.data.warning[k] for k in self._check_index]
         self.paused = False
         #: the base's reaction wheels and thrusters (:mod:`.actuation`), or None
         self.actuation = None
@@ -719,6 +727,30 @@ class MujocoPlant:
         self._qfrc_applied[self._vadr] = e
         self._fresh = False
 
+    def hold_command(self, command, values):
+        """
+        Hold the efforts of a command: ``set_efforts(command.accept(values))`` in one call.
+
+        ``command``: the :class:`~spart_ros.sim.commands.EffortCommand` mapping ``values`` (its
+        joints' order) onto this plant's joints.  Compiled for float64 values; the same checks and
+        errors as ``accept`` otherwise (CommandRejected, nothing changed).
+        """
+        held = _call(
+            _hold_efforts,
+            _K_HOLD,
+            values,
+            command._index,
+            command.efforts,
+            self._efforts,
+            self._qfrc_applied,
+            self._vadr,
+        )
+        if held == 0:
+            command.accepted += 1
+            self._fresh = False
+        else:  # not float64, or rejected: accept says why
+            self.set_efforts(command.accept(values))
+
     def hold(self, on=True):
         """
         Hold the robot still where it is (``on``).
@@ -750,7 +782,8 @@ class MujocoPlant:
             self._time_ns += n * self._dt_ns
             self.data.time = self._time_ns * 1e-9
             return n
-        before = [stat.number for stat in self._checks]
+        counts = self._warning_counts
+        seen = counts.tobytes()  # (any warning counted during the steps: look closer)
         if self.dissipation is None and not self._deciding:
             if self._staged:  # the effectors' loads at every stage
                 self._with_stages(self._mj.mj_step, self.model, self.data, n)
@@ -764,8 +797,11 @@ class MujocoPlant:
         if self.orbit is not None:  # the orbit's angle follows the exact time
             self.data.time = self._time_ns * 1e-9
         self._fresh = False
-        for stat, count, name in zip(self._checks, before, _DIVERGENCE_WARNINGS.values()):
-            if stat.number != count:
+        if counts.tobytes() == seen:
+            return n
+        before = np.frombuffer(seen, dtype=counts.dtype)
+        for stat, k, name in zip(self._checks, self._check_index, _DIVERGENCE_WARNINGS.values()):
+            if counts[k] != before[k]:
                 dof, held = stat.lastinfo, self._efforts.tolist()
                 self.reset()
                 raise SimulationDiverged(
@@ -977,11 +1013,13 @@ class MujocoPlant:
         if not self.floating:
             p, R = self._base_pose()[0], self._base_rotation()
             v_b, w_b = np.zeros(3), np.zeros(3)
-        else:
-            qpos, qvel = self._qpos, self._qvel
-            R = np.empty((3, 3))
-            self._mj.mju_quat2Mat(R.reshape(9), qpos[3:7])
-            p, v_b, w_b = qpos[0:3].copy(), R.T @ qvel[0:3], qvel[3:6].copy()
+        else:  # compiled: the free joint's pose and twist (in LVLH with an orbit)
+            R, p, v_b, w_b = np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3)
+            orbit = self.orbit
+            row = _NO_ORBIT if orbit is None else _orbit_row(orbit)
+            t = self._time_ns * 1e-9
+            _mujoco_base_state(self._qpos, self._qvel, row, t, orbit is not None, R, p, v_b, w_b)
+            return R, p, v_b, w_b
         if self.orbit is not None:
             return _to_lvlh(self.orbit, self.time, R, p, v_b, w_b)
         return R, p, v_b, w_b

@@ -44,8 +44,9 @@ from .effectors import Effector
 from .joint_dissipation import JointDissipation
 from .orbit_environment import orbit_row, OrbitLoads
 from .plant import (
+    _NO_ORBIT,
+    _orbit_row,
     _rotation_quaternion,
-    _to_lvlh,
     _vector,
     BASE_MODES,
     BaseOdometry,
@@ -60,6 +61,7 @@ from ..core.errors import InputError
 from ..core.fast import FastDynamics
 from ..core.fast.mimic import fast_dynamics
 from ..native import compiled
+from ..native.compiled import rigid_base_state as _rigid_base_state
 from ..native.layout import NOT_FINITE
 from ..native.plant_layout import RK4_ROWS, RK4_SMALL
 
@@ -296,6 +298,15 @@ class RigidBodyPlant:
         if not np.all(np.isfinite(e)):
             raise InputError(f'non-finite effort in {e.tolist()}')
         self._efforts[:] = e
+
+    def hold_command(self, command, values):
+        """
+        Hold the efforts of a command: ``set_efforts(command.accept(values))``.
+
+        ``command``: the :class:`~spart_ros.sim.commands.EffortCommand` mapping ``values`` onto
+        this plant's joints (CommandRejected when it refuses them: nothing changed).
+        """
+        self.set_efforts(command.accept(values))
 
     def reset(self, initial=None):
         """Back to ``initial`` (default ``self.initial``) with zero efforts; the time goes on."""
@@ -652,10 +663,21 @@ class RigidBodyPlant:
         The base link's pose in the world and its twist in b (REP 105), new arrays (the exact
         inverse of SPART's base state conversion); with an orbit, in LVLH (twist relative to it).
         """
-        state = self._base_link_state()
-        if self.orbit is None:
-            return state
-        return _to_lvlh(self.orbit, self.time, *state)
+        out = np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3)
+        orbit = self.orbit
+        _rigid_base_state(  # compiled: _base_link_state, then orbit.to_lvlh's
+            self._R0,
+            self._r0,
+            self._u0,
+            self._R_cb,
+            self._p_bc,
+            self.floating,
+            _NO_ORBIT if orbit is None else _orbit_row(orbit),
+            self.time,
+            orbit is not None,
+            *out,
+        )
+        return out
 
     def _base_link_state(self):
         """Return the base link's pose and twist in SPART's inertial frame (N with an orbit)."""
