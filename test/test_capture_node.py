@@ -269,11 +269,15 @@ def test_the_target_is_in_tf_beside_the_base(loop):
     except ImportError:
         pytest.skip('tf2_msgs is not importable: SPART_TEST_INTERFACES=1 bash scripts/setup.sh')
     tf = loop.ros.subscribe(TFMessage, '/tf', RELIABLE_QOS)
-    # what the sim sends before its writer matches this new reader is lost (DDS discovery)
-    loop.ros.wait_for_writers([tf], timeout=scaled(30.0), process=loop.procs, settle=0.0)
-    loop.after(0.5, 'some states with /tf')
+    # what the sim sends before its writer matches this new reader is lost (DDS discovery: the
+    # writer's side can match later than this reader's), so wait for messages, not sim time
+    loop.ros.wait_for_writers([tf], timeout=scaled(30.0), process=loop.procs)
+    loop.wait(
+        lambda: sum(len(m.transforms) == 2 for m in tf.messages) >= 10,
+        30.0,
+        '/tf messages with the base and the target',
+    )
     both = [m for m in tf.messages if len(m.transforms) == 2]
-    assert both, [len(m.transforms) for m in tf.messages[:5]]
     odometry = {seconds(m.header.stamp): m for m in loop.target.messages}
     checked = 0
     for m in both:

@@ -266,6 +266,8 @@ def test_effort_limits_set_then_unset_at_run_time(lc):
     if lc.state() != 'active':
         lc.change('configure')
         lc.change('activate')
+    res = lc.set_parameter('kp', 40.0)  # as the run-time test before sets it: this test alone too
+    assert res.successful, res.reason
     q = np.linspace(0.2, -0.2, len(NAMES))
     lc.step(q)
     q1 = q + 0.02

@@ -125,11 +125,14 @@ class BaseActuatorsIO:
                 pub.publish(Float64MultiArray(data=np.asarray(values).tolist()))
 
     def flush(self, timeout):
+        """Wait (at most ``timeout`` s) for the acknowledgements; return whether all came."""
         from rclpy.duration import Duration
 
+        acked = True
         for pub in (self._pub_wheels, self._pub_thrusters):
             if pub is not None:
-                pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9)))
+                acked &= bool(pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9))))
+        return acked
 
     def destroy(self):
         if self._inputs is not None and self._on_wheels in self._inputs.joint_listeners:

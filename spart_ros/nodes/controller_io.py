@@ -161,19 +161,23 @@ class ControllerIO:
         extra = self.actuators.topics if self.actuators is not None else []
         return [self._pub.topic_name] + [s.topic_name for s in self._subs] + extra
 
-    def flush(self, timeout=0.5):
+    def flush(self, timeout=2.0):
         """
         Wait (at most ``timeout`` s) until the subscribers acknowledged every command sent.
 
-        The last zero command must not be lost with a publisher destroyed right after it.
+        The last zero command must not be lost with a publisher destroyed right after it (0.5 s
+        was too short for a starved machine: a test saw the plant keep the last efforts).
+        Returns whether every reliable subscriber acknowledged them.
         """
         from rclpy.duration import Duration
 
+        acked = True
         for pub in (self._pub, self._pub_js):
             if pub is not None:
-                pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9)))
+                acked &= bool(pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9))))
         if self.actuators is not None:
-            self.actuators.flush(timeout)
+            acked &= self.actuators.flush(timeout)
+        return acked
 
     def destroy(self):
         node = self.node

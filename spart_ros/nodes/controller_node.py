@@ -215,8 +215,11 @@ class ControllerNode(LifecycleNode):
     def on_shutdown(self, state):
         zero = self.controller.shutdown()
         self._send(zero)
-        if self.io is not None:
-            self.io.flush()  # delivered before the publisher goes
+        if self.io is not None and not self.io.flush():  # delivered before the publisher goes
+            self.get_logger().warn(
+                'the last (zero) command was not acknowledged by every subscriber within 2 s '
+                '(a starved machine, or a subscriber gone): the drives may keep the last efforts'
+            )
         self._teardown()
         self.get_logger().info(
             'finalized: '
