@@ -442,13 +442,16 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
                 tmp[3 * r + c] = (
                     Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
                 )
-        for r in range(3):
-            for c in range(3):
+        for r in range(3):  # symmetric: the upper triangle, mirrored
+            for c in range(r, 3):
                 W[i, IW + 3 * r + c] = (
                     tmp[3 * r] * Ri[3 * c]
                     + tmp[3 * r + 1] * Ri[3 * c + 1]
                     + tmp[3 * r + 2] * Ri[3 * c + 2]
                 )
+        W[i, IW + 3] = W[i, IW + 1]
+        W[i, IW + 6] = W[i, IW + 2]
+        W[i, IW + 7] = W[i, IW + 5]
 
 
 @compiled
@@ -680,11 +683,12 @@ def cholesky_solve6(M, b):
             return _singular(d)
         d = np.sqrt(d)
         M[6 * j + j] = d
+        dinv = 1.0 / d  # one division per column
         for r in range(j + 1, 6):
             s = M[6 * r + j]
             for k in range(j):
                 s -= M[6 * r + k] * M[6 * j + k]
-            M[6 * r + j] = s / d
+            M[6 * r + j] = s * dinv
     for r in range(6):
         s = b[r]
         for k in range(r):
@@ -696,6 +700,10 @@ def cholesky_solve6(M, b):
             s -= M[6 * k + r] * b[k]
         b[r] = s / M[6 * r + r]
     return 0
+
+
+# the composite rigid bodies of crba (ten numbers per body) in the columns of ABA's PA and U
+CR = PA
 
 
 # --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
@@ -856,15 +864,24 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
                 tau -= _joint_friction(mf, i, um[k])
             if not D > 0.0:
                 return _singular(D)
-            W[i, DINV] = 1.0 / D
-            W[i, UU] = tau - _dot6(s, pA)
+            dinv = 1.0 / D
+            W[i, DINV] = dinv
+            uu = tau - _dot6(s, pA)
+            W[i, UU] = uu
+            # Ia = IA - U U' / D: one division per joint, not 36 (a third of the pass's time),
+            # the upper triangle computed and mirrored (Ia stays exactly symmetric)
+            ud = scratch[84:90]
+            for c in range(6):
+                ud[c] = Ui[c] * dinv
             for r in range(6):
-                for c in range(6):
-                    IA[6 * r + c] -= Ui[r] * Ui[c] / D
+                for c in range(r, 6):
+                    IA[6 * r + c] -= Ui[r] * ud[c]
+                for c in range(r):
+                    IA[6 * r + c] = IA[6 * c + r]
             # pa = pA + Ia c + U u / D
             _mat6_vec(IA, W[i, C : C + 6], h)
             for k in range(6):
-                pA[k] += h[k] + Ui[k] * W[i, UU] / D
+                pA[k] += h[k] + ud[k] * uu
         for k in range(36):
             W[p, IC + k] += IA[k]
         for k in range(6):
@@ -906,6 +923,51 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
 
 
 @compiled
+def _rigid_composites(mi, mf, W):
+    """
+    The subtrees' composite rigid bodies in ten numbers each, W[i, CR : CR + 10].
+
+    [M, h (3), Ibar (6: 00 01 02 11 12 22)]: mass, first moment about O (sum m x) and
+    rotational inertia about O, the entries of :func:`composite_inertias`' 6x6 I^C (whose
+    upper right block is [h]x, lower right M 1) summed in the same order: the same numbers, a
+    third of the work.
+    """
+    n = mi[0]
+    for i in range(n + 1):
+        m = mf[i, MASS]
+        x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
+        Iw = W[i, IW : IW + 9]
+        xx = x0 * x0 + x1 * x1 + x2 * x2
+        K = W[i, CR : CR + 10]
+        K[0] = m
+        K[1], K[2], K[3] = m * x0, m * x1, m * x2
+        K[4] = Iw[0] + m * (xx - x0 * x0)
+        K[5] = Iw[1] + m * (0.0 - x0 * x1)
+        K[6] = Iw[2] + m * (0.0 - x0 * x2)
+        K[7] = Iw[4] + m * (xx - x1 * x1)
+        K[8] = Iw[5] + m * (0.0 - x1 * x2)
+        K[9] = Iw[8] + m * (xx - x2 * x2)
+    for i in range(n, 0, -1):
+        p = mi[2 + 3 * (i - 1)]
+        for k in range(10):
+            W[p, CR + k] += W[i, CR + k]
+
+
+@compiled(inline='always')
+def _rigid_times(K, v, out):
+    """``out`` = I^C v for the composite K (ten numbers, see _rigid_composites); _mat6_vec's order."""
+    M, h0, h1, h2 = K[0], K[1], K[2], K[3]
+    I00, I01, I02, I11, I12, I22 = K[4], K[5], K[6], K[7], K[8], K[9]
+    w0, w1, w2, v0, v1, v2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    out[0] = I00 * w0 + I01 * w1 + I02 * w2 - h2 * v1 + h1 * v2
+    out[1] = I01 * w0 + I11 * w1 + I12 * w2 + h2 * v0 - h0 * v2
+    out[2] = I02 * w0 + I12 * w1 + I22 * w2 - h1 * v0 + h0 * v1
+    out[3] = h2 * w1 - h1 * w2 + M * v0
+    out[4] = h0 * w2 - h2 * w0 + M * v1
+    out[5] = h1 * w0 - h0 * w1 + M * v2
+
+
+@compiled
 def crba(mi, mf, W, R0, r0, qm, H):
     """Composite-rigid-body algorithm: H (6 + n_q, 6 + n_q), u = [u0; um] ordering."""
     n = mi[0]
@@ -913,10 +975,19 @@ def crba(mi, mf, W, R0, r0, qm, H):
     if code:
         return code
     forward_kinematics(mi, mf, W, R0, r0, qm)
-    composite_inertias(mi, mf, W)
+    _rigid_composites(mi, mf, W)
+    # the base's composite as the 6x6 of composite_inertias (for base_block)
+    K, I0 = W[0, CR : CR + 10], W[0, IC : IC + 36]
+    M, h0, h1, h2 = K[0], K[1], K[2], K[3]
+    I0[0], I0[1], I0[2], I0[3], I0[4], I0[5] = K[4], K[5], K[6], 0.0, -h2, h1
+    I0[6], I0[7], I0[8], I0[9], I0[10], I0[11] = K[5], K[7], K[8], h2, 0.0, -h0
+    I0[12], I0[13], I0[14], I0[15], I0[16], I0[17] = K[6], K[8], K[9], -h1, h0, 0.0
+    I0[18], I0[19], I0[20], I0[21], I0[22], I0[23] = 0.0, h2, -h1, M, 0.0, 0.0
+    I0[24], I0[25], I0[26], I0[27], I0[28], I0[29] = -h2, 0.0, h0, 0.0, M, 0.0
+    I0[30], I0[31], I0[32], I0[33], I0[34], I0[35] = h1, -h0, 0.0, 0.0, 0.0, M
     scratch = W[n + 1]
     H0 = scratch[36:72]
-    base_block(W, n + 1, W[0, IC : IC + 36], H0)
+    base_block(W, n + 1, I0, H0)
     for r in range(6):
         for c in range(6):
             H[r, c] = H0[6 * r + c]
@@ -930,7 +1001,7 @@ def crba(mi, mf, W, R0, r0, qm, H):
         if mi[3 + 3 * (i - 1)] == FIXED:
             continue
         a = 6 + mi[4 + 3 * (i - 1)]
-        _mat6_vec(W[i, IC : IC + 36], W[i, S : S + 6], f)
+        _rigid_times(W[i, CR : CR + 10], W[i, S : S + 6], f)
         H[a, a] = _dot6(W[i, S : S + 6], f)
         if joint_dynamics:
             H[a, a] += mf[i, ARMATURE]
