@@ -229,5 +229,13 @@ def test_batches_equal_the_single_calls_on_both_threads():
     bad[7, 1] = np.nan
     with pytest.raises(InputError, match='state 7'):
         two.inverse_dynamics(R0s, r0s, bad, u0s, ums, a0s, ams)
+    # the threads claim chunks of states in turn: whichever meets which, the first bad one is named
+    bad[m - 3, 0] = np.inf
+    for _ in range(5):
+        with pytest.raises(InputError, match=r'state 7\b'):
+            two.forward_dynamics(R0s, r0s, bad, u0s, ums, a0s, ams)
+    bad[7, 1] = 0.0
+    with pytest.raises(InputError, match=f'state {m - 3}'):
+        two.mass_matrix(R0s, r0s, bad)
     with pytest.raises(InputError, match='one row per state'):
         two.inverse_dynamics(R0s, r0s, qms[:-1], u0s, ums, a0s, ams)
