@@ -12,8 +12,9 @@ Derivatives, batches and the mpc modes: figures and ratios against baselines of 
    thread and two, and the CPU time per state on one thread and on two (both threads' sum: more
    than one thread's when the two cores slow each other down, whatever the load);
 3. the mpc modes' solve time per step (wall clock and the solving thread's CPU time, median and
-   p99) in closed loops on the MuJoCo plant, horizon 0.5 s in 25 steps: the KUKA iiwa (mpc,
-   also a fast move under tight effort limits), SPART's SC_3DoF free-floating (floating_mpc) and
+   p99; how many solves the scheduler preempted, and the wall-clock p99 of the others) in closed
+   loops on the MuJoCo plant, horizon 0.5 s in 25 steps: the KUKA iiwa (mpc, also a fast move
+   under tight effort limits), SPART's SC_3DoF free-floating (floating_mpc) and
    arm7_floating with an end-effector task; the tracking against computed_torque /
    floating_base; and Crocoddyl's box-FDDP on the same problems (its own Pinocchio action models:
    the same states, references, horizon, steps, weights and effort limits; Euler steps),
@@ -29,6 +30,7 @@ of the same run.
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -199,6 +201,7 @@ def _recording(records):
     original = mpc.ModelPredictive._attempt
 
     def attempt(self, state, ref, t):
+        switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
         w, c = time.perf_counter(), time.thread_time()
         original(self, state, ref, t)
         records.append(
@@ -212,6 +215,8 @@ def _recording(records):
                 self._q.copy(),
                 self._qd.copy(),
                 self._qdd.copy(),
+                # the solving thread preempted (involuntary context switches) during the solve
+                resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw - switches,
             )
         )
 
@@ -255,9 +260,13 @@ def _base_turn(run):
 def _times(records):
     wall = np.array([r[0] for r in records[2:]]) * 1e3
     cpu = np.array([r[1] for r in records[2:]]) * 1e3
+    # what the wall clock adds to the CPU time: the solves the scheduler interrupted
+    preempted = np.array([r[9] > 0 for r in records[2:]])
+    calm = wall[~preempted] if (~preempted).any() else wall
     return (
         f'wall median {np.median(wall):5.2f} p99 {np.percentile(wall, 99):5.2f} ms, CPU median '
-        f'{np.median(cpu):5.2f} p99 {np.percentile(cpu, 99):5.2f} ms ({len(wall)} solves)'
+        f'{np.median(cpu):5.2f} p99 {np.percentile(cpu, 99):5.2f} ms ({len(wall)} solves; '
+        f'{preempted.sum()} preempted, wall p99 of the others {np.percentile(calm, 99):5.2f} ms)'
     )
 
 
@@ -321,7 +330,7 @@ def _crocoddyl(name, floating, records, settings, limit):
     for iters in (1, 10):
         xs = us = None
         for rec in records[2:]:
-            _, _, q, qd, b, _, q_ref, qd_ref, qdd_ref = rec
+            _, _, q, qd, b, _, q_ref, qd_ref, qdd_ref = rec[:9]
             x0 = np.concatenate([orc.q(np.eye(3), np.zeros(3), q), np.zeros(nv)])
             if floating:  # the base link's pose, and its twist in b: REP 105's = Pinocchio's
                 x0[0:3], x0[3:7] = b.p_b, pin.Quaternion(b.R_b).coeffs()

