@@ -958,20 +958,6 @@ def _rigid_composites(mi, mf, W):
             W[p, CR + k] += W[i, CR + k]
 
 
-@compiled(inline='always')
-def _rigid_times(K, v, out):
-    """``out`` = I^C v for the composite K (ten numbers, see _rigid_composites); _mat6_vec's order."""
-    M, h0, h1, h2 = K[0], K[1], K[2], K[3]
-    I00, I01, I02, I11, I12, I22 = K[4], K[5], K[6], K[7], K[8], K[9]
-    w0, w1, w2, v0, v1, v2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    out[0] = I00 * w0 + I01 * w1 + I02 * w2 - h2 * v1 + h1 * v2
-    out[1] = I01 * w0 + I11 * w1 + I12 * w2 + h2 * v0 - h0 * v2
-    out[2] = I02 * w0 + I12 * w1 + I22 * w2 - h1 * v0 + h0 * v1
-    out[3] = h2 * w1 - h1 * w2 + M * v0
-    out[4] = h0 * w2 - h2 * w0 + M * v1
-    out[5] = h1 * w0 - h0 * w1 + M * v2
-
-
 @compiled
 def crba(mi, mf, W, R0, r0, qm, H):
     """Composite-rigid-body algorithm: H (6 + n_q, 6 + n_q), u = [u0; um] ordering."""
@@ -999,29 +985,44 @@ def crba(mi, mf, W, R0, r0, qm, H):
     # an overflow shows on the diagonal (|H_ab| <= sqrt(H_aa H_bb), H being positive
     # semi-definite; a NaN comes from the same composite inertias): checked as computed
     acc = (H0[0] + H0[7] + H0[14] + H0[21] + H0[28] + H0[35]) * 0.0
-    f = scratch[0:6]
-    col = scratch[6:12]
+    Rb = W[0, R : R + 9]
     joint_dynamics = _joint_dynamics_on(mi)
     for i in range(1, n + 1):
         if mi[3 + 3 * (i - 1)] == FIXED:
             continue
         a = 6 + mi[4 + 3 * (i - 1)]
-        _rigid_times(W[i, CR : CR + 10], W[i, S : S + 6], f)
-        H[a, a] = _dot6(W[i, S : S + 6], f)
+        # f = I^C_i s_i = [Ibar w + h x v; M v - h x w] for s = [w; v] (the subtree's momentum at
+        # a unit rate; in _mat6_vec's order of terms) in registers, then H's row and column a
+        K = W[i, CR : CR + 10]
+        M, h0, h1, h2 = K[0], K[1], K[2], K[3]
+        si = W[i, S : S + 6]
+        s0, s1, s2, s3, s4, s5 = si[0], si[1], si[2], si[3], si[4], si[5]
+        f0 = K[4] * s0 + K[5] * s1 + K[6] * s2 - h2 * s4 + h1 * s5
+        f1 = K[5] * s0 + K[7] * s1 + K[8] * s2 + h2 * s3 - h0 * s5
+        f2 = K[6] * s0 + K[8] * s1 + K[9] * s2 - h1 * s3 + h0 * s4
+        f3 = h2 * s1 - h1 * s2 + M * s3
+        f4 = h0 * s2 - h2 * s0 + M * s4
+        f5 = h1 * s0 - h0 * s1 + M * s5
+        haa = s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5
         if joint_dynamics:
-            H[a, a] += mf[i, ARMATURE]
-        acc += H[a, a] * 0.0
-        base_transpose_times(W, f, col)
-        for r in range(6):
-            H[r, a] = col[r]
-            H[a, r] = col[r]
+            haa += mf[i, ARMATURE]
+        H[a, a] = haa
+        acc += haa * 0.0
+        # the base's columns: S0' f = [R0' f[:3]; f[3:]]
+        c0 = Rb[0] * f0 + Rb[3] * f1 + Rb[6] * f2
+        c1 = Rb[1] * f0 + Rb[4] * f1 + Rb[7] * f2
+        c2 = Rb[2] * f0 + Rb[5] * f1 + Rb[8] * f2
+        H[0, a], H[1, a], H[2, a], H[3, a], H[4, a], H[5, a] = c0, c1, c2, f3, f4, f5
+        H[a, 0], H[a, 1], H[a, 2], H[a, 3], H[a, 4], H[a, 5] = c0, c1, c2, f3, f4, f5
         # ancestors couple through the subtree's momentum; other branches stay zero
         j = mi[2 + 3 * (i - 1)]
         while j > 0:
             if mi[3 + 3 * (j - 1)] != FIXED:
                 b = 6 + mi[4 + 3 * (j - 1)]
-                H[a, b] = _dot6(W[j, S : S + 6], f)
-                H[b, a] = H[a, b]
+                Sj = W[j, S : S + 6]
+                hab = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
+                H[a, b] = hab
+                H[b, a] = hab
             j = mi[2 + 3 * (j - 1)]
     return 0 if acc == 0.0 else OVERFLOW
 
