@@ -524,15 +524,16 @@ def _add_wrench(W, i, t0, t1, t2, f0, f1, f2, sign, target):
 
 
 @compiled
-def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
+def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target, with_gravity=True):
     """
     W[:, target] += sign * (external wrenches + m g) of each body, moved from its CoM to O.
 
-    wF0/wFm None: no wrenches; gravity (3,), inertial frame.
+    wF0/wFm None: no wrenches; gravity (3,), inertial frame (``with_gravity`` False: added
+    already, by body_forces).
     """
     n = mi[0]
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
-    if g0 != 0.0 or g1 != 0.0 or g2 != 0.0:
+    if with_gravity and (g0 != 0.0 or g1 != 0.0 or g2 != 0.0):
         for i in range(n + 1):
             m = mf[i, MASS]
             _add_wrench(W, i, 0.0, 0.0, 0.0, m * g0, m * g1, m * g2, sign, target)
@@ -554,15 +555,54 @@ def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
 
 
 @compiled
-def body_forces(mi, mf, W):
-    """F_i = I_i A_i + V_i x_f (I_i V_i): the force each body's motion needs (at O)."""
+def body_forces(mi, mf, W, gravity):
+    """
+    F_i = I_i A_i + V_i x_f (I_i V_i) - (m_i g at the CoM): the force each body's motion needs.
+
+    At O; gravity (3,), inertial frame.  One pass with each body's numbers in registers (the
+    operations of _inertia_times, _crf_add and external_forces' gravity, in their order).
+    """
     n = mi[0]
-    scratch = W[n + 1]
-    h = scratch[0:6]
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    with_gravity = g0 != 0.0 or g1 != 0.0 or g2 != 0.0
     for i in range(n + 1):
-        _inertia_times(mf, W, i, W[i, A : A + 6], W[i, F : F + 6])
-        _inertia_times(mf, W, i, W[i, V : V + 6], h)
-        _crf_add(W[i, V : V + 6], h, W[i, F : F + 6])
+        m = mf[i, MASS]
+        x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
+        Iw = W[i, IW : IW + 9]
+        vel, acc = W[i, V : V + 6], W[i, A : A + 6]
+        w0, w1, w2, v0, v1, v2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
+        b0, b1, b2, a0, a1, a2 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+        # I A
+        p0 = m * (a0 + b1 * x2 - b2 * x1)
+        p1 = m * (a1 + b2 * x0 - b0 * x2)
+        p2 = m * (a2 + b0 * x1 - b1 * x0)
+        F0 = Iw[0] * b0 + Iw[1] * b1 + Iw[2] * b2 + x1 * p2 - x2 * p1
+        F1 = Iw[3] * b0 + Iw[4] * b1 + Iw[5] * b2 + x2 * p0 - x0 * p2
+        F2 = Iw[6] * b0 + Iw[7] * b1 + Iw[8] * b2 + x0 * p1 - x1 * p0
+        # h = I V
+        f0 = m * (v0 + w1 * x2 - w2 * x1)
+        f1 = m * (v1 + w2 * x0 - w0 * x2)
+        f2 = m * (v2 + w0 * x1 - w1 * x0)
+        n0 = Iw[0] * w0 + Iw[1] * w1 + Iw[2] * w2 + x1 * f2 - x2 * f1
+        n1 = Iw[3] * w0 + Iw[4] * w1 + Iw[5] * w2 + x2 * f0 - x0 * f2
+        n2 = Iw[6] * w0 + Iw[7] * w1 + Iw[8] * w2 + x0 * f1 - x1 * f0
+        # + V x* h
+        F0 += w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+        F1 += w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+        F2 += w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+        F3 = p0 + (w1 * f2 - w2 * f1)
+        F4 = p1 + (w2 * f0 - w0 * f2)
+        F5 = p2 + (w0 * f1 - w1 * f0)
+        if with_gravity:  # - (m g at the CoM, moved to O)
+            mg0, mg1, mg2 = m * g0, m * g1, m * g2
+            F0 += -1.0 * (0.0 + x1 * mg2 - x2 * mg1)
+            F1 += -1.0 * (0.0 + x2 * mg0 - x0 * mg2)
+            F2 += -1.0 * (0.0 + x0 * mg1 - x1 * mg0)
+            F3 += -1.0 * mg0
+            F4 += -1.0 * mg1
+            F5 += -1.0 * mg2
+        Fi = W[i, F : F + 6]
+        Fi[0], Fi[1], Fi[2], Fi[3], Fi[4], Fi[5] = F0, F1, F2, F3, F4, F5
 
 
 @compiled
@@ -744,8 +784,8 @@ def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity
     forward_kinematics(mi, mf, W, R0, r0, qm)
     base_motion(W, u0, u0dot, floating, True)
     velocity_acceleration_pass(mi, W, um, umdot, True)
-    body_forces(mi, mf, W)
-    external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F)
+    body_forces(mi, mf, W, gravity)
+    external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F, False)
     accumulate_forces(mi, W, out[6 : 6 + nq])
     if _joint_dynamics_on(mi):
         add_joint_forces(mi, mf, um, umdot, out[6 : 6 + nq])
