@@ -485,30 +485,45 @@ def base_motion(W, u, ud, floating, with_accel):
 
 @compiled
 def velocity_acceleration_pass(mi, W, um, umdot, with_accel):
-    """V_i = V_p + s qd;  A_i = A_p + (V_i x s) qd + s qdd  (c_i stored)."""
+    """
+    V_i = V_p + s qd;  A_i = A_p + (V_i x s) qd + s qdd  (c_i stored).
+
+    Each joint's numbers in registers (_crm's operations, in its order).
+    """
     n = mi[0]
     for i in range(1, n + 1):
         p = mi[2 + 3 * (i - 1)]
         jt = mi[3 + 3 * (i - 1)]
         qi = mi[4 + 3 * (i - 1)]
-        for k in range(6):
-            W[i, V + k] = W[p, V + k]
-            W[i, C + k] = 0.0
+        Vp, Vi, Ci = W[p, V : V + 6], W[i, V : V + 6], W[i, C : C + 6]
+        c0 = c1 = c2 = c3 = c4 = c5 = 0.0
         if jt != FIXED:
             qd = um[qi]
+            si = W[i, S : S + 6]
+            a0, a1, a2, b0, b1, b2 = si[0], si[1], si[2], si[3], si[4], si[5]
+            w0, w1, w2 = Vp[0] + a0 * qd, Vp[1] + a1 * qd, Vp[2] + a2 * qd
+            v0, v1, v2 = Vp[3] + b0 * qd, Vp[4] + b1 * qd, Vp[5] + b2 * qd
+            Vi[0], Vi[1], Vi[2], Vi[3], Vi[4], Vi[5] = w0, w1, w2, v0, v1, v2
+            c0 = (w1 * a2 - w2 * a1) * qd
+            c1 = (w2 * a0 - w0 * a2) * qd
+            c2 = (w0 * a1 - w1 * a0) * qd
+            c3 = (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1) * qd
+            c4 = (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2) * qd
+            c5 = (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0) * qd
+        else:
             for k in range(6):
-                W[i, V + k] += W[i, S + k] * qd
-            _crm(W[i, V : V + 6], W[i, S : S + 6], W[i, C : C + 6])
-            for k in range(6):
-                W[i, C + k] *= qd
+                Vi[k] = Vp[k]
+        Ci[0], Ci[1], Ci[2], Ci[3], Ci[4], Ci[5] = c0, c1, c2, c3, c4, c5
         if with_accel:
-            for k in range(6):
-                W[i, A + k] = W[p, A + k] + W[i, C + k]
+            Ap, Ai = W[p, A : A + 6], W[i, A : A + 6]
+            Ai[0], Ai[1], Ai[2] = Ap[0] + c0, Ap[1] + c1, Ap[2] + c2
+            Ai[3], Ai[4], Ai[5] = Ap[3] + c3, Ap[4] + c4, Ap[5] + c5
             if umdot is not None:
                 if jt != FIXED:
                     qdd = umdot[qi]
+                    si = W[i, S : S + 6]
                     for k in range(6):
-                        W[i, A + k] += W[i, S + k] * qdd
+                        Ai[k] += si[k] * qdd
 
 
 @compiled
