@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# this checkout's sources first (not an installed copy built from older ones), then its test helpers
+# this checkout's sources first (not an installed copy of older ones), then its test helpers
 sys.path[:0] = [ROOT, os.path.join(ROOT, 'test')]
 from core_helpers import load_robot, random_rotation, urdf_path  # noqa: E402, I100
 from spart_ros.core.fast import FastDynamics  # noqa: E402
@@ -173,7 +173,8 @@ def batches(m, rounds):
         print(
             f'   {what:15s} loop {tl:7.3f}  batch {t1:6.3f} ({tl / t1:4.1f}x)  two threads '
             f'{t2:6.3f} ({tl / t2:4.1f}x; twice one thread would be {2 * tl / t1:4.1f}x)  CPU per '
-            f'state {c1 / m * 1e6:5.2f} us, on two threads {c2 / m * 1e6:5.2f} us ({c2 / c1:4.2f}x)'
+            f'state {c1 / m * 1e6:5.2f} us, on two threads {c2 / m * 1e6:5.2f} us '
+            f'({c2 / c1:4.2f}x)'
         )
 
 

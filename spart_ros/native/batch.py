@@ -2,16 +2,16 @@
 Compiled batches: one call runs a kernel for the states ``claim[0] .. stop - 1`` of stacked inputs.
 
 Inputs are stacked along a first axis (``R0s`` (m, 3, 3), ``r0s`` (m, 3), ``qms`` (m, n_q) ...),
-outputs too, given by the caller (C-ordered).  Each state is one call of the single-state entry
+outputs too, given by the caller (C-ordered). Each state is one call of the single-state entry
 kernel (:mod:`.kernels`, :mod:`.derivatives`) on the caller's workspace, so a batch gives exactly
-the single calls' results.  Compiled to run without the GIL (:data:`.exports.NOGIL`): two threads,
-each with its own workspace, run on two cores and share the range: each claims ``chunk`` states
-at a time from the counter ``claim`` (int64 (1,): the next unclaimed state, set by the caller to
-the first state; an atomic add), so that a thread that starts late or runs slower (a busy core) takes
-fewer chunks instead of being waited for.  One thread alone: ``chunk`` = all the states.  Return 0,
+the single calls' results. Compiled to run without the GIL (:data:`.exports.NOGIL`): two threads,
+each with its own workspace, run on two cores and share the range: each claims ``chunk`` states at
+a time from the counter ``claim`` (int64 (1,): the next unclaimed state, set by the caller to the
+first state; an atomic add), so that a thread that starts late or runs slower (a busy core) takes
+fewer chunks instead of being waited for. One thread alone: ``chunk`` = all the states. Return 0,
 or ``1000 k + code`` for the first state k of this thread's chunks whose call returned the error
-``code`` (it stops there; the smallest k of both threads is the first bad state of the range:
-every chunk below it was computed to its end).
+``code`` (it stops there; the smallest k of both threads is the first bad state of the range: every
+chunk below it was computed to its end).
 """
 
 from numba.core import types

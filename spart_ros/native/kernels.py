@@ -985,7 +985,7 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
 @compiled
 def _rigid_composites(mi, mf, W):
     """
-    The subtrees' composite rigid bodies in ten numbers each, W[i, CR : CR + 10].
+    Sum the subtrees' composite rigid bodies in ten numbers each, W[i, CR : CR + 10].
 
     [M, h (3), Ibar (6: 00 01 02 11 12 22)]: mass, first moment about O (sum m x) and
     rotational inertia about O, the entries of :func:`composite_inertias`' 6x6 I^C (whose
