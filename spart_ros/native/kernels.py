@@ -929,21 +929,27 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
             uu = tau - _dot6(s, pA)
             W[i, UU] = uu
             # Ia = IA - U U' / D: one division per joint, not 36 (a third of the pass's time),
-            # the upper triangle computed and mirrored (Ia stays exactly symmetric)
+            # the upper triangle computed and mirrored (Ia stays exactly symmetric); each entry
+            # added to the parent's as computed, and pa = pA + Ia c + U u / D from the same rows
+            # (one sweep over the 36 entries instead of three)
             ud = scratch[84:90]
             for c in range(6):
                 ud[c] = Ui[c] * dinv
+            ci = W[i, C : C + 6]
             for r in range(6):
-                for c in range(r, 6):
-                    IA[6 * r + c] -= Ui[r] * ud[c]
-                for c in range(r):
-                    IA[6 * r + c] = IA[6 * c + r]
-            # pa = pA + Ia c + U u / D
-            _mat6_vec(IA, W[i, C : C + 6], h)
-            for k in range(6):
-                pA[k] += h[k] + ud[k] * uu
-        for k in range(36):
-            W[p, IC + k] += IA[k]
+                acc = 0.0
+                for c in range(6):
+                    if c < r:
+                        val = IA[6 * c + r]
+                    else:
+                        val = IA[6 * r + c] - Ui[r] * ud[c]
+                    IA[6 * r + c] = val
+                    W[p, IC + 6 * r + c] += val
+                    acc += val * ci[c]
+                pA[r] += acc + ud[r] * uu
+        else:
+            for k in range(36):
+                W[p, IC + k] += IA[k]
         for k in range(6):
             W[p, PA + k] += pA[k]
     u0dot, umdot = out[0:6], out[6 : 6 + nq]
