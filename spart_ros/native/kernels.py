@@ -1046,6 +1046,16 @@ def crba(mi, mf, W, R0, r0, qm, H):
     # an overflow shows on the diagonal (|H_ab| <= sqrt(H_aa H_bb), H being positive
     # semi-definite; a NaN comes from the same composite inertias): checked as computed
     acc = (H0[0] + H0[7] + H0[14] + H0[21] + H0[28] + H0[35]) * 0.0
+    # entries between two branches are zero and not written below: zeroed first unless the tree
+    # is a chain (a caller's H, e.g. a batch's, may hold anything)
+    chain = True
+    for i in range(2, n + 1):
+        if mi[2 + 3 * (i - 1)] != i - 1:
+            chain = False
+    if not chain:
+        for r in range(6, H.shape[0]):
+            for c in range(6, H.shape[1]):
+                H[r, c] = 0.0
     Rb = W[0, R : R + 9]
     joint_dynamics = _joint_dynamics_on(mi)
     for i in range(1, n + 1):
