@@ -9,10 +9,12 @@ Derivatives, batches and the mpc modes: figures and ratios against baselines of 
 2. batches (spart_ros.core.fast.batch) of N = 1000 states against a Python loop of the
    single-state calls that a user would write for the same stacked results (the public
    FastDynamics / DynamicsDerivatives methods, each result stored into the output array), one
-   thread and two, with each thread's CPU time (how the work splits, whatever the load);
+   thread and two, and the CPU time per state on one thread and on two (both threads' sum: more
+   than one thread's when the two cores slow each other down, whatever the load);
 3. the mpc modes' solve time per step (wall clock and the solving thread's CPU time, median and
-   p99) in closed loops on the MuJoCo plant, horizon 0.5 s in 25 steps: the KUKA iiwa (mpc,
-   also a fast move under tight effort limits), SPART's SC_3DoF free-floating (floating_mpc) and
+   p99; how many solves the scheduler preempted, and the wall-clock p99 of the others) in closed
+   loops on the MuJoCo plant, horizon 0.5 s in 25 steps: the KUKA iiwa (mpc, also a fast move
+   under tight effort limits), SPART's SC_3DoF free-floating (floating_mpc) and
    arm7_floating with an end-effector task; the tracking against computed_torque /
    floating_base; and Crocoddyl's box-FDDP on the same problems (its own Pinocchio action models:
    the same states, references, horizon, steps, weights and effort limits; Euler steps),
@@ -21,19 +23,23 @@ Derivatives, batches and the mpc modes: figures and ratios against baselines of 
    declared dependencies pull example-robot-data, 437 MB installed, that it does not need), else
    skipped.
 
-``--compare-with CHECKOUT``: part 3's KUKA run also in another checkout of spart_ros (e.g. an
-earlier formulation of the mode), in a subprocess of the same run.
+``--compare-with CHECKOUT``: part 2 (after ours) and part 3's KUKA run also in another checkout of
+spart_ros (e.g. the kernels before a change, an earlier formulation of the mode), in a subprocess
+of the same run.
 """
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test'))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# this checkout's sources first (not an installed copy of older ones), then its test helpers
+sys.path[:0] = [ROOT, os.path.join(ROOT, 'test')]
 from core_helpers import load_robot, random_rotation, urdf_path  # noqa: E402, I100
 from spart_ros.core.fast import FastDynamics  # noqa: E402
 from spart_ros.core.fast.batch import Batch  # noqa: E402
@@ -101,8 +107,6 @@ def derivatives(rounds):
 
 # -- 2. batches -----------------------------------------------------------------------------------
 def batches(m, rounds):
-    import threading
-
     print(f'2. batches of N = {m} states [ms] against a Python loop of the single calls')
     robot = load_robot('kuka_iiwa')
     fd = FastDynamics(robot, gravity=[0, 0, -9.81])
@@ -156,23 +160,38 @@ def batches(m, rounds):
         tl, t1, t2 = (
             x * 1e3 for x in interleaved([loop, lambda: call(b1), lambda: call(b2)], 1, rounds)
         )
-        # the CPU time each thread spends on its half (two threads), whatever the other core does
-        cpu = []
-        original = b2._run
-
-        def timed(name, n, make_args, original=original):
-            c0 = time.thread_time()
-            original(name, n, make_args)
-            cpu.append((time.thread_time() - c0, threading.active_count()))
-
-        b2._run = timed
-        call(b2)
-        b2._run = original
+        # CPU time per state (the process's: both threads), fastest of alternated calls: with
+        # two threads it exceeds one thread's when the two cores slow each other down (shared
+        # execution units or caches), whatever else the machine runs
+        c1 = c2 = np.inf
+        for _ in range(rounds):
+            c = time.process_time()
+            call(b1)
+            c1, c = min(c1, time.process_time() - c), time.process_time()
+            call(b2)
+            c2 = min(c2, time.process_time() - c)
         print(
             f'   {what:15s} loop {tl:7.3f}  batch {t1:6.3f} ({tl / t1:4.1f}x)  two threads '
-            f'{t2:6.3f} ({tl / t2:4.1f}x; the caller thread {cpu[0][0] * 1e3:.3f} ms CPU, the '
-            f'loop / (the single-thread batch / 2) = {2 * tl / t1:4.1f}x)'
+            f'{t2:6.3f} ({tl / t2:4.1f}x; twice one thread would be {2 * tl / t1:4.1f}x)  CPU per '
+            f'state {c1 / m * 1e6:5.2f} us, on two threads {c2 / m * 1e6:5.2f} us '
+            f'({c2 / c1:4.2f}x)'
         )
+
+
+def _other_batches(checkout, quick):
+    """Part 2 of another checkout's bench_mpc.py (e.g. the kernels before a change), after ours."""
+    print(f'   the same in {checkout}:')
+    env = dict(os.environ, PYTHONPATH=checkout + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    done = subprocess.run(
+        [sys.executable, os.path.join('benchmarks', 'bench_mpc.py'), '--parts', '2']
+        + ['--quick'] * quick,
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    lines = done.stdout.strip().splitlines()[1:] or done.stderr.strip().splitlines()[-1:]
+    print('\n'.join(lines))
 
 
 # -- 3. mpc -----------------------------------------------------------------------------------
@@ -183,6 +202,7 @@ def _recording(records):
     original = mpc.ModelPredictive._attempt
 
     def attempt(self, state, ref, t):
+        switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
         w, c = time.perf_counter(), time.thread_time()
         original(self, state, ref, t)
         records.append(
@@ -196,6 +216,8 @@ def _recording(records):
                 self._q.copy(),
                 self._qd.copy(),
                 self._qdd.copy(),
+                # the solving thread preempted (involuntary context switches) during the solve
+                resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw - switches,
             )
         )
 
@@ -239,9 +261,13 @@ def _base_turn(run):
 def _times(records):
     wall = np.array([r[0] for r in records[2:]]) * 1e3
     cpu = np.array([r[1] for r in records[2:]]) * 1e3
+    # what the wall clock adds to the CPU time: the solves the scheduler interrupted
+    preempted = np.array([r[9] > 0 for r in records[2:]])
+    calm = wall[~preempted] if (~preempted).any() else wall
     return (
         f'wall median {np.median(wall):5.2f} p99 {np.percentile(wall, 99):5.2f} ms, CPU median '
-        f'{np.median(cpu):5.2f} p99 {np.percentile(cpu, 99):5.2f} ms ({len(wall)} solves)'
+        f'{np.median(cpu):5.2f} p99 {np.percentile(cpu, 99):5.2f} ms ({len(wall)} solves; '
+        f'{preempted.sum()} preempted, wall p99 of the others {np.percentile(calm, 99):5.2f} ms)'
     )
 
 
@@ -305,7 +331,7 @@ def _crocoddyl(name, floating, records, settings, limit):
     for iters in (1, 10):
         xs = us = None
         for rec in records[2:]:
-            _, _, q, qd, b, _, q_ref, qd_ref, qdd_ref = rec
+            _, _, q, qd, b, _, q_ref, qd_ref, qdd_ref = rec[:9]
             x0 = np.concatenate([orc.q(np.eye(3), np.zeros(3), q), np.zeros(nv)])
             if floating:  # the base link's pose, and its twist in b: REP 105's = Pinocchio's
                 x0[0:3], x0[3:7] = b.p_b, pin.Quaternion(b.R_b).coeffs()
@@ -474,12 +500,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     ap.add_argument('--quick', action='store_true', help='fewer rounds, shorter runs')
     ap.add_argument('--parts', default='123', help='which parts to run (default 123)')
-    ap.add_argument('--compare-with', help='another checkout of spart_ros for part 3')
+    ap.add_argument('--compare-with', help='another checkout of spart_ros for parts 2 and 3')
     args = ap.parse_args(argv)
     if '1' in args.parts:
         derivatives(20 if args.quick else 80)
     if '2' in args.parts:
         batches(1000, 5 if args.quick else 15)
+        if args.compare_with:
+            _other_batches(args.compare_with, args.quick)
     if '3' in args.parts:
         mpc_solves(1.0 if args.quick else 2.2, args.compare_with)
     return 0

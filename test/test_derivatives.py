@@ -211,6 +211,7 @@ def test_batches_equal_the_single_calls_on_both_threads():
     assert np.array_equal(tau, two.inverse_dynamics(R0s, r0s, qms, u0s, ums, a0s, ams))
     udot = two.forward_dynamics(R0s, r0s, qms, u0s, ums, a0s, ams)
     H, J = two.mass_matrix(R0s, r0s, qms), two.jacobian(3, R0s, r0s, qms)
+    H_given = one.mass_matrix(R0s, r0s, qms, out=np.full(H.shape, np.nan))
     dd = DynamicsDerivatives(fd)
     fdd = two.forward_dynamics_derivatives(R0s, r0s, qms, u0s, ums, a0s, ams)
     for k in (0, m // 2 - 1, m // 2, m - 1):
@@ -222,6 +223,7 @@ def test_batches_equal_the_single_calls_on_both_threads():
             udot[k], np.concatenate(fd.forward_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k]))
         )
         assert np.array_equal(H[k], fd.mass_matrix(*s))
+        assert np.array_equal(H_given[k], H[k])  # the caller's array, NaN before: every entry set
         assert np.array_equal(J[k], fd.jacobian(3, *s, bias=False)[0])
         single = dd.forward_dynamics(*s, u0s[k], ums[k], a0s[k], ams[k])
         assert all(np.array_equal(a[k], b) for a, b in zip(fdd, single))
@@ -229,5 +231,13 @@ def test_batches_equal_the_single_calls_on_both_threads():
     bad[7, 1] = np.nan
     with pytest.raises(InputError, match='state 7'):
         two.inverse_dynamics(R0s, r0s, bad, u0s, ums, a0s, ams)
+    # the threads claim chunks of states in turn: whichever meets which, the first bad one is named
+    bad[m - 3, 0] = np.inf
+    for _ in range(5):
+        with pytest.raises(InputError, match=r'state 7\b'):
+            two.forward_dynamics(R0s, r0s, bad, u0s, ums, a0s, ams)
+    bad[7, 1] = 0.0
+    with pytest.raises(InputError, match=f'state {m - 3}'):
+        two.mass_matrix(R0s, r0s, bad)
     with pytest.raises(InputError, match='one row per state'):
         two.inverse_dynamics(R0s, r0s, qms[:-1], u0s, ums, a0s, ams)

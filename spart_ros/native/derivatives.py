@@ -427,11 +427,12 @@ def _cholesky(L, o, N):
             return _singular(d)
         d = np.sqrt(d)
         L[j, j] = d
+        dinv = 1.0 / d  # one division per column, not one per entry
         for r in range(j + 1, N):
             s = L[r, j]
             for k in range(o, j):
                 s -= L[r, k] * L[j, k]
-            L[r, j] = s / d
+            L[r, j] = s * dinv
     return 0
 
 

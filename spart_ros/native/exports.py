@@ -343,36 +343,37 @@ _export(
     'mi mf W D R0 r0 qm u0 um tau0 taum gravity floating out dq du Minv L',
     _MODEL + (C2,) + _DERIVATIVE + (C1, C2, C2, C2, C2),
 )
-_STACK = (A3, A2, A2, A2, A2, A2, A2, A1, 'boolean', 'int64', 'int64')  # R0s .. g, flag, range
+# R0s .. g, flag, then stop, chunk, claim (the batch's shared counter: batch.py)
+_STACK = (A3, A2, A2, A2, A2, A2, A2, A1, 'boolean', 'int64', 'int64', I1)
 for _name, _outputs in (('rnea', (C2,)), ('aba', (C2,))):
     _export(
         f'{_name}_batch',
         f'batch.{_name}_batch',
-        'mi mf W R0s r0s qms u0s ums xs ys gravity floating start stop out',
+        'mi mf W R0s r0s qms u0s ums xs ys gravity floating stop chunk claim out',
         _MODEL + _STACK + _outputs,
     )
 _export(
     'crba_batch',
     'batch.crba_batch',
-    'mi mf W R0s r0s qms start stop H',
-    _MODEL + (A3, A2, A2, 'int64', 'int64', C3),
+    'mi mf W R0s r0s qms stop chunk claim H',
+    _MODEL + (A3, A2, A2, 'int64', 'int64', I1, C3),
 )
 _export(
     'jacobian_batch',
     'batch.jacobian_batch',
-    'mi mf W R0s r0s qms link offset start stop J',
-    _MODEL + (A3, A2, A2, 'int64', A1, 'int64', 'int64', C3),
+    'mi mf W R0s r0s qms link offset stop chunk claim J',
+    _MODEL + (A3, A2, A2, 'int64', A1, 'int64', 'int64', I1, C3),
 )
 _export(
     'rnea_derivatives_batch',
     'batch.rnea_derivatives_batch',
-    'mi mf W D R0s r0s qms u0s ums xs ys gravity floating start stop tau dq du H dh',
+    'mi mf W D R0s r0s qms u0s ums xs ys gravity floating stop chunk claim tau dq du H dh',
     _MODEL + (C2,) + _STACK + (C2, C3, C3, C3, C3),
 )
 _export(
     'aba_derivatives_batch',
     'batch.aba_derivatives_batch',
-    'mi mf W D R0s r0s qms u0s ums xs ys gravity floating start stop out dq du Minv L',
+    'mi mf W D R0s r0s qms u0s ums xs ys gravity floating stop chunk claim out dq du Minv L',
     _MODEL + (C2,) + _STACK + (C2, C3, C3, C3, C2),
 )
 NOGIL.update(name for name in EXPORTS if name.endswith('_batch'))

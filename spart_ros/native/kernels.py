@@ -377,57 +377,62 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
             jt = mi[3 + 3 * (i - 1)]
             qi = mi[4 + 3 * (i - 1)]
             RJi = W[i, RJ : RJ + 9]
+            Rp = W[p, R : R + 9]
             if mf[i, TJR_IDENTITY] != 0.0:
                 for k in range(9):
-                    RJi[k] = W[p, R + k]
+                    RJi[k] = Rp[k]
             else:
-                _mat3_mul(W[p, R : R + 9], mf[i, TJR : TJR + 9], RJi)
-            _mat3_vec(W[p, R : R + 9], mf[i, TJP : TJP + 3], W[i, XJ : XJ + 3])
-            for k in range(3):
-                W[i, XJ + k] += W[p, X + k]
-            ax = mf[i, AXIS : AXIS + 3]
-            _mat3_vec(RJi, ax, W[i, E : E + 3])
-            RJq = scratch[9:18]
+                _mat3_mul(Rp, mf[i, TJR : TJR + 9], RJi)
+            t0, t1, t2 = mf[i, TJP], mf[i, TJP + 1], mf[i, TJP + 2]
+            xj0 = Rp[0] * t0 + Rp[1] * t1 + Rp[2] * t2 + W[p, X]
+            xj1 = Rp[3] * t0 + Rp[4] * t1 + Rp[5] * t2 + W[p, X + 1]
+            xj2 = Rp[6] * t0 + Rp[7] * t1 + Rp[8] * t2 + W[p, X + 2]
+            W[i, XJ], W[i, XJ + 1], W[i, XJ + 2] = xj0, xj1, xj2
+            k0, k1, k2 = mf[i, AXIS], mf[i, AXIS + 1], mf[i, AXIS + 2]
+            e0 = RJi[0] * k0 + RJi[1] * k1 + RJi[2] * k2
+            e1 = RJi[3] * k0 + RJi[4] * k1 + RJi[5] * k2
+            e2 = RJi[6] * k0 + RJi[7] * k1 + RJi[8] * k2
+            W[i, E], W[i, E + 1], W[i, E + 2] = e0, e1, e2
+            # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is RJ[r] x k,
+            # and RJ k is the joint axis in the world (e); straight into R when the link's frame
+            # is the joint's (TLR identity).  Scalars in registers, not the scratch row: 15 %.
+            RJq = W[i, R : R + 9] if mf[i, TLR_IDENTITY] != 0.0 else scratch[9:18]
             if jt == REVOLUTE:
-                # RJ Rq, Rq = c 1 + s [k]x + (1 - c) k k' (Rodrigues): row r of RJ [k]x is
-                # RJ[r] x k, and RJ k is the joint axis in the world (e)
                 q = qm[qi]
                 cq, sq = np.cos(q), np.sin(q)
-                k0, k1, k2 = ax[0], ax[1], ax[2]
                 t = 1.0 - cq
+                te = (t * e0, t * e1, t * e2)
                 for r in range(3):
                     a0, a1, a2 = RJi[3 * r], RJi[3 * r + 1], RJi[3 * r + 2]
-                    te = t * W[i, E + r]
-                    RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te * k0
-                    RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te * k1
-                    RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te * k2
+                    RJq[3 * r] = cq * a0 + sq * (a1 * k2 - a2 * k1) + te[r] * k0
+                    RJq[3 * r + 1] = cq * a1 + sq * (a2 * k0 - a0 * k2) + te[r] * k1
+                    RJq[3 * r + 2] = cq * a2 + sq * (a0 * k1 - a1 * k0) + te[r] * k2
             else:  # fixed, prismatic: no rotation
                 for k in range(9):
                     RJq[k] = RJi[k]
-            if mf[i, TLR_IDENTITY] != 0.0:
-                for k in range(9):
-                    W[i, R + k] = RJq[k]
-            else:
+            if mf[i, TLR_IDENTITY] == 0.0:
                 _mat3_mul(RJq, mf[i, TLR : TLR + 9], W[i, R : R + 9])
             # CoM: joint origin + RJ (axis q if prismatic) + RJ Rq TLp
-            loc = scratch[18:21]
-            _mat3_vec(RJq, mf[i, TLP : TLP + 3], loc)
-            for k in range(3):
-                W[i, X + k] = W[i, XJ + k] + loc[k]
-                W[i, G + k] = loc[k]
+            l0, l1, l2 = mf[i, TLP], mf[i, TLP + 1], mf[i, TLP + 2]
+            g0 = RJq[0] * l0 + RJq[1] * l1 + RJq[2] * l2
+            g1 = RJq[3] * l0 + RJq[4] * l1 + RJq[5] * l2
+            g2 = RJq[6] * l0 + RJq[7] * l1 + RJq[8] * l2
+            x0, x1, x2 = xj0 + g0, xj1 + g1, xj2 + g2
             if jt == PRISMATIC:
                 q = qm[qi]
-                for k in range(3):
-                    W[i, X + k] += W[i, E + k] * q
-                    W[i, G + k] += W[i, E + k] * q
+                x0, x1, x2 = x0 + e0 * q, x1 + e1 * q, x2 + e2 * q
+                g0, g1, g2 = g0 + e0 * q, g1 + e1 * q, g2 + e2 * q
+            W[i, X], W[i, X + 1], W[i, X + 2] = x0, x1, x2
+            W[i, G], W[i, G + 1], W[i, G + 2] = g0, g1, g2
             # joint motion subspace at O
-            e = W[i, E : E + 3]
             if jt == REVOLUTE:
-                W[i, S], W[i, S + 1], W[i, S + 2] = e[0], e[1], e[2]
-                _cross(W[i, XJ : XJ + 3], e, W[i, S + 3 : S + 6])
+                W[i, S], W[i, S + 1], W[i, S + 2] = e0, e1, e2
+                W[i, S + 3] = xj1 * e2 - xj2 * e1
+                W[i, S + 4] = xj2 * e0 - xj0 * e2
+                W[i, S + 5] = xj0 * e1 - xj1 * e0
             elif jt == PRISMATIC:
                 W[i, S], W[i, S + 1], W[i, S + 2] = 0.0, 0.0, 0.0
-                W[i, S + 3], W[i, S + 4], W[i, S + 5] = e[0], e[1], e[2]
+                W[i, S + 3], W[i, S + 4], W[i, S + 5] = e0, e1, e2
             else:
                 for k in range(6):
                     W[i, S + k] = 0.0
@@ -443,12 +448,15 @@ def forward_kinematics(mi, mf, W, R0, r0, qm, with_inertia=True):
                     Ri[3 * r] * Ib[c] + Ri[3 * r + 1] * Ib[3 + c] + Ri[3 * r + 2] * Ib[6 + c]
                 )
         for r in range(3):
-            for c in range(3):
+            for c in range(r, 3):
                 W[i, IW + 3 * r + c] = (
                     tmp[3 * r] * Ri[3 * c]
                     + tmp[3 * r + 1] * Ri[3 * c + 1]
                     + tmp[3 * r + 2] * Ri[3 * c + 2]
                 )
+        W[i, IW + 3] = W[i, IW + 1]
+        W[i, IW + 6] = W[i, IW + 2]
+        W[i, IW + 7] = W[i, IW + 5]
 
 
 @compiled
@@ -477,30 +485,45 @@ def base_motion(W, u, ud, floating, with_accel):
 
 @compiled
 def velocity_acceleration_pass(mi, W, um, umdot, with_accel):
-    """V_i = V_p + s qd;  A_i = A_p + (V_i x s) qd + s qdd  (c_i stored)."""
+    """
+    V_i = V_p + s qd;  A_i = A_p + (V_i x s) qd + s qdd  (c_i stored).
+
+    Each joint's numbers in registers (_crm's operations, in its order).
+    """
     n = mi[0]
     for i in range(1, n + 1):
         p = mi[2 + 3 * (i - 1)]
         jt = mi[3 + 3 * (i - 1)]
         qi = mi[4 + 3 * (i - 1)]
-        for k in range(6):
-            W[i, V + k] = W[p, V + k]
-            W[i, C + k] = 0.0
+        Vp, Vi, Ci = W[p, V : V + 6], W[i, V : V + 6], W[i, C : C + 6]
+        c0 = c1 = c2 = c3 = c4 = c5 = 0.0
         if jt != FIXED:
             qd = um[qi]
+            si = W[i, S : S + 6]
+            a0, a1, a2, b0, b1, b2 = si[0], si[1], si[2], si[3], si[4], si[5]
+            w0, w1, w2 = Vp[0] + a0 * qd, Vp[1] + a1 * qd, Vp[2] + a2 * qd
+            v0, v1, v2 = Vp[3] + b0 * qd, Vp[4] + b1 * qd, Vp[5] + b2 * qd
+            Vi[0], Vi[1], Vi[2], Vi[3], Vi[4], Vi[5] = w0, w1, w2, v0, v1, v2
+            c0 = (w1 * a2 - w2 * a1) * qd
+            c1 = (w2 * a0 - w0 * a2) * qd
+            c2 = (w0 * a1 - w1 * a0) * qd
+            c3 = (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1) * qd
+            c4 = (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2) * qd
+            c5 = (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0) * qd
+        else:
             for k in range(6):
-                W[i, V + k] += W[i, S + k] * qd
-            _crm(W[i, V : V + 6], W[i, S : S + 6], W[i, C : C + 6])
-            for k in range(6):
-                W[i, C + k] *= qd
+                Vi[k] = Vp[k]
+        Ci[0], Ci[1], Ci[2], Ci[3], Ci[4], Ci[5] = c0, c1, c2, c3, c4, c5
         if with_accel:
-            for k in range(6):
-                W[i, A + k] = W[p, A + k] + W[i, C + k]
+            Ap, Ai = W[p, A : A + 6], W[i, A : A + 6]
+            Ai[0], Ai[1], Ai[2] = Ap[0] + c0, Ap[1] + c1, Ap[2] + c2
+            Ai[3], Ai[4], Ai[5] = Ap[3] + c3, Ap[4] + c4, Ap[5] + c5
             if umdot is not None:
                 if jt != FIXED:
                     qdd = umdot[qi]
+                    si = W[i, S : S + 6]
                     for k in range(6):
-                        W[i, A + k] += W[i, S + k] * qdd
+                        Ai[k] += si[k] * qdd
 
 
 @compiled
@@ -516,15 +539,16 @@ def _add_wrench(W, i, t0, t1, t2, f0, f1, f2, sign, target):
 
 
 @compiled
-def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
+def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target, with_gravity=True):
     """
     W[:, target] += sign * (external wrenches + m g) of each body, moved from its CoM to O.
 
-    wF0/wFm None: no wrenches; gravity (3,), inertial frame.
+    wF0/wFm None: no wrenches; gravity (3,), inertial frame (``with_gravity`` False: added
+    already, by body_forces).
     """
     n = mi[0]
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
-    if g0 != 0.0 or g1 != 0.0 or g2 != 0.0:
+    if with_gravity and (g0 != 0.0 or g1 != 0.0 or g2 != 0.0):
         for i in range(n + 1):
             m = mf[i, MASS]
             _add_wrench(W, i, 0.0, 0.0, 0.0, m * g0, m * g1, m * g2, sign, target)
@@ -546,15 +570,54 @@ def external_forces(mi, mf, W, wF0, wFm, gravity, sign, target):
 
 
 @compiled
-def body_forces(mi, mf, W):
-    """F_i = I_i A_i + V_i x_f (I_i V_i): the force each body's motion needs (at O)."""
+def body_forces(mi, mf, W, gravity):
+    """
+    F_i = I_i A_i + V_i x_f (I_i V_i) - (m_i g at the CoM): the force each body's motion needs.
+
+    At O; gravity (3,), inertial frame.  One pass with each body's numbers in registers (the
+    operations of _inertia_times, _crf_add and external_forces' gravity, in their order).
+    """
     n = mi[0]
-    scratch = W[n + 1]
-    h = scratch[0:6]
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    with_gravity = g0 != 0.0 or g1 != 0.0 or g2 != 0.0
     for i in range(n + 1):
-        _inertia_times(mf, W, i, W[i, A : A + 6], W[i, F : F + 6])
-        _inertia_times(mf, W, i, W[i, V : V + 6], h)
-        _crf_add(W[i, V : V + 6], h, W[i, F : F + 6])
+        m = mf[i, MASS]
+        x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
+        Iw = W[i, IW : IW + 9]
+        vel, acc = W[i, V : V + 6], W[i, A : A + 6]
+        w0, w1, w2, v0, v1, v2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
+        b0, b1, b2, a0, a1, a2 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+        # I A
+        p0 = m * (a0 + b1 * x2 - b2 * x1)
+        p1 = m * (a1 + b2 * x0 - b0 * x2)
+        p2 = m * (a2 + b0 * x1 - b1 * x0)
+        F0 = Iw[0] * b0 + Iw[1] * b1 + Iw[2] * b2 + x1 * p2 - x2 * p1
+        F1 = Iw[3] * b0 + Iw[4] * b1 + Iw[5] * b2 + x2 * p0 - x0 * p2
+        F2 = Iw[6] * b0 + Iw[7] * b1 + Iw[8] * b2 + x0 * p1 - x1 * p0
+        # h = I V
+        f0 = m * (v0 + w1 * x2 - w2 * x1)
+        f1 = m * (v1 + w2 * x0 - w0 * x2)
+        f2 = m * (v2 + w0 * x1 - w1 * x0)
+        n0 = Iw[0] * w0 + Iw[1] * w1 + Iw[2] * w2 + x1 * f2 - x2 * f1
+        n1 = Iw[3] * w0 + Iw[4] * w1 + Iw[5] * w2 + x2 * f0 - x0 * f2
+        n2 = Iw[6] * w0 + Iw[7] * w1 + Iw[8] * w2 + x0 * f1 - x1 * f0
+        # + V x* h
+        F0 += w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+        F1 += w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+        F2 += w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+        F3 = p0 + (w1 * f2 - w2 * f1)
+        F4 = p1 + (w2 * f0 - w0 * f2)
+        F5 = p2 + (w0 * f1 - w1 * f0)
+        if with_gravity:  # - (m g at the CoM, moved to O)
+            mg0, mg1, mg2 = m * g0, m * g1, m * g2
+            F0 += -1.0 * (0.0 + x1 * mg2 - x2 * mg1)
+            F1 += -1.0 * (0.0 + x2 * mg0 - x0 * mg2)
+            F2 += -1.0 * (0.0 + x0 * mg1 - x1 * mg0)
+            F3 += -1.0 * mg0
+            F4 += -1.0 * mg1
+            F5 += -1.0 * mg2
+        Fi = W[i, F : F + 6]
+        Fi[0], Fi[1], Fi[2], Fi[3], Fi[4], Fi[5] = F0, F1, F2, F3, F4, F5
 
 
 @compiled
@@ -680,11 +743,12 @@ def cholesky_solve6(M, b):
             return _singular(d)
         d = np.sqrt(d)
         M[6 * j + j] = d
+        dinv = 1.0 / d  # one division per column
         for r in range(j + 1, 6):
             s = M[6 * r + j]
             for k in range(j):
                 s -= M[6 * r + k] * M[6 * j + k]
-            M[6 * r + j] = s / d
+            M[6 * r + j] = s * dinv
     for r in range(6):
         s = b[r]
         for k in range(r):
@@ -696,6 +760,10 @@ def cholesky_solve6(M, b):
             s -= M[6 * k + r] * b[k]
         b[r] = s / M[6 * r + r]
     return 0
+
+
+# the composite rigid bodies of crba (ten numbers per body) in the columns of ABA's PA and U
+CR = PA
 
 
 # --- entry kernels: one call per algorithm, 0 or an error code out ----------------------
@@ -731,8 +799,8 @@ def _newton_euler(mi, mf, W, R0, r0, qm, u0, um, u0dot, umdot, wF0, wFm, gravity
     forward_kinematics(mi, mf, W, R0, r0, qm)
     base_motion(W, u0, u0dot, floating, True)
     velocity_acceleration_pass(mi, W, um, umdot, True)
-    body_forces(mi, mf, W)
-    external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F)
+    body_forces(mi, mf, W, gravity)
+    external_forces(mi, mf, W, wF0, wFm, gravity, -1.0, F, False)
     accumulate_forces(mi, W, out[6 : 6 + nq])
     if _joint_dynamics_on(mi):
         add_joint_forces(mi, mf, um, umdot, out[6 : 6 + nq])
@@ -856,17 +924,32 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
                 tau -= _joint_friction(mf, i, um[k])
             if not D > 0.0:
                 return _singular(D)
-            W[i, DINV] = 1.0 / D
-            W[i, UU] = tau - _dot6(s, pA)
+            dinv = 1.0 / D
+            W[i, DINV] = dinv
+            uu = tau - _dot6(s, pA)
+            W[i, UU] = uu
+            # Ia = IA - U U' / D: one division per joint, not 36 (a third of the pass's time),
+            # the upper triangle computed and mirrored (Ia stays exactly symmetric); each entry
+            # added to the parent's as computed, and pa = pA + Ia c + U u / D from the same rows
+            # (one sweep over the 36 entries instead of three)
+            ud = scratch[84:90]
+            for c in range(6):
+                ud[c] = Ui[c] * dinv
+            ci = W[i, C : C + 6]
             for r in range(6):
+                acc = 0.0
                 for c in range(6):
-                    IA[6 * r + c] -= Ui[r] * Ui[c] / D
-            # pa = pA + Ia c + U u / D
-            _mat6_vec(IA, W[i, C : C + 6], h)
-            for k in range(6):
-                pA[k] += h[k] + Ui[k] * W[i, UU] / D
-        for k in range(36):
-            W[p, IC + k] += IA[k]
+                    if c < r:
+                        val = IA[6 * c + r]
+                    else:
+                        val = IA[6 * r + c] - Ui[r] * ud[c]
+                    IA[6 * r + c] = val
+                    W[p, IC + 6 * r + c] += val
+                    acc += val * ci[c]
+                pA[r] += acc + ud[r] * uu
+        else:
+            for k in range(36):
+                W[p, IC + k] += IA[k]
         for k in range(6):
             W[p, PA + k] += pA[k]
     u0dot, umdot = out[0:6], out[6 : 6 + nq]
@@ -906,6 +989,37 @@ def _aba(mi, mf, W, R0, r0, qm, u0, um, tau0, taum, wF0, wFm, gravity, floating,
 
 
 @compiled
+def _rigid_composites(mi, mf, W):
+    """
+    Sum the subtrees' composite rigid bodies in ten numbers each, W[i, CR : CR + 10].
+
+    [M, h (3), Ibar (6: 00 01 02 11 12 22)]: mass, first moment about O (sum m x) and
+    rotational inertia about O, the entries of :func:`composite_inertias`' 6x6 I^C (whose
+    upper right block is [h]x, lower right M 1) summed in the same order: the same numbers, a
+    third of the work.
+    """
+    n = mi[0]
+    for i in range(n + 1):
+        m = mf[i, MASS]
+        x0, x1, x2 = W[i, X], W[i, X + 1], W[i, X + 2]
+        Iw = W[i, IW : IW + 9]
+        xx = x0 * x0 + x1 * x1 + x2 * x2
+        K = W[i, CR : CR + 10]
+        K[0] = m
+        K[1], K[2], K[3] = m * x0, m * x1, m * x2
+        K[4] = Iw[0] + m * (xx - x0 * x0)
+        K[5] = Iw[1] + m * (0.0 - x0 * x1)
+        K[6] = Iw[2] + m * (0.0 - x0 * x2)
+        K[7] = Iw[4] + m * (xx - x1 * x1)
+        K[8] = Iw[5] + m * (0.0 - x1 * x2)
+        K[9] = Iw[8] + m * (xx - x2 * x2)
+    for i in range(n, 0, -1):
+        p = mi[2 + 3 * (i - 1)]
+        for k in range(10):
+            W[p, CR + k] += W[i, CR + k]
+
+
+@compiled
 def crba(mi, mf, W, R0, r0, qm, H):
     """Composite-rigid-body algorithm: H (6 + n_q, 6 + n_q), u = [u0; um] ordering."""
     n = mi[0]
@@ -913,39 +1027,73 @@ def crba(mi, mf, W, R0, r0, qm, H):
     if code:
         return code
     forward_kinematics(mi, mf, W, R0, r0, qm)
-    composite_inertias(mi, mf, W)
+    _rigid_composites(mi, mf, W)
+    # the base's composite as the 6x6 of composite_inertias (for base_block)
+    K, I0 = W[0, CR : CR + 10], W[0, IC : IC + 36]
+    M, h0, h1, h2 = K[0], K[1], K[2], K[3]
+    I0[0], I0[1], I0[2], I0[3], I0[4], I0[5] = K[4], K[5], K[6], 0.0, -h2, h1
+    I0[6], I0[7], I0[8], I0[9], I0[10], I0[11] = K[5], K[7], K[8], h2, 0.0, -h0
+    I0[12], I0[13], I0[14], I0[15], I0[16], I0[17] = K[6], K[8], K[9], -h1, h0, 0.0
+    I0[18], I0[19], I0[20], I0[21], I0[22], I0[23] = 0.0, h2, -h1, M, 0.0, 0.0
+    I0[24], I0[25], I0[26], I0[27], I0[28], I0[29] = -h2, 0.0, h0, 0.0, M, 0.0
+    I0[30], I0[31], I0[32], I0[33], I0[34], I0[35] = h1, -h0, 0.0, 0.0, 0.0, M
     scratch = W[n + 1]
     H0 = scratch[36:72]
-    base_block(W, n + 1, W[0, IC : IC + 36], H0)
+    base_block(W, n + 1, I0, H0)
     for r in range(6):
         for c in range(6):
             H[r, c] = H0[6 * r + c]
     # an overflow shows on the diagonal (|H_ab| <= sqrt(H_aa H_bb), H being positive
     # semi-definite; a NaN comes from the same composite inertias): checked as computed
     acc = (H0[0] + H0[7] + H0[14] + H0[21] + H0[28] + H0[35]) * 0.0
-    f = scratch[0:6]
-    col = scratch[6:12]
+    # entries between two branches are zero and not written below: zeroed first unless the tree
+    # is a chain (a caller's H, e.g. a batch's, may hold anything)
+    chain = True
+    for i in range(2, n + 1):
+        if mi[2 + 3 * (i - 1)] != i - 1:
+            chain = False
+    if not chain:
+        for r in range(6, H.shape[0]):
+            for c in range(6, H.shape[1]):
+                H[r, c] = 0.0
+    Rb = W[0, R : R + 9]
     joint_dynamics = _joint_dynamics_on(mi)
     for i in range(1, n + 1):
         if mi[3 + 3 * (i - 1)] == FIXED:
             continue
         a = 6 + mi[4 + 3 * (i - 1)]
-        _mat6_vec(W[i, IC : IC + 36], W[i, S : S + 6], f)
-        H[a, a] = _dot6(W[i, S : S + 6], f)
+        # f = I^C_i s_i = [Ibar w + h x v; M v - h x w] for s = [w; v] (the subtree's momentum at
+        # a unit rate; in _mat6_vec's order of terms) in registers, then H's row and column a
+        K = W[i, CR : CR + 10]
+        M, h0, h1, h2 = K[0], K[1], K[2], K[3]
+        si = W[i, S : S + 6]
+        s0, s1, s2, s3, s4, s5 = si[0], si[1], si[2], si[3], si[4], si[5]
+        f0 = K[4] * s0 + K[5] * s1 + K[6] * s2 - h2 * s4 + h1 * s5
+        f1 = K[5] * s0 + K[7] * s1 + K[8] * s2 + h2 * s3 - h0 * s5
+        f2 = K[6] * s0 + K[8] * s1 + K[9] * s2 - h1 * s3 + h0 * s4
+        f3 = h2 * s1 - h1 * s2 + M * s3
+        f4 = h0 * s2 - h2 * s0 + M * s4
+        f5 = h1 * s0 - h0 * s1 + M * s5
+        haa = s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5
         if joint_dynamics:
-            H[a, a] += mf[i, ARMATURE]
-        acc += H[a, a] * 0.0
-        base_transpose_times(W, f, col)
-        for r in range(6):
-            H[r, a] = col[r]
-            H[a, r] = col[r]
+            haa += mf[i, ARMATURE]
+        H[a, a] = haa
+        acc += haa * 0.0
+        # the base's columns: S0' f = [R0' f[:3]; f[3:]]
+        c0 = Rb[0] * f0 + Rb[3] * f1 + Rb[6] * f2
+        c1 = Rb[1] * f0 + Rb[4] * f1 + Rb[7] * f2
+        c2 = Rb[2] * f0 + Rb[5] * f1 + Rb[8] * f2
+        H[0, a], H[1, a], H[2, a], H[3, a], H[4, a], H[5, a] = c0, c1, c2, f3, f4, f5
+        H[a, 0], H[a, 1], H[a, 2], H[a, 3], H[a, 4], H[a, 5] = c0, c1, c2, f3, f4, f5
         # ancestors couple through the subtree's momentum; other branches stay zero
         j = mi[2 + 3 * (i - 1)]
         while j > 0:
             if mi[3 + 3 * (j - 1)] != FIXED:
                 b = 6 + mi[4 + 3 * (j - 1)]
-                H[a, b] = _dot6(W[j, S : S + 6], f)
-                H[b, a] = H[a, b]
+                Sj = W[j, S : S + 6]
+                hab = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
+                H[a, b] = hab
+                H[b, a] = hab
             j = mi[2 + 3 * (j - 1)]
     return 0 if acc == 0.0 else OVERFLOW
 

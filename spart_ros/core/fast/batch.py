@@ -13,8 +13,9 @@ shape named), else this object's own, kept for the next call with the same m (ov
 it: copy to keep).
 
 Both cores: the compiled batch kernels run without the GIL (:mod:`spart_ros.native.batch`); a
-call of ``m >= min_split`` states gives the second half to a helper thread (one per Batch,
-started on first use) while the calling thread computes the first, each on its own workspace.
+call of ``m >= min_split`` states runs on the calling thread and a helper thread (one per Batch,
+started on first use) at once, each on its own workspace, each claiming the next chunk of states
+when done with one (so a thread that starts late or gets less of a busy machine does less).
 ``threads=1`` keeps everything in the calling thread.  One Batch is for one caller at a time.
 """
 
@@ -73,6 +74,7 @@ class Batch:
         self._W = [np.zeros((n + 2, L.WS_COLS)) for _ in range(threads)]
         self._D = [np.zeros((n + 8, DL.D_COLS)) for _ in range(threads)]
         self._L = [np.zeros((2 * self.size + 7, self.size)) for _ in range(threads)]
+        self._claim = np.zeros(1, dtype=np.int64)  # the threads' shared counter (native.batch)
         self._pool = None
         self._buffers = {}
 
@@ -120,21 +122,26 @@ class Batch:
         return out
 
     def _run(self, name, m, make_args):
-        """Run batch kernel ``name`` over m states (split between the threads); raise on error."""
+        """Run batch kernel ``name`` over m states (shared by the threads); raise on error."""
         kernel, kinds = getattr(N, name), _KINDS[name]
+        claim = self._claim
+        claim[0] = 0
         if self.threads == 2 and m >= self.min_split:
-            half = m // 2
+            # chunks of a 32nd of the states (at most 64): the one left when the other thread
+            # finishes is short, and claiming one costs an atomic add
+            chunk = min(64, max(1, m // 32))
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix='spart_batch')
-            job = self._pool.submit(N.call, kernel, kinds, *make_args(1, half, m))
-            code = N.call(kernel, kinds, *make_args(0, 0, half))
+            job = self._pool.submit(N.call, kernel, kinds, *make_args(1, m, chunk, claim))
+            code = N.call(kernel, kinds, *make_args(0, m, chunk, claim))
             other = job.result()
             codes = [c for c in (code, other) if c]
         else:
-            code = N.call(kernel, kinds, *make_args(0, 0, m))
+            code = N.call(kernel, kinds, *make_args(0, m, max(m, 1), claim))
             codes = [code] if code else []
         if codes:
-            self._raise(codes[0], name)
+            # each thread stops at its first bad state: the smaller one is the range's first
+            self._raise(min(codes, key=lambda c: -1 if c is None else c // NB.STRIDE), name)
 
     def _raise(self, code, name):
         if code is None:  # an argument of another type (checked before: should not happen)
@@ -172,10 +179,24 @@ class Batch:
         D = self._D if workspace else None
         scratch = self._L if workspace and name.startswith('aba') else None
 
-        def args(t, lo, hi):
+        def args(t, stop, chunk, claim):
             ws = (self._W[t],) if D is None else (self._W[t], D[t])
             last = () if scratch is None else (scratch[t],)
-            return (self._mi, self._mf, *ws, R0s, r0s, qms, *xs, *extra, lo, hi, *outs, *last)
+            return (
+                self._mi,
+                self._mf,
+                *ws,
+                R0s,
+                r0s,
+                qms,
+                *xs,
+                *extra,
+                stop,
+                chunk,
+                claim,
+                *outs,
+                *last,
+            )
 
         self._run(name, m, args)
         return outs
