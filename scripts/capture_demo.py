@@ -70,10 +70,10 @@ def _seconds(stamp):
 
 def run_capture(name, scenario, out, seconds, launch_log, attempt=1):
     """Run the capture scenario (module docstring); return its result (sim_demo's format)."""
-    import sim_demo as sd
     from geometry_msgs.msg import PoseStamped, WrenchStamped
     from nav_msgs.msg import Odometry
     from rclpy.action import ActionClient
+    import sim_demo as sd
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
     from std_srvs.srv import SetBool
@@ -408,7 +408,9 @@ def summarize_capture(
             str(bag_path), robot, ns, messages=recorded, odometry_topics=(f'{ns}/target/odom',)
         )
         topics = message_counts(recorded)
-        topics.update(read_back(str(bag_path), topics=list(added)))
+        # the added topics counted, each decoded on a sample (every 100th: the /tf of a run come
+        # from one layout; test_demo.py decodes every message)
+        topics.update(read_back(str(bag_path), topics=list(added), every=100))
         js_stamps = {s for s, _, _, _ in rec.js}
         result['bag'] = {
             'path': str(bag_path),

@@ -527,17 +527,18 @@ class DecoderFactory:
         return self._decoders[schema.id]
 
 
-def _decoded(path, topics, decode):
+def _decoded(path, topics, decode, every=1):
     """
     Yield (schema, channel, message, decoded) of the bag ``path`` in the order of the file.
 
     ``topics``: only those (all if None); ``decode``: the topics decoded (all if None; None
-    yielded for the others). BagError if a message does not decode.
+    yielded for the others); ``every``: of those, only the first and every ``every``-th message
+    of each channel decoded (None yielded for the others). BagError if a message does not decode.
     """
     from mcap.reader import make_reader
 
     factory = DecoderFactory()
-    decoders = {}
+    decoders, seen = {}, {}
     with open(path, 'rb') as f:
         try:
             for schema, channel, message in make_reader(f).iter_messages(
@@ -546,6 +547,11 @@ def _decoded(path, topics, decode):
                 if decode is not None and channel.topic not in decode:
                     yield schema, channel, message, None
                     continue
+                if every > 1:
+                    n = seen[channel.id] = seen.get(channel.id, -1) + 1
+                    if n % every:
+                        yield schema, channel, message, None
+                        continue
                 fn = decoders.get(channel.id)
                 if fn is None:
                     fn = decoders[channel.id] = factory.decoder_for(
@@ -584,11 +590,13 @@ def message_counts(messages):
     return counts
 
 
-def read_back(path, topics=None):
+def read_back(path, topics=None, every=1):
     """
     Decode every message of the bag with the definitions it carries (no ROS needed).
 
-    Only those of ``topics`` if given. Returns {topic: (schema name, message count)}. BagError
-    if a message does not decode.
+    Only those of ``topics`` if given; ``every`` > 1: every message counted, only the first and
+    every ``every``-th of each topic decoded (proves each topic's definition reads messages
+    spread over the bag, e.g. ones written from one layout).  Returns {topic: (schema name,
+    message count)}. BagError if a message does not decode.
     """
-    return message_counts(_decoded(path, topics, None))
+    return message_counts(_decoded(path, topics, None, every))
