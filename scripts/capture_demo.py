@@ -70,10 +70,10 @@ def _seconds(stamp):
 
 def run_capture(name, scenario, out, seconds, launch_log, attempt=1):
     """Run the capture scenario (module docstring); return its result (sim_demo's format)."""
+    import sim_demo as sd
     from geometry_msgs.msg import PoseStamped, WrenchStamped
     from nav_msgs.msg import Odometry
     from rclpy.action import ActionClient
-    import sim_demo as sd
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
     from std_srvs.srv import SetBool
