@@ -744,9 +744,9 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, r
         added = add_replay_topics(str(bag_path), robot, mon.ns, messages=recorded)
         # the recorded messages decoded once (read_messages)
         topics = message_counts(recorded)
-        # the added topics counted, each decoded on a sample (every 100th: the /tf of a run come
-        # from one layout; test_demo.py decodes every message)
-        topics.update(read_back(str(bag_path), topics=list(added), every=100))
+        # the added topics counted (the bag's summary), decoded at its start, middle and end (the
+        # /tf of a run are written from one layout; test_demo.py decodes every message)
+        topics.update(read_back(str(bag_path), topics=list(added), sample=True))
         js_stamps = {stamp for stamp, _, _, _ in rec.js}
         result['bag'] = {
             'path': str(bag_path),

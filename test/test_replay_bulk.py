@@ -7,9 +7,9 @@ quaternion functions, and MessageWriter.add_messages writes the file Writer.add_
 """
 
 import io
-import warnings
 from pathlib import Path
 from types import SimpleNamespace
+import warnings
 
 import dynamics_reference as ref
 import numpy as np
@@ -123,3 +123,23 @@ def test_message_writer_writes_the_file_add_message_writes():
         w.finish()
         files.append(f.getvalue())
     assert files[0] == files[1]
+
+
+def test_read_back_of_a_sample_counts_what_reading_everything_counts(tmp_path):
+    from spart_ros.tools.bag import BagError, McapBag, read_back
+    from spart_ros.tools.replay import add_replay_topics
+    from test_replay import record
+
+    path = tmp_path / 'run.mcap'
+    robot = record(path, str(ROOT / 'urdf' / 'SC_3DoF.urdf'), '/demo', True, seed=4, n=300)
+    added = add_replay_topics(str(path), robot, '/demo')
+    for topics in (None, list(added)):
+        assert read_back(str(path), topics=topics, sample=True) == read_back(str(path), topics)
+    # a message its definition does not read, in the middle of the bag: found
+    broken = tmp_path / 'broken.mcap'
+    with McapBag(str(broken)) as bag:
+        for k in range(300):
+            data = b'\x00\x01\x00\x00' + (b'\x01' if k == 150 else b'\x05\x00\x00\x00abcd\x00')
+            bag.add('/s', 'std_msgs/msg/String', data, 1_000 + k)
+    with pytest.raises(BagError, match='does not decode'):
+        read_back(str(broken), sample=True)
