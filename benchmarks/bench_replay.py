@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def record(path, robot, urdf_text, n):
-    """A bag of n joint states, odometries and clocks, received on a wall clock."""
+    """Write a bag of n joint states, odometries and clocks, received on a wall clock."""
     from builtin_interfaces.msg import Time
     from nav_msgs.msg import Odometry
     from rclpy.serialization import serialize_message
@@ -65,7 +65,7 @@ def record(path, robot, urdf_text, n):
 
 
 def one_at_a_time(path, out_path, robot, messages):
-    """The replaced path: per state moving() and tf_message_cdr, per message add_message."""
+    """Write the replay topics the replaced way: per state moving(), per message add_message."""
     from mcap.writer import Writer
     from spart_ros.core.attitude import quaternion_from_ros
     from spart_ros.tools.bag import message_definition
@@ -152,7 +152,8 @@ def main(argv=None):
     s, b = statistics.median(single), statistics.median(bulk)
     f, p = statistics.median(full), statistics.median(sample)
     print(
-        f'{len(messages)} recorded messages, {added["/tf"]} /tf added ({args.rounds} rounds, median CPU)'
+        f'{len(messages)} recorded messages, {added["/tf"]} /tf added '
+        f'({args.rounds} rounds, median CPU)'
     )
     print(f'  replay topics one at a time   {s:7.3f} s')
     print(f'  add_replay_topics (bulk)      {b:7.3f} s   x{s / b:.1f}')

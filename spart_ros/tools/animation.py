@@ -336,8 +336,6 @@ def motion_gif(path, urdf, frames, floating, fps=20.0, size=(320, 240), backend=
     (:func:`target_drawing`) or None; ``urdf``: path or text. Returns the backend
     used ('mujoco' or 'matplotlib'). ``backend='auto'`` tries MuJoCo's offscreen renderer first.
     """
-    from PIL import Image
-
     from ..core.urdf import robot_from_urdf
 
     if backend not in ('auto',) + BACKENDS:

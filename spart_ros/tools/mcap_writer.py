@@ -25,8 +25,9 @@ class MessageWriter(Writer):
 
     def add_messages(self, rows):
         """
-        Add messages in order: ``rows`` an iterable of (channel id, log time, data, publish time,
-        sequence), times in ns; what ``add_message`` for each does.
+        Add messages in order: what ``add_message`` of each does.
+
+        ``rows``: an iterable of (channel id, log time, data, publish time, sequence), times in ns.
         """
         builder = self._Writer__chunk_builder
         if builder is None:

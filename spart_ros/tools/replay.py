@@ -132,16 +132,18 @@ class RobotTransforms:
         joints = [j for j in self.robot.joints if j.type != FIXED and j.name in named]
         values = np.empty((len(Q), len(joints), 7))
         for c, joint in enumerate(joints):
-            O = joint_origin(self.robot, joint)
+            origin = joint_origin(self.robot, joint)
             theta = Q[:, joint.q_id - 1]
             R, p = (
-                np.broadcast_to(O[:3, :3], (len(Q), 3, 3)),
-                np.broadcast_to(O[:3, 3], (len(Q), 3)),
+                np.broadcast_to(origin[:3, :3], (len(Q), 3, 3)),
+                np.broadcast_to(origin[:3, 3], (len(Q), 3)),
             )
             if joint.type == REVOLUTE:
-                R = O[:3, :3] @ _axis_rotations(joint.axis, theta)
+                R = origin[:3, :3] @ _axis_rotations(joint.axis, theta)
             elif joint.type == PRISMATIC:
-                p = O[:3, 3] + np.outer(theta, O[:3, :3] @ np.asarray(joint.axis, dtype=float))
+                p = origin[:3, 3] + np.outer(
+                    theta, origin[:3, :3] @ np.asarray(joint.axis, dtype=float)
+                )
             values[:, c, :3], values[:, c, 3:] = p, rotations_to_ros(R)
         return [self._ends[j.name] for j in joints], values
 
