@@ -527,12 +527,13 @@ class DecoderFactory:
         return self._decoders[schema.id]
 
 
-def _decoded(path, topics, decode):
+def _decoded(path, topics, decode, window=(None, None)):
     """
     Yield (schema, channel, message, decoded) of the bag ``path`` in the order of the file.
 
     ``topics``: only those (all if None); ``decode``: the topics decoded (all if None; None
-    yielded for the others). BagError if a message does not decode.
+    yielded for the others); ``window``: (start, end) log times [ns] (end excluded; None: open).
+    BagError if a message does not decode.
     """
     from mcap.reader import make_reader
 
@@ -541,7 +542,7 @@ def _decoded(path, topics, decode):
     with open(path, 'rb') as f:
         try:
             for schema, channel, message in make_reader(f).iter_messages(
-                topics=topics, log_time_order=False
+                topics=topics, start_time=window[0], end_time=window[1], log_time_order=False
             ):
                 if decode is not None and channel.topic not in decode:
                     yield schema, channel, message, None
@@ -584,11 +585,37 @@ def message_counts(messages):
     return counts
 
 
-def read_back(path, topics=None):
+def read_back(path, topics=None, sample=False):
     """
     Decode every message of the bag with the definitions it carries (no ROS needed).
 
     Only those of ``topics`` if given. Returns {topic: (schema name, message count)}. BagError
-    if a message does not decode.
+    if a message does not decode.  ``sample``: the counts from the bag's summary (its channel
+    statistics, what its writer counted), decoded only the messages of three short windows (the
+    first, middle and last 1 % of its log times: the chunks they are in) and the first message of
+    each topic none of them has: proves every topic's definition reads its messages at the
+    start, middle and end of the bag (e.g. ones written in bulk from one layout).
     """
-    return message_counts(_decoded(path, topics, None))
+    if not sample:
+        return message_counts(_decoded(path, topics, None))
+    from mcap.reader import make_reader
+
+    with open(path, 'rb') as f:
+        summary = make_reader(f).get_summary()
+    if summary is None or summary.statistics is None:
+        raise BagError(f'{path} has no summary section with statistics: read it in full')
+    wanted = None if topics is None else set(topics)
+    counts = {}
+    for channel_id, n in summary.statistics.channel_message_counts.items():
+        channel = summary.channels[channel_id]
+        if n and (wanted is None or channel.topic in wanted):
+            counts[channel.topic] = (summary.schemas[channel.schema_id].name, n)
+    start, end = summary.statistics.message_start_time, summary.statistics.message_end_time
+    width = max((end - start) // 100, 1)
+    decoded = set()
+    for t in (start, start + (end - start) // 2, end + 1 - width):
+        for _, channel, _, _ in _decoded(path, sorted(counts), None, (t, t + width)):
+            decoded.add(channel.topic)
+    for topic in sorted(set(counts) - decoded):
+        next(_decoded(path, [topic], None), None)
+    return counts

@@ -21,17 +21,27 @@ A run recorded on a graph without robot_state_publisher (the demo's) has joint s
 :func:`tf_message_cdr` serializes them.
 """
 
-from bisect import bisect_right
 import os
 import struct
 
 import numpy as np
 
 from .bag import BagError, message_definition, read_messages
-from ..core.attitude import quaternion_to_ros
-from ..core.link_frames import joint_transforms
+from ..core.attitude import quaternion_from_ros, quaternion_to_ros
+from ..core.checks import QUATERNION_TOL
+from ..core.errors import InputError
+from ..core.link_frames import joint_origin, joint_transforms
+from ..core.model import FIXED, PRISMATIC, REVOLUTE
 
-__all__ = ['RobotTransforms', 'tf_message', 'tf_message_cdr', 'add_replay_topics', 'TF_TYPE']
+__all__ = [
+    'RobotTransforms',
+    'tf_message',
+    'tf_message_cdr',
+    'tf_messages_cdr',
+    'rotations_to_ros',
+    'add_replay_topics',
+    'TF_TYPE',
+]
 
 TF_TYPE = 'tf2_msgs/TFMessage'
 
@@ -80,6 +90,117 @@ class RobotTransforms:
             for j, T in joint_transforms(self.robot, self.q, fixed=False)
             if j.name in named
         ]
+
+    def moving_values(self, states):
+        """
+        Return the transforms of :meth:`moving` for many joint states at once (numpy).
+
+        ``states`` [(names, positions)] in order; returns [(rows, pairs, values)]: for each run of
+        states naming the same joints, their indices in ``states``, the [(parent, child)] of the
+        transforms and (len(rows), len(pairs), 7) translation and ROS quaternion values, as
+        :func:`_transform_values` of :meth:`moving` for each state.  Leaves ``q`` at the last.
+        """
+        out, start = [], 0
+        keys = [(tuple(names), min(len(names), len(positions))) for names, positions in states]
+        for i in range(1, len(states) + 1):
+            if i == len(states) or keys[i] != keys[start]:
+                names, m = keys[start]
+                P = np.array([states[k][1][:m] for k in range(start, i)], dtype=float)
+                out.append((range(start, i),) + self._run(names[:m], P.reshape(i - start, m)))
+                start = i
+        return out
+
+    def _run(self, names, P):
+        """(pairs, values) of the states (len(P),) naming ``names`` with positions ``P``."""
+        Q = np.tile(self.q, (len(P), 1))
+        named = {}
+        for j, name in enumerate(names):
+            k = self._index.get(name)
+            if k is not None:
+                named[name] = k
+                Q[:, k] = P[:, j]  # a name given twice: the last, as moving()
+        for leader in [n for n in named if n in self._followers]:
+            for follower, m in self._followers[leader]:
+                if follower not in named:
+                    k = named[follower] = self._index[follower]
+                    Q[:, k] = m.multiplier * Q[:, self._index[leader]] + m.offset
+        if not np.all(np.isfinite(Q)):
+            bad = np.flatnonzero(~np.all(np.isfinite(Q), axis=1))[0]
+            raise InputError(f'q: NaN or infinity in {Q[bad].tolist()} (a joint state)')
+        if len(Q):
+            self.q = Q[-1].copy()
+        joints = [j for j in self.robot.joints if j.type != FIXED and j.name in named]
+        values = np.empty((len(Q), len(joints), 7))
+        for c, joint in enumerate(joints):
+            origin = joint_origin(self.robot, joint)
+            theta = Q[:, joint.q_id - 1]
+            R, p = (
+                np.broadcast_to(origin[:3, :3], (len(Q), 3, 3)),
+                np.broadcast_to(origin[:3, 3], (len(Q), 3)),
+            )
+            if joint.type == REVOLUTE:
+                R = origin[:3, :3] @ _axis_rotations(joint.axis, theta)
+            elif joint.type == PRISMATIC:
+                p = origin[:3, 3] + np.outer(
+                    theta, origin[:3, :3] @ np.asarray(joint.axis, dtype=float)
+                )
+            values[:, c, :3], values[:, c, 3:] = p, rotations_to_ros(R)
+        return [self._ends[j.name] for j in joints], values
+
+
+def _axis_rotations(axis, theta):
+    """(N, 3, 3) rotations by ``theta`` (N,) about the unit ``axis``: link_frames' Rodrigues."""
+    x, y, z = (float(a) for a in axis)
+    c, s = np.cos(theta), np.sin(theta)
+    C = 1.0 - c
+    return np.stack(
+        [
+            np.stack([c + x * x * C, x * y * C - z * s, x * z * C + y * s], axis=1),
+            np.stack([y * x * C + z * s, c + y * y * C, y * z * C - x * s], axis=1),
+            np.stack([z * x * C - y * s, z * y * C + x * s, c + z * z * C], axis=1),
+        ],
+        axis=1,
+    )
+
+
+def _pose_values(poses):
+    """
+    (N, 7) translation and ROS quaternion of geometry_msgs Poses: the pose matrix's values.
+
+    The quaternions checked and normalized as :func:`quaternion_from_ros` does (its InputError).
+    """
+    values = np.array(
+        [
+            (p.position.x, p.position.y, p.position.z)
+            + (p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w)
+            for p in poses
+        ],
+        dtype=float,
+    ).reshape(len(poses), 7)
+    q = values[:, 3:]
+    n2 = np.sum(q * q, axis=1)
+    bad = ~np.isfinite(values).all(axis=1) | (n2 == 0) | (np.abs(n2 - 1) > QUATERNION_TOL)
+    if bad.any():
+        o = poses[int(np.flatnonzero(bad)[0])].orientation
+        quaternion_from_ros(o.x, o.y, o.z, o.w)  # raises the error naming the problem
+    q = np.where(np.abs(n2 - 1)[:, None] <= 1e-12, q, q / np.sqrt(n2)[:, None])
+    q1, q2, q3, q4 = q.T
+    D = np.stack(
+        [
+            np.stack(
+                [1 - 2 * (q2**2 + q3**2), 2 * (q1 * q2 + q3 * q4), 2 * (q1 * q3 - q2 * q4)], 1
+            ),
+            np.stack(
+                [2 * (q2 * q1 - q3 * q4), 1 - 2 * (q1**2 + q3**2), 2 * (q2 * q3 + q1 * q4)], 1
+            ),
+            np.stack(
+                [2 * (q3 * q1 + q2 * q4), 2 * (q3 * q2 - q1 * q4), 1 - 2 * (q1**2 + q2**2)], 1
+            ),
+        ],
+        axis=1,
+    )
+    values[:, 3:] = rotations_to_ros(np.swapaxes(D, 1, 2))
+    return values
 
 
 def _transform_values(T):
@@ -138,47 +259,110 @@ def tf_message_cdr(stamp_ns, transforms):
     Little endian after the encapsulation header, as rclpy publishes: the bytes mcap_ros2's
     encoder writes for ``tf_message(stamp_ns, transforms)`` (test_replay.py compares them).
     """
-    sec, nanosec = int(stamp_ns // 1_000_000_000), int(stamp_ns % 1_000_000_000)
+    values = np.array([[_transform_values(T) for _, _, T in transforms]], dtype=float)
+    pairs = [(parent, child) for parent, child, _ in transforms]
+    return tf_messages_cdr([stamp_ns], pairs, values.reshape(1, len(pairs), 7))[0]
+
+
+def _tf_layout(pairs):
+    """
+    Return (template bytes, numpy dtype) of a TFMessage of the frames ``pairs`` [(parent, child)].
+
+    The template has the strings, lengths and padding; the dtype's fields ``s{k}``, ``n{k}``
+    (sec, nanosec) and ``v{k}`` (7 float64: translation, rotation x y z w) of transform ``k``
+    are at their offsets in it.
+    """
     buf = bytearray(_CDR_LE)
-    buf += _UINT32.pack(len(transforms))
-    for parent, child, T in transforms:
+    buf += _UINT32.pack(len(pairs))
+    names, formats, offsets = [], [], []
+    for k, (parent, child) in enumerate(pairs):
         _pad(buf, 4)
-        buf += _STAMP.pack(sec, nanosec)
+        names += [f's{k}', f'n{k}']
+        formats += ['<i4', '<u4']
+        offsets += [len(buf), len(buf) + 4]
+        buf += bytes(_STAMP.size)
         _append_string(buf, parent)
         _append_string(buf, child)
         _pad(buf, 8)
-        buf += _TRANSFORM.pack(*_transform_values(T))
-    return bytes(buf)
+        names.append(f'v{k}')
+        formats.append(('<f8', 7))
+        offsets.append(len(buf))
+        buf += bytes(_TRANSFORM.size)
+    dtype = np.dtype(
+        {'names': names, 'formats': formats, 'offsets': offsets, 'itemsize': len(buf)}
+    )
+    return bytes(buf), dtype
+
+
+def tf_messages_cdr(stamps_ns, pairs, values):
+    """
+    Return the serialized TFMessages of many stamps of the same frames, in bulk (numpy).
+
+    ``stamps_ns`` (N,) ints [ns]; ``pairs`` [(parent, child)] (m); ``values`` (N, m, 7): each
+    transform's translation x, y, z and ROS quaternion x, y, z, w.  Returns N bytes objects, each
+    what :func:`tf_message_cdr` returns for that stamp (one layout filled N times).
+    """
+    stamps = np.asarray(stamps_ns, dtype=np.int64).reshape(-1)
+    values = np.asarray(values, dtype=float).reshape(len(stamps), len(pairs), 7)
+    template, dtype = _tf_layout(pairs)
+    out = np.frombuffer(bytearray(template * len(stamps)), dtype=dtype)
+    sec, nanosec = np.divmod(stamps, 1_000_000_000)
+    for k in range(len(pairs)):
+        out[f's{k}'], out[f'n{k}'], out[f'v{k}'] = sec, nanosec, values[:, k]
+    blob, size = out.tobytes(), len(template)
+    return [blob[i : i + size] for i in range(0, len(blob), size)]
+
+
+def rotations_to_ros(R):
+    """
+    Return the ROS quaternions (N, 4) (x, y, z, w), w >= 0, of active rotations ``R`` (N, 3, 3).
+
+    :func:`spart_ros.core.attitude.quaternion_to_ros` of each (the same branches and
+    operations), vectorised; rotations assumed (not checked).
+    """
+    D = np.swapaxes(np.asarray(R, dtype=float), 1, 2)
+    d00, d01, d02 = D[:, 0, 0], D[:, 0, 1], D[:, 0, 2]
+    d10, d11, d12 = D[:, 1, 0], D[:, 1, 1], D[:, 1, 2]
+    d20, d21, d22 = D[:, 2, 0], D[:, 2, 1], D[:, 2, 2]
+    tr = d00 + d11 + d22
+    qs = np.stack([1 + 2 * d00 - tr, 1 + 2 * d11 - tr, 1 + 2 * d22 - tr, 1 + tr], axis=1) / 4
+    k = np.argmax(qs, axis=1)
+    ql = np.sqrt(qs[np.arange(len(k)), k])
+    d = 4 * ql
+    with np.errstate(divide='ignore', invalid='ignore'):  # only the largest branch is kept
+        a, b, c = (d01 + d10) / d, (d20 + d02) / d, (d12 - d21) / d
+        e, f, g = (d12 + d21) / d, (d20 - d02) / d, (d01 - d10) / d
+    branches = np.stack(
+        [
+            np.stack([ql, a, b, c], axis=1),
+            np.stack([a, ql, e, f], axis=1),
+            np.stack([b, e, ql, g], axis=1),
+            np.stack([c, f, g, ql], axis=1),
+        ]
+    )
+    q = branches[k, np.arange(len(k))]
+    return np.where(q[:, 3:] >= 0, q, -q)
 
 
 def _stamp_ns(header):
     return header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
 
 
-def _pose_matrix(pose):
-    from ..core.attitude import quaternion_from_ros
-
-    o, p = pose.orientation, pose.position
-    T = np.eye(4)
-    T[:3, :3] = quaternion_from_ros(o.x, o.y, o.z, o.w)
-    T[:3, 3] = [p.x, p.y, p.z]
-    return T
-
-
 def _sim_clock(clock):
     """
-    Return ``sim_time(t)``: the simulation time (ns) at the receipt time ``t`` (ns).
+    Return ``sim_time(t)``: the simulation times (ns, a list) at the receipt times ``t`` (ns).
 
     ``clock``: [(receipt time, decoded rosgraph_msgs/Clock)] in receipt order; the last clock
-    received at ``t`` (the first before any); none: ``t`` itself.
+    received at each ``t`` (the first before any); none: ``t`` itself.
     """
-    wall = [t for t, _ in clock]
-    sim = [c.clock.sec * 1_000_000_000 + c.clock.nanosec for _, c in clock]
+    wall = np.array([t for t, _ in clock], dtype=np.int64)
+    sim = np.array([c.clock.sec * 1_000_000_000 + c.clock.nanosec for _, c in clock], np.int64)
 
     def sim_time(t):
-        if not wall:
-            return t
-        return sim[max(bisect_right(wall, t) - 1, 0)]
+        if not len(wall):
+            return [int(x) for x in t]
+        k = np.maximum(np.searchsorted(wall, np.asarray(t, dtype=np.int64), 'right') - 1, 0)
+        return sim[k].tolist()
 
     return sim_time
 
@@ -188,29 +372,25 @@ class _Rewriter:
     An MCAP file written from another one's messages: ``write(...)``, then ``finish()``.
 
     A schema per (name, text) and a channel per topic, registered on first use (CDR messages);
-    sequence numbers counted per topic.
+    sequence numbers counted per topic; the messages written in order at ``finish`` in one
+    :meth:`~spart_ros.tools.mcap_writer.MessageWriter.add_messages` call.
     """
 
     def __init__(self, f):
-        from mcap.writer import Writer
+        from .mcap_writer import MessageWriter
 
-        self._writer = Writer(f)
+        self._writer = MessageWriter(f)
         self._writer.start(profile='ros2', library='spart_ros')
         self._schemas, self._channels, self._sequence = {}, {}, {}
+        self._rows = []
 
     def write(self, topic, schema, data, log_time, publish_time):
         """Add a message: ``schema`` (name, encoding, text bytes); times in ns."""
         channel = self._channels.get(topic)
         if channel is None:
             channel = self._register(topic, schema)
-        self._sequence[topic] += 1
-        self._writer.add_message(
-            channel,
-            log_time=int(log_time),
-            data=data,
-            publish_time=int(publish_time),
-            sequence=self._sequence[topic],
-        )
+        seq = self._sequence[topic] = self._sequence[topic] + 1
+        self._rows.append((channel, int(log_time), data, int(publish_time), seq))
 
     def _register(self, topic, schema):
         name, encoding, text = schema
@@ -225,18 +405,39 @@ class _Rewriter:
         return channel
 
     def finish(self):
+        self._writer.add_messages(self._rows)
+        self._rows = []
         self._writer.finish()
 
 
-def _moved(kind, decoded, transforms, robot):
-    """Return the /tf transforms of a recorded message (None: not a joint state or odometry)."""
-    if kind == 'joint_states':
-        return transforms.moving(decoded.name, decoded.position)
-    if kind == 'odom':
-        parent = decoded.header.frame_id or 'odom'
-        child = decoded.child_frame_id or robot.base_link.name
-        return [(parent, child, _pose_matrix(decoded.pose.pose))]
-    return None
+def _tf_data(messages, kinds, transforms, robot):
+    """
+    Return {index in ``messages``: serialized /tf} of the joint states and odometry (in bulk).
+
+    A joint state: its joints' transforms (:meth:`RobotTransforms.moving_values`); an odometry:
+    ``header.frame_id -> child_frame_id`` (odom -> base link); both stamped with its stamp.
+    """
+    states, odom = [], {}
+    for k, (_, channel, _, decoded) in enumerate(messages):
+        kind = kinds.get(channel.topic)
+        if kind == 'joint_states':
+            states.append((k, decoded))
+        elif kind == 'odom':
+            parent = decoded.header.frame_id or 'odom'
+            child = decoded.child_frame_id or robot.base_link.name
+            odom.setdefault((parent, child), []).append((k, decoded))
+    out = {}
+    runs = transforms.moving_values([(d.name, d.position) for _, d in states])
+    for rows, pairs, values in runs:
+        index = [states[r][0] for r in rows]
+        stamps = [_stamp_ns(states[r][1].header) for r in rows]
+        out.update(zip(index, tf_messages_cdr(stamps, pairs, values)))
+    for pair, recorded in odom.items():
+        values = _pose_values([d.pose.pose for _, d in recorded])
+        stamps = [_stamp_ns(d.header) for _, d in recorded]
+        data = tf_messages_cdr(stamps, [pair], values.reshape(len(recorded), 1, 7))
+        out.update(zip((k for k, _ in recorded), data))
+    return out
 
 
 def _replay(out, messages, kinds, robot, ns, sim_time):
@@ -244,24 +445,29 @@ def _replay(out, messages, kinds, robot, ns, sim_time):
     transforms = RobotTransforms(robot)
     tf_schema = (TF_TYPE, 'ros2msg', message_definition(TF_TYPE).encode('utf-8'))
     added = {'/tf': 0, '/tf_static': 0, '/robot_description': 0}
-
-    def add(topic, schema, data, t, receipt):
-        out.write(topic, schema, data, t, receipt)
-        added[topic] += 1
-
-    for k, (schema, channel, message, decoded) in enumerate(messages):
-        t, receipt = sim_time(message.log_time), message.log_time
-        if k == 0:
-            add('/tf_static', tf_schema, tf_message_cdr(t, transforms.static()), t, receipt)
-        recorded = (schema.name, schema.encoding, schema.data)
-        out.write(channel.topic, recorded, message.data, t, receipt)
-        kind = kinds.get(channel.topic)
-        moved = _moved(kind, decoded, transforms, robot)
-        if moved is not None:
-            tf = tf_message_cdr(_stamp_ns(decoded.header), moved)
-            add('/tf', tf_schema, tf, t, receipt)
-        elif kind == 'description' and ns and not added['/robot_description']:
-            add('/robot_description', recorded, message.data, t, receipt)
+    if not messages:
+        return added
+    tf = _tf_data(messages, kinds, transforms, robot)
+    receipts = [message.log_time for _, _, message, _ in messages]
+    times = sim_time(receipts)
+    schemas = {}  # recorded (name, encoding, text) per schema object
+    write = out.write
+    t0 = times[0]
+    write('/tf_static', tf_schema, tf_message_cdr(t0, transforms.static()), t0, receipts[0])
+    added['/tf_static'] += 1
+    for k, (schema, channel, message, _) in enumerate(messages):
+        t, receipt = times[k], receipts[k]
+        recorded = schemas.get(id(schema))
+        if recorded is None:
+            recorded = schemas[id(schema)] = (schema.name, schema.encoding, schema.data)
+        write(channel.topic, recorded, message.data, t, receipt)
+        data = tf.get(k)
+        if data is not None:
+            write('/tf', tf_schema, data, t, receipt)
+            added['/tf'] += 1
+        elif ns and not added['/robot_description'] and kinds.get(channel.topic) == 'description':
+            write('/robot_description', recorded, message.data, t, receipt)
+            added['/robot_description'] += 1
     return added
 
 
