@@ -542,7 +542,7 @@ def _decoded(path, topics, decode, window=(None, None)):
     with open(path, 'rb') as f:
         try:
             for schema, channel, message in make_reader(f).iter_messages(
-                topics=topics, start_time=window[0], end_time=window[1], log_time_order=False
+                topics=topics, starting_at=window[0], ending_before=window[1], log_time_order=False
             ):
                 if decode is not None and channel.topic not in decode:
                     yield schema, channel, message, None
