@@ -163,6 +163,7 @@ class Monitor:
             include=lambda t: t.startswith(ns + '/') or t in ('/clock', '/rosout'),
             expect={**state_topics(ns), commands: 'std_msgs/msg/Float64MultiArray'},
             align=tuple(state_topics(ns)),
+            depth=5000,  # 5 s of 1 kHz states: this process may be kept from reading them
             listeners={
                 f'{ns}/joint_states': self._on_joint_state,
                 commands: lambda data: self.commands.append((time.monotonic(), data)),
@@ -528,12 +529,14 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         # the plant stops publishing: the controller must send one zero command and stop (counted
         # from the pause request: on a busy machine the zero can arrive before the service's
         # answer)
+        # the plant's count up to here, before the pause: paused, it steps on without publishing
+        # (the answer can come late on a busy machine: its stamp ends the compared window)
+        timing.append(json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message))
+        result['plant_timing'] = timing
         paused_at, n0 = time.monotonic(), len(mon.commands)
         res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
         if not res.success:
             raise RuntimeError(f'pausing the simulator failed: {res.message}')
-        timing.append(json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message))
-        result['plant_timing'] = timing
 
         def zero_command():
             for k in range(n0, len(mon.commands)):
