@@ -190,11 +190,9 @@ def run_capture(name, scenario, out, seconds, launch_log, attempt=1):
         result['problems'].append(f'the nodes exited with code {code}')
     recorded = read_messages(str(bag_path))
     rec = sd.Recording(recorded, ns, robot)
-    # what sim_demo.disturbance reads (a busy machine's stall: the scenario is run once more)
-    t_end = t_goal + result.get('sim_seconds', 0.0)
-    halts = [s.timeouts for t, s in mon.status if t_goal <= t < t_end]
-    result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
-    result['longest_one_command_s'] = rec.longest_one_command(t_goal, t_end)
+    # a busy machine's stall: the scenario is run once more (sim_demo.disturbance)
+    seconds_run = result.get('sim_seconds', 0.0)
+    sd.record_stalls(result, mon, rec, t_goal, t_goal + seconds_run, seconds_run)
     summarize_capture(
         result,
         sd,

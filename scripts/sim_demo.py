@@ -658,13 +658,8 @@ def summarize(result, mon, rec, robot, scenario, t_start, out, name, bag_path, r
                 f'joints {short} did not follow the trajectory (reached '
                 f'{np.round(reached, 3).tolist()} of {offsets.tolist()} rad)'
             )
-    # halts of the controller during the run (stale inputs: a busy machine), before the pause
-    halts = [
-        s.timeouts for t, s in mon.status if t_start <= t < t_start + result.get('sim_seconds', 0)
-    ]
-    result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
     motion = scenario['waypoints'][-1][0]
-    result['longest_one_command_s'] = rec.longest_one_command(t_start, t_start + motion)
+    record_stalls(result, mon, rec, t_start, t_start + result.get('sim_seconds', 0), motion)
     # tracking error: the controller's own reference - measured, after the first second
     errs = np.array(
         [s.position_error for t, s in mon.status if t >= t_start + 1.0 and len(s.position_error)]
@@ -1002,6 +997,18 @@ def orbit_summary(result, rec, robot, scenario, t_start, out, name):
 #: (20 control periods: the controller answers each state within a few ms, the sim catches up 20 ms
 #: of a stall of its own at most)
 STALL = 0.02
+
+
+def record_stalls(result, mon, rec, t0, t1, motion):
+    """
+    Put what :func:`disturbance` reads into ``result``, for the run from sim time ``t0`` to ``t1``.
+
+    ``halts_during_run``: the controller's halts meanwhile (stale inputs: a busy machine), before
+    the pause; ``longest_one_command_s``: the longest span of one command over ``motion`` s.
+    """
+    halts = [s.timeouts for t, s in mon.status if t0 <= t < t1]
+    result['halts_during_run'] = int(halts[-1] - halts[0]) if halts else 0
+    result['longest_one_command_s'] = rec.longest_one_command(t0, t0 + motion)
 
 
 def disturbance(r):
