@@ -107,6 +107,16 @@ def nodes():
             'base_gains': BASE_GAINS,
             'state_timeout': 0.3,
         },
+        # its commands topic has no subscriber until its test subscribes (a lockstep plant
+        # whose subscription matches late)
+        'late': {
+            'mode': 'computed_torque',
+            'urdf_path': KUKA,
+            'gravity': G.tolist(),
+            'commands_topic': '/late/commands',
+            'max_tracking_error': 1.0,
+            'resume_tolerance': 1.0,
+        },
         'gc': {
             'mode': 'gravity_compensation',
             'urdf_path': KUKA,
@@ -800,6 +810,51 @@ def _a_burst_is_answered_state_by_state(ct, names, q):
     )
     ct.ros.spin_for(0.1)
     assert answered() == stamps
+
+
+def test_an_answer_nobody_received_is_given_to_the_republished_state(ros, nodes):
+    """
+    Event-driven: a command published before any subscription matched answers nothing.
+
+    A lockstep plant whose commands subscription matches late (discovery at start-up) republishes
+    the state it waits on; the controller answers that copy (before, it had answered the stamp
+    into the void and the loop waited forever: a halted controller, a plant waiting).
+    """
+    proc, robot = nodes['late'], ROBOTS['ct']
+    js = ros.publisher(JointState, '/late/joint_states', RELIABLE_QOS)
+    status = ros.subscribe(ControllerStatus, '/late/spart_controller/status', RELIABLE_QOS)
+    ros.wait_for_writers([status], scaled(30.0), process=proc)
+    msg = JointState(
+        name=list(robot.q_names), position=[0.1] * robot.n_q, velocity=[0.0] * robot.n_q
+    )
+    msg.header.stamp = Time(sec=90, nanosec=0)
+    # the stamp answered while nothing subscribes to the commands (publish_until repeats it)
+    ros.publish_until(
+        js,
+        lambda: msg,
+        lambda: any(s.commands >= 1 for s in status.messages),
+        timeout=15.0,
+        period=0.2,
+        what='the state answered (status.commands) with no commands subscriber',
+        process=proc,
+    )
+    commands = ros.subscribe(Float64MultiArray, '/late/commands', RELIABLE_QOS)
+    ros.wait_for(
+        lambda: commands.subscription.get_publisher_count() >= 1,
+        15.0,
+        '/late/commands matched',
+        process=proc,
+    )
+    # the same stamp again (the plant republishing the state it waits on) gets a command
+    ros.publish_until(
+        js,
+        lambda: msg,
+        lambda: any(any(m.data) for m in commands.messages),
+        timeout=15.0,
+        period=0.2,
+        what='a command for the republished state',
+        process=proc,
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -470,6 +470,14 @@ class Controller(ControllerReports):
         self.compute_time = time.perf_counter() - t0
         return Command(values, False, out.base_torque, out.base_force, t, out.actuators)
 
+    def undelivered(self):
+        """
+        Say that the command just returned reached no subscriber (none matched yet).
+
+        Its state is not answered: the copy a lockstep plant republishes while it waits is.
+        """
+        self.supervision.undelivered()
+
     def check(self, inputs):
         """
         Return the watchdog, between ticks (e.g. a steady timer).

@@ -6,7 +6,8 @@ is built").  It holds the :class:`~spart_ros.control.safety.CommandGate` (enable
 halted or commanding, the counters) and the rules about the inputs:
 
 - answer each joint-state stamp once (event-driven: a lockstep plant that republishes a state it
-  waits on gets one answer; a repeated stamp only runs the watchdog);
+  waits on gets one answer; a repeated stamp only runs the watchdog), unless the answer reached
+  no subscriber (:meth:`Supervisor.undelivered`);
 - the inputs must be there, fresh (``state_timeout``) and finite: else ONE all-zero command, then
   silence until a tick computes again (the gate's rule);
 - a stall: a state stamped more than ``state_timeout`` after the last command means the plant
@@ -173,6 +174,15 @@ class Supervisor:
     def answered(self):
         """Record that this tick's answer is a stop (its stamp is answered)."""
         self._answered = self._stamp
+
+    def undelivered(self):
+        """
+        Record that this tick's command reached no subscriber: no stamp is answered.
+
+        A lockstep plant whose commands subscription has not matched yet (discovery at start-up)
+        never gets the answer and republishes the state it waits on: that copy is answered.
+        """
+        self._answered = None
 
     def _finite_base(self, base):
         """

@@ -208,6 +208,10 @@ class ControllerIO:
                 self._wrench = None
 
     # -- out ------------------------------------------------------------------------------
+    def has_readers(self):
+        """Return whether a subscription of the commands topic has matched (DDS discovery)."""
+        return self._pub.get_subscription_count() > 0
+
     def publish(self, cmd, stamp):
         """
         Publish a :data:`~spart_ros.control.controller.Command` (None: nothing).

@@ -359,6 +359,10 @@ class ControllerNode(LifecycleNode):
 
     def _send(self, cmd, stamp=None):
         if cmd is not None and self.io is not None:
+            # a command published before the plant's subscription matched is lost: a lockstep
+            # plant then republishes the state it waits on, which must get an answer
+            if self.event_driven and not self.io.has_readers():
+                self.controller.undelivered()
             self.io.publish(cmd, stamp)
 
     def _status(self):
