@@ -116,8 +116,7 @@ class Loop:
                 ee_link=EE,
                 robot_description_topic='robot_description',
                 status_rate=20.0,
-                reference_timeout=TIMEOUT,
-                **controller,
+                **{'reference_timeout': TIMEOUT, **controller},
             ),
         )
         self.states = {}  # stamp (ns) -> [q, (R_b, p_b, v_b, w_b)]
@@ -345,7 +344,13 @@ def test_resolved_rate_tracks_a_line_a_pose_target_and_stops(ros):
     # in lockstep, with the controller on the sim's clock (its statuses stamped in sim time): the
     # law, not this machine's load, moves the arm. In real time a starved controller let the
     # free-floating arm coast on its last effort (10 mm too far, or 9 % fast, in fresh clones)
-    loop = Loop(ros, 'rr', 'resolved_rate', lockstep=True, use_sim_time=True)
+    # the lockstep loop runs faster than real time (1.7x here, idle): twists sent every 0.05 s of
+    # wall time came more than 0.1 s of sim time apart whenever this process was late by 10 ms,
+    # and the arm stopped between them (10 % short seen) while the 20 Hz statuses still showed the
+    # twist: a timeout of 0.5 s of sim time outlasts such gaps
+    loop = Loop(
+        ros, 'rr', 'resolved_rate', lockstep=True, use_sim_time=True, reference_timeout=0.5
+    )
     try:
         _, q, R_b, p_b = loop.latest()
         R0_ee, p0 = loop.ee_pose(q, R_b, p_b)
