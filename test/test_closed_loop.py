@@ -402,6 +402,26 @@ def _compare(offline, data, joints, until=np.inf):
     return len(rows), float(np.abs(recorded - simulated).max()), rows
 
 
+def _where_they_part(offline, data, joints, run):
+    """Say where the recorded run first leaves its offline twin, and the controller's log."""
+    cols = [offline.joint_names.index(j) for j in joints]
+    index = {int(round(t * 1e9)): k for k, t in enumerate(offline.t)}
+    for k, t in enumerate(data.t):
+        i = index.get(int(round(t * 1e9)))
+        if i is not None and np.abs(data.q[k] - offline.q[i][cols]).max() > 1e-12:
+            break
+    else:
+        t = None
+    halts = [
+        line
+        for line in run.log.splitlines()
+        if re.search(r'commands stopped|resumes|unsupervised|did not answer|trajectory of', line)
+    ]
+    return f'first apart at t = {t} s (trajectory start {run.reference.start}); ' + '\n'.join(
+        halts[-20:]
+    )
+
+
 def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
     from spart_ros.sim import InitialState
 
@@ -411,7 +431,11 @@ def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
         f'\nKUKA iiwa: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} '
         'rad'
     )
-    assert n > 0.5 * len(kuka.data) and diff < 1e-12, (n, diff)
+    assert n > 0.5 * len(kuka.data) and diff < 1e-12, (
+        n,
+        diff,
+        _where_they_part(offline, kuka.data, KUKA_JOINTS, kuka),
+    )
     initial = InitialState(
         base_linear_velocity=tuple(SC_EXTRA['initial_base_linear_velocity']),
         base_angular_velocity=tuple(SC_EXTRA['initial_base_angular_velocity']),
