@@ -23,13 +23,12 @@ Fields left 0 take the defaults of :class:`~spart_ros.control.capture_goal.Captu
 :class:`~spart_ros.control.grasp.GraspTolerances`.
 """
 
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.task import Future
+from rclpy.action import CancelResponse, GoalResponse
 
 from spart_interfaces.action import Capture
 
+from .goal_server import GoalServer
 from ..control.capture_goal import CaptureGoal
-from ..control.goals import CANCELED, SUCCEEDED
 from ..control.grasp import GraspTolerances
 from ..core.errors import InputError, SpartError
 
@@ -84,14 +83,7 @@ def goal_from_request(request):
     )
 
 
-class _Entry:
-    __slots__ = ('handle', 'goal', 'done')
-
-    def __init__(self, handle, goal):
-        self.handle, self.goal, self.done = handle, goal, Future()
-
-
-class CaptureActionServer:
+class CaptureActionServer(GoalServer):
     """
     The ``~/capture`` action server of ``node`` (a ControllerNode with a target).
 
@@ -99,33 +91,10 @@ class CaptureActionServer:
     finished) and :meth:`publish_feedback` at its status rate.
     """
 
+    noun = 'capture goal'
+
     def __init__(self, node, name=ACTION_NAME):
-        self.node = node
-        self._entries = []
-        self._executing = {}
-        self._server = ActionServer(
-            node,
-            Capture,
-            name,
-            execute_callback=self._execute,
-            goal_callback=self._guard(self._on_goal, GoalResponse.REJECT),
-            handle_accepted_callback=self._guard(self._on_accepted, None),
-            cancel_callback=self._guard(self._on_cancel, CancelResponse.REJECT),
-        )
-        self.name = node.resolve_topic_name(name)
-        self._frame = ''
-
-    def _guard(self, callback, fallback):
-        def wrapped(arg):
-            try:
-                return callback(arg)
-            except Exception as err:  # noqa: BLE001 - an action callback must never kill the node
-                self.node.get_logger().error(
-                    f'{self.name}: unexpected {type(err).__name__}: {err}'
-                )
-                return fallback
-
-        return wrapped
+        super().__init__(node, Capture, name)
 
     # -- goals in ---------------------------------------------------------------------------
     def _on_goal(self, request):
@@ -147,13 +116,10 @@ class CaptureActionServer:
             )
         except SpartError as err:  # refused: the goal is aborted, its result says why
             self.node.get_logger().warning(f'{self.name}: capture goal {goal.id} refused: {err}')
-        entry = _Entry(handle, goal)
-        self._entries.append(entry)
-        self._executing[id(handle)] = entry
-        handle.execute()
+        self._track(handle, goal)
 
     def _on_cancel(self, handle):
-        entry = next((e for e in self._entries if e.handle is handle), None)
+        entry = self._entry(handle)
         if entry is None or entry.goal.done:
             return CancelResponse.REJECT
         unit = self.node.controller.capture
@@ -164,52 +130,17 @@ class CaptureActionServer:
         )
         return CancelResponse.ACCEPT
 
-    async def _execute(self, handle):
-        entry = self._executing.pop(id(handle), None)
-        if entry is None:  # cannot happen: every accepted goal has its entry
-            handle.abort()
-            return Capture.Result(error_code=Capture.Result.INVALID_GOAL, error_string='unknown')
-        if not entry.goal.done:
-            await entry.done
-        goal = entry.goal
+    def _result(self, goal):
         started = goal.started or {}
-        result = Capture.Result(
+        return Capture.Result(
             error_code=int(goal.error_code),
             error_string=goal.message,
             phase=goal.phase or '',
             grasp_time=float(started.get('detumble', 0.0)),
             rest_time=float(started.get('done', 0.0)),
         )
-        if handle.is_active:
-            if goal.status == SUCCEEDED:
-                handle.succeed()
-            elif goal.status == CANCELED and handle.is_cancel_requested:
-                handle.canceled()
-            else:  # aborted, refused or preempted
-                handle.abort()
-        text = (
-            f'{self.name}: capture goal {goal.id} {goal.status} (error_code {goal.error_code}): '
-            f'{goal.message}'
-        )
-        log = self.node.get_logger()
-        if goal.status == SUCCEEDED:
-            log.info(text)
-        else:
-            log.warning(text)
-        return result
 
-    # -- results and feedback out -------------------------------------------------------------
-    @property
-    def busy(self):
-        return bool(self._entries)
-
-    def update(self):
-        """Hand the finished goals their results (their execute callbacks resume)."""
-        for entry in [e for e in self._entries if e.goal.done]:
-            self._entries.remove(entry)
-            if not entry.done.done():
-                entry.done.set_result(True)
-
+    # -- feedback out -------------------------------------------------------------------------
     def publish_feedback(self, frame=''):
         """Feedback of every running goal: its last tick (``frame``: the world frame's name)."""
         for entry in self._entries:
@@ -232,6 +163,3 @@ class CaptureActionServer:
             msg.approach_left = float(fb.sigma)
             msg.message = fb.message or ''
             entry.handle.publish_feedback(msg)
-
-    def destroy(self):
-        self._server.destroy()

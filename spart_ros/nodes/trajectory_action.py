@@ -28,11 +28,10 @@ says so and offers the ``~/joint_trajectory`` topic only).
 
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.task import Future
+from rclpy.action import CancelResponse, GoalResponse
 
 from .controller_io import goal_from_message
-from ..control.goals import CANCELED, SUCCEEDED
+from .goal_server import GoalServer
 from ..control.tolerances import JointTolerance, ToleranceRequest
 from ..core.errors import InputError, SpartError
 
@@ -85,14 +84,7 @@ def goal_from_action(request):
     return goal
 
 
-class _Entry:
-    __slots__ = ('handle', 'goal', 'done')
-
-    def __init__(self, handle, goal):
-        self.handle, self.goal, self.done = handle, goal, Future()
-
-
-class TrajectoryActionServer:
+class TrajectoryActionServer(GoalServer):
     """
     The action server of ``node``.
 
@@ -101,33 +93,11 @@ class TrajectoryActionServer:
     :meth:`publish_feedback` at its status rate.
     """
 
+    noun = 'trajectory'
+
     def __init__(self, node, name=ACTION_NAME):
-        self.node = node
-        self._entries = []  # the goals not finished yet (results, feedback)
-        self._executing = {}  # goal handle -> its entry, until its execute callback takes it
         self._accepted = None  # the goal of the request just accepted, for its handle
-        self._server = ActionServer(
-            node,
-            FollowJointTrajectory,
-            name,
-            execute_callback=self._execute,
-            goal_callback=self._guard(self._on_goal, GoalResponse.REJECT),
-            handle_accepted_callback=self._guard(self._on_accepted, None),
-            cancel_callback=self._guard(self._on_cancel, CancelResponse.REJECT),
-        )
-        self.name = node.resolve_topic_name(name)
-
-    def _guard(self, callback, fallback):
-        def wrapped(arg):
-            try:
-                return callback(arg)
-            except Exception as err:  # noqa: BLE001 - an action callback must never kill the node
-                self.node.get_logger().error(
-                    f'{self.name}: unexpected {type(err).__name__}: {err}'
-                )
-                return fallback
-
-        return wrapped
+        super().__init__(node, FollowJointTrajectory, name)
 
     # -- goals in ---------------------------------------------------------------------------
     def _on_goal(self, request):
@@ -142,10 +112,7 @@ class TrajectoryActionServer:
 
     def _on_accepted(self, handle):
         goal, self._accepted = self._accepted, None
-        entry = _Entry(handle, goal)
-        self._entries.append(entry)
-        self._executing[id(handle)] = entry
-        handle.execute()
+        self._track(handle, goal)
 
     def _on_cancel(self, handle):
         entry = self._entry(handle)
@@ -158,56 +125,12 @@ class TrajectoryActionServer:
         )
         return CancelResponse.ACCEPT
 
-    def _entry(self, handle):
-        for entry in self._entries:
-            if entry.handle is handle:
-                return entry
-        return None
-
-    async def _execute(self, handle):
-        entry = self._executing.pop(id(handle), None)
-        if entry is None:  # cannot happen: every accepted goal has its entry
-            handle.abort()
-            return FollowJointTrajectory.Result(
-                error_code=FollowJointTrajectory.Result.INVALID_GOAL,
-                error_string='internal error: unknown goal',
-            )
-        await entry.done
-        goal = entry.goal
-        result = FollowJointTrajectory.Result(
+    def _result(self, goal):
+        return FollowJointTrajectory.Result(
             error_code=int(goal.error_code), error_string=goal.message
         )
-        if handle.is_active:
-            if goal.status == SUCCEEDED:
-                handle.succeed()
-            elif goal.status == CANCELED and handle.is_cancel_requested:
-                handle.canceled()
-            else:  # aborted, or preempted (aborted, as JTC documents)
-                handle.abort()
-        log = self.node.get_logger()
-        text = (
-            f'{self.name}: trajectory {goal.id} {goal.status} (error_code {goal.error_code}): '
-            f'{goal.message}'
-        )
-        if goal.status == SUCCEEDED:
-            log.info(text)
-        else:
-            log.warning(text)
-        return result
 
-    # -- results and feedback out -------------------------------------------------------------
-    @property
-    def busy(self):
-        return bool(self._entries)
-
-    def update(self):
-        """Hand the finished goals their results (their execute callbacks resume)."""
-        if not self._entries:
-            return
-        for entry in [e for e in self._entries if e.goal.done]:
-            self._entries.remove(entry)
-            entry.done.set_result(True)
-
+    # -- feedback out -------------------------------------------------------------------------
     def publish_feedback(self):
         """
         Feedback of every running goal.
@@ -244,6 +167,3 @@ class TrajectoryActionServer:
             if hasattr(msg, 'index'):  # control_msgs 6.3.0 and later
                 msg.index = goal.point_index(fb.t)
             entry.handle.publish_feedback(msg)
-
-    def destroy(self):
-        self._server.destroy()
