@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .target_body import PoseEstimator, system_momentum
-from .target_body import SETTLE as MUJOCO_SETTLE
+from .target_body import PoseEstimator, SETTLE as MUJOCO_SETTLE, system_momentum
 from ..control.capture_goal import CaptureGoal, CaptureRefused
 from ..control.grasp import GraspTolerances
 from ..core.errors import InputError, SpartError
