@@ -12,8 +12,6 @@ an activation, a reset, a jump, a halt far from the reference, a cleared fault);
 is no schedule to follow or to start a goal from.
 """
 
-import numpy as np
-
 from .tick import Feedback
 from .trajectory import hold, ReferenceSchedule
 

@@ -249,6 +249,7 @@ def hold(now, position):
 
 
 class _Hold:
+
     def __init__(self, start_time, position):
         self.start_time = self.end_time = start_time
         self.n = len(position)
