@@ -428,19 +428,20 @@ class Controller(ControllerReports):
     def _update(self, inputs, t):
         """Run the tick: supervision -> continuity -> reference and goals -> law -> command."""
         controlled = self.controlled
+        supervision = self.supervision
         if controlled is None or not self.active:
             return None
         law, reference, continuity = controlled.law, self.reference, self.continuity
         stopped = continuity.fault is not None and not law.holds_position
-        verdict = self.supervision.admit(inputs, t, reference.last_t, stopped)
+        verdict = supervision.admit(inputs, t, reference.last_t, stopped)
         if verdict is not COMPUTE:
             if verdict is not None:  # a stop: a capture going on ends with it
                 self._capture_stopped(self.gate.reason, t)
             return verdict  # a stop (one zero command) or nothing
-        t0 = time.perf_counter()
+        t0 = _perf_counter()
         t = float(t)
         state = inputs.state
-        continuity.before_law(state, t, self.supervision.recovering)
+        continuity.before_law(state, t, supervision.recovering)
         if self.capture is not None and self.capture.commanding:
             out = capture_control.tick(self, state, t, t0)
             if out is not None:
@@ -451,24 +452,25 @@ class Controller(ControllerReports):
             ref = reference.at(t)
             if continuity.new_fault(state, ref, t):
                 if not law.holds_position:
-                    self.supervision.answered()
-                    return self.supervision.stop(f'fault: {self.fault}', timeout=False)
+                    supervision.answered()
+                    return supervision.stop(f'fault: {self.fault}', timeout=False)
                 ref = reference.sample(t)
             elif self.goals.goal is not None:
                 ref = self.goals.follow(state, ref, t)
-        last_t, timeout = reference.last_t, self.settings.state_timeout
-        dt = 0.0 if last_t is None else min(max(t - last_t, 0.0), timeout)
+        last_t = reference.last_t
+        dt = 0.0 if last_t is None else min(max(t - last_t, 0.0), self.settings.state_timeout)
         if law.follows == 'end_effector':
             out = law.command(state, ref, t, dt, inputs.now)
         else:
             out = law.command(state, ref, t, dt)
         values = controlled.command_values(out.values, t)
-        self.supervision.commanded(values)
+        supervision.commanded(values)
         reference.remember(state, ref, t)
         self.details = out.details
-        self.actuation = None if out.actuators is None else out.actuators.status
-        self.compute_time = time.perf_counter() - t0
-        return Command(values, False, out.base_torque, out.base_force, t, out.actuators)
+        actuators = out.actuators
+        self.actuation = None if actuators is None else actuators.status
+        self.compute_time = _perf_counter() - t0
+        return Command(values, False, out.base_torque, out.base_force, t, actuators)
 
     def undelivered(self):
         """
@@ -608,6 +610,7 @@ class Controller(ControllerReports):
 
 
 _logger = logging.getLogger('spart_ros.controller')
+_perf_counter = time.perf_counter
 
 
 def _log(level, key, text):

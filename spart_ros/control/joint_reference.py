@@ -12,8 +12,6 @@ an activation, a reset, a jump, a halt far from the reference, a cleared fault);
 is no schedule to follow or to start a goal from.
 """
 
-import numpy as np
-
 from .tick import Feedback
 from .trajectory import hold, ReferenceSchedule
 
@@ -88,9 +86,9 @@ class JointReference:
         """Remember the commanded tick: ``state`` (q, qd, base), reference ``ref``, time ``t``."""
         if self.last_q is None:
             self.last_q, self.last_qd = state.q.copy(), state.qd.copy()
-        else:
-            np.copyto(self.last_q, state.q)
-            np.copyto(self.last_qd, state.qd)
+        else:  # (an assignment: a third of np.copyto's cost)
+            self.last_q[...] = state.q
+            self.last_qd[...] = state.qd
         self.last_t = t
         self.last_base = state.base
         self.last_ref = ref

@@ -180,7 +180,7 @@ class JointTrajectory:
             return Reference(self._final.position.copy(), np.zeros(self.n), np.zeros(self.n))
         knots = self._knots
         i = bisect.bisect_right(knots, s) - 1  # np.searchsorted(times, s, 'right') - 1
-        p, v, a = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+        p, v, a = np.empty((3, self.n))  # one allocation, three rows
         # the quintic and its derivatives at the time into segment i, compiled
         _quintic_sample(self._coefficients, i, s - knots[i], p, v, a)
         return Reference(p, v, a)
@@ -286,8 +286,11 @@ class ReferenceSchedule:
         self._segments = [first]
 
     def _at(self, t):
-        segment = self._segments[0]
-        for s in self._segments[1:]:
+        segments = self._segments
+        segment = segments[0]
+        if len(segments) == 1:  # (most ticks)
+            return segment
+        for s in segments[1:]:
             if s.start_time > t:
                 break
             segment = s
@@ -321,8 +324,9 @@ class ReferenceSchedule:
 
     def advance(self, t):
         """Forget the trajectories replaced before time ``t`` (call with the control time)."""
-        while len(self._segments) > 1 and self._segments[1].start_time <= t:
-            self._segments.pop(0)
+        segments = self._segments
+        while len(segments) > 1 and segments[1].start_time <= t:
+            segments.pop(0)
 
     @property
     def end_time(self):

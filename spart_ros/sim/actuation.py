@@ -218,8 +218,9 @@ class BaseActuation(Effector):
     def rk4_held(self, taum, wrench):
         """Add the wheel torques to ``taum`` and the thrusters' wrench (base CoM frame)."""
         taum[self.wheel_index] += self.wheel_torques
-        if self.n_thrusters:
-            wrench += self._wrench_map @ self.thruster_forces
+        forces = self.thruster_forces
+        if self.n_thrusters and forces.any():  # (closed valves add zeros: the same wrench)
+            wrench += self._wrench_map @ forces
 
     # -- readouts -------------------------------------------------------------------------
     def wheel_reading(self, positions, speeds):

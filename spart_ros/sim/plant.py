@@ -580,7 +580,7 @@ class MujocoPlant:
         if m.nu:  # MuJoCo actuators (the base's wheels and thrusters): their forces at the start
             mj.mj_fwdActuation(m, d)
             r += d.qfrc_actuator
-        if d.xfrc_applied.any():  # wrenches on bodies (at their CoM), as MuJoCo adds them
+        if self._xfrc.any():  # wrenches on bodies (at their CoM), as MuJoCo adds them
             for b in np.flatnonzero(np.abs(d.xfrc_applied).max(axis=1) > 0.0):
                 x = d.xfrc_applied[b]
                 mj.mj_applyFT(m, d, x[0:3].copy(), x[3:6].copy(), d.xipos[b].copy(), int(b), r)
@@ -593,11 +593,12 @@ class MujocoPlant:
             d.qfrc_applied[self._vadr] = self._efforts
             r += d.qfrc_constraint
         h = self.dt
-        u, mean = self.dissipation.step(self._M, r, d.qvel, h, self._vadr)
-        if not (np.all(np.isfinite(u)) and np.all(np.isfinite(mean))):
+        qvel = self._qvel
+        u, mean = self.dissipation.step(self._M, r, qvel, h, self._vadr)  # (new C-ordered arrays)
+        if not (_finite_c1(u) and _finite_c1(mean)):  # compiled finiteness tests
             u[:] = mean[:] = np.nan  # MuJoCo's checks below reset the data and warn
-        mj.mj_integratePos(m, d.qpos, mean, h)
-        d.qvel[:] = u
+        mj.mj_integratePos(m, self._qpos, mean, h)
+        qvel[:] = u
         d.time += h
         mj.mj_checkPos(m, d)
         mj.mj_checkVel(m, d)
