@@ -234,3 +234,15 @@ def test_command_line_says_a_mode_without_reference_has_no_tracking_error(capsys
     assert main([KUKA, '--duration', '0.3']) == 0
     assert 'no tick after 1 s (--rms-after): no tracking error' in capsys.readouterr().out
     assert main(['--demo', 'nope']) == 2
+
+
+@pytest.mark.parametrize('plant', ['mujoco', 'rk4'])
+def test_without_recording_the_run_keeps_its_last_state(plant):
+    """``record=False`` keeps the last tick's row: the same as the recorded run's last row."""
+    kw = {'duration': 0.05, 'plant': plant, 'trajectory': [(0.05, [0.3] * 7)]}
+    full = simulate(KUKA, **kw)
+    last = simulate(KUKA, record=False, **kw)
+    assert len(last.t) == 1 and len(last.states) == 1
+    for key in ('t', 'q', 'qd', 'q_ref', 'qd_ref', 'commands', 'base_position', 'base_twist'):
+        np.testing.assert_array_equal(getattr(last, key)[0], getattr(full, key)[-1], err_msg=key)
+    assert last.states[-1] == full.states[-1] and last.q[0].any()

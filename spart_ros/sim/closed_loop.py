@@ -552,6 +552,7 @@ def simulate(
     n_events, next_event = len(schedule), 0
     next_t = schedule[0].t if schedule else np.inf
     base_time = None
+    last = ticks - 1
     cpu, wall = time.process_time(), time.perf_counter()
     for k in range(ticks):
         t_ns = start_ns + k * tick_ns
@@ -598,7 +599,7 @@ def simulate(
             rows_cmd[row] = np.nan
         if capture_loop is not None:
             capture_loop.after(row, t)
-        if record:
+        if record or k == last:  # (record=False: the last tick's)
             if actuation is not None:
                 rows_speeds[row] = speeds
                 rows_torques[row] = actuation.wheel_commands
@@ -621,8 +622,9 @@ def simulate(
         if k < ticks - 1:
             step(steps)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    if record:
-        out['t'] = (start_ns + tick_ns * np.arange(ticks)) * 1e-9  # each tick's t, as in the loop
+    if kept_q:
+        ks = np.arange(ticks) if record else np.array([last])
+        out['t'] = (start_ns + tick_ns * ks) * 1e-9  # each tick's t, as in the loop
         for key, kept in (('q', kept_q), ('qd', kept_qd), ('base_position', kept_p)):
             out[key][:] = kept
         out['base_rotation'][:] = kept_R
