@@ -346,3 +346,32 @@ def test_read_messages_in_log_time_order_decoded_once(tmp_path):
         '/a': ('std_msgs/String', 2),
     }
     assert read_back(str(path), topics=['/a']) == {'/a': ('std_msgs/String', 2)}
+
+
+def test_held_messages_give_the_file_add_message_writes(tmp_path):
+    # McapBag holds messages and writes them in bulk: the file is the one mcap's add_message of
+    # each writes, also when a new topic is registered between held messages
+    from mcap.writer import Writer
+
+    header = serialize_message(String(data='x'))
+    rows = [('/a', 'std_msgs/msg/String', header + bytes(k % 5), 100 + k) for k in range(30)]
+    rows[12:12] = [
+        ('/b', 'std_msgs/msg/Float64MultiArray', serialize_message(Float64MultiArray()), 50)
+    ]
+    for flush_every in (1, 7):
+        with McapBag(str(tmp_path / f'held{flush_every}.mcap'), flush_every=flush_every) as bag:
+            for row in rows:
+                bag.add(*row)
+    with open(tmp_path / 'one.mcap', 'wb') as f:  # the reference: add_message per message
+        bag = McapBag.__new__(McapBag)
+        bag._writer, bag._rows = Writer(f), []
+        bag._writer.start(profile='ros2', library='spart_ros')
+        bag._schemas, bag._channels, bag._sequence = {}, {}, {}
+        for topic, type_name, data, t in rows:
+            channel = bag._channels.get(topic) or bag._register(topic, type_name)
+            bag._sequence[topic] += 1
+            bag._writer.add_message(channel, t, data, t, bag._sequence[topic])
+        bag._writer.finish()
+    reference = (tmp_path / 'one.mcap').read_bytes()
+    assert (tmp_path / 'held1.mcap').read_bytes() == reference
+    assert (tmp_path / 'held7.mcap').read_bytes() == reference

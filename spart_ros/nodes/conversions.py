@@ -5,6 +5,8 @@ Message arguments are duck-typed: anything with the attributes of the ROS messag
 (``v.x``, ``q.w``, ``pose.position``...) works, so these are unit-tested without ROS.
 """
 
+import math
+
 import numpy as np
 
 from ..core.attitude import quaternion_from_ros
@@ -26,8 +28,13 @@ def stamp_seconds(stamp):
 
 
 def finite(name, values):
+    """Return ``values`` as a float array; InputError naming ``name`` if one is not finite."""
     a = np.asarray(values, dtype=float)
-    if not np.all(np.isfinite(a)):
+    # a message's few numbers (a tuple): one Python sum is finite when they all are (~1 us
+    # against ~8 for numpy's test; a sum of finite numbers that overflows is looked at closer)
+    if type(values) is tuple and a.ndim == 1 and math.isfinite(sum(values)):
+        return a
+    if not np.isfinite(a).all():
         raise InputError(f'{name} contains NaN or infinity: {a.tolist()}')
     return a
 

@@ -37,7 +37,9 @@ Inputs
 
 Outputs (stamped with the joint_states stamp, frame_id = ``world_frame``), one set per
 joint_states message once every moving joint (and, floating, the odometry) was seen,
-reduced by ``decimation`` / ``max_rate``:
+reduced by ``decimation`` / ``max_rate``; with ``max_rate`` > 0 the inputs are held as they
+arrive (serialized, :meth:`RobotInputs.read_held`) and read on a timer at ``max_rate``: one
+output set per tick, from the newest state of each source:
     ``~/link_twists`` (spart_interfaces/LinkTwists), ``~/jacobians`` (Jacobians of
     ``jacobian_links`` at ``jacobian_offsets``), ``~/center_of_mass`` (CenterOfMass).
 Services: ``~/forward_dynamics`` (ForwardDynamics), ``~/inverse_dynamics``
@@ -60,6 +62,8 @@ import traceback
 
 from builtin_interfaces.msg import Time
 import numpy as np
+from rclpy.clock import Clock as RosClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
@@ -140,7 +144,14 @@ PARAMETERS = table(
     Param('publish_jacobians', True, 'publish ~/jacobians'),
     Param('publish_center_of_mass', True, 'publish ~/center_of_mass'),
     Param('decimation', 1, 'publish one output set every N joint_states messages', low=1),
-    Param('max_rate', 0.0, 'at most this many output sets per second (0 = no limit)', low=0.0),
+    Param(
+        'max_rate',
+        0.0,
+        'at most this many output sets per second (0 = no limit); > 0: the inputs are held as '
+        'they arrive and read at this rate (steady clock), one output set per tick from the '
+        'newest state',
+        low=0.0,
+    ),
     Param('output_queue_depth', 10, 'KEEP_LAST depth of the output publishers', low=1),
     Param(
         'executor',
@@ -203,7 +214,17 @@ class DynamicsNode(Node):
             },
             on_model=self._on_model,
             on_joint_state=self._on_joint_state,
+            held=p['max_rate'] > 0,
         )
+        self._held_timer = None
+        if self.inputs.held:  # the inputs read at the output rate (steady clock, as max_rate)
+            # joint_states messages since the last output set (decimation), a newer state
+            self._received, self._unpublished = 0, False
+            self._held_timer = self.create_timer(
+                1.0 / p['max_rate'],
+                self.inputs.guard(self._on_output_timer, 'outputs'),
+                clock=RosClock(clock_type=ClockType.STEADY_TIME),
+            )
 
         out_qos = output_qos(int(p['output_queue_depth']))
         self._pub_twists = (
@@ -272,14 +293,33 @@ class DynamicsNode(Node):
         else:
             self._publish_state(sec, nanosec)
 
-    def _publish_state(self, sec, nanosec):
+    def _read_held(self):
+        """Read the held inputs (max_rate > 0): count the joint states for the next output."""
+        received, applied = self.inputs.read_held()
+        self._received += received
+        self._unpublished = self._unpublished or applied > 0
+
+    def _on_output_timer(self, _timer_info=None):
+        self._read_held()
+        stamp = self.inputs.last_stamp
+        if not self._unpublished or stamp is None or self._received < self._decimator.every:
+            return
+        if self._timing is not None:
+            t0 = time.perf_counter()
+        if self._publish_state(*stamp, decimate=False):
+            self._received, self._unpublished = 0, False
+        if self._timing is not None:
+            self._timing.add(time.perf_counter() - t0, self.get_logger())
+
+    def _publish_state(self, sec, nanosec, decimate=True):
+        """Publish the output set of the state stamped (sec, nanosec); True when published."""
         inputs = self.inputs
         state = inputs.state((sec, nanosec))
         if state is None:  # INFO while waiting for an input, WARN when one is stale
             inputs.log_unavailable((sec, nanosec))
-            return
-        if not self._decimator(time.monotonic()):
-            return
+            return False
+        if decimate and not self._decimator(time.monotonic()):
+            return False
         out = inputs.model.outputs(state.base, state.q, state.qd)
         ser = self._serialized
         if ser is not None:  # serialized templates: same bytes, a fraction of the cost
@@ -293,7 +333,7 @@ class DynamicsNode(Node):
             pub = self._pub_com
             if pub is not None and pub.get_subscription_count():
                 pub.publish(ser.center_of_mass_bytes(sec, nanosec, out.com))
-            return
+            return True
         msgs = self._out
         stamp = Time(sec=sec, nanosec=nanosec)
         if self._pub_jacobians is not None:
@@ -302,6 +342,7 @@ class DynamicsNode(Node):
             self._pub_twists.publish(msgs.fill_link_twists(stamp, out.rL, out.tL))
         if self._pub_com is not None:
             self._pub_com.publish(msgs.fill_center_of_mass(stamp, out.com))
+        return True
 
     # -- services -------------------------------------------------------------------------
     def _current_state(self, empty):
@@ -312,6 +353,8 @@ class DynamicsNode(Node):
         """
         if any(len(value) for value in empty.values()):
             raise InputError(f'use_current_state is true: {" and ".join(empty)} must be empty')
+        if self.inputs.held:  # (max_rate) the newest state, not the last output set's
+            self._read_held()
         state = self.inputs.state()
         if state is None:
             raise InputError(f'no current state (use_current_state): {self.inputs.unavailable()}')

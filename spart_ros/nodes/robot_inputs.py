@@ -329,7 +329,10 @@ class RobotInputs:
     ``params``: the values of the :data:`INPUT_PARAMETERS` (the node declared them with its
     table, :mod:`.parameters`); ``model_options``: extra :class:`~.config.ModelConfig` fields
     from the node's own parameters (e.g. the dynamics node's Jacobian links).  It subscribes at
-    once; :meth:`destroy` undoes it (a lifecycle node's cleanup).
+    once; :meth:`destroy` undoes it (a lifecycle node's cleanup).  ``held``: the joint states,
+    odometry and IMU are only kept as they arrive and read by :meth:`read_held` (a node that
+    computes at a lower rate than its inputs come: one append per message instead of its
+    parsing and checks).
     """
 
     def __init__(
@@ -340,6 +343,7 @@ class RobotInputs:
         on_model=None,
         on_joint_state=None,
         on_rejected=None,
+        held=False,
     ):
         self.node = node
         self.params = p = params
@@ -406,10 +410,16 @@ class RobotInputs:
         }
 
         qos = input_qos(p['input_queue_depth'], p['input_reliability'])
+        #: held inputs (``held``): the messages are only kept as they arrive (serialized) and
+        #: read by :meth:`read_held`, e.g. on a node's output timer
+        self.held = bool(held)
+        self._held_joints, self._held_odometry, self._held_imu = [], None, None
         self.joint_states_sub = node.create_subscription(
             JointState,
             p['joint_states_topic'],
-            self.guard(self._on_joint_states_raw, 'joint_states'),
+            self._held_joints.append
+            if self.held
+            else self.guard(self._on_joint_states_raw, 'joint_states'),
             qos,
             raw=True,
         )  # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
@@ -418,13 +428,19 @@ class RobotInputs:
             self.odometry_sub = node.create_subscription(
                 Odometry,
                 p['odometry_topic'],
-                self.guard(self._on_odometry_raw, 'odometry'),
+                self._hold_odometry
+                if self.held
+                else self.guard(self._on_odometry_raw, 'odometry'),
                 qos,
                 raw=True,
             )  # serialized: read by spart_ros.nodes.cdr (rclpy's conversion costs more)
             if self.use_imu:
-                self.imu_sub = node.create_subscription(
-                    Imu, p['imu_topic'], self.guard(self._on_imu, 'imu'), qos
+                self.imu_sub = (
+                    node.create_subscription(Imu, p['imu_topic'], self._hold_imu, qos, raw=True)
+                    if self.held
+                    else node.create_subscription(
+                        Imu, p['imu_topic'], self.guard(self._on_imu, 'imu'), qos
+                    )
                 )
         if p['robot_description_topic']:
             self.description_sub = node.create_subscription(
@@ -577,6 +593,69 @@ class RobotInputs:
                 if not ok:
                     return SetParametersResult(successful=False, reason=message)
         return SetParametersResult(successful=True)
+
+    # -- held inputs (read on a timer) -----------------------------------------------------
+    def _hold_odometry(self, data):
+        self._held_odometry = data
+
+    def _hold_imu(self, data):
+        self._held_imu = data
+
+    def read_held(self):
+        """
+        Read the inputs held since the last call (``held``).
+
+        Return (joint_states messages received, joint states applied).
+
+        The newest odometry and IMU message, then of the joint states the newest-stamped one of
+        each set of joint names (each source: an arm, a gripper; the last one to arrive with
+        ``accept_older_stamps``), in the order they arrived;
+        ``on_joint_state`` is not called (the caller computes once for all).  Each input is
+        read as its callback reads it (checks, warnings, counts); a bad one is logged, the
+        others are still read.
+        """
+        if not self.held:
+            return 0, 0
+        odometry, self._held_odometry = self._held_odometry, None
+        imu, self._held_imu = self._held_imu, None
+        joints = self._held_joints
+        if not joints and odometry is None and imu is None:
+            return 0, 0
+        messages = joints[:]
+        del joints[: len(messages)]  # appended to from the middleware's side only
+        if odometry is not None:
+            self.guard(self._on_odometry_raw, 'odometry')(odometry)
+        if imu is not None:
+            self.guard(lambda data: self._on_imu(deserialize_message(data, Imu)), 'imu')(imu)
+        newest = {}  # names -> (stamp, arrival, the parsed message)
+        read = self.guard(self._read_joint_state, 'joint_states')
+        for k, data in enumerate(messages):
+            parsed = read(data)
+            if parsed is None:
+                continue
+            stamp = (parsed[0], parsed[1])
+            last = newest.get(parsed[2])
+            if last is None or self.accept_older or stamp >= last[0]:
+                newest[parsed[2]] = (stamp, k, parsed)
+        callback, self._on_joint_state = self._on_joint_state, None
+        applied = self.counts['joint_states']
+        try:
+            apply = self.guard(lambda parsed: self.joint_state(*parsed), 'joint_states')
+            for _, _, parsed in sorted(newest.values(), key=lambda item: item[1]):
+                apply(parsed)
+        finally:
+            self._on_joint_state = callback
+        return len(messages), self.counts['joint_states'] - applied
+
+    @staticmethod
+    def _read_joint_state(data):
+        """(sec, nanosec, names, positions, velocities) of a serialized JointState."""
+        try:
+            return parse_joint_state(data)
+        except CdrError:  # another encoding: rclpy's deserializer (slower, same result)
+            msg = deserialize_message(data, JointState)
+            stamp = msg.header.stamp
+            return stamp.sec, stamp.nanosec, tuple(msg.name), msg.position, msg.velocity
 
     # -- joint states ---------------------------------------------------------------------
     def _on_joint_states_raw(self, data):

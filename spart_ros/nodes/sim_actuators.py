@@ -8,10 +8,10 @@ std_msgs/Float64MultiArray per group, ``<controller>/commands`` (the file's cont
 relative: the node's namespace): ``data[i]`` = the i-th wheel's motor torque [N m] / the i-th
 thruster's force [N] (on/off: > 0 opens its valve), in the file's order; a wrong length or a
 non-finite value is dropped and logged, the previous command stays (as for the arm).  With each
-state: ``wheel_states_topic`` sensor_msgs/JointState (the wheels: rotor angle and speed relative
-to the base, effort = the motor torque applied, after the torque and speed limits) and
-``thruster_states_topic`` spart_interfaces/ThrusterState (commands, forces, firings, impulse,
-propellant).  The limits' clamps are counted and warned (throttled).
+state, each when it has a subscriber: ``wheel_states_topic`` sensor_msgs/JointState (the wheels:
+rotor angle and speed relative to the base, effort = the motor torque applied, after the torque
+and speed limits) and ``thruster_states_topic`` spart_interfaces/ThrusterState (commands, forces,
+firings, impulse, propellant).  The limits' clamps are counted and warned (throttled).
 """
 
 import time
@@ -93,14 +93,15 @@ class SimActuatorsIO:
             )
 
     def publish(self, stamp, frame):
-        """Publish the wheels' and thrusters' states of this instant."""
+        """Publish the wheels' and thrusters' states of this instant, each when subscribed."""
         a = self.actuation
         ser = self.serialized
         if a.n_wheels:
-            r = wheel_reading(self.plant)
-            if ser is not None:
+            r = wheel_reading(self.plant)  # read also unsubscribed: the limits' warning
+            subscribed = self._pub_wheels.get_subscription_count()
+            if subscribed and ser is not None:
                 self._pub_wheels.publish(ser.wheels_bytes(stamp.sec, stamp.nanosec, r))
-            else:
+            elif subscribed:
                 msg = self._wheels
                 msg.header.stamp, msg.header.frame_id = stamp, frame
                 msg.position, msg.velocity = r.positions.tolist(), r.speeds.tolist()
@@ -116,9 +117,11 @@ class SimActuatorsIO:
                     f'{dict(zip(r.names, r.speed_limited.tolist()))} steps so far (throttled)'
                 )
             self._limited = limited
-        if a.n_thrusters and ser is not None:
+        if not a.n_thrusters or not self._pub_thrusters.get_subscription_count():
+            return
+        if ser is not None:
             self._pub_thrusters.publish(ser.thrusters_bytes(stamp.sec, stamp.nanosec))
-        elif a.n_thrusters:
+        else:
             r = a.thruster_reading()
             msg = self._thrusters
             msg.header.stamp, msg.header.frame_id = stamp, frame
