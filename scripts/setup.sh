@@ -191,13 +191,13 @@ source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
 start_kernels  # (already running if the requirements were just installed)
 # The kernels' first part (~50 s of a core, one process) is the set-up's critical path: while it
-# builds, the colcon builds run at a lower priority (nice 10) and take the CPU it leaves (a fresh
+# builds, the colcon builds run at a lower priority (nice 5) and take the CPU it leaves (a fresh
 # clone here: the kernels, starved by the two colcon builds, ended 28 s after everything else).
 # colcon gives make `-j<cores> -l<cores>`: the load limit kept make at one job at a time beside the
 # kernels, and still there after them (the load average lags); MAKEFLAGS replaces both (a caller's
 # MAKEFLAGS is kept).
 BUILD_NICE=()
-if kill -0 "$kernels" 2>/dev/null; then BUILD_NICE=(nice -n 10); fi
+if kill -0 "$kernels" 2>/dev/null; then BUILD_NICE=(nice -n 5); fi
 export MAKEFLAGS="${MAKEFLAGS:--j$(nproc 2>/dev/null || echo 2)}"
 # The test-only interface packages (test/interfaces: control_msgs' and tf2_msgs' public definitions, which are
 # not installable here) when scripts/test.sh asks for them: built beside the rest, into their own
