@@ -190,6 +190,15 @@ copy_headers "$NP_INC" /opt/python/cp311-cp311/lib/python3.11/site-packages/nump
 source "$ROOT/scripts/env.sh" --no-install
 cd "$ROOT"
 start_kernels  # (already running if the requirements were just installed)
+# The kernels' first part (~50 s of a core, one process) is the set-up's critical path: while it
+# builds, the colcon builds run at a lower priority (nice 5) and take the CPU it leaves (a fresh
+# clone here: the kernels, starved by the two colcon builds, ended 28 s after everything else).
+# colcon gives make `-j<cores> -l<cores>`: the load limit kept make at one job at a time beside the
+# kernels, and still there after them (the load average lags); MAKEFLAGS replaces both (a caller's
+# MAKEFLAGS is kept).
+BUILD_NICE=()
+if kill -0 "$kernels" 2>/dev/null; then BUILD_NICE=(nice -n 5); fi
+export MAKEFLAGS="${MAKEFLAGS:--j$(nproc 2>/dev/null || echo 2)}"
 # The test-only interface packages (test/interfaces: control_msgs' and tf2_msgs' public definitions, which are
 # not installable here) when scripts/test.sh asks for them: built beside the rest, into their own
 # spaces (build_test/, install_test/, log_test/), never into install/; test/conftest.py puts them on
@@ -207,7 +216,7 @@ if [[ -n "${SPART_TEST_INTERFACES:-}" ]]; then
   else
     TEST_LOG="$(mktemp -t spart_test_interfaces.XXXXXX.log)"
     ( start=$SECONDS; rm -f "$TEST_STAMP"
-      env -u PYTHONDONTWRITEBYTECODE colcon --log-base log_test build --base-paths test/interfaces \
+      "${BUILD_NICE[@]}" env -u PYTHONDONTWRITEBYTECODE colcon --log-base log_test build --base-paths test/interfaces \
           --build-base build_test --install-base install_test \
           --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF \
         && echo "$TEST_HASH" > "$TEST_STAMP" && echo "took $((SECONDS - start)) s" ) >"$TEST_LOG" 2>&1 &
@@ -262,12 +271,13 @@ else
   rm -f "$BUILD_STAMP"
   # (byte-compile the installed Python even where PYTHONDONTWRITEBYTECODE is set)
   colcon_build() {
-    env -u PYTHONDONTWRITEBYTECODE colcon build --paths . spart_interfaces "$@" \
+    "${BUILD_NICE[@]}" env -u PYTHONDONTWRITEBYTECODE colcon build --paths . spart_interfaces "$@" \
         --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python3" -DBUILD_TESTING=OFF \
                      -DSPART_INTERFACES_PYTHON_ONLY="$PYTHON_ONLY"
   }
   colcon_build --packages-select spart_interfaces || { kill "$kernels" 2>/dev/null; exit 1; }
   kernels_ready                   # spart_ros installs them
+  BUILD_NICE=()
   colcon_build --packages-select spart_ros
   echo "$BUILD_HASH" > "$BUILD_STAMP"
   say "colcon build done in $((SECONDS - build_start)) s"

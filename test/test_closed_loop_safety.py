@@ -368,6 +368,8 @@ def lockstep(ros, ur5):
     UR5 with the controller started 3 s after the sim (its robot_description and first state long
     stale by then: the issue's deadlock) and 3 s before it; the Panda with default joints.
     """
+    # the real-time UR5's tests are over: its sim would run beside the lockstep loops to the end
+    ur5.close()
     arm = [f'panda_joint{k}' for k in range(1, 8)]
     ur5_sim = {
         'urdf_path': UR5,
@@ -414,6 +416,7 @@ def test_lockstep_runs_whatever_the_start_order(lockstep, order):
     t, q, _ = loop.states()
     assert np.abs(q - np.array(UR5_START)).max() < 0.01
     assert loop.controller.is_running() and loop.sim.is_running()
+    loop.close()  # (no other test reads it: flat out, it would take CPU from the ones that run)
 
 
 def test_a_mimic_robot_with_default_joints_tracks(lockstep):
