@@ -197,8 +197,11 @@ def test_plots_and_bags(run, bags):
             ('/clock', 'rosgraph_msgs/Clock'),
         ):
             assert topic in topics and topics[topic][0] == schema, (topic, sorted(topics))
-        # 1 kHz for more than 5 s (the orbital run is shortened to 5 s, its sim busier)
-        assert topics[f'{ns}/joint_states'][1] > (500 if name == 'SC_3DoF_orbit' else 3000)
+        # every state the plant published between its two ~/timing answers is in the bag (how
+        # many it publishes in real time is the machine's doing: 2717 of 5000 seen at load 5-9)
+        lost = r['lost_states']
+        published = lost['steps'] - lost['counted_by_plant']
+        assert published > 0 and topics[f'{ns}/joint_states'][1] >= published, (name, lost)
         assert (
             topics[f'{ns}/robot_description'][1] >= 1
         )  # latched: recorded although published first
@@ -232,7 +235,8 @@ def test_bags_replay_in_3d_and_the_motion_is_animated(run, bags):
             == r['bag']['added']['/tf']
             == topics[f'{ns}/joint_states'][1] + topics[f'{ns}/odom'][1]
         )
-        assert topics[f'{ns}/odom'][1] > (500 if name == 'SC_3DoF_orbit' else 3000)
+        lost = r['lost_states']
+        assert topics[f'{ns}/odom'][1] >= lost['steps'] - lost['counted_by_plant'] > 0, lost
         # one odometry per joint state, of the same stamp: the base pose of every replayed state
         # (the recording of the state topics starts at their first common stamp; before it the
         # recorder's subscriptions were still matching the sim's publishers)
