@@ -14,7 +14,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from spart_interfaces.msg import ThrusterState
 
-GATED = {'/clock': Clock, '/pub/imu': Imu, '/pub/wheel_states': JointState}
+GATED = {'/pub/clock': Clock, '/pub/imu': Imu, '/pub/wheel_states': JointState}
 
 
 @pytest.fixture(scope='module')
@@ -24,7 +24,9 @@ def sim():
     from spart_ros.nodes.sim_node import SimNode
 
     context = rclpy.Context()
-    rclpy.init(context=context)
+    # /clock is a global name: another test's use_sim_time node in this domain subscribes to it
+    # (seen in a full run); this context's /clock is a topic of its own
+    rclpy.init(context=context, args=['--ros-args', '-r', '/clock:=/pub/clock'])
     node = listener = None
     try:
         params = {
@@ -67,7 +69,7 @@ def test_gated_topics_go_out_only_when_subscribed(sim):
     for _ in range(3):
         node._publish_state()
     assert counts == {
-        '/clock': 0,
+        '/pub/clock': 0,
         '/pub/joint_states': 3,
         '/pub/odom': 3,
         '/pub/imu': 0,
@@ -85,7 +87,7 @@ def test_gated_topics_go_out_only_when_subscribed(sim):
     for _ in range(2):
         node._publish_state()
     assert counts == {
-        '/clock': 2,
+        '/pub/clock': 2,
         '/pub/joint_states': 5,
         '/pub/odom': 5,
         '/pub/imu': 2,

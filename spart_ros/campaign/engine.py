@@ -106,6 +106,10 @@ def _infrastructure_error(index, err):
     return RunResult(index=index, status='lost', error=why)
 
 
+#: a finished run whose result was lost before it reached the client is run again this often
+_FETCH_RETRIES = 3
+
+
 def _on_dask(campaign, pending, record, client, scheduler, workers):
     import logging
     import warnings
@@ -144,12 +148,14 @@ def _on_dask(campaign, pending, record, client, scheduler, workers):
         slots = max(2 * sum(client.nthreads().values()), 2)
         queue = iter(pending)
         futures = {}
+        fetches = {}  # index -> results lost on their way here so far
         done = as_completed()
 
         def submit(index):
-            future = client.submit(
-                _task, shared, index, key=f'spart-run-{campaign.digest[:16]}-{index}'
-            )
+            # a key of its own per attempt: a cancelled key may still be in the scheduler
+            attempt = fetches.get(index, 0)
+            key = f'spart-run-{campaign.digest[:16]}-{index}' + (f'-{attempt}' if attempt else '')
+            future = client.submit(_task, shared, index, key=key)
             futures[future.key] = (future, index)
             done.add(future)
 
@@ -159,7 +165,17 @@ def _on_dask(campaign, pending, record, client, scheduler, workers):
             for future in done:
                 _, index = futures.pop(future.key)
                 if future.status == 'finished':
-                    result = future.result()
+                    try:
+                        result = future.result()
+                    except Exception as err:  # noqa: BLE001 - Dask's: the run never raises
+                        # finished, then its result lost with its worker before it was fetched
+                        # (Dask cancels the future): the run again, as a lost worker's runs are
+                        future.release()
+                        fetches[index] = fetches.get(index, 0) + 1
+                        if fetches[index] <= _FETCH_RETRIES:
+                            submit(index)
+                            continue
+                        result = _infrastructure_error(index, err)
                 else:
                     result = _infrastructure_error(index, future.exception())
                 future.release()
