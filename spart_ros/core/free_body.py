@@ -33,9 +33,10 @@ import numpy as np
 
 from . import checks as chk
 from .attitude import _cross  # np.cross costs 8 times as much on 3-vectors
+from .attitude import unit_quaternion_rotation as _rotation
 from .errors import InputError
 from .orbit import CircularOrbit
-from .target import _quaternion, _rotation, FixtureMotion, Target, TargetState
+from .target import _quaternion, FixtureMotion, Target, TargetState
 
 __all__ = ['FreeBody', 'FixturePrediction']
 

@@ -34,7 +34,11 @@ import warnings
 import numpy as np
 
 from . import checks as chk
-from .attitude import _cross, rpy_rotation  # (_cross: np.cross costs 8 times as much)
+from .attitude import (  # (_cross: np.cross costs 8 times as much)
+    _cross,
+    rpy_rotation,
+    unit_quaternion_rotation,
+)
 from .base_state import link_frame_pose
 from .errors import InputError, ModelWarning, SpartError
 from .kinematics import kinematics
@@ -136,7 +140,7 @@ def rotation_from_quaternion(q):
     n = math.sqrt(float(q @ q))
     if not n > 0:
         raise InputError('q: a zero quaternion is no rotation')
-    return np.array(_rotation(*(q / n))).reshape(3, 3)
+    return np.array(unit_quaternion_rotation(*(q / n))).reshape(3, 3)
 
 
 def _quaternion(R):
@@ -159,21 +163,6 @@ def _quaternion(R):
         q = [-x for x in q]
     n = math.sqrt(sum(x * x for x in q))
     return [x / n for x in q]
-
-
-def _rotation(x, y, z, w):
-    """Return the rotation (9 floats, row-major) of a unit quaternion."""
-    return (
-        1.0 - 2.0 * (y * y + z * z),
-        2.0 * (x * y - z * w),
-        2.0 * (x * z + y * w),
-        2.0 * (x * y + z * w),
-        1.0 - 2.0 * (x * x + z * z),
-        2.0 * (y * z - x * w),
-        2.0 * (x * z - y * w),
-        2.0 * (y * z + x * w),
-        1.0 - 2.0 * (x * x + y * y),
-    )
 
 
 @dataclass(frozen=True, eq=False)

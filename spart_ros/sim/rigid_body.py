@@ -58,7 +58,7 @@ from .plant import (
     RK4_DAMPING_LIMIT,
 )
 from ..core import base_state as bs
-from ..core.attitude import quaternion_from_ros, quaternion_to_ros
+from ..core.attitude import quaternion_from_ros, quaternion_to_ros, unit_quaternion_rotation
 from ..core.errors import InputError
 from ..core.fast import FastDynamics
 from ..core.fast.mimic import fast_dynamics
@@ -77,21 +77,8 @@ _K_HOLD = _KINDS['hold_efforts']
 
 def _rotation(q):
     """Rotation matrix of a unit quaternion (w, x, y, z)."""
-    # Python floats: the same IEEE operations as numpy's scalars, a fifth of their cost
     w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else q
-    return np.array(
-        [
-            1 - 2 * (y * y + z * z),
-            2 * (x * y - w * z),
-            2 * (x * z + w * y),
-            2 * (x * y + w * z),
-            1 - 2 * (x * x + z * z),
-            2 * (y * z - w * x),
-            2 * (x * z - w * y),
-            2 * (y * z + w * x),
-            1 - 2 * (x * x + y * y),
-        ]
-    ).reshape(3, 3)
+    return np.array(unit_quaternion_rotation(x, y, z, w)).reshape(3, 3)
 
 
 def _quaternion_rate(q, w):
