@@ -28,8 +28,6 @@ until the goal, then the capture at 100 Hz):
 
 import bisect
 import math
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -76,10 +74,7 @@ def run_capture(name, scenario, out, seconds, launch_log, attempt=1):
     from rclpy.action import ActionClient
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
-    from std_srvs.srv import SetBool
-
     from spart_interfaces.action import Capture
-    from spart_interfaces.srv import InverseDynamics
 
     robot, _ = robot_from_urdf(str(sd.robot_urdf(scenario['robot'])))
     say(f'--- {scenario["label"]}')
@@ -171,23 +166,13 @@ def run_capture(name, scenario, out, seconds, launch_log, attempt=1):
         result['wall_seconds'] = time.monotonic() - wall_run
         busy, ours = (b - a for a, b in zip(machine_run, sd.machine_cpu(launch.pid)))
         result['other_load_cores'] = max(busy - ours, 0.0) / max(result['wall_seconds'], 1e-9)
-        _pause_and_query(sd, mon, result, launch, SetBool, InverseDynamics)
+        sd.pause_and_query(mon, result, launch, floating=True)
     finally:
         try:
-            mon.drain()
+            sd.stop_nodes(mon, launch, result)
         finally:
-            if launch.poll() is None:
-                launch.send_signal(signal.SIGINT)
-            try:
-                code = launch.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(launch.pid, signal.SIGKILL)
-                code = launch.wait()
             client.destroy()
             mon.close()
-    result['nodes_exit_code'] = code
-    if code != 0:
-        result['problems'].append(f'the nodes exited with code {code}')
     recorded = read_messages(str(bag_path))
     rec = sd.Recording(recorded, ns, robot)
     # a busy machine's stall: the scenario is run once more (sim_demo.disturbance)
@@ -211,39 +196,6 @@ def run_capture(name, scenario, out, seconds, launch_log, attempt=1):
         full=not seconds,
     )
     return result
-
-
-def _pause_and_query(sd, mon, result, launch, SetBool, InverseDynamics):
-    """Pause the plant (one zero command from the watchdog), ask the dynamics node, as sim_demo."""
-    paused_at, n0 = time.monotonic(), len(mon.commands)
-    res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
-    if not res.success:
-        raise RuntimeError(f'pausing the simulator failed: {res.message}')
-
-    def zero_command():
-        for k in range(n0, len(mon.commands)):
-            t, tau = mon.command(k)
-            if not tau.any():
-                return k, t
-        return None
-
-    k_zero, t_zero = mon.wait(zero_command, 5.0, 'the watchdog zero command', launch)
-    mon.spin(0.5)
-    after = mon.commands[k_zero + 1 :]
-    result['watchdog'] = {'zero_after_s': t_zero - paused_at, 'commands_after_zero': len(after)}
-    if after:
-        result['problems'].append(f'{len(after)} commands after the watchdog zero command')
-    say(
-        f'simulator paused: one all-zero command {t_zero - paused_at:.3f} s later, then '
-        f'{len(after)} commands (watchdog)'
-    )
-    req = InverseDynamics.Request(use_current_state=True, floating_base=True)
-    res = mon.call(InverseDynamics, 'spart_dynamics/inverse_dynamics', req)
-    result['inverse_dynamics'] = {
-        'success': res.success,
-        'message': res.message,
-        'efforts': dict(zip(res.joint_names, res.efforts)),
-    }
 
 
 def _target_momentum(target, odometry):

@@ -451,9 +451,7 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         return run_capture(name, scenario, out, seconds, launch_log, attempt)
     from spart_ros.core.urdf import robot_from_urdf
     from spart_ros.tools.bag import read_messages
-    from std_srvs.srv import SetBool, Trigger
-
-    from spart_interfaces.srv import InverseDynamics
+    from std_srvs.srv import Trigger
 
     robot_name = scenario.get('robot', name)
     robot, _ = robot_from_urdf(str(robot_urdf(robot_name)))
@@ -526,70 +524,16 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
         # process's and the nodes' (the states the plant loses depend on it)
         busy, ours = (b - a for a, b in zip(machine_run, machine_cpu(launch.pid)))
         result['other_load_cores'] = max(busy - ours, 0.0) / result['wall_seconds']
-        # the plant stops publishing: the controller must send one zero command and stop (counted
-        # from the pause request: on a busy machine the zero can arrive before the service's
-        # answer)
         # the plant's count up to here, before the pause: paused, it steps on without publishing
         # (the answer can come late on a busy machine: its stamp ends the compared window)
         timing.append(json.loads(mon.call(Trigger, 'spart_sim/timing', Trigger.Request()).message))
         result['plant_timing'] = timing
-        paused_at, n0 = time.monotonic(), len(mon.commands)
-        res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
-        if not res.success:
-            raise RuntimeError(f'pausing the simulator failed: {res.message}')
-
-        def zero_command():
-            for k in range(n0, len(mon.commands)):
-                t, tau = mon.command(k)
-                if not tau.any():
-                    return k, t
-            return None
-
-        k_zero, t_zero = mon.wait(zero_command, 5.0, 'the watchdog zero command', launch)
-        mon.spin(0.5)
-        after = mon.commands[k_zero + 1 :]
-        zero = (t_zero,)
-        result['watchdog'] = {
-            'zero_after_s': zero[0] - paused_at,
-            'commands_after_zero': len(after),
-        }
-        if after:
-            result['problems'].append(f'{len(after)} commands after the watchdog zero command')
-        say(
-            'simulator paused: the controller sent one all-zero command '
-            f'{zero[0] - paused_at:.3f} s later, then {len(after)} commands (watchdog)'
-        )
-        # the dynamics node answers too
-        req = InverseDynamics.Request(use_current_state=True, floating_base=scenario['floating'])
-        res = mon.call(InverseDynamics, 'spart_dynamics/inverse_dynamics', req)
-        result['inverse_dynamics'] = {
-            'success': res.success,
-            'message': res.message,
-            'efforts': dict(zip(res.joint_names, res.efforts)),
-        }
-        say(
-            'spart_dynamics inverse_dynamics(use_current_state'
-            f'{", floating_base" if scenario["floating"] else ""}): {res.message}, efforts at '
-            'rest '
-            + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names, res.efforts))
-            + ' N m'
-        )
+        pause_and_query(mon, result, launch, scenario['floating'])
     finally:
         try:
-            mon.drain()  # the run, recorded in full before the nodes stop
-        finally:  # whatever happened, no node outlives the scenario
-            if launch.poll() is None:
-                # local_launch stops every node (once: not the group)
-                launch.send_signal(signal.SIGINT)
-            try:
-                code = launch.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(launch.pid, signal.SIGKILL)
-                code = launch.wait()
+            stop_nodes(mon, launch, result)  # the run, recorded in full before the nodes stop
+        finally:
             mon.close()
-    result['nodes_exit_code'] = code
-    if code != 0:
-        result['problems'].append(f'the nodes exited with code {code}')
     # every message of the bag decoded once with the definitions it carries (BagError, a
     # RuntimeError, if one does not decode): the run's data and the bag's read-back check
     recorded = read_messages(str(bag_path))
@@ -611,6 +555,79 @@ def run_scenario(name, scenario, out, seconds, launch_log, attempt=1):
 # ---------------------------------------------------------------------------------------------
 # summary, plots
 # ---------------------------------------------------------------------------------------------
+
+
+def pause_and_query(mon, result, launch, floating):
+    """
+    Pause the plant, check the controller's watchdog, then ask the dynamics node.
+
+    The plant stops publishing: the controller must send one all-zero command and no other
+    (``result['watchdog']``, counted from the pause request: on a busy machine the zero can arrive
+    before the service's answer). Then ``result['inverse_dynamics']``: spart_dynamics' inverse
+    dynamics at the current state (``floating``: with the base's). RuntimeError if the pause
+    fails.
+    """
+    from std_srvs.srv import SetBool
+
+    from spart_interfaces.srv import InverseDynamics
+
+    paused_at, n0 = time.monotonic(), len(mon.commands)
+    res = mon.call(SetBool, 'spart_sim/pause', SetBool.Request(data=True))
+    if not res.success:
+        raise RuntimeError(f'pausing the simulator failed: {res.message}')
+
+    def zero_command():
+        for k in range(n0, len(mon.commands)):
+            t, tau = mon.command(k)
+            if not tau.any():
+                return k, t
+        return None
+
+    k_zero, t_zero = mon.wait(zero_command, 5.0, 'the watchdog zero command', launch)
+    mon.spin(0.5)
+    after = mon.commands[k_zero + 1 :]
+    result['watchdog'] = {'zero_after_s': t_zero - paused_at, 'commands_after_zero': len(after)}
+    if after:
+        result['problems'].append(f'{len(after)} commands after the watchdog zero command')
+    say(
+        'simulator paused: the controller sent one all-zero command '
+        f'{t_zero - paused_at:.3f} s later, then {len(after)} commands (watchdog)'
+    )
+    req = InverseDynamics.Request(use_current_state=True, floating_base=floating)
+    res = mon.call(InverseDynamics, 'spart_dynamics/inverse_dynamics', req)
+    result['inverse_dynamics'] = {
+        'success': res.success,
+        'message': res.message,
+        'efforts': dict(zip(res.joint_names, res.efforts)),
+    }
+    say(
+        'spart_dynamics inverse_dynamics(use_current_state'
+        f'{", floating_base" if floating else ""}): {res.message}, efforts at rest '
+        + ', '.join(f'{n} {e:+.3f}' for n, e in zip(res.joint_names, res.efforts))
+        + ' N m'
+    )
+
+
+def stop_nodes(mon, launch, result):
+    """
+    Let the monitor record the run to its end, then stop the nodes (``launch``, local_launch).
+
+    Whatever happened, no node outlives the scenario. Their exit code goes into ``result``
+    (``nodes_exit_code``; a problem unless 0).
+    """
+    try:
+        mon.drain()
+    finally:
+        if launch.poll() is None:
+            launch.send_signal(signal.SIGINT)  # local_launch stops every node (once)
+        try:
+            code = launch.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(launch.pid, signal.SIGKILL)
+            code = launch.wait()
+    result['nodes_exit_code'] = code
+    if code != 0:
+        result['problems'].append(f'the nodes exited with code {code}')
 
 
 def rpy_deg(R):
