@@ -24,6 +24,7 @@ goals; what happened is read from the sim's topics, not only from the controller
 Each goal starts from the sim's ~/reset (robot and target back at their initial state).
 """
 
+import os
 from pathlib import Path
 
 from action_msgs.msg import GoalStatus
@@ -266,7 +267,9 @@ def test_a_capture_succeeds_over_the_topics(loop):
 def test_the_target_is_in_tf_beside_the_base(loop):
     try:
         from tf2_msgs.msg import TFMessage  # noqa: I100 - test/interfaces' copy here
-    except ImportError:
+    except ImportError:  # scripts/test.sh builds it (test/interfaces): missing there is a failure
+        if os.environ.get('SPART_TEST_INTERFACES'):
+            raise
         pytest.skip('tf2_msgs is not importable: SPART_TEST_INTERFACES=1 bash scripts/setup.sh')
     tf = loop.ros.subscribe(TFMessage, '/tf', RELIABLE_QOS)
     # what the sim sends before its writer matches this new reader is lost (DDS discovery: the

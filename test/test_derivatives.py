@@ -175,7 +175,7 @@ def test_derivatives_equal_pinocchio(name, floating):
     The chain rule through the free flyer's coordinates (v = T(R0) u) is the oracle's
     (pinocchio_oracle.rnea_derivatives / aba_derivatives); a fixed base compares the joint blocks.
     """
-    pytest.importorskip('pinocchio')
+    # (pin is a pinned requirement: without it this fails, it does not skip)
     from pinocchio_oracle import PinocchioOracle
 
     text = _robot_text(name)

@@ -17,7 +17,7 @@ import os
 import numpy as np
 import pytest
 
-sympy = pytest.importorskip('sympy')
+import sympy  # a pinned requirement: without it this fails, it does not skip
 
 N_Q = 3  # random joint values per check
 
