@@ -402,16 +402,12 @@ def _compare(offline, data, joints, until=np.inf):
     return len(rows), float(np.abs(recorded - simulated).max()), rows
 
 
-def _where_they_part(offline, data, joints, run):
-    """Say where the recorded run first leaves its offline twin, and the controller's log."""
+def _where_they_part(offline, data, joints, run, rows):
+    """Say where the recorded run first leaves its offline twin (``rows``: _compare's), and why."""
     cols = [offline.joint_names.index(j) for j in joints]
-    index = {int(round(t * 1e9)): k for k, t in enumerate(offline.t)}
-    for k, t in enumerate(data.t):
-        i = index.get(int(round(t * 1e9)))
-        if i is not None and np.abs(data.q[k] - offline.q[i][cols]).max() > 1e-12:
-            break
-    else:
-        t = None
+    t = next(
+        (data.t[k] for k, i in rows if np.abs(data.q[k] - offline.q[i][cols]).max() > 1e-12), None
+    )
     halts = [
         line
         for line in run.log.splitlines()
@@ -426,7 +422,7 @@ def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
     from spart_ros.sim import InitialState
 
     offline = _offline_twin(kuka, KUKA_EXTRA, floating=False)
-    n, diff, _ = _compare(offline, kuka.data, KUKA_JOINTS)
+    n, diff, rows = _compare(offline, kuka.data, KUKA_JOINTS)
     print(
         f'\nKUKA iiwa: offline vs over ROS at {n} recorded states: largest difference {diff:.1e} '
         'rad'
@@ -434,7 +430,7 @@ def test_offline_loop_equals_the_lockstep_loop_over_ros(kuka, sc):
     assert n > 0.5 * len(kuka.data) and diff < 1e-12, (
         n,
         diff,
-        _where_they_part(offline, kuka.data, KUKA_JOINTS, kuka),
+        _where_they_part(offline, kuka.data, KUKA_JOINTS, kuka, rows),
     )
     initial = InitialState(
         base_linear_velocity=tuple(SC_EXTRA['initial_base_linear_velocity']),
