@@ -250,7 +250,7 @@ def rpy_rotation(rpy):
     return _angles321_dcm(chk.vector('rpy', rpy, 3)).T
 
 
-def unit_quaternion_rotation(x, y, z, w):
+def _unit_quaternion_rotation(x, y, z, w):
     """
     Return the rotation (9 floats, row-major; active, body -> world) of a unit quaternion.
 

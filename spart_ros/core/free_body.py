@@ -33,7 +33,7 @@ import numpy as np
 
 from . import checks as chk
 from .attitude import _cross  # np.cross costs 8 times as much on 3-vectors
-from .attitude import unit_quaternion_rotation as _rotation
+from .attitude import _unit_quaternion_rotation as _rotation
 from .errors import InputError
 from .orbit import CircularOrbit
 from .target import _quaternion, FixtureMotion, Target, TargetState

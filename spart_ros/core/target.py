@@ -36,8 +36,8 @@ import numpy as np
 from . import checks as chk
 from .attitude import (  # (_cross: np.cross costs 8 times as much)
     _cross,
+    _unit_quaternion_rotation,
     rpy_rotation,
-    unit_quaternion_rotation,
 )
 from .base_state import link_frame_pose
 from .errors import InputError, ModelWarning, SpartError
@@ -140,7 +140,7 @@ def rotation_from_quaternion(q):
     n = math.sqrt(float(q @ q))
     if not n > 0:
         raise InputError('q: a zero quaternion is no rotation')
-    return np.array(unit_quaternion_rotation(*(q / n))).reshape(3, 3)
+    return np.array(_unit_quaternion_rotation(*(q / n))).reshape(3, 3)
 
 
 def _quaternion(R):

@@ -58,7 +58,7 @@ from .plant import (
     RK4_DAMPING_LIMIT,
 )
 from ..core import base_state as bs
-from ..core.attitude import quaternion_from_ros, quaternion_to_ros, unit_quaternion_rotation
+from ..core.attitude import _unit_quaternion_rotation, quaternion_from_ros, quaternion_to_ros
 from ..core.errors import InputError
 from ..core.fast import FastDynamics
 from ..core.fast.mimic import fast_dynamics
@@ -78,7 +78,7 @@ _K_HOLD = _KINDS['hold_efforts']
 def _rotation(q):
     """Rotation matrix of a unit quaternion (w, x, y, z)."""
     w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else q
-    return np.array(unit_quaternion_rotation(x, y, z, w)).reshape(3, 3)
+    return np.array(_unit_quaternion_rotation(x, y, z, w)).reshape(3, 3)
 
 
 def _quaternion_rate(q, w):
